@@ -1,0 +1,2 @@
+//! Pure functions over `model` tables: no I/O, no clocks, no serde. Each
+//! submodule names the spec sections whose rules it implements.

@@ -1,0 +1,10 @@
+//! Shared vocabulary of every layer: positions in input files, problems
+//! (diagnostics that did not stop the analysis), units. No dependencies on any
+//! other module of the crate.
+
+pub mod position;
+pub mod problem;
+pub mod units;
+
+pub use position::Position;
+pub use problem::{Problem, Problems, Severity};

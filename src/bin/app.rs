@@ -1,0 +1,9 @@
+//! UI entry (wasm32): mounts the leptos app. Natively it only says how to run it.
+
+#[cfg(target_arch = "wasm32")]
+fn main() {}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    eprintln!("the UI runs in the browser: see README.md (scripts/dev.sh)");
+}

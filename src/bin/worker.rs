@@ -1,0 +1,9 @@
+//! Web Worker entry (wasm32). Natively it only says how to run it.
+
+#[cfg(target_arch = "wasm32")]
+fn main() {}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    eprintln!("the worker runs in the browser: see README.md (scripts/dev.sh)");
+}

@@ -1,0 +1,2 @@
+//! The one place where the core layers meet: per-analysis pipelines used by
+//! the CLI, the worker and the tests.

@@ -1,0 +1,11 @@
+//! What was dropped, and how its bytes are read.
+//!
+//! * [`opener`]: the only I/O seam of the core ([`Opener`]); the edges implement it
+//!   (`cli` over `std::fs`, `worker` over `FileReaderSync` + `Blob.slice`, tests over memory).
+//! * [`chunk_reader`]: a capped read buffer with absolute byte offsets and progress.
+
+pub mod chunk_reader;
+pub mod opener;
+
+pub use chunk_reader::{ChunkReader, Progress};
+pub use opener::{InputFile, MemOpener, Opener};

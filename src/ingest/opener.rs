@@ -1,0 +1,56 @@
+//! The I/O seam: the core never opens files itself, it asks an [`Opener`].
+
+use std::io;
+
+/// One input file as the user gave it: a path relative to the dropped root and its size.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct InputFile {
+    /// Path relative to the dropped root, `/`-separated (browser `webkitRelativePath`).
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// Gives the core the bytes of one input file, by its relative path.
+///
+/// Implemented by the edges: `cli` over `std::fs`, `worker` over
+/// `FileReaderSync` + `Blob.slice`, tests by [`MemOpener`].
+///
+/// Errors: `io::ErrorKind::NotFound` when `path` is not one of the inputs.
+pub trait Opener {
+    /// Opens `path` (relative, `/`-separated) for sequential reading.
+    fn open(&self, path: &str) -> io::Result<Box<dyn io::Read + '_>>;
+}
+
+/// An [`Opener`] over in-memory files (tests, the built-in sample).
+#[derive(Clone, Debug, Default)]
+pub struct MemOpener {
+    files: Vec<(String, Vec<u8>)>,
+}
+
+impl MemOpener {
+    /// An opener with no files.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Adds (or replaces) a file.
+    pub fn add(&mut self, path: impl Into<String>, bytes: impl Into<Vec<u8>>) -> &mut Self {
+        let path = path.into();
+        self.files.retain(|(p, _)| *p != path);
+        self.files.push((path, bytes.into()));
+        self
+    }
+    /// The files held, as the inventory sees them.
+    pub fn list(&self) -> Vec<InputFile> {
+        self.files.iter().map(|(p, b)| InputFile { path: p.clone(), size: b.len() as u64 }).collect()
+    }
+}
+
+impl Opener for MemOpener {
+    fn open(&self, path: &str) -> io::Result<Box<dyn io::Read + '_>> {
+        match self.files.iter().find(|(p, _)| p == path) {
+            Some((_, bytes)) => Ok(Box::new(&bytes[..])),
+            None => Err(io::Error::new(io::ErrorKind::NotFound, format!("no input file {path}"))),
+        }
+    }
+}

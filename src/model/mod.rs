@@ -1,0 +1,2 @@
+//! Columnar tables and interning pools built by the parsers; builders
+//! establish the invariants (sorted, equal-length columns), getters borrow.

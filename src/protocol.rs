@@ -1,0 +1,1 @@
+//! The worker ↔ UI API boundary: one closed vocabulary of plain-data messages.

@@ -1,0 +1,1 @@
+//! Outputs (CSV, JSON, Markdown): formatting only, never recomputation.

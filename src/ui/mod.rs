@@ -1,0 +1,1 @@
+//! Wasm edge: leptos components only; they render what the worker computed.

@@ -1,0 +1,1 @@
+//! Wasm edge: the Web Worker message loop and the `FileReaderSync` opener.
