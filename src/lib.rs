@@ -5,19 +5,19 @@
 //! `views`, glued by `engine`) builds on every target; the edges (`cli` native,
 //! `worker` and `ui` wasm32) are gated by target.
 
-pub mod base;
-pub mod ingest;
-pub mod parse;
-pub mod model;
 pub mod analysis;
+pub mod base;
+pub mod engine;
+pub mod ingest;
+pub mod model;
+pub mod parse;
+pub mod protocol;
 pub mod report;
 pub mod views;
-pub mod protocol;
-pub mod engine;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
 #[cfg(target_arch = "wasm32")]
-pub mod worker;
-#[cfg(target_arch = "wasm32")]
 pub mod ui;
+#[cfg(target_arch = "wasm32")]
+pub mod worker;

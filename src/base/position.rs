@@ -21,7 +21,10 @@ pub struct Position {
 impl Position {
     /// A position naming only the file.
     pub fn file(file: impl Into<Arc<str>>) -> Self {
-        Position { file: file.into(), ..Default::default() }
+        Position {
+            file: file.into(),
+            ..Default::default()
+        }
     }
     /// Same file, at byte offset `byte`.
     pub fn at_byte(mut self, byte: u64) -> Self {

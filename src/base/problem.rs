@@ -32,8 +32,18 @@ pub struct Problem {
 
 impl Problem {
     /// Builds a problem.
-    pub fn new(severity: Severity, code: &'static str, at: Position, message: impl Into<String>) -> Self {
-        Problem { severity, code, at, message: message.into() }
+    pub fn new(
+        severity: Severity,
+        code: &'static str,
+        at: Position,
+        message: impl Into<String>,
+    ) -> Self {
+        Problem {
+            severity,
+            code,
+            at,
+            message: message.into(),
+        }
     }
 }
 
@@ -105,10 +115,25 @@ mod tests {
     #[test]
     fn extend_keeps_exact_counts() {
         let mut a = Problems::new();
-        a.push(Problem::new(Severity::Warning, "X-1", Position::file("a"), "m"));
+        a.push(Problem::new(
+            Severity::Warning,
+            "X-1",
+            Position::file("a"),
+            "m",
+        ));
         let mut b = Problems::new();
-        b.push(Problem::new(Severity::Error, "X-2", Position::file("b"), "m"));
-        b.push(Problem::new(Severity::Error, "X-2", Position::file("b"), "m"));
+        b.push(Problem::new(
+            Severity::Error,
+            "X-2",
+            Position::file("b"),
+            "m",
+        ));
+        b.push(Problem::new(
+            Severity::Error,
+            "X-2",
+            Position::file("b"),
+            "m",
+        ));
         a.extend(b);
         assert_eq!(a.total(), 3);
         assert_eq!(a.count("X-2"), 2);

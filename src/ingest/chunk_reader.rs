@@ -59,7 +59,10 @@ impl std::fmt::Display for FillError {
         match self {
             FillError::Io { at, source } => write!(f, "read failed at byte {at}: {source}"),
             FillError::TooLarge { at, limit } => {
-                write!(f, "one record starting at byte {at} is larger than {limit} bytes")
+                write!(
+                    f,
+                    "one record starting at byte {at} is larger than {limit} bytes"
+                )
             }
         }
     }
@@ -104,7 +107,10 @@ impl<R: Read> ChunkReader<R> {
     }
     /// Progress so far.
     pub fn progress(&self) -> Progress {
-        Progress { bytes_done: self.read_total, bytes_total: self.total }
+        Progress {
+            bytes_done: self.read_total,
+            bytes_total: self.total,
+        }
     }
     /// Marks `n` bytes of `buffer()` as handled.
     pub fn consume(&mut self, n: usize) {
@@ -129,7 +135,10 @@ impl<R: Read> ChunkReader<R> {
         }
         let pending = self.end;
         if pending >= self.max_record {
-            return Err(FillError::TooLarge { at: self.offset, limit: self.max_record });
+            return Err(FillError::TooLarge {
+                at: self.offset,
+                limit: self.max_record,
+            });
         }
         let want = (pending + self.chunk).min(self.max_record + self.chunk);
         if self.buf.len() < want {
@@ -147,13 +156,21 @@ impl<R: Read> ChunkReader<R> {
                     return Ok(true);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(FillError::Io { at: self.read_total, source: e }),
+                Err(e) => {
+                    return Err(FillError::Io {
+                        at: self.read_total,
+                        source: e,
+                    })
+                }
             }
         }
     }
 
     /// Reports progress to `on_progress`; `Break` means the caller asked to stop (Cancel).
-    pub fn report(&self, on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>) -> ControlFlow<()> {
+    pub fn report(
+        &self,
+        on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
         on_progress(self.progress())
     }
 }

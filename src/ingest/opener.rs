@@ -42,7 +42,13 @@ impl MemOpener {
     }
     /// The files held, as the inventory sees them.
     pub fn list(&self) -> Vec<InputFile> {
-        self.files.iter().map(|(p, b)| InputFile { path: p.clone(), size: b.len() as u64 }).collect()
+        self.files
+            .iter()
+            .map(|(p, b)| InputFile {
+                path: p.clone(),
+                size: b.len() as u64,
+            })
+            .collect()
     }
 }
 
@@ -50,7 +56,10 @@ impl Opener for MemOpener {
     fn open(&self, path: &str) -> io::Result<Box<dyn io::Read + '_>> {
         match self.files.iter().find(|(p, _)| p == path) {
             Some((_, bytes)) => Ok(Box::new(&bytes[..])),
-            None => Err(io::Error::new(io::ErrorKind::NotFound, format!("no input file {path}"))),
+            None => Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("no input file {path}"),
+            )),
         }
     }
 }
