@@ -1,2 +1,10 @@
 //! Pure functions over `model` tables: no I/O, no clocks, no serde. Each
 //! submodule names the spec sections whose rules it implements.
+
+pub mod anomaly;
+pub mod anomaly_config;
+pub mod bubbles;
+pub mod host_evidence;
+pub mod intervals;
+pub mod steps;
+pub mod structure;
