@@ -1,1 +1,3 @@
 //! Outputs (CSV, JSON, Markdown): formatting only, never recomputation.
+
+pub mod anomaly_json;
