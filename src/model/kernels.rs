@@ -58,7 +58,14 @@ impl TaskClass {
 
 /// HCCL name pattern of §1.2.2 (Decision): `^(hcom|hccl)|allreduce|allgather|
 /// reducescatter|reduce_scatter|alltoall|broadcast|batchsendrecv`, on a lower-cased name.
+///
+/// Refinement (our Decision): names starting with `aclnn` are single-operator compute
+/// kernels (`aclnnEqTensor_BroadcastToAiCore_BroadcastTo` on `level0/rank0`) and never
+/// match; this keeps §1.2.4's "all 187 non-communication rows" of the Level0 fixtures true.
 fn is_hccl_name(lower: &str) -> bool {
+    if lower.starts_with("aclnn") {
+        return false;
+    }
     lower.starts_with("hcom")
         || lower.starts_with("hccl")
         || [
@@ -130,7 +137,7 @@ struct RawRow {
     start_ns: i64,
     dur_ns: i64,
     wait_ns: i64,
-    stream: NameId,
+    stream: Option<NameId>,
     class: TaskClass,
     inferred: bool,
     comm: bool,
@@ -174,20 +181,12 @@ impl KernelTableBuilder {
     pub fn push(&mut self, k: &KernelRow) {
         let (class, inferred) = TaskClass::classify(&k.core_raw, &k.name);
         let comm = is_comm_kernel(class, &k.name);
-        let stream = if k.stream.is_empty() {
-            if comm {
-                "hccl"
-            } else {
-                "unknown"
-            }
-        } else {
-            k.stream.as_str()
-        };
+        let stream = (!k.stream.is_empty()).then(|| self.intern(&k.stream));
         let raw = RawRow {
             start_ns: k.start_ns,
             dur_ns: k.dur_ns.max(0),
             wait_ns: k.wait_ns.max(0),
-            stream: self.intern(stream),
+            stream,
             class,
             inferred,
             comm,
@@ -202,13 +201,46 @@ impl KernelTableBuilder {
         self.rows.push(raw);
     }
 
-    /// Sorts by `(start, stream key, row)` (§1.2.1) and builds the table.
+    /// Smallest start pushed so far, ns.
+    pub fn min_start_ns(&self) -> Option<i64> {
+        self.rows.iter().map(|r| r.start_ns).min()
+    }
+
+    /// Number of non-comm rows still without a stream key.
+    pub fn missing_streams(&self) -> usize {
+        self.rows.iter().filter(|r| r.stream.is_none() && !r.comm).count()
+    }
+
+    /// Fills missing stream keys of non-comm rows from `lookup(name, start_ns)` (the Level0
+    /// join with trace device lanes, §1.2.4). Returns how many rows were joined.
+    pub fn join_streams(&mut self, mut lookup: impl FnMut(&str, i64) -> Option<String>) -> usize {
+        let mut n = 0;
+        for r in 0..self.rows.len() {
+            let row = self.rows[r];
+            if row.stream.is_some() || row.comm {
+                continue;
+            }
+            let name = self.pool[row.name as usize].clone();
+            if let Some(s) = lookup(&name, row.start_ns) {
+                let id = self.intern(&s);
+                self.rows[r].stream = Some(id);
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Sorts by `(start, stream key, row)` (§1.2.1) and builds the table. Rows still
+    /// without a stream get `hccl` (comm kernels) or `unknown` (§1.2.4).
     pub fn finish(mut self) -> KernelTable {
+        let hccl = self.intern("hccl");
+        let unknown = self.intern("unknown");
         let pool = self.pool;
+        let key = |r: &RawRow| r.stream.unwrap_or(if r.comm { hccl } else { unknown });
         self.rows.sort_by(|a, b| {
             a.start_ns
                 .cmp(&b.start_ns)
-                .then_with(|| pool[a.stream as usize].cmp(&pool[b.stream as usize]))
+                .then_with(|| pool[key(a) as usize].cmp(&pool[key(b) as usize]))
                 .then(a.row.cmp(&b.row))
         });
         let n = self.rows.len();
@@ -234,7 +266,7 @@ impl KernelTableBuilder {
             t.start_ns.push(r.start_ns);
             t.dur_ns.push(r.dur_ns);
             t.wait_ns.push(r.wait_ns);
-            t.stream.push(r.stream);
+            t.stream.push(key(r));
             t.class.push(r.class);
             t.inferred.push(r.inferred);
             t.comm.push(r.comm);
@@ -400,6 +432,11 @@ mod tests {
         assert_eq!(TaskClass::classify("N/A", "hcom_allReduce__586_0_1"), (TaskClass::Hccl, true));
         assert_eq!(TaskClass::classify("", "some_aicpu_op"), (TaskClass::AiCpu, true));
         assert_eq!(TaskClass::classify("N/A", "trans_TransData_0"), (TaskClass::AiCore, true));
+        assert_eq!(
+            TaskClass::classify("N/A", "aclnnEqTensor_BroadcastToAiCore_BroadcastTo"),
+            (TaskClass::AiCore, true)
+        );
+        assert_eq!(TaskClass::classify("N/A", "HcomBroadcast_1"), (TaskClass::Hccl, true));
         assert!(is_comm_kernel(TaskClass::Other, "HcomSend"));
         assert!(!is_comm_kernel(TaskClass::AiCore, "MatMul"));
     }

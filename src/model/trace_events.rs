@@ -56,23 +56,19 @@ pub struct MarkerEvent {
     pub dur_ns: i64,
 }
 
-/// A device-lane `X` event of `Ascend Hardware` or `HCCL` (§1.2.4, §1.3).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A device-lane `X` event of `Ascend Hardware` or an op-level `HCCL` event (§1.2.4, §1.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeviceEvent {
-    /// Event name.
-    pub name: String,
-    /// The `ts` text as written, trimmed (join key with the CSV `Start Time(us)`).
-    pub ts_text: String,
+    /// Event name id (pool of the owning [`HostEventTable`]).
+    pub name: TextId,
     /// Start in ns.
     pub ts_ns: i64,
     /// Duration in ns.
     pub dur_ns: i64,
-    /// Stream: the `tid` (== `Physic Stream Id` / `Stream Id`) as text.
-    pub stream: String,
-    /// True on the `HCCL` process, false on `Ascend Hardware`.
+    /// Stream key id: the `tid` text (== `Physic Stream Id` / `Stream Id`) on `Ascend Hardware`.
+    pub stream: TextId,
+    /// True on the `HCCL` process (op-level events only), false on `Ascend Hardware`.
     pub hccl_lane: bool,
-    /// `args."Task Type"` when present.
-    pub task_type: String,
 }
 
 /// Everything kept from one `trace_view.json`.

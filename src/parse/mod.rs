@@ -8,6 +8,7 @@
 
 pub mod csv;
 pub mod error;
+pub mod communication;
 pub mod metadata;
 pub mod number;
 pub mod trace_json;

@@ -5,3 +5,5 @@
 pub mod table;
 
 pub use table::{CsvTable, Header, LineEndings, RowRead};
+pub mod kernel_details;
+pub mod step_trace_time;

@@ -10,3 +10,4 @@ pub mod scan;
 pub mod splitter;
 
 pub use splitter::{for_each_event, TraceScan};
+pub mod timeline;
