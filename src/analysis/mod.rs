@@ -3,6 +3,7 @@
 
 pub mod anomaly;
 pub mod anomaly_config;
+pub mod architecture;
 pub mod bubbles;
 pub mod host_evidence;
 pub mod intervals;

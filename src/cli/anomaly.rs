@@ -11,7 +11,7 @@ use super::fs_opener::FsOpener;
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::engine::anomaly::{analyse_all, RankAnalysis};
 use crate::ingest::inventory::Inventory;
-use crate::report::anomaly_json;
+use crate::report::{anomaly_json, anomaly_md, arch_md};
 
 /// Arguments of `proflens anomaly`.
 #[derive(clap::Args, Debug)]
@@ -106,9 +106,9 @@ fn write_reports(
     for (i, r) in ranks.iter().enumerate() {
         let base = if root == "the dropped files" || root.is_empty() { r.dir_name.clone() } else { root.clone() };
         let suffix = if multi { format!("_rank{}", r.meta.rank_id.unwrap_or(i as i64)) } else { String::new() };
-        let md = String::new();
-        let arch = String::new();
-        let _ = (cross, cfg);
+        let md = anomaly_md::render(&r.kernels, &r.result, &r.meta, &r.cross_check, cross, cfg);
+        let facts = crate::analysis::architecture::analyse(&r.kernels, cfg);
+        let arch = arch_md::render(&r.kernels, &facts, &r.result, &r.meta, &r.comm_ops, &base);
         let a = dir.join(format!("anomaly_report_{base}{suffix}.md"));
         let m = dir.join(format!("model_architecture_report_{base}{suffix}.md"));
         std::fs::write(&a, md)?;
