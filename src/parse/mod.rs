@@ -2,3 +2,5 @@
 //! format (formats.md). Parsers read through [`crate::ingest::ChunkReader`],
 //! keep only what analyses need, and report row-level trouble as
 //! [`crate::base::Problem`]s beside their results.
+
+pub mod pickle;
