@@ -140,7 +140,10 @@ pub struct ConfigTokens {
 /// Parses the folder-name tokens: `0313_dp2_tp8_ep_100k_1k_bs10` → DP2, TP8, EP, 100k/1k, bs 10.
 pub fn config_tokens(name: &str) -> ConfigTokens {
     let mut c = ConfigTokens::default();
-    let toks: Vec<String> = name.split(['_', '-']).map(|t| t.to_ascii_lowercase()).collect();
+    let toks: Vec<String> = name
+        .split(['_', '-'])
+        .map(|t| t.to_ascii_lowercase())
+        .collect();
     let num = |t: &str, p: &str| t.strip_prefix(p).and_then(|d| d.parse::<u32>().ok());
     for (i, t) in toks.iter().enumerate() {
         if let Some(v) = num(t, "dp") {
@@ -155,7 +158,10 @@ pub fn config_tokens(name: &str) -> ConfigTokens {
             c.ep = Some(Some(v));
         } else if let Some(v) = num(t, "bs") {
             c.bs = Some(v);
-        } else if let (Some(a), Some(b)) = (t.strip_suffix('k'), toks.get(i + 1).and_then(|n| n.strip_suffix('k'))) {
+        } else if let (Some(a), Some(b)) = (
+            t.strip_suffix('k'),
+            toks.get(i + 1).and_then(|n| n.strip_suffix('k')),
+        ) {
             if let (Ok(a), Ok(b)) = (a.parse(), b.parse()) {
                 if c.seq_k.is_none() {
                     c.seq_k = Some((a, b));
@@ -189,7 +195,14 @@ pub struct Architecture {
     pub cross_verification: Vec<Vec<(&'static str, usize, usize)>>,
 }
 
-const VERIFY_OPS: [&str; 6] = ["FusedInferAttentionScore", "DispatchFFNCombine", "GroupedMatmul", "MoeGatingTopK", "split_qkv_rmsnorm_rope", "ReshapeAndCache"];
+const VERIFY_OPS: [&str; 6] = [
+    "FusedInferAttentionScore",
+    "DispatchFFNCombine",
+    "GroupedMatmul",
+    "MoeGatingTopK",
+    "split_qkv_rmsnorm_rope",
+    "ReshapeAndCache",
+];
 
 /// Functional role of a kernel by name (§11.5 role table; name-based, ambiguous names → overhead).
 pub fn role_of(name: &str) -> &'static str {
@@ -197,7 +210,12 @@ pub fn role_of(name: &str) -> &'static str {
     let has = |p: &str| n.contains(p);
     if has("FusedInferAttentionScore") || has("FlashAttention") {
         "Attention"
-    } else if has("reduceScatter") || has("allGather") || has("allgather_AICPU") || has("reduce_scatter_AICPU") || has("allReduce") {
+    } else if has("reduceScatter")
+        || has("allGather")
+        || has("allgather_AICPU")
+        || has("reduce_scatter_AICPU")
+        || has("allReduce")
+    {
         "TP communication"
     } else if has("MoeGatingTopK") || has("HistogramV2") {
         "MoE routing"
@@ -267,7 +285,11 @@ pub fn analyse(k: &KernelTable, cfg: &AnomalyConfig) -> Architecture {
                 }
                 c => c,
             };
-            a.fia.push(Fia { kernel: i, class, phase });
+            a.fia.push(Fia {
+                kernel: i,
+                class,
+                phase,
+            });
         }
     }
     if !a.fia.is_empty() {
@@ -282,7 +304,11 @@ pub fn analyse(k: &KernelTable, cfg: &AnomalyConfig) -> Architecture {
                 }
             }
         } else if a.fia.len() > 2 {
-            let gaps: Vec<f64> = a.fia.windows(2).map(|w| (k.start_ns()[w[1].kernel] - k.start_ns()[w[0].kernel]) as f64).collect();
+            let gaps: Vec<f64> = a
+                .fia
+                .windows(2)
+                .map(|w| (k.start_ns()[w[1].kernel] - k.start_ns()[w[0].kernel]) as f64)
+                .collect();
             let med = super::intervals::percentile(&gaps, 0.5);
             for (j, g) in gaps.iter().enumerate() {
                 if med > 0.0 && *g >= 5.0 * med {
@@ -293,52 +319,103 @@ pub fn analyse(k: &KernelTable, cfg: &AnomalyConfig) -> Architecture {
         for (p, &s) in starts.iter().enumerate() {
             let e = starts.get(p + 1).copied().unwrap_or(a.fia.len());
             let kstart = if p == 0 { 0 } else { a.fia[s].kernel };
-            let kend = starts.get(p + 1).map(|&n| a.fia[n].kernel).unwrap_or(k.len());
-            a.passes.push(Pass { fia: s..e, kernels: kstart..kend });
+            let kend = starts
+                .get(p + 1)
+                .map(|&n| a.fia[n].kernel)
+                .unwrap_or(k.len());
+            a.passes.push(Pass {
+                fia: s..e,
+                kernels: kstart..kend,
+            });
         }
         // A3: layers.
         for (pi, pass) in a.passes.iter().enumerate() {
             let first = a.fia[pass.fia.start].kernel;
             if first > pass.kernels.start {
-                a.layers.push(Layer { kernels: pass.kernels.start..first, phase: "-", ty: LayerType::Prologue, sampling: false, pass: pi });
+                a.layers.push(Layer {
+                    kernels: pass.kernels.start..first,
+                    phase: "-",
+                    ty: LayerType::Prologue,
+                    sampling: false,
+                    pass: pi,
+                });
             }
             for j in pass.fia.clone() {
                 let s = a.fia[j].kernel;
-                let e = if j + 1 < pass.fia.end { a.fia[j + 1].kernel } else { pass.kernels.end };
+                let e = if j + 1 < pass.fia.end {
+                    a.fia[j + 1].kernel
+                } else {
+                    pass.kernels.end
+                };
                 let (ty, sampling) = layer_type(k, s..e);
                 let phase = match a.fia[j].class {
                     FiaClass::Prefill => "prefill",
                     FiaClass::Decode => "decode",
                     FiaClass::Intermediate => "intermediate",
                 };
-                a.layers.push(Layer { kernels: s..e, phase, ty, sampling, pass: pi });
+                a.layers.push(Layer {
+                    kernels: s..e,
+                    phase,
+                    ty,
+                    sampling,
+                    pass: pi,
+                });
             }
         }
     } else if let Some(rep) = repetition(k, 0..k.len(), main_stream(k, 0..k.len())) {
         a.layer_source = "repetition";
         a.anchor = Some(rep.name.clone());
-        a.passes.push(Pass { fia: 0..0, kernels: 0..k.len() });
+        a.passes.push(Pass {
+            fia: 0..0,
+            kernels: 0..k.len(),
+        });
         if rep.unit_starts[0] > 0 {
-            a.layers.push(Layer { kernels: 0..rep.unit_starts[0], phase: "-", ty: LayerType::Prologue, sampling: false, pass: 0 });
+            a.layers.push(Layer {
+                kernels: 0..rep.unit_starts[0],
+                phase: "-",
+                ty: LayerType::Prologue,
+                sampling: false,
+                pass: 0,
+            });
         }
         for (j, &u) in rep.unit_starts.iter().enumerate() {
             let e = rep.unit_starts.get(j + 1).copied().unwrap_or(rep.last_end);
-            a.layers.push(Layer { kernels: u..e, phase: "-", ty: LayerType::Repeated, sampling: false, pass: 0 });
+            a.layers.push(Layer {
+                kernels: u..e,
+                phase: "-",
+                ty: LayerType::Repeated,
+                sampling: false,
+                pass: 0,
+            });
         }
     } else {
         a.layer_source = "none";
         if !k.is_empty() {
-            a.passes.push(Pass { fia: 0..0, kernels: 0..k.len() });
+            a.passes.push(Pass {
+                fia: 0..0,
+                kernels: 0..k.len(),
+            });
         }
     }
     // A4 per pass.
     for (pi, p) in a.passes.iter().enumerate() {
-        let layers: Vec<&Layer> = a.layers.iter().filter(|l| l.pass == pi && l.ty != LayerType::Prologue).collect();
+        let layers: Vec<&Layer> = a
+            .layers
+            .iter()
+            .filter(|l| l.pass == pi && l.ty != LayerType::Prologue)
+            .collect();
         let row = VERIFY_OPS
             .iter()
             .map(|op| {
-                let raw = p.kernels.clone().filter(|&i| k.name_of(i).contains(op)).count();
-                let containing = layers.iter().filter(|l| l.kernels.clone().any(|i| k.name_of(i).contains(op))).count();
+                let raw = p
+                    .kernels
+                    .clone()
+                    .filter(|&i| k.name_of(i).contains(op))
+                    .count();
+                let containing = layers
+                    .iter()
+                    .filter(|l| l.kernels.clone().any(|i| k.name_of(i).contains(op)))
+                    .count();
                 (*op, raw, containing)
             })
             .collect();
@@ -351,13 +428,31 @@ pub fn analyse(k: &KernelTable, cfg: &AnomalyConfig) -> Architecture {
     }
     let unions: HashMap<String, Vec<Interval>> = by
         .iter()
-        .map(|(s, v)| (s.clone(), merge(v.iter().map(|&i| Interval::new(k.start_ns()[i], k.end_ns(i))).collect())))
+        .map(|(s, v)| {
+            (
+                s.clone(),
+                merge(
+                    v.iter()
+                        .map(|&i| Interval::new(k.start_ns()[i], k.end_ns(i)))
+                        .collect(),
+                ),
+            )
+        })
         .collect();
     let main = main_stream(k, 0..k.len()).map(|m| k.text(m).to_string());
     for (s, v) in &by {
         let comm = v.iter().filter(|&&i| k.comm()[i]).count();
-        let aicpu_comm = v.iter().filter(|&&i| k.comm()[i] && k.name_of(i).contains("AICPU")).count();
-        let ep = v.iter().filter(|&&i| { let n = k.name_of(i); n.starts_with("alltoall") || n.contains("AivKernel") }).count();
+        let aicpu_comm = v
+            .iter()
+            .filter(|&&i| k.comm()[i] && k.name_of(i).contains("AICPU"))
+            .count();
+        let ep = v
+            .iter()
+            .filter(|&&i| {
+                let n = k.name_of(i);
+                n.starts_with("alltoall") || n.contains("AivKernel")
+            })
+            .count();
         let purpose = if main.as_deref() == Some(s.as_str()) {
             "main compute"
         } else if aicpu_comm * 2 > v.len() {
@@ -391,21 +486,41 @@ pub fn analyse(k: &KernelTable, cfg: &AnomalyConfig) -> Architecture {
             overlaps_with: overlaps,
         });
     }
-    a.streams.sort_by(|x, y| y.kernel_sum_ns.cmp(&x.kernel_sum_ns).then(x.stream.cmp(&y.stream)));
+    a.streams.sort_by(|x, y| {
+        y.kernel_sum_ns
+            .cmp(&x.kernel_sum_ns)
+            .then(x.stream.cmp(&y.stream))
+    });
     // Comm overlap vs the main compute stream.
     if let Some(m) = &main {
         let (mut ov_sum, mut comm_len) = (0i64, 0i64);
-        for st in a.streams.iter().filter(|s| matches!(s.purpose, "HCCL comm" | "AI_CPU comm" | "alltoall / EP comm")) {
+        for st in a.streams.iter().filter(|s| {
+            matches!(
+                s.purpose,
+                "HCCL comm" | "AI_CPU comm" | "alltoall / EP comm"
+            )
+        }) {
             let cu = &unions[&st.stream];
-            let ov: i64 = cu.iter().map(|x| super::intervals::covered_ns(&unions[m], *x)).sum();
+            let ov: i64 = cu
+                .iter()
+                .map(|x| super::intervals::covered_ns(&unions[m], *x))
+                .sum();
             ov_sum += ov;
             comm_len += st.union_ns;
             a.comm_overlaps.push(CommOverlap {
                 comm_stream: st.stream.clone(),
                 compute_stream: m.clone(),
                 overlap_ns: ov,
-                ratio: if st.union_ns > 0 { ov as f64 / st.union_ns as f64 } else { 0.0 },
-                ratio_sum: if st.kernel_sum_ns > 0 { ov as f64 / st.kernel_sum_ns as f64 } else { 0.0 },
+                ratio: if st.union_ns > 0 {
+                    ov as f64 / st.union_ns as f64
+                } else {
+                    0.0
+                },
+                ratio_sum: if st.kernel_sum_ns > 0 {
+                    ov as f64 / st.kernel_sum_ns as f64
+                } else {
+                    0.0
+                },
             });
         }
         a.comm_hidden_fraction = (comm_len > 0).then(|| ov_sum as f64 / comm_len as f64);

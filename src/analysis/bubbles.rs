@@ -66,7 +66,11 @@ pub fn global_gaps(segs: &[Interval], top_n: usize) -> GlobalGaps {
         .filter(|g| g.len_ns() > 0)
         .collect();
     let mut top = gaps.clone();
-    top.sort_by(|a, b| b.len_ns().cmp(&a.len_ns()).then(a.start_ns.cmp(&b.start_ns)));
+    top.sort_by(|a, b| {
+        b.len_ns()
+            .cmp(&a.len_ns())
+            .then(a.start_ns.cmp(&b.start_ns))
+    });
     top.truncate(top_n);
     GlobalGaps {
         capture: Interval::new(first.start_ns, last.end_ns),
@@ -100,7 +104,11 @@ impl<'a> Neighbours<'a> {
         self.by_end[..pos]
             .iter()
             .rev()
-            .take(if stream.is_some() { MAIN_STREAM_SCAN } else { 1 })
+            .take(if stream.is_some() {
+                MAIN_STREAM_SCAN
+            } else {
+                1
+            })
             .map(|&i| i as usize)
             .find(|&i| stream.is_none_or(|s| k.stream()[i] == s))
     }
@@ -198,26 +206,58 @@ pub fn emit_windows(
         let step_first = out.len();
         if m.prelaunch_ns > 0 {
             let iv = Interval::new(m.window.start_ns, m.window.start_ns + m.prelaunch_ns);
-            out.push(mk(format!("{}:prelaunch:0", s.step_id), Scope::Prelaunch, Some(si), iv, s.main_stream));
+            out.push(mk(
+                format!("{}:prelaunch:0", s.step_id),
+                Scope::Prelaunch,
+                Some(si),
+                iv,
+                s.main_stream,
+            ));
         }
         let floor_ns = (cfg.bubble_emit_floor_us * 1000.0).round() as i64;
-        let mut internal: Vec<Interval> = m.bubbles.iter().copied().filter(|b| b.len_ns() >= floor_ns).collect();
+        let mut internal: Vec<Interval> = m
+            .bubbles
+            .iter()
+            .copied()
+            .filter(|b| b.len_ns() >= floor_ns)
+            .collect();
         if internal.len() > cfg.bubble_emit_max_per_step {
-            internal.sort_by(|a, b| b.len_ns().cmp(&a.len_ns()).then(a.start_ns.cmp(&b.start_ns)));
+            internal.sort_by(|a, b| {
+                b.len_ns()
+                    .cmp(&a.len_ns())
+                    .then(a.start_ns.cmp(&b.start_ns))
+            });
             internal.truncate(cfg.bubble_emit_max_per_step);
             internal.sort();
         }
         for (o, iv) in internal.into_iter().enumerate() {
-            out.push(mk(format!("{}:step_internal:{o}", s.step_id), Scope::StepInternal, Some(si), iv, s.main_stream));
+            out.push(mk(
+                format!("{}:step_internal:{o}", s.step_id),
+                Scope::StepInternal,
+                Some(si),
+                iv,
+                s.main_stream,
+            ));
         }
         if m.tail_ns > 0 {
             let iv = Interval::new(m.window.end_ns - m.tail_ns, m.window.end_ns);
-            out.push(mk(format!("{}:tail:0", s.step_id), Scope::Tail, Some(si), iv, s.main_stream));
+            out.push(mk(
+                format!("{}:tail:0", s.step_id),
+                Scope::Tail,
+                Some(si),
+                iv,
+                s.main_stream,
+            ));
         }
         // Significant: ≥ max(floor, frac × service) or top-N of its step.
         let service_ms = m.service_ns as f64 / 1e6;
-        let thr_ns = (cfg.significant_floor_ms.max(cfg.significant_service_frac * service_ms) * 1e6) as i64;
-        let mut lens: Vec<(i64, usize)> = (step_first..out.len()).map(|i| (out[i].interval.len_ns(), i)).collect();
+        let thr_ns = (cfg
+            .significant_floor_ms
+            .max(cfg.significant_service_frac * service_ms)
+            * 1e6) as i64;
+        let mut lens: Vec<(i64, usize)> = (step_first..out.len())
+            .map(|i| (out[i].interval.len_ns(), i))
+            .collect();
         lens.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         for (rank, &(len, i)) in lens.iter().enumerate() {
             if len >= thr_ns || rank < cfg.top_n_windows {
@@ -230,7 +270,10 @@ pub fn emit_windows(
     }
     // Top-N of the dominant group.
     dominant_lens.sort_unstable_by(|a, b| b.cmp(a));
-    if let Some(&cut) = dominant_lens.get(cfg.top_n_windows.saturating_sub(1)).or(dominant_lens.last()) {
+    if let Some(&cut) = dominant_lens
+        .get(cfg.top_n_windows.saturating_sub(1))
+        .or(dominant_lens.last())
+    {
         for w in &mut out[first_step_of_windows..] {
             if w.step.is_some_and(|si| steps[si].dominant) && w.interval.len_ns() >= cut {
                 w.significant = true;
@@ -246,7 +289,8 @@ pub fn emit_windows(
         w.capture_boundary = Some(iv.start_ns) == first_start
             || Some(iv.end_ns) == last_end
             || (global.capture.len_ns() > 0
-                && (iv.end_ns <= global.capture.start_ns + band || iv.start_ns >= global.capture.end_ns - band));
+                && (iv.end_ns <= global.capture.start_ns + band
+                    || iv.start_ns >= global.capture.end_ns - band));
     }
     out
 }

@@ -125,7 +125,9 @@ pub fn build_index(host: &HostEventTable, cfg: &AnomalyConfig) -> HostIndex {
                 if ej.start_ns >= ei.end_ns() {
                     break;
                 }
-                if ej.end_ns() <= ei.end_ns() && (ej.start_ns, ej.dur_ns) != (ei.start_ns, ei.dur_ns) {
+                if ej.end_ns() <= ei.end_ns()
+                    && (ej.start_ns, ej.dur_ns) != (ei.start_ns, ei.dur_ns)
+                {
                     leaf[i] = false;
                     break;
                 }
@@ -137,21 +139,58 @@ pub fn build_index(host: &HostEventTable, cfg: &AnomalyConfig) -> HostIndex {
     for (i, e) in events.iter().enumerate() {
         let name = host.text(e.name);
         let cat = host.text(e.cat);
-        let (is_sync, is_comm_name, is_marker) = *name_flags[e.name as usize].get_or_insert_with(|| {
-            let sync = if rule {
-                contains_ci(name, &["HostToDevice", "torch_to_npu", "aclrtMemcpy", "aclrtSynchronize", "memcpy", "synchronize"])
-                    || matches!(name, "aten::to" | "aten::_to_copy" | "aten::copy_" | "aten::item" | "aten::_local_scalar_dense")
-            } else {
-                contains_ci(name, &["HostToDevice", "torch_to_npu", "aclrtMemcpy", "aclrtSynchronize"])
-                    || matches!(name, "aten::to" | "aten::_to_copy" | "aten::copy_")
-            };
-            let comm = if rule {
-                contains_ci(name, &["c10d", "hccl", "hcom", "StreamWaitEvent", "Notify_Wait", "Notify Wait"])
-            } else {
-                contains_ci(name, &["c10d", "Hccl", "hcom", "StreamWaitEvent", "Notify_Wait"])
-            };
-            (sync, comm, is_step_marker_name(name, cfg))
-        });
+        let (is_sync, is_comm_name, is_marker) =
+            *name_flags[e.name as usize].get_or_insert_with(|| {
+                let sync = if rule {
+                    contains_ci(
+                        name,
+                        &[
+                            "HostToDevice",
+                            "torch_to_npu",
+                            "aclrtMemcpy",
+                            "aclrtSynchronize",
+                            "memcpy",
+                            "synchronize",
+                        ],
+                    ) || matches!(
+                        name,
+                        "aten::to"
+                            | "aten::_to_copy"
+                            | "aten::copy_"
+                            | "aten::item"
+                            | "aten::_local_scalar_dense"
+                    )
+                } else {
+                    contains_ci(
+                        name,
+                        &[
+                            "HostToDevice",
+                            "torch_to_npu",
+                            "aclrtMemcpy",
+                            "aclrtSynchronize",
+                        ],
+                    ) || matches!(name, "aten::to" | "aten::_to_copy" | "aten::copy_")
+                };
+                let comm = if rule {
+                    contains_ci(
+                        name,
+                        &[
+                            "c10d",
+                            "hccl",
+                            "hcom",
+                            "StreamWaitEvent",
+                            "Notify_Wait",
+                            "Notify Wait",
+                        ],
+                    )
+                } else {
+                    contains_ci(
+                        name,
+                        &["c10d", "Hccl", "hcom", "StreamWaitEvent", "Notify_Wait"],
+                    )
+                };
+                (sync, comm, is_step_marker_name(name, cfg))
+            });
         if rule && is_marker {
             excluded += 1;
             continue;
@@ -159,12 +198,15 @@ pub fn build_index(host: &HostEventTable, cfg: &AnomalyConfig) -> HostIndex {
         let sync = is_sync || (rule && cat == "HostToDevice");
         let comm = is_comm_name || (rule && e.lane == Lane::HcclDevice);
         let general = if rule {
-            matches!(cat, "cpu_op" | "python_function" | "user_annotation" | "enqueue" | "dequeue")
-                || e.lane == Lane::Cann
+            matches!(
+                cat,
+                "cpu_op" | "python_function" | "user_annotation" | "enqueue" | "dequeue"
+            ) || e.lane == Lane::Cann
                 || sync
                 || comm
         } else {
-            matches!(cat, "cpu_op" | "python_function" | "user_annotation") || name.starts_with("AscendCL@")
+            matches!(cat, "cpu_op" | "python_function" | "user_annotation")
+                || name.starts_with("AscendCL@")
         };
         let ev = Ev {
             iv: Interval::new(e.start_ns, e.end_ns()),
@@ -266,7 +308,9 @@ pub fn labels(ev: &Evidence, capture_boundary: bool, cfg: &AnomalyConfig) -> Vec
         out.retain(|l| {
             let host_label = matches!(
                 l,
-                Label::UntracedHostBlocking | Label::HostLaunchLag | Label::PythonSerializationOrLock
+                Label::UntracedHostBlocking
+                    | Label::HostLaunchLag
+                    | Label::PythonSerializationOrLock
             );
             replaced |= host_label;
             !host_label
@@ -297,9 +341,16 @@ mod tests {
         let c = AnomalyConfig::spec_defaults();
         assert_eq!(
             labels(&ev(Some(0.01), 0.25, 0.3, None), false, &c),
-            [Label::SyncOrH2d, Label::CommWait, Label::UntracedHostBlocking]
+            [
+                Label::SyncOrH2d,
+                Label::CommWait,
+                Label::UntracedHostBlocking
+            ]
         );
-        assert_eq!(labels(&ev(Some(0.07), 0.0, 0.0, None), false, &c), [Label::InsufficientEvidence]);
+        assert_eq!(
+            labels(&ev(Some(0.07), 0.0, 0.0, None), false, &c),
+            [Label::InsufficientEvidence]
+        );
         assert_eq!(
             labels(&ev(Some(0.07), 0.0, 0.0, Some(1.1)), false, &c),
             [Label::PythonSerializationOrLock]
@@ -318,11 +369,26 @@ mod tests {
         assert!(labels(&ev(Some(0.5), 0.20, 0.0, None), false, &c).contains(&Label::SyncOrH2d));
         assert!(labels(&ev(Some(0.5), 0.21, 0.0, None), false, &c).contains(&Label::SyncOrH2d));
         // host 0.0499 / 0.05: untraced below only; 0.0999 / 0.10 launch lag at and above.
-        assert_eq!(labels(&ev(Some(0.0499), 0.0, 0.0, None), false, &c), [Label::UntracedHostBlocking]);
-        assert_eq!(labels(&ev(Some(0.05), 0.0, 0.0, None), false, &c), [Label::InsufficientEvidence]);
-        assert_eq!(labels(&ev(Some(0.0999), 0.0, 0.0, None), false, &c), [Label::InsufficientEvidence]);
-        assert_eq!(labels(&ev(Some(0.10), 0.0, 0.0, None), false, &c), [Label::HostLaunchLag]);
+        assert_eq!(
+            labels(&ev(Some(0.0499), 0.0, 0.0, None), false, &c),
+            [Label::UntracedHostBlocking]
+        );
+        assert_eq!(
+            labels(&ev(Some(0.05), 0.0, 0.0, None), false, &c),
+            [Label::InsufficientEvidence]
+        );
+        assert_eq!(
+            labels(&ev(Some(0.0999), 0.0, 0.0, None), false, &c),
+            [Label::InsufficientEvidence]
+        );
+        assert_eq!(
+            labels(&ev(Some(0.10), 0.0, 0.0, None), false, &c),
+            [Label::HostLaunchLag]
+        );
         // hint 1.2 is not < 1.2
-        assert_eq!(labels(&ev(Some(0.07), 0.0, 0.0, Some(1.2)), false, &c), [Label::InsufficientEvidence]);
+        assert_eq!(
+            labels(&ev(Some(0.07), 0.0, 0.0, Some(1.2)), false, &c),
+            [Label::InsufficientEvidence]
+        );
     }
 }

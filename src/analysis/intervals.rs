@@ -209,7 +209,10 @@ mod tests {
         assert_eq!(wm.bubbles, vec![iv(20, 25)]);
         assert_eq!(wm.prelaunch_ns, 0);
         assert_eq!(wm.tail_ns, 0);
-        assert_eq!(wm.underfeed_ns, wm.prelaunch_ns + wm.tail_ns + wm.internal_total_ns());
+        assert_eq!(
+            wm.underfeed_ns,
+            wm.prelaunch_ns + wm.tail_ns + wm.internal_total_ns()
+        );
     }
 
     #[test]
@@ -240,7 +243,10 @@ mod tests {
     fn overlap_ratio_rules() {
         assert_eq!(overlap_ratio(iv(5, 5), [iv(0, 10)]), None);
         assert_eq!(overlap_ratio(iv(0, 10), [iv(20, 30)]), Some(0.0));
-        assert_eq!(overlap_ratio(iv(0, 10), [iv(0, 4), iv(2, 6), iv(8, 20)]), Some(0.8));
+        assert_eq!(
+            overlap_ratio(iv(0, 10), [iv(0, 4), iv(2, 6), iv(8, 20)]),
+            Some(0.8)
+        );
     }
 
     #[test]

@@ -7,5 +7,6 @@ pub mod architecture;
 pub mod bubbles;
 pub mod host_evidence;
 pub mod intervals;
+pub mod snapshot;
 pub mod steps;
 pub mod structure;

@@ -175,7 +175,10 @@ pub fn detect(
         m
     } else if !kernels.is_empty() {
         let s = kernels.start_ns().first().copied().unwrap_or(0);
-        let e = (0..kernels.len()).map(|i| kernels.end_ns(i)).max().unwrap_or(s);
+        let e = (0..kernels.len())
+            .map(|i| kernels.end_ns(i))
+            .max()
+            .unwrap_or(s);
         steps = vec![Step {
             step_id: "pseudo_step_0".into(),
             window: Interval::new(s, e),
@@ -183,7 +186,9 @@ pub fn detect(
             marker_dur_ns: None,
             group: 0,
         }];
-        notes.push("no step markers and no Step Id column: one pseudo-step over the whole capture".into());
+        notes.push(
+            "no step markers and no Step Id column: one pseudo-step over the whole capture".into(),
+        );
         StepMethod::Pseudo
     } else {
         StepMethod::None
@@ -234,7 +239,9 @@ fn marker_steps(
         }
     }
     if dups > 0 {
-        notes.push(format!("{dups} duplicate step marker(s) dropped (kept the earliest of each step number)"));
+        notes.push(format!(
+            "{dups} duplicate step marker(s) dropped (kept the earliest of each step number)"
+        ));
     }
     let mut ms: Vec<&MarkerEvent> = best.into_values().collect();
     ms.sort_by(|a, b| a.ts_ns.cmp(&b.ts_ns).then(b.dur_ns.cmp(&a.dur_ns)));
@@ -312,7 +319,9 @@ fn step_id_steps(
     }
     wins.sort_by_key(|(_, w)| w.start_ns);
     if wins.windows(2).any(|p| p[0].1.end_ns > p[1].1.start_ns) {
-        notes.push("Step Id windows overlap; kernels are assigned by start to the earliest window".into());
+        notes.push(
+            "Step Id windows overlap; kernels are assigned by start to the earliest window".into(),
+        );
     }
     let steps = wins
         .iter()
@@ -379,7 +388,9 @@ fn dominant_class(kernels: &KernelTable, range: Range<usize>) -> Option<TaskClas
     for i in range {
         *sums.entry(kernels.class()[i]).or_default() += kernels.dur_ns()[i];
     }
-    sums.into_iter().max_by_key(|&(c, d)| (d, std::cmp::Reverse(c))).map(|(c, _)| c)
+    sums.into_iter()
+        .max_by_key(|&(c, d)| (d, std::cmp::Reverse(c)))
+        .map(|(c, _)| c)
 }
 
 fn name_counts(kernels: &KernelTable, range: Range<usize>) -> HashMap<u32, u64> {
@@ -431,7 +442,11 @@ fn group_steps(kernels: &KernelTable, steps: &mut [Step], cfg: &AnomalyConfig) -
         taken[a] = true;
         let (ha, mut members) = by_hash[a].clone();
         let ra = steps[members[0]].kernels.clone();
-        let (ca, na, da) = (ra.len(), name_counts(kernels, ra.clone()), dominant_class(kernels, ra));
+        let (ca, na, da) = (
+            ra.len(),
+            name_counts(kernels, ra.clone()),
+            dominant_class(kernels, ra),
+        );
         for b in a + 1..by_hash.len() {
             if taken[b] {
                 continue;

@@ -80,7 +80,10 @@ pub fn block_or_side(k: &KernelTable, i: usize, main: Option<NameId>, cfg: &Anom
     let class = k.class()[i];
     if on_main && class == TaskClass::AiCore && dur_us >= cfg.small_kernel_us {
         Part::Block
-    } else if matches!(class, TaskClass::Hccl | TaskClass::AiCpu) || dur_us < cfg.small_kernel_us || !on_main {
+    } else if matches!(class, TaskClass::Hccl | TaskClass::AiCpu)
+        || dur_us < cfg.small_kernel_us
+        || !on_main
+    {
         Part::Side
     } else {
         Part::Block
@@ -162,7 +165,10 @@ pub fn segment_step(
     let mut anchor = None;
     // Cut points: (kernel index where a structure starts, type of that structure).
     let mut cuts: Vec<(usize, String)> = Vec::new();
-    let fia: Vec<usize> = range.clone().filter(|&i| k.name_of(i).contains("FusedInferAttentionScore")).collect();
+    let fia: Vec<usize> = range
+        .clone()
+        .filter(|&i| k.name_of(i).contains("FusedInferAttentionScore"))
+        .collect();
     if !fia.is_empty() {
         method = "fia".into();
         if fia[0] > range.start {
@@ -184,7 +190,15 @@ pub fn segment_step(
                 let n = k.name_of(i).to_ascii_lowercase();
                 n.contains("attention")
             });
-            cuts.push((u, if attn { "transformer_block" } else { "repeated_block" }.into()));
+            cuts.push((
+                u,
+                if attn {
+                    "transformer_block"
+                } else {
+                    "repeated_block"
+                }
+                .into(),
+            ));
         }
         if rep.last_end < range.end {
             cuts.push((rep.last_end, "head".into()));
@@ -193,7 +207,10 @@ pub fn segment_step(
         cuts.push((range.start, "unsegmented".into()));
     }
     // Time-gap splitting inside each structure.
-    let thr = (cfg.gap_heavy_floor_ms.max(cfg.gap_heavy_service_frac * service_ns as f64 / 1e6) * 1e6) as i64;
+    let thr = (cfg
+        .gap_heavy_floor_ms
+        .max(cfg.gap_heavy_service_frac * service_ns as f64 / 1e6)
+        * 1e6) as i64;
     let mut split = Vec::new();
     let mut did_split = false;
     for (c, (start, ty)) in cuts.iter().enumerate() {
@@ -228,7 +245,16 @@ pub fn segment_step(
             }
         };
         let prev_end = structures.last().map(|s: &Structure| s.span.end_ns);
-        structures.push(summarise(k, *start..end, id, ty.clone(), main, segs, prev_end, cfg));
+        structures.push(summarise(
+            k,
+            *start..end,
+            id,
+            ty.clone(),
+            main,
+            segs,
+            prev_end,
+            cfg,
+        ));
     }
     Segmentation {
         method,
@@ -272,7 +298,13 @@ fn summarise(
             TaskClass::Other => {}
         }
     }
-    let frac = |x: i64| if p.kernel_sum_ns > 0 { x as f64 / p.kernel_sum_ns as f64 } else { 0.0 };
+    let frac = |x: i64| {
+        if p.kernel_sum_ns > 0 {
+            x as f64 / p.kernel_sum_ns as f64
+        } else {
+            0.0
+        }
+    };
     let (mut bk, mut sd) = (Vec::new(), Vec::new());
     for i in r.clone() {
         match block_or_side(k, i, main, cfg) {
@@ -289,10 +321,19 @@ fn summarise(
             .map(|&i| Interval::new(k.start_ns()[i], k.end_ns(i)))
             .collect(),
     );
-    let block_union = merge(block.kernels.iter().map(|&i| Interval::new(k.start_ns()[i], k.end_ns(i))).collect());
+    let block_union = merge(
+        block
+            .kernels
+            .iter()
+            .map(|&i| Interval::new(k.start_ns()[i], k.end_ns(i)))
+            .collect(),
+    );
     let hccl_len: i64 = side_hccl.iter().map(Interval::len_ns).sum();
     let comm_overlap_ratio = (hccl_len > 0).then(|| {
-        let inter: i64 = side_hccl.iter().map(|s| super::intervals::covered_ns(&block_union, *s)).sum();
+        let inter: i64 = side_hccl
+            .iter()
+            .map(|s| super::intervals::covered_ns(&block_union, *s))
+            .sum();
         inter as f64 / hccl_len as f64
     });
     let block_side_gap_ns = match (block.metrics.busy_extent, side.metrics.busy_extent) {
@@ -300,7 +341,9 @@ fn summarise(
         _ => 0,
     };
     let inter_structure_gap_ns = match prev_end {
-        Some(pe) if start > pe => start - pe - super::intervals::covered_ns(segs, Interval::new(pe, start)),
+        Some(pe) if start > pe => {
+            start - pe - super::intervals::covered_ns(segs, Interval::new(pe, start))
+        }
         _ => 0,
     };
     Structure {
@@ -321,7 +364,12 @@ fn summarise(
 
 fn part_summary(k: &KernelTable, kernels: Vec<usize>, cfg: &AnomalyConfig) -> PartSummary {
     let p = perspectives(k, kernels.iter().copied());
-    let own = merge(kernels.iter().map(|&i| Interval::new(k.start_ns()[i], k.end_ns(i))).collect());
+    let own = merge(
+        kernels
+            .iter()
+            .map(|&i| Interval::new(k.start_ns()[i], k.end_ns(i)))
+            .collect(),
+    );
     let metrics = match (own.first(), own.last()) {
         (Some(a), Some(b)) => window_metrics(&own, Interval::new(a.start_ns, b.end_ns)),
         _ => WindowMetrics::default(),
@@ -388,7 +436,11 @@ pub struct Repetition {
 }
 
 /// §4.1 item 3 on the main-stream kernels of `range`; `None` when the best score < 0.5.
-pub fn repetition(k: &KernelTable, range: Range<usize>, main: Option<NameId>) -> Option<Repetition> {
+pub fn repetition(
+    k: &KernelTable,
+    range: Range<usize>,
+    main: Option<NameId>,
+) -> Option<Repetition> {
     let main = main?;
     let t: Vec<usize> = range.clone().filter(|&i| k.stream()[i] == main).collect();
     if t.len() < 2 {
@@ -398,7 +450,11 @@ pub fn repetition(k: &KernelTable, range: Range<usize>, main: Option<NameId>) ->
     for (p, &i) in t.iter().enumerate() {
         pos.entry(k.name()[i]).or_default().push(p);
     }
-    let pref = |n: &str| ["FusedInferAttentionScore", "Attention", "MatMul", "RmsNorm"].iter().any(|x| n.contains(x));
+    let pref = |n: &str| {
+        ["FusedInferAttentionScore", "Attention", "MatMul", "RmsNorm"]
+            .iter()
+            .any(|x| n.contains(x))
+    };
     let mut best: Option<(f64, i64, bool, String, NameId, usize)> = None;
     for (&name, ps) in &pos {
         if ps.len() < 2 {
@@ -409,9 +465,17 @@ pub fn repetition(k: &KernelTable, range: Range<usize>, main: Option<NameId>) ->
         for &g in &gaps {
             *freq.entry(g).or_default() += 1;
         }
-        let m = freq.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(&g, _)| g).unwrap_or(1);
+        let m = freq
+            .iter()
+            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+            .map(|(&g, _)| g)
+            .unwrap_or(1);
         let tol = (0.1 * m as f64).max(1.0);
-        let regular = gaps.iter().filter(|&&g| (g as f64 - m as f64).abs() <= tol).count() as f64 / gaps.len() as f64;
+        let regular = gaps
+            .iter()
+            .filter(|&&g| (g as f64 - m as f64).abs() <= tol)
+            .count() as f64
+            / gaps.len() as f64;
         let (p1, pk) = (ps[0], ps[ps.len() - 1]);
         let coverage = ((pk + m - p1) as f64 / t.len() as f64).min(1.0);
         let score = regular * coverage;
@@ -440,7 +504,11 @@ pub fn repetition(k: &KernelTable, range: Range<usize>, main: Option<NameId>) ->
     // Largest offset o in [0, m) with T[p_j − o] the same name for every p_j ≥ o.
     let mut o = 0;
     for cand in (0..m).rev() {
-        let names: Vec<NameId> = ps.iter().filter(|&&p| p >= cand).map(|&p| k.name()[t[p - cand]]).collect();
+        let names: Vec<NameId> = ps
+            .iter()
+            .filter(|&&p| p >= cand)
+            .map(|&p| k.name()[t[p - cand]])
+            .collect();
         if !names.is_empty() && names.iter().all(|&n| n == names[0]) {
             o = cand;
             break;

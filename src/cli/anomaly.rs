@@ -34,14 +34,22 @@ pub fn run(args: Args) -> i32 {
     let (opener, files) = match FsOpener::walk(&args.input) {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("proflens anomaly: cannot read {}: {e}", args.input.display());
+            eprintln!(
+                "proflens anomaly: cannot read {}: {e}",
+                args.input.display()
+            );
             return super::EXIT_NOTHING;
         }
     };
     let mut inv = Inventory::from_paths(&files);
     crate::parse::metadata::read_side_files(&mut inv, &opener);
-    let cfg = if args.script_compatible { AnomalyConfig::script_compatible() } else { AnomalyConfig::spec_defaults() };
-    let (ranks, cross) = match analyse_all(&inv, &opener, &cfg, &mut |_| ControlFlow::Continue(())) {
+    let cfg = if args.script_compatible {
+        AnomalyConfig::script_compatible()
+    } else {
+        AnomalyConfig::spec_defaults()
+    };
+    let (ranks, cross) = match analyse_all(&inv, &opener, &cfg, &mut |_| ControlFlow::Continue(()))
+    {
         Ok(x) => x,
         Err(_) => return super::EXIT_NOTHING,
     };
@@ -65,7 +73,9 @@ pub fn run(args: Args) -> i32 {
     };
     let wrote = match &args.out {
         Some(p) => std::fs::write(p, text.as_bytes()).map_err(|e| format!("{}: {e}", p.display())),
-        None => std::io::stdout().write_all(text.as_bytes()).map_err(|e| e.to_string()),
+        None => std::io::stdout()
+            .write_all(text.as_bytes())
+            .map_err(|e| e.to_string()),
     };
     if let Err(e) = wrote {
         eprintln!("proflens anomaly: cannot write JSON: {e}");
@@ -104,8 +114,16 @@ fn write_reports(
     let root = inv.root_label();
     let multi = ranks.len() > 1;
     for (i, r) in ranks.iter().enumerate() {
-        let base = if root == "the dropped files" || root.is_empty() { r.dir_name.clone() } else { root.clone() };
-        let suffix = if multi { format!("_rank{}", r.meta.rank_id.unwrap_or(i as i64)) } else { String::new() };
+        let base = if root == "the dropped files" || root.is_empty() {
+            r.dir_name.clone()
+        } else {
+            root.clone()
+        };
+        let suffix = if multi {
+            format!("_rank{}", r.meta.rank_id.unwrap_or(i as i64))
+        } else {
+            String::new()
+        };
         let md = anomaly_md::render(&r.kernels, &r.result, &r.meta, &r.cross_check, cross, cfg);
         let facts = crate::analysis::architecture::analyse(&r.kernels, cfg);
         let arch = arch_md::render(&r.kernels, &facts, &r.result, &r.meta, &r.comm_ops, &base);

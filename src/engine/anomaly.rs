@@ -73,11 +73,21 @@ pub struct RankAnalysis {
 }
 
 fn file_problem(problems: &mut Problems, e: &ParseError) {
-    problems.push(Problem::new(Severity::Error, codes::FILE, e.position().clone(), format!("{:?}: file not used", e.kind())));
+    problems.push(Problem::new(
+        Severity::Error,
+        codes::FILE,
+        e.position().clone(),
+        format!("{:?}: file not used", e.kind()),
+    ));
 }
 
 fn open_err(path: &str, e: std::io::Error) -> Problem {
-    Problem::new(Severity::Error, codes::FILE, Position::file(path), format!("cannot open: {e}"))
+    Problem::new(
+        Severity::Error,
+        codes::FILE,
+        Position::file(path),
+        format!("cannot open: {e}"),
+    )
 }
 
 /// Analyses one rank folder. `on_progress` returning `Break` cancels.
@@ -94,7 +104,11 @@ pub fn analyse_rank(
     let mut inputs = Vec::new();
     let mut cancelled = false;
     let mut prog = |f: &RankFile, p: Progress| {
-        let r = on_progress(&AnomalyProgress { rank_dir: rank.dir.clone(), file: f.path.clone(), progress: p });
+        let r = on_progress(&AnomalyProgress {
+            rank_dir: rank.dir.clone(),
+            file: f.path.clone(),
+            progress: p,
+        });
         r
     };
     // Kernel source (§1.2, §1.2.3).
@@ -121,11 +135,18 @@ pub fn analyse_rank(
             Err(e) => problems.push(open_err(&f.path, e)),
             Ok(r) => {
                 inputs.push(f.path.clone());
-                let res = kernel_details::read(r, &f.path, Some(f.size), &mut builder, &mut problems, &mut |p| {
-                    let c = prog(f, p);
-                    cancelled |= c.is_break();
-                    c
-                });
+                let res = kernel_details::read(
+                    r,
+                    &f.path,
+                    Some(f.size),
+                    &mut builder,
+                    &mut problems,
+                    &mut |p| {
+                        let c = prog(f, p);
+                        cancelled |= c.is_break();
+                        c
+                    },
+                );
                 match res {
                     Ok(i) => {
                         has_stream_col |= i.has_stream;
@@ -146,11 +167,17 @@ pub fn analyse_rank(
             Err(e) => problems.push(open_err(&f.path, e)),
             Ok(r) => {
                 inputs.push(f.path.clone());
-                let res = timeline::read(r, &f.path, Some(f.size), &cfg.custom_step_prefix, &mut |p| {
-                    let c = prog(f, p);
-                    cancelled |= c.is_break();
-                    c
-                });
+                let res = timeline::read(
+                    r,
+                    &f.path,
+                    Some(f.size),
+                    &cfg.custom_step_prefix,
+                    &mut |p| {
+                        let c = prog(f, p);
+                        cancelled |= c.is_break();
+                        c
+                    },
+                );
                 match res {
                     Ok((t, ti)) => {
                         if let Some(at) = ti.scan.truncated_at {
@@ -178,10 +205,18 @@ pub fn analyse_rank(
             let mut row = KernelRow::default();
             for d in &t.device_events {
                 row.name = t.text(d.name).to_string();
-                row.core_raw = if d.hccl_lane { "HCCL".into() } else { String::new() };
+                row.core_raw = if d.hccl_lane {
+                    "HCCL".into()
+                } else {
+                    String::new()
+                };
                 row.start_ns = d.ts_ns;
                 row.dur_ns = d.dur_ns;
-                row.stream = if d.hccl_lane { String::new() } else { t.text(d.stream).to_string() };
+                row.stream = if d.hccl_lane {
+                    String::new()
+                } else {
+                    t.text(d.stream).to_string()
+                };
                 builder.push(&row);
             }
         } else {
@@ -263,7 +298,11 @@ pub fn analyse_rank(
             },
         }
     }
-    let kernels = if aggregate_only { KernelTableBuilder::new().finish() } else { builder.finish() };
+    let kernels = if aggregate_only {
+        KernelTableBuilder::new().finish()
+    } else {
+        builder.finish()
+    };
     let input = RankInput {
         kernels: &kernels,
         trace: trace.as_ref(),
@@ -282,7 +321,11 @@ pub fn analyse_rank(
         role: Some(rank.role.clone()).filter(|r| !r.is_empty()),
         rank_dir: rank.dir.clone(),
         inputs,
-        problems: problems.kept().iter().map(|p| format!("{} [{}] {}", p.at, p.code, p.message)).collect(),
+        problems: problems
+            .kept()
+            .iter()
+            .map(|p| format!("{} [{}] {}", p.at, p.code, p.message))
+            .collect(),
     };
     Ok(RankAnalysis {
         meta,
@@ -324,11 +367,18 @@ fn trace_min(t: &HostEventTable) -> Option<i64> {
 }
 
 /// §13.1 cross-check of marker steps against `step_trace_time.csv` (`Preparing`, `Stage`, `Free`).
-fn cross_check(r: &AnomalyResult, k: &KernelTable, rows: &[StepTraceRow], problems: &mut Problems) -> Vec<String> {
+fn cross_check(
+    r: &AnomalyResult,
+    k: &KernelTable,
+    rows: &[StepTraceRow],
+    problems: &mut Problems,
+) -> Vec<String> {
     let mut out = Vec::new();
     for s in &r.steps {
         let num = s.step_id.rsplit('#').next().unwrap_or("");
-        let Some(row) = rows.iter().find(|x| x.step.trim() == num) else { continue };
+        let Some(row) = rows.iter().find(|x| x.step.trim() == num) else {
+            continue;
+        };
         let range = s.kernels.clone();
         if range.is_empty() {
             continue;
@@ -338,16 +388,40 @@ fn cross_check(r: &AnomalyResult, k: &KernelTable, rows: &[StepTraceRow], proble
         let us = |ns: i64| ns as f64 / 1000.0;
         if let Some(p) = row.preparing_ns {
             let ours = first - s.window.start_ns;
-            out.push(format!("{}: Preparing {} µs vs prelaunch to first kernel {} µs", s.step_id, us(p), us(ours)));
+            out.push(format!(
+                "{}: Preparing {} µs vs prelaunch to first kernel {} µs",
+                s.step_id,
+                us(p),
+                us(ours)
+            ));
             if (p - ours).abs() > 1_000 {
-                problems.push(Problem::new(Severity::Warning, codes::CROSS_CHECK, Position::file("step_trace_time.csv").at_line(row.line), format!("Preparing {} µs differs from the marker-to-first-kernel gap {} µs", us(p), us(ours))));
+                problems.push(Problem::new(
+                    Severity::Warning,
+                    codes::CROSS_CHECK,
+                    Position::file("step_trace_time.csv").at_line(row.line),
+                    format!(
+                        "Preparing {} µs differs from the marker-to-first-kernel gap {} µs",
+                        us(p),
+                        us(ours)
+                    ),
+                ));
             }
         }
         if let Some(st) = row.stage_ns {
-            out.push(format!("{}: Stage {} µs vs first-to-last kernel {} µs", s.step_id, us(st), us(last_end - first)));
+            out.push(format!(
+                "{}: Stage {} µs vs first-to-last kernel {} µs",
+                s.step_id,
+                us(st),
+                us(last_end - first)
+            ));
         }
         if let Some(f) = row.free_ns {
-            out.push(format!("{}: Free {} µs vs internal bubbles {} µs", s.step_id, us(f), us(s.metrics.internal_total_ns())));
+            out.push(format!(
+                "{}: Free {} µs vs internal bubbles {} µs",
+                s.step_id,
+                us(f),
+                us(s.metrics.internal_total_ns())
+            ));
         }
     }
     out
@@ -364,9 +438,13 @@ pub fn analyse_all(
 ) -> Result<(Vec<RankAnalysis>, Vec<RankRow>), Cancelled> {
     let mut out = Vec::new();
     for rank in &inv.ranks {
-        let usable = [FileKind::KernelDetails, FileKind::OpSummary, FileKind::TraceView]
-            .iter()
-            .any(|k| rank.file(*k).is_some());
+        let usable = [
+            FileKind::KernelDetails,
+            FileKind::OpSummary,
+            FileKind::TraceView,
+        ]
+        .iter()
+        .any(|k| rank.file(*k).is_some());
         if !usable {
             continue;
         }

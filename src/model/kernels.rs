@@ -208,7 +208,10 @@ impl KernelTableBuilder {
 
     /// Number of non-comm rows still without a stream key.
     pub fn missing_streams(&self) -> usize {
-        self.rows.iter().filter(|r| r.stream.is_none() && !r.comm).count()
+        self.rows
+            .iter()
+            .filter(|r| r.stream.is_none() && !r.comm)
+            .count()
     }
 
     /// Fills missing stream keys of non-comm rows from `lookup(name, start_ns)` (the Level0
@@ -425,18 +428,42 @@ mod tests {
 
     #[test]
     fn classifies_cores_and_level0_names() {
-        assert_eq!(TaskClass::classify("AI_VECTOR_CORE", "x"), (TaskClass::AiCore, false));
-        assert_eq!(TaskClass::classify(" mix_aiv ", "x"), (TaskClass::AiCore, false));
-        assert_eq!(TaskClass::classify("COMMUNICATION", "x"), (TaskClass::Hccl, false));
-        assert_eq!(TaskClass::classify("DSA_SQE", "x"), (TaskClass::Other, false));
-        assert_eq!(TaskClass::classify("N/A", "hcom_allReduce__586_0_1"), (TaskClass::Hccl, true));
-        assert_eq!(TaskClass::classify("", "some_aicpu_op"), (TaskClass::AiCpu, true));
-        assert_eq!(TaskClass::classify("N/A", "trans_TransData_0"), (TaskClass::AiCore, true));
+        assert_eq!(
+            TaskClass::classify("AI_VECTOR_CORE", "x"),
+            (TaskClass::AiCore, false)
+        );
+        assert_eq!(
+            TaskClass::classify(" mix_aiv ", "x"),
+            (TaskClass::AiCore, false)
+        );
+        assert_eq!(
+            TaskClass::classify("COMMUNICATION", "x"),
+            (TaskClass::Hccl, false)
+        );
+        assert_eq!(
+            TaskClass::classify("DSA_SQE", "x"),
+            (TaskClass::Other, false)
+        );
+        assert_eq!(
+            TaskClass::classify("N/A", "hcom_allReduce__586_0_1"),
+            (TaskClass::Hccl, true)
+        );
+        assert_eq!(
+            TaskClass::classify("", "some_aicpu_op"),
+            (TaskClass::AiCpu, true)
+        );
+        assert_eq!(
+            TaskClass::classify("N/A", "trans_TransData_0"),
+            (TaskClass::AiCore, true)
+        );
         assert_eq!(
             TaskClass::classify("N/A", "aclnnEqTensor_BroadcastToAiCore_BroadcastTo"),
             (TaskClass::AiCore, true)
         );
-        assert_eq!(TaskClass::classify("N/A", "HcomBroadcast_1"), (TaskClass::Hccl, true));
+        assert_eq!(
+            TaskClass::classify("N/A", "HcomBroadcast_1"),
+            (TaskClass::Hccl, true)
+        );
         assert!(is_comm_kernel(TaskClass::Other, "HcomSend"));
         assert!(!is_comm_kernel(TaskClass::AiCore, "MatMul"));
     }

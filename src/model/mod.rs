@@ -2,5 +2,7 @@
 //! establish the invariants (sorted, equal-length columns), getters borrow.
 
 pub mod kernels;
-pub mod trace_events;
 pub mod side_tables;
+pub mod snapshot;
+pub mod snapshot_stacks;
+pub mod trace_events;

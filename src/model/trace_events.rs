@@ -120,7 +120,15 @@ impl HostEventTable {
     }
 
     /// Adds one host event (durations ≤ 0 are ignored: no coverage, §1.3).
-    pub fn push(&mut self, name: &str, cat: &str, thread: u32, lane: Lane, start_ns: i64, dur_ns: i64) {
+    pub fn push(
+        &mut self,
+        name: &str,
+        cat: &str,
+        thread: u32,
+        lane: Lane,
+        start_ns: i64,
+        dur_ns: i64,
+    ) {
         if dur_ns <= 0 {
             return;
         }

@@ -83,7 +83,9 @@ pub fn read<R: Read>(src: R, file: &str) -> Result<Vec<CommOp>, ParseError> {
     let mut out = Vec::new();
     for (step_key, entry) in steps {
         for (kind, group) in [("collective", entry.collective), ("p2p", entry.p2p)] {
-            let Some(Group::Ops(ops)) = group else { continue };
+            let Some(Group::Ops(ops)) = group else {
+                continue;
+            };
             for (key, op) in ops {
                 if key == "Total Op Info" {
                     continue;
@@ -100,10 +102,18 @@ pub fn read<R: Read>(src: R, file: &str) -> Result<Vec<CommOp>, ParseError> {
                 } else {
                     size("HCCS") + size("PCIE") + size("SIO")
                 };
-                let transports: Vec<String> =
-                    op.bandwidth.iter().filter(|(_, b)| b.size_mb != 0.0).map(|(k, _)| k.clone()).collect();
-                let bandwidth_gbps =
-                    op.bandwidth.iter().filter(|(_, b)| b.size_mb != 0.0).map(|(k, b)| (k.clone(), b.bandwidth)).collect();
+                let transports: Vec<String> = op
+                    .bandwidth
+                    .iter()
+                    .filter(|(_, b)| b.size_mb != 0.0)
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                let bandwidth_gbps = op
+                    .bandwidth
+                    .iter()
+                    .filter(|(_, b)| b.size_mb != 0.0)
+                    .map(|(k, b)| (k.clone(), b.bandwidth))
+                    .collect();
                 out.push(CommOp {
                     step_key: step_key.clone(),
                     group_kind: kind.to_string(),

@@ -6,11 +6,12 @@
 //! Shared primitives: [`number`] (cell → number rules), [`csv`] (generic CSV table reader),
 //! [`trace_json`] (streaming `trace_view.json` event splitter and key scanner).
 
+pub mod communication;
 pub mod csv;
 pub mod error;
-pub mod communication;
 pub mod metadata;
 pub mod number;
+pub mod pickle;
 pub mod trace_json;
 
 pub use error::{ParseError, ParseErrorKind};

@@ -22,12 +22,18 @@ fn ms(ns: i64) -> String {
 }
 
 fn ratio(x: Option<f64>) -> String {
-    x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "null".into())
+    x.map(|v| format!("{v:.2}"))
+        .unwrap_or_else(|| "null".into())
 }
 
 /// §4.5 readings for one set of kernels, as sentences.
 pub fn readings(p: &Perspectives, cfg: &AnomalyConfig) -> Vec<&'static str> {
-    let (w, b, s, c) = (p.wall_ns as f64, p.busy_ns as f64, p.kernel_sum_ns as f64, p.total_cost_ns as f64);
+    let (w, b, s, c) = (
+        p.wall_ns as f64,
+        p.busy_ns as f64,
+        p.kernel_sum_ns as f64,
+        p.total_cost_ns as f64,
+    );
     let gg = |a: f64, b: f64| b > 0.0 && a / b >= cfg.approx_much_greater;
     let eq = |a: f64, b: f64| b > 0.0 && ((a - b) / b).abs() <= cfg.approx_equal_tol;
     let mut v = Vec::new();
@@ -56,8 +62,19 @@ pub fn render(
     cfg: &AnomalyConfig,
 ) -> String {
     let mut o = String::new();
-    let rank = meta.rank_id.map(|x| x.to_string()).unwrap_or_else(|| "?".into());
-    let _ = writeln!(o, "# Anomaly report: `{}` (rank {rank}{})\n", meta.rank_dir, meta.role.as_ref().map(|x| format!(", role `{x}`")).unwrap_or_default());
+    let rank = meta
+        .rank_id
+        .map(|x| x.to_string())
+        .unwrap_or_else(|| "?".into());
+    let _ = writeln!(
+        o,
+        "# Anomaly report: `{}` (rank {rank}{})\n",
+        meta.rank_dir,
+        meta.role
+            .as_ref()
+            .map(|x| format!(", role `{x}`"))
+            .unwrap_or_default()
+    );
     let _ = writeln!(
         o,
         "Mode `{}`; steps by `{}`; confidence **{}**; {} kernels; {} steps in {} group(s).\n",
@@ -69,7 +86,11 @@ pub fn render(
         r.groups.len()
     );
     if !r.enabled {
-        let _ = writeln!(o, "**Bubble analysis unavailable**: no kernel intervals. {}\n", r.limitations.join("; "));
+        let _ = writeln!(
+            o,
+            "**Bubble analysis unavailable**: no kernel intervals. {}\n",
+            r.limitations.join("; ")
+        );
         return o;
     }
     let dom = r.groups.first();
@@ -93,19 +114,29 @@ pub fn render(
             g.dominant_idle_pattern.as_str()
         );
         if !g.dominant_anomaly_tags.is_empty() {
-            let tags: Vec<String> = g.dominant_anomaly_tags.iter().map(|t| format!("**{}**", t.as_str())).collect();
+            let tags: Vec<String> = g
+                .dominant_anomaly_tags
+                .iter()
+                .map(|t| format!("**{}**", t.as_str()))
+                .collect();
             let _ = writeln!(o, "Dominant anomaly tags: {}.\n", tags.join(", "));
         }
     }
-    let mut top: Vec<&crate::analysis::anomaly::BubbleResult> =
-        r.bubbles.iter().filter(|b| b.window.scope != Scope::Global && b.window.significant).collect();
+    let mut top: Vec<&crate::analysis::anomaly::BubbleResult> = r
+        .bubbles
+        .iter()
+        .filter(|b| b.window.scope != Scope::Global && b.window.significant)
+        .collect();
     top.sort_by(|a, b| b.window.interval.len_ns().cmp(&a.window.interval.len_ns()));
     let _ = writeln!(o, "### Raw kernel evidence for the top bubbles\n");
     let _ = writeln!(o, "| # | bubble_id | scope | start_us | duration_ms | before (name, type, dur, stream) | after | labels |");
     let _ = writeln!(o, "|---|---|---|---:|---:|---|---|---|");
     for (i, b) in top.iter().take(10).enumerate() {
         let w = &b.window;
-        let kt = |x: Option<usize>| x.map(|i| format!("`{}`", kernel_text(k, i))).unwrap_or_else(|| "—".into());
+        let kt = |x: Option<usize>| {
+            x.map(|i| format!("`{}`", kernel_text(k, i)))
+                .unwrap_or_else(|| "—".into())
+        };
         let labels: Vec<&str> = b.labels.iter().map(|l| l.as_str()).collect();
         let _ = writeln!(
             o,
@@ -121,7 +152,10 @@ pub fn render(
         );
     }
     let _ = writeln!(o, "\n### Top 5 bubble windows\n");
-    let _ = writeln!(o, "| bubble_id | scope | start_us | end_us | duration_ms | host | sync | comm |");
+    let _ = writeln!(
+        o,
+        "| bubble_id | scope | start_us | end_us | duration_ms | host | sync | comm |"
+    );
     let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|---:|");
     for b in top.iter().take(5) {
         let w = &b.window;
@@ -170,7 +204,10 @@ pub fn render(
             "Host evidence is dense enough to label bubbles."
         }
     );
-    let _ = writeln!(o, "### Soft root-cause labels (possible causes, never unique)\n");
+    let _ = writeln!(
+        o,
+        "### Soft root-cause labels (possible causes, never unique)\n"
+    );
     if r.soft_root_cause_summary.is_empty() {
         let _ = writeln!(o, "No significant windows were attributed.\n");
     }
@@ -195,9 +232,16 @@ pub fn render(
             x.priority,
             x.id,
             x.scope,
-            x.target_id.as_ref().map(|t| format!(" `{t}`")).unwrap_or_default(),
+            x.target_id
+                .as_ref()
+                .map(|t| format!(" `{t}`"))
+                .unwrap_or_default(),
             x.text,
-            if x.evidence_gap.is_empty() { String::new() } else { format!(" (evidence gap: {})", x.evidence_gap) }
+            if x.evidence_gap.is_empty() {
+                String::new()
+            } else {
+                format!(" (evidence gap: {})", x.evidence_gap)
+            }
         );
     }
     if r.recommendations.is_empty() {
@@ -211,7 +255,11 @@ pub fn render(
         o,
         "1. **Are there significant device idle bubbles?** {}",
         if sig > 0 {
-            format!("Yes: {sig} significant window(s); the largest is {} (`{}`).", ms(largest), top[0].window.bubble_id)
+            format!(
+                "Yes: {sig} significant window(s); the largest is {} (`{}`).",
+                ms(largest),
+                top[0].window.bubble_id
+            )
         } else {
             "No significant bubble window.".into()
         }
@@ -219,8 +267,14 @@ pub fn render(
     let _ = writeln!(
         o,
         "2. **Which step type / group do they concentrate in?** {}",
-        dom.map(|g| format!("Group `{}` ({} of {} steps, template {:016x}).", g.group_id, g.steps.len(), r.steps.len(), g.template_hash))
-            .unwrap_or_else(|| "No step group.".into())
+        dom.map(|g| format!(
+            "Group `{}` ({} of {} steps, template {:016x}).",
+            g.group_id,
+            g.steps.len(),
+            r.steps.len(),
+            g.template_hash
+        ))
+        .unwrap_or_else(|| "No step group.".into())
     );
     let _ = writeln!(
         o,
@@ -240,47 +294,99 @@ pub fn render(
         dom.map(|g| format!(
             "Host risk level `{}`{}; weighted host coverage {:.2}, sync overlap {:.2}.",
             g.host_risk_level.risk_str(),
-            if g.group_tags.contains(&Tag::HostOriginatedRisk) { " with **HOST_ORIGINATED_RISK**" } else { "" },
+            if g.group_tags.contains(&Tag::HostOriginatedRisk) {
+                " with **HOST_ORIGINATED_RISK**"
+            } else {
+                ""
+            },
             g.wmean_host,
             g.wmean_sync
         ))
         .unwrap_or_default()
     );
-    let top_label = r.soft_root_cause_summary.iter().find(|e| e.scope == "global");
-    let sufficient = top_label.is_some_and(|e| !matches!(e.label, Label::InsufficientEvidence | Label::UntracedHostBlocking) && e.confidence != "low");
+    let top_label = r
+        .soft_root_cause_summary
+        .iter()
+        .find(|e| e.scope == "global");
+    let sufficient = top_label.is_some_and(|e| {
+        !matches!(
+            e.label,
+            Label::InsufficientEvidence | Label::UntracedHostBlocking
+        ) && e.confidence != "low"
+    });
     let _ = writeln!(
         o,
         "5. **Is the evidence sufficient for a root cause?** {}",
         if sufficient {
-            format!("Partly: the leading label is `{}` ({}), still a possible cause only.", top_label.map(|e| e.label.as_str()).unwrap_or(""), top_label.map(|e| e.confidence).unwrap_or(""))
+            format!(
+                "Partly: the leading label is `{}` ({}), still a possible cause only.",
+                top_label.map(|e| e.label.as_str()).unwrap_or(""),
+                top_label.map(|e| e.confidence).unwrap_or("")
+            )
         } else {
-            "**No**: insufficient evidence for a root cause; see the follow-up recommendations.".into()
+            "**No**: insufficient evidence for a root cause; see the follow-up recommendations."
+                .into()
         }
     );
     // ---- Structure drill-down and breakdown (dominant step)
     if let Some(si) = dom.and_then(|g| g.steps.first()).copied() {
         let s = &r.steps[si];
         let seg = &s.segmentation;
-        let _ = writeln!(o, "\n## Structure-Level Bubble Drill-Down (`{}`)\n", s.step_id);
+        let _ = writeln!(
+            o,
+            "\n## Structure-Level Bubble Drill-Down (`{}`)\n",
+            s.step_id
+        );
         let _ = writeln!(
             o,
             "Segmentation: `{}`{}; {} structure(s); main stream `{}`.\n",
             seg.method,
-            seg.anchor.as_ref().map(|(n, u)| format!(" (anchor `{n}`, unit {u} main-stream kernels)")).unwrap_or_default(),
+            seg.anchor
+                .as_ref()
+                .map(|(n, u)| format!(" (anchor `{n}`, unit {u} main-stream kernels)"))
+                .unwrap_or_default(),
             seg.structures.len(),
             s.main_stream.as_deref().unwrap_or("none")
         );
-        let mut by_struct: Vec<(&str, i64, usize)> = seg.structures.iter().map(|x| (x.structure_id.as_str(), x.metrics.largest_internal_ns(), x.metrics.bubbles.len())).collect();
+        let mut by_struct: Vec<(&str, i64, usize)> = seg
+            .structures
+            .iter()
+            .map(|x| {
+                (
+                    x.structure_id.as_str(),
+                    x.metrics.largest_internal_ns(),
+                    x.metrics.bubbles.len(),
+                )
+            })
+            .collect();
         by_struct.sort_by(|a, b| b.1.cmp(&a.1));
         for (id, l, n) in by_struct.iter().take(3) {
-            let _ = writeln!(o, "- `{id}`: largest internal bubble {} ({n} bubbles inside).", ms(*l));
+            let _ = writeln!(
+                o,
+                "- `{id}`: largest internal bubble {} ({n} bubbles inside).",
+                ms(*l)
+            );
         }
-        let between = r.bubbles.iter().filter(|b| b.window.step == Some(si) && b.between_structures).count();
-        let inside = r.bubbles.iter().filter(|b| b.window.step == Some(si) && b.structure_id.is_some()).count();
-        let _ = writeln!(o, "- Emitted windows inside structures: {inside}; between structures: {between}.\n");
+        let between = r
+            .bubbles
+            .iter()
+            .filter(|b| b.window.step == Some(si) && b.between_structures)
+            .count();
+        let inside = r
+            .bubbles
+            .iter()
+            .filter(|b| b.window.step == Some(si) && b.structure_id.is_some())
+            .count();
+        let _ = writeln!(
+            o,
+            "- Emitted windows inside structures: {inside}; between structures: {between}.\n"
+        );
         let _ = writeln!(o, "## Structure breakdown\n");
         let _ = writeln!(o, "| structure | type | kernels | wall_ms | busy_union_ms | kernel_sum_ms | total_cost_ms | AI_CORE | AI_CPU | HCCL | share | bubbles | largest_ms | inter_gap_ms |");
-        let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(
+            o,
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        );
         for x in seg.structures.iter().take(200) {
             let p = &x.perspectives;
             let _ = writeln!(
@@ -320,7 +426,10 @@ pub fn render(
                     ns_to_ms(pp.kernel_sum_ns),
                     ns_to_ms(pp.total_cost_ns),
                     p.wait_heavy.len(),
-                    p.top_by_duration.first().map(|&i| format!("`{}`", kernel_text(k, i))).unwrap_or_default()
+                    p.top_by_duration
+                        .first()
+                        .map(|&i| format!("`{}`", kernel_text(k, i)))
+                        .unwrap_or_default()
                 );
             }
         }
@@ -364,7 +473,11 @@ pub fn render(
             w.wait_us_avg,
             w.total_cost_us_avg,
             w.wait_ratio,
-            if w.is_false_hotspot_risk { "**WAIT_ANCHOR_FALSE_HOTSPOT**: tiny op with a huge wait; not a real hotspot" } else { "" }
+            if w.is_false_hotspot_risk {
+                "**WAIT_ANCHOR_FALSE_HOTSPOT**: tiny op with a huge wait; not a real hotspot"
+            } else {
+                ""
+            }
         );
     }
     let _ = writeln!(o, "\n## AICPU\n");
@@ -373,7 +486,16 @@ pub fn render(
     } else {
         let _ = writeln!(o, "| op | calls | duration_ms | masked ratio | class | exposed_ms |\n|---|---:|---:|---:|---|---:|");
         for a in &r.aicpu_ops {
-            let _ = writeln!(o, "| `{}` | {} | {:.3} | {:.3} | {} | {:.3} |", a.op_name, a.call_count, ns_to_ms(a.dur_ns), a.masked_ratio, a.class.as_str(), ns_to_ms(a.exposed_ns));
+            let _ = writeln!(
+                o,
+                "| `{}` | {} | {:.3} | {:.3} | {} | {:.3} |",
+                a.op_name,
+                a.call_count,
+                ns_to_ms(a.dur_ns),
+                a.masked_ratio,
+                a.class.as_str(),
+                ns_to_ms(a.exposed_ns)
+            );
         }
     }
     let _ = writeln!(o, "\n## PMU\n");
@@ -425,7 +547,9 @@ pub fn render(
                 c.busy_union_ms_avg,
                 c.underfeed_ratio_avg,
                 c.comm_total_ms,
-                c.comm_wait_ratio_weighted.map(|x| format!("{x:.3}")).unwrap_or_else(|| "—".into()),
+                c.comm_wait_ratio_weighted
+                    .map(|x| format!("{x:.3}"))
+                    .unwrap_or_else(|| "—".into()),
                 c.bubble_count_avg,
                 c.dominant_idle_pattern,
                 c.robust_z,
@@ -439,7 +563,10 @@ pub fn render(
     }
     if let Some(g) = dom {
         if g.severity == Level::None && !g.hidden_issue_present {
-            let _ = writeln!(o, "- No hidden issue by the decision table; local bubbles are still listed above.");
+            let _ = writeln!(
+                o,
+                "- No hidden issue by the decision table; local bubbles are still listed above."
+            );
         }
     }
     o

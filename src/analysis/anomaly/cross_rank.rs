@@ -39,17 +39,25 @@ pub fn compare(ranks: &[(i64, &AnomalyResult)], cfg: &AnomalyConfig) -> Vec<Rank
         .iter()
         .map(|&(id, r)| {
             let n = r.steps.len().max(1) as f64;
-            let sum = |f: &dyn Fn(&super::StepResult) -> f64| r.steps.iter().map(f).sum::<f64>() / n;
+            let sum =
+                |f: &dyn Fn(&super::StepResult) -> f64| r.steps.iter().map(f).sum::<f64>() / n;
             RankRow {
                 rank_id: id,
                 steps: r.steps.len(),
                 service_ms_avg: sum(&|s| s.metrics.service_ns as f64 / 1e6),
                 busy_union_ms_avg: sum(&|s| s.metrics.busy_ns as f64 / 1e6),
                 underfeed_ratio_avg: sum(&|s| s.metrics.underfeed_ratio),
-                comm_total_ms: r.comm.communication_json_ms.unwrap_or(r.comm.kernel_details_ms),
+                comm_total_ms: r
+                    .comm
+                    .communication_json_ms
+                    .unwrap_or(r.comm.kernel_details_ms),
                 comm_wait_ratio_weighted: r.comm.wait_ratio_weighted,
                 bubble_count_avg: sum(&|s| s.metrics.bubbles.len() as f64),
-                dominant_idle_pattern: r.groups.first().map(|g| g.dominant_idle_pattern.as_str()).unwrap_or("none"),
+                dominant_idle_pattern: r
+                    .groups
+                    .first()
+                    .map(|g| g.dominant_idle_pattern.as_str())
+                    .unwrap_or("none"),
                 robust_z: 0.0,
                 slow: false,
             }
@@ -68,7 +76,9 @@ pub fn compare(ranks: &[(i64, &AnomalyResult)], cfg: &AnomalyConfig) -> Vec<Rank
         } else {
             0.0
         };
-        r.slow = rows_len_ok(xs.len()) && r.service_ms_avg > med * (1.0 + cfg.slow_rank_excess) && r.robust_z > cfg.slow_rank_z;
+        r.slow = rows_len_ok(xs.len())
+            && r.service_ms_avg > med * (1.0 + cfg.slow_rank_excess)
+            && r.robust_z > cfg.slow_rank_z;
     }
     rows
 }

@@ -176,10 +176,18 @@ pub struct GroupCtx<'a> {
 }
 
 /// Aggregates one group (§5.16) and applies §5.10.2, §5.10.3 (group tags), §5.10.5, §5.11.
-pub fn aggregate(group_id: String, members: Vec<usize>, template_hash: u64, steps: &[StepResult], ctx: &GroupCtx<'_>) -> GroupResult {
+pub fn aggregate(
+    group_id: String,
+    members: Vec<usize>,
+    template_hash: u64,
+    steps: &[StepResult],
+    ctx: &GroupCtx<'_>,
+) -> GroupResult {
     let cfg = ctx.cfg;
     let ms = |ns: i64| ns as f64 / 1e6;
-    let col = |f: &dyn Fn(&StepResult) -> f64| members.iter().map(|&i| f(&steps[i])).collect::<Vec<f64>>();
+    let col = |f: &dyn Fn(&StepResult) -> f64| {
+        members.iter().map(|&i| f(&steps[i])).collect::<Vec<f64>>()
+    };
     let stats = [
         Stat::of(&col(&|s| ms(s.metrics.service_ns))),
         Stat::of(&col(&|s| ms(s.metrics.busy_ns))),
@@ -190,12 +198,22 @@ pub fn aggregate(group_id: String, members: Vec<usize>, template_hash: u64, step
         Stat::of(&col(&|s| ms(s.metrics.largest_internal_ns()))),
     ];
     let n = members.len();
-    let with_bubbles = members.iter().filter(|&&i| !steps[i].metrics.bubbles.is_empty()).count();
-    let frac = if n > 0 { with_bubbles as f64 / n as f64 } else { 0.0 };
+    let with_bubbles = members
+        .iter()
+        .filter(|&&i| !steps[i].metrics.bubbles.is_empty())
+        .count();
+    let frac = if n > 0 {
+        with_bubbles as f64 / n as f64
+    } else {
+        0.0
+    };
     let stable = stable_positions(&members, steps, cfg);
     let (recurring, assessable) = match cfg.compat {
         Compat::Script => (n > 0 && frac >= cfg.recurrence_frac, n >= 2),
-        Compat::Rulebook => (n >= 2 && frac >= cfg.recurrence_frac && stable.is_some(), n >= 2),
+        Compat::Rulebook => (
+            n >= 2 && frac >= cfg.recurrence_frac && stable.is_some(),
+            n >= 2,
+        ),
     };
     let pattern = idle_pattern(&members, steps, &stats, ctx);
     // Weighted means over the group's significant windows.
@@ -207,25 +225,41 @@ pub fn aggregate(group_id: String, members: Vec<usize>, template_hash: u64, step
             wd += d;
             wh += d * b.evidence.host.unwrap_or(0.0);
             ws += d * b.evidence.sync.unwrap_or(0.0);
-            comm_label |= b.labels.contains(&crate::analysis::host_evidence::Label::CommWait);
+            comm_label |= b
+                .labels
+                .contains(&crate::analysis::host_evidence::Label::CommWait);
         }
     }
-    let (wmean_host, wmean_sync) = if wd > 0.0 { (wh / wd, ws / wd) } else { (0.0, 0.0) };
+    let (wmean_host, wmean_sync) = if wd > 0.0 {
+        (wh / wd, ws / wd)
+    } else {
+        (0.0, 0.0)
+    };
     let under = stats[2].avg;
     let under_heavy = under >= cfg.underfeed_heavy_ratio;
     let mut group_tags = Vec::new();
     if recurring {
         group_tags.push(Tag::RecurringBubblePattern);
     }
-    if under_heavy && recurring && (wmean_host >= cfg.host_launch_lag_min || wmean_sync >= cfg.sync_overlap_min) {
+    if under_heavy
+        && recurring
+        && (wmean_host >= cfg.host_launch_lag_min || wmean_sync >= cfg.sync_overlap_min)
+    {
         group_tags.push(Tag::HostOriginatedRisk);
     }
     if (under_heavy && recurring && wmean_host < cfg.host_untraced_max) || ctx.sparse_host {
         group_tags.push(Tag::UntracedHostBlockingRisk);
     }
-    let (el, elw) = members.iter().fold((0.0, 0.0), |a, &i| (a.0 + ctx.comm_per_step[i].0, a.1 + ctx.comm_per_step[i].1));
+    let (el, elw) = members.iter().fold((0.0, 0.0), |a, &i| {
+        (a.0 + ctx.comm_per_step[i].0, a.1 + ctx.comm_per_step[i].1)
+    });
     let comm_wait_ratio_weighted = (el > 0.0).then(|| elw / el);
-    let (kw, kt) = members.iter().fold((0i64, 0i64), |a, &i| (a.0 + ctx.comm_kernel_wait[i].0, a.1 + ctx.comm_kernel_wait[i].1));
+    let (kw, kt) = members.iter().fold((0i64, 0i64), |a, &i| {
+        (
+            a.0 + ctx.comm_kernel_wait[i].0,
+            a.1 + ctx.comm_kernel_wait[i].1,
+        )
+    });
     if comm_label
         || comm_wait_ratio_weighted.is_some_and(|r| r > cfg.comm_wait_ratio_risk)
         || (kt > 0 && kw as f64 / kt as f64 > cfg.comm_wait_ratio_risk)
@@ -235,13 +269,16 @@ pub fn aggregate(group_id: String, members: Vec<usize>, template_hash: u64, step
     if ctx.record_shapes && n >= 2 {
         let mut by_t: HashMap<u64, Vec<u64>> = HashMap::new();
         for &i in &members {
-            by_t.entry(ctx.shape_hashes[i].0).or_default().push(ctx.shape_hashes[i].1);
+            by_t.entry(ctx.shape_hashes[i].0)
+                .or_default()
+                .push(ctx.shape_hashes[i].1);
         }
         let same_template_diff = by_t.values().any(|v| v.iter().any(|&x| x != v[0]));
         let services = col(&|s| ms(s.metrics.service_ns));
         let m = mean(&services);
         let cv = if m > 0.0 {
-            (services.iter().map(|x| (x - m).powi(2)).sum::<f64>() / services.len() as f64).sqrt() / m
+            (services.iter().map(|x| (x - m).powi(2)).sum::<f64>() / services.len() as f64).sqrt()
+                / m
         } else {
             0.0
         };
@@ -256,7 +293,10 @@ pub fn aggregate(group_id: String, members: Vec<usize>, template_hash: u64, step
             *count.entry(t).or_default() += 1;
         }
     }
-    let mut dom: Vec<(Tag, usize)> = count.into_iter().filter(|&(_, c)| c * 2 >= n && n > 0).collect();
+    let mut dom: Vec<(Tag, usize)> = count
+        .into_iter()
+        .filter(|&(_, c)| c * 2 >= n && n > 0)
+        .collect();
     for &t in &group_tags {
         if !dom.iter().any(|d| d.0 == t) {
             dom.push((t, n));
@@ -282,12 +322,19 @@ pub fn aggregate(group_id: String, members: Vec<usize>, template_hash: u64, step
         (true, Level::Medium)
     };
     if let Some(top) = ctx.global.top.first() {
-        let boundary = ctx.bubbles.iter().any(|b| b.window.scope == Scope::Global && b.window.interval == *top && b.window.capture_boundary);
+        let boundary = ctx.bubbles.iter().any(|b| {
+            b.window.scope == Scope::Global
+                && b.window.interval == *top
+                && b.window.capture_boundary
+        });
         if boundary && !dominant_anomaly_tags.contains(&Tag::PartialCaptureBoundary) {
             dominant_anomaly_tags.push(Tag::PartialCaptureBoundary);
         }
     }
-    if members.iter().any(|&i| steps[i].tags.contains(&Tag::AicpuExposedRisk)) {
+    if members
+        .iter()
+        .any(|&i| steps[i].tags.contains(&Tag::AicpuExposedRisk))
+    {
         severity = match severity {
             Level::None | Level::Low => Level::Medium,
             _ => Level::High,
@@ -301,7 +348,10 @@ pub fn aggregate(group_id: String, members: Vec<usize>, template_hash: u64, step
     } else {
         Level::Medium
     };
-    if underfeed_high && wmean_host < cfg.host_untraced_max && !group_tags.contains(&Tag::UntracedHostBlockingRisk) {
+    if underfeed_high
+        && wmean_host < cfg.host_untraced_max
+        && !group_tags.contains(&Tag::UntracedHostBlockingRisk)
+    {
         group_tags.push(Tag::UntracedHostBlockingRisk);
         dominant_anomaly_tags.push(Tag::UntracedHostBlockingRisk);
     }
@@ -320,7 +370,9 @@ pub fn aggregate(group_id: String, members: Vec<usize>, template_hash: u64, step
         severity,
         host_risk_level,
         requires_followup: false,
-        wait_not_reliable_for_rootcause: members.iter().any(|&i| steps[i].tags.contains(&Tag::WaitPollutionRisk)),
+        wait_not_reliable_for_rootcause: members
+            .iter()
+            .any(|&i| steps[i].tags.contains(&Tag::WaitPollutionRisk)),
         wmean_host,
         wmean_sync,
         comm_wait_ratio_weighted,
@@ -334,7 +386,11 @@ fn recurring_rulebook(n: usize, frac: f64, stable: &Option<String>, cfg: &Anomal
 }
 
 /// §5.10.2 stable positions: a `(before, after)` signature or a position bin (±1) in ≥ 60 % of steps.
-fn stable_positions(members: &[usize], steps: &[StepResult], cfg: &AnomalyConfig) -> Option<String> {
+fn stable_positions(
+    members: &[usize],
+    steps: &[StepResult],
+    cfg: &AnomalyConfig,
+) -> Option<String> {
     let n = members.len();
     if n < 2 {
         return None;
@@ -354,23 +410,42 @@ fn stable_positions(members: &[usize], steps: &[StepResult], cfg: &AnomalyConfig
         }
         bins.push(b);
     }
-    if let Some((k, _)) = sig.iter().filter(|(_, &c)| c as f64 >= need).max_by_key(|(_, &c)| c) {
+    if let Some((k, _)) = sig
+        .iter()
+        .filter(|(_, &c)| c as f64 >= need)
+        .max_by_key(|(_, &c)| c)
+    {
         return Some(format!("signature {} → {}", k.0, k.1));
     }
     let all: std::collections::BTreeSet<i64> = bins.iter().flatten().copied().collect();
     for &b in &all {
-        let c = bins.iter().filter(|v| v.iter().any(|&x| (x - b).abs() <= 1)).count();
+        let c = bins
+            .iter()
+            .filter(|v| v.iter().any(|&x| (x - b).abs() <= 1))
+            .count();
         if c as f64 >= need {
-            return Some(format!("position bin {b} (±1) of width {}", cfg.stable_position_bin));
+            return Some(format!(
+                "position bin {b} (±1) of width {}",
+                cfg.stable_position_bin
+            ));
         }
     }
     None
 }
 
-fn idle_pattern(members: &[usize], steps: &[StepResult], stats: &[Stat; 7], ctx: &GroupCtx<'_>) -> IdlePattern {
+fn idle_pattern(
+    members: &[usize],
+    steps: &[StepResult],
+    stats: &[Stat; 7],
+    ctx: &GroupCtx<'_>,
+) -> IdlePattern {
     let cfg = ctx.cfg;
     let (pre, tail, internal) = (stats[3].avg, stats[4].avg, stats[5].avg);
-    let cands = [(IdlePattern::Prelaunch, pre), (IdlePattern::Tail, tail), (IdlePattern::InternalBubble, internal)];
+    let cands = [
+        (IdlePattern::Prelaunch, pre),
+        (IdlePattern::Tail, tail),
+        (IdlePattern::InternalBubble, internal),
+    ];
     let mut best = cands[0];
     for c in &cands[1..] {
         if c.1 > best.1 {
@@ -393,8 +468,16 @@ fn idle_pattern(members: &[usize], steps: &[StepResult], stats: &[Stat; 7], ctx:
                 return IdlePattern::None;
             }
             // inter_step: inter-step global gaps inside the group's span vs intra-step gaps.
-            let lo = members.iter().map(|&i| steps[i].window.start_ns).min().unwrap_or(0);
-            let hi = members.iter().map(|&i| steps[i].window.end_ns).max().unwrap_or(0);
+            let lo = members
+                .iter()
+                .map(|&i| steps[i].window.start_ns)
+                .min()
+                .unwrap_or(0);
+            let hi = members
+                .iter()
+                .map(|&i| steps[i].window.end_ns)
+                .max()
+                .unwrap_or(0);
             let span = Interval::new(lo, hi);
             let inter: i64 = ctx
                 .global
@@ -406,7 +489,11 @@ fn idle_pattern(members: &[usize], steps: &[StepResult], stats: &[Stat; 7], ctx:
                 .sum();
             let intra: i64 = members
                 .iter()
-                .map(|&i| steps[i].metrics.prelaunch_ns + steps[i].metrics.tail_ns + steps[i].metrics.internal_total_ns())
+                .map(|&i| {
+                    steps[i].metrics.prelaunch_ns
+                        + steps[i].metrics.tail_ns
+                        + steps[i].metrics.internal_total_ns()
+                })
                 .sum();
             if inter > 0 && inter as f64 >= cfg.inter_step_factor * intra as f64 {
                 return IdlePattern::InterStep;

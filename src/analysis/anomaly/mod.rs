@@ -227,7 +227,10 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
             let small = ops::small_ops(k, s.kernels.clone(), main, m.busy_ns, &m.bubbles, cfg);
             StepResult {
                 step_id: s.step_id.clone(),
-                group_id: raw_groups.get(s.group).map(|g| g.group_id.clone()).unwrap_or_default(),
+                group_id: raw_groups
+                    .get(s.group)
+                    .map(|g| g.group_id.clone())
+                    .unwrap_or_default(),
                 window: s.window,
                 kernels: s.kernels.clone(),
                 inventory: steps::inventory(k, s),
@@ -248,12 +251,17 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
 
     // Truncated first/last steps (§5.10.3).
     for g in &raw_groups {
-        let mut counts: Vec<f64> = g.steps.iter().map(|&i| results[i].inventory.total_kernel_count as f64).collect();
+        let mut counts: Vec<f64> = g
+            .steps
+            .iter()
+            .map(|&i| results[i].inventory.total_kernel_count as f64)
+            .collect();
         counts.sort_by(f64::total_cmp);
         let median = super::intervals::percentile(&counts, 0.5);
         for &i in &g.steps {
             if (i == 0 || i + 1 == results.len())
-                && (results[i].inventory.total_kernel_count as f64) < cfg.truncated_step_frac * median
+                && (results[i].inventory.total_kernel_count as f64)
+                    < cfg.truncated_step_frac * median
             {
                 results[i].truncated = true;
                 results[i].tags.push(Tag::PartialCaptureBoundary);
@@ -263,7 +271,10 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
 
     // Windows, host evidence, labels.
     let nb = Neighbours::new(k);
-    let main_ids: Vec<Option<u32>> = results.iter().map(|s| structure::main_stream(k, s.kernels.clone())).collect();
+    let main_ids: Vec<Option<u32>> = results
+        .iter()
+        .map(|s| structure::main_stream(k, s.kernels.clone()))
+        .collect();
     let sw: Vec<StepWindows<'_>> = results
         .iter()
         .enumerate()
@@ -280,7 +291,10 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
     let mut bubble_results: Vec<BubbleResult> = windows
         .into_iter()
         .map(|w| {
-            let service = w.step.map(|s| results[s].metrics.service_ns).unwrap_or(capture_ns);
+            let service = w
+                .step
+                .map(|s| results[s].metrics.service_ns)
+                .unwrap_or(capture_ns);
             let ev = host_ix
                 .as_ref()
                 .map(|ix| host_evidence::evidence(ix, w.interval, service, cfg))
@@ -291,7 +305,11 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
                 .map(|s| locate(&results[s].segmentation, w.interval))
                 .unwrap_or((None, false));
             BubbleResult {
-                tags: if w.capture_boundary { vec![Tag::PartialCaptureBoundary] } else { vec![] },
+                tags: if w.capture_boundary {
+                    vec![Tag::PartialCaptureBoundary]
+                } else {
+                    vec![]
+                },
                 window: w,
                 evidence: ev,
                 labels,
@@ -313,16 +331,26 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
         s.labels.sort();
         // Top-5 internal bubbles for stable positions.
         let mut top: Vec<Interval> = s.metrics.bubbles.clone();
-        top.sort_by(|a, b| b.len_ns().cmp(&a.len_ns()).then(a.start_ns.cmp(&b.start_ns)));
+        top.sort_by(|a, b| {
+            b.len_ns()
+                .cmp(&a.len_ns())
+                .then(a.start_ns.cmp(&b.start_ns))
+        });
         top.truncate(cfg.top_n_windows);
         let service = s.metrics.service_ns.max(1) as f64;
         s.top_internal = top
             .iter()
             .map(|b| {
-                let name = |i: Option<usize>| i.map(|i| k.name_of(i).to_string()).unwrap_or_default();
+                let name =
+                    |i: Option<usize>| i.map(|i| k.name_of(i).to_string()).unwrap_or_default();
                 TopBubble {
-                    signature: (name(nb.before(b.start_ns, None)), name(nb.after(b.end_ns, None))),
-                    bin: (((b.start_ns - s.window.start_ns) as f64 / service) / cfg.stable_position_bin).floor() as i64,
+                    signature: (
+                        name(nb.before(b.start_ns, None)),
+                        name(nb.after(b.end_ns, None)),
+                    ),
+                    bin: (((b.start_ns - s.window.start_ns) as f64 / service)
+                        / cfg.stable_position_bin)
+                        .floor() as i64,
                 }
             })
             .collect();
@@ -340,7 +368,8 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
     for (si, s) in results.iter_mut().enumerate() {
         for (oi, o) in input.comm_ops.iter().enumerate() {
             let in_win = o.start_ns >= s.window.start_ns
-                && (o.start_ns < s.window.end_ns || (si + 1 == raw_steps.len() && o.start_ns <= s.window.end_ns));
+                && (o.start_ns < s.window.end_ns
+                    || (si + 1 == raw_steps.len() && o.start_ns <= s.window.end_ns));
             if in_win {
                 s.comm_ops.push(oi);
                 comm_per_step[si].0 += o.elapse_ms;
@@ -367,11 +396,14 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
     let aicpu_ops = ops::aicpu_ops(k, 0..k.len(), &ai_core, cfg);
     let adj = (cfg.aicpu_adjacent_us * 1000.0) as i64;
     for s in &mut results {
-        let risky_op = aicpu_ops.iter().any(|o| ops::aicpu_risky(o) && o.kernels.iter().any(|i| s.kernels.contains(i)));
+        let risky_op = aicpu_ops
+            .iter()
+            .any(|o| ops::aicpu_risky(o) && o.kernels.iter().any(|i| s.kernels.contains(i)));
         let near = s.kernels.clone().any(|i| {
             k.class()[i] == TaskClass::AiCpu
                 && s.metrics.bubbles.iter().any(|b| {
-                    (k.end_ns(i) - b.start_ns).abs() <= adj || (k.start_ns()[i] - b.end_ns).abs() <= adj
+                    (k.end_ns(i) - b.start_ns).abs() <= adj
+                        || (k.start_ns()[i] - b.end_ns).abs() <= adj
                 })
         });
         if risky_op || near {
@@ -381,21 +413,41 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
 
     // Wait anchors over the dominant group (pseudo-step: whole capture).
     let scope: Vec<usize> = match raw_groups.first() {
-        Some(g) if method != StepMethod::Pseudo => g.steps.iter().flat_map(|&i| results[i].kernels.clone()).collect(),
+        Some(g) if method != StepMethod::Pseudo => g
+            .steps
+            .iter()
+            .flat_map(|&i| results[i].kernels.clone())
+            .collect(),
         _ => (0..k.len()).collect(),
     };
     let wait_anchor_ops = ops::wait_anchors(k, &scope, &comm_win, cfg);
     let pmu = ops::pmu_verdicts(k, &wait_anchor_ops, cfg);
 
     // Capabilities and host density.
-    let caps = capabilities(input, k, host_ix.as_ref().map(|h| h.kept_events).unwrap_or(0));
-    let sparse_host = sparse_host(&bubble_results, &results, &raw_groups, host_ix.as_ref().map(|h| h.kept_events), input, cfg);
+    let caps = capabilities(
+        input,
+        k,
+        host_ix.as_ref().map(|h| h.kept_events).unwrap_or(0),
+    );
+    let sparse_host = sparse_host(
+        &bubble_results,
+        &results,
+        &raw_groups,
+        host_ix.as_ref().map(|h| h.kept_events),
+        input,
+        cfg,
+    );
 
     // Groups.
     let all_windows: Vec<Interval> = results.iter().map(|s| s.window).collect();
     let shape_hashes: Vec<(u64, u64)> = raw_steps
         .iter()
-        .map(|s| (steps::template_hash(k, s.kernels.clone()), shapes_hash(k, s.kernels.clone())))
+        .map(|s| {
+            (
+                steps::template_hash(k, s.kernels.clone()),
+                shapes_hash(k, s.kernels.clone()),
+            )
+        })
         .collect();
     let multi_shape = |members: &[usize]| -> bool {
         let mut m: HashMap<u32, HashSet<u32>> = HashMap::new();
@@ -420,14 +472,28 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
     };
     let mut group_results: Vec<GroupResult> = raw_groups
         .iter()
-        .map(|g| groups::aggregate(g.group_id.clone(), g.steps.clone(), g.template_hash, &results, &ctx))
+        .map(|g| {
+            groups::aggregate(
+                g.group_id.clone(),
+                g.steps.clone(),
+                g.template_hash,
+                &results,
+                &ctx,
+            )
+        })
         .collect();
     // Group tags also mark their windows' steps for COMM_SYNC_RISK etc. only at group scope.
     let mut top_tags = Vec::new();
-    if bubble_results.iter().any(|b| b.window.capture_boundary) || results.iter().any(|s| s.truncated) {
+    if bubble_results.iter().any(|b| b.window.capture_boundary)
+        || results.iter().any(|s| s.truncated)
+    {
         top_tags.push(Tag::PartialCaptureBoundary);
     }
-    if sparse_host || group_results.iter().any(|g| g.group_tags.contains(&Tag::UntracedHostBlockingRisk)) {
+    if sparse_host
+        || group_results
+            .iter()
+            .any(|g| g.group_tags.contains(&Tag::UntracedHostBlockingRisk))
+    {
         top_tags.push(Tag::UntracedHostBlockingRisk);
     }
     if wait_anchor_ops.iter().any(|o| o.is_false_hotspot_risk) {
@@ -441,11 +507,25 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
     limitations.extend(notes.iter().cloned());
     let confidence = summary::confidence(method, &caps, input.info.op_summary_only);
     let comm = CommTotals {
-        kernel_details_ms: (0..k.len()).filter(|&i| k.comm()[i]).map(|i| k.dur_ns()[i]).sum::<i64>() as f64 / 1e6,
-        communication_json_ms: input.info.comm_file.then(|| input.comm_ops.iter().map(|o| o.elapse_ms).sum()),
+        kernel_details_ms: (0..k.len())
+            .filter(|&i| k.comm()[i])
+            .map(|i| k.dur_ns()[i])
+            .sum::<i64>() as f64
+            / 1e6,
+        communication_json_ms: input
+            .info
+            .comm_file
+            .then(|| input.comm_ops.iter().map(|o| o.elapse_ms).sum()),
         wait_ratio_weighted: {
             let e: f64 = input.comm_ops.iter().map(|o| o.elapse_ms).sum();
-            (e > 0.0).then(|| input.comm_ops.iter().map(|o| o.elapse_ms * o.wait_ratio).sum::<f64>() / e)
+            (e > 0.0).then(|| {
+                input
+                    .comm_ops
+                    .iter()
+                    .map(|o| o.elapse_ms * o.wait_ratio)
+                    .sum::<f64>()
+                    / e
+            })
         },
     };
     let mut result = AnomalyResult {
@@ -468,7 +548,10 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
         capabilities: caps,
         top_tags,
         limitations,
-        host_policy: host_ix.as_ref().map(|h| (h.kept_events, h.excluded_markers)).unwrap_or((0, 0)),
+        host_policy: host_ix
+            .as_ref()
+            .map(|h| (h.kept_events, h.excluded_markers))
+            .unwrap_or((0, 0)),
         busy_segments: segs,
     };
     bubble_results.shrink_to_fit();
@@ -482,7 +565,10 @@ fn locate(seg: &Segmentation, w: Interval) -> (Option<String>, bool) {
     let st = &seg.structures;
     for (j, s) in st.iter().enumerate() {
         if let Some(next) = st.get(j + 1) {
-            if w.start_ns >= s.span.end_ns && w.end_ns <= next.span.start_ns && w.start_ns < next.span.start_ns {
+            if w.start_ns >= s.span.end_ns
+                && w.end_ns <= next.span.start_ns
+                && w.start_ns < next.span.start_ns
+            {
                 return (None, true);
             }
         }
@@ -508,7 +594,10 @@ fn capabilities(input: &RankInput<'_>, k: &KernelTable, kept_host: usize) -> Cap
     let trace = input.trace;
     let (record_shapes, rs_src) = match input.info.record_shapes {
         Some(v) => (v, "profiler_info"),
-        None => (k.has_shapes() || trace.is_some_and(|t| t.saw_input_dims), "inferred"),
+        None => (
+            k.has_shapes() || trace.is_some_and(|t| t.saw_input_dims),
+            "inferred",
+        ),
     };
     let (with_stack, ws_src) = match input.info.with_stack {
         Some(v) => (v, "profiler_info"),
@@ -524,7 +613,11 @@ fn capabilities(input: &RankInput<'_>, k: &KernelTable, kept_host: usize) -> Cap
         comm_file: input.info.comm_file,
         fia: (0..k.len()).any(|i| k.name_of(i).contains("FusedInferAttentionScore")),
         trace: trace.is_some(),
-        host_event_density: if k.is_empty() { 0.0 } else { kept_host as f64 * 100.0 / k.len() as f64 },
+        host_event_density: if k.is_empty() {
+            0.0
+        } else {
+            kept_host as f64 * 100.0 / k.len() as f64
+        },
     }
 }
 
@@ -540,7 +633,10 @@ fn sparse_host(
 ) -> bool {
     let Some(kept) = kept else { return true };
     let (mut d, mut h) = (0.0, 0.0);
-    for b in bubbles.iter().filter(|b| b.window.significant && b.window.scope != Scope::Global) {
+    for b in bubbles
+        .iter()
+        .filter(|b| b.window.significant && b.window.scope != Scope::Global)
+    {
         let len = b.window.interval.len_ns() as f64;
         d += len;
         h += len * b.evidence.host.unwrap_or(0.0);
@@ -552,13 +648,20 @@ fn sparse_host(
     (d > 0.0 && h / d < cfg.host_untraced_max) || (kept as f64) < dom_kernels as f64 / 100.0
 }
 
-fn limitations(input: &RankInput<'_>, caps: &Capabilities, method: StepMethod, sparse: bool) -> Vec<String> {
+fn limitations(
+    input: &RankInput<'_>,
+    caps: &Capabilities,
+    method: StepMethod,
+    sparse: bool,
+) -> Vec<String> {
     let mut v = Vec::new();
     if input.kernels.is_empty() {
         v.push("no kernel intervals: bubble analysis unavailable".into());
     }
     if !caps.trace {
-        v.push("no trace_view.json: no step markers, no host evidence, no Level0 stream join".into());
+        v.push(
+            "no trace_view.json: no step markers, no host evidence, no Level0 stream join".into(),
+        );
     }
     if !caps.record_shapes {
         v.push("record_shapes off: VARIABLE_SHAPE_SAME_TEMPLATE skipped".into());

@@ -41,8 +41,15 @@ pub struct WaitAnchorOp {
 }
 
 /// `score_wait_anchor` of the reference script (§5.12): strict `>`, strict `<`, `≤`.
-pub fn score_wait_anchor(dur_us_avg: f64, wait_ratio: f64, total_cost_rank: usize, cfg: &AnomalyConfig) -> bool {
-    wait_ratio > cfg.wait_anchor_ratio && dur_us_avg < cfg.wait_anchor_dur_us && total_cost_rank <= cfg.wait_anchor_rank
+pub fn score_wait_anchor(
+    dur_us_avg: f64,
+    wait_ratio: f64,
+    total_cost_rank: usize,
+    cfg: &AnomalyConfig,
+) -> bool {
+    wait_ratio > cfg.wait_anchor_ratio
+        && dur_us_avg < cfg.wait_anchor_dur_us
+        && total_cost_rank <= cfg.wait_anchor_rank
 }
 
 /// Communication windows of §5.13: comm-kernel busy intervals ∪ `communication.json` op intervals.
@@ -71,7 +78,12 @@ pub fn polluted_wait_ns(k: &KernelTable, i: usize, comm: &[Interval], cfg: &Anom
 }
 
 /// §5.12 over the kernels `scope`; returns all ops sorted by total-cost rank.
-pub fn wait_anchors(k: &KernelTable, scope: &[usize], comm: &[Interval], cfg: &AnomalyConfig) -> Vec<WaitAnchorOp> {
+pub fn wait_anchors(
+    k: &KernelTable,
+    scope: &[usize],
+    comm: &[Interval],
+    cfg: &AnomalyConfig,
+) -> Vec<WaitAnchorOp> {
     struct Acc {
         n: usize,
         dur: i64,
@@ -133,7 +145,8 @@ pub fn wait_anchors(k: &KernelTable, scope: &[usize], comm: &[Interval], cfg: &A
                 total_cost_rank: 0,
                 duration_rank: 0,
                 is_false_hotspot_risk: false,
-                wait_pollution: a.polluted > 0 && a.polluted as f64 >= cfg.wait_pollution_op_frac * n,
+                wait_pollution: a.polluted > 0
+                    && a.polluted as f64 >= cfg.wait_pollution_op_frac * n,
                 first_kernel: a.first,
             }
         })
@@ -155,7 +168,8 @@ pub fn wait_anchors(k: &KernelTable, scope: &[usize], comm: &[Interval], cfg: &A
     });
     for (r, o) in ops.iter_mut().enumerate() {
         o.total_cost_rank = r + 1;
-        o.is_false_hotspot_risk = score_wait_anchor(o.duration_us_avg, o.wait_ratio, o.total_cost_rank, cfg);
+        o.is_false_hotspot_risk =
+            score_wait_anchor(o.duration_us_avg, o.wait_ratio, o.total_cost_rank, cfg);
     }
     ops
 }
@@ -212,7 +226,12 @@ pub struct AicpuOp {
 }
 
 /// §5.14: AI_CPU kernels of `scope` against the AI_CORE-family union `ai_core`.
-pub fn aicpu_ops(k: &KernelTable, scope: impl IntoIterator<Item = usize>, ai_core: &[Interval], cfg: &AnomalyConfig) -> Vec<AicpuOp> {
+pub fn aicpu_ops(
+    k: &KernelTable,
+    scope: impl IntoIterator<Item = usize>,
+    ai_core: &[Interval],
+    cfg: &AnomalyConfig,
+) -> Vec<AicpuOp> {
     let mut by: HashMap<u32, (i64, i64, Vec<usize>)> = HashMap::new();
     for i in scope {
         if k.class()[i] != TaskClass::AiCpu || k.dur_ns()[i] <= 0 {
@@ -227,7 +246,11 @@ pub fn aicpu_ops(k: &KernelTable, scope: impl IntoIterator<Item = usize>, ai_cor
     let mut v: Vec<AicpuOp> = by
         .into_iter()
         .map(|(name, (dur, masked, kernels))| {
-            let r = if dur > 0 { masked as f64 / dur as f64 } else { 0.0 };
+            let r = if dur > 0 {
+                masked as f64 / dur as f64
+            } else {
+                0.0
+            };
             AicpuOp {
                 op_name: k.text(name).to_string(),
                 call_count: kernels.len(),
@@ -239,13 +262,18 @@ pub fn aicpu_ops(k: &KernelTable, scope: impl IntoIterator<Item = usize>, ai_cor
             }
         })
         .collect();
-    v.sort_by(|a, b| b.exposed_ns.cmp(&a.exposed_ns).then_with(|| a.op_name.cmp(&b.op_name)));
+    v.sort_by(|a, b| {
+        b.exposed_ns
+            .cmp(&a.exposed_ns)
+            .then_with(|| a.op_name.cmp(&b.op_name))
+    });
     v
 }
 
 /// §5.10.3 AICPU_EXPOSED_RISK op rule: any op EXPOSED_NOT_ALLOWED, or PARTIALLY with exposed ≥ 0.1 ms.
 pub fn aicpu_risky(op: &AicpuOp) -> bool {
-    op.class == AicpuClass::ExposedNotAllowed || (op.class == AicpuClass::PartiallyExposed && op.exposed_ns >= 100_000)
+    op.class == AicpuClass::ExposedNotAllowed
+        || (op.class == AicpuClass::PartiallyExposed && op.exposed_ns >= 100_000)
 }
 
 /// Small-op judgement of one step (§5.15).
@@ -277,7 +305,11 @@ pub fn small_ops(
     let (mut run, mut run_first) = (0usize, 0usize);
     let mut borders = false;
     let adj = (cfg.aicpu_adjacent_us * 1000.0) as i64;
-    let near_bubble = |t: i64| bubbles.iter().any(|b| (b.start_ns - t).abs() <= adj || (b.end_ns - t).abs() <= adj);
+    let near_bubble = |t: i64| {
+        bubbles
+            .iter()
+            .any(|b| (b.start_ns - t).abs() <= adj || (b.end_ns - t).abs() <= adj)
+    };
     for i in range {
         let small = k.dur_ns()[i] < small_ns;
         if small {
@@ -291,7 +323,9 @@ pub fn small_ops(
                 }
                 run += 1;
                 s.longest_main_run = s.longest_main_run.max(run);
-                if run >= cfg.small_op_run && (near_bubble(k.end_ns(i)) || near_bubble(k.start_ns()[run_first])) {
+                if run >= cfg.small_op_run
+                    && (near_bubble(k.end_ns(i)) || near_bubble(k.start_ns()[run_first]))
+                {
                     borders = true;
                 }
             } else {
@@ -299,7 +333,11 @@ pub fn small_ops(
             }
         }
     }
-    s.share_of_busy = if busy_ns > 0 { s.dur_ns as f64 / busy_ns as f64 } else { 0.0 };
+    s.share_of_busy = if busy_ns > 0 {
+        s.dur_ns as f64 / busy_ns as f64
+    } else {
+        0.0
+    };
     s.verdict = if s.share_of_busy >= cfg.small_op_ineff_frac || borders {
         "likely_inefficiency"
     } else {
@@ -309,7 +347,11 @@ pub fn small_ops(
 }
 
 /// PMU verdict of one op (§5.15), top-10 ops by duration; `None` when no PMU column exists.
-pub fn pmu_verdicts(k: &KernelTable, ops: &[WaitAnchorOp], cfg: &AnomalyConfig) -> Option<Vec<(String, &'static str)>> {
+pub fn pmu_verdicts(
+    k: &KernelTable,
+    ops: &[WaitAnchorOp],
+    cfg: &AnomalyConfig,
+) -> Option<Vec<(String, &'static str)>> {
     if k.pmu().is_empty() {
         return None;
     }

@@ -59,14 +59,20 @@ fn entries(
             let d: f64 = bs.iter().map(|b| b.window.interval.len_ns() as f64).sum();
             let share = d / total;
             let wmean = |f: &dyn Fn(&BubbleResult) -> f64| {
-                bs.iter().map(|b| b.window.interval.len_ns() as f64 * f(b)).sum::<f64>() / d.max(1.0)
+                bs.iter()
+                    .map(|b| b.window.interval.len_ns() as f64 * f(b))
+                    .sum::<f64>()
+                    / d.max(1.0)
             };
             let direct = match label {
                 Label::SyncOrH2d => wmean(&|b| b.evidence.sync.unwrap_or(0.0)) >= 0.5,
                 Label::CommWait => wmean(&|b| b.evidence.comm.unwrap_or(0.0)) >= 0.5,
                 _ => false,
             };
-            let confidence = if matches!(label, Label::InsufficientEvidence | Label::UntracedHostBlocking) {
+            let confidence = if matches!(
+                label,
+                Label::InsufficientEvidence | Label::UntracedHostBlocking
+            ) {
                 "low"
             } else if share >= 0.6 && direct {
                 "high"
@@ -127,29 +133,51 @@ pub fn soft_root_cause_summary(
         let svc_avg = g.stats[0].avg;
         e.retain(|x| match x.label {
             Label::PythonSerializationOrLock => g.recurring_bubble_pattern,
-            Label::HostLaunchLag => pre_avg >= cfg.gap_heavy_floor_ms.max(0.10 * svc_avg) || x.share >= 0.30,
+            Label::HostLaunchLag => {
+                pre_avg >= cfg.gap_heavy_floor_ms.max(0.10 * svc_avg) || x.share >= 0.30
+            }
             _ => true,
         });
         out.extend(e);
     }
     for (i, s) in steps.iter().enumerate() {
-        let ws: Vec<&BubbleResult> = sig.iter().copied().filter(|b| b.window.step == Some(i)).collect();
+        let ws: Vec<&BubbleResult> = sig
+            .iter()
+            .copied()
+            .filter(|b| b.window.step == Some(i))
+            .collect();
         out.extend(entries("step", Some(s.step_id.clone()), &ws, cfg));
     }
-    out.sort_by(|a, b| scope_rank(a.scope).cmp(&scope_rank(b.scope)).then(b.share.total_cmp(&a.share)));
+    out.sort_by(|a, b| {
+        scope_rank(a.scope)
+            .cmp(&scope_rank(b.scope))
+            .then(b.share.total_cmp(&a.share))
+    });
     out
 }
 
 /// §5.11.4 `requires_followup` per group.
-pub fn set_followups(groups: &mut [GroupResult], steps: &[StepResult], summary: &[SummaryEntry], caps: &Capabilities) {
+pub fn set_followups(
+    groups: &mut [GroupResult],
+    steps: &[StepResult],
+    summary: &[SummaryEntry],
+    caps: &Capabilities,
+) {
     for g in groups.iter_mut() {
         let top = summary
             .iter()
             .find(|e| e.scope == "group" && e.target_id.as_deref() == Some(g.group_id.as_str()));
         let low_specificity = top.is_none_or(|e| {
-            matches!(e.label, Label::InsufficientEvidence | Label::UntracedHostBlocking) || e.confidence == "low"
+            matches!(
+                e.label,
+                Label::InsufficientEvidence | Label::UntracedHostBlocking
+            ) || e.confidence == "low"
         });
-        let polluted = g.steps.iter().filter(|&&i| steps[i].tags.contains(&Tag::WaitPollutionRisk)).count();
+        let polluted = g
+            .steps
+            .iter()
+            .filter(|&&i| steps[i].tags.contains(&Tag::WaitPollutionRisk))
+            .count();
         g.requires_followup = (g.severity == Level::High && low_specificity)
             || !caps.with_stack
             || !caps.record_shapes
@@ -206,14 +234,21 @@ pub fn recommendations(r: &AnomalyResult) -> Vec<Recommendation> {
         .map(|g| {
             if g.severity == Level::High {
                 "P0"
-            } else if g.severity == Level::Medium || g.dominant_anomaly_tags.iter().any(|t| t.is_heavy()) {
+            } else if g.severity == Level::Medium
+                || g.dominant_anomaly_tags.iter().any(|t| t.is_heavy())
+            {
                 "P1"
             } else {
                 "P3"
             }
         })
         .unwrap_or("P3");
-    let mut push = |scope: &'static str, target: Option<String>, text: &str, follow: bool, gap: &str, prio: &'static str| {
+    let mut push = |scope: &'static str,
+                    target: Option<String>,
+                    text: &str,
+                    follow: bool,
+                    gap: &str,
+                    prio: &'static str| {
         v.push(Recommendation {
             id: String::new(),
             scope,
@@ -227,9 +262,17 @@ pub fn recommendations(r: &AnomalyResult) -> Vec<Recommendation> {
     let heavy = dom.is_some_and(|g| g.dominant_anomaly_tags.iter().any(|t| t.is_heavy()));
     let gid = dom.map(|g| g.group_id.clone());
     if heavy && !r.capabilities.with_stack {
-        push("step_group", gid.clone(), "Re-profile with with_stack=True to tie bubbles to Python call sites.", true, "no call stacks", dom_p);
+        push(
+            "step_group",
+            gid.clone(),
+            "Re-profile with with_stack=True to tie bubbles to Python call sites.",
+            true,
+            "no call stacks",
+            dom_p,
+        );
     }
-    let unstable = r.groups.len() > 1 || dom.is_some_and(|g| (g.steps.len() as f64) < 0.6 * r.steps.len() as f64);
+    let unstable = r.groups.len() > 1
+        || dom.is_some_and(|g| (g.steps.len() as f64) < 0.6 * r.steps.len() as f64);
     if !r.capabilities.record_shapes && unstable {
         push("global", None, "Re-profile with record_shapes=True: step grouping is unstable and shapes could explain it.", true, "no input shapes", "P3");
     }
@@ -242,15 +285,29 @@ pub fn recommendations(r: &AnomalyResult) -> Vec<Recommendation> {
         if matches!(g.host_risk_level, Level::High | Level::Medium) && low {
             push("step_group", gid.clone(), "Sample the host side (e.g. py-spy or a thread view of the training process) during the bubbles.", true, "host activity inside bubbles is not traced", dom_p);
         }
-        let polluted = g.steps.iter().filter(|&&i| r.steps[i].tags.contains(&Tag::WaitPollutionRisk)).count();
+        let polluted = g
+            .steps
+            .iter()
+            .filter(|&&i| r.steps[i].tags.contains(&Tag::WaitPollutionRisk))
+            .count();
         if polluted > 0 && polluted * 2 >= g.steps.len() {
             push("step_group", gid.clone(), "Check communication and synchronisation paths: kernel waits overlap communication windows.", true, "wait times are polluted by communication", dom_p);
         }
-        let service: f64 = g.steps.iter().map(|&i| r.steps[i].metrics.service_ns as f64).sum();
+        let service: f64 = g
+            .steps
+            .iter()
+            .map(|&i| r.steps[i].metrics.service_ns as f64)
+            .sum();
         let inter: f64 = g
             .steps
             .iter()
-            .flat_map(|&i| r.steps[i].segmentation.structures.iter().map(|s| s.inter_structure_gap_ns as f64))
+            .flat_map(|&i| {
+                r.steps[i]
+                    .segmentation
+                    .structures
+                    .iter()
+                    .map(|s| s.inter_structure_gap_ns as f64)
+            })
             .sum();
         let between_top = r
             .bubbles
@@ -260,21 +317,55 @@ pub fn recommendations(r: &AnomalyResult) -> Vec<Recommendation> {
             .collect::<Vec<_>>();
         let mut between_sorted = between_top.clone();
         between_sorted.sort_by(|a, b| b.window.interval.len_ns().cmp(&a.window.interval.len_ns()));
-        if (service > 0.0 && inter >= 0.10 * service) || between_sorted.iter().take(5).any(|b| b.between_structures) {
+        if (service > 0.0 && inter >= 0.10 * service)
+            || between_sorted.iter().take(5).any(|b| b.between_structures)
+        {
             push("structure", gid.clone(), "Check host-side layer dispatch latency between layers: bubbles sit between structures.", false, "", dom_p);
         }
         if g.group_tags.contains(&Tag::CommSyncRisk) {
-            push("step_group", gid.clone(), "Compare ranks (possible slow rank) and check communication/compute overlap.", true, "other ranks' timing", dom_p);
+            push(
+                "step_group",
+                gid.clone(),
+                "Compare ranks (possible slow rank) and check communication/compute overlap.",
+                true,
+                "other ranks' timing",
+                dom_p,
+            );
         }
     }
     for o in r.wait_anchor_ops.iter().filter(|o| o.is_false_hotspot_risk) {
-        push("op", Some(o.op_name.clone()), "Wait-anchor false hotspot: look upstream of this op; do not optimise the op itself.", false, "", "P2");
+        push(
+            "op",
+            Some(o.op_name.clone()),
+            "Wait-anchor false hotspot: look upstream of this op; do not optimise the op itself.",
+            false,
+            "",
+            "P2",
+        );
     }
-    for o in r.aicpu_ops.iter().filter(|o| o.class == AicpuClass::ExposedNotAllowed) {
-        push("op", Some(o.op_name.clone()), "Exposed AI_CPU op: move it to AI_CORE (dtype, shape or operator choice).", false, "", "P2");
+    for o in r
+        .aicpu_ops
+        .iter()
+        .filter(|o| o.class == AicpuClass::ExposedNotAllowed)
+    {
+        push(
+            "op",
+            Some(o.op_name.clone()),
+            "Exposed AI_CPU op: move it to AI_CORE (dtype, shape or operator choice).",
+            false,
+            "",
+            "P2",
+        );
     }
     if r.top_tags.contains(&Tag::PartialCaptureBoundary) {
-        push("global", None, "Capture more steps (a schedule with warmup) so edge gaps are not capture artifacts.", true, "capture boundary", "P3");
+        push(
+            "global",
+            None,
+            "Capture more steps (a schedule with warmup) so edge gaps are not capture artifacts.",
+            true,
+            "capture boundary",
+            "P3",
+        );
     }
     let prio = |p: &str| p.as_bytes().get(1).copied().unwrap_or(b'9');
     let scope = |s: &str| match s {
@@ -284,7 +375,11 @@ pub fn recommendations(r: &AnomalyResult) -> Vec<Recommendation> {
         "side" => 3,
         _ => 4,
     };
-    v.sort_by(|a, b| prio(a.priority).cmp(&prio(b.priority)).then(scope(a.scope).cmp(&scope(b.scope))));
+    v.sort_by(|a, b| {
+        prio(a.priority)
+            .cmp(&prio(b.priority))
+            .then(scope(a.scope).cmp(&scope(b.scope)))
+    });
     for (i, x) in v.iter_mut().enumerate() {
         x.id = format!("R{}", i + 1);
     }

@@ -58,7 +58,10 @@ impl Tag {
     pub fn is_heavy(self) -> bool {
         matches!(
             self,
-            Tag::DeviceIdleGapHeavy | Tag::PrelaunchGapHeavy | Tag::TailGapHeavy | Tag::InternalBubbleHeavy
+            Tag::DeviceIdleGapHeavy
+                | Tag::PrelaunchGapHeavy
+                | Tag::TailGapHeavy
+                | Tag::InternalBubbleHeavy
         )
     }
 }
@@ -109,7 +112,10 @@ mod tests {
         assert!(severity_tags(&with_prelaunch(2 * MS), &c).contains(&Tag::PrelaunchGapHeavy));
         assert!(severity_tags(&with_prelaunch(2 * MS + 1), &c).contains(&Tag::PrelaunchGapHeavy));
         // rulebook: DEVICE_IDLE fires via prelaunch; script: underfeed 0.1 < 0.3 → no.
-        assert_eq!(severity_tags(&with_prelaunch(2 * MS), &c)[0], Tag::DeviceIdleGapHeavy);
+        assert_eq!(
+            severity_tags(&with_prelaunch(2 * MS), &c)[0],
+            Tag::DeviceIdleGapHeavy
+        );
         assert_eq!(
             severity_tags(&with_prelaunch(2 * MS), &AnomalyConfig::script_compatible()),
             [Tag::PrelaunchGapHeavy]
@@ -132,19 +138,34 @@ mod tests {
         let c = AnomalyConfig::spec_defaults();
         let w = Interval::new(0, 10 * MS);
         // Internal bubble of exactly 1 ms (G = 1) → INTERNAL; 0.999 ms → not.
-        let at = window_metrics(&[Interval::new(0, 4 * MS), Interval::new(5 * MS, 10 * MS)], w);
+        let at = window_metrics(
+            &[Interval::new(0, 4 * MS), Interval::new(5 * MS, 10 * MS)],
+            w,
+        );
         assert!(severity_tags(&at, &c).contains(&Tag::InternalBubbleHeavy));
-        let below = window_metrics(&[Interval::new(0, 4 * MS), Interval::new(5 * MS - 1_000, 10 * MS)], w);
+        let below = window_metrics(
+            &[
+                Interval::new(0, 4 * MS),
+                Interval::new(5 * MS - 1_000, 10 * MS),
+            ],
+            w,
+        );
         assert!(!severity_tags(&below, &c).contains(&Tag::InternalBubbleHeavy));
         // Underfeed below / exactly at 0.30 in script mode.
-        let segs: Vec<Interval> = (0..5).map(|j| Interval::new(j * 2 * MS, j * 2 * MS + 1_400_000)).collect();
+        let segs: Vec<Interval> = (0..5)
+            .map(|j| Interval::new(j * 2 * MS, j * 2 * MS + 1_400_000))
+            .collect();
         let m = window_metrics(&segs, Interval::new(0, 9_400_000 + 0));
         // busy 7 ms of 9.4 → underfeed 2.4/9.4 = 0.255 → no; script never fires.
-        assert!(!severity_tags(&m, &AnomalyConfig::script_compatible()).contains(&Tag::DeviceIdleGapHeavy));
-        let segs2: Vec<Interval> = (0..5).map(|j| Interval::new(j * 2 * MS, j * 2 * MS + 1_400_000)).collect();
+        assert!(!severity_tags(&m, &AnomalyConfig::script_compatible())
+            .contains(&Tag::DeviceIdleGapHeavy));
+        let segs2: Vec<Interval> = (0..5)
+            .map(|j| Interval::new(j * 2 * MS, j * 2 * MS + 1_400_000))
+            .collect();
         let m2 = window_metrics(&segs2, Interval::new(0, 10 * MS));
         // busy 7 of 10 → underfeed exactly 0.30 → fires in script mode.
         assert_eq!(m2.underfeed_ratio, 0.3);
-        assert!(severity_tags(&m2, &AnomalyConfig::script_compatible()).contains(&Tag::DeviceIdleGapHeavy));
+        assert!(severity_tags(&m2, &AnomalyConfig::script_compatible())
+            .contains(&Tag::DeviceIdleGapHeavy));
     }
 }

@@ -79,16 +79,28 @@ pub fn read<R: Read>(
     let h = t.header().clone();
     let (name, start, dur) = (h.index_any(NAME), h.index_any(START), h.index_any(DUR));
     let mut info = KernelCsvInfo {
-        flavour: if h.index("Task Start Time(us)").is_some() { "op_summary" } else { "kernel_details" },
+        flavour: if h.index("Task Start Time(us)").is_some() {
+            "op_summary"
+        } else {
+            "kernel_details"
+        },
         ..Default::default()
     };
-    if start.is_none() && h.names().iter().any(|n| n == "Count" || n.starts_with("Total ")) {
+    if start.is_none()
+        && h.names()
+            .iter()
+            .any(|n| n == "Count" || n.starts_with("Total "))
+    {
         info.aggregate_only = true;
         return Ok(info);
     }
     let (Some(name), Some(start), Some(dur)) = (name, start, dur) else {
         let mut missing = Vec::new();
-        for (idx, label) in [(name, "Name"), (start, "Start Time(us)"), (dur, "Duration(us)")] {
+        for (idx, label) in [
+            (name, "Name"),
+            (start, "Start Time(us)"),
+            (dur, "Duration(us)"),
+        ] {
             if idx.is_none() {
                 missing.push(label.to_string());
             }
@@ -104,7 +116,11 @@ pub fn read<R: Read>(
     let stream = h.index("Stream ID");
     let step = h.index("Step Id");
     let shapes = h.index("Input Shapes");
-    let pmu = [h.index("aic_mac_ratio"), h.index("aic_mte2_ratio"), h.index("memory_bound")];
+    let pmu = [
+        h.index("aic_mac_ratio"),
+        h.index("aic_mte2_ratio"),
+        h.index("memory_bound"),
+    ];
     info.has_stream = stream.is_some();
     for (idx, label) in [
         (ty, "Type"),
@@ -122,7 +138,10 @@ pub fn read<R: Read>(
             Severity::Info,
             codes::MISSING_OPTIONAL,
             crate::base::Position::file(file).at_line(1),
-            format!("columns absent: {} (analysed without them)", info.missing_optional.join(", ")),
+            format!(
+                "columns absent: {} (analysed without them)",
+                info.missing_optional.join(", ")
+            ),
         ));
     }
     let width = h.len();
@@ -153,7 +172,10 @@ pub fn read<R: Read>(
                 Severity::Warning,
                 codes::ROW_WIDTH,
                 at(),
-                format!("row has {} cells, header has {width}; missing cells are treated as absent", t.width()),
+                format!(
+                    "row has {} cells, header has {width}; missing cells are treated as absent",
+                    t.width()
+                ),
             ));
         }
         let cell = |i: usize| t.cell(i).unwrap_or("");
@@ -161,7 +183,12 @@ pub fn read<R: Read>(
         let st = cell(start);
         let du = cell(dur);
         if is_null(n) {
-            problems.push(Problem::new(Severity::Error, codes::BAD_REQUIRED, at().in_column(h.names()[name].as_str()), "row dropped: empty or N/A kernel name"));
+            problems.push(Problem::new(
+                Severity::Error,
+                codes::BAD_REQUIRED,
+                at().in_column(h.names()[name].as_str()),
+                "row dropped: empty or N/A kernel name",
+            ));
             continue;
         }
         let start_t = match parse_time_ns(st) {
@@ -177,7 +204,12 @@ pub fn read<R: Read>(
             }
         };
         if start_t.precision_lost {
-            problems.push(Problem::new(Severity::Warning, codes::PRECISION_LOST, at().in_column(h.names()[start].as_str()), format!("start time {st:?} in exponent form: precision lost")));
+            problems.push(Problem::new(
+                Severity::Warning,
+                codes::PRECISION_LOST,
+                at().in_column(h.names()[start].as_str()),
+                format!("start time {st:?} in exponent form: precision lost"),
+            ));
         }
         let dur_ns = match parse_time_ns(du) {
             Ok(v) => v.ns,
@@ -192,11 +224,21 @@ pub fn read<R: Read>(
             }
         };
         if dur_ns < 0 {
-            problems.push(Problem::new(Severity::Error, codes::NEGATIVE_DURATION, at().in_column(h.names()[dur].as_str()), format!("row dropped: negative duration {du}")));
+            problems.push(Problem::new(
+                Severity::Error,
+                codes::NEGATIVE_DURATION,
+                at().in_column(h.names()[dur].as_str()),
+                format!("row dropped: negative duration {du}"),
+            ));
             continue;
         }
         if dur_ns == 0 {
-            problems.push(Problem::new(Severity::Warning, codes::ZERO_DURATION, at().in_column(h.names()[dur].as_str()), "zero duration: kept in the inventory, adds no busy time"));
+            problems.push(Problem::new(
+                Severity::Warning,
+                codes::ZERO_DURATION,
+                at().in_column(h.names()[dur].as_str()),
+                "zero duration: kept in the inventory, adds no busy time",
+            ));
         }
         let wait_ns = match wait.map(cell) {
             None => 0,
@@ -204,7 +246,12 @@ pub fn read<R: Read>(
             Some(w) => match parse_time_ns(w) {
                 Ok(v) if v.ns >= 0 => v.ns,
                 _ => {
-                    problems.push(Problem::new(Severity::Warning, codes::BAD_WAIT, at().in_column("Wait Time(us)"), format!("wait {w:?} is not a non-negative number: treated as 0")));
+                    problems.push(Problem::new(
+                        Severity::Warning,
+                        codes::BAD_WAIT,
+                        at().in_column("Wait Time(us)"),
+                        format!("wait {w:?} is not a non-negative number: treated as 0"),
+                    ));
                     0
                 }
             },
@@ -228,7 +275,11 @@ pub fn read<R: Read>(
         row.input_shapes.clear();
         row.input_shapes.push_str(shapes.map(cell).unwrap_or(""));
         row.row = t.line();
-        let pm = |i: Option<usize>| i.map(cell).and_then(|c| parse_f64(c).ok()).map(|v| v as f32);
+        let pm = |i: Option<usize>| {
+            i.map(cell)
+                .and_then(|c| parse_f64(c).ok())
+                .map(|v| v as f32)
+        };
         row.pmu_mac_ratio = pm(pmu[0]);
         row.pmu_mte2_ratio = pm(pmu[1]);
         row.pmu_memory_bound = pm(pmu[2]);

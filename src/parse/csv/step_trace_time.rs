@@ -16,13 +16,19 @@ pub const BAD_CELL: &str = "ANOM-ST-001";
 /// Reads all rows (the file is small: one row per step and rank/stage).
 ///
 /// Errors: [`ParseErrorKind::Header`] without a `Step` column; CSV reader errors.
-pub fn read<R: Read>(src: R, file: &str, problems: &mut Problems) -> Result<Vec<StepTraceRow>, ParseError> {
+pub fn read<R: Read>(
+    src: R,
+    file: &str,
+    problems: &mut Problems,
+) -> Result<Vec<StepTraceRow>, ParseError> {
     let mut t = CsvTable::open(src, file, None)?;
     let h = t.header().clone();
     let Some(step) = h.index("Step") else {
         return Err(ParseError::new(
             crate::base::Position::file(file).at_line(1),
-            ParseErrorKind::Header { missing: vec!["Step".into()] },
+            ParseErrorKind::Header {
+                missing: vec!["Step".into()],
+            },
         ));
     };
     let cols = [

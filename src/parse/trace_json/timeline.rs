@@ -84,9 +84,10 @@ pub fn read<R: Read>(
     let file_arc: Arc<str> = Arc::from(file);
     let mut reader = ChunkReader::new(src, total);
     let mut on_event = |obj: &[u8], _at: u64| -> ControlFlow<()> {
-        let Some([ph, name, cat, pid, tid, ts, dur, args]) =
-            fields(obj, ["ph", "name", "cat", "pid", "tid", "ts", "dur", "args"])
-        else {
+        let Some([ph, name, cat, pid, tid, ts, dur, args]) = fields(
+            obj,
+            ["ph", "name", "cat", "pid", "tid", "ts", "dur", "args"],
+        ) else {
             info.skipped += 1;
             return ControlFlow::Continue(());
         };
@@ -104,7 +105,11 @@ pub fn read<R: Read>(
         let thread = t.thread_key(&thread_key);
         if thread as usize == thread_pid.len() {
             thread_pid.push(pid_id);
-            let tid_text = tid.and_then(decimal_text).unwrap_or("").trim_matches('"').to_string();
+            let tid_text = tid
+                .and_then(decimal_text)
+                .unwrap_or("")
+                .trim_matches('"')
+                .to_string();
             thread_tid.push(t.intern(&tid_text));
         }
         if ph == "M" {
@@ -112,7 +117,9 @@ pub fn read<R: Read>(
             struct NameArg {
                 name: Option<String>,
             }
-            let n = args.and_then(|a| serde_json::from_slice::<NameArg>(a).ok()).and_then(|a| a.name);
+            let n = args
+                .and_then(|a| serde_json::from_slice::<NameArg>(a).ok())
+                .and_then(|a| a.name);
             match (&*name, n) {
                 ("process_name", Some(n)) => {
                     pid_names.insert(pid_id, n);
@@ -126,7 +133,9 @@ pub fn read<R: Read>(
         }
         if !t.saw_stack {
             let c = cat.and_then(as_str);
-            if c.as_deref() == Some("python_function") || args.is_some_and(|a| memfind(a, b"Call stack")) {
+            if c.as_deref() == Some("python_function")
+                || args.is_some_and(|a| memfind(a, b"Call stack"))
+            {
                 t.saw_stack = true;
             }
         }
@@ -142,13 +151,28 @@ pub fn read<R: Read>(
         let ts = ts.ns;
         match ph {
             "X" => {
-                let d = dur.and_then(decimal_text).and_then(|d| parse_time_ns(d).ok()).map(|d| d.ns).unwrap_or(0);
+                let d = dur
+                    .and_then(decimal_text)
+                    .and_then(|d| parse_time_ns(d).ok())
+                    .map(|d| d.ns)
+                    .unwrap_or(0);
                 if is_marker_name(&name, custom_prefix) {
-                    t.markers.push(MarkerEvent { name: name.to_string(), ts_ns: ts, dur_ns: d });
+                    t.markers.push(MarkerEvent {
+                        name: name.to_string(),
+                        ts_ns: ts,
+                        dur_ns: d,
+                    });
                 }
                 if d > 0 {
                     let cat = cat.and_then(as_str).unwrap_or_default();
-                    raws.push(Raw { name: t.intern(&name), cat: t.intern(&cat), pid: pid_id, thread, ts, dur: d });
+                    raws.push(Raw {
+                        name: t.intern(&name),
+                        cat: t.intern(&cat),
+                        pid: pid_id,
+                        thread,
+                        ts,
+                        dur: d,
+                    });
                 }
             }
             "B" => {
@@ -160,10 +184,21 @@ pub fn read<R: Read>(
                 if let Some((n, c, b)) = open.get_mut(&thread).and_then(Vec::pop) {
                     let nm = t.text(n).to_string();
                     if is_marker_name(&nm, custom_prefix) {
-                        t.markers.push(MarkerEvent { name: nm, ts_ns: b, dur_ns: ts - b });
+                        t.markers.push(MarkerEvent {
+                            name: nm,
+                            ts_ns: b,
+                            dur_ns: ts - b,
+                        });
                     }
                     if ts > b {
-                        raws.push(Raw { name: n, cat: c, pid: pid_id, thread, ts: b, dur: ts - b });
+                        raws.push(Raw {
+                            name: n,
+                            cat: c,
+                            pid: pid_id,
+                            thread,
+                            ts: b,
+                            dur: ts - b,
+                        });
                     }
                 }
             }
@@ -175,7 +210,11 @@ pub fn read<R: Read>(
             }
             "i" | "I" => {
                 if is_marker_name(&name, custom_prefix) {
-                    t.markers.push(MarkerEvent { name: name.to_string(), ts_ns: ts, dur_ns: 0 });
+                    t.markers.push(MarkerEvent {
+                        name: name.to_string(),
+                        ts_ns: ts,
+                        dur_ns: 0,
+                    });
                 }
             }
             _ => {}
@@ -206,7 +245,9 @@ pub fn read<R: Read>(
                 hccl_lane: false,
             });
         } else if pname == Some("HCCL") {
-            let op_level = thread_names.get(&r.thread).is_none_or(|n| !n.starts_with("Plane"));
+            let op_level = thread_names
+                .get(&r.thread)
+                .is_none_or(|n| !n.starts_with("Plane"));
             if op_level {
                 t.device_events.push(DeviceEvent {
                     name: r.name,
@@ -250,21 +291,33 @@ mod tests {
           {"ph":"M","name":"process_name","pid":1,"args":{"name":"Python"}},
           {"ph":"M","name":"process_name","pid":9,"args":{"name":"Ascend Hardware"}}
         ]"#;
-        let (t, info) = read(&j[..], "tv.json", None, "", &mut |_| ControlFlow::Continue(())).unwrap();
+        let (t, info) = read(&j[..], "tv.json", None, "", &mut |_| {
+            ControlFlow::Continue(())
+        })
+        .unwrap();
         assert_eq!(t.markers.len(), 1);
         assert_eq!(t.markers[0].ts_ns, 100_000);
         assert_eq!(t.events().len(), 3); // marker, add, inner (device event not a host event)
         assert_eq!(t.device_events.len(), 1);
         assert_eq!(t.text(t.device_events[0].stream), "2");
         assert_eq!(t.h2d_flow_ends_ns, vec![120_000]);
-        assert_eq!(info.processes, vec!["Ascend Hardware".to_string(), "Python".to_string()]);
-        assert!(t.events().iter().any(|e| t.text(e.name) == "inner" && e.dur_ns == 1_500));
+        assert_eq!(
+            info.processes,
+            vec!["Ascend Hardware".to_string(), "Python".to_string()]
+        );
+        assert!(t
+            .events()
+            .iter()
+            .any(|e| t.text(e.name) == "inner" && e.dur_ns == 1_500));
     }
 
     #[test]
     fn truncated_trace_keeps_events_read() {
         let j = br#"{"traceEvents":[{"ph":"X","name":"ProfilerStep#1","pid":1,"tid":1,"ts":"5","dur":1},{"ph":"X","na"#;
-        let (t, info) = read(&j[..], "tv.json", None, "", &mut |_| ControlFlow::Continue(())).unwrap();
+        let (t, info) = read(&j[..], "tv.json", None, "", &mut |_| {
+            ControlFlow::Continue(())
+        })
+        .unwrap();
         assert_eq!(t.markers.len(), 1);
         assert!(info.scan.truncated_at.is_some());
     }

@@ -148,7 +148,11 @@ pub fn structure_json(k: &KernelTable, step: &StepResult, s: &Structure) -> Stru
         ai_core_pct: s.class_pct[0],
         ai_cpu_pct: s.class_pct[1],
         hccl_pct: s.class_pct[2],
-        structure_share: if service > 0 { p.wall_ns as f64 / service as f64 } else { 0.0 },
+        structure_share: if service > 0 {
+            p.wall_ns as f64 / service as f64
+        } else {
+            0.0
+        },
         prelaunch_gap_ms: ns_to_ms(s.metrics.prelaunch_ns),
         tail_gap_ms: ns_to_ms(s.metrics.tail_ns),
         internal_bubble_total_ms: ns_to_ms(s.metrics.internal_total_ns()),
@@ -169,13 +173,22 @@ pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyC
     let structures: Vec<StructureJson> = r
         .steps
         .iter()
-        .flat_map(|s| s.segmentation.structures.iter().map(move |x| structure_json(k, s, x)))
+        .flat_map(|s| {
+            s.segmentation
+                .structures
+                .iter()
+                .map(move |x| structure_json(k, s, x))
+        })
         .collect();
     let dominant_step = r.groups.first().and_then(|g| g.steps.first()).copied();
     let dominant_structures: Vec<StructureJson> = match dominant_step {
         Some(i) => {
             let s = &r.steps[i];
-            s.segmentation.structures.iter().map(|x| structure_json(k, s, x)).collect()
+            s.segmentation
+                .structures
+                .iter()
+                .map(|x| structure_json(k, s, x))
+                .collect()
         }
         None => Vec::new(),
     };
@@ -184,7 +197,10 @@ pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyC
         .iter()
         .map(|g| {
             let mut pct = serde_json::Map::new();
-            for (name, st) in crate::analysis::anomaly::groups::GROUP_METRICS.iter().zip(g.stats.iter()) {
+            for (name, st) in crate::analysis::anomaly::groups::GROUP_METRICS
+                .iter()
+                .zip(g.stats.iter())
+            {
                 pct.insert(format!("{name}_median"), st.median.into());
                 pct.insert(format!("{name}_p90"), st.p90.into());
                 pct.insert(format!("{name}_p95"), st.p95.into());
@@ -213,7 +229,11 @@ pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyC
                 stable_positions: g.stable_positions.clone(),
                 wait_not_reliable_for_rootcause: g.wait_not_reliable_for_rootcause,
                 template_hash: format!("{:016x}", g.template_hash),
-                step_ids: g.steps.iter().map(|&i| r.steps[i].step_id.clone()).collect(),
+                step_ids: g
+                    .steps
+                    .iter()
+                    .map(|&i| r.steps[i].step_id.clone())
+                    .collect(),
                 group_tags: g.group_tags.iter().map(|t| t.as_str()).collect(),
                 comm_wait_ratio_weighted: g.comm_wait_ratio_weighted,
                 steps: g.steps.iter().map(|&i| steps[i].clone()).collect(),
@@ -235,7 +255,10 @@ pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyC
             BubbleJson {
                 bubble_id: w.bubble_id.clone(),
                 scope: w.scope.as_str(),
-                step_id: w.step.map(|s| r.steps[s].step_id.clone()).unwrap_or_else(|| "global".into()),
+                step_id: w
+                    .step
+                    .map(|s| r.steps[s].step_id.clone())
+                    .unwrap_or_else(|| "global".into()),
                 group_id: w.step.map(|s| r.steps[s].group_id.clone()),
                 start_us: ns_to_us(w.interval.start_ns),
                 end_us: ns_to_us(w.interval.end_ns),
@@ -260,9 +283,22 @@ pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyC
         .collect();
     let location = |first: usize| -> Option<String> {
         let s = r.steps.iter().find(|s| s.kernels.contains(&first))?;
-        let st = s.segmentation.structures.iter().find(|x| x.kernels.contains(&first))?;
-        let part = if st.block.kernels.contains(&first) { "block" } else { "side" };
-        Some(format!("{}/{} stream {}", st.structure_id, part, k.stream_of(first)))
+        let st = s
+            .segmentation
+            .structures
+            .iter()
+            .find(|x| x.kernels.contains(&first))?;
+        let part = if st.block.kernels.contains(&first) {
+            "block"
+        } else {
+            "side"
+        };
+        Some(format!(
+            "{}/{} stream {}",
+            st.structure_id,
+            part,
+            k.stream_of(first)
+        ))
     };
     let wait = r
         .wait_anchor_ops
@@ -298,7 +334,11 @@ pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyC
             capture_span_ms: ns_to_ms(g.capture.len_ns()),
             device_busy_union_ms: ns_to_ms(g.busy_ns),
             device_gap_ms: ns_to_ms(g.gap_ns()),
-            device_gap_ratio: if g.capture.len_ns() > 0 { g.gap_ns() as f64 / g.capture.len_ns() as f64 } else { 0.0 },
+            device_gap_ratio: if g.capture.len_ns() > 0 {
+                g.gap_ns() as f64 / g.capture.len_ns() as f64
+            } else {
+                0.0
+            },
             largest_gap_ms: ns_to_ms(g.largest_ns()),
             top_gap_windows: g
                 .top

@@ -2,6 +2,10 @@
 //! wrapper of issue 3). Field names are the spec's; `_ms` = µs / 1000,
 //! `_us` in µs, `*_pct` fractions. `Option` fields serialise as `null`.
 
+// Field names, types and units are exactly the spec tables of anomaly.md §4.2, §4.4,
+// §6.1–6.6 and §8 (linked from each struct doc); documenting each field again would copy them.
+#![allow(missing_docs)]
+
 use serde::Serialize;
 
 /// One rank: `{"rank_id","role","anomaly_discovery","steps","structures",…}`.
