@@ -3,3 +3,4 @@
 
 pub mod snapshot;
 pub mod snapshot_stacks;
+pub mod snapshot_testing;
