@@ -42,13 +42,21 @@ pub struct NaiveCurve {
 pub fn naive_curve(rows: impl Iterator<Item = (u32, f64, f64, f64)>) -> NaiveCurve {
     let mut bars: Vec<(u32, f64, f64, f64)> = rows.filter(|r| r.3 > 0.0).collect();
     bars.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let t_end = bars.iter().map(|b| b.1 + b.2).fold(f64::NEG_INFINITY, f64::max);
+    let t_end = bars
+        .iter()
+        .map(|b| b.1 + b.2)
+        .fold(f64::NEG_INFINITY, f64::max);
     let t_min = bars.first().map(|b| b.1).unwrap_or(0.0);
     let bars: Vec<Bar> = bars
         .into_iter()
         .map(|(row, s, d, kb)| {
             let d = if d == 0.0 { t_end - s } else { d };
-            Bar { row, start_ms: s, end_ms: s + d, size_kb: kb }
+            Bar {
+                row,
+                start_ms: s,
+                end_ms: s + d,
+                size_kb: kb,
+            }
         })
         .collect();
     let mut ev: Vec<(f64, f64)> = Vec::with_capacity(bars.len() * 2);
@@ -113,10 +121,21 @@ mod tests {
     #[test]
     fn curve_extends_unreleased_rows_and_sums_equal_times() {
         // (row, start, dur, kb)
-        let c = naive_curve([(0, 10.0, 5.0, 1024.0), (1, 12.0, 0.0, 2048.0), (2, 11.0, 4.0, 1024.0), (3, 13.0, 1.0, -5.0)].into_iter());
+        let c = naive_curve(
+            [
+                (0, 10.0, 5.0, 1024.0),
+                (1, 12.0, 0.0, 2048.0),
+                (2, 11.0, 4.0, 1024.0),
+                (3, 13.0, 1.0, -5.0),
+            ]
+            .into_iter(),
+        );
         assert_eq!(c.bars.len(), 3);
         assert_eq!(c.bars[2].end_ms, 15.0); // extended to t_end = 15
-        assert_eq!(c.points, vec![(0.0, 1.0), (1.0, 2.0), (2.0, 4.0), (5.0, 0.0)]);
+        assert_eq!(
+            c.points,
+            vec![(0.0, 1.0), (1.0, 2.0), (2.0, 4.0), (5.0, 0.0)]
+        );
         assert_eq!(c.peak_mb, 4.0);
     }
 

@@ -110,7 +110,11 @@ impl Matches {
     }
     /// The op matched by the parity rule (§6.1) for row `i`.
     pub fn parity_op(&self, i: usize) -> Option<usize> {
-        self.parity_op.get(i).copied().filter(|v| *v != NONE).map(|v| v as usize)
+        self.parity_op
+            .get(i)
+            .copied()
+            .filter(|v| *v != NONE)
+            .map(|v| v as usize)
     }
     /// Default-mode quality of row `i`.
     pub fn quality(&self, i: usize) -> MatchQuality {
@@ -119,11 +123,19 @@ impl Matches {
     /// The same-name op selected for row `i` (for `via_forward`: the backward op containing `t`).
     /// Its `ts` gives `matched_op_ts_us` and `match_lag_us`.
     pub fn matched_op(&self, i: usize) -> Option<usize> {
-        self.matched_op.get(i).copied().filter(|v| *v != NONE).map(|v| v as usize)
+        self.matched_op
+            .get(i)
+            .copied()
+            .filter(|v| *v != NONE)
+            .map(|v| v as usize)
     }
     /// The op whose stack row `i` carries: the matched op, or the forward op for `via_forward`.
     pub fn stack_op(&self, i: usize) -> Option<usize> {
-        self.stack_op.get(i).copied().filter(|v| *v != NONE).map(|v| v as usize)
+        self.stack_op
+            .get(i)
+            .copied()
+            .filter(|v| *v != NONE)
+            .map(|v| v as usize)
     }
     /// Row counts per quality, in [`MatchQuality::ALL`] order.
     pub fn quality_counts(&self) -> [u64; 5] {
@@ -156,7 +168,12 @@ pub fn quality_of(ts: i64, dur: i64, t: i64) -> MatchQuality {
 ///
 /// Cost: O(rows · log ops) plus, for `EnclosingFirst` and `via_forward`, a backward scan
 /// bounded by the longest `dur` of the name.
-pub fn match_rows(mem: &MemoryEventTable, host: &HostOpTable, idx: &CallStackIndex, opts: &MatchOptions) -> Matches {
+pub fn match_rows(
+    mem: &MemoryEventTable,
+    host: &HostOpTable,
+    idx: &CallStackIndex,
+    opts: &MatchOptions,
+) -> Matches {
     let n = mem.len();
     let mut m = Matches {
         parity_op: Vec::with_capacity(n),
@@ -171,7 +188,8 @@ pub fn match_rows(mem: &MemoryEventTable, host: &HostOpTable, idx: &CallStackInd
         let name = mem.name()[i];
         // parity
         let g = idx.parity_group(name);
-        let p = bisect_right_minus_one(g, |op| ts_us[op as usize], mem.alloc_time_us()[i]).map(|k| g[k]);
+        let p = bisect_right_minus_one(g, |op| ts_us[op as usize], mem.alloc_time_us()[i])
+            .map(|k| g[k]);
         m.parity_op.push(p.unwrap_or(NONE));
         // default
         let t = mem.alloc_time_ns()[i];
@@ -206,7 +224,11 @@ pub fn match_rows(mem: &MemoryEventTable, host: &HostOpTable, idx: &CallStackInd
                 m.stack_op.push(op as u32);
             }
             None => {
-                let vf = if opts.via_forward { via_forward(host, idx, name, t) } else { None };
+                let vf = if opts.via_forward {
+                    via_forward(host, idx, name, t)
+                } else {
+                    None
+                };
                 match vf {
                     Some((bwd, fwd)) => {
                         m.quality.push(MatchQuality::ViaForward);
@@ -226,7 +248,12 @@ pub fn match_rows(mem: &MemoryEventTable, host: &HostOpTable, idx: &CallStackInd
 }
 
 /// §6.4 `via_forward` steps 2–4 for one row: `(backward op containing t, forward op with stack)`.
-fn via_forward(host: &HostOpTable, idx: &CallStackIndex, name: crate::model::strings::StrId, t: i64) -> Option<(usize, usize)> {
+fn via_forward(
+    host: &HostOpTable,
+    idx: &CallStackIndex,
+    name: crate::model::strings::StrId,
+    t: i64,
+) -> Option<(usize, usize)> {
     let ts = host.ts_ns();
     let dur = host.dur_ns();
     // 2. the same-name op enclosing t with the greatest ts
@@ -257,7 +284,10 @@ fn via_forward(host: &HostOpTable, idx: &CallStackIndex, name: crate::model::str
         cur = idx.parent(c);
     }
     // 4. forward op with the same Sequence number and a stack (smallest ts)
-    if let Some(fwd) = node.and_then(|nd| host.seq(nd)).and_then(|s| idx.forward_of_seq(s)) {
+    if let Some(fwd) = node
+        .and_then(|nd| host.seq(nd))
+        .and_then(|s| idx.forward_of_seq(s))
+    {
         return Some((op, fwd));
     }
     // 4b. fallback: a fwdbwd flow ending inside the node (or the op), its start's enclosing forward op
@@ -272,7 +302,9 @@ fn via_forward(host: &HostOpTable, idx: &CallStackIndex, name: crate::model::str
         if f.ts_ns > a1 {
             break;
         }
-        let Some(sk) = idx.flow_start(f.id) else { continue };
+        let Some(sk) = idx.flow_start(f.id) else {
+            continue;
+        };
         let s = flows[sk];
         if let Some(fwd) = innermost_with_stack(host, idx, s.thread, s.ts_ns) {
             return Some((op, fwd));
@@ -282,7 +314,12 @@ fn via_forward(host: &HostOpTable, idx: &CallStackIndex, name: crate::model::str
 }
 
 /// The innermost op on `thread` enclosing instant `at` that has a stack (walking outwards).
-fn innermost_with_stack(host: &HostOpTable, idx: &CallStackIndex, thread: u32, at: i64) -> Option<usize> {
+fn innermost_with_stack(
+    host: &HostOpTable,
+    idx: &CallStackIndex,
+    thread: u32,
+    at: i64,
+) -> Option<usize> {
     let ops = idx.thread_ops(thread);
     let ts = host.ts_ns();
     let dur = host.dur_ns();

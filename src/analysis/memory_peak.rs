@@ -108,13 +108,15 @@ pub fn find_peak(mem: &MemoryEventTable, samples: &[AllocatorSample]) -> Option<
     }
     let b = best?;
     let ps = samples[b];
-    let hold = |f: fn(&Totals) -> Option<f64>| samples[..=b].iter().rev().find_map(|s| f(&s.totals));
+    let hold =
+        |f: fn(&Totals) -> Option<f64>| samples[..=b].iter().rev().find_map(|s| f(&s.totals));
     let t = ps.t_ns;
     let mut live_rows = Vec::new();
     let mut live_kb = 0.0;
     for i in 0..mem.len() {
         let size = mem.size_kb()[i];
-        if size > 0.0 && mem.alloc_time_ns()[i] <= t && mem.release_time_ns(i).is_none_or(|r| r > t) {
+        if size > 0.0 && mem.alloc_time_ns()[i] <= t && mem.release_time_ns(i).is_none_or(|r| r > t)
+        {
             live_rows.push(i as u32);
             live_kb += size;
         }
@@ -147,7 +149,12 @@ pub struct Group<K> {
 }
 
 /// Groups `rows` by `key`, summing `size_kb`; sorted by KB descending, then key; at most `top`.
-pub fn group_rows<K: Ord + Clone>(mem: &MemoryEventTable, rows: impl Iterator<Item = u32>, key: impl Fn(u32) -> K, top: usize) -> Vec<Group<K>> {
+pub fn group_rows<K: Ord + Clone>(
+    mem: &MemoryEventTable,
+    rows: impl Iterator<Item = u32>,
+    key: impl Fn(u32) -> K,
+    top: usize,
+) -> Vec<Group<K>> {
     let mut map: std::collections::BTreeMap<K, (f64, u64)> = std::collections::BTreeMap::new();
     for r in rows {
         let e = map.entry(key(r)).or_insert((0.0, 0));
@@ -169,14 +176,29 @@ mod tests {
     use crate::model::memory_events::MemoryEvent;
     use crate::model::strings::StrId;
 
-    fn ev(size: f64, alloc: i64, rel: Option<i64>, a: f64, r_a: Option<f64>, line: u64) -> MemoryEvent {
+    fn ev(
+        size: f64,
+        alloc: i64,
+        rel: Option<i64>,
+        a: f64,
+        r_a: Option<f64>,
+        line: u64,
+    ) -> MemoryEvent {
         MemoryEvent {
             name: StrId::EMPTY,
             size_kb: size,
             alloc_time_ns: alloc,
             release_time_ns: rel,
-            alloc_totals: Totals { allocated: Some(a), reserved: Some(10.0), active: Some(a) },
-            release_totals: Totals { allocated: r_a, reserved: r_a.map(|_| 12.0), active: r_a },
+            alloc_totals: Totals {
+                allocated: Some(a),
+                reserved: Some(10.0),
+                active: Some(a),
+            },
+            release_totals: Totals {
+                allocated: r_a,
+                reserved: r_a.map(|_| 12.0),
+                active: r_a,
+            },
             line,
             ..Default::default()
         }
@@ -204,7 +226,14 @@ mod tests {
         assert_eq!(p.live_kb, 1536.0);
         assert_eq!(p.explained_ratio, Some(1.5 / 9.0));
         let g = group_rows(&m, 0..4, |r| if r % 2 == 0 { "even" } else { "odd" }, 15);
-        assert_eq!(g[0], Group { key: "even", kb: 1536.0, count: 2 }); // tie: key order
+        assert_eq!(
+            g[0],
+            Group {
+                key: "even",
+                kb: 1536.0,
+                count: 2
+            }
+        ); // tie: key order
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Pure functions over `model` tables: no I/O, no clocks, no serde. Each
 //! submodule names the spec sections whose rules it implements.
 
-pub mod memory_match;
-pub mod user_frame;
 pub mod memory_curve;
+pub mod memory_match;
 pub mod memory_peak;
+pub mod user_frame;

@@ -82,7 +82,11 @@ impl UserFrameRule {
         if !path.to_ascii_lowercase().ends_with(".py") || path.starts_with('<') {
             return false;
         }
-        if self.include_prefixes.iter().any(|p| !p.is_empty() && path.starts_with(p.as_str())) {
+        if self
+            .include_prefixes
+            .iter()
+            .any(|p| !p.is_empty() && path.starts_with(p.as_str()))
+        {
             return true;
         }
         let library = path.contains("/site-packages/")
@@ -96,7 +100,10 @@ impl UserFrameRule {
         if library {
             return false;
         }
-        !self.exclude_prefixes.iter().any(|p| !p.is_empty() && path.starts_with(p.as_str()))
+        !self
+            .exclude_prefixes
+            .iter()
+            .any(|p| !p.is_empty() && path.starts_with(p.as_str()))
     }
 
     /// Position (from 0 = innermost) of the first user frame of `stack`, if any.
@@ -125,7 +132,11 @@ impl UserFrames {
     }
 
     /// The user frame text of `stack` and the §8.2 status; `stack = None` is `no_stack`.
-    pub fn of<'p>(&self, pool: &'p StackPool, stack: Option<StackId>) -> (&'p str, UserFrameStatus) {
+    pub fn of<'p>(
+        &self,
+        pool: &'p StackPool,
+        stack: Option<StackId>,
+    ) -> (&'p str, UserFrameStatus) {
         let Some(s) = stack else {
             return ("", UserFrameStatus::NoStack);
         };
@@ -152,11 +163,14 @@ mod tests {
         assert!(!r.is_user_frame("aten::add(0): kernel_launch"));
         assert!(!r.is_user_frame("<string>(1): <module>"));
         assert!(!r.is_user_frame("<frozen importlib._bootstrap>(1): x"));
-        assert!(!r.is_user_frame("/u/.local/lib/python3.9/site-packages/torch/optim/sgd.py(293): _multi_tensor_sgd"));
+        assert!(!r.is_user_frame(
+            "/u/.local/lib/python3.9/site-packages/torch/optim/sgd.py(293): _multi_tensor_sgd"
+        ));
         assert!(!r.is_user_frame("/usr/lib/python3/dist-packages/x.py(1): f"));
         assert!(!r.is_user_frame("torch/nn/modules/module.py(150): forward"));
         assert!(!r.is_user_frame("/opt/torch_npu/utils.py(3): f"));
-        assert!(!r.is_user_frame("/home/u/miniconda3/lib/python3.9/multiprocessing/queues.py(122): get"));
+        assert!(!r
+            .is_user_frame("/home/u/miniconda3/lib/python3.9/multiprocessing/queues.py(122): get"));
         assert!(!r.is_user_frame("C:\\Python39\\Lib\\threading.py(9): run"));
         assert!(r.is_user_frame("/home/u/mylib/python3/x.py(1): f"));
         assert!(r.is_user_frame("/home/u/app/Main.PY(1): f"));
@@ -176,9 +190,15 @@ mod tests {
         );
         let none = pool.intern("torch/a.py(1): f");
         let uf = UserFrames::compute(&UserFrameRule::default(), &pool);
-        assert_eq!(uf.of(&pool, Some(s)), ("/home/u/main.py(354): train", UserFrameStatus::Ok));
+        assert_eq!(
+            uf.of(&pool, Some(s)),
+            ("/home/u/main.py(354): train", UserFrameStatus::Ok)
+        );
         assert_eq!(uf.of(&pool, Some(none)), ("", UserFrameStatus::NoUserFrame));
         assert_eq!(uf.of(&pool, None), ("", UserFrameStatus::NoStack));
-        assert_eq!(uf.of(&pool, Some(StackId::EMPTY)), ("", UserFrameStatus::NoStack));
+        assert_eq!(
+            uf.of(&pool, Some(StackId::EMPTY)),
+            ("", UserFrameStatus::NoStack)
+        );
     }
 }

@@ -86,7 +86,8 @@ impl HostOpTable {
         self.thread.push(op.thread);
         self.seq.push(op.seq.unwrap_or(NONE_I64));
         self.fwd_tid.push(op.fwd_tid.unwrap_or(NONE_I64));
-        self.stack.push(op.stack.map(|s| s.index() as u32).unwrap_or(NONE_U32));
+        self.stack
+            .push(op.stack.map(|s| s.index() as u32).unwrap_or(NONE_U32));
     }
     /// Appends one flow point.
     pub fn push_flow(&mut self, f: FlowPoint) {

@@ -113,7 +113,8 @@ impl MemoryEventTable {
         self.alloc_time_ns.push(e.alloc_time_ns);
         self.alloc_time_us.push(e.alloc_time_us);
         self.release_time_ns.push(enc_ns(e.release_time_ns));
-        self.active_release_time_ns.push(enc_ns(e.active_release_time_ns));
+        self.active_release_time_ns
+            .push(enc_ns(e.active_release_time_ns));
         self.duration_us.push(enc(e.duration_us));
         self.active_duration_us.push(enc(e.active_duration_us));
         self.alloc_totals.push(enc_totals(e.alloc_totals));
@@ -165,11 +166,19 @@ impl MemoryEventTable {
     }
     /// Allocation totals of row `i`.
     pub fn alloc_totals(&self, i: usize) -> Totals {
-        self.alloc_totals.get(i).copied().map(dec_totals).unwrap_or_default()
+        self.alloc_totals
+            .get(i)
+            .copied()
+            .map(dec_totals)
+            .unwrap_or_default()
     }
     /// Release totals of row `i`.
     pub fn release_totals(&self, i: usize) -> Totals {
-        self.release_totals.get(i).copied().map(dec_totals).unwrap_or_default()
+        self.release_totals
+            .get(i)
+            .copied()
+            .map(dec_totals)
+            .unwrap_or_default()
     }
     /// `Stream Ptr` ids.
     pub fn stream_ptr(&self) -> &[StrId] {

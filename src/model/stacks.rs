@@ -158,17 +158,26 @@ mod tests {
         assert_eq!(f.line, 354);
         assert_eq!(f.function, "train");
         let g = parse_frame("aten::add(0): kernel_launch");
-        assert_eq!((g.path, g.line, g.function), ("aten::add", 0, "kernel_launch"));
+        assert_eq!(
+            (g.path, g.line, g.function),
+            ("aten::add", 0, "kernel_launch")
+        );
         let h = parse_frame("<string>(1): <module>");
         assert_eq!((h.path, h.line), ("<string>", 1));
         let bad = parse_frame("something odd");
         assert_eq!((bad.path, bad.line, bad.function), ("something odd", 0, ""));
         let weird = parse_frame("a(1): b(2): c");
-        assert_eq!((weird.path, weird.line, weird.function), ("a(1): b", 2, "c"));
+        assert_eq!(
+            (weird.path, weird.line, weird.function),
+            ("a(1): b", 2, "c")
+        );
 
         let mut p = StackPool::new();
         let s = p.intern("a.py(1): f;\r\nb.py(2): g;\n c.py(3): h ");
-        assert_eq!(p.frames(s).collect::<Vec<_>>(), ["a.py(1): f", "b.py(2): g", "c.py(3): h"]);
+        assert_eq!(
+            p.frames(s).collect::<Vec<_>>(),
+            ["a.py(1): f", "b.py(2): g", "c.py(3): h"]
+        );
         assert_eq!(p.intern("a.py(1): f;\r\nb.py(2): g;\n c.py(3): h "), s);
         assert_eq!(p.frame_count(StackId::EMPTY), 0);
         assert_eq!(p.intern(""), StackId::EMPTY);

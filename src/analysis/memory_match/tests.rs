@@ -21,7 +21,16 @@ impl World {
         }
     }
     /// op at `ts_us` (integer µs) lasting `dur_us`, on thread `tid`.
-    fn op(&mut self, name: &str, ts_us: i64, dur_us: i64, tid: &str, stack: Option<&str>, seq: i64, fwd: i64) -> usize {
+    fn op(
+        &mut self,
+        name: &str,
+        ts_us: i64,
+        dur_us: i64,
+        tid: &str,
+        stack: Option<&str>,
+        seq: i64,
+        fwd: i64,
+    ) -> usize {
         let name = self.names.intern(name);
         let stack = stack.map(|s| self.stacks.intern(s));
         let thread = self.host.thread_key("1", tid);
@@ -54,7 +63,14 @@ impl World {
     }
     fn top(&self, op: Option<usize>) -> String {
         op.and_then(|o| self.host.stack(o))
-            .map(|s| self.stacks.text(s).split(";\r\n").next().unwrap_or("").to_string())
+            .map(|s| {
+                self.stacks
+                    .text(s)
+                    .split(";\r\n")
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            })
             .unwrap_or_default()
     }
 }
@@ -62,8 +78,24 @@ impl World {
 #[test]
 fn upstream_parity_cases() {
     let mut w = World::new();
-    w.op("aten::add", 1000, 10, "1", Some("fsdp2.py(10): func1;\r\nmain.py(1): m"), -1, 0);
-    w.op("aten::add", 1200, 10, "1", Some("fsdp2.py(20): func2;\r\nmain.py(1): m"), -1, 0);
+    w.op(
+        "aten::add",
+        1000,
+        10,
+        "1",
+        Some("fsdp2.py(10): func1;\r\nmain.py(1): m"),
+        -1,
+        0,
+    );
+    w.op(
+        "aten::add",
+        1200,
+        10,
+        "1",
+        Some("fsdp2.py(20): func2;\r\nmain.py(1): m"),
+        -1,
+        0,
+    );
     w.op("aten::add", 900, 10, "1", None, -1, 0); // no stack: never in the index
     w.row("aten::add", 1_100_000); // between → first
     w.row("aten::add", 1_200_000); // exact ts
@@ -125,7 +157,10 @@ fn exact_ns_comparison_differs_from_parity_float() {
     let mut w = World::new();
     let name = w.names.intern("a");
     let thread = w.host.thread_key("1", "1");
-    for (ns, st) in [(1_736_408_883_688_177_940i64, "late.py(1): f"), (1_736_408_883_688_177_930, "early.py(1): f")] {
+    for (ns, st) in [
+        (1_736_408_883_688_177_940i64, "late.py(1): f"),
+        (1_736_408_883_688_177_930, "early.py(1): f"),
+    ] {
         let stack = Some(w.stacks.intern(st));
         w.host.push(HostOp {
             name,
@@ -155,7 +190,15 @@ fn via_forward_on_a_three_event_trace() {
     // forward op with a stack and Sequence number 7 on thread 1; backward node XBackward0 with
     // Sequence number 7 / Fwd thread id 1 on thread 2; a child op named like the CSV row.
     let mut w = World::new();
-    w.op("aten::x", 100, 50, "1", Some("/home/u/model.py(12): forward;\r\n<string>(1): <module>"), 7, 0);
+    w.op(
+        "aten::x",
+        100,
+        50,
+        "1",
+        Some("/home/u/model.py(12): forward;\r\n<string>(1): <module>"),
+        7,
+        0,
+    );
     w.op("XBackward0", 1000, 100, "2", None, 7, 1);
     w.op("aten::x_backward", 1010, 50, "2", None, -1, 0);
     w.row("aten::x_backward", 1_020_000);
@@ -177,13 +220,31 @@ fn via_forward_on_a_three_event_trace() {
 #[test]
 fn via_forward_follows_fwdbwd_flows_without_sequence_numbers() {
     let mut w = World::new();
-    w.op("aten::conv2d", 100, 50, "1", Some("/home/u/net.py(3): forward"), -1, 0);
+    w.op(
+        "aten::conv2d",
+        100,
+        50,
+        "1",
+        Some("/home/u/net.py(3): forward"),
+        -1,
+        0,
+    );
     w.op("aten::conv_backward", 1000, 100, "2", None, -1, 0);
     let id = w.names.intern("77");
     let t1 = w.host.thread_key("1", "1");
     let t2 = w.host.thread_key("1", "2");
-    w.host.push_flow(FlowPoint { id, is_start: true, ts_ns: 100_000, thread: t1 });
-    w.host.push_flow(FlowPoint { id, is_start: false, ts_ns: 1_000_000, thread: t2 });
+    w.host.push_flow(FlowPoint {
+        id,
+        is_start: true,
+        ts_ns: 100_000,
+        thread: t1,
+    });
+    w.host.push_flow(FlowPoint {
+        id,
+        is_start: false,
+        ts_ns: 1_000_000,
+        thread: t2,
+    });
     w.row("aten::conv_backward", 1_050_000);
     let m = w.run(MatchOptions::default());
     assert_eq!(m.quality(0), MatchQuality::ViaForward);
