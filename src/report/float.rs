@@ -26,7 +26,8 @@ pub fn write_py_repr(out: &mut String, x: f64) {
     let s = format!("{a:e}");
     let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+    let mut digits: String = mant.chars().filter(|c| *c != '.').collect();
+    python_tie_break(&mut digits, exp, a);
     let n = digits.len() as i32;
     if (-4..16).contains(&exp) {
         let decpt = exp + 1;
@@ -54,6 +55,59 @@ pub fn write_py_repr(out: &mut String, x: f64) {
             out.push_str(&digits[1..]);
         }
         let _ = write!(out, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
+    }
+}
+
+/// Among the shortest round-trip digit strings, Python picks the one nearest the exact
+/// value and, on an exact tie, the one with an even last digit; Rust's shortest formatting
+/// may pick the other of a tie (`1736405443929.15625` → Python `…1562`, Rust `…1563`).
+/// `digits` (no dot) with decimal exponent `exp` is Rust's choice for `a > 0`.
+fn python_tie_break(digits: &mut String, exp: i32, a: f64) {
+    let n = digits.len();
+    let last = digits.as_bytes()[n - 1];
+    let parse = |d: &str| -> Option<f64> {
+        let text = if d.len() > 1 {
+            format!("{}.{}e{exp}", &d[..1], &d[1..])
+        } else {
+            format!("{d}e{exp}")
+        };
+        text.parse().ok()
+    };
+    for alt_last in [last.wrapping_sub(1), last + 1] {
+        if !alt_last.is_ascii_digit() || (n == 1 && alt_last == b'0') {
+            continue;
+        }
+        let mut alt = digits.clone().into_bytes();
+        alt[n - 1] = alt_last;
+        let alt = String::from_utf8(alt).unwrap_or_default();
+        if parse(&alt) != Some(a) {
+            continue;
+        }
+        // Both round-trip: decide by the exact value, n + 25 significant digits.
+        let exact = format!("{a:.*e}", n + 24);
+        let (m, _) = exact.split_once('e').unwrap_or((&exact, ""));
+        let e_digits: String = m.chars().filter(|c| *c != '.').collect();
+        let (lo, hi) = if alt_last < last {
+            (&alt, &*digits)
+        } else {
+            (&*digits, &alt)
+        };
+        if e_digits.len() < n || &e_digits[..n] != lo.as_str() {
+            return; // the exact value is not between the two: keep Rust's choice
+        }
+        let tail = &e_digits[n..];
+        let half = tail.cmp(&format!("5{}", "0".repeat(tail.len().saturating_sub(1))));
+        let pick_hi = match half {
+            std::cmp::Ordering::Greater => true,
+            std::cmp::Ordering::Less => false,
+            std::cmp::Ordering::Equal => (hi.as_bytes()[n - 1] - b'0') % 2 == 0,
+        };
+        *digits = if pick_hi {
+            hi.to_string()
+        } else {
+            lo.to_string()
+        };
+        return;
     }
 }
 
@@ -108,7 +162,7 @@ mod tests {
     #[test]
     fn matches_python_repr() {
         // expected strings are CPython 3.11 `repr` outputs
-        let cases: [(f64, &str); 20] = [
+        let cases: [(f64, &str); 22] = [
             (1.0, "1.0"),
             (0.5, "0.5"),
             (172387.5, "172387.5"),
@@ -129,6 +183,8 @@ mod tests {
             (f64::MAX, "1.7976931348623157e+308"),
             (151491.31031, "151491.31031"),
             (12345678901234567.0, "1.2345678901234568e+16"),
+            (1736405443929.15625, "1736405443929.1562"),
+            (1736408883738.65625, "1736408883738.6562"),
         ];
         for (x, want) in cases {
             assert_eq!(py_repr(x), want, "{x:?}");
