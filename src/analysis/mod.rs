@@ -7,4 +7,5 @@ pub mod memory_peak;
 pub mod memory_phase;
 pub mod memory_result;
 pub mod memory_summary;
+pub mod snapshot;
 pub mod user_frame;

@@ -3,5 +3,7 @@
 
 pub mod host_events;
 pub mod memory_events;
+pub mod snapshot;
+pub mod snapshot_stacks;
 pub mod stacks;
 pub mod strings;

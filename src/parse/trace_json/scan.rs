@@ -6,17 +6,6 @@ use std::borrow::Cow;
 
 use crate::parse::number::{parse_time_ns, TimeNs};
 
-/// Byte class table: 1 = structural or quote byte the value scanner must look at.
-static INTERESTING: [bool; 256] = {
-    let mut t = [false; 256];
-    t[b'"' as usize] = true;
-    t[b'{' as usize] = true;
-    t[b'}' as usize] = true;
-    t[b'[' as usize] = true;
-    t[b']' as usize] = true;
-    t
-};
-
 /// Outcome of [`value_end`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum End {
@@ -60,33 +49,39 @@ pub fn value_end(buf: &[u8], i: usize, eof: bool) -> End {
     };
     match first {
         b'{' | b'[' => {
+            // Only the opening bracket kind is counted: inside well-formed JSON the other
+            // kind nests properly between matching pairs, and strings are skipped whole.
+            let (open, close) = if first == b'{' {
+                (b'{', b'}')
+            } else {
+                (b'[', b']')
+            };
             let mut depth: usize = 0;
             let mut j = i;
-            while j < buf.len() {
+            loop {
+                let Some(k) = memchr::memchr3(b'"', open, close, &buf[j..]) else {
+                    return End::Incomplete;
+                };
+                j += k;
                 let b = buf[j];
-                if !INTERESTING[b as usize] {
-                    j += 1;
-                    continue;
-                }
-                match b {
-                    b'"' => match string_end(buf, j) {
+                if b == b'"' {
+                    match string_end(buf, j) {
                         End::At(e) => {
                             j = e;
                             continue;
                         }
                         other => return other,
-                    },
-                    b'{' | b'[' => depth += 1,
-                    _ => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return End::At(j + 1);
-                        }
+                    }
+                } else if b == open {
+                    depth += 1;
+                } else {
+                    depth -= 1;
+                    if depth == 0 {
+                        return End::At(j + 1);
                     }
                 }
                 j += 1;
             }
-            End::Incomplete
         }
         b'"' => string_end(buf, i),
         b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => {
@@ -119,8 +114,8 @@ pub fn skip_ws(buf: &[u8], mut i: usize) -> usize {
 ///
 /// `out[k]` is the raw value text of `keys[k]` (strings keep their quotes), or `None` when
 /// absent. Keys are compared as raw bytes (keys with escapes never match). The first
-/// occurrence of a duplicate key wins. Returns `None` when `obj` is not a well-formed object
-/// at the top level.
+/// occurrence of a duplicate key wins; scanning stops once every key is found. Returns `None`
+/// when `obj` is not a well-formed object at the top level (up to the last key read).
 pub fn fields<'a, const N: usize>(obj: &'a [u8], keys: [&str; N]) -> Option<[Option<&'a [u8]>; N]> {
     let mut out = [None; N];
     let mut i = skip_ws(obj, 0);
@@ -150,6 +145,9 @@ pub fn fields<'a, const N: usize>(obj: &'a [u8], keys: [&str; N]) -> Option<[Opt
         for (k, want) in keys.iter().enumerate() {
             if out[k].is_none() && key == want.as_bytes() {
                 out[k] = Some(&obj[i..vend]);
+                if out.iter().all(Option::is_some) {
+                    return Some(out);
+                }
             }
         }
         i = skip_ws(obj, vend);
@@ -217,6 +215,6 @@ mod tests {
         assert_eq!(time_ns(b"12.5").unwrap().ns, 12_500);
         assert_eq!(as_str(br#""a\nb""#).unwrap(), "a\nb");
         assert!(fields(b"[1]", ["a"]).is_none());
-        assert!(fields(br#"{"a":1"#, ["a"]).is_none());
+        assert!(fields(br#"{"b":1"#, ["a"]).is_none());
     }
 }
