@@ -1,5 +1,8 @@
 //! Outputs (CSV, JSON, Markdown): formatting only, never recomputation.
 
+pub mod float;
+pub mod memory_md;
+pub mod memory_rows;
 pub mod snapshot_json;
 pub mod snapshot_links;
 pub mod snapshot_md;
