@@ -69,7 +69,7 @@ impl<'a> Attributor<'a> {
             return b;
         }
         let (file, _, name) = self.pools.frame_text(f);
-        let b = !memoryviz_hidden(name, file) && is_python(file) && self.rule.is_project(file);
+        let b = !memoryviz_hidden(name, file) && is_python(file) && self.rule.is_user_path(file);
         self.project.insert(f, b);
         b
     }
