@@ -21,7 +21,8 @@ pub struct MinMax {
 /// Preconditions (not checked beyond debug asserts): `ts` sorted ascending, `ts.len() == vs.len()`.
 /// Samples whose value is `NaN` are treated as "no change". A window with `x1 <= x0` or a
 /// zero width gives empty vectors. Column `i` covers `[x0 + i·w, x0 + (i+1)·w)` with
-/// `w = (x1 − x0) / width`; the value holding at the column start counts for the column.
+/// `w = (x1 − x0) / width` (the last column also includes `x1`). The value holding at the
+/// column start counts unless a sample sits exactly at the start; every sample inside counts.
 pub fn step_min_max(ts: &[f64], vs: &[f64], x0: f64, x1: f64, width: usize) -> MinMax {
     debug_assert_eq!(ts.len(), vs.len());
     let n = ts.len().min(vs.len());
@@ -46,21 +47,19 @@ pub fn step_min_max(ts: &[f64], vs: &[f64], x0: f64, x1: f64, width: usize) -> M
         }
     }
     for col in 0..width {
-        // Samples exactly at the column start replace the carried value without counting it.
         let start = x0 + col as f64 * w;
-        while idx < n && ts[idx] <= start {
-            if !vs[idx].is_nan() {
-                current = vs[idx];
-            }
-            idx += 1;
-        }
-        let end = if col + 1 == width {
-            x1
+        let last = col + 1 == width;
+        let end = if last { x1 } else { x0 + (col + 1) as f64 * w };
+        // The carried value counts only if no sample sits exactly at the column start;
+        // every sample inside the column counts, so spikes are never lost.
+        let carried = !(idx < n && ts[idx] <= start);
+        let (mut lo, mut hi) = if carried {
+            (current, current)
         } else {
-            x0 + (col + 1) as f64 * w
+            (f64::NAN, f64::NAN)
         };
-        let (mut lo, mut hi) = (current, current);
-        while idx < n && ts[idx] < end {
+        // The last column includes its end, so a sample at exactly x1 is drawn.
+        while idx < n && (ts[idx] < end || (last && ts[idx] <= end)) {
             let v = vs[idx];
             if !v.is_nan() {
                 current = v;
@@ -68,6 +67,11 @@ pub fn step_min_max(ts: &[f64], vs: &[f64], x0: f64, x1: f64, width: usize) -> M
                 hi = if hi.is_nan() { v } else { hi.max(v) };
             }
             idx += 1;
+        }
+        if lo.is_nan() {
+            // Only NaN samples at the start: the carried value still holds.
+            lo = current;
+            hi = current;
         }
         out.min[col] = lo;
         out.max[col] = hi;

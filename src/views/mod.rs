@@ -8,4 +8,5 @@
 
 pub mod curve;
 pub mod format;
+pub mod memory;
 pub mod table;
