@@ -5,6 +5,8 @@
 //! `views`, glued by `engine`) builds on every target; the edges (`cli` native,
 //! `worker` and `ui` wasm32) are gated by target.
 
+#![warn(missing_docs)]
+
 pub mod analysis;
 pub mod base;
 pub mod engine;

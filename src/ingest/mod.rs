@@ -5,7 +5,9 @@
 //! * [`chunk_reader`]: a capped read buffer with absolute byte offsets and progress.
 
 pub mod chunk_reader;
+pub mod inventory;
 pub mod opener;
+pub mod rank;
 
 pub use chunk_reader::{ChunkReader, Progress};
 pub use opener::{InputFile, MemOpener, Opener};

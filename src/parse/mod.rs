@@ -1,4 +1,16 @@
 //! Bytes → typed records, streaming, no analysis. One submodule per input
-//! format (formats.md). Parsers read through [`crate::ingest::ChunkReader`],
-//! keep only what analyses need, and report row-level trouble as
-//! [`crate::base::Problem`]s beside their results.
+//! format (formats.md). Parsers read through [`crate::ingest::ChunkReader`] or the
+//! `csv` crate, keep only what analyses need, and report row-level trouble as
+//! [`crate::base::Problem`]s beside their results; a [`ParseError`] stops one file only.
+//!
+//! Shared primitives: [`number`] (cell → number rules), [`csv`] (generic CSV table reader),
+//! [`trace_json`] (streaming `trace_view.json` event splitter and key scanner).
+
+pub mod csv;
+pub mod error;
+pub mod metadata;
+pub mod number;
+pub mod pickle;
+pub mod trace_json;
+
+pub use error::{ParseError, ParseErrorKind};

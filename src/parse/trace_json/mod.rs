@@ -1,0 +1,12 @@
+//! `trace_view.json` (formats.md §5): a Chrome-trace event list, hundreds of MB to GB.
+//!
+//! Never decoded as a whole. [`splitter::for_each_event`] streams the file through a
+//! [`crate::ingest::ChunkReader`] and hands out the raw bytes of each event object
+//! (bare array or `{"traceEvents": […]}` wrapper, truncation-tolerant). Consumers then
+//! read a few keys cheaply with [`scan::fields`] (`cat`, `ph`, `name`…) and run
+//! `serde_json::from_slice` only on the events they keep.
+
+pub mod scan;
+pub mod splitter;
+
+pub use splitter::{for_each_event, TraceScan};
