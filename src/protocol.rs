@@ -41,6 +41,8 @@ pub struct FileMeta {
 pub enum AnalysisKind {
     /// Ascend operator memory events matched to call stacks (ascend-memory.md).
     Memory,
+    /// Steps, bubbles and anomalies (anomaly.md; issue 3 adds its view).
+    Anomaly,
 }
 
 /// UI → worker.
@@ -127,8 +129,10 @@ pub enum Response {
     Problems(ProblemsDto),
     /// Every rank of a [`Request::Run`] is finished (done or failed).
     RunDone {
-        /// Wall time of the run in ms, measured in the worker.
-        elapsed_ms: f64,
+        /// Rank folders analysed.
+        done: u32,
+        /// Rank folders that failed.
+        failed: u32,
     },
     /// Reply to [`Request::Rows`].
     Rows(RowsPage),
@@ -237,8 +241,10 @@ pub struct CapabilityDto {
     pub analysis: AnalysisKind,
     /// True when the required files are present.
     pub can_run: bool,
-    /// What is missing or degraded, one item per line (empty when complete).
+    /// Required inputs that are absent, each naming the file and how to get it.
     pub missing: Vec<String>,
+    /// Optional inputs that are absent, and what the result lacks because of it.
+    pub degraded: Vec<String>,
 }
 
 /// One rank folder (one `*ascend_pt` capture) found in the drop.
@@ -252,6 +258,8 @@ pub struct RankFolderDto {
     pub role: String,
     /// Rank id, when determinable (ascend-memory.md §3.1).
     pub rank_id: Option<i64>,
+    /// How the rank id was found, e.g. `the profiler_info file name`.
+    pub rank_source: String,
     /// Profiler level from `profiler_info` config, e.g. `Level1`.
     pub level: Option<String>,
     /// Export type from `profiler_info` config, e.g. `Text`.
@@ -264,8 +272,10 @@ pub struct RankFolderDto {
     pub files: Vec<FileDto>,
     /// One entry per analysis.
     pub analyses: Vec<CapabilityDto>,
-    /// Notes on how rank and role were found (fallbacks, mismatches).
+    /// Notes on how rank and role were found (fallbacks, mismatches), as `CODE: message`.
     pub notes: Vec<String>,
+    /// Files inside the folder that no analysis reads (count, bytes).
+    pub other_files: (u64, u64),
 }
 
 /// What was dropped, before any parsing.
@@ -273,7 +283,9 @@ pub struct RankFolderDto {
 pub struct InventoryDto {
     /// Rank folders, in deterministic order (role, rank, source order).
     pub ranks: Vec<RankFolderDto>,
-    /// Files outside every rank folder (listed, never silently dropped).
+    /// Snapshot pickle candidates (torch-snapshot.md; issue 4).
+    pub snapshots: Vec<FileDto>,
+    /// Files outside every rank folder (listed, never silently dropped); `kind` holds the reason.
     pub ignored: Vec<FileDto>,
     /// Total bytes dropped.
     pub total_bytes: u64,

@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 
 use super::state::AppState;
-use crate::protocol::{FileDto, RankFolderDto};
+use crate::protocol::{AnalysisKind, FileDto, RankFolderDto};
 use crate::views::format;
 
 /// The inventory tab.
@@ -69,8 +69,19 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
             .map(|r| r.to_string())
             .unwrap_or_else(|| "?".into())
     );
+    let (n_other, other_bytes) = rank.other_files;
     let facts = [
         ("folder", Some(rank.dir.clone())),
+        ("rank from", Some(rank.rank_source.clone())),
+        (
+            "other files",
+            (n_other > 0).then(|| {
+                format!(
+                    "{n_other} ({}), not read",
+                    format::bytes(other_bytes as f64)
+                )
+            }),
+        ),
         ("level", rank.level.clone()),
         ("export", rank.export_type.clone()),
         ("torch_npu", rank.torch_npu_version.clone()),
@@ -106,13 +117,18 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
                     .iter()
                     .map(|a| {
                         let ok = a.can_run;
-                        let text = if ok && a.missing.is_empty() {
-                            format!("{:?}: can run", a.analysis)
-                        } else if ok {
-                            format!("{:?}: can run, but {}", a.analysis, a.missing.join("; "))
-                        } else {
-                            format!("{:?}: cannot run: {}", a.analysis, a.missing.join("; "))
+                        let name = match a.analysis {
+                            AnalysisKind::Memory => "Memory events",
+                            AnalysisKind::Anomaly => "Steps and anomalies",
                         };
+                        let mut text = if ok {
+                            format!("{name}: can run")
+                        } else {
+                            format!("{name}: cannot run — missing {}", a.missing.join("; "))
+                        };
+                        if !a.degraded.is_empty() {
+                            text.push_str(&format!(" (but: {})", a.degraded.join("; ")));
+                        }
                         view! { <li class:ok=ok class:missing=!ok>{text}</li> }
                     })
                     .collect_view()}

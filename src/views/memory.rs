@@ -27,7 +27,13 @@ use crate::protocol::{
 const NONE: u32 = u32::MAX;
 
 /// Match quality codes (ascend-memory.md §6.4), in display order.
-pub const QUALITIES: [&str; 5] = ["exact", "enclosing", "nearest_before", "via_forward", "none"];
+pub const QUALITIES: [&str; 5] = [
+    "exact",
+    "enclosing",
+    "nearest_before",
+    "via_forward",
+    "none",
+];
 
 /// One row as the engine gives it (borrowed; copied into the columns).
 #[derive(Clone, Debug, Default)]
@@ -125,7 +131,10 @@ impl MemoryRows {
     }
 
     fn text(&self, id: u32) -> &str {
-        self.strings.get(id as usize).map(String::as_str).unwrap_or("")
+        self.strings
+            .get(id as usize)
+            .map(String::as_str)
+            .unwrap_or("")
     }
 
     /// Appends one row (export order).
@@ -369,7 +378,11 @@ impl MemoryRows {
             mk("allocated (allocator)", &self.sample_t, &self.sample_alloc),
             mk("reserved (allocator)", &self.sample_t, &self.sample_res),
             mk("active (allocator)", &self.sample_t, &self.sample_act),
-            mk("live (operator rows only, from 0)", &self.live_t, &self.live_mb),
+            mk(
+                "live (operator rows only, from 0)",
+                &self.live_t,
+                &self.live_mb,
+            ),
         ];
         let y_max_mb = series
             .iter()

@@ -202,7 +202,11 @@ fn a_million_rows_page_quickly_enough_for_a_table() {
             duration_ms: 1.0,
             release_time_ms: Some(i as f64 + 1.0),
             has_alloc_totals: (true, true, true),
-            frames: if i % 2 == 0 { frames.to_vec() } else { Vec::new() },
+            frames: if i % 2 == 0 {
+                frames.to_vec()
+            } else {
+                Vec::new()
+            },
             user_frame: if i % 2 == 0 { USER } else { "" },
             match_quality: 1,
             source_line: i + 2,
