@@ -156,6 +156,12 @@ pub enum Response {
         /// MIME type.
         mime: String,
     },
+    /// Posted by the worker edge after each request: the size of its wasm linear memory
+    /// (it never shrinks, so this is the peak so far; peers.md §5 budget meter).
+    WorkerStats {
+        /// `WebAssembly.Memory` buffer size, bytes.
+        wasm_memory_bytes: u64,
+    },
     /// The request could not be served (unknown rank, nothing loaded, bad input message…).
     Failed(Failure),
 }

@@ -252,6 +252,20 @@ fn Results() -> impl IntoView {
                 <button class="button" on:click=move |_| spawn_local(async move { client().restart().await })>"Run again"</button>
             </Show>
             <span class="status-line">{move || state.status.get()}</span>
+            <span
+                class="memory-meter muted"
+                data-testid="wasm-memory"
+                data-bytes=move || state.wasm_memory.with(|m| m.values().sum::<u64>()).to_string()
+                data-max-bytes=move || state.wasm_memory.with(|m| m.values().copied().max().unwrap_or(0)).to_string()
+                title="WebAssembly memory of the workers (each is limited to 4 GiB)"
+            >
+                {move || {
+                    let (sum, max, n) = state.wasm_memory.with(|m| (m.values().sum::<u64>(), m.values().copied().max().unwrap_or(0), m.len()));
+                    if n == 0 { String::new() } else {
+                        format!("wasm memory: {} in {n} worker(s), largest {} of 4 GiB", format::bytes(sum as f64), format::bytes(max as f64))
+                    }
+                }}
+            </span>
         </div>
         <nav class="tabs">{tabs}</nav>
         <main class="tab-body">

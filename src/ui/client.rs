@@ -498,6 +498,11 @@ impl EngineClient {
                     }
                 }
             }
+            Response::WorkerStats { wasm_memory_bytes } => {
+                state.wasm_memory.update(|m| {
+                    m.insert(idx, wasm_memory_bytes);
+                });
+            }
             Response::Progress(p) if role == Role::Pool => {
                 state.progress.update(|m| {
                     m.insert(p.file, FileProgress { last: p });

@@ -71,6 +71,8 @@ pub struct AppState {
     pub selected_rank: RwSignal<Option<u32>>,
     /// A transient status line (exports, errors of queries).
     pub status: RwSignal<String>,
+    /// Per worker slot: wasm memory size in bytes (peak so far).
+    pub wasm_memory: RwSignal<BTreeMap<usize, u64>>,
     /// `performance.now()` at the drop, ms.
     pub started_ms: RwSignal<f64>,
 }
@@ -90,6 +92,7 @@ impl AppState {
             tab: RwSignal::new(Tab::Inventory),
             selected_rank: RwSignal::new(None),
             status: RwSignal::new(String::new()),
+            wasm_memory: RwSignal::new(BTreeMap::new()),
             started_ms: RwSignal::new(0.0),
         }
     }
@@ -106,6 +109,7 @@ impl AppState {
         self.tab.set(Tab::Inventory);
         self.selected_rank.set(None);
         self.status.set(String::new());
+        self.wasm_memory.set(BTreeMap::new());
     }
 }
 

@@ -103,6 +103,13 @@ impl Sink for PostSink {
     }
 }
 
+/// Current size of this instance's wasm linear memory, bytes.
+fn wasm_memory_bytes() -> u64 {
+    let mem: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
+    let buf: js_sys::ArrayBuffer = mem.buffer().unchecked_into();
+    buf.byte_length() as u64
+}
+
 fn on_message(ev: MessageEvent) {
     let data = ev.data();
     let env = Reflect::get(&data, &"env".into()).unwrap_or(JsValue::UNDEFINED);
@@ -151,6 +158,14 @@ fn on_message(ev: MessageEvent) {
         let WorkerState {
             session, opener, ..
         } = state;
+        let seq = env.seq;
         session.handle(env, opener, &mut PostSink);
+        post(
+            seq,
+            &Response::WorkerStats {
+                wasm_memory_bytes: wasm_memory_bytes(),
+            },
+            None,
+        );
     });
 }
