@@ -11,16 +11,17 @@
 //!   its bytes in chunks, so the bytes are the CLI's bytes.
 
 pub mod dto;
+pub mod memory;
 
 use std::collections::BTreeMap;
 
 use crate::ingest::inventory::Inventory;
 use crate::ingest::{InputFile, Opener};
 use crate::parse::metadata::read_side_files;
-use crate::protocol::{
-    AnalysisKind, Envelope, Failure, FileMeta, MemorySummaryDto, Request, Response,
-};
+use crate::protocol::{AnalysisKind, Envelope, Failure, FileMeta, Request, Response};
 use crate::views::memory::MemoryRows;
+
+pub use memory::EXPORT_CHUNK;
 
 /// Where responses go (the worker posts them; tests collect them).
 pub trait Sink {
@@ -30,14 +31,9 @@ pub trait Sink {
     fn send_bytes(&mut self, seq: u32, response: Response, bytes: &[u8]);
 }
 
-/// Bytes per export chunk posted to the UI (8 MiB).
-pub const EXPORT_CHUNK: usize = 8 << 20;
-
 /// One analysed rank folder.
 struct RankResult {
     rows: MemoryRows,
-    #[allow(dead_code)]
-    summary: MemorySummaryDto,
 }
 
 /// The loaded inputs of one worker and the analysis results it holds.
@@ -126,12 +122,16 @@ impl Session {
                 out.send(seq, reply);
             }
             Request::Export { what } => {
-                out.send(
-                    seq,
-                    fail(format!(
-                        "export {what:?}: the memory engine is not wired yet"
-                    )),
-                );
+                let Some(inv) = &self.inventory else {
+                    out.send(seq, fail("Export before Open: nothing is loaded"));
+                    return;
+                };
+                match memory::export(seq, what, inv, opener, out) {
+                    Ok((file_name, mime)) => {
+                        out.send(seq, Response::ExportDone { file_name, mime })
+                    }
+                    Err(e) => out.send(seq, fail(format!("export {what:?} failed: {e}"))),
+                }
             }
         }
     }
@@ -149,7 +149,7 @@ impl Session {
         seq: u32,
         analysis: AnalysisKind,
         ranks: &[u32],
-        _opener: &dyn Opener,
+        opener: &dyn Opener,
         out: &mut dyn Sink,
     ) {
         let Some(inv) = &self.inventory else {
@@ -157,20 +157,45 @@ impl Session {
             return;
         };
         let (mut done, mut failed) = (0, 0);
+        let mut problems = crate::base::Problems::new();
         for &rank in ranks {
-            let message = match (analysis, inv.ranks.get(rank as usize)) {
-                (_, None) => format!("no rank folder {rank} in the inventory"),
-                (AnalysisKind::Memory, Some(r)) => {
-                    format!("{}: the memory engine is not wired yet", r.label())
-                }
-                (AnalysisKind::Anomaly, Some(r)) => {
-                    format!("{}: the anomaly analysis is not available yet", r.label())
-                }
+            let folder = inv.ranks.get(rank as usize);
+            let outcome = match (analysis, folder) {
+                (_, None) => Err(format!("no rank folder {rank} in the inventory")),
+                (AnalysisKind::Anomaly, Some(r)) => Err(format!(
+                    "{}: the anomaly analysis is not available in this build",
+                    r.label()
+                )),
+                (AnalysisKind::Memory, Some(r)) => Ok(memory::run_rank(rank, r, opener)),
             };
-            failed += 1;
-            out.send(seq, Response::RankFailed { rank, message });
+            match outcome {
+                Err(message) => {
+                    failed += 1;
+                    out.send(seq, Response::RankFailed { rank, message });
+                }
+                Ok(o) => {
+                    problems.extend(o.problems);
+                    match (o.rows, o.summary, o.failure) {
+                        (Some(rows), Some(summary), None) => {
+                            done += 1;
+                            self.ranks.insert(rank, RankResult { rows });
+                            out.send(seq, Response::RankDone(summary));
+                        }
+                        (_, _, why) => {
+                            failed += 1;
+                            out.send(
+                                seq,
+                                Response::RankFailed {
+                                    rank,
+                                    message: why.unwrap_or_else(|| "no result".into()),
+                                },
+                            );
+                        }
+                    }
+                }
+            }
         }
-        let _ = &mut done;
+        out.send(seq, Response::Problems(dto::problems(&problems)));
         out.send(seq, Response::RunDone { done, failed });
     }
 }

@@ -367,57 +367,32 @@ impl EngineClient {
         }
     }
 
-    /// Writes an export over every analysed rank and downloads it. With one worker holding
-    /// every rank it exports from there; otherwise a fresh worker analyses all ranks once
-    /// more, so the rows of all ranks are sorted together exactly as the CLI does.
+    /// Writes an export and downloads it. A fresh worker re-analyses every rank folder
+    /// exactly as `proflens memory` does (so the bytes are the CLI's), streams the file in
+    /// chunks, and is terminated; the pool stays free for the views meanwhile.
     pub async fn export(&self, what: ExportKind) -> Result<(), String> {
-        let (single, ranks) = {
-            let inner = self.inner.borrow();
-            let pool: Vec<usize> = inner
-                .slots
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| s.role == Role::Pool && !s.ranks.is_empty())
-                .map(|(i, _)| i)
-                .collect();
-            let ranks: Vec<u32> = inner.rank_owner.keys().copied().collect();
-            (if pool.len() == 1 { Some(pool[0]) } else { None }, ranks)
-        };
-        if ranks.is_empty() {
-            return Err("nothing analysed yet".into());
+        if self.inner.borrow().files.is_empty() {
+            return Err("nothing loaded".into());
         }
         let (tx, rx) = oneshot::channel();
         {
             let mut inner = self.inner.borrow_mut();
+            if inner.export_done.is_some() {
+                return Err("an export is already running".into());
+            }
             inner.export = Some(ExportAcc {
                 parts: Array::new(),
             });
             inner.export_done = Some(tx);
         }
-        let slot = match single {
-            Some(s) => s,
-            None => {
-                let s = self.spawn(Role::Export);
-                self.post_open(s);
-                self.post(
-                    s,
-                    Request::Run {
-                        analysis: AnalysisKind::Memory,
-                        ranks,
-                    },
-                    None,
-                );
-                s
-            }
-        };
+        let slot = self.spawn(Role::Export);
+        self.post_open(slot);
         self.post(slot, Request::Export { what }, None);
         let res = rx
             .await
             .unwrap_or_else(|_| Err("export interrupted".into()));
-        if single.is_none() {
-            if let Some(s) = self.inner.borrow().slots.get(slot) {
-                s.worker.terminate();
-            }
+        if let Some(s) = self.inner.borrow().slots.get(slot) {
+            s.worker.terminate();
         }
         res
     }
