@@ -549,6 +549,8 @@ pub struct SitesDto {
     pub groups: Vec<GroupDto>,
     /// Number of distinct groups before the limit.
     pub distinct: u64,
+    /// Σ size of all allocations of the rank, KiB (for shares).
+    pub total_kb: f64,
 }
 
 /// One stack frame for display.

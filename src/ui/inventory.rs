@@ -139,7 +139,7 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
                     <tr><th>"file"</th><th>"kind"</th><th class="num">"size"</th><th>"read"</th></tr>
                 </thead>
                 <tbody>
-                    {rank.files.into_iter().map(|f| view! { <FileRow file=f/> }).collect_view()}
+                    {rank.files.into_iter().map(|f| view! { <FileRow file=f dir=rank.dir.clone()/> }).collect_view()}
                 </tbody>
             </table>
         </section>
@@ -147,13 +147,18 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
 }
 
 #[component]
-fn FileRow(file: FileDto) -> impl IntoView {
+fn FileRow(file: FileDto, dir: String) -> impl IntoView {
+    let shown = file
+        .path
+        .strip_prefix(&format!("{dir}/"))
+        .unwrap_or(&file.path)
+        .to_string();
     let state = expect_context::<AppState>();
     let idx = file.file;
     let progress = move || state.progress.with(|m| m.get(&idx).map(|p| p.last.clone()));
     view! {
         <tr>
-            <td><code>{file.path.clone()}</code></td>
+            <td title=file.path.clone()><code>{shown}</code></td>
             <td>{file.kind.clone()}</td>
             <td class="num">{format::bytes(file.size as f64)}</td>
             <td class="progress-cell">
@@ -167,6 +172,7 @@ fn FileRow(file: FileDto) -> impl IntoView {
                         };
                         view! {
                             <progress max="100" value=pct data-testid="file-progress"></progress>
+                            <br/>
                             <span class="progress-text">
                                 {format!(
                                     "{} / {} · {}",

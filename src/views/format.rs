@@ -29,15 +29,28 @@ pub fn mb(v: f64) -> String {
     format!("{v:.1} MB")
 }
 
-/// A duration in ms: `µs` below 1 ms, `ms` below 10 s, else `s`.
+/// A duration in ms: `µs` below 1 ms, `ms` below 1 s, else `s`.
 pub fn duration_ms(ms: f64) -> String {
     let a = ms.abs();
     if a < 1.0 {
         format!("{:.1} µs", ms * 1000.0)
-    } else if a < 10_000.0 {
+    } else if a < 1000.0 {
         format!("{ms:.3} ms")
     } else {
-        format!("{:.2} s", ms / 1000.0)
+        format!("{:.3} s", ms / 1000.0)
+    }
+}
+
+/// A stack frame `<path>(<line>): <function>` shortened to the file name, line and
+/// function (`/home/u/main.py(354): train` → `main.py(354): train`); other text unchanged.
+pub fn short_frame(frame: &str) -> &str {
+    let path_end = frame
+        .find("): ")
+        .and_then(|i| frame[..i].rfind('('))
+        .unwrap_or(frame.len());
+    match frame[..path_end].rfind('/') {
+        Some(slash) => &frame[slash + 1..],
+        None => frame,
     }
 }
 
@@ -64,7 +77,17 @@ mod tests {
         assert_eq!(mb(1187.9814453125), "1188.0 MB");
         assert_eq!(duration_ms(0.25), "250.0 µs");
         assert_eq!(duration_ms(12.3456), "12.346 ms");
-        assert_eq!(duration_ms(12_345.0), "12.35 s");
+        assert_eq!(duration_ms(12_345.0), "12.345 s");
+        assert_eq!(duration_ms(3338.0), "3.338 s");
+        assert_eq!(
+            short_frame("/home/u/imagenet_script/main.py(354): train"),
+            "main.py(354): train"
+        );
+        assert_eq!(
+            short_frame("<string>(1): <module>"),
+            "<string>(1): <module>"
+        );
+        assert_eq!(short_frame(""), "");
         assert_eq!(rel_time_ms(1005.5, 1000.0), "+5.500 ms");
         assert_eq!(rate_mb_s(151.25), "151.2 MB/s");
     }

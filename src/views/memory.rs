@@ -461,12 +461,14 @@ impl MemoryRows {
             .collect();
         groups.sort_by(|a, b| cmp_f64(b.size_kb, a.size_kb).then(a.key.cmp(&b.key)));
         let distinct = groups.len() as u64;
+        let total_kb = groups.iter().map(|g| g.size_kb).sum();
         groups.truncate(limit as usize);
         SitesDto {
             rank: self.rank,
             group_by: key,
             groups,
             distinct,
+            total_kb,
         }
     }
 

@@ -208,6 +208,16 @@ fn StackPanel(rank: u32, selected: RwSignal<Option<u32>>) -> impl IntoView {
             };
             if selected.get_untracked() == Some(row) {
                 stack.set(Some(res));
+                // Bring the highlighted user frame into view inside the panel.
+                if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| {
+                    d.query_selector("[data-testid=stack-panel] li.user")
+                        .ok()
+                        .flatten()
+                }) {
+                    let opts = web_sys::ScrollIntoViewOptions::new();
+                    opts.set_block(web_sys::ScrollLogicalPosition::Nearest);
+                    el.scroll_into_view_with_scroll_into_view_options(&opts);
+                }
             }
         });
     });

@@ -56,14 +56,14 @@ pub fn SitesTable(rank: u32) -> impl IntoView {
                 None => view! { <p class="muted">"…"</p> }.into_any(),
                 Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
                 Some(Ok(s)) => {
-                    let total: f64 = s.groups.iter().map(|g| g.size_kb).sum();
+                    let total = s.total_kb;
                     view! {
                         <p class="muted">{format!("{} distinct; allocations only (size > 0)", s.distinct)}</p>
                         <table class="grid">
                             <thead><tr><th class="num">"allocated"</th><th class="num">"share"</th><th class="num">"count"</th><th>"site"</th></tr></thead>
                             <tbody>
                                 {s.groups.into_iter().map(|g| {
-                                    let key = if g.key.is_empty() { "(none)".to_string() } else { g.key };
+                                    let key = if g.key.is_empty() { "(none: no stack or no user frame)".to_string() } else { g.key };
                                     let share = if total > 0.0 { g.size_kb / total * 100.0 } else { 0.0 };
                                     view! {
                                         <tr>

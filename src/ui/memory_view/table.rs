@@ -159,8 +159,8 @@ pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> im
                         <div class="vt-cell num">{format::mb(r.total_allocated_mb)}</div>
                         <div class="vt-cell num">{format::mb(r.total_reserved_mb)}</div>
                         <div class="vt-cell">{r.match_quality.clone()}</div>
-                        <div class="vt-cell" title=stack_site.clone()>{stack_site.clone()}</div>
-                        <div class="vt-cell" title=r.call_stack_top.clone()>{r.call_stack_top.clone()}</div>
+                        <div class="vt-cell" title=stack_site.clone()>{format::short_frame(&stack_site).to_string()}</div>
+                        <div class="vt-cell" title=r.call_stack_top.clone()>{format::short_frame(&r.call_stack_top).to_string()}</div>
                     </div>
                 }
             })

@@ -101,10 +101,18 @@ pub fn draw(canvas: &HtmlCanvasElement, curve: &CurveDto, t0_ms: f64, band: Opti
         }
     }
     // Series: min–max bars per column, and a line through the maxima.
-    for (i, s) in curve.series.iter().enumerate() {
+    // Drawn last-to-first so the first series (allocated) is on top; active is dashed
+    // because it often equals allocated.
+    for (i, s) in curve.series.iter().enumerate().rev() {
         let color = COLORS[i % COLORS.len()];
         ctx.set_stroke_style_str(color);
-        ctx.set_line_width(1.0);
+        ctx.set_line_width(if i == 0 { 1.75 } else { 1.0 });
+        let dash = js_sys::Array::new();
+        if i == 2 {
+            dash.push(&4.into());
+            dash.push(&3.into());
+        }
+        let _ = ctx.set_line_dash(&dash);
         ctx.begin_path();
         let mut pen = false;
         for (c, (lo, hi)) in s.min.iter().zip(&s.max).enumerate() {
@@ -126,6 +134,7 @@ pub fn draw(canvas: &HtmlCanvasElement, curve: &CurveDto, t0_ms: f64, band: Opti
         }
         ctx.stroke();
     }
+    let _ = ctx.set_line_dash(&js_sys::Array::new());
     // Peak marker.
     if let Some((t, mb_v)) = curve.peak {
         if t >= curve.x0_ms && t <= curve.x1_ms && span > 0.0 {
