@@ -27,7 +27,8 @@ fn main() {
     let t0 = Instant::now();
     let mut inv = Inventory::from_paths(&files);
     proflens::parse::metadata::read_side_files(&mut inv, &opener);
-    let (ranks, _) = analyse_all(&inv, &opener, &cfg, &mut |_| ControlFlow::Continue(())).expect("not cancelled");
+    let (ranks, _) = analyse_all(&inv, &opener, &cfg, &mut |_| ControlFlow::Continue(()))
+        .expect("not cancelled");
     let t_analysis = t0.elapsed().as_secs_f64();
     let mut json_bytes = 0usize;
     for r in &ranks {

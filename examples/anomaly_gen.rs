@@ -16,7 +16,10 @@ use std::path::PathBuf;
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         self.0 >> 33
     }
     fn below(&mut self, n: u64) -> u64 {
@@ -41,8 +44,14 @@ const NAMES: [&str; 12] = [
 
 fn main() -> std::io::Result<()> {
     let mut args = std::env::args().skip(1);
-    let out = PathBuf::from(args.next().expect("usage: anomaly_gen OUT_DIR [KERNELS] [STEPS]"));
-    let n_kernels: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
+    let out = PathBuf::from(
+        args.next()
+            .expect("usage: anomaly_gen OUT_DIR [KERNELS] [STEPS]"),
+    );
+    let n_kernels: u64 = args
+        .next()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1_000_000);
     let steps: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(100);
     let dir = out.join("bench_ascend_pt/ASCEND_PROFILER_OUTPUT");
     fs::create_dir_all(&dir)?;
@@ -60,7 +69,9 @@ fn main() -> std::io::Result<()> {
         write!(tv, "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{pid},\"tid\":0,\"args\":{{\"name\":\"{name}\"}}}},\n")?;
     }
     let mut rng = Lcg(0x5eed);
-    let layer_names: Vec<String> = (0..200).map(|j| format!("{}_{}", NAMES[(j * 7 + 3) % NAMES.len()], j / 25)).collect();
+    let layer_names: Vec<String> = (0..200)
+        .map(|j| format!("{}_{}", NAMES[(j * 7 + 3) % NAMES.len()], j / 25))
+        .collect();
     let per_step = (n_kernels / steps).max(1);
     let mut t_ns: i64 = 1_736_408_883_686_740_710; // epoch µs × 1000
     let us = |ns: i64| format!("{}.{:03}", ns / 1000, ns % 1000);
@@ -77,18 +88,50 @@ fn main() -> std::io::Result<()> {
             let layer = 200.min(per_step - written);
             for j in 0..layer {
                 let (name, core, stream, dur_ns) = if j == layer - 1 {
-                    ("hcom_allReduce__586_0_1", "HCCL", "N/A", 200_000 + rng.below(800_000) as i64)
+                    (
+                        "hcom_allReduce__586_0_1",
+                        "HCCL",
+                        "N/A",
+                        200_000 + rng.below(800_000) as i64,
+                    )
                 } else if rng.below(500) == 0 {
-                    ("aclnnNonzero_NonzeroAiCpu_Nonzero", "AI_CPU", "2", 20_000 + rng.below(50_000) as i64)
+                    (
+                        "aclnnNonzero_NonzeroAiCpu_Nonzero",
+                        "AI_CPU",
+                        "2",
+                        20_000 + rng.below(50_000) as i64,
+                    )
                 } else if j % 17 == 5 {
-                    (NAMES[7], "AI_VECTOR_CORE", "3", 5_000 + rng.below(20_000) as i64)
+                    (
+                        NAMES[7],
+                        "AI_VECTOR_CORE",
+                        "3",
+                        5_000 + rng.below(20_000) as i64,
+                    )
                 } else {
                     // Names repeat once per ~200-kernel layer: a realistic repetition unit.
                     let n = layer_names[j as usize % layer_names.len()].as_str();
                     let small = j % 9 < 3;
-                    (n, if j % 3 == 0 { "AI_CORE" } else { "AI_VECTOR_CORE" }, "2", if small { 1_000 + rng.below(8_000) as i64 } else { 10_000 + rng.below(200_000) as i64 })
+                    (
+                        n,
+                        if j % 3 == 0 {
+                            "AI_CORE"
+                        } else {
+                            "AI_VECTOR_CORE"
+                        },
+                        "2",
+                        if small {
+                            1_000 + rng.below(8_000) as i64
+                        } else {
+                            10_000 + rng.below(200_000) as i64
+                        },
+                    )
                 };
-                let wait = if rng.below(10) == 0 { rng.below(2_000_000) as i64 } else { 0 };
+                let wait = if rng.below(10) == 0 {
+                    rng.below(2_000_000) as i64
+                } else {
+                    0
+                };
                 let start = t_ns;
                 writeln!(
                     kd,
@@ -115,7 +158,7 @@ fn main() -> std::io::Result<()> {
                 let h_dur = 3_000 + rng.below(15_000) as i64;
                 host_t = host_t.max(start - 400_000);
                 if j % 3 == 0 {
-                write!(tv, "{{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::{}\",\"pid\":3096504,\"tid\":3096504,\"ts\":\"{}\",\"dur\":{}.{:03},\"args\":{{\"Sequence number\":{task},\"Fwd thread id\":0}}}},\n", &name[..name.len().min(12)], us(host_t), h_dur / 1000, h_dur % 1000)?;
+                    write!(tv, "{{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::{}\",\"pid\":3096504,\"tid\":3096504,\"ts\":\"{}\",\"dur\":{}.{:03},\"args\":{{\"Sequence number\":{task},\"Fwd thread id\":0}}}},\n", &name[..name.len().min(12)], us(host_t), h_dur / 1000, h_dur % 1000)?;
                 }
                 if j % 8 == 0 {
                     write!(tv, "{{\"ph\":\"X\",\"name\":\"AscendCL@aclnnLaunch\",\"pid\":3096505,\"tid\":3096504,\"ts\":\"{}\",\"dur\":2.5,\"args\":{{\"connection_id\":{flow}}}}},\n", us(host_t + 500))?;

@@ -14,14 +14,46 @@ fn main() {
     let t = Instant::now();
     let mut b = KernelTableBuilder::new();
     let mut p = Problems::new();
-    proflens::parse::csv::kernel_details::read(std::fs::File::open(&kd).unwrap(), &kd, None, &mut b, &mut p, &mut |_| ControlFlow::Continue(())).unwrap();
+    proflens::parse::csv::kernel_details::read(
+        std::fs::File::open(&kd).unwrap(),
+        &kd,
+        None,
+        &mut b,
+        &mut p,
+        &mut |_| ControlFlow::Continue(()),
+    )
+    .unwrap();
     let k = b.finish();
     eprintln!("kernel csv: {:.2}s", t.elapsed().as_secs_f64());
     let t = Instant::now();
-    let (tr, _) = proflens::parse::trace_json::timeline::read(std::fs::File::open(&tv).unwrap(), &tv, None, "", &mut |_| ControlFlow::Continue(())).unwrap();
-    eprintln!("trace: {:.2}s ({} host events)", t.elapsed().as_secs_f64(), tr.events().len());
+    let (tr, _) = proflens::parse::trace_json::timeline::read(
+        std::fs::File::open(&tv).unwrap(),
+        &tv,
+        None,
+        "",
+        &mut |_| ControlFlow::Continue(()),
+    )
+    .unwrap();
+    eprintln!(
+        "trace: {:.2}s ({} host events)",
+        t.elapsed().as_secs_f64(),
+        tr.events().len()
+    );
     let t = Instant::now();
     let cfg = AnomalyConfig::spec_defaults();
-    let r = analyse(&RankInput { kernels: &k, trace: Some(&tr), comm_ops: &[], step_trace: &[], info: CaptureInfo::default() }, &cfg);
-    eprintln!("analysis: {:.2}s ({} steps)", t.elapsed().as_secs_f64(), r.steps.len());
+    let r = analyse(
+        &RankInput {
+            kernels: &k,
+            trace: Some(&tr),
+            comm_ops: &[],
+            step_trace: &[],
+            info: CaptureInfo::default(),
+        },
+        &cfg,
+    );
+    eprintln!(
+        "analysis: {:.2}s ({} steps)",
+        t.elapsed().as_secs_f64(),
+        r.steps.len()
+    );
 }

@@ -145,9 +145,24 @@ impl HostEventTable {
     }
 
     /// Adds one host event by already-interned ids (durations ≤ 0 are ignored).
-    pub fn push_ids(&mut self, name: TextId, cat: TextId, thread: u32, lane: Lane, start_ns: i64, dur_ns: i64) {
+    pub fn push_ids(
+        &mut self,
+        name: TextId,
+        cat: TextId,
+        thread: u32,
+        lane: Lane,
+        start_ns: i64,
+        dur_ns: i64,
+    ) {
         if dur_ns > 0 {
-            self.events.push(HostEvent { name, cat, thread, lane, start_ns, dur_ns });
+            self.events.push(HostEvent {
+                name,
+                cat,
+                thread,
+                lane,
+                start_ns,
+                dur_ns,
+            });
         }
     }
 

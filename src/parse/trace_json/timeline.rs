@@ -108,7 +108,10 @@ pub fn read<R: Read>(
                 let pid_id = *pid_ids.entry(pid_raw.to_vec()).or_insert(next);
                 let (thread, _) = t.thread_key_bytes(pid_raw, tid_raw);
                 if thread as usize == thread_tid.len() {
-                    let tid_text = decimal_text(tid_raw).unwrap_or("").trim_matches('"').to_string();
+                    let tid_text = decimal_text(tid_raw)
+                        .unwrap_or("")
+                        .trim_matches('"')
+                        .to_string();
                     thread_tid.push(t.intern(&tid_text));
                 }
                 thread_cache.insert(key_buf.clone(), (pid_id, thread));
