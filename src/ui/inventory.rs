@@ -157,7 +157,7 @@ fn FileRow(file: FileDto, dir: String) -> impl IntoView {
     let idx = file.file;
     let progress = move || state.progress.with(|m| m.get(&idx).map(|p| p.last.clone()));
     view! {
-        <tr>
+        <tr data-kind=file.kind.clone()>
             <td title=file.path.clone()><code>{shown}</code></td>
             <td>{file.kind.clone()}</td>
             <td class="num">{format::bytes(file.size as f64)}</td>
