@@ -174,12 +174,20 @@ fn FileRow(file: FileDto, dir: String) -> impl IntoView {
                             <progress max="100" value=pct data-testid="file-progress"></progress>
                             <br/>
                             <span class="progress-text">
-                                {format!(
-                                    "{} / {} · {}",
-                                    format::bytes(p.bytes_done as f64),
-                                    format::bytes(p.bytes_total as f64),
-                                    format::rate_mb_s(p.mb_per_s)
-                                )}
+                                {if p.bytes_done >= 1 << 20 {
+                                    format!(
+                                        "{} / {} · {}",
+                                        format::bytes(p.bytes_done as f64),
+                                        format::bytes(p.bytes_total as f64),
+                                        format::rate_mb_s(p.mb_per_s)
+                                    )
+                                } else {
+                                    format!(
+                                        "{} / {}",
+                                        format::bytes(p.bytes_done as f64),
+                                        format::bytes(p.bytes_total as f64)
+                                    )
+                                }}
                             </span>
                         }
                         .into_any()

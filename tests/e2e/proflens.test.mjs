@@ -176,7 +176,8 @@ test('cancel stops a long run at once and keeps the page usable', async () => {
   const p = await newPage();
   await p.open();
   await p.openFolder(path.join(dir, 'big'));
-  await p.page.getByTestId('file-progress').first().waitFor({ timeout: 60_000 });
+  // Cancel while trace_view.json is being read (its progress bar has appeared).
+  await p.page.locator('tr[data-kind="trace_view.json"] [data-testid=file-progress]').waitFor({ timeout: 60_000 });
   await p.page.getByTestId('cancel').click();
   assert.equal(await p.waitDone(5_000), 'Cancelled');
   await p.screenshot('07-cancelled');
