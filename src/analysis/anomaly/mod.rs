@@ -413,7 +413,7 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
 
     // Wait anchors over the dominant group (pseudo-step: whole capture).
     let scope: Vec<usize> = match raw_groups.first() {
-        Some(g) if method != StepMethod::Pseudo => g
+        Some(g) if !matches!(method, StepMethod::Pseudo | StepMethod::Macro) => g
             .steps
             .iter()
             .flat_map(|&i| results[i].kernels.clone())
@@ -680,6 +680,9 @@ fn limitations(
     }
     if input.info.kernels_from_trace {
         v.push("kernel_details.csv absent: kernels taken from trace_view.json device lanes".into());
+    }
+    if matches!(method, StepMethod::Macro) {
+        v.push("no step markers: macro-steps derived from structure (lower confidence)".into());
     }
     if matches!(method, StepMethod::Pseudo) {
         v.push("no step markers: one pseudo-step over the whole capture".into());

@@ -188,7 +188,7 @@ pub fn set_followups(
 /// §5.17: start at `high`, one level down per missing piece, floor `low`.
 pub fn confidence(method: StepMethod, caps: &Capabilities, op_summary_only: bool) -> &'static str {
     let mut drops = 0;
-    if matches!(method, StepMethod::Pseudo | StepMethod::None) {
+    if matches!(method, StepMethod::Pseudo | StepMethod::Macro | StepMethod::None) {
         drops += 1;
     }
     if !caps.trace || caps.host_event_density == 0.0 {
