@@ -406,7 +406,10 @@ fn markerless_capture_with_repetition_becomes_macro_steps() {
         }
     }
     let k = csv_owned(&rows);
-    let k: String = k.lines().map(|l| format!("{}\n", l.split_once(',').unwrap().1)).collect();
+    let k: String = k
+        .lines()
+        .map(|l| format!("{}\n", l.split_once(',').unwrap().1))
+        .collect();
     let r = run_rank(k, None, &rb());
     let res = &r.result;
     assert_eq!(res.step_method.as_str(), "macro");
@@ -433,8 +436,14 @@ fn progress_break_cancels_the_rank() {
     use proflens::ingest::inventory::Inventory;
     use proflens::ingest::MemOpener;
     let mut m = MemOpener::new();
-    m.add("cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv", csv_owned(&[ai("a", 0.0, 10.0)]).into_bytes());
-    m.add("cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json", trace(&[(1, 0.0, 10.0)], &[]).into_bytes());
+    m.add(
+        "cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+        csv_owned(&[ai("a", 0.0, 10.0)]).into_bytes(),
+    );
+    m.add(
+        "cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json",
+        trace(&[(1, 0.0, 10.0)], &[]).into_bytes(),
+    );
     let inv = Inventory::from_paths(&m.list());
     let mut calls = 0;
     let r = analyse_rank(&inv.ranks[0], &m, &rb(), &mut |p| {

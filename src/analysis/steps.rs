@@ -250,7 +250,11 @@ fn macro_steps(kernels: &KernelTable, cfg: &AnomalyConfig) -> Option<(&'static s
         let range = kernels.starting_in(s_ns, next.unwrap_or(i64::MAX));
         let end = match next {
             Some(e) => e,
-            None => range.clone().map(|i| kernels.end_ns(i)).max().unwrap_or(s_ns),
+            None => range
+                .clone()
+                .map(|i| kernels.end_ns(i))
+                .max()
+                .unwrap_or(s_ns),
         };
         steps.push(Step {
             step_id: format!("macro_{j}"),
