@@ -5,12 +5,27 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-const CORE: &[&str] = &["base", "ingest", "parse", "model", "analysis", "report", "views", "engine"];
+const CORE: &[&str] = &[
+    "base", "ingest", "parse", "model", "analysis", "report", "views", "engine",
+];
 const CORE_FILES: &[&str] = &["protocol.rs"];
-const BANNED_IN_CORE: &[&str] =
-    &["web_sys::", "js_sys::", "wasm_bindgen::", "leptos::", "gloo::", "std::fs", "Instant::now", "SystemTime::now"];
-const BANNED_IN_UI: &[&str] =
-    &["crate::parse", "crate::ingest::inventory", "crate::model", "crate::analysis", "crate::engine"];
+const BANNED_IN_CORE: &[&str] = &[
+    "web_sys::",
+    "js_sys::",
+    "wasm_bindgen::",
+    "leptos::",
+    "gloo::",
+    "std::fs",
+    "Instant::now",
+    "SystemTime::now",
+];
+const BANNED_IN_UI: &[&str] = &[
+    "crate::parse",
+    "crate::ingest::inventory",
+    "crate::model",
+    "crate::analysis",
+    "crate::engine",
+];
 /// A file longer than this should be split by concept (house-style §8.2: "about 600").
 const MAX_LINES: usize = 900;
 
@@ -19,7 +34,9 @@ fn src() -> PathBuf {
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -37,7 +54,10 @@ fn code_of(path: &Path) -> String {
         Some(i) => &text[..i],
         None => &text[..],
     };
-    text.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n")
+    text.lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
@@ -50,7 +70,12 @@ fn core_never_names_browser_crates_or_does_io() {
             files.push(single);
         }
     }
-    files.extend(CORE_FILES.iter().map(|f| src().join(f)).filter(|p| p.exists()));
+    files.extend(
+        CORE_FILES
+            .iter()
+            .map(|f| src().join(f))
+            .filter(|p| p.exists()),
+    );
     assert!(files.len() > 5, "tidy found too few core files: {files:?}");
     let mut bad = Vec::new();
     for f in &files {
@@ -88,7 +113,10 @@ fn modules_stay_small() {
     for f in &files {
         let n = fs::read_to_string(f).unwrap().lines().count();
         if n > MAX_LINES {
-            big.push(format!("{}: {n} lines (split it by concept; limit {MAX_LINES})", f.display()));
+            big.push(format!(
+                "{}: {n} lines (split it by concept; limit {MAX_LINES})",
+                f.display()
+            ));
         }
     }
     assert!(big.is_empty(), "{}", big.join("\n"));

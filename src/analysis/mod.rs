@@ -1,2 +1,11 @@
 //! Pure functions over `model` tables: no I/O, no clocks, no serde. Each
 //! submodule names the spec sections whose rules it implements.
+
+pub mod memory_curve;
+pub mod memory_match;
+pub mod memory_peak;
+pub mod memory_phase;
+pub mod memory_result;
+pub mod memory_summary;
+pub mod snapshot;
+pub mod user_frame;

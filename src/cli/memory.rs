@@ -1,14 +1,161 @@
-//! `proflens memory`: not built yet (its issue is open).
+//! `proflens memory <folder> [--format csv|json] [--out FILE] [--parity]`: the memory
+//! events of every rank folder under `<folder>` (ascend-memory.md), the same bytes as the
+//! page's export. Problems go to stderr; the exit code is non-zero only when nothing
+//! could be analysed.
+
+use std::io::Write;
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+
+use super::fs_opener::FsOpener;
+use crate::analysis::memory_match::MatchStrategy;
+use crate::base::Severity;
+use crate::engine::memory::{analyse_inventory, MemoryOptions, Mode};
+use crate::ingest::inventory::Inventory;
+use crate::parse::metadata::read_side_files;
+use crate::report::memory_rows::{write_csv, write_json, Columns};
+
+/// Output format.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// CSV with a header line.
+    Csv,
+    /// A JSON array of row objects.
+    Json,
+    /// The per-rank summary as Markdown.
+    Md,
+}
+
+/// Matching strategy (ascend-memory.md §6.4).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// Largest ts ≤ allocation time (same selection as RL-Insight).
+    NearestBefore,
+    /// The innermost same-name op enclosing the allocation, else nearest-before.
+    EnclosingFirst,
+}
 
 /// Arguments of `proflens memory`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Input path.
-    pub input: std::path::PathBuf,
+    /// Dropped folder (run root, one rank folder, ASCEND_PROFILER_OUTPUT) or a single file.
+    pub input: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "csv")]
+    pub format: Format,
+    /// Write to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// RL-Insight parity: upstream parsing and failures, only the 12 MemoryEventRow columns.
+    #[arg(long)]
+    pub parity: bool,
+    /// Default-mode matching strategy.
+    #[arg(long, value_enum, default_value = "nearest-before")]
+    pub strategy: Strategy,
+    /// Discard default-mode matches whose lag exceeds this many µs.
+    #[arg(long, value_name = "US")]
+    pub max_match_lag_us: Option<f64>,
+    /// Do not print the progress line on stderr.
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 /// Runs the subcommand; returns the exit code.
-pub fn run(_args: Args) -> i32 {
-    eprintln!("proflens memory: not implemented yet");
-    super::EXIT_NOTHING
+pub fn run(args: Args) -> i32 {
+    let (opener, files) = match FsOpener::walk(&args.input) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("proflens memory: cannot read {}: {e}", args.input.display());
+            return super::EXIT_NOTHING;
+        }
+    };
+    let mut inv = Inventory::from_paths(&files);
+    read_side_files(&mut inv, &opener);
+    let mut opts = MemoryOptions::default();
+    if args.parity {
+        opts.mode = Mode::Parity;
+    }
+    opts.matching.strategy = match args.strategy {
+        Strategy::NearestBefore => MatchStrategy::NearestBefore,
+        Strategy::EnclosingFirst => MatchStrategy::EnclosingFirst,
+    };
+    opts.matching.max_match_lag_us = args.max_match_lag_us;
+    let quiet = args.quiet;
+    let mut progress = |file: &str, p: crate::ingest::Progress| {
+        if !quiet {
+            if let Some(t) = p.bytes_total.filter(|t| *t > 64 << 20) {
+                eprint!("\r{file}: {} / {} MB   ", p.bytes_done >> 20, t >> 20);
+            }
+        }
+        ControlFlow::Continue(())
+    };
+    let (run, drop_problems) = analyse_inventory(&inv, &opener, &opts, &mut progress);
+    let mut n_problems = 0u64;
+    let print = |p: &crate::base::Problem| {
+        let sev = match p.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        };
+        eprintln!("{sev} {}: {}: {}", p.code, p.at, p.message);
+    };
+    for p in drop_problems.kept() {
+        n_problems += 1;
+        print(p);
+    }
+    for r in &run.ranks {
+        for p in r.problems.kept() {
+            if p.severity != Severity::Info {
+                n_problems += 1;
+            }
+            print(p);
+        }
+        let hidden = r.problems.total() - r.problems.kept().len() as u64;
+        if hidden > 0 {
+            eprintln!("… {hidden} more problems in {}", r.info.source_dir);
+        }
+    }
+    let cols = if args.parity {
+        Columns::Parity
+    } else {
+        Columns::Full
+    };
+    let mut buf: Box<dyn Write> = match &args.out {
+        Some(p) => match std::fs::File::create(p) {
+            Ok(f) => Box::new(std::io::BufWriter::with_capacity(1 << 20, f)),
+            Err(e) => {
+                eprintln!("proflens memory: cannot create {}: {e}", p.display());
+                return super::EXIT_NOTHING;
+            }
+        },
+        None => Box::new(std::io::BufWriter::with_capacity(
+            1 << 20,
+            std::io::stdout().lock(),
+        )),
+    };
+    let res = match args.format {
+        Format::Csv => write_csv(&run, cols, &mut buf),
+        Format::Json => write_json(&run, cols, &mut buf),
+        Format::Md => crate::report::memory_md::write_summary(&run, &mut buf),
+    }
+    .and_then(|_| buf.flush());
+    if let Err(e) = res {
+        eprintln!("proflens memory: write failed: {e}");
+        return super::EXIT_NOTHING;
+    }
+    let analysed = run.ranks.iter().filter(|r| !r.is_empty()).count();
+    eprintln!(
+        "proflens memory: {} rows from {analysed} of {} rank folder(s)",
+        run.len(),
+        inv.ranks.len()
+    );
+    if n_problems > 0 {
+        eprintln!("proflens memory: {n_problems} problem(s) listed above");
+    }
+    // The brief: non-zero only when nothing could be analysed.
+    if analysed == 0 {
+        super::EXIT_NOTHING
+    } else {
+        super::EXIT_CLEAN
+    }
 }

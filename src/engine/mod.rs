@@ -1,2 +1,4 @@
 //! The one place where the core layers meet: per-analysis pipelines used by
 //! the CLI, the worker and the tests.
+
+pub mod memory;

@@ -10,6 +10,7 @@ pub mod csv;
 pub mod error;
 pub mod metadata;
 pub mod number;
+pub mod pickle;
 pub mod trace_json;
 
 pub use error::{ParseError, ParseErrorKind};

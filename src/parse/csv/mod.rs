@@ -2,6 +2,7 @@
 //! CSV parser uses: BOM, CRLF/LF, quoted multi-line fields, header resolution by
 //! trimmed name, trimmed cells, physical line numbers, short/long rows, progress.
 
+pub mod operator_memory;
 pub mod table;
 
 pub use table::{CsvTable, Header, LineEndings, RowRead};

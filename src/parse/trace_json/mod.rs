@@ -6,6 +6,7 @@
 //! read a few keys cheaply with [`scan::fields`] (`cat`, `ph`, `name`…) and run
 //! `serde_json::from_slice` only on the events they keep.
 
+pub mod call_stack_index;
 pub mod scan;
 pub mod splitter;
 

@@ -1,0 +1,214 @@
+//! Streaming, non-executing decoder of PyTorch memory-snapshot pickles (torch-snapshot.md §2, §5).
+//!
+//! * [`opcodes`]: opcode bytes, names and classes (data / refused / unsupported).
+//! * `vm`: the push-fed VM (`feed(input) -> (Status, used)`), values as handles.
+//! * `schema` + `fields`: schema-directed building of [`Snapshot`] columns.
+//! * [`writer`]: a small pickle writer for tests and the large-snapshot generator.
+//!
+//! The decoder reads through [`ChunkReader`]; memory grows with what is kept
+//! (columns, pools, the memo of handles), never with the file. It never
+//! imports or calls anything: `GLOBAL`, `REDUCE`, `BUILD`, persistent ids and
+//! the other object-constructing opcodes stop decoding with an error naming the
+//! opcode and its byte offset (§5.4).
+
+mod error;
+mod fields;
+pub mod opcodes;
+mod schema;
+mod slab;
+mod vm;
+pub mod writer;
+
+use std::io::Read;
+use std::ops::ControlFlow;
+
+pub use error::{sniff, PickleError, PickleErrorKind};
+pub use vm::Status;
+
+use crate::base::Problems;
+use crate::ingest::{chunk_reader::FillError, ChunkReader, Progress};
+use crate::model::snapshot::{Features, Snapshot, TopLevel};
+
+/// A decoded snapshot and the problems found on the way (bad entries, layout warnings).
+#[derive(Debug)]
+pub struct Decoded {
+    /// The snapshot model.
+    pub snapshot: Snapshot,
+    /// Data-quality problems of decoding (codes `SNAP-ENTRY`, `SNAP-LAYOUT`, `SNAP-FRAMES`, …).
+    pub problems: Problems,
+}
+
+/// Decodes one snapshot pickle from `src`.
+///
+/// `file` names the input in errors and problems; `total` is its size in bytes
+/// if known (for progress and the truncation message). Progress is reported
+/// after each chunk; `ControlFlow::Break` from `on_progress` cancels.
+///
+/// # Shape
+///
+/// Accepts protocols 2–5, the dict form and the top-level list of segments
+/// (§3.1), every format era of §3.10. Trace entries become rows of per-device
+/// [`crate::model::snapshot::EntryTable`]s in file order.
+///
+/// # Errors
+///
+/// [`PickleErrorKind`] with the §5.4 messages: refused or unsupported opcode,
+/// protocol > 5, truncated file, not a snapshot, not a pickle at all,
+/// structurally invalid pickle, read failure, cancel. A bad trace entry is not
+/// an error: it is skipped and counted (`bad_entries`, §5.2).
+///
+/// # Cost
+///
+/// One pass, O(file) time. Memory: the entry columns (≈ 33–45 bytes per
+/// entry), the pools, and the memo (16 bytes per memoized object) while decoding.
+pub fn read_snapshot(
+    file: &str,
+    src: &mut dyn Read,
+    total: Option<u64>,
+    on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+) -> Result<Decoded, PickleError> {
+    let mut rdr = ChunkReader::new(src, total);
+    let fill_err = |e: FillError, file: &str| match e {
+        FillError::Io { at, source } => PickleError::new(
+            file,
+            at,
+            PickleErrorKind::Io {
+                message: source.to_string(),
+            },
+        ),
+        FillError::TooLarge { at, limit } => {
+            PickleError::new(file, at, PickleErrorKind::TooLarge { limit })
+        }
+    };
+    // Sniff the first bytes before running the VM.
+    while rdr.buffer().len() < 2 && !rdr.at_eof() {
+        rdr.fill().map_err(|e| fill_err(e, file))?;
+    }
+    if rdr.buffer().first() != Some(&opcodes::PROTO) {
+        return Err(PickleError::new(
+            file,
+            0,
+            PickleErrorKind::WrongFileType {
+                detected: sniff(rdr.buffer()),
+            },
+        ));
+    }
+    let mut vm = vm::Machine::new(file, total.unwrap_or(0));
+    loop {
+        let at_eof = rdr.at_eof();
+        let (status, used) = vm.feed(rdr.buffer(), rdr.offset(), at_eof)?;
+        rdr.consume(used);
+        match status {
+            Status::Done => break,
+            Status::NeedMore => {
+                if rdr.report(on_progress).is_break() {
+                    return Err(PickleError::new(
+                        file,
+                        rdr.offset(),
+                        PickleErrorKind::Cancelled,
+                    ));
+                }
+                rdr.fill().map_err(|e| fill_err(e, file))?;
+            }
+        }
+    }
+    let _ = rdr.report(on_progress);
+    finish(vm, file)
+}
+
+fn finish(mut vm: vm::Machine, file: &str) -> Result<Decoded, PickleError> {
+    let result = vm.result.unwrap_or(vm::Val::None);
+    let top_level = match result {
+        vm::Val::Obj(o) if o.role == schema::Role::Top => TopLevel::Dict,
+        vm::Val::Obj(o) if o.role == schema::Role::SegmentList => TopLevel::SegmentsList,
+        other => {
+            return Err(PickleError::new(
+                file,
+                0,
+                PickleErrorKind::NotSnapshot {
+                    top_type: type_name(&vm, other).into(),
+                },
+            ))
+        }
+    };
+    let b = &mut vm.b;
+    if top_level == TopLevel::Dict
+        && !b
+            .top_keys
+            .iter()
+            .any(|k| k == "segments" || k == "device_traces")
+    {
+        return Err(PickleError::new(
+            file,
+            0,
+            PickleErrorKind::NotSnapshot {
+                top_type: "dict".into(),
+            },
+        ));
+    }
+    if b.invalid_utf8 > 0 {
+        let n = b.invalid_utf8;
+        b.warn(
+            "SNAP-UTF8",
+            format!("{n} strings were not valid UTF-8; invalid bytes were replaced with U+FFFD"),
+        );
+    }
+    let devices = b.take_devices();
+    let blocks = std::mem::take(&mut b.out_blocks);
+    let has_key = |k: &str| {
+        devices
+            .iter()
+            .any(|d| d.key_sets.iter().any(|s| s.split(',').any(|x| x == k)))
+    };
+    let features = Features {
+        protocol: vm.protocol,
+        top_level,
+        has_time_us: devices.iter().any(|d| d.entries.has_time()),
+        has_history: blocks.iter().any(|b| b.has_history),
+        has_annotations: b.has_annotations_key,
+        has_compile_context: has_key("compile_context"),
+        has_user_metadata: has_key("user_metadata"),
+        has_fx_frames: b.has_fx,
+        has_settings: b.settings.is_some(),
+    };
+    let snapshot = Snapshot {
+        pools: std::mem::take(&mut b.pools),
+        devices,
+        segments: std::mem::take(&mut b.out_segments),
+        blocks,
+        annotations: b
+            .has_annotations_key
+            .then(|| std::mem::take(&mut b.out_annotations)),
+        settings: b.settings.take(),
+        top_keys: std::mem::take(&mut b.top_keys),
+        other_fields: std::mem::take(&mut b.other_fields),
+        features,
+        opcode_histogram: std::mem::take(&mut vm.histogram),
+    };
+    Ok(Decoded {
+        snapshot,
+        problems: std::mem::take(&mut vm.b.problems),
+    })
+}
+
+fn type_name(vm: &vm::Machine, v: vm::Val) -> &'static str {
+    use vm::Val;
+    match v {
+        Val::None => "NoneType",
+        Val::Bool(_) => "bool",
+        Val::Int(_) | Val::Big(_) | Val::TooWide => "int",
+        Val::Float(_) => "float",
+        Val::Str(_) => "str",
+        Val::Bytes => "bytes",
+        Val::Generic(_) | Val::Obj(_) | Val::Frame(_) | Val::Stack(_) => {
+            match vm.b.container_kind(v) {
+                Some(schema::Kind::Dict) => "dict",
+                Some(schema::Kind::List) => "list",
+                Some(schema::Kind::Tuple) => "tuple",
+                Some(schema::Kind::Set) => "set",
+                None => "dict",
+            }
+        }
+        _ => "unknown",
+    }
+}

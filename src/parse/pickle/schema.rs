@@ -1,0 +1,720 @@
+//! Schema-directed building: snapshot containers → `model::snapshot` (torch-snapshot.md §3, §5.1).
+//!
+//! Each container gets a [`Role`] when it is pushed (decided by the VM from
+//! the stack below it). Typed containers are filled in small scratch structs
+//! (`fields.rs`) and, when their parent consumes them, turned into model rows:
+//! a trace entry becomes one row of its device's [`EntryTable`] and is dropped;
+//! a frame dict becomes a [`FrameId`], a frame list a [`StackId`] interned by
+//! content. The memo slot of a consumed container is rewritten to that id (or
+//! a tombstone), so later `BINGET`s cost nothing. Unknown parts of the file
+//! become small generic trees, capped in size.
+
+use crate::base::{Position, Problem, Problems, Severity};
+use crate::model::snapshot::{
+    Annotation, Block, DeviceTrace, FrameId, SettingValue, SnapPools, StackId, StrId,
+};
+
+use super::fields::{
+    AnnotationObj, BlockObj, DevBuild, EntryObj, FrameObj, HistoryListObj, HistoryObj, Keys,
+    SegmentObj,
+};
+use super::slab::{Slab, NONE};
+use super::vm::{Obj, Val};
+
+/// Container kind as written in the pickle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Dict,
+    List,
+    Tuple,
+    Set,
+}
+
+/// What a container is in the snapshot schema.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    Top,
+    SegmentList,
+    DeviceTraces,
+    TraceList(u32),
+    Entry,
+    FrameList,
+    Frame,
+    Segment,
+    BlockList,
+    Block,
+    HistoryList,
+    History,
+    AnnotationList,
+    Annotation,
+    Generic,
+}
+
+impl Role {
+    /// Role of the outermost container.
+    pub fn root(kind: Kind) -> Role {
+        match kind {
+            Kind::Dict => Role::Top,
+            Kind::List => Role::SegmentList,
+            _ => Role::Generic,
+        }
+    }
+    /// The container kind this role expects (`None`: any).
+    pub fn kind(self) -> Option<Kind> {
+        match self {
+            Role::Top
+            | Role::Entry
+            | Role::Frame
+            | Role::Segment
+            | Role::Block
+            | Role::History
+            | Role::Annotation => Some(Kind::Dict),
+            Role::Generic => None,
+            _ => Some(Kind::List),
+        }
+    }
+    /// True when a container of `kind` may take this role.
+    pub fn accepts(self, kind: Kind) -> bool {
+        self.kind().is_none_or(|k| k == kind)
+    }
+}
+
+/// A generic container (unknown keys, settings, tuples).
+#[derive(Debug)]
+pub(super) struct GenericNode {
+    pub kind: Kind,
+    pub items: Vec<Val>,
+}
+
+/// Total items kept in generic containers before the rest is dropped.
+const GENERIC_CAP: usize = 1 << 21;
+
+/// The builder: pools, scratch slabs, and the model parts built so far.
+pub(crate) struct Builder {
+    pub pools: SnapPools,
+    pub offset: u64,
+    pub invalid_utf8: u64,
+    pub file: String,
+    pub k: Keys,
+    pub problems: Problems,
+    entries: Slab<EntryObj>,
+    frames: Slab<FrameObj>,
+    frame_lists: Slab<Vec<FrameId>>,
+    pub(super) segments: Slab<SegmentObj>,
+    block_lists: Slab<Vec<Block>>,
+    blocks: Slab<BlockObj>,
+    history_lists: Slab<HistoryListObj>,
+    histories: Slab<HistoryObj>,
+    annotations: Slab<AnnotationObj>,
+    pub generic: Vec<GenericNode>,
+    generic_items: usize,
+    generic_dropped: bool,
+    pending: Vec<(Role, u32)>,
+    pub devices: Vec<DevBuild>,
+    pub dt_len: u32,
+    pub out_segments: Vec<crate::model::snapshot::Segment>,
+    pub out_blocks: Vec<Block>,
+    pub out_annotations: Vec<Annotation>,
+    pub has_annotations_key: bool,
+    pub settings: Option<Vec<(String, SettingValue)>>,
+    pub top_keys: Vec<String>,
+    pub other_fields: Vec<(String, String)>,
+    pub has_fx: bool,
+}
+
+impl Builder {
+    pub fn new(file: &str) -> Self {
+        let mut pools = SnapPools::default();
+        let k = Keys::new(&mut pools.strings);
+        Builder {
+            pools,
+            offset: 0,
+            invalid_utf8: 0,
+            file: file.to_string(),
+            k,
+            problems: Problems::new(),
+            entries: Slab::default(),
+            frames: Slab::default(),
+            frame_lists: Slab::default(),
+            segments: Slab::default(),
+            block_lists: Slab::default(),
+            blocks: Slab::default(),
+            history_lists: Slab::default(),
+            histories: Slab::default(),
+            annotations: Slab::default(),
+            generic: Vec::new(),
+            generic_items: 0,
+            generic_dropped: false,
+            pending: Vec::new(),
+            devices: Vec::new(),
+            dt_len: 0,
+            out_segments: Vec::new(),
+            out_blocks: Vec::new(),
+            out_annotations: Vec::new(),
+            has_annotations_key: false,
+            settings: None,
+            top_keys: Vec::new(),
+            other_fields: Vec::new(),
+            has_fx: false,
+        }
+    }
+
+    /// Records a warning at the current instruction.
+    pub fn warn(&mut self, code: &'static str, message: String) {
+        let at = Position::file(self.file.as_str()).at_byte(self.offset);
+        self.problems
+            .push(Problem::new(Severity::Warning, code, at, message));
+    }
+
+    /// Creates a container of `kind` with `role`.
+    pub fn new_container(&mut self, role: Role, kind: Kind) -> Result<Val, String> {
+        let obj = |role, (slot, gen): (u32, u32)| Val::Obj(Obj { role, slot, gen });
+        Ok(match role {
+            Role::Generic => return Ok(self.new_generic(kind, &[])),
+            Role::Top | Role::SegmentList | Role::DeviceTraces | Role::AnnotationList => {
+                obj(role, (0, 0))
+            }
+            Role::TraceList(d) => {
+                self.device_mut(d);
+                obj(role, (d, 0))
+            }
+            Role::Entry => obj(role, self.entries.alloc()),
+            Role::Frame => obj(role, self.frames.alloc()),
+            Role::FrameList => obj(role, self.frame_lists.alloc()),
+            Role::Segment => obj(role, self.segments.alloc()),
+            Role::BlockList => obj(role, self.block_lists.alloc()),
+            Role::Block => obj(role, self.blocks.alloc()),
+            Role::HistoryList => obj(role, self.history_lists.alloc()),
+            Role::History => obj(role, self.histories.alloc()),
+            Role::Annotation => obj(role, self.annotations.alloc()),
+        })
+    }
+
+    /// A generic container holding `items` (capped).
+    pub fn new_generic(&mut self, kind: Kind, items: &[Val]) -> Val {
+        if self.generic_items + items.len() > GENERIC_CAP {
+            self.drop_generic();
+            return Val::Dropped;
+        }
+        self.generic_items += items.len();
+        self.generic.push(GenericNode {
+            kind,
+            items: items.to_vec(),
+        });
+        Val::Generic((self.generic.len() - 1) as u32)
+    }
+
+    fn drop_generic(&mut self) {
+        if !self.generic_dropped {
+            self.generic_dropped = true;
+            self.warn(
+                "SNAP-GENERIC-CAP",
+                format!("unrecognised parts of the pickle exceed {GENERIC_CAP} items; the rest is not kept"),
+            );
+        }
+    }
+
+    pub fn device_mut(&mut self, d: u32) -> &mut DevBuild {
+        let d = d as usize;
+        while self.devices.len() <= d {
+            let n = self.devices.len() as u32;
+            self.devices.push(DevBuild::new(n));
+        }
+        &mut self.devices[d]
+    }
+
+    /// Kind of a container value, if `v` is one.
+    pub fn container_kind(&self, v: Val) -> Option<Kind> {
+        match v {
+            Val::Obj(o) => o.role.kind(),
+            Val::Generic(i) => self.generic.get(i as usize).map(|n| n.kind),
+            _ => None,
+        }
+    }
+
+    /// Role of the value stored under `key` in `dict`.
+    pub fn value_role(&self, dict: Val, key: Val) -> Role {
+        let (Val::Obj(o), Val::Str(key)) = (dict, key) else {
+            return Role::Generic;
+        };
+        let k = &self.k;
+        match o.role {
+            Role::Top if key == k.segments => Role::SegmentList,
+            Role::Top if key == k.device_traces => Role::DeviceTraces,
+            Role::Top if key == k.external_annotations => Role::AnnotationList,
+            Role::Entry | Role::Segment | Role::Block | Role::History if key == k.frames => {
+                Role::FrameList
+            }
+            Role::Segment if key == k.blocks => Role::BlockList,
+            Role::Block if key == k.history => Role::HistoryList,
+            _ => Role::Generic,
+        }
+    }
+
+    /// Role of the element at position `pending` (items not yet appended) of `list`.
+    pub fn element_role(&self, list: Val, pending: u64) -> Role {
+        let Val::Obj(o) = list else {
+            return Role::Generic;
+        };
+        match o.role {
+            Role::SegmentList => Role::Segment,
+            Role::DeviceTraces => Role::TraceList(self.dt_len.saturating_add(pending as u32)),
+            Role::TraceList(_) => Role::Entry,
+            Role::FrameList => Role::Frame,
+            Role::BlockList => Role::Block,
+            Role::HistoryList => Role::History,
+            Role::AnnotationList => Role::Annotation,
+            _ => Role::Generic,
+        }
+    }
+
+    /// Notes that memo slot `idx` refers to `v` (so it can be rewritten when `v` is consumed).
+    pub fn memoized(&mut self, v: Val, idx: u32) {
+        if let Val::Obj(o) = v {
+            let (s, g) = (o.slot, o.gen);
+            let m = match o.role {
+                Role::Entry => self.entries.get(s, g).map(|x| &mut x.memo),
+                Role::Frame => self.frames.get(s, g).map(|x| &mut x.memo),
+                Role::FrameList => self.frame_lists.get(s, g).map(|x| &mut x.memo),
+                Role::Segment => self.segments.get(s, g).map(|x| &mut x.memo),
+                Role::BlockList => self.block_lists.get(s, g).map(|x| &mut x.memo),
+                Role::Block => self.blocks.get(s, g).map(|x| &mut x.memo),
+                Role::HistoryList => self.history_lists.get(s, g).map(|x| &mut x.memo),
+                Role::History => self.histories.get(s, g).map(|x| &mut x.memo),
+                Role::Annotation => self.annotations.get(s, g).map(|x| &mut x.memo),
+                _ => return,
+            };
+            if let Ok(m) = m {
+                *m = idx;
+            }
+        }
+    }
+
+    /// Schedules the consumed slot for release (once).
+    fn defer(&mut self, role: Role, slot: u32) {
+        if !self.pending.contains(&(role, slot)) {
+            self.pending.push((role, slot));
+        }
+    }
+
+    /// Notes that a handle to `v` was pushed at stack position `pos`.
+    pub fn note_push(&mut self, v: Val, pos: usize) {
+        if let Val::Obj(o) = v {
+            let (s, g) = (o.slot, o.gen);
+            let m = match o.role {
+                Role::Entry => self.entries.get(s, g).map(|x| &mut x.min_pos),
+                Role::Frame => self.frames.get(s, g).map(|x| &mut x.min_pos),
+                Role::FrameList => self.frame_lists.get(s, g).map(|x| &mut x.min_pos),
+                Role::Segment => self.segments.get(s, g).map(|x| &mut x.min_pos),
+                Role::BlockList => self.block_lists.get(s, g).map(|x| &mut x.min_pos),
+                Role::Block => self.blocks.get(s, g).map(|x| &mut x.min_pos),
+                Role::HistoryList => self.history_lists.get(s, g).map(|x| &mut x.min_pos),
+                Role::History => self.histories.get(s, g).map(|x| &mut x.min_pos),
+                Role::Annotation => self.annotations.get(s, g).map(|x| &mut x.min_pos),
+                _ => return,
+            };
+            if let Ok(m) = m {
+                *m = (*m).min(pos as u32);
+            }
+        }
+    }
+
+    fn min_pos(&self, role: Role, slot: u32) -> u32 {
+        match role {
+            Role::Entry => self.entries.min_pos(slot),
+            Role::Frame => self.frames.min_pos(slot),
+            Role::FrameList => self.frame_lists.min_pos(slot),
+            Role::Segment => self.segments.min_pos(slot),
+            Role::BlockList => self.block_lists.min_pos(slot),
+            Role::Block => self.blocks.min_pos(slot),
+            Role::HistoryList => self.history_lists.min_pos(slot),
+            Role::History => self.histories.min_pos(slot),
+            Role::Annotation => self.annotations.min_pos(slot),
+            _ => 0,
+        }
+    }
+
+    /// Frees the consumed slots that no handle on the VM stack (now `stack_len`
+    /// deep) can still refer to; the others wait until the stack shrinks.
+    pub fn end_op(&mut self, stack_len: usize) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let mut pending = std::mem::take(&mut self.pending);
+        pending.retain(|&(role, slot)| {
+            if (self.min_pos(role, slot) as usize) < stack_len {
+                return true;
+            }
+            match role {
+                Role::Entry => self.entries.release(slot),
+                Role::Frame => self.frames.release(slot),
+                Role::FrameList => self.frame_lists.release(slot),
+                Role::Segment => self.segments.release(slot),
+                Role::BlockList => self.block_lists.release(slot),
+                Role::Block => self.blocks.release(slot),
+                Role::HistoryList => self.history_lists.release(slot),
+                Role::History => self.histories.release(slot),
+                Role::Annotation => self.annotations.release(slot),
+                _ => {}
+            }
+            false
+        });
+        self.pending = pending;
+    }
+
+    fn consumed(memo: &mut [Val], memo_idx: u32, replacement: Val) {
+        if memo_idx != NONE {
+            if let Some(m) = memo.get_mut(memo_idx as usize) {
+                *m = replacement;
+            }
+        }
+    }
+
+    /// Adds `items` (k/v pairs for dicts) to `target` (SETITEMS, APPENDS, ADDITEMS, DICT, LIST).
+    pub fn add_items(
+        &mut self,
+        kind: Kind,
+        target: Val,
+        items: &[Val],
+        memo: &mut [Val],
+        bigs: &[i128],
+    ) -> Result<(), String> {
+        match target {
+            Val::Generic(i) => {
+                if self.generic_items + items.len() > GENERIC_CAP {
+                    self.drop_generic();
+                    return Ok(());
+                }
+                self.generic_items += items.len();
+                if let Some(node) = self.generic.get_mut(i as usize) {
+                    node.items.extend_from_slice(items);
+                }
+                Ok(())
+            }
+            Val::Dropped => Ok(()),
+            Val::Obj(o) => {
+                if o.role.kind() != Some(kind) {
+                    return Err(format!("items of the wrong kind added to a {:?}", o.role));
+                }
+                if kind == Kind::Dict {
+                    for pair in items.chunks_exact(2) {
+                        self.set_field(o, pair[0], pair[1], memo, bigs)?;
+                    }
+                    Ok(())
+                } else {
+                    for &item in items {
+                        self.append(o, item, memo, bigs)?;
+                    }
+                    Ok(())
+                }
+            }
+            _ => Err("items added to a value that is not a container".into()),
+        }
+    }
+
+    /// Resolves a `frames` value to a stack: `Ok(None)` for `None`/unusable values.
+    pub fn stack_of(&mut self, v: Val, memo: &mut [Val]) -> Result<Option<StackId>, String> {
+        match v {
+            Val::Stack(s) => Ok(Some(s)),
+            Val::Obj(o) if o.role == Role::FrameList => {
+                let slot = self.frame_lists.get(o.slot, o.gen)?;
+                if slot.done != NONE {
+                    return Ok(Some(StackId(slot.done)));
+                }
+                let id = self.pools.stacks.intern(&slot.val);
+                slot.done = id.0;
+                let m = slot.memo;
+                Self::consumed(memo, m, Val::Stack(id));
+                self.defer(Role::FrameList, o.slot);
+                Ok(Some(id))
+            }
+            Val::None => Ok(None),
+            _ => {
+                self.warn(
+                    "SNAP-FRAMES",
+                    "a `frames` value is not a list of frame dicts; its stack is unknown".into(),
+                );
+                Ok(None)
+            }
+        }
+    }
+
+    fn frame_of(&mut self, v: Val, memo: &mut [Val]) -> Result<Option<FrameId>, String> {
+        match v {
+            Val::Frame(f) => Ok(Some(f)),
+            Val::Obj(o) if o.role == Role::Frame => {
+                let slot = self.frames.get(o.slot, o.gen)?;
+                if slot.done != NONE {
+                    return Ok(Some(FrameId(slot.done)));
+                }
+                let frame = slot.val.to_frame();
+                let m = slot.memo;
+                let id = self.pools.frames.intern(frame);
+                if let Ok(slot) = self.frames.get(o.slot, o.gen) {
+                    slot.done = id.0;
+                }
+                Self::consumed(memo, m, Val::Frame(id));
+                self.defer(Role::Frame, o.slot);
+                Ok(Some(id))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn append(
+        &mut self,
+        list: Obj,
+        item: Val,
+        memo: &mut [Val],
+        bigs: &[i128],
+    ) -> Result<(), String> {
+        match list.role {
+            Role::FrameList => {
+                let f = self.frame_of(item, memo)?;
+                match f {
+                    Some(f) => self.frame_lists.get(list.slot, list.gen)?.val.push(f),
+                    None => self.warn("SNAP-FRAMES", "a frame is not a dict; skipped".into()),
+                }
+            }
+            Role::TraceList(d) => self.commit_entry(d, item, memo, bigs)?,
+            Role::DeviceTraces => {
+                let pos = self.dt_len;
+                self.dt_len += 1;
+                match item {
+                    Val::Obj(Obj {
+                        role: Role::TraceList(d),
+                        ..
+                    }) if d == pos => {}
+                    Val::Obj(Obj {
+                        role: Role::TraceList(d),
+                        ..
+                    }) => {
+                        let copy = self.device_mut(d).clone_for(pos);
+                        *self.device_mut(pos) = copy;
+                    }
+                    _ => {
+                        self.device_mut(pos);
+                        self.warn(
+                            "SNAP-LAYOUT",
+                            format!("device_traces[{pos}] is not a list of trace entries; treated as empty"),
+                        );
+                    }
+                }
+            }
+            Role::SegmentList => self.commit_segment(item, memo)?,
+            Role::BlockList => {
+                if let Val::Obj(o) = item {
+                    if o.role == Role::Block {
+                        let block = self.finish_block(o, memo)?;
+                        self.block_lists.get(list.slot, list.gen)?.val.push(block);
+                        return Ok(());
+                    }
+                }
+                self.warn("SNAP-LAYOUT", "a block is not a dict; skipped".into());
+            }
+            Role::HistoryList => {
+                if let Val::Obj(o) = item {
+                    if o.role == Role::History {
+                        let h = self.histories.get(o.slot, o.gen)?;
+                        let first = (h.val.real_size, h.val.stack);
+                        let m = h.memo;
+                        Self::consumed(memo, m, Val::Tomb);
+                        self.defer(Role::History, o.slot);
+                        let hl = &mut self.history_lists.get(list.slot, list.gen)?.val;
+                        if hl.count == 0 {
+                            hl.first = Some(first);
+                        }
+                        hl.count += 1;
+                    }
+                }
+            }
+            Role::AnnotationList => self.commit_annotation(item, memo)?,
+            _ => return Err(format!("APPEND to a {:?}", list.role)),
+        }
+        Ok(())
+    }
+
+    fn finish_block(&mut self, o: Obj, memo: &mut [Val]) -> Result<Block, String> {
+        let b = self.blocks.get(o.slot, o.gen)?;
+        let m = b.memo;
+        let block = b.val.to_block();
+        Self::consumed(memo, m, Val::Tomb);
+        self.defer(Role::Block, o.slot);
+        Ok(block)
+    }
+
+    pub(super) fn take_block_list(
+        &mut self,
+        v: Val,
+        memo: &mut [Val],
+    ) -> Result<Vec<Block>, String> {
+        match v {
+            Val::Obj(o) if o.role == Role::BlockList => {
+                let s = self.block_lists.get(o.slot, o.gen)?;
+                let blocks = std::mem::take(&mut s.val);
+                let m = s.memo;
+                Self::consumed(memo, m, Val::Tomb);
+                self.defer(Role::BlockList, o.slot);
+                Ok(blocks)
+            }
+            _ => {
+                self.warn(
+                    "SNAP-LAYOUT",
+                    "a segment's `blocks` is not a list of blocks".into(),
+                );
+                Ok(Vec::new())
+            }
+        }
+    }
+
+    pub(super) fn take_history(
+        &mut self,
+        v: Val,
+        memo: &mut [Val],
+    ) -> Result<HistoryListObj, String> {
+        match v {
+            Val::Obj(o) if o.role == Role::HistoryList => {
+                let s = self.history_lists.get(o.slot, o.gen)?;
+                let h = std::mem::take(&mut s.val);
+                let m = s.memo;
+                Self::consumed(memo, m, Val::Tomb);
+                self.defer(Role::HistoryList, o.slot);
+                Ok(h)
+            }
+            _ => Ok(HistoryListObj::default()),
+        }
+    }
+
+    fn commit_entry(
+        &mut self,
+        d: u32,
+        item: Val,
+        memo: &mut [Val],
+        bigs: &[i128],
+    ) -> Result<(), String> {
+        let Val::Obj(o) = item else {
+            let n = self.device_mut(d).trace.entries.len();
+            self.device_mut(d).trace.bad_entries += 1;
+            self.warn(
+                "SNAP-ENTRY",
+                format!("device {d}: trace item after entry {n} is not a dict; skipped"),
+            );
+            return Ok(());
+        };
+        if o.role != Role::Entry {
+            return Err(format!("a {:?} inside a device trace", o.role));
+        }
+        let slot = self.entries.get(o.slot, o.gen)?;
+        let m = slot.memo;
+        let e = std::mem::take(&mut slot.val);
+        Self::consumed(memo, m, Val::Tomb);
+        self.defer(Role::Entry, o.slot);
+        let r = e.to_row(&self.k, bigs, &self.pools);
+        let n_frames = e.stack.map(|s| self.pools.stacks.get(s).len()).unwrap_or(0) as u32;
+        let dev = self.device_mut(d);
+        dev.note_keys(e.mask, &e.unknown_keys);
+        match r {
+            Ok((row, unknown)) => {
+                if let Some(name) = unknown {
+                    dev.note_unknown_action(name);
+                }
+                dev.trace.max_frames = dev.trace.max_frames.max(n_frames);
+                dev.trace.entries.push(&row);
+            }
+            Err(what) => {
+                let n = dev.trace.entries.len();
+                dev.trace.bad_entries += 1;
+                self.warn(
+                    "SNAP-ENTRY",
+                    format!("device {d}: trace entry after entry {n} skipped: {what}"),
+                );
+            }
+        }
+        // Keep the scratch allocation of unknown keys for reuse.
+        Ok(())
+    }
+
+    fn commit_segment(&mut self, item: Val, memo: &mut [Val]) -> Result<(), String> {
+        let Val::Obj(o) = item else {
+            self.warn("SNAP-LAYOUT", "a segment is not a dict; skipped".into());
+            return Ok(());
+        };
+        if o.role != Role::Segment {
+            return Err(format!("a {:?} inside the segments list", o.role));
+        }
+        let s = self.segments.get(o.slot, o.gen)?;
+        let m = s.memo;
+        let seg = std::mem::take(&mut s.val);
+        Self::consumed(memo, m, Val::Tomb);
+        self.defer(Role::Segment, o.slot);
+        let idx = self.out_segments.len() as u32;
+        let start = self.out_blocks.len() as u32;
+        let mut addr = seg.address;
+        for mut b in seg.blocks.iter().cloned() {
+            b.segment = idx;
+            if b.address_computed {
+                b.address = addr;
+            }
+            addr = addr.wrapping_add(b.size);
+            self.out_blocks.push(b);
+        }
+        let end = self.out_blocks.len() as u32;
+        self.out_segments.push(seg.to_segment(start..end));
+        Ok(())
+    }
+
+    fn commit_annotation(&mut self, item: Val, memo: &mut [Val]) -> Result<(), String> {
+        if let Val::Obj(o) = item {
+            if o.role == Role::Annotation {
+                let a = self.annotations.get(o.slot, o.gen)?;
+                let m = a.memo;
+                let ann = a.val.to_annotation();
+                Self::consumed(memo, m, Val::Tomb);
+                self.defer(Role::Annotation, o.slot);
+                self.out_annotations.push(ann);
+                return Ok(());
+            }
+        }
+        self.warn(
+            "SNAP-LAYOUT",
+            "an external annotation is not a dict; skipped".into(),
+        );
+        Ok(())
+    }
+
+    /// Scratch access for `fields.rs`.
+    pub(super) fn entry(&mut self, o: Obj) -> Result<&mut EntryObj, String> {
+        Ok(&mut self.entries.get(o.slot, o.gen)?.val)
+    }
+    pub(super) fn frame(&mut self, o: Obj) -> Result<&mut FrameObj, String> {
+        Ok(&mut self.frames.get(o.slot, o.gen)?.val)
+    }
+    pub(super) fn segment(&mut self, o: Obj) -> Result<&mut SegmentObj, String> {
+        Ok(&mut self.segments.get(o.slot, o.gen)?.val)
+    }
+    pub(super) fn block(&mut self, o: Obj) -> Result<&mut BlockObj, String> {
+        Ok(&mut self.blocks.get(o.slot, o.gen)?.val)
+    }
+    pub(super) fn history(&mut self, o: Obj) -> Result<&mut HistoryObj, String> {
+        Ok(&mut self.histories.get(o.slot, o.gen)?.val)
+    }
+    pub(super) fn annotation(&mut self, o: Obj) -> Result<&mut AnnotationObj, String> {
+        Ok(&mut self.annotations.get(o.slot, o.gen)?.val)
+    }
+
+    /// Finished device traces, in slot order.
+    pub fn take_devices(&mut self) -> Vec<DeviceTrace> {
+        let n = (self.dt_len as usize).max(self.devices.len());
+        self.device_mut(n.saturating_sub(1) as u32);
+        let devs = std::mem::take(&mut self.devices);
+        devs.into_iter()
+            .take(n)
+            .map(|d| d.finish(&self.pools.strings, &self.k))
+            .collect()
+    }
+
+    /// Text of a string id.
+    pub fn text(&self, id: StrId) -> &str {
+        self.pools.strings.get(id)
+    }
+}

@@ -1,0 +1,591 @@
+//! The push-fed pickle VM (torch-snapshot.md §2, §5.1).
+//!
+//! Maintainer note (fragile parts):
+//! * `feed` must never consume a partial instruction: it checks the operand
+//!   length first and answers `NeedMore` with the bytes used so far. At EOF a
+//!   partial instruction is a `Truncated` error, never `NeedMore`.
+//! * Values are small `Copy` handles ([`Val`]); containers live in the schema
+//!   builder (`schema.rs`), the memo stores handles, so sharing costs nothing.
+//! * The *role* of a new container (trace entry, frame list, …) is decided
+//!   when it is pushed, from the stack below it (see `child_role`): pickle puts
+//!   the parent container, a `MARK`, and the pending items on the stack.
+//! * Nothing is ever executed: refused opcodes stop decoding at once.
+//!
+//! To debug a file, compare with `python3 -m pickletools FILE`: offsets match.
+
+use super::error::{PickleError, PickleErrorKind};
+use super::opcodes::{self as op, Class};
+use super::schema::{Builder, Kind, Role};
+use crate::model::snapshot::{FrameId, StackId, StrId};
+
+/// A value on the VM stack or in the memo: a small handle.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Val {
+    None,
+    Bool(bool),
+    Int(i64),
+    /// Index into the VM's wide-integer table (`LONG1`/`LONG4` wider than 8 bytes).
+    Big(u32),
+    /// An integer wider than 16 bytes.
+    TooWide,
+    Float(f64),
+    Str(StrId),
+    Bytes,
+    /// A typed container being built by the schema builder.
+    Obj(Obj),
+    /// A finished frame.
+    Frame(FrameId),
+    /// A finished frame list (interned stack).
+    Stack(StackId),
+    /// A generic container (index into the builder's generic arena).
+    Generic(u32),
+    /// A memo slot whose object was consumed (a trace entry, segment, …).
+    Tomb,
+    /// A value dropped because the generic arena is full.
+    Dropped,
+    /// An undefined memo slot.
+    Missing,
+}
+
+/// Handle of a typed container in a builder slab.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Obj {
+    pub role: Role,
+    pub slot: u32,
+    pub gen: u32,
+}
+
+/// Result of one `feed` call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// More bytes are needed (the unconsumed tail must be offered again with more bytes).
+    NeedMore,
+    /// `STOP` was executed; trailing bytes are ignored.
+    Done,
+}
+
+/// The VM: stack, marks, memo, and the schema builder it feeds.
+pub(super) struct Machine {
+    stack: Vec<Val>,
+    marks: Vec<usize>,
+    memo: Vec<Val>,
+    bigs: Vec<i128>,
+    tmp: Vec<Val>,
+    pub b: Builder,
+    pub histogram: Vec<u64>,
+    pub protocol: u8,
+    pub result: Option<Val>,
+    file: String,
+    total: u64,
+}
+
+/// Largest jump of an explicit memo index (`BINPUT`) past the memo's end.
+const MAX_MEMO_GAP: usize = 1 << 20;
+
+impl Machine {
+    pub fn new(file: &str, total: u64) -> Self {
+        Machine {
+            stack: Vec::with_capacity(64),
+            marks: Vec::with_capacity(16),
+            memo: Vec::new(),
+            bigs: Vec::new(),
+            tmp: Vec::new(),
+            b: Builder::new(file),
+            histogram: vec![0; 256],
+            protocol: 0,
+            result: None,
+            file: file.to_string(),
+            total,
+        }
+    }
+
+    fn err(&self, off: u64, kind: PickleErrorKind) -> PickleError {
+        PickleError::new(&self.file, off, kind)
+    }
+
+    fn malformed(&self, off: u64, what: impl Into<String>) -> PickleError {
+        self.err(off, PickleErrorKind::Malformed { what: what.into() })
+    }
+
+    /// Executes every complete instruction of `input` (which starts at absolute
+    /// offset `base`). Returns the status and the number of bytes consumed.
+    pub fn feed(
+        &mut self,
+        input: &[u8],
+        base: u64,
+        at_eof: bool,
+    ) -> Result<(Status, usize), PickleError> {
+        let mut pos = 0usize;
+        loop {
+            let Some(&code) = input.get(pos) else {
+                if at_eof {
+                    return Err(self.err(
+                        base + pos as u64,
+                        PickleErrorKind::Truncated { total: self.total },
+                    ));
+                }
+                return Ok((Status::NeedMore, pos));
+            };
+            let off = base + pos as u64;
+            match op::class(code) {
+                Class::Data => {}
+                Class::Refused => {
+                    return Err(self.err(
+                        off,
+                        PickleErrorKind::Refused {
+                            opcode: op::name(code),
+                        },
+                    ))
+                }
+                Class::Unsupported => {
+                    return Err(self.err(off, PickleErrorKind::Unsupported { byte: code }))
+                }
+            }
+            let rest = &input[pos + 1..];
+            let len = match operand_len(code, rest) {
+                Ok(Some(n)) if n <= rest.len() => n,
+                Ok(_) => {
+                    if at_eof {
+                        return Err(self.err(off, PickleErrorKind::Truncated { total: self.total }));
+                    }
+                    return Ok((Status::NeedMore, pos));
+                }
+                Err(what) => return Err(self.malformed(off, what)),
+            };
+            let arg = &rest[..len];
+            self.histogram[code as usize] += 1;
+            pos += 1 + len;
+            if code == op::STOP {
+                let v = self.pop(off)?;
+                self.result = Some(v);
+                return Ok((Status::Done, pos));
+            }
+            self.b.offset = off;
+            self.step(code, arg, off)?;
+        }
+    }
+
+    fn pop(&mut self, off: u64) -> Result<Val, PickleError> {
+        if self.marks.last() == Some(&self.stack.len()) {
+            return Err(self.malformed(off, "pop of a mark where a value was expected"));
+        }
+        self.stack
+            .pop()
+            .ok_or_else(|| self.malformed(off, "stack underflow"))
+    }
+
+    fn top(&self, off: u64) -> Result<Val, PickleError> {
+        self.stack
+            .last()
+            .copied()
+            .ok_or_else(|| self.malformed(off, "empty stack"))
+    }
+
+    /// Moves the items above the last mark into `self.tmp` and removes the mark.
+    fn pop_to_mark(&mut self, off: u64) -> Result<(), PickleError> {
+        let m = self
+            .marks
+            .pop()
+            .ok_or_else(|| self.malformed(off, "no MARK on the stack"))?;
+        if m > self.stack.len() {
+            return Err(self.malformed(off, "MARK above the stack top"));
+        }
+        self.tmp.clear();
+        self.tmp.extend(self.stack.drain(m..));
+        Ok(())
+    }
+
+    fn push_int(&mut self, v: i128) {
+        match i64::try_from(v) {
+            Ok(i) => self.stack.push(Val::Int(i)),
+            Err(_) => {
+                self.bigs.push(v);
+                self.stack.push(Val::Big((self.bigs.len() - 1) as u32));
+            }
+        }
+    }
+
+    fn step(&mut self, code: u8, arg: &[u8], off: u64) -> Result<(), PickleError> {
+        match code {
+            op::PROTO => {
+                let v = arg[0];
+                if v > 5 {
+                    return Err(self.err(off, PickleErrorKind::Protocol { version: v }));
+                }
+                self.protocol = v;
+            }
+            op::FRAME => {}
+            op::MARK => self.marks.push(self.stack.len()),
+            op::NONE => self.stack.push(Val::None),
+            op::NEWTRUE => self.stack.push(Val::Bool(true)),
+            op::NEWFALSE => self.stack.push(Val::Bool(false)),
+            op::BININT1 => self.stack.push(Val::Int(arg[0] as i64)),
+            op::BININT2 => self
+                .stack
+                .push(Val::Int(u16::from_le_bytes([arg[0], arg[1]]) as i64)),
+            op::BININT => {
+                self.stack.push(Val::Int(
+                    i32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]]) as i64,
+                ))
+            }
+            op::LONG1 | op::LONG4 => {
+                let digits = if code == op::LONG1 {
+                    &arg[1..]
+                } else {
+                    &arg[4..]
+                };
+                match decode_long(digits) {
+                    Some(v) => self.push_int(v),
+                    None => self.stack.push(Val::TooWide),
+                }
+            }
+            op::BINFLOAT => {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(arg);
+                self.stack.push(Val::Float(f64::from_be_bytes(b)));
+            }
+            op::SHORT_BINUNICODE => self.push_str(&arg[1..]),
+            op::BINUNICODE => self.push_str(&arg[4..]),
+            op::BINUNICODE8 => self.push_str(&arg[8..]),
+            op::SHORT_BINBYTES | op::BINBYTES | op::BINBYTES8 => self.stack.push(Val::Bytes),
+            op::EMPTY_DICT => self.new_container(Kind::Dict, off)?,
+            op::EMPTY_LIST => self.new_container(Kind::List, off)?,
+            op::EMPTY_TUPLE => {
+                let v = self.b.new_generic(Kind::Tuple, &[]);
+                self.stack.push(v);
+            }
+            op::EMPTY_SET => {
+                let v = self.b.new_generic(Kind::Set, &[]);
+                self.stack.push(v);
+            }
+            op::DICT | op::LIST => {
+                self.pop_to_mark(off)?;
+                let kind = if code == op::DICT {
+                    Kind::Dict
+                } else {
+                    Kind::List
+                };
+                if kind == Kind::Dict && self.tmp.len() % 2 == 1 {
+                    return Err(self.malformed(off, "odd number of items for DICT"));
+                }
+                self.new_container(kind, off)?;
+                let target = self.top(off)?;
+                let items = std::mem::take(&mut self.tmp);
+                let r = self.add_items(kind, target, &items, off);
+                self.tmp = items;
+                r?;
+            }
+            op::TUPLE | op::FROZENSET => {
+                self.pop_to_mark(off)?;
+                let kind = if code == op::TUPLE {
+                    Kind::Tuple
+                } else {
+                    Kind::Set
+                };
+                let v = self.b.new_generic(kind, &self.tmp);
+                self.stack.push(v);
+            }
+            op::TUPLE1 | op::TUPLE2 | op::TUPLE3 => {
+                let n = (code - op::TUPLE1 + 1) as usize;
+                let floor = self.marks.last().copied().unwrap_or(0);
+                if self.stack.len() < floor + n {
+                    return Err(self.malformed(off, "stack underflow building a tuple"));
+                }
+                let start = self.stack.len() - n;
+                let v = self.b.new_generic(Kind::Tuple, &self.stack[start..]);
+                self.stack.truncate(start);
+                self.stack.push(v);
+            }
+            op::SETITEMS | op::APPENDS | op::ADDITEMS => {
+                self.pop_to_mark(off)?;
+                let target = self.top(off)?;
+                let kind = match code {
+                    op::SETITEMS => Kind::Dict,
+                    op::APPENDS => Kind::List,
+                    _ => Kind::Set,
+                };
+                if kind == Kind::Dict && self.tmp.len() % 2 == 1 {
+                    return Err(self.malformed(off, "odd number of items for SETITEMS"));
+                }
+                let items = std::mem::take(&mut self.tmp);
+                let r = self.add_items(kind, target, &items, off);
+                self.tmp = items;
+                r?;
+            }
+            op::SETITEM => {
+                let v = self.pop(off)?;
+                let k = self.pop(off)?;
+                let target = self.top(off)?;
+                self.add_items(Kind::Dict, target, &[k, v], off)?;
+            }
+            op::APPEND => {
+                let v = self.pop(off)?;
+                let target = self.top(off)?;
+                self.add_items(Kind::List, target, &[v], off)?;
+            }
+            op::POP => {
+                if self.marks.last() == Some(&self.stack.len()) {
+                    self.marks.pop();
+                } else {
+                    self.pop(off)?;
+                }
+            }
+            op::POP_MARK => {
+                self.pop_to_mark(off)?;
+            }
+            op::DUP => {
+                let v = self.top(off)?;
+                self.b.note_push(v, self.stack.len());
+                self.stack.push(v);
+            }
+            op::MEMOIZE => {
+                let v = self.top(off)?;
+                let idx = self.memo.len();
+                self.memo.push(v);
+                self.b.memoized(v, idx as u32);
+            }
+            op::BINPUT | op::LONG_BINPUT => {
+                let idx = if code == op::BINPUT {
+                    arg[0] as usize
+                } else {
+                    u32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]]) as usize
+                };
+                let v = self.top(off)?;
+                if idx >= self.memo.len() {
+                    if idx - self.memo.len() > MAX_MEMO_GAP {
+                        return Err(self.malformed(
+                            off,
+                            format!("memo index {idx} is far beyond the memo size"),
+                        ));
+                    }
+                    self.memo.resize(idx + 1, Val::Missing);
+                }
+                self.memo[idx] = v;
+                self.b.memoized(v, idx as u32);
+            }
+            op::BINGET | op::LONG_BINGET => {
+                let idx = if code == op::BINGET {
+                    arg[0] as usize
+                } else {
+                    u32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]]) as usize
+                };
+                match self.memo.get(idx).copied() {
+                    None | Some(Val::Missing) => {
+                        return Err(self.malformed(off, format!("memo index {idx} is not defined")))
+                    }
+                    Some(Val::Tomb) => {
+                        return Err(self.malformed(
+                            off,
+                            format!("unexpected reference to a trace entry (memo {idx}) that was already stored"),
+                        ))
+                    }
+                    Some(v) => {
+                        self.b.note_push(v, self.stack.len());
+                        self.stack.push(v);
+                    }
+                }
+            }
+            _ => return Err(self.err(off, PickleErrorKind::Unsupported { byte: code })),
+        }
+        Ok(())
+    }
+
+    fn push_str(&mut self, bytes: &[u8]) {
+        let id = match std::str::from_utf8(bytes) {
+            Ok(s) => self.b.pools.strings.intern(s),
+            Err(_) => {
+                self.b.invalid_utf8 += 1;
+                let s = String::from_utf8_lossy(bytes);
+                self.b.pools.strings.intern(&s)
+            }
+        };
+        self.stack.push(Val::Str(id));
+    }
+
+    fn add_items(
+        &mut self,
+        kind: Kind,
+        target: Val,
+        items: &[Val],
+        off: u64,
+    ) -> Result<(), PickleError> {
+        let r = self
+            .b
+            .add_items(kind, target, items, &mut self.memo, &self.bigs);
+        self.b.end_op(self.stack.len());
+        r.map_err(|what| self.malformed(off, what))
+    }
+
+    fn new_container(&mut self, kind: Kind, off: u64) -> Result<(), PickleError> {
+        let role = self.child_role(kind);
+        let v = self
+            .b
+            .new_container(role, kind)
+            .map_err(|w| self.malformed(off, w))?;
+        self.b.note_push(v, self.stack.len());
+        self.stack.push(v);
+        Ok(())
+    }
+
+    /// The role of a container of `kind` about to be pushed, from what is below it.
+    ///
+    /// Candidates, in order: (B) the container below the last MARK (`SETITEMS`/`APPENDS`
+    /// batch); (A) a list on top of the stack (single `APPEND`); (A') a key on top of a
+    /// dict (single `SETITEM`). The first candidate whose schema expects `kind` wins.
+    fn child_role(&self, kind: Kind) -> Role {
+        let len = self.stack.len();
+        if len == 0 && self.marks.is_empty() {
+            return Role::root(kind);
+        }
+        let last_mark = self.marks.last().copied();
+        let mut generic = false;
+        // (B) batch under a mark.
+        if let Some(m) = last_mark {
+            if m >= 1 {
+                let parent = self.stack[m - 1];
+                let n = len - m;
+                match self.b.container_kind(parent) {
+                    Some(Kind::Dict) => {
+                        if n % 2 == 1 && matches!(self.stack[len - 1], Val::Str(_)) {
+                            let role = self.b.value_role(parent, self.stack[len - 1]);
+                            if role.accepts(kind) {
+                                if role != Role::Generic {
+                                    return role;
+                                }
+                                generic = true;
+                            }
+                        }
+                    }
+                    Some(Kind::List) | Some(Kind::Set) => {
+                        let role = self.b.element_role(parent, n as u64);
+                        if role.accepts(kind) {
+                            if role != Role::Generic {
+                                return role;
+                            }
+                            generic = true;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if generic {
+            return Role::Generic;
+        }
+        let above_mark = |i: usize| last_mark.is_none_or(|m| m <= i);
+        // (A) single APPEND into the list on top.
+        if let Some(&top) = self.stack.last() {
+            if above_mark(len - 1) && last_mark != Some(len) {
+                if let Some(Kind::List) = self.b.container_kind(top) {
+                    let role = self.b.element_role(top, 0);
+                    if role.accepts(kind) {
+                        return role;
+                    }
+                }
+            }
+        }
+        // (A') single SETITEM: key on top of a dict.
+        if len >= 2 && above_mark(len - 2) && last_mark != Some(len) && last_mark != Some(len - 1) {
+            let (dict, key) = (self.stack[len - 2], self.stack[len - 1]);
+            if let (Some(Kind::Dict), Val::Str(_)) = (self.b.container_kind(dict), key) {
+                let role = self.b.value_role(dict, key);
+                if role.accepts(kind) {
+                    return role;
+                }
+            }
+        }
+        Role::Generic
+    }
+}
+
+/// Operand length of `code` given the bytes after it: `Ok(None)` if the length
+/// header itself is incomplete.
+fn operand_len(code: u8, rest: &[u8]) -> Result<Option<usize>, String> {
+    let fixed = |n: usize| Ok(Some(n));
+    match code {
+        op::PROTO | op::BININT1 | op::BINGET | op::BINPUT => fixed(1),
+        op::BININT2 => fixed(2),
+        op::BININT | op::LONG_BINGET | op::LONG_BINPUT => fixed(4),
+        op::FRAME | op::BINFLOAT => fixed(8),
+        op::SHORT_BINUNICODE | op::SHORT_BINBYTES | op::LONG1 => match rest.first() {
+            Some(&n) => Ok(Some(1 + n as usize)),
+            None => Ok(None),
+        },
+        op::BINUNICODE | op::BINBYTES => match rest.get(..4) {
+            Some(b) => Ok(Some(
+                4 + u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize,
+            )),
+            None => Ok(None),
+        },
+        op::LONG4 => match rest.get(..4) {
+            Some(b) => {
+                let n = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                if n < 0 {
+                    return Err("LONG4 with a negative byte count".into());
+                }
+                Ok(Some(4 + n as usize))
+            }
+            None => Ok(None),
+        },
+        op::BINUNICODE8 | op::BINBYTES8 => match rest.get(..8) {
+            Some(b) => {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(b);
+                let n = u64::from_le_bytes(a);
+                usize::try_from(n)
+                    .ok()
+                    .and_then(|n| n.checked_add(8))
+                    .map(Some)
+                    .ok_or_else(|| format!("string length {n} does not fit in memory"))
+            }
+            None => Ok(None),
+        },
+        _ => fixed(0),
+    }
+}
+
+/// Little-endian two's-complement integer of up to 16 bytes; `None` if wider
+/// (after dropping redundant sign bytes).
+pub(super) fn decode_long(digits: &[u8]) -> Option<i128> {
+    if digits.is_empty() {
+        return Some(0);
+    }
+    let negative = digits[digits.len() - 1] & 0x80 != 0;
+    let pad = if negative { 0xff } else { 0x00 };
+    let mut n = digits.len();
+    while n > 16 && digits[n - 1] == pad {
+        n -= 1;
+    }
+    if n > 16 {
+        return None;
+    }
+    let mut buf = [pad; 16];
+    buf[..n].copy_from_slice(&digits[..n]);
+    let v = i128::from_le_bytes(buf);
+    // Dropping pad bytes must not flip the sign.
+    if (v < 0) != negative {
+        return None;
+    }
+    Some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decode_long;
+
+    #[test]
+    fn long1_two_complement() {
+        assert_eq!(decode_long(&[]), Some(0));
+        assert_eq!(decode_long(&[0xff]), Some(-1));
+        assert_eq!(decode_long(&[0x00, 0x80]), Some(-32768));
+        assert_eq!(decode_long(&[0xff, 0x00]), Some(255));
+        // 2^64 needs 9 bytes
+        let mut b = vec![0u8; 8];
+        b.push(1);
+        assert_eq!(decode_long(&b), Some(1i128 << 64));
+        assert_eq!(decode_long(&[0u8; 17]), Some(0));
+        let mut wide = vec![0u8; 16];
+        wide.push(1);
+        assert_eq!(decode_long(&wide), None);
+    }
+}

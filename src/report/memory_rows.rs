@@ -1,0 +1,340 @@
+//! `MemoryEventRow` exports (ascend-memory.md §8): the 12 parity columns
+//! first (exact names and order), then the §8.2 extension columns. CSV and
+//! JSON; the CLI and the page's export both call these, so their bytes are
+//! identical for the same input.
+//!
+//! Floats are written as Python `repr` (shortest round-trip, [`super::float`]);
+//! nulls are empty CSV cells / JSON `null`; `nan`/`inf` are `nan`/`inf` in CSV
+//! (as pandas writes them) and `null` in JSON. CSV quoting is minimal, line
+//! terminator `\n`.
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+
+use super::float::{ns_to_ms, ns_to_us, write_py_repr};
+use crate::analysis::memory_result::{MemoryRun, RowRef};
+
+/// One output column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Col {
+    /// 1 `name`.
+    Name,
+    /// 2 `role`.
+    Role,
+    /// 3 `rank_id`.
+    RankId,
+    /// 4 `call_stack` (parity match).
+    CallStack,
+    /// 5 `call_stack_top`.
+    CallStackTop,
+    /// 6 `size_kb`.
+    SizeKb,
+    /// 7 `start_time_ms`.
+    StartTimeMs,
+    /// 8 `duration_ms`.
+    DurationMs,
+    /// 9 `total_allocated_mb`.
+    TotalAllocatedMb,
+    /// 10 `total_reserved_mb`.
+    TotalReservedMb,
+    /// 11 `total_active_mb`.
+    TotalActiveMb,
+    /// 12 `device_type`.
+    DeviceType,
+    /// `user_frame`.
+    UserFrame,
+    /// `user_frame_status`.
+    UserFrameStatus,
+    /// `match_quality`.
+    MatchQuality,
+    /// `match_lag_us`.
+    MatchLagUs,
+    /// `matched_op_ts_us`.
+    MatchedOpTsUs,
+    /// `stack_origin`.
+    StackOrigin,
+    /// `call_stack_frames` (the default-mode stack, full text).
+    CallStackFrames,
+    /// `released`.
+    Released,
+    /// `release_time_ms`.
+    ReleaseTimeMs,
+    /// `active_release_time_ms`.
+    ActiveReleaseTimeMs,
+    /// `active_duration_ms`.
+    ActiveDurationMs,
+    /// `release_total_allocated_mb`.
+    ReleaseTotalAllocatedMb,
+    /// `release_total_reserved_mb`.
+    ReleaseTotalReservedMb,
+    /// `release_total_active_mb`.
+    ReleaseTotalActiveMb,
+    /// `stream_ptr`.
+    StreamPtr,
+    /// `component`.
+    Component,
+    /// `phase`.
+    Phase,
+    /// `source_dir`.
+    SourceDir,
+    /// `source_index`.
+    SourceIndex,
+    /// `source_line`.
+    SourceLine,
+    /// `start_time_ns`.
+    StartTimeNs,
+}
+
+/// The 12 parity columns (§8.1), in order.
+pub const PARITY_COLUMNS: [Col; 12] = [
+    Col::Name,
+    Col::Role,
+    Col::RankId,
+    Col::CallStack,
+    Col::CallStackTop,
+    Col::SizeKb,
+    Col::StartTimeMs,
+    Col::DurationMs,
+    Col::TotalAllocatedMb,
+    Col::TotalReservedMb,
+    Col::TotalActiveMb,
+    Col::DeviceType,
+];
+
+/// Parity columns then the §8.2 extensions, in order.
+pub const FULL_COLUMNS: [Col; 33] = [
+    Col::Name,
+    Col::Role,
+    Col::RankId,
+    Col::CallStack,
+    Col::CallStackTop,
+    Col::SizeKb,
+    Col::StartTimeMs,
+    Col::DurationMs,
+    Col::TotalAllocatedMb,
+    Col::TotalReservedMb,
+    Col::TotalActiveMb,
+    Col::DeviceType,
+    Col::UserFrame,
+    Col::UserFrameStatus,
+    Col::MatchQuality,
+    Col::MatchLagUs,
+    Col::MatchedOpTsUs,
+    Col::StackOrigin,
+    Col::CallStackFrames,
+    Col::Released,
+    Col::ReleaseTimeMs,
+    Col::ActiveReleaseTimeMs,
+    Col::ActiveDurationMs,
+    Col::ReleaseTotalAllocatedMb,
+    Col::ReleaseTotalReservedMb,
+    Col::ReleaseTotalActiveMb,
+    Col::StreamPtr,
+    Col::Component,
+    Col::Phase,
+    Col::SourceDir,
+    Col::SourceIndex,
+    Col::SourceLine,
+    Col::StartTimeNs,
+];
+
+impl Col {
+    /// The column's header name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Col::Name => "name",
+            Col::Role => "role",
+            Col::RankId => "rank_id",
+            Col::CallStack => "call_stack",
+            Col::CallStackTop => "call_stack_top",
+            Col::SizeKb => "size_kb",
+            Col::StartTimeMs => "start_time_ms",
+            Col::DurationMs => "duration_ms",
+            Col::TotalAllocatedMb => "total_allocated_mb",
+            Col::TotalReservedMb => "total_reserved_mb",
+            Col::TotalActiveMb => "total_active_mb",
+            Col::DeviceType => "device_type",
+            Col::UserFrame => "user_frame",
+            Col::UserFrameStatus => "user_frame_status",
+            Col::MatchQuality => "match_quality",
+            Col::MatchLagUs => "match_lag_us",
+            Col::MatchedOpTsUs => "matched_op_ts_us",
+            Col::StackOrigin => "stack_origin",
+            Col::CallStackFrames => "call_stack_frames",
+            Col::Released => "released",
+            Col::ReleaseTimeMs => "release_time_ms",
+            Col::ActiveReleaseTimeMs => "active_release_time_ms",
+            Col::ActiveDurationMs => "active_duration_ms",
+            Col::ReleaseTotalAllocatedMb => "release_total_allocated_mb",
+            Col::ReleaseTotalReservedMb => "release_total_reserved_mb",
+            Col::ReleaseTotalActiveMb => "release_total_active_mb",
+            Col::StreamPtr => "stream_ptr",
+            Col::Component => "component",
+            Col::Phase => "phase",
+            Col::SourceDir => "source_dir",
+            Col::SourceIndex => "source_index",
+            Col::SourceLine => "source_line",
+            Col::StartTimeNs => "start_time_ns",
+        }
+    }
+}
+
+/// One cell value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell<'a> {
+    /// Text.
+    Str(Cow<'a, str>),
+    /// A float (written as Python `repr`).
+    F64(f64),
+    /// An integer.
+    I64(i64),
+    /// A boolean.
+    Bool(bool),
+    /// No value.
+    Null,
+}
+
+fn of(v: Option<f64>) -> Cell<'static> {
+    v.map(Cell::F64).unwrap_or(Cell::Null)
+}
+
+/// The value of `col` for `row`.
+pub fn cell<'a>(row: &RowRef<'a>, col: Col) -> Cell<'a> {
+    let s = |v: &'a str| Cell::Str(Cow::Borrowed(v));
+    match col {
+        Col::Name => s(row.name()),
+        Col::Role => s(row.role()),
+        Col::RankId => Cell::I64(row.rank_id()),
+        Col::CallStack => s(row.call_stack()),
+        Col::CallStackTop => s(row.call_stack_top()),
+        Col::SizeKb => Cell::F64(row.size_kb()),
+        Col::StartTimeMs => Cell::F64(row.start_time_ms()),
+        Col::DurationMs => Cell::F64(row.duration_ms()),
+        Col::TotalAllocatedMb => Cell::F64(row.total_allocated_mb()),
+        Col::TotalReservedMb => Cell::F64(row.total_reserved_mb()),
+        Col::TotalActiveMb => Cell::F64(row.total_active_mb()),
+        Col::DeviceType => s(row.device_type()),
+        Col::UserFrame => s(row.user_frame().0),
+        Col::UserFrameStatus => s(row.user_frame().1.as_str()),
+        Col::MatchQuality => s(row.match_quality().as_str()),
+        Col::MatchLagUs => of(row.match_lag_ns().map(|l| l as f64 / 1000.0)),
+        Col::MatchedOpTsUs => of(row.matched_op_ts_ns().map(ns_to_us)),
+        Col::StackOrigin => Cell::Str(Cow::Owned(row.stack_origin())),
+        Col::CallStackFrames => s(row.stack_text()),
+        Col::Released => Cell::Bool(row.release_time_ns().is_some()),
+        Col::ReleaseTimeMs => of(row.release_time_ns().map(ns_to_ms)),
+        Col::ActiveReleaseTimeMs => of(row.active_release_time_ns().map(ns_to_ms)),
+        Col::ActiveDurationMs => of(row.active_duration_ms()),
+        Col::ReleaseTotalAllocatedMb => of(row.release_totals().allocated),
+        Col::ReleaseTotalReservedMb => of(row.release_totals().reserved),
+        Col::ReleaseTotalActiveMb => of(row.release_totals().active),
+        Col::StreamPtr => s(row.stream_ptr()),
+        Col::Component => s(row.component()),
+        Col::Phase => s(row.phase().as_str()),
+        Col::SourceDir => s(row.source_dir()),
+        Col::SourceIndex => Cell::I64(row.source_index() as i64),
+        Col::SourceLine => Cell::I64(row.source_line() as i64),
+        Col::StartTimeNs => Cell::I64(row.start_time_ns()),
+    }
+}
+
+/// Which columns an export writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Columns {
+    /// Parity + extensions (default mode).
+    #[default]
+    Full,
+    /// The 12 parity columns only.
+    Parity,
+}
+
+impl Columns {
+    /// The column list.
+    pub fn list(self) -> &'static [Col] {
+        match self {
+            Columns::Full => &FULL_COLUMNS,
+            Columns::Parity => &PARITY_COLUMNS,
+        }
+    }
+}
+
+fn push_csv_field(line: &mut String, v: &str) {
+    if v.contains([',', '"', '\r', '\n']) {
+        line.push('"');
+        line.push_str(&v.replace('"', "\"\""));
+        line.push('"');
+    } else {
+        line.push_str(v);
+    }
+}
+
+/// Writes `run`'s rows in §9.0 order as CSV: header, then one line per row.
+///
+/// Errors: only those of `out`.
+pub fn write_csv(run: &MemoryRun, cols: Columns, out: &mut dyn Write) -> io::Result<()> {
+    let list = cols.list();
+    let mut line = String::with_capacity(512);
+    for (k, c) in list.iter().enumerate() {
+        if k > 0 {
+            line.push(',');
+        }
+        line.push_str(c.name());
+    }
+    line.push('\n');
+    out.write_all(line.as_bytes())?;
+    for row in run.rows() {
+        line.clear();
+        for (k, c) in list.iter().enumerate() {
+            if k > 0 {
+                line.push(',');
+            }
+            match cell(&row, *c) {
+                Cell::Str(v) => push_csv_field(&mut line, &v),
+                Cell::F64(x) => write_py_repr(&mut line, x),
+                Cell::I64(i) => line.push_str(&i.to_string()),
+                Cell::Bool(b) => line.push_str(if b { "true" } else { "false" }),
+                Cell::Null => {}
+            }
+        }
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Writes `run`'s rows in §9.0 order as a JSON array of objects, one object per line.
+///
+/// Errors: only those of `out`.
+pub fn write_json(run: &MemoryRun, cols: Columns, out: &mut dyn Write) -> io::Result<()> {
+    let list = cols.list();
+    let keys: Vec<String> = list
+        .iter()
+        .map(|c| serde_json::to_string(c.name()).unwrap_or_default())
+        .collect();
+    out.write_all(b"[")?;
+    let mut line = String::with_capacity(1024);
+    for (n, row) in run.rows().enumerate() {
+        line.clear();
+        line.push_str(if n == 0 { "\n{" } else { ",\n{" });
+        for (k, c) in list.iter().enumerate() {
+            if k > 0 {
+                line.push(',');
+            }
+            line.push_str(&keys[k]);
+            line.push(':');
+            match cell(&row, *c) {
+                Cell::Str(v) => {
+                    line.push_str(&serde_json::to_string(v.as_ref()).unwrap_or_default())
+                }
+                Cell::F64(x) if x.is_finite() => write_py_repr(&mut line, x),
+                Cell::F64(_) | Cell::Null => line.push_str("null"),
+                Cell::I64(i) => line.push_str(&i.to_string()),
+                Cell::Bool(b) => line.push_str(if b { "true" } else { "false" }),
+            }
+        }
+        line.push('}');
+        out.write_all(line.as_bytes())?;
+    }
+    out.write_all(b"\n]\n")?;
+    Ok(())
+}
