@@ -105,7 +105,7 @@ def inline_script_hashes(page):
 
 def set_csp(page, policy):
     page = re.sub(r'\s*<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
-    meta = f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy)}">'
+    meta = f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy, quote=False)}">'
     return page.replace("<head>", "<head>\n    " + meta, 1)
 
 
@@ -222,8 +222,8 @@ window.PROFLENS_WORKER_URL = URL.createObjectURL(new Blob(
 document.documentElement.dataset.build = {json.dumps(version)};
 document.documentElement.dataset.singleFile = "true";
 {app_js}
-const wasm = await __wbg_init({{ module_or_path: __b64(__txt("proflens-app-wasm")) }});
-dispatchEvent(new CustomEvent("TrunkApplicationStarted", {{detail: {{wasm}}}}));
+const __proflensWasm = await __wbg_init({{ module_or_path: __b64(__txt("proflens-app-wasm")) }});
+dispatchEvent(new CustomEvent("TrunkApplicationStarted", {{detail: {{wasm: __proflensWasm}}}}));
 """
     data_blocks = (
         f'<script type="application/octet-stream" id="proflens-app-wasm">{app_wasm}</script>\n'
@@ -249,7 +249,7 @@ dispatchEvent(new CustomEvent("TrunkApplicationStarted", {{detail: {{wasm}}}}));
         data = base64.b64encode(read(path, "rb")).decode()
         return f'<link rel="{m.group(1)}" href="data:{mime};base64,{data}">'
     single = re.sub(r'<link rel="(icon|apple-touch-icon)" href="([^"]+)"[^>]*>', inline_icon, single)
-    leftovers = re.findall(r'(?:src|href)="(\./[^"]+)"', single)
+    leftovers = re.findall(r'(?:src|href)="(\.?/[^"]+)"', single)
     if leftovers:
         fail(f"single file still references separate files: {leftovers}")
     single = set_csp(single, csp(inline_script_hashes(single), single=True))
