@@ -1,6 +1,12 @@
 //! Pure functions over `model` tables: no I/O, no clocks, no serde. Each
 //! submodule names the spec sections whose rules it implements.
 
+pub mod anomaly;
+pub mod anomaly_config;
+pub mod architecture;
+pub mod bubbles;
+pub mod host_evidence;
+pub mod intervals;
 pub mod memory_curve;
 pub mod memory_match;
 pub mod memory_peak;
@@ -8,4 +14,6 @@ pub mod memory_phase;
 pub mod memory_result;
 pub mod memory_summary;
 pub mod snapshot;
+pub mod steps;
+pub mod structure;
 pub mod user_frame;

@@ -78,7 +78,13 @@ fn in_stdlib(path: &str) -> bool {
 impl UserFrameRule {
     /// True when the frame piece `<path>(<line>): <function>` is user code (§6.3 rules 1–6).
     pub fn is_user_frame(&self, piece: &str) -> bool {
-        let path = parse_frame(piece).path.replace('\\', "/");
+        self.is_user_path(parse_frame(piece).path)
+    }
+
+    /// True when a frame with this source `path` is user code (§6.3 rules 1–6); also the
+    /// snapshot project rule on a frame's `filename` (torch-snapshot.md §7.5).
+    pub fn is_user_path(&self, path: &str) -> bool {
+        let path = path.replace('\\', "/");
         if !path.to_ascii_lowercase().ends_with(".py") || path.starts_with('<') {
             return false;
         }

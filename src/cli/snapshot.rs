@@ -1,14 +1,215 @@
-//! `proflens snapshot`: not built yet (its issue is open).
+//! `proflens snapshot <file> [--json FILE] [--report FILE] [options]` (torch-snapshot.md §7.9).
+//!
+//! Wires the engine to files: reads one snapshot pickle, writes the JSON and the
+//! Markdown report, prints a short summary and the problems on stderr.
+
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+
+use crate::analysis::snapshot::curves::CurveKind;
+use crate::engine::snapshot::{run as run_snapshot, SnapshotOptions};
+use crate::report::snapshot_links::LinkStyle;
+use crate::report::snapshot_md;
+
+use super::fs_opener::FsOpener;
 
 /// Arguments of `proflens snapshot`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Input path.
-    pub input: std::path::PathBuf,
+    /// The snapshot pickle (`torch.cuda.memory._dump_snapshot()` output).
+    pub input: PathBuf,
+    /// Write the JSON result here (`-` for stdout).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write the Markdown report here (default: MEM_PEAK_ANALYSIS_<name>.md next to nothing; only when given).
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Number of peaks to report (besides global max, OOM and end state).
+    #[arg(long, default_value_t = 6)]
+    pub top_n: usize,
+    /// Contributors listed per peak.
+    #[arg(long, default_value_t = 15)]
+    pub top_contributors: usize,
+    /// Two peaks whose heights differ by less than this percentage and share most of their live set are one.
+    #[arg(long, default_value_t = 3.0)]
+    pub dedup_pct: f64,
+    /// Minimum separation between peaks, in ms (needs time_us).
+    #[arg(long, default_value_t = 0.0)]
+    pub min_sep_ms: f64,
+    /// Minimum prominence of a peak, percent of the global maximum.
+    #[arg(long, default_value_t = 1.0)]
+    pub min_prominence_pct: f64,
+    /// Curve the peaks are found on: allocated | active | reserved.
+    #[arg(long, default_value = "active")]
+    pub curve: String,
+    /// Group contributors by the first K project frames instead of the site.
+    #[arg(long, default_value_t = 0)]
+    pub frame_depth: usize,
+    /// Project root: frames under it count as project code; paths are shown relative to it.
+    #[arg(long)]
+    pub project_root: Option<String>,
+    /// Extra library prefix: frames under it never count as project code (repeatable).
+    #[arg(long)]
+    pub exclude_prefix: Vec<String>,
+    /// Link style: vscode | cursor | github | file | none.
+    #[arg(long, default_value = "vscode")]
+    pub link_style: String,
+    /// Repository URL for github links.
+    #[arg(long)]
+    pub repo_url: Option<String>,
+    /// Commit (or branch) for github links.
+    #[arg(long)]
+    pub commit: Option<String>,
+    /// Path-prefix mapping RECORDED=LOCAL (repeatable), e.g. /workspace/=/home/me/proj/.
+    #[arg(long = "map")]
+    pub map: Vec<String>,
+}
+
+fn options(a: &Args) -> Result<SnapshotOptions, String> {
+    let mut o = SnapshotOptions::spec_defaults();
+    o.analysis.peaks.top_n = a.top_n;
+    o.analysis.peaks.dedup_pct = a.dedup_pct;
+    o.analysis.peaks.min_sep_ms = a.min_sep_ms;
+    o.analysis.peaks.min_prominence_frac = a.min_prominence_pct / 100.0;
+    o.analysis.top_contributors = a.top_contributors;
+    o.analysis.frame_depth = a.frame_depth;
+    o.analysis.curve = match a.curve.as_str() {
+        "allocated" => CurveKind::Allocated,
+        "active" => CurveKind::Active,
+        "reserved" => CurveKind::Reserved,
+        other => {
+            return Err(format!(
+                "--curve: expected allocated, active or reserved, got {other:?}"
+            ))
+        }
+    };
+    o.report.top_contributors = a.top_contributors;
+    o.report.links.style = LinkStyle::parse(&a.link_style).ok_or_else(|| {
+        format!(
+            "--link-style: expected vscode, cursor, github, file or none, got {:?}",
+            a.link_style
+        )
+    })?;
+    o.report.links.repo_url = a.repo_url.clone();
+    o.report.links.commit = a.commit.clone();
+    o.report.links.project_root = a.project_root.clone();
+    for m in &a.map {
+        let (from, to) = m
+            .split_once('=')
+            .ok_or_else(|| format!("--map: expected RECORDED=LOCAL, got {m:?}"))?;
+        o.report
+            .links
+            .path_map
+            .push((from.to_string(), to.to_string()));
+    }
+    if let Some(root) = &a.project_root {
+        o.analysis
+            .rule
+            .include_prefixes
+            .push(root.replace('\\', "/"));
+        // Recorded paths that map into the root count as project code too.
+        for (from, to) in &o.report.links.path_map {
+            if to
+                .replace('\\', "/")
+                .starts_with(root.replace('\\', "/").as_str())
+            {
+                o.analysis
+                    .rule
+                    .include_prefixes
+                    .push(from.replace('\\', "/"));
+            }
+        }
+    }
+    o.analysis.rule.exclude_prefixes = a.exclude_prefix.clone();
+    Ok(o)
+}
+
+fn write_out(path: &PathBuf, text: &str) -> Result<(), String> {
+    if path.as_os_str() == "-" {
+        println!("{text}");
+        return Ok(());
+    }
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Runs the subcommand; returns the exit code.
-pub fn run(_args: Args) -> i32 {
-    eprintln!("proflens snapshot: not implemented yet");
-    super::EXIT_NOTHING
+pub fn run(args: Args) -> i32 {
+    let opts = match options(&args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("proflens snapshot: {e}");
+            return super::EXIT_NOTHING;
+        }
+    };
+    let (opener, files) = match FsOpener::walk(&args.input) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!(
+                "proflens snapshot: cannot read {}: {e}",
+                args.input.display()
+            );
+            return super::EXIT_NOTHING;
+        }
+    };
+    let Some(file) = files.first().filter(|_| files.len() == 1) else {
+        eprintln!(
+            "proflens snapshot: expected one snapshot file, got {} files under {}",
+            files.len(),
+            args.input.display()
+        );
+        return super::EXIT_NOTHING;
+    };
+    let result = run_snapshot(&opener, file, &opts, &mut |_| ControlFlow::Continue(()));
+    let run = match result {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("proflens snapshot: {e}");
+            return super::EXIT_NOTHING;
+        }
+    };
+    let json = run.json(&opts.report);
+    if let Some(p) = &args.json {
+        let text = match serde_json::to_string_pretty(&json) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("proflens snapshot: JSON encoding failed: {e}");
+                return super::EXIT_NOTHING;
+            }
+        };
+        if let Err(e) = write_out(p, &text) {
+            eprintln!("proflens snapshot: {e}");
+            return super::EXIT_NOTHING;
+        }
+    }
+    if let Some(p) = &args.report {
+        let p = if p.is_dir() {
+            p.join(snapshot_md::file_name(&file.path))
+        } else {
+            p.clone()
+        };
+        if let Err(e) = write_out(&p, &snapshot_md::render(&json)) {
+            eprintln!("proflens snapshot: {e}");
+            return super::EXIT_NOTHING;
+        }
+    }
+    for d in &json.devices {
+        let g = d.points.first();
+        eprintln!(
+            "device {}: {} entries, peak active {} at entry {}, {} peaks reported",
+            d.device,
+            d.entries,
+            snapshot_md::exact(d.max_active.bytes),
+            d.max_active.index.map_or("—".into(), |i| i.to_string()),
+            d.points.iter().filter(|p| p.kind.ends_with("peak")).count()
+        );
+        let _ = g;
+    }
+    for p in run.problems.kept() {
+        eprintln!("{}: {} {}", p.at, p.code, p.message);
+    }
+    if run.problems.is_empty() {
+        super::EXIT_CLEAN
+    } else {
+        super::EXIT_PROBLEMS
+    }
 }

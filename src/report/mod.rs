@@ -1,5 +1,11 @@
 //! Outputs (CSV, JSON, Markdown): formatting only, never recomputation.
 
+pub mod anomaly_json;
+pub mod anomaly_md;
+pub mod arch_md;
 pub mod float;
 pub mod memory_md;
 pub mod memory_rows;
+pub mod snapshot_json;
+pub mod snapshot_links;
+pub mod snapshot_md;

@@ -1,4 +1,17 @@
 //! Analyses of one decoded memory snapshot (torch-snapshot.md §7–§8).
 //!
-//! * [`reference`]: the golden-value quantities of §8 (`in_window_replay`, `memoryviz_like`).
+//! Data flow per device: [`lifetimes::build`] (one forward pass, §7.2) →
+//! [`curves::build`] (§7.3) → [`peaks`] (§7.4) → [`live::live_sets`] at all
+//! reported points in one pass (§7.6) → [`attribution`] (§7.5, §7.7) and
+//! [`quality`] (leaks, delayed frees, warnings). [`device::analyze`] runs the
+//! whole chain; [`reference`] computes the golden-value quantities of §8.
+
+pub mod attribution;
+pub mod curves;
+pub mod device;
+pub mod frame_filter;
+pub mod lifetimes;
+pub mod live;
+pub mod peaks;
+pub mod quality;
 pub mod reference;

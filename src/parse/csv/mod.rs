@@ -6,3 +6,5 @@ pub mod operator_memory;
 pub mod table;
 
 pub use table::{CsvTable, Header, LineEndings, RowRead};
+pub mod kernel_details;
+pub mod step_trace_time;

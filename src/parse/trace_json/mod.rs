@@ -11,3 +11,4 @@ pub mod scan;
 pub mod splitter;
 
 pub use splitter::{for_each_event, TraceScan};
+pub mod timeline;

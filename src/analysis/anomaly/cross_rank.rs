@@ -1,0 +1,88 @@
+//! Cross-rank comparison (anomaly.md §13.4): per-rank step service and busy
+//! union, a slow-rank flag (> 5 % above the median and robust z-score > 3),
+//! and the bubble pattern side by side.
+
+use super::AnomalyResult;
+use crate::analysis::anomaly_config::AnomalyConfig;
+use crate::analysis::intervals::percentile;
+
+/// One row of the cross-rank table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankRow {
+    /// Rank id.
+    pub rank_id: i64,
+    /// Number of steps.
+    pub steps: usize,
+    /// Mean step service, ms.
+    pub service_ms_avg: f64,
+    /// Mean device busy union, ms.
+    pub busy_union_ms_avg: f64,
+    /// Mean underfeed ratio.
+    pub underfeed_ratio_avg: f64,
+    /// Communication total, ms (communication.json when present, else kernels).
+    pub comm_total_ms: f64,
+    /// Elapse-weighted comm wait ratio.
+    pub comm_wait_ratio_weighted: Option<f64>,
+    /// Bubbles per step (mean of `bubble_count`).
+    pub bubble_count_avg: f64,
+    /// Dominant idle pattern of `g0`.
+    pub dominant_idle_pattern: &'static str,
+    /// `(x − median) / (1.4826 · MAD)`; `+∞` when MAD is 0 and x > median (Decision).
+    pub robust_z: f64,
+    /// Slow-rank flag.
+    pub slow: bool,
+}
+
+/// Builds the table from `(rank_id, result)` pairs, in the given order.
+pub fn compare(ranks: &[(i64, &AnomalyResult)], cfg: &AnomalyConfig) -> Vec<RankRow> {
+    let mut rows: Vec<RankRow> = ranks
+        .iter()
+        .map(|&(id, r)| {
+            let n = r.steps.len().max(1) as f64;
+            let sum =
+                |f: &dyn Fn(&super::StepResult) -> f64| r.steps.iter().map(f).sum::<f64>() / n;
+            RankRow {
+                rank_id: id,
+                steps: r.steps.len(),
+                service_ms_avg: sum(&|s| s.metrics.service_ns as f64 / 1e6),
+                busy_union_ms_avg: sum(&|s| s.metrics.busy_ns as f64 / 1e6),
+                underfeed_ratio_avg: sum(&|s| s.metrics.underfeed_ratio),
+                comm_total_ms: r
+                    .comm
+                    .communication_json_ms
+                    .unwrap_or(r.comm.kernel_details_ms),
+                comm_wait_ratio_weighted: r.comm.wait_ratio_weighted,
+                bubble_count_avg: sum(&|s| s.metrics.bubbles.len() as f64),
+                dominant_idle_pattern: r
+                    .groups
+                    .first()
+                    .map(|g| g.dominant_idle_pattern.as_str())
+                    .unwrap_or("none"),
+                robust_z: 0.0,
+                slow: false,
+            }
+        })
+        .collect();
+    let xs: Vec<f64> = rows.iter().map(|r| r.service_ms_avg).collect();
+    let med = percentile(&xs, 0.5);
+    let dev: Vec<f64> = xs.iter().map(|x| (x - med).abs()).collect();
+    let mad = percentile(&dev, 0.5);
+    for r in &mut rows {
+        let d = r.service_ms_avg - med;
+        r.robust_z = if mad > 0.0 {
+            d / (1.4826 * mad)
+        } else if d > 0.0 {
+            f64::INFINITY
+        } else {
+            0.0
+        };
+        r.slow = rows_len_ok(xs.len())
+            && r.service_ms_avg > med * (1.0 + cfg.slow_rank_excess)
+            && r.robust_z > cfg.slow_rank_z;
+    }
+    rows
+}
+
+fn rows_len_ok(n: usize) -> bool {
+    n >= 2
+}

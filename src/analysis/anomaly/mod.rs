@@ -1,0 +1,691 @@
+//! Anomaly discovery for one rank (anomaly.md §5): the pipeline from steps to
+//! tags, decision tables, wait anchors, AICPU classes, soft root-cause
+//! summary, recommendations and confidence. [`analyse`] is the entry point;
+//! its [`AnomalyResult`] is plain data (ns and f64) that `report` and `views`
+//! format without recomputing.
+
+pub mod cross_rank;
+pub mod groups;
+pub mod ops;
+pub mod summary;
+pub mod tags;
+
+use std::collections::{HashMap, HashSet};
+
+use self::groups::{GroupCtx, GroupResult};
+use self::ops::{AicpuOp, SmallOps, WaitAnchorOp};
+use self::summary::{Recommendation, SummaryEntry};
+use self::tags::Tag;
+use super::anomaly_config::{AnomalyConfig, Compat};
+use super::bubbles::{self, GlobalGaps, Neighbours, Scope, StepWindows, Window};
+use super::host_evidence::{self, Evidence, Label};
+use super::intervals::{kernel_union, window_metrics, Interval, WindowMetrics};
+use super::steps::{self, Inventory, StepMethod, StepSet};
+use super::structure::{self, Perspectives, Segmentation};
+use crate::model::kernels::{KernelTable, TaskClass};
+use crate::model::side_tables::{CommOp, StepTraceRow};
+use crate::model::trace_events::HostEventTable;
+
+/// What is known about how the profile was captured (§1.1), before inference.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct CaptureInfo {
+    /// `record_shapes` from `profiler_info*.json`, when present.
+    pub record_shapes: Option<bool>,
+    /// `with_stack` from `profiler_info*.json`, when present.
+    pub with_stack: Option<bool>,
+    /// `_profiler_level` from `profiler_info*.json`, when present.
+    pub profiler_level: Option<String>,
+    /// True when the kernels came from `op_summary` (§1.2.3).
+    pub op_summary_only: bool,
+    /// True when `communication.json` was read.
+    pub comm_file: bool,
+    /// True when the kernels came from the trace's device lanes (no kernel CSV).
+    pub kernels_from_trace: bool,
+}
+
+/// Everything the analysis of one rank reads.
+pub struct RankInput<'a> {
+    /// Kernels, sorted.
+    pub kernels: &'a KernelTable,
+    /// Trace events, when `trace_view.json` was read.
+    pub trace: Option<&'a HostEventTable>,
+    /// `communication.json` ops.
+    pub comm_ops: &'a [CommOp],
+    /// `step_trace_time.csv` rows.
+    pub step_trace: &'a [StepTraceRow],
+    /// Capture info.
+    pub info: CaptureInfo,
+}
+
+/// Capability flags with their sources (§1.1, §6.1 ext `capabilities`).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Capabilities {
+    /// Shapes recorded.
+    pub record_shapes: bool,
+    /// `profiler_info` or `inferred`.
+    pub record_shapes_source: &'static str,
+    /// Stacks recorded.
+    pub with_stack: bool,
+    /// `profiler_info` or `inferred`.
+    pub with_stack_source: &'static str,
+    /// `_profiler_level`.
+    pub profiler_level: Option<String>,
+    /// PMU columns present.
+    pub pmu: bool,
+    /// `communication.json` present.
+    pub comm_file: bool,
+    /// FIA kernels present.
+    pub fia: bool,
+    /// `trace_view.json` read.
+    pub trace: bool,
+    /// Host events kept per 100 kernels.
+    pub host_event_density: f64,
+}
+
+/// The §5.7.2 ratios, labels and context of one emitted window.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BubbleResult {
+    /// The window (§5.6).
+    pub window: Window,
+    /// Host evidence (§5.7).
+    pub evidence: Evidence,
+    /// Soft-attribution labels (§5.8).
+    pub labels: Vec<Label>,
+    /// Window tags (`PARTIAL_CAPTURE_BOUNDARY`).
+    pub tags: Vec<Tag>,
+    /// Containing structure id (of its step's segmentation), if any.
+    pub structure_id: Option<String>,
+    /// Starts at one structure's end and ends at the next one's start.
+    pub between_structures: bool,
+}
+
+/// A top internal bubble of a step, for stable-position tests (§5.10.2).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TopBubble {
+    /// `(before.name, after.name)`.
+    pub signature: (String, String),
+    /// `floor(((start − S) / service) / bin)`.
+    pub bin: i64,
+}
+
+/// Everything computed for one step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepResult {
+    /// `ProfilerStep#50`, …
+    pub step_id: String,
+    /// Group id.
+    pub group_id: String,
+    /// Service window.
+    pub window: Interval,
+    /// Kernel index range (start-in-window).
+    pub kernels: std::ops::Range<usize>,
+    /// §5.4 metrics (all internal bubbles, not only emitted ones).
+    pub metrics: WindowMetrics,
+    /// §3.4
+    pub inventory: Inventory,
+    /// §4.5 over the step's kernels.
+    pub perspectives: Perspectives,
+    /// Step tags (§5.10.1 + step-scope risk tags).
+    pub tags: Vec<Tag>,
+    /// Union of its windows' labels.
+    pub labels: Vec<Label>,
+    /// §5.15
+    pub small_ops: SmallOps,
+    /// First/last step with < 50 % of the group's median kernel count.
+    pub truncated: bool,
+    /// Polluted wait / total wait (§5.13).
+    pub polluted_wait_share: f64,
+    /// §4 segmentation.
+    pub segmentation: Segmentation,
+    /// Main compute stream key.
+    pub main_stream: Option<String>,
+    /// Top-5 internal bubbles (signature, bin).
+    pub top_internal: Vec<TopBubble>,
+    /// Comm ops whose start lies in the window (indices into the input comm ops).
+    pub comm_ops: Vec<usize>,
+}
+
+/// Communication totals (§5.2).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct CommTotals {
+    /// Σ comm-kernel durations, ms.
+    pub kernel_details_ms: f64,
+    /// Σ `Elapse Time(ms)`, when `communication.json` was read.
+    pub communication_json_ms: Option<f64>,
+    /// Elapse-weighted `Wait Time Ratio`.
+    pub wait_ratio_weighted: Option<f64>,
+}
+
+/// The whole anomaly result of one rank.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnomalyResult {
+    /// `true` when kernel intervals were available.
+    pub enabled: bool,
+    /// Compat mode used.
+    pub compat: Compat,
+    /// §3.1 method.
+    pub step_method: StepMethod,
+    /// Notes from step detection.
+    pub step_notes: Vec<String>,
+    /// Steps.
+    pub steps: Vec<StepResult>,
+    /// Groups, `g0` first.
+    pub groups: Vec<GroupResult>,
+    /// §5.5
+    pub global: GlobalGaps,
+    /// §5.6 windows in output order, with evidence and labels.
+    pub bubbles: Vec<BubbleResult>,
+    /// §5.12 all ops by total-cost rank.
+    pub wait_anchor_ops: Vec<WaitAnchorOp>,
+    /// §5.14
+    pub aicpu_ops: Vec<AicpuOp>,
+    /// §5.15 PMU verdicts, `None` = "PMU judgement unavailable".
+    pub pmu: Option<Vec<(String, &'static str)>>,
+    /// §5.9
+    pub soft_root_cause_summary: Vec<SummaryEntry>,
+    /// §5.11.4
+    pub requires_host_followup: bool,
+    /// §5.17
+    pub confidence: &'static str,
+    /// §8
+    pub recommendations: Vec<Recommendation>,
+    /// §5.2
+    pub comm: CommTotals,
+    /// §1.1
+    pub capabilities: Capabilities,
+    /// Top-level tags (`PARTIAL_CAPTURE_BOUNDARY`, `UNTRACED_HOST_BLOCKING_RISK`).
+    pub top_tags: Vec<Tag>,
+    /// §9 limitation notes.
+    pub limitations: Vec<String>,
+    /// Host events kept / markers excluded (hygiene record).
+    pub host_policy: (usize, usize),
+    /// Globally merged busy segments (for views: timeline, overlays).
+    pub busy_segments: Vec<Interval>,
+}
+
+/// Runs §3–§5 (and the §4 breakdown) on one rank.
+pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
+    let k = input.kernels;
+    let markers = input.trace.map(|t| t.markers.as_slice()).unwrap_or(&[]);
+    let StepSet {
+        method,
+        steps: raw_steps,
+        groups: raw_groups,
+        notes,
+    } = steps::detect(k, markers, input.step_trace, cfg);
+    let segs = kernel_union(k, |_| true);
+    let global = bubbles::global_gaps(&segs, cfg.top_n_windows);
+    let capture_ns = global.capture.len_ns();
+
+    // Per-step metrics and structure.
+    let mut results: Vec<StepResult> = raw_steps
+        .iter()
+        .map(|s| {
+            let m = window_metrics(&segs, s.window);
+            let main = structure::main_stream(k, s.kernels.clone());
+            let seg = structure::segment_step(k, s.kernels.clone(), &segs, m.service_ns, cfg);
+            let small = ops::small_ops(k, s.kernels.clone(), main, m.busy_ns, &m.bubbles, cfg);
+            StepResult {
+                step_id: s.step_id.clone(),
+                group_id: raw_groups
+                    .get(s.group)
+                    .map(|g| g.group_id.clone())
+                    .unwrap_or_default(),
+                window: s.window,
+                kernels: s.kernels.clone(),
+                inventory: steps::inventory(k, s),
+                perspectives: structure::perspectives(k, s.kernels.clone()),
+                tags: tags::severity_tags(&m, cfg),
+                labels: Vec::new(),
+                small_ops: small,
+                truncated: false,
+                polluted_wait_share: 0.0,
+                segmentation: seg,
+                main_stream: main.map(|m| k.text(m).to_string()),
+                top_internal: Vec::new(),
+                comm_ops: Vec::new(),
+                metrics: m,
+            }
+        })
+        .collect();
+
+    // Truncated first/last steps (§5.10.3).
+    for g in &raw_groups {
+        let mut counts: Vec<f64> = g
+            .steps
+            .iter()
+            .map(|&i| results[i].inventory.total_kernel_count as f64)
+            .collect();
+        counts.sort_by(f64::total_cmp);
+        let median = super::intervals::percentile(&counts, 0.5);
+        for &i in &g.steps {
+            if (i == 0 || i + 1 == results.len())
+                && (results[i].inventory.total_kernel_count as f64)
+                    < cfg.truncated_step_frac * median
+            {
+                results[i].truncated = true;
+                results[i].tags.push(Tag::PartialCaptureBoundary);
+            }
+        }
+    }
+
+    // Windows, host evidence, labels.
+    let nb = Neighbours::new(k);
+    let main_ids: Vec<Option<u32>> = results
+        .iter()
+        .map(|s| structure::main_stream(k, s.kernels.clone()))
+        .collect();
+    let sw: Vec<StepWindows<'_>> = results
+        .iter()
+        .enumerate()
+        .map(|(i, s)| StepWindows {
+            step_id: &s.step_id,
+            metrics: &s.metrics,
+            main_stream: main_ids[i],
+            dominant: raw_steps[i].group == 0,
+        })
+        .collect();
+    let windows = bubbles::emit_windows(&sw, &global, &nb, cfg);
+    drop(sw);
+    let host_ix = input.trace.map(|t| host_evidence::build_index(t, cfg));
+    let mut bubble_results: Vec<BubbleResult> = windows
+        .into_iter()
+        .map(|w| {
+            let service = w
+                .step
+                .map(|s| results[s].metrics.service_ns)
+                .unwrap_or(capture_ns);
+            let ev = host_ix
+                .as_ref()
+                .map(|ix| host_evidence::evidence(ix, w.interval, service, cfg))
+                .unwrap_or_default();
+            let labels = host_evidence::labels(&ev, w.capture_boundary, cfg);
+            let (structure_id, between) = w
+                .step
+                .map(|s| locate(&results[s].segmentation, w.interval))
+                .unwrap_or((None, false));
+            BubbleResult {
+                tags: if w.capture_boundary {
+                    vec![Tag::PartialCaptureBoundary]
+                } else {
+                    vec![]
+                },
+                window: w,
+                evidence: ev,
+                labels,
+                structure_id,
+                between_structures: between,
+            }
+        })
+        .collect();
+    for b in &bubble_results {
+        if let Some(s) = b.window.step {
+            for &l in &b.labels {
+                if !results[s].labels.contains(&l) {
+                    results[s].labels.push(l);
+                }
+            }
+        }
+    }
+    for s in &mut results {
+        s.labels.sort();
+        // Top-5 internal bubbles for stable positions.
+        let mut top: Vec<Interval> = s.metrics.bubbles.clone();
+        top.sort_by(|a, b| {
+            b.len_ns()
+                .cmp(&a.len_ns())
+                .then(a.start_ns.cmp(&b.start_ns))
+        });
+        top.truncate(cfg.top_n_windows);
+        let service = s.metrics.service_ns.max(1) as f64;
+        s.top_internal = top
+            .iter()
+            .map(|b| {
+                let name =
+                    |i: Option<usize>| i.map(|i| k.name_of(i).to_string()).unwrap_or_default();
+                TopBubble {
+                    signature: (
+                        name(nb.before(b.start_ns, None)),
+                        name(nb.after(b.end_ns, None)),
+                    ),
+                    bin: (((b.start_ns - s.window.start_ns) as f64 / service)
+                        / cfg.stable_position_bin)
+                        .floor() as i64,
+                }
+            })
+            .collect();
+    }
+
+    // Communication: totals, per-step ops, wait pollution.
+    let json_ivs: Vec<Interval> = input
+        .comm_ops
+        .iter()
+        .map(|o| Interval::new(o.start_ns, o.start_ns + (o.elapse_ms * 1e6).round() as i64))
+        .collect();
+    let comm_win = ops::comm_windows(k, &json_ivs);
+    let mut comm_per_step = vec![(0.0, 0.0); results.len()];
+    let mut comm_kernel_wait = vec![(0i64, 0i64); results.len()];
+    for (si, s) in results.iter_mut().enumerate() {
+        for (oi, o) in input.comm_ops.iter().enumerate() {
+            let in_win = o.start_ns >= s.window.start_ns
+                && (o.start_ns < s.window.end_ns
+                    || (si + 1 == raw_steps.len() && o.start_ns <= s.window.end_ns));
+            if in_win {
+                s.comm_ops.push(oi);
+                comm_per_step[si].0 += o.elapse_ms;
+                comm_per_step[si].1 += o.elapse_ms * o.wait_ratio;
+            }
+        }
+        let (mut tw, mut pw) = (0i64, 0i64);
+        for i in s.kernels.clone() {
+            tw += k.wait_ns()[i];
+            pw += ops::polluted_wait_ns(k, i, &comm_win, cfg);
+            if k.comm()[i] {
+                comm_kernel_wait[si].0 += k.wait_ns()[i];
+                comm_kernel_wait[si].1 += k.wait_ns()[i] + k.dur_ns()[i];
+            }
+        }
+        s.polluted_wait_share = if tw > 0 { pw as f64 / tw as f64 } else { 0.0 };
+        if tw > 0 && s.polluted_wait_share >= cfg.wait_pollution_step_frac {
+            s.tags.push(Tag::WaitPollutionRisk);
+        }
+    }
+
+    // AICPU (§5.14) and its step escalation.
+    let ai_core = kernel_union(k, |i| k.class()[i] == TaskClass::AiCore);
+    let aicpu_ops = ops::aicpu_ops(k, 0..k.len(), &ai_core, cfg);
+    let adj = (cfg.aicpu_adjacent_us * 1000.0) as i64;
+    for s in &mut results {
+        let risky_op = aicpu_ops
+            .iter()
+            .any(|o| ops::aicpu_risky(o) && o.kernels.iter().any(|i| s.kernels.contains(i)));
+        let near = s.kernels.clone().any(|i| {
+            k.class()[i] == TaskClass::AiCpu
+                && s.metrics.bubbles.iter().any(|b| {
+                    (k.end_ns(i) - b.start_ns).abs() <= adj
+                        || (k.start_ns()[i] - b.end_ns).abs() <= adj
+                })
+        });
+        if risky_op || near {
+            s.tags.push(Tag::AicpuExposedRisk);
+        }
+    }
+
+    // Wait anchors over the dominant group (pseudo-step: whole capture).
+    let scope: Vec<usize> = match raw_groups.first() {
+        Some(g) if method != StepMethod::Pseudo => g
+            .steps
+            .iter()
+            .flat_map(|&i| results[i].kernels.clone())
+            .collect(),
+        _ => (0..k.len()).collect(),
+    };
+    let wait_anchor_ops = ops::wait_anchors(k, &scope, &comm_win, cfg);
+    let pmu = ops::pmu_verdicts(k, &wait_anchor_ops, cfg);
+
+    // Capabilities and host density.
+    let caps = capabilities(
+        input,
+        k,
+        host_ix.as_ref().map(|h| h.kept_events).unwrap_or(0),
+    );
+    let sparse_host = sparse_host(
+        &bubble_results,
+        &results,
+        &raw_groups,
+        host_ix.as_ref().map(|h| h.kept_events),
+        input,
+        cfg,
+    );
+
+    // Groups.
+    let all_windows: Vec<Interval> = results.iter().map(|s| s.window).collect();
+    let shape_hashes: Vec<(u64, u64)> = raw_steps
+        .iter()
+        .map(|s| {
+            (
+                steps::template_hash(k, s.kernels.clone()),
+                shapes_hash(k, s.kernels.clone()),
+            )
+        })
+        .collect();
+    let multi_shape = |members: &[usize]| -> bool {
+        let mut m: HashMap<u32, HashSet<u32>> = HashMap::new();
+        for &si in members {
+            for i in results[si].kernels.clone() {
+                m.entry(k.name()[i]).or_default().insert(k.shapes()[i]);
+            }
+        }
+        m.values().any(|v| v.len() > 1)
+    };
+    let ctx = GroupCtx {
+        bubbles: &bubble_results,
+        global: &global,
+        all_windows: &all_windows,
+        comm_per_step: &comm_per_step,
+        comm_kernel_wait: &comm_kernel_wait,
+        record_shapes: caps.record_shapes,
+        sparse_host,
+        shape_hashes: &shape_hashes,
+        multi_shape_ops: &multi_shape,
+        cfg,
+    };
+    let mut group_results: Vec<GroupResult> = raw_groups
+        .iter()
+        .map(|g| {
+            groups::aggregate(
+                g.group_id.clone(),
+                g.steps.clone(),
+                g.template_hash,
+                &results,
+                &ctx,
+            )
+        })
+        .collect();
+    // Group tags also mark their windows' steps for COMM_SYNC_RISK etc. only at group scope.
+    let mut top_tags = Vec::new();
+    if bubble_results.iter().any(|b| b.window.capture_boundary)
+        || results.iter().any(|s| s.truncated)
+    {
+        top_tags.push(Tag::PartialCaptureBoundary);
+    }
+    if sparse_host
+        || group_results
+            .iter()
+            .any(|g| g.group_tags.contains(&Tag::UntracedHostBlockingRisk))
+    {
+        top_tags.push(Tag::UntracedHostBlockingRisk);
+    }
+    if wait_anchor_ops.iter().any(|o| o.is_false_hotspot_risk) {
+        top_tags.push(Tag::WaitAnchorFalseHotspot);
+    }
+    let requires_host_followup = top_tags.contains(&Tag::UntracedHostBlockingRisk);
+
+    let summary = summary::soft_root_cause_summary(&bubble_results, &results, &group_results, cfg);
+    summary::set_followups(&mut group_results, &results, &summary, &caps);
+    let mut limitations = limitations(input, &caps, method, sparse_host);
+    limitations.extend(notes.iter().cloned());
+    let confidence = summary::confidence(method, &caps, input.info.op_summary_only);
+    let comm = CommTotals {
+        kernel_details_ms: (0..k.len())
+            .filter(|&i| k.comm()[i])
+            .map(|i| k.dur_ns()[i])
+            .sum::<i64>() as f64
+            / 1e6,
+        communication_json_ms: input
+            .info
+            .comm_file
+            .then(|| input.comm_ops.iter().map(|o| o.elapse_ms).sum()),
+        wait_ratio_weighted: {
+            let e: f64 = input.comm_ops.iter().map(|o| o.elapse_ms).sum();
+            (e > 0.0).then(|| {
+                input
+                    .comm_ops
+                    .iter()
+                    .map(|o| o.elapse_ms * o.wait_ratio)
+                    .sum::<f64>()
+                    / e
+            })
+        },
+    };
+    let mut result = AnomalyResult {
+        enabled: !k.is_empty(),
+        compat: cfg.compat,
+        step_method: method,
+        step_notes: notes,
+        steps: results,
+        groups: group_results,
+        global,
+        bubbles: Vec::new(),
+        wait_anchor_ops,
+        aicpu_ops,
+        pmu,
+        soft_root_cause_summary: summary,
+        requires_host_followup,
+        confidence,
+        recommendations: Vec::new(),
+        comm,
+        capabilities: caps,
+        top_tags,
+        limitations,
+        host_policy: host_ix
+            .as_ref()
+            .map(|h| (h.kept_events, h.excluded_markers))
+            .unwrap_or((0, 0)),
+        busy_segments: segs,
+    };
+    bubble_results.shrink_to_fit();
+    result.bubbles = bubble_results;
+    result.recommendations = summary::recommendations(&result);
+    result
+}
+
+/// Structure containing the window start, and whether the window lies between two structures.
+fn locate(seg: &Segmentation, w: Interval) -> (Option<String>, bool) {
+    let st = &seg.structures;
+    for (j, s) in st.iter().enumerate() {
+        if let Some(next) = st.get(j + 1) {
+            if w.start_ns >= s.span.end_ns
+                && w.end_ns <= next.span.start_ns
+                && w.start_ns < next.span.start_ns
+            {
+                return (None, true);
+            }
+        }
+        if w.start_ns >= s.span.start_ns && w.start_ns < s.span.end_ns {
+            return (Some(s.structure_id.clone()), false);
+        }
+    }
+    (None, false)
+}
+
+fn shapes_hash(k: &KernelTable, r: std::ops::Range<usize>) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for i in r {
+        for &b in k.text(k.shapes()[i]).as_bytes().iter().chain(b"\n") {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x100000001b3);
+        }
+    }
+    h
+}
+
+fn capabilities(input: &RankInput<'_>, k: &KernelTable, kept_host: usize) -> Capabilities {
+    let trace = input.trace;
+    let (record_shapes, rs_src) = match input.info.record_shapes {
+        Some(v) => (v, "profiler_info"),
+        None => (
+            k.has_shapes() || trace.is_some_and(|t| t.saw_input_dims),
+            "inferred",
+        ),
+    };
+    let (with_stack, ws_src) = match input.info.with_stack {
+        Some(v) => (v, "profiler_info"),
+        None => (trace.is_some_and(|t| t.saw_stack), "inferred"),
+    };
+    Capabilities {
+        record_shapes,
+        record_shapes_source: rs_src,
+        with_stack,
+        with_stack_source: ws_src,
+        profiler_level: input.info.profiler_level.clone(),
+        pmu: !k.pmu().is_empty(),
+        comm_file: input.info.comm_file,
+        fia: (0..k.len()).any(|i| k.name_of(i).contains("FusedInferAttentionScore")),
+        trace: trace.is_some(),
+        host_event_density: if k.is_empty() {
+            0.0
+        } else {
+            kept_host as f64 * 100.0 / k.len() as f64
+        },
+    }
+}
+
+/// §9 sparse host evidence: weighted host coverage over the significant windows < 0.05,
+/// or < 1 host event per 100 kernels (no trace counts as sparse).
+fn sparse_host(
+    bubbles: &[BubbleResult],
+    steps: &[StepResult],
+    groups: &[steps::StepGroup],
+    kept: Option<usize>,
+    input: &RankInput<'_>,
+    cfg: &AnomalyConfig,
+) -> bool {
+    let Some(kept) = kept else { return true };
+    let (mut d, mut h) = (0.0, 0.0);
+    for b in bubbles
+        .iter()
+        .filter(|b| b.window.significant && b.window.scope != Scope::Global)
+    {
+        let len = b.window.interval.len_ns() as f64;
+        d += len;
+        h += len * b.evidence.host.unwrap_or(0.0);
+    }
+    let dom_kernels: usize = groups
+        .first()
+        .map(|g| g.steps.iter().map(|&i| steps[i].kernels.len()).sum())
+        .unwrap_or(input.kernels.len());
+    (d > 0.0 && h / d < cfg.host_untraced_max) || (kept as f64) < dom_kernels as f64 / 100.0
+}
+
+fn limitations(
+    input: &RankInput<'_>,
+    caps: &Capabilities,
+    method: StepMethod,
+    sparse: bool,
+) -> Vec<String> {
+    let mut v = Vec::new();
+    if input.kernels.is_empty() {
+        v.push("no kernel intervals: bubble analysis unavailable".into());
+    }
+    if !caps.trace {
+        v.push(
+            "no trace_view.json: no step markers, no host evidence, no Level0 stream join".into(),
+        );
+    }
+    if !caps.record_shapes {
+        v.push("record_shapes off: VARIABLE_SHAPE_SAME_TEMPLATE skipped".into());
+    }
+    if !caps.with_stack {
+        v.push("with_stack off: attribution less specific".into());
+    }
+    if !caps.comm_file {
+        v.push("no communication.json: communication wait cannot be assessed from comm ops (evidence gap)".into());
+    }
+    if sparse {
+        v.push("sparse host evidence: root-cause family cannot be narrowed".into());
+    }
+    if input.info.op_summary_only {
+        v.push("op_summary-only input: coarser kernel data".into());
+    }
+    if input.info.kernels_from_trace {
+        v.push("kernel_details.csv absent: kernels taken from trace_view.json device lanes".into());
+    }
+    if matches!(method, StepMethod::Pseudo) {
+        v.push("no step markers: one pseudo-step over the whole capture".into());
+    }
+    if !caps.pmu {
+        v.push("PMU judgement unavailable".into());
+    }
+    v
+}

@@ -1,0 +1,394 @@
+//! Host evidence per bubble window (anomaly.md §5.7–5.8): the three host
+//! classes, hygiene (rulebook mode), the three overlap ratios, the
+//! parallelism hint, the `h2d_flow_count`, and the soft-attribution labels.
+
+use super::anomaly_config::{AnomalyConfig, Compat};
+use super::intervals::{merge, total_len, Interval};
+use super::steps::is_step_marker_name;
+use crate::model::trace_events::{HostEventTable, Lane};
+
+/// Soft-attribution label (§5.8). Never a unique root cause.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Label {
+    /// Rule 1: sync/copy markers overlap the bubble.
+    SyncOrH2d,
+    /// Rule 2: comm markers overlap the bubble.
+    CommWait,
+    /// Rule 3: almost no host event covers the bubble.
+    UntracedHostBlocking,
+    /// Rule 4: host events cover the bubble.
+    HostLaunchLag,
+    /// Rule 5: host events run one at a time.
+    PythonSerializationOrLock,
+    /// Rule 6: nothing else applies.
+    InsufficientEvidence,
+}
+
+impl Label {
+    /// The spec spelling (`possible_sync_or_h2d`, …, `insufficient_evidence`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Label::SyncOrH2d => "possible_sync_or_h2d",
+            Label::CommWait => "possible_comm_wait",
+            Label::UntracedHostBlocking => "possible_untraced_host_blocking",
+            Label::HostLaunchLag => "possible_host_launch_lag",
+            Label::PythonSerializationOrLock => "possible_python_serialization_or_lock",
+            Label::InsufficientEvidence => "insufficient_evidence",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Ev {
+    iv: Interval,
+    leaf: bool,
+}
+
+/// Host events split into the classes of §5.7.1, each sorted by start with a running max of ends.
+#[derive(Clone, Debug, Default)]
+pub struct HostIndex {
+    general: ClassIndex,
+    sync: ClassIndex,
+    comm: ClassIndex,
+    flows: Vec<i64>,
+    compat: Compat,
+    /// Number of host events kept in any class (density, §9).
+    pub kept_events: usize,
+    /// Number of step-marker events excluded by hygiene.
+    pub excluded_markers: usize,
+}
+
+#[derive(Clone, Debug, Default)]
+struct ClassIndex {
+    ev: Vec<Ev>,
+    max_end: Vec<i64>,
+}
+
+impl ClassIndex {
+    fn finish(mut ev: Vec<Ev>) -> Self {
+        ev.sort_by_key(|e| (e.iv.start_ns, e.iv.end_ns));
+        let mut m = i64::MIN;
+        let max_end = ev
+            .iter()
+            .map(|e| {
+                m = m.max(e.iv.end_ns);
+                m
+            })
+            .collect();
+        ClassIndex { ev, max_end }
+    }
+
+    /// Events overlapping `t` with `dur ≤ long_ns` (and leaf-only when asked), clipped to `t`.
+    fn clipped(&self, t: Interval, long_ns: Option<i64>, leaf_only: bool) -> Vec<Interval> {
+        let hi = self.ev.partition_point(|e| e.iv.start_ns < t.end_ns);
+        let mut out = Vec::new();
+        for i in (0..hi).rev() {
+            if self.max_end[i] <= t.start_ns {
+                break;
+            }
+            let e = self.ev[i];
+            if long_ns.is_some_and(|l| e.iv.len_ns() > l) || (leaf_only && !e.leaf) {
+                continue;
+            }
+            if let Some(c) = e.iv.clip(t) {
+                out.push(c);
+            }
+        }
+        out
+    }
+}
+
+fn contains_ci(hay: &str, needles: &[&str]) -> bool {
+    let h = hay.to_ascii_lowercase();
+    needles.iter().any(|n| h.contains(&n.to_ascii_lowercase()))
+}
+
+/// Builds the class index of §5.7.1 from the trace's host events, applying the
+/// mode-independent part of hygiene (marker exclusion, leaf flags; §5.7.3).
+pub fn build_index(host: &HostEventTable, cfg: &AnomalyConfig) -> HostIndex {
+    let rule = cfg.compat == Compat::Rulebook;
+    let n_text = host.text_count();
+    // Per-name class flags, computed once per distinct name: (sync, comm, marker).
+    let mut name_flags: Vec<Option<(bool, bool, bool)>> = vec![None; n_text];
+    let events = host.events();
+    // Leaf flags: no other event of the same thread strictly inside (events sorted by start, longer first).
+    let mut leaf = vec![true; events.len()];
+    let mut by_thread: std::collections::HashMap<u32, Vec<usize>> = Default::default();
+    for (i, e) in events.iter().enumerate() {
+        by_thread.entry(e.thread).or_default().push(i);
+    }
+    for idx in by_thread.values() {
+        for (p, &i) in idx.iter().enumerate() {
+            let ei = events[i];
+            for &j in &idx[p + 1..] {
+                let ej = events[j];
+                if ej.start_ns >= ei.end_ns() {
+                    break;
+                }
+                if ej.end_ns() <= ei.end_ns()
+                    && (ej.start_ns, ej.dur_ns) != (ei.start_ns, ei.dur_ns)
+                {
+                    leaf[i] = false;
+                    break;
+                }
+            }
+        }
+    }
+    let (mut g, mut s, mut c) = (Vec::new(), Vec::new(), Vec::new());
+    let mut excluded = 0;
+    for (i, e) in events.iter().enumerate() {
+        let name = host.text(e.name);
+        let cat = host.text(e.cat);
+        let (is_sync, is_comm_name, is_marker) =
+            *name_flags[e.name as usize].get_or_insert_with(|| {
+                let sync = if rule {
+                    contains_ci(
+                        name,
+                        &[
+                            "HostToDevice",
+                            "torch_to_npu",
+                            "aclrtMemcpy",
+                            "aclrtSynchronize",
+                            "memcpy",
+                            "synchronize",
+                        ],
+                    ) || matches!(
+                        name,
+                        "aten::to"
+                            | "aten::_to_copy"
+                            | "aten::copy_"
+                            | "aten::item"
+                            | "aten::_local_scalar_dense"
+                    )
+                } else {
+                    contains_ci(
+                        name,
+                        &[
+                            "HostToDevice",
+                            "torch_to_npu",
+                            "aclrtMemcpy",
+                            "aclrtSynchronize",
+                        ],
+                    ) || matches!(name, "aten::to" | "aten::_to_copy" | "aten::copy_")
+                };
+                let comm = if rule {
+                    contains_ci(
+                        name,
+                        &[
+                            "c10d",
+                            "hccl",
+                            "hcom",
+                            "StreamWaitEvent",
+                            "Notify_Wait",
+                            "Notify Wait",
+                        ],
+                    )
+                } else {
+                    contains_ci(
+                        name,
+                        &["c10d", "Hccl", "hcom", "StreamWaitEvent", "Notify_Wait"],
+                    )
+                };
+                (sync, comm, is_step_marker_name(name, cfg))
+            });
+        if rule && is_marker {
+            excluded += 1;
+            continue;
+        }
+        let sync = is_sync || (rule && cat == "HostToDevice");
+        let comm = is_comm_name || (rule && e.lane == Lane::HcclDevice);
+        let general = if rule {
+            matches!(
+                cat,
+                "cpu_op" | "python_function" | "user_annotation" | "enqueue" | "dequeue"
+            ) || e.lane == Lane::Cann
+                || sync
+                || comm
+        } else {
+            matches!(cat, "cpu_op" | "python_function" | "user_annotation")
+                || name.starts_with("AscendCL@")
+        };
+        let ev = Ev {
+            iv: Interval::new(e.start_ns, e.end_ns()),
+            leaf: leaf[i],
+        };
+        if general {
+            g.push(ev);
+        }
+        if sync {
+            s.push(ev);
+        }
+        if comm {
+            c.push(ev);
+        }
+    }
+    let kept = g.len().max(s.len()).max(c.len());
+    HostIndex {
+        general: ClassIndex::finish(g),
+        sync: ClassIndex::finish(s),
+        comm: ClassIndex::finish(c),
+        flows: host.h2d_flow_ends_ns.clone(),
+        compat: cfg.compat,
+        kept_events: kept,
+        excluded_markers: excluded,
+    }
+}
+
+/// Host evidence of one window (§5.7.2, §5.8 hint, §5.6 `h2d_flow_count`).
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct Evidence {
+    /// `host_visible_coverage_ratio` (null for a zero-length window).
+    pub host: Option<f64>,
+    /// `sync_marker_overlap_ratio`.
+    pub sync: Option<f64>,
+    /// `comm_marker_overlap_ratio`.
+    pub comm: Option<f64>,
+    /// `host_parallelism_hint` (rulebook only; null without host events).
+    pub hint: Option<f64>,
+    /// Flow end points inside the window.
+    pub h2d_flow_count: usize,
+}
+
+fn ratio(t: Interval, pieces: Vec<Interval>) -> Option<f64> {
+    if t.len_ns() <= 0 {
+        return None;
+    }
+    Some(total_len(&merge(pieces)) as f64 / t.len_ns() as f64)
+}
+
+/// Evidence for window `t`; `service_ns` is the service of the step holding it
+/// (capture span for global windows), used by the long-event hygiene rule.
+pub fn evidence(ix: &HostIndex, t: Interval, service_ns: i64, cfg: &AnomalyConfig) -> Evidence {
+    let rule = ix.compat == Compat::Rulebook;
+    let long = rule.then(|| (cfg.host_long_event_frac * service_ns as f64) as i64);
+    let general = ix.general.clipped(t, long, rule);
+    let hint = if rule && t.len_ns() > 0 {
+        let sum: i64 = general.iter().map(Interval::len_ns).sum();
+        let uni = total_len(&merge(general.clone()));
+        (uni > 0).then(|| sum as f64 / uni as f64)
+    } else {
+        None
+    };
+    let a = ix.flows.partition_point(|&f| f < t.start_ns);
+    let b = ix.flows.partition_point(|&f| f < t.end_ns);
+    Evidence {
+        host: ratio(t, general),
+        sync: ratio(t, ix.sync.clipped(t, long, false)),
+        comm: ratio(t, ix.comm.clipped(t, long, false)),
+        hint,
+        h2d_flow_count: b.saturating_sub(a),
+    }
+}
+
+/// Soft attribution (§5.8) in the spec's order. A null ratio counts as 0.
+/// `capture_boundary` windows have their host labels replaced by `insufficient_evidence`.
+pub fn labels(ev: &Evidence, capture_boundary: bool, cfg: &AnomalyConfig) -> Vec<Label> {
+    let host = ev.host.unwrap_or(0.0);
+    let mut out = Vec::new();
+    if ev.sync.unwrap_or(0.0) >= cfg.sync_overlap_min {
+        out.push(Label::SyncOrH2d);
+    }
+    if ev.comm.unwrap_or(0.0) >= cfg.comm_overlap_min {
+        out.push(Label::CommWait);
+    }
+    if host < cfg.host_untraced_max {
+        out.push(Label::UntracedHostBlocking);
+    }
+    if out.is_empty() && host >= cfg.host_launch_lag_min {
+        out.push(Label::HostLaunchLag);
+    }
+    if out.is_empty() && ev.hint.is_some_and(|h| h < cfg.host_parallelism_max) {
+        out.push(Label::PythonSerializationOrLock);
+    }
+    if out.is_empty() {
+        out.push(Label::InsufficientEvidence);
+    }
+    if capture_boundary {
+        let mut replaced = false;
+        out.retain(|l| {
+            let host_label = matches!(
+                l,
+                Label::UntracedHostBlocking
+                    | Label::HostLaunchLag
+                    | Label::PythonSerializationOrLock
+            );
+            replaced |= host_label;
+            !host_label
+        });
+        if replaced && !out.contains(&Label::InsufficientEvidence) {
+            out.push(Label::InsufficientEvidence);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(host: Option<f64>, sync: f64, comm: f64, hint: Option<f64>) -> Evidence {
+        Evidence {
+            host,
+            sync: Some(sync),
+            comm: Some(comm),
+            hint,
+            h2d_flow_count: 0,
+        }
+    }
+
+    #[test]
+    fn spec_13_5_label_cases() {
+        let c = AnomalyConfig::spec_defaults();
+        assert_eq!(
+            labels(&ev(Some(0.01), 0.25, 0.3, None), false, &c),
+            [
+                Label::SyncOrH2d,
+                Label::CommWait,
+                Label::UntracedHostBlocking
+            ]
+        );
+        assert_eq!(
+            labels(&ev(Some(0.07), 0.0, 0.0, None), false, &c),
+            [Label::InsufficientEvidence]
+        );
+        assert_eq!(
+            labels(&ev(Some(0.07), 0.0, 0.0, Some(1.1)), false, &c),
+            [Label::PythonSerializationOrLock]
+        );
+        // Zero-length window: ratios null → counts as 0 → untraced.
+        let z = Evidence::default();
+        assert_eq!(labels(&z, false, &c), [Label::UntracedHostBlocking]);
+        assert_eq!(labels(&z, true, &c), [Label::InsufficientEvidence]);
+    }
+
+    #[test]
+    fn label_thresholds_below_at_above() {
+        let c = AnomalyConfig::spec_defaults();
+        // sync 0.19 / 0.20 / 0.21 with host 0.5
+        assert!(!labels(&ev(Some(0.5), 0.19, 0.0, None), false, &c).contains(&Label::SyncOrH2d));
+        assert!(labels(&ev(Some(0.5), 0.20, 0.0, None), false, &c).contains(&Label::SyncOrH2d));
+        assert!(labels(&ev(Some(0.5), 0.21, 0.0, None), false, &c).contains(&Label::SyncOrH2d));
+        // host 0.0499 / 0.05: untraced below only; 0.0999 / 0.10 launch lag at and above.
+        assert_eq!(
+            labels(&ev(Some(0.0499), 0.0, 0.0, None), false, &c),
+            [Label::UntracedHostBlocking]
+        );
+        assert_eq!(
+            labels(&ev(Some(0.05), 0.0, 0.0, None), false, &c),
+            [Label::InsufficientEvidence]
+        );
+        assert_eq!(
+            labels(&ev(Some(0.0999), 0.0, 0.0, None), false, &c),
+            [Label::InsufficientEvidence]
+        );
+        assert_eq!(
+            labels(&ev(Some(0.10), 0.0, 0.0, None), false, &c),
+            [Label::HostLaunchLag]
+        );
+        // hint 1.2 is not < 1.2
+        assert_eq!(
+            labels(&ev(Some(0.07), 0.0, 0.0, Some(1.2)), false, &c),
+            [Label::InsufficientEvidence]
+        );
+    }
+}

@@ -1,0 +1,483 @@
+//! Steps (anomaly.md §3): detection by priority, service windows, kernel
+//! assignment, per-step inventory, and grouping into step groups.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+
+use super::anomaly_config::{AnomalyConfig, LastStepEnd};
+use super::intervals::Interval;
+use crate::model::kernels::{KernelTable, TaskClass};
+use crate::model::side_tables::StepTraceRow;
+use crate::model::trace_events::MarkerEvent;
+
+/// How the steps were found (§3.1 `step_detection_method`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepMethod {
+    /// `ProfilerStep#N` markers.
+    Marker,
+    /// `Iteration#N` / `Step#N` / `Iteration N` markers.
+    IterationMarker,
+    /// User markers (custom prefix).
+    CustomMarker,
+    /// Kernel `Step Id` values.
+    StepId,
+    /// `Step Id` values with `step_trace_time.csv` windows.
+    StepIdStepTrace,
+    /// One pseudo-step over the whole capture.
+    Pseudo,
+    /// No kernels and no markers: nothing to analyse.
+    None,
+}
+
+impl StepMethod {
+    /// The spec spelling (`marker`, `iteration_marker`, …, `pseudo`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepMethod::Marker => "marker",
+            StepMethod::IterationMarker => "iteration_marker",
+            StepMethod::CustomMarker => "custom_marker",
+            StepMethod::StepId => "step_id",
+            StepMethod::StepIdStepTrace => "step_id+step_trace",
+            StepMethod::Pseudo => "pseudo",
+            StepMethod::None => "none",
+        }
+    }
+}
+
+/// One step: its id, service window and the kernels that start in it (§3.2–3.3).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// `ProfilerStep#50`, `step_<StepId>`, `pseudo_step_0`.
+    pub step_id: String,
+    /// Service window `[S, E)`.
+    pub window: Interval,
+    /// Kernels with `S_i ≤ start < S_{i+1}` (last step: `S_last ≤ start`), as an index range.
+    pub kernels: Range<usize>,
+    /// Marker duration, when the step came from a marker.
+    pub marker_dur_ns: Option<i64>,
+    /// Index of its group in [`StepSet::groups`].
+    pub group: usize,
+}
+
+/// Per-step kernel inventory (§3.4).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Inventory {
+    /// Kernels assigned to the step.
+    pub total_kernel_count: usize,
+    /// Count of AI_CORE-family kernels.
+    pub ai_core_count: usize,
+    /// Count of AI_CPU kernels.
+    pub ai_cpu_count: usize,
+    /// Count of HCCL kernels.
+    pub hccl_count: usize,
+    /// Count of OTHER kernels.
+    pub other_count: usize,
+    /// Σ dur, ns.
+    pub kernel_duration_sum_ns: i64,
+    /// Σ wait, ns.
+    pub kernel_wait_sum_ns: i64,
+    /// Sorted distinct stream keys.
+    pub distinct_streams: Vec<String>,
+}
+
+/// A step group (§3.5).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepGroup {
+    /// `g0`, `g1`, … by Σ service descending.
+    pub group_id: String,
+    /// Indices into [`StepSet::steps`], in time order.
+    pub steps: Vec<usize>,
+    /// FNV-1a template hash of its first step.
+    pub template_hash: u64,
+}
+
+/// The result of §3: steps, groups, method, and notes on odd input.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepSet {
+    /// How the steps were found.
+    pub method: StepMethod,
+    /// Steps in time order.
+    pub steps: Vec<Step>,
+    /// Groups, `g0` first (the dominant group).
+    pub groups: Vec<StepGroup>,
+    /// Human notes (duplicate markers, out-of-order markers, step-trace fallbacks…).
+    pub notes: Vec<String>,
+}
+
+impl StepSet {
+    /// Index of the dominant group (`g0`), if any.
+    pub fn dominant_group(&self) -> Option<usize> {
+        (!self.groups.is_empty()).then_some(0)
+    }
+}
+
+/// Step number of a `ProfilerStep#N` name (§3.1 item 1).
+fn profiler_step_number(name: &str) -> Option<u64> {
+    name.strip_prefix("ProfilerStep#")?.parse().ok()
+}
+
+/// Step number of an `Iteration#N` / `Step#N` / `Iteration N` name (§3.1 item 2).
+fn iteration_number(name: &str) -> Option<u64> {
+    name.strip_prefix("Iteration#")
+        .or_else(|| name.strip_prefix("Step#"))
+        .or_else(|| name.strip_prefix("Iteration "))
+        .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))?
+        .parse()
+        .ok()
+}
+
+/// True when `name` is a step marker of §3.1 items 1–3 (used by host-event hygiene, §5.7.3).
+pub fn is_step_marker_name(name: &str, cfg: &AnomalyConfig) -> bool {
+    profiler_step_number(name).is_some()
+        || iteration_number(name).is_some()
+        || (!cfg.custom_step_prefix.is_empty() && name.starts_with(&cfg.custom_step_prefix))
+}
+
+/// Detects steps and windows (§3.1–3.3) and groups them (§3.5).
+///
+/// `markers` are the trace's marker candidates in any order; `step_trace` the rows of
+/// `step_trace_time.csv` (may be empty).
+pub fn detect(
+    kernels: &KernelTable,
+    markers: &[MarkerEvent],
+    step_trace: &[StepTraceRow],
+    cfg: &AnomalyConfig,
+) -> StepSet {
+    let mut notes = Vec::new();
+    let mut chosen: Option<(StepMethod, Vec<(u64, &MarkerEvent)>)> = None;
+    let finders: [(StepMethod, &dyn Fn(&str) -> Option<u64>); 3] = [
+        (StepMethod::Marker, &profiler_step_number),
+        (StepMethod::IterationMarker, &iteration_number),
+        (StepMethod::CustomMarker, &|n: &str| {
+            (!cfg.custom_step_prefix.is_empty() && n.starts_with(&cfg.custom_step_prefix))
+                .then_some(0)
+        }),
+    ];
+    for (method, find) in finders {
+        let found: Vec<(u64, &MarkerEvent)> = markers
+            .iter()
+            .filter_map(|m| find(&m.name).map(|n| (n, m)))
+            .collect();
+        if !found.is_empty() {
+            chosen = Some((method, found));
+            break;
+        }
+    }
+    let mut steps = match chosen {
+        Some((method, found)) => marker_steps(kernels, method, found, cfg, &mut notes),
+        None => Vec::new(),
+    };
+    let method = if !steps.is_empty() {
+        steps_method(&steps)
+    } else if kernels.step_tag().iter().any(Option::is_some) {
+        let (m, s) = step_id_steps(kernels, step_trace, &mut notes);
+        steps = s;
+        m
+    } else if !kernels.is_empty() {
+        let s = kernels.start_ns().first().copied().unwrap_or(0);
+        let e = (0..kernels.len())
+            .map(|i| kernels.end_ns(i))
+            .max()
+            .unwrap_or(s);
+        steps = vec![Step {
+            step_id: "pseudo_step_0".into(),
+            window: Interval::new(s, e),
+            kernels: 0..kernels.len(),
+            marker_dur_ns: None,
+            group: 0,
+        }];
+        notes.push(
+            "no step markers and no Step Id column: one pseudo-step over the whole capture".into(),
+        );
+        StepMethod::Pseudo
+    } else {
+        StepMethod::None
+    };
+    let groups = group_steps(kernels, &mut steps, cfg);
+    StepSet {
+        method,
+        steps,
+        groups,
+        notes,
+    }
+}
+
+fn steps_method(steps: &[Step]) -> StepMethod {
+    match steps.first() {
+        Some(s) if s.step_id.starts_with("ProfilerStep#") => StepMethod::Marker,
+        Some(s) if iteration_number(&s.step_id).is_some() => StepMethod::IterationMarker,
+        _ => StepMethod::CustomMarker,
+    }
+}
+
+fn marker_steps(
+    kernels: &KernelTable,
+    method: StepMethod,
+    found: Vec<(u64, &MarkerEvent)>,
+    cfg: &AnomalyConfig,
+    notes: &mut Vec<String>,
+) -> Vec<Step> {
+    // Dedup by N (custom markers: by name): earliest ts, ties longest dur (§3.1 hygiene).
+    let mut best: BTreeMap<String, &MarkerEvent> = BTreeMap::new();
+    let mut dups = 0usize;
+    for (n, m) in found {
+        let key = if method == StepMethod::CustomMarker {
+            m.name.clone()
+        } else {
+            n.to_string()
+        };
+        match best.get(&key) {
+            Some(old) => {
+                dups += 1;
+                if (m.ts_ns, -m.dur_ns) < (old.ts_ns, -old.dur_ns) {
+                    best.insert(key, m);
+                }
+            }
+            None => {
+                best.insert(key, m);
+            }
+        }
+    }
+    if dups > 0 {
+        notes.push(format!(
+            "{dups} duplicate step marker(s) dropped (kept the earliest of each step number)"
+        ));
+    }
+    let mut ms: Vec<&MarkerEvent> = best.into_values().collect();
+    ms.sort_by(|a, b| a.ts_ns.cmp(&b.ts_ns).then(b.dur_ns.cmp(&a.dur_ns)));
+    let overlapping = ms
+        .windows(2)
+        .filter(|p| p[0].ts_ns + p[0].dur_ns > p[1].ts_ns)
+        .count();
+    if overlapping > 0 {
+        notes.push(format!(
+            "{overlapping} step marker(s) overlap the next one; each window ends at the next marker's start (§3.2)"
+        ));
+    }
+    let mut steps = Vec::with_capacity(ms.len());
+    for (i, m) in ms.iter().enumerate() {
+        let s = m.ts_ns;
+        let (end, next_start) = match ms.get(i + 1) {
+            Some(next) => (next.ts_ns, next.ts_ns),
+            None => {
+                let range = kernels.starting_in(s, i64::MAX);
+                let e = match cfg.last_step_end {
+                    LastStepEnd::MarkerEnd => s + m.dur_ns,
+                    LastStepEnd::LastKernel => range
+                        .clone()
+                        .map(|k| kernels.end_ns(k))
+                        .max()
+                        .unwrap_or(s + m.dur_ns),
+                };
+                (e, i64::MAX)
+            }
+        };
+        steps.push(Step {
+            step_id: m.name.clone(),
+            window: Interval::new(s, end.max(s)),
+            kernels: kernels.starting_in(s, next_start),
+            marker_dur_ns: Some(m.dur_ns),
+            group: 0,
+        });
+    }
+    steps
+}
+
+fn step_id_steps(
+    kernels: &KernelTable,
+    step_trace: &[StepTraceRow],
+    notes: &mut Vec<String>,
+) -> (StepMethod, Vec<Step>) {
+    // Distinct Step Ids in order of first kernel.
+    let mut order: Vec<i64> = Vec::new();
+    let mut first: HashMap<i64, (i64, i64)> = HashMap::new(); // id -> (first start, max end)
+    for i in 0..kernels.len() {
+        if let Some(id) = kernels.step_tag()[i] {
+            let e = kernels.end_ns(i);
+            first
+                .entry(id)
+                .and_modify(|v| v.1 = v.1.max(e))
+                .or_insert_with(|| {
+                    order.push(id);
+                    (kernels.start_ns()[i], e)
+                });
+        }
+    }
+    let mut used_trace = false;
+    let mut wins: Vec<(i64, Interval)> = Vec::new();
+    for id in order {
+        let (fs, me) = first[&id];
+        let row = step_trace.iter().find(|r| r.step.trim() == id.to_string());
+        let w = match row.and_then(|r| Some((r.preparing_ns?, r.stage_ns?))) {
+            Some((prep, stage)) => {
+                used_trace = true;
+                Interval::new(fs - prep, fs + stage)
+            }
+            None => Interval::new(fs, me),
+        };
+        wins.push((id, w));
+    }
+    wins.sort_by_key(|(_, w)| w.start_ns);
+    if wins.windows(2).any(|p| p[0].1.end_ns > p[1].1.start_ns) {
+        notes.push(
+            "Step Id windows overlap; kernels are assigned by start to the earliest window".into(),
+        );
+    }
+    let steps = wins
+        .iter()
+        .enumerate()
+        .map(|(i, (id, w))| {
+            let next = wins.get(i + 1).map(|n| n.1.start_ns).unwrap_or(i64::MAX);
+            Step {
+                step_id: format!("step_{id}"),
+                window: *w,
+                kernels: kernels.starting_in(w.start_ns, next),
+                marker_dur_ns: None,
+                group: 0,
+            }
+        })
+        .collect();
+    let m = if used_trace {
+        StepMethod::StepIdStepTrace
+    } else {
+        StepMethod::StepId
+    };
+    (m, steps)
+}
+
+/// §3.4 inventory of one step.
+pub fn inventory(kernels: &KernelTable, step: &Step) -> Inventory {
+    let mut inv = Inventory::default();
+    let mut streams: Vec<&str> = Vec::new();
+    for i in step.kernels.clone() {
+        inv.total_kernel_count += 1;
+        match kernels.class()[i] {
+            TaskClass::AiCore => inv.ai_core_count += 1,
+            TaskClass::AiCpu => inv.ai_cpu_count += 1,
+            TaskClass::Hccl => inv.hccl_count += 1,
+            TaskClass::Other => inv.other_count += 1,
+        }
+        inv.kernel_duration_sum_ns += kernels.dur_ns()[i];
+        inv.kernel_wait_sum_ns += kernels.wait_ns()[i];
+        streams.push(kernels.stream_of(i));
+    }
+    streams.sort_unstable();
+    streams.dedup();
+    inv.distinct_streams = streams.into_iter().map(str::to_string).collect();
+    inv
+}
+
+/// 64-bit FNV-1a over the step's kernel names joined by `\n` (§3.5).
+pub fn template_hash(kernels: &KernelTable, range: Range<usize>) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for (n, i) in range.enumerate() {
+        if n > 0 {
+            h ^= b'\n' as u64;
+            h = h.wrapping_mul(0x100000001b3);
+        }
+        for &b in kernels.name_of(i).as_bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x100000001b3);
+        }
+    }
+    h
+}
+
+fn dominant_class(kernels: &KernelTable, range: Range<usize>) -> Option<TaskClass> {
+    let mut sums: BTreeMap<TaskClass, i64> = BTreeMap::new();
+    for i in range {
+        *sums.entry(kernels.class()[i]).or_default() += kernels.dur_ns()[i];
+    }
+    sums.into_iter()
+        .max_by_key(|&(c, d)| (d, std::cmp::Reverse(c)))
+        .map(|(c, _)| c)
+}
+
+fn name_counts(kernels: &KernelTable, range: Range<usize>) -> HashMap<u32, u64> {
+    let mut m = HashMap::new();
+    for i in range {
+        *m.entry(kernels.name()[i]).or_default() += 1;
+    }
+    m
+}
+
+fn jaccard(a: &HashMap<u32, u64>, b: &HashMap<u32, u64>) -> f64 {
+    let (mut inter, mut uni) = (0u64, 0u64);
+    for (k, &ca) in a {
+        let cb = b.get(k).copied().unwrap_or(0);
+        inter += ca.min(cb);
+        uni += ca.max(cb);
+    }
+    for (k, &cb) in b {
+        if !a.contains_key(k) {
+            uni += cb;
+        }
+    }
+    if uni == 0 {
+        1.0
+    } else {
+        inter as f64 / uni as f64
+    }
+}
+
+/// §3.5: groups by exact template hash, then greedy merges (count within 2 %,
+/// multiset Jaccard ≥ 0.9, same dominant class); ids by Σ service descending.
+fn group_steps(kernels: &KernelTable, steps: &mut [Step], cfg: &AnomalyConfig) -> Vec<StepGroup> {
+    let mut by_hash: Vec<(u64, Vec<usize>)> = Vec::new();
+    for (i, s) in steps.iter().enumerate() {
+        let h = template_hash(kernels, s.kernels.clone());
+        match by_hash.iter_mut().find(|(hh, _)| *hh == h) {
+            Some((_, v)) => v.push(i),
+            None => by_hash.push((h, vec![i])),
+        }
+    }
+    let service = |v: &[usize]| -> i64 { v.iter().map(|&i| steps[i].window.len_ns()).sum() };
+    by_hash.sort_by(|a, b| service(&b.1).cmp(&service(&a.1)).then(a.1[0].cmp(&b.1[0])));
+    let mut merged: Vec<(u64, Vec<usize>)> = Vec::new();
+    let mut taken = vec![false; by_hash.len()];
+    for a in 0..by_hash.len() {
+        if taken[a] {
+            continue;
+        }
+        taken[a] = true;
+        let (ha, mut members) = by_hash[a].clone();
+        let ra = steps[members[0]].kernels.clone();
+        let (ca, na, da) = (
+            ra.len(),
+            name_counts(kernels, ra.clone()),
+            dominant_class(kernels, ra),
+        );
+        for b in a + 1..by_hash.len() {
+            if taken[b] {
+                continue;
+            }
+            let rb = steps[by_hash[b].1[0]].kernels.clone();
+            let cb = rb.len();
+            let tol = cfg.group_count_tol * ca.max(cb) as f64;
+            if (ca as f64 - cb as f64).abs() <= tol
+                && jaccard(&na, &name_counts(kernels, rb.clone())) >= cfg.group_jaccard_min
+                && dominant_class(kernels, rb) == da
+            {
+                taken[b] = true;
+                members.extend(by_hash[b].1.iter().copied());
+            }
+        }
+        members.sort_unstable();
+        merged.push((ha, members));
+    }
+    merged.sort_by(|a, b| service(&b.1).cmp(&service(&a.1)).then(a.1[0].cmp(&b.1[0])));
+    merged
+        .into_iter()
+        .enumerate()
+        .map(|(g, (h, members))| {
+            for &m in &members {
+                steps[m].group = g;
+            }
+            StepGroup {
+                group_id: format!("g{g}"),
+                steps: members,
+                template_hash: h,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,486 @@
+//! One rank's device kernels as a columnar table (anomaly.md §1.2).
+//!
+//! Built by [`KernelTableBuilder`] from `kernel_details.csv`, `op_summary*.csv`
+//! or the device lanes of `trace_view.json`; [`KernelTableBuilder::finish`]
+//! sorts rows by start (ties: stream key, then source row, §1.2.1) and sets the
+//! invariants. Times are `i64` nanoseconds parsed exactly from the decimal µs text.
+
+use std::collections::HashMap;
+
+/// Normalised execution unit of a kernel (anomaly.md §1.2.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TaskClass {
+    /// The AI_CORE family: `AI_CORE`, `AI_VECTOR_CORE`, `MIX_AI*`, `FFTS_PLUS`, …
+    AiCore,
+    /// `AI_CPU`.
+    AiCpu,
+    /// Communication: `HCCL`, `COMMUNICATION`.
+    Hccl,
+    /// Everything else (`DSA_SQE`, `DVPP`, `PCIE_DMA_SQE`, …).
+    Other,
+}
+
+impl TaskClass {
+    /// The spec spelling: `AI_CORE`, `AI_CPU`, `HCCL`, `OTHER`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskClass::AiCore => "AI_CORE",
+            TaskClass::AiCpu => "AI_CPU",
+            TaskClass::Hccl => "HCCL",
+            TaskClass::Other => "OTHER",
+        }
+    }
+
+    /// Class from the raw `Accelerator Core` / `Task Type` text and the kernel name
+    /// (§1.2.2). Returns the class and whether it was inferred from the name
+    /// (empty or `N/A` core).
+    pub fn classify(core_raw: &str, name: &str) -> (TaskClass, bool) {
+        let core = core_raw.trim().to_ascii_uppercase();
+        match core.as_str() {
+            "AI_CORE" | "AI_VECTOR_CORE" | "MIX_AIC" | "MIX_AIV" | "MIXED_AIC" | "MIXED_AIV"
+            | "FFTS_PLUS" | "AICORE" | "AIVECTOR" | "MIXAIC" => (TaskClass::AiCore, false),
+            "AI_CPU" | "AICPU" => (TaskClass::AiCpu, false),
+            "HCCL" | "COMMUNICATION" => (TaskClass::Hccl, false),
+            "" | "N/A" => {
+                let lower = name.to_ascii_lowercase();
+                if is_hccl_name(&lower) {
+                    (TaskClass::Hccl, true)
+                } else if lower.contains("aicpu") {
+                    (TaskClass::AiCpu, true)
+                } else {
+                    (TaskClass::AiCore, true)
+                }
+            }
+            _ => (TaskClass::Other, false),
+        }
+    }
+}
+
+/// HCCL name pattern of §1.2.2 (Decision): `^(hcom|hccl)|allreduce|allgather|
+/// reducescatter|reduce_scatter|alltoall|broadcast|batchsendrecv`, on a lower-cased name.
+///
+/// Refinement (our Decision): names starting with `aclnn` are single-operator compute
+/// kernels (`aclnnEqTensor_BroadcastToAiCore_BroadcastTo` on `level0/rank0`) and never
+/// match; this keeps §1.2.4's "all 187 non-communication rows" of the Level0 fixtures true.
+fn is_hccl_name(lower: &str) -> bool {
+    if lower.starts_with("aclnn") {
+        return false;
+    }
+    lower.starts_with("hcom")
+        || lower.starts_with("hccl")
+        || [
+            "allreduce",
+            "allgather",
+            "reducescatter",
+            "reduce_scatter",
+            "alltoall",
+            "broadcast",
+            "batchsendrecv",
+        ]
+        .iter()
+        .any(|p| lower.contains(p))
+}
+
+/// True when the kernel is a communication kernel: class HCCL or name `^(hcom|hccl)` (§1.2.2).
+pub fn is_comm_kernel(class: TaskClass, name: &str) -> bool {
+    if class == TaskClass::Hccl {
+        return true;
+    }
+    let b = name.as_bytes();
+    b.len() >= 4 && (b[..4].eq_ignore_ascii_case(b"hcom") || b[..4].eq_ignore_ascii_case(b"hccl"))
+}
+
+/// Interned string id into a [`KernelTable`]'s pool.
+pub type NameId = u32;
+
+/// One kernel as a parser hands it to the builder (§1.2.1 normalised record).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KernelRow {
+    /// `Name` / `Op Name`.
+    pub name: String,
+    /// `Type` / `OP Type` (may be `N/A`).
+    pub op_type: String,
+    /// `Accelerator Core` / `Task Type`, as written.
+    pub core_raw: String,
+    /// Start in ns (exact from the µs text).
+    pub start_ns: i64,
+    /// Duration in ns (> 0; parsers reject the rest as problems).
+    pub dur_ns: i64,
+    /// Wait in ns (`N/A`/empty → 0).
+    pub wait_ns: i64,
+    /// Stream key: the integer `Stream ID` as text, `hccl`, or `unknown` (§1.2.4); empty = not yet known.
+    pub stream: String,
+    /// `Step Id`, when the column exists and is an integer.
+    pub step_tag: Option<i64>,
+    /// `Input Shapes` raw text (literal quotes kept); empty when absent.
+    pub input_shapes: String,
+    /// 1-based physical line of the record (0 for trace-derived kernels).
+    pub row: u64,
+    /// PMU `aic_mac_ratio`, when present.
+    pub pmu_mac_ratio: Option<f32>,
+    /// PMU `aic_mte2_ratio`, when present.
+    pub pmu_mte2_ratio: Option<f32>,
+    /// PMU `memory_bound`, when present.
+    pub pmu_memory_bound: Option<f32>,
+}
+
+/// Accumulates [`KernelRow`]s; [`finish`](Self::finish) sorts and freezes them.
+#[derive(Debug, Default)]
+pub struct KernelTableBuilder {
+    pool: Vec<String>,
+    index: HashMap<String, NameId>,
+    rows: Vec<RawRow>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct RawRow {
+    start_ns: i64,
+    dur_ns: i64,
+    wait_ns: i64,
+    stream: Option<NameId>,
+    class: TaskClass,
+    inferred: bool,
+    comm: bool,
+    name: NameId,
+    op_type: NameId,
+    core_raw: NameId,
+    shapes: NameId,
+    step_tag: Option<i64>,
+    row: u64,
+    pmu: [Option<f32>; 3],
+}
+
+impl KernelTableBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn intern(&mut self, s: &str) -> NameId {
+        if let Some(&id) = self.index.get(s) {
+            return id;
+        }
+        let id = self.pool.len() as NameId;
+        self.pool.push(s.to_string());
+        self.index.insert(s.to_string(), id);
+        id
+    }
+
+    /// Number of rows pushed so far.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// True when no row was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Adds one kernel; its task class is derived from `core_raw` and `name` (§1.2.2).
+    /// An empty `stream` becomes `hccl` for comm kernels and `unknown` otherwise (§1.2.4).
+    pub fn push(&mut self, k: &KernelRow) {
+        let (class, inferred) = TaskClass::classify(&k.core_raw, &k.name);
+        let comm = is_comm_kernel(class, &k.name);
+        let stream = (!k.stream.is_empty()).then(|| self.intern(&k.stream));
+        let raw = RawRow {
+            start_ns: k.start_ns,
+            dur_ns: k.dur_ns.max(0),
+            wait_ns: k.wait_ns.max(0),
+            stream,
+            class,
+            inferred,
+            comm,
+            name: self.intern(&k.name),
+            op_type: self.intern(&k.op_type),
+            core_raw: self.intern(&k.core_raw),
+            shapes: self.intern(&k.input_shapes),
+            step_tag: k.step_tag,
+            row: k.row,
+            pmu: [k.pmu_mac_ratio, k.pmu_mte2_ratio, k.pmu_memory_bound],
+        };
+        self.rows.push(raw);
+    }
+
+    /// Smallest start pushed so far, ns.
+    pub fn min_start_ns(&self) -> Option<i64> {
+        self.rows.iter().map(|r| r.start_ns).min()
+    }
+
+    /// Number of non-comm rows still without a stream key.
+    pub fn missing_streams(&self) -> usize {
+        self.rows
+            .iter()
+            .filter(|r| r.stream.is_none() && !r.comm)
+            .count()
+    }
+
+    /// Fills missing stream keys of non-comm rows from `lookup(name, start_ns)` (the Level0
+    /// join with trace device lanes, §1.2.4). Returns how many rows were joined.
+    pub fn join_streams(&mut self, mut lookup: impl FnMut(&str, i64) -> Option<String>) -> usize {
+        let mut n = 0;
+        for r in 0..self.rows.len() {
+            let row = self.rows[r];
+            if row.stream.is_some() || row.comm {
+                continue;
+            }
+            let name = self.pool[row.name as usize].clone();
+            if let Some(s) = lookup(&name, row.start_ns) {
+                let id = self.intern(&s);
+                self.rows[r].stream = Some(id);
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Sorts by `(start, stream key, row)` (§1.2.1) and builds the table. Rows still
+    /// without a stream get `hccl` (comm kernels) or `unknown` (§1.2.4).
+    pub fn finish(mut self) -> KernelTable {
+        let hccl = self.intern("hccl");
+        let unknown = self.intern("unknown");
+        let pool = self.pool;
+        let key = |r: &RawRow| r.stream.unwrap_or(if r.comm { hccl } else { unknown });
+        self.rows.sort_by(|a, b| {
+            a.start_ns
+                .cmp(&b.start_ns)
+                .then_with(|| pool[key(a) as usize].cmp(&pool[key(b) as usize]))
+                .then(a.row.cmp(&b.row))
+        });
+        let n = self.rows.len();
+        let mut t = KernelTable {
+            pool,
+            start_ns: Vec::with_capacity(n),
+            dur_ns: Vec::with_capacity(n),
+            wait_ns: Vec::with_capacity(n),
+            stream: Vec::with_capacity(n),
+            class: Vec::with_capacity(n),
+            inferred: Vec::with_capacity(n),
+            comm: Vec::with_capacity(n),
+            name: Vec::with_capacity(n),
+            op_type: Vec::with_capacity(n),
+            core_raw: Vec::with_capacity(n),
+            shapes: Vec::with_capacity(n),
+            step_tag: Vec::with_capacity(n),
+            row: Vec::with_capacity(n),
+            pmu: Vec::new(),
+        };
+        let has_pmu = self.rows.iter().any(|r| r.pmu.iter().any(Option::is_some));
+        for r in &self.rows {
+            t.start_ns.push(r.start_ns);
+            t.dur_ns.push(r.dur_ns);
+            t.wait_ns.push(r.wait_ns);
+            t.stream.push(key(r));
+            t.class.push(r.class);
+            t.inferred.push(r.inferred);
+            t.comm.push(r.comm);
+            t.name.push(r.name);
+            t.op_type.push(r.op_type);
+            t.core_raw.push(r.core_raw);
+            t.shapes.push(r.shapes);
+            t.step_tag.push(r.step_tag);
+            t.row.push(r.row);
+            if has_pmu {
+                t.pmu.push(r.pmu);
+            }
+        }
+        t
+    }
+}
+
+/// One rank's kernels, one column per field.
+///
+/// Invariants (set by [`KernelTableBuilder::finish`]): all columns have the same
+/// length; rows are sorted by `start_ns`, ties by stream key then source row;
+/// `dur_ns ≥ 0`, `wait_ns ≥ 0`. Every `NameId` indexes [`KernelTable::text`].
+#[derive(Clone, Debug, Default)]
+pub struct KernelTable {
+    pool: Vec<String>,
+    start_ns: Vec<i64>,
+    dur_ns: Vec<i64>,
+    wait_ns: Vec<i64>,
+    stream: Vec<NameId>,
+    class: Vec<TaskClass>,
+    inferred: Vec<bool>,
+    comm: Vec<bool>,
+    name: Vec<NameId>,
+    op_type: Vec<NameId>,
+    core_raw: Vec<NameId>,
+    shapes: Vec<NameId>,
+    step_tag: Vec<Option<i64>>,
+    row: Vec<u64>,
+    pmu: Vec<[Option<f32>; 3]>,
+}
+
+impl KernelTable {
+    /// Number of kernels.
+    pub fn len(&self) -> usize {
+        self.start_ns.len()
+    }
+    /// True when there are no kernels.
+    pub fn is_empty(&self) -> bool {
+        self.start_ns.is_empty()
+    }
+    /// Starts in ns, ascending.
+    pub fn start_ns(&self) -> &[i64] {
+        &self.start_ns
+    }
+    /// Durations in ns.
+    pub fn dur_ns(&self) -> &[i64] {
+        &self.dur_ns
+    }
+    /// Waits in ns.
+    pub fn wait_ns(&self) -> &[i64] {
+        &self.wait_ns
+    }
+    /// End (start + dur) of kernel `i` in ns.
+    pub fn end_ns(&self, i: usize) -> i64 {
+        self.start_ns[i] + self.dur_ns[i]
+    }
+    /// Stream key ids.
+    pub fn stream(&self) -> &[NameId] {
+        &self.stream
+    }
+    /// Task classes.
+    pub fn class(&self) -> &[TaskClass] {
+        &self.class
+    }
+    /// Whether each class was inferred from the name (Level0 `N/A` core).
+    pub fn class_inferred(&self) -> &[bool] {
+        &self.inferred
+    }
+    /// Whether each kernel is a communication kernel (§1.2.2).
+    pub fn comm(&self) -> &[bool] {
+        &self.comm
+    }
+    /// Name ids.
+    pub fn name(&self) -> &[NameId] {
+        &self.name
+    }
+    /// `Type` ids.
+    pub fn op_type(&self) -> &[NameId] {
+        &self.op_type
+    }
+    /// Raw core text ids.
+    pub fn core_raw(&self) -> &[NameId] {
+        &self.core_raw
+    }
+    /// `Input Shapes` ids (empty string when absent).
+    pub fn shapes(&self) -> &[NameId] {
+        &self.shapes
+    }
+    /// `Step Id` per kernel.
+    pub fn step_tag(&self) -> &[Option<i64>] {
+        &self.step_tag
+    }
+    /// Source line per kernel (0 for trace-derived kernels).
+    pub fn row(&self) -> &[u64] {
+        &self.row
+    }
+    /// PMU `[aic_mac_ratio, aic_mte2_ratio, memory_bound]` per kernel; empty when no PMU column exists.
+    pub fn pmu(&self) -> &[[Option<f32>; 3]] {
+        &self.pmu
+    }
+    /// The interned text of `id` (`""` for an unknown id).
+    pub fn text(&self, id: NameId) -> &str {
+        self.pool.get(id as usize).map(String::as_str).unwrap_or("")
+    }
+    /// Name of kernel `i`.
+    pub fn name_of(&self, i: usize) -> &str {
+        self.text(self.name[i])
+    }
+    /// Stream key of kernel `i`.
+    pub fn stream_of(&self, i: usize) -> &str {
+        self.text(self.stream[i])
+    }
+    /// Raw core text of kernel `i`.
+    pub fn core_of(&self, i: usize) -> &str {
+        self.text(self.core_raw[i])
+    }
+    /// Index range of kernels whose start lies in `[from_ns, to_ns)` (binary search).
+    pub fn starting_in(&self, from_ns: i64, to_ns: i64) -> std::ops::Range<usize> {
+        let a = self.start_ns.partition_point(|&s| s < from_ns);
+        let b = self.start_ns.partition_point(|&s| s < to_ns).max(a);
+        a..b
+    }
+    /// True when any kernel has a non-empty `Input Shapes` cell.
+    pub fn has_shapes(&self) -> bool {
+        self.shapes
+            .iter()
+            .any(|&s| !matches!(self.text(s).trim(), "" | "N/A"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, core: &str, start: i64, stream: &str, line: u64) -> KernelRow {
+        KernelRow {
+            name: name.into(),
+            core_raw: core.into(),
+            start_ns: start,
+            dur_ns: 10,
+            stream: stream.into(),
+            row: line,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn classifies_cores_and_level0_names() {
+        assert_eq!(
+            TaskClass::classify("AI_VECTOR_CORE", "x"),
+            (TaskClass::AiCore, false)
+        );
+        assert_eq!(
+            TaskClass::classify(" mix_aiv ", "x"),
+            (TaskClass::AiCore, false)
+        );
+        assert_eq!(
+            TaskClass::classify("COMMUNICATION", "x"),
+            (TaskClass::Hccl, false)
+        );
+        assert_eq!(
+            TaskClass::classify("DSA_SQE", "x"),
+            (TaskClass::Other, false)
+        );
+        assert_eq!(
+            TaskClass::classify("N/A", "hcom_allReduce__586_0_1"),
+            (TaskClass::Hccl, true)
+        );
+        assert_eq!(
+            TaskClass::classify("", "some_aicpu_op"),
+            (TaskClass::AiCpu, true)
+        );
+        assert_eq!(
+            TaskClass::classify("N/A", "trans_TransData_0"),
+            (TaskClass::AiCore, true)
+        );
+        assert_eq!(
+            TaskClass::classify("N/A", "aclnnEqTensor_BroadcastToAiCore_BroadcastTo"),
+            (TaskClass::AiCore, true)
+        );
+        assert_eq!(
+            TaskClass::classify("N/A", "HcomBroadcast_1"),
+            (TaskClass::Hccl, true)
+        );
+        assert!(is_comm_kernel(TaskClass::Other, "HcomSend"));
+        assert!(!is_comm_kernel(TaskClass::AiCore, "MatMul"));
+    }
+
+    #[test]
+    fn finish_sorts_by_start_then_stream_then_row_and_fills_stream_keys() {
+        let mut b = KernelTableBuilder::new();
+        b.push(&row("b", "AI_CORE", 20, "2", 3));
+        b.push(&row("a", "AI_CORE", 10, "3", 4));
+        b.push(&row("c", "AI_CORE", 10, "2", 5));
+        b.push(&row("hcom_x", "HCCL", 10, "", 2));
+        b.push(&row("d", "AI_CORE", 5, "", 6));
+        let t = b.finish();
+        let names: Vec<_> = (0..t.len()).map(|i| t.name_of(i)).collect();
+        assert_eq!(names, ["d", "c", "a", "hcom_x", "b"]);
+        assert_eq!(t.stream_of(0), "unknown");
+        assert_eq!(t.stream_of(3), "hccl");
+        assert_eq!(t.starting_in(10, 20), 1..4);
+    }
+}

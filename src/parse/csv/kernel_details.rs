@@ -1,0 +1,291 @@
+//! `kernel_details.csv` and msprof `op_summary*.csv` → [`KernelTableBuilder`]
+//! rows (formats.md §3.1–3.4, anomaly.md §1.2). Every column set: Level0's 8
+//! columns, with or without `OP State` / `HF32 Eligible` / `Device_id`,
+//! `Block Dim` or `Block Num`, `HCCL` or `COMMUNICATION`, op_summary renames.
+//! Columns are resolved by name (any known alias). Bad rows become
+//! [`Problem`]s with their line; the rest of the file is used.
+
+use std::io::Read;
+use std::ops::ControlFlow;
+
+use super::table::{CsvTable, RowRead};
+use crate::base::{Problem, Problems, Severity};
+use crate::ingest::Progress;
+use crate::model::kernels::{KernelRow, KernelTableBuilder};
+use crate::parse::number::{is_null, parse_f64, parse_i64, parse_time_ns};
+use crate::parse::{ParseError, ParseErrorKind};
+
+/// Problem codes of this parser.
+pub mod codes {
+    /// A required cell (name, start, duration) is missing, `N/A` or not a number: row dropped.
+    pub const BAD_REQUIRED: &str = "ANOM-KD-001";
+    /// Negative duration: row dropped.
+    pub const NEGATIVE_DURATION: &str = "ANOM-KD-002";
+    /// Zero duration: kept (counts in the inventory, adds no busy time).
+    pub const ZERO_DURATION: &str = "ANOM-KD-003";
+    /// Wait cell not a number or negative: treated as 0.
+    pub const BAD_WAIT: &str = "ANOM-KD-004";
+    /// Start time in exponent form: precision lost, kept.
+    pub const PRECISION_LOST: &str = "ANOM-KD-005";
+    /// Row narrower or wider than the header.
+    pub const ROW_WIDTH: &str = "ANOM-KD-006";
+    /// Row not valid UTF-8: dropped.
+    pub const INVALID_UTF8: &str = "ANOM-KD-007";
+    /// Optional columns absent (Level0 has no `Stream ID`, …): informational.
+    pub const MISSING_OPTIONAL: &str = "ANOM-KD-008";
+}
+
+/// What the header said and how many rows were used.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KernelCsvInfo {
+    /// `kernel_details` or `op_summary` (by the start-column alias found).
+    pub flavour: &'static str,
+    /// Data rows read.
+    pub rows_read: u64,
+    /// Rows handed to the builder.
+    pub rows_kept: u64,
+    /// Optional columns that are absent.
+    pub missing_optional: Vec<&'static str>,
+    /// The file has a `Stream ID` column.
+    pub has_stream: bool,
+    /// The file only has aggregate columns (`Count`, `Total …`): no intervals (§1.2.3).
+    pub aggregate_only: bool,
+    /// Progress callback asked to stop.
+    pub stopped: bool,
+}
+
+const NAME: &[&str] = &["Name", "Op Name", "OP Name"];
+const TYPE: &[&str] = &["Type", "OP Type", "Op Type"];
+const CORE: &[&str] = &["Task Type", "Accelerator Core"];
+const START: &[&str] = &["Start Time(us)", "Task Start Time(us)"];
+const DUR: &[&str] = &["Duration(us)", "Task Duration(us)"];
+const WAIT: &[&str] = &["Wait Time(us)", "Task Wait Time(us)"];
+
+/// Reads one kernel table into `out`. `on_progress` is called every 64 Ki rows;
+/// `Break` stops reading (the rows so far are kept, `stopped` is set).
+///
+/// Errors: [`ParseErrorKind::Header`] when `Name`, `Start Time(us)` or `Duration(us)`
+/// (or their op_summary aliases) are absent — except an aggregate-only table, which is
+/// `Ok` with `aggregate_only`; [`ParseErrorKind::Empty`]/`Read` from the CSV reader.
+pub fn read<R: Read>(
+    src: R,
+    file: &str,
+    total: Option<u64>,
+    out: &mut KernelTableBuilder,
+    problems: &mut Problems,
+    on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+) -> Result<KernelCsvInfo, ParseError> {
+    let mut t = CsvTable::open(src, file, total)?;
+    let h = t.header().clone();
+    let (name, start, dur) = (h.index_any(NAME), h.index_any(START), h.index_any(DUR));
+    let mut info = KernelCsvInfo {
+        flavour: if h.index("Task Start Time(us)").is_some() {
+            "op_summary"
+        } else {
+            "kernel_details"
+        },
+        ..Default::default()
+    };
+    if start.is_none()
+        && h.names()
+            .iter()
+            .any(|n| n == "Count" || n.starts_with("Total "))
+    {
+        info.aggregate_only = true;
+        return Ok(info);
+    }
+    let (Some(name), Some(start), Some(dur)) = (name, start, dur) else {
+        let mut missing = Vec::new();
+        for (idx, label) in [
+            (name, "Name"),
+            (start, "Start Time(us)"),
+            (dur, "Duration(us)"),
+        ] {
+            if idx.is_none() {
+                missing.push(label.to_string());
+            }
+        }
+        return Err(ParseError::new(
+            crate::base::Position::file(file).at_line(1),
+            ParseErrorKind::Header { missing },
+        ));
+    };
+    let ty = h.index_any(TYPE);
+    let core = h.index_any(CORE);
+    let wait = h.index_any(WAIT);
+    let stream = h.index("Stream ID");
+    let step = h.index("Step Id");
+    let shapes = h.index("Input Shapes");
+    let pmu = [
+        h.index("aic_mac_ratio"),
+        h.index("aic_mte2_ratio"),
+        h.index("memory_bound"),
+    ];
+    info.has_stream = stream.is_some();
+    for (idx, label) in [
+        (ty, "Type"),
+        (core, "Accelerator Core"),
+        (wait, "Wait Time(us)"),
+        (stream, "Stream ID"),
+        (shapes, "Input Shapes"),
+    ] {
+        if idx.is_none() {
+            info.missing_optional.push(label);
+        }
+    }
+    if !info.missing_optional.is_empty() {
+        problems.push(Problem::new(
+            Severity::Info,
+            codes::MISSING_OPTIONAL,
+            crate::base::Position::file(file).at_line(1),
+            format!(
+                "columns absent: {} (analysed without them)",
+                info.missing_optional.join(", ")
+            ),
+        ));
+    }
+    let width = h.len();
+    let mut row = KernelRow::default();
+    loop {
+        match t.read_row()? {
+            RowRead::End => break,
+            RowRead::Invalid { line, message } => {
+                info.rows_read += 1;
+                problems.push(Problem::new(
+                    Severity::Error,
+                    codes::INVALID_UTF8,
+                    crate::base::Position::file(file).at_line(line),
+                    format!("row dropped: {message}"),
+                ));
+                continue;
+            }
+            RowRead::Row => {}
+        }
+        info.rows_read += 1;
+        if info.rows_read % 65_536 == 0 && on_progress(t.progress()).is_break() {
+            info.stopped = true;
+            break;
+        }
+        let at = || t.position();
+        if t.width() != width {
+            problems.push(Problem::new(
+                Severity::Warning,
+                codes::ROW_WIDTH,
+                at(),
+                format!(
+                    "row has {} cells, header has {width}; missing cells are treated as absent",
+                    t.width()
+                ),
+            ));
+        }
+        let cell = |i: usize| t.cell(i).unwrap_or("");
+        let n = cell(name);
+        let st = cell(start);
+        let du = cell(dur);
+        if is_null(n) {
+            problems.push(Problem::new(
+                Severity::Error,
+                codes::BAD_REQUIRED,
+                at().in_column(h.names()[name].as_str()),
+                "row dropped: empty or N/A kernel name",
+            ));
+            continue;
+        }
+        let start_t = match parse_time_ns(st) {
+            Ok(v) => v,
+            Err(_) => {
+                problems.push(Problem::new(
+                    Severity::Error,
+                    codes::BAD_REQUIRED,
+                    at().in_column(h.names()[start].as_str()),
+                    format!("row dropped: start time {st:?} is not a decimal µs number"),
+                ));
+                continue;
+            }
+        };
+        if start_t.precision_lost {
+            problems.push(Problem::new(
+                Severity::Warning,
+                codes::PRECISION_LOST,
+                at().in_column(h.names()[start].as_str()),
+                format!("start time {st:?} in exponent form: precision lost"),
+            ));
+        }
+        let dur_ns = match parse_time_ns(du) {
+            Ok(v) => v.ns,
+            Err(_) => {
+                problems.push(Problem::new(
+                    Severity::Error,
+                    codes::BAD_REQUIRED,
+                    at().in_column(h.names()[dur].as_str()),
+                    format!("row dropped: duration {du:?} is not a decimal µs number"),
+                ));
+                continue;
+            }
+        };
+        if dur_ns < 0 {
+            problems.push(Problem::new(
+                Severity::Error,
+                codes::NEGATIVE_DURATION,
+                at().in_column(h.names()[dur].as_str()),
+                format!("row dropped: negative duration {du}"),
+            ));
+            continue;
+        }
+        if dur_ns == 0 {
+            problems.push(Problem::new(
+                Severity::Warning,
+                codes::ZERO_DURATION,
+                at().in_column(h.names()[dur].as_str()),
+                "zero duration: kept in the inventory, adds no busy time",
+            ));
+        }
+        let wait_ns = match wait.map(cell) {
+            None => 0,
+            Some(w) if is_null(w) => 0,
+            Some(w) => match parse_time_ns(w) {
+                Ok(v) if v.ns >= 0 => v.ns,
+                _ => {
+                    problems.push(Problem::new(
+                        Severity::Warning,
+                        codes::BAD_WAIT,
+                        at().in_column("Wait Time(us)"),
+                        format!("wait {w:?} is not a non-negative number: treated as 0"),
+                    ));
+                    0
+                }
+            },
+        };
+        row.name.clear();
+        row.name.push_str(n);
+        row.op_type.clear();
+        row.op_type.push_str(ty.map(cell).unwrap_or(""));
+        row.core_raw.clear();
+        row.core_raw.push_str(core.map(cell).unwrap_or(""));
+        row.start_ns = start_t.ns;
+        row.dur_ns = dur_ns;
+        row.wait_ns = wait_ns;
+        row.stream.clear();
+        if let Some(s) = stream.map(cell) {
+            if parse_i64(s).is_ok() {
+                row.stream.push_str(s);
+            }
+        }
+        row.step_tag = step.map(cell).and_then(|s| parse_i64(s).ok());
+        row.input_shapes.clear();
+        row.input_shapes.push_str(shapes.map(cell).unwrap_or(""));
+        row.row = t.line();
+        let pm = |i: Option<usize>| {
+            i.map(cell)
+                .and_then(|c| parse_f64(c).ok())
+                .map(|v| v as f32)
+        };
+        row.pmu_mac_ratio = pm(pmu[0]);
+        row.pmu_mte2_ratio = pm(pmu[1]);
+        row.pmu_memory_bound = pm(pmu[2]);
+        out.push(&row);
+        info.rows_kept += 1;
+    }
+    let _ = on_progress(t.progress());
+    Ok(info)
+}

@@ -1,0 +1,324 @@
+//! `trace_view.json` → the anomaly analysis' trace tables
+//! ([`HostEventTable`]: host events, step markers, flow ends, device-lane
+//! events), anomaly.md §1.3 and formats.md §5. One streaming pass through the
+//! shared splitter; each event is read with the key scanner only (no DOM).
+//! Lanes are resolved after the pass, because `process_name` metadata may come
+//! after the events it names.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use super::scan::{as_str, decimal_text, fields, time_ns};
+use super::splitter::{for_each_event, TraceScan};
+use crate::ingest::{ChunkReader, Progress};
+use crate::model::trace_events::{DeviceEvent, HostEventTable, Lane, MarkerEvent};
+use crate::parse::number::parse_time_ns;
+use crate::parse::ParseError;
+
+/// Device-process names of §1.3 (everything else is a host lane).
+const DEVICE_PROCESSES: &[&str] = &[
+    "Ascend Hardware",
+    "HCCL",
+    "Overlap Analysis",
+    "NPU MEM",
+    "HBM",
+    "LLC",
+    "AI Core Freq",
+    "Acc PMU",
+    "QoS",
+    "Stars Soc Info",
+];
+
+/// What the pass saw, beside the table.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TimelineInfo {
+    /// The splitter's report (truncation offset, wrapper form, stop).
+    pub scan: TraceScan,
+    /// Events that were objects but lacked a usable `ph`/`ts`.
+    pub skipped: u64,
+    /// `B` events never closed by an `E`.
+    pub unmatched_begin: u64,
+    /// Process names seen.
+    pub processes: Vec<String>,
+}
+
+#[derive(Clone, Copy)]
+struct Raw {
+    name: u32,
+    cat: u32,
+    pid: u32,
+    thread: u32,
+    ts: i64,
+    dur: i64,
+}
+
+fn is_marker_name(name: &str, custom_prefix: &str) -> bool {
+    name.starts_with("ProfilerStep#")
+        || name.starts_with("Iteration")
+        || name.starts_with("Step#")
+        || (!custom_prefix.is_empty() && name.starts_with(custom_prefix))
+}
+
+/// Reads one `trace_view.json`. `custom_prefix` is the user step-marker prefix (may be empty).
+///
+/// Errors: those of [`for_each_event`] (empty file, not a trace, read failure). A truncated
+/// array is not an error: [`TraceScan::truncated_at`] is set and the events read are used.
+pub fn read<R: Read>(
+    src: R,
+    file: &str,
+    total: Option<u64>,
+    custom_prefix: &str,
+    on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+) -> Result<(HostEventTable, TimelineInfo), ParseError> {
+    let mut t = HostEventTable::new();
+    let mut info = TimelineInfo::default();
+    let mut pid_ids: HashMap<Vec<u8>, u32> = HashMap::new();
+    let mut pid_names: HashMap<u32, String> = HashMap::new();
+    let mut thread_names: HashMap<u32, String> = HashMap::new();
+    let mut thread_pid: Vec<u32> = Vec::new();
+    let mut thread_tid: Vec<u32> = Vec::new();
+    let mut raws: Vec<Raw> = Vec::new();
+    let mut open: HashMap<u32, Vec<(u32, u32, i64)>> = HashMap::new();
+    let file_arc: Arc<str> = Arc::from(file);
+    let mut reader = ChunkReader::new(src, total);
+    let mut on_event = |obj: &[u8], _at: u64| -> ControlFlow<()> {
+        let Some([ph, name, cat, pid, tid, ts, dur, args]) = fields(
+            obj,
+            ["ph", "name", "cat", "pid", "tid", "ts", "dur", "args"],
+        ) else {
+            info.skipped += 1;
+            return ControlFlow::Continue(());
+        };
+        let ph = ph.and_then(as_str);
+        let ph = ph.as_deref().unwrap_or("");
+        let name = name.and_then(as_str).unwrap_or_default();
+        let pid_raw = pid.unwrap_or(b"null");
+        let next = pid_ids.len() as u32;
+        let pid_id = *pid_ids.entry(pid_raw.to_vec()).or_insert(next);
+        let thread_key = format!(
+            "{}/{}",
+            String::from_utf8_lossy(pid_raw),
+            String::from_utf8_lossy(tid.unwrap_or(b"null"))
+        );
+        let thread = t.thread_key(&thread_key);
+        if thread as usize == thread_pid.len() {
+            thread_pid.push(pid_id);
+            let tid_text = tid
+                .and_then(decimal_text)
+                .unwrap_or("")
+                .trim_matches('"')
+                .to_string();
+            thread_tid.push(t.intern(&tid_text));
+        }
+        if ph == "M" {
+            #[derive(serde::Deserialize)]
+            struct NameArg {
+                name: Option<String>,
+            }
+            let n = args
+                .and_then(|a| serde_json::from_slice::<NameArg>(a).ok())
+                .and_then(|a| a.name);
+            match (&*name, n) {
+                ("process_name", Some(n)) => {
+                    pid_names.insert(pid_id, n);
+                }
+                ("thread_name", Some(n)) => {
+                    thread_names.insert(thread, n);
+                }
+                _ => {}
+            }
+            return ControlFlow::Continue(());
+        }
+        if !t.saw_stack {
+            let c = cat.and_then(as_str);
+            if c.as_deref() == Some("python_function")
+                || args.is_some_and(|a| memfind(a, b"Call stack"))
+            {
+                t.saw_stack = true;
+            }
+        }
+        if !t.saw_input_dims && args.is_some_and(|a| memfind(a, b"Input Dims")) {
+            t.saw_input_dims = true;
+        }
+        let Some(ts) = ts.and_then(time_ns) else {
+            if ph != "M" {
+                info.skipped += 1;
+            }
+            return ControlFlow::Continue(());
+        };
+        let ts = ts.ns;
+        match ph {
+            "X" => {
+                let d = dur
+                    .and_then(decimal_text)
+                    .and_then(|d| parse_time_ns(d).ok())
+                    .map(|d| d.ns)
+                    .unwrap_or(0);
+                if is_marker_name(&name, custom_prefix) {
+                    t.markers.push(MarkerEvent {
+                        name: name.to_string(),
+                        ts_ns: ts,
+                        dur_ns: d,
+                    });
+                }
+                if d > 0 {
+                    let cat = cat.and_then(as_str).unwrap_or_default();
+                    raws.push(Raw {
+                        name: t.intern(&name),
+                        cat: t.intern(&cat),
+                        pid: pid_id,
+                        thread,
+                        ts,
+                        dur: d,
+                    });
+                }
+            }
+            "B" => {
+                let cat = cat.and_then(as_str).unwrap_or_default();
+                let (n, c) = (t.intern(&name), t.intern(&cat));
+                open.entry(thread).or_default().push((n, c, ts));
+            }
+            "E" => {
+                if let Some((n, c, b)) = open.get_mut(&thread).and_then(Vec::pop) {
+                    let nm = t.text(n).to_string();
+                    if is_marker_name(&nm, custom_prefix) {
+                        t.markers.push(MarkerEvent {
+                            name: nm,
+                            ts_ns: b,
+                            dur_ns: ts - b,
+                        });
+                    }
+                    if ts > b {
+                        raws.push(Raw {
+                            name: n,
+                            cat: c,
+                            pid: pid_id,
+                            thread,
+                            ts: b,
+                            dur: ts - b,
+                        });
+                    }
+                }
+            }
+            "f" => {
+                let c = cat.and_then(as_str).unwrap_or_default();
+                if c == "HostToDevice" || c == "async_npu" || name == "torch_to_npu" {
+                    t.h2d_flow_ends_ns.push(ts);
+                }
+            }
+            "i" | "I" => {
+                if is_marker_name(&name, custom_prefix) {
+                    t.markers.push(MarkerEvent {
+                        name: name.to_string(),
+                        ts_ns: ts,
+                        dur_ns: 0,
+                    });
+                }
+            }
+            _ => {}
+        }
+        ControlFlow::Continue(())
+    };
+    info.scan = for_each_event(&mut reader, &file_arc, on_progress, &mut on_event)?;
+    info.unmatched_begin = open.values().map(|v| v.len() as u64).sum();
+    // Resolve lanes now that all metadata is known.
+    let lane_of = |pid: u32| -> Option<Lane> {
+        match pid_names.get(&pid).map(String::as_str) {
+            Some("Ascend Hardware") | Some("Overlap Analysis") => None,
+            Some("HCCL") => Some(Lane::HcclDevice),
+            Some(n) if DEVICE_PROCESSES.contains(&n) => None,
+            Some("Python") | Some("Python GC") => Some(Lane::Python),
+            Some("CANN") => Some(Lane::Cann),
+            _ => Some(Lane::OtherHost),
+        }
+    };
+    for r in &raws {
+        let pname = pid_names.get(&r.pid).map(String::as_str);
+        if pname == Some("Ascend Hardware") {
+            t.device_events.push(DeviceEvent {
+                name: r.name,
+                ts_ns: r.ts,
+                dur_ns: r.dur,
+                stream: thread_tid[r.thread as usize],
+                hccl_lane: false,
+            });
+        } else if pname == Some("HCCL") {
+            let op_level = thread_names
+                .get(&r.thread)
+                .is_none_or(|n| !n.starts_with("Plane"));
+            if op_level {
+                t.device_events.push(DeviceEvent {
+                    name: r.name,
+                    ts_ns: r.ts,
+                    dur_ns: r.dur,
+                    stream: thread_tid[r.thread as usize],
+                    hccl_lane: true,
+                });
+            }
+        }
+        if let Some(lane) = lane_of(r.pid) {
+            let (n, c) = (t.text(r.name).to_string(), t.text(r.cat).to_string());
+            t.push(&n, &c, r.thread, lane, r.ts, r.dur);
+        }
+    }
+    let mut procs: Vec<String> = pid_names.into_values().collect();
+    procs.sort();
+    procs.dedup();
+    info.processes = procs;
+    t.finish();
+    Ok((t, info))
+}
+
+fn memfind(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lanes_markers_flows_and_begin_end_pairs() {
+        let j = br#"[
+          {"ph":"X","name":"ProfilerStep#3","cat":"cpu_op","pid":1,"tid":1,"ts":"100.000","dur":50},
+          {"ph":"X","name":"aten::add","cat":"cpu_op","pid":1,"tid":1,"ts":"110.000","dur":5},
+          {"ph":"X","name":"MatMul","pid":9,"tid":2,"ts":"120.000","dur":3},
+          {"ph":"B","name":"inner","pid":1,"tid":7,"ts":"130"},
+          {"ph":"E","pid":1,"tid":7,"ts":"131.5"},
+          {"ph":"f","name":"HostToDevice1","cat":"HostToDevice","pid":9,"tid":2,"ts":"120.000","bp":"e","id":1},
+          {"ph":"M","name":"process_name","pid":1,"args":{"name":"Python"}},
+          {"ph":"M","name":"process_name","pid":9,"args":{"name":"Ascend Hardware"}}
+        ]"#;
+        let (t, info) = read(&j[..], "tv.json", None, "", &mut |_| {
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        assert_eq!(t.markers.len(), 1);
+        assert_eq!(t.markers[0].ts_ns, 100_000);
+        assert_eq!(t.events().len(), 3); // marker, add, inner (device event not a host event)
+        assert_eq!(t.device_events.len(), 1);
+        assert_eq!(t.text(t.device_events[0].stream), "2");
+        assert_eq!(t.h2d_flow_ends_ns, vec![120_000]);
+        assert_eq!(
+            info.processes,
+            vec!["Ascend Hardware".to_string(), "Python".to_string()]
+        );
+        assert!(t
+            .events()
+            .iter()
+            .any(|e| t.text(e.name) == "inner" && e.dur_ns == 1_500));
+    }
+
+    #[test]
+    fn truncated_trace_keeps_events_read() {
+        let j = br#"{"traceEvents":[{"ph":"X","name":"ProfilerStep#1","pid":1,"tid":1,"ts":"5","dur":1},{"ph":"X","na"#;
+        let (t, info) = read(&j[..], "tv.json", None, "", &mut |_| {
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        assert_eq!(t.markers.len(), 1);
+        assert!(info.scan.truncated_at.is_some());
+    }
+}

@@ -1,0 +1,581 @@
+//! JSON output of the snapshot analysis (torch-snapshot.md §7.9 content, issue 4 CLI JSON).
+//!
+//! Top-level `devices`: one object per device slot with a trace (`device` = its
+//! index), each with `in_window_replay` and `memoryviz_like` named exactly as in
+//! `EXPECTED.json` (§8). Addresses are strings (`b'<hex>_<ver>`), never numbers.
+//! Formatting only: every number comes from `analysis::snapshot`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::analysis::snapshot::attribution::{Contributor, Origin, SiteKind};
+use crate::analysis::snapshot::device::{DeviceAnalysis, PointKind, PointReport};
+use crate::analysis::snapshot::reference::{InWindowReplay, MemoryVizLike};
+use crate::base::Problems;
+use crate::model::snapshot::{FrameId, Snapshot, TopLevel};
+
+use super::snapshot_links::LinkOptions;
+
+/// The note every report carries (§4 item 9).
+pub const INVISIBLE_MEMORY_NOTE: &str = "Memory outside the caching allocator (NCCL/HCCL buffers, library workspaces, \
+the CUDA/NPU context) does not appear in a snapshot. Trace sizes are requested bytes, slightly below \
+max_memory_allocated() (rounded blocks).";
+
+/// Report options: how many contributors, links.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReportOptions {
+    /// Contributors listed per point (`--top-contributors`).
+    pub top_contributors: usize,
+    /// Links and display paths.
+    pub links: LinkOptions,
+}
+
+impl ReportOptions {
+    /// Reference analyzer defaults (15 contributors, vscode links).
+    pub fn spec_defaults() -> Self {
+        ReportOptions {
+            top_contributors: 15,
+            links: LinkOptions::default(),
+        }
+    }
+}
+
+/// The whole JSON document.
+#[derive(Serialize, Debug)]
+pub struct SnapshotJson {
+    /// Input file name.
+    pub file: String,
+    /// Input size in bytes.
+    pub bytes: u64,
+    /// Format features.
+    pub format: FormatJson,
+    /// `allocator_settings` (key → value text), in file order.
+    pub allocator_settings: Option<Vec<(String, String)>>,
+    /// End-state segment summary.
+    pub segments: SegmentsJson,
+    /// One object per device slot with a trace.
+    pub devices: Vec<DeviceJson>,
+    /// Devices with end-state segments but no trace (attribution of live blocks only).
+    pub end_state_only: Vec<DeviceJson>,
+    /// Problems found while decoding and analysing.
+    pub problems: Vec<ProblemJson>,
+    /// The invisible-memory note.
+    pub note: &'static str,
+}
+
+/// Detected format (§3.10, §5.3).
+#[allow(missing_docs)]
+#[derive(Serialize, Debug)]
+pub struct FormatJson {
+    pub protocol: u8,
+    pub top_level: &'static str,
+    pub top_keys: Vec<String>,
+    pub opcodes: Vec<&'static str>,
+    pub has_time_us: bool,
+    pub has_history: bool,
+    pub has_annotations: bool,
+    pub has_compile_context: bool,
+    pub has_user_metadata: bool,
+    pub has_fx_frames: bool,
+    pub device_slots: usize,
+    pub other_fields: Vec<(String, String)>,
+}
+
+/// End-state summary (EXPECTED.json `segments`).
+#[allow(missing_docs)]
+#[derive(Serialize, Debug)]
+pub struct SegmentsJson {
+    pub count: usize,
+    pub devices: Vec<i64>,
+    pub total_size_sum: u64,
+    pub allocated_size_sum: u64,
+    pub block_states: BTreeMap<String, u64>,
+    pub legacy_history_blocks: u64,
+    pub expandable: usize,
+    pub private_pools: usize,
+}
+
+/// One device.
+#[allow(missing_docs)]
+#[derive(Serialize, Debug)]
+pub struct DeviceJson {
+    pub device: u32,
+    pub entries: usize,
+    pub actions: BTreeMap<String, u64>,
+    pub streams: usize,
+    pub first_time_us: Option<i64>,
+    pub in_window_replay: InWindowJson,
+    pub memoryviz_like: MemoryVizJson,
+    pub baseline_allocated_bytes: i64,
+    pub baseline_active_bytes: i64,
+    pub baseline_reserved_bytes: i64,
+    pub max_allocated: LevelJson,
+    pub max_active: LevelJson,
+    pub max_reserved: LevelJson,
+    pub records: usize,
+    pub pre_records: usize,
+    pub unmatched_free_completed: u64,
+    pub peak_candidates: usize,
+    pub points: Vec<PointJson>,
+    pub leaks: Vec<ContributorJson>,
+    pub delayed_frees: Vec<DelayJson>,
+    pub warnings: Vec<NoteJson>,
+}
+
+/// EXPECTED.json `in_window_replay`.
+#[allow(missing_docs)]
+#[derive(Serialize, Debug)]
+pub struct InWindowJson {
+    pub peak_bytes: u64,
+    pub peak_event_index: i64,
+    pub end_bytes: u64,
+    pub live_at_end: u64,
+    pub unmatched_free_completed: u64,
+}
+
+/// EXPECTED.json `memoryviz_like`.
+#[allow(missing_docs)]
+#[derive(Serialize, Debug)]
+pub struct MemoryVizJson {
+    pub baseline_bytes: u64,
+    pub max_bytes: u64,
+    pub end_bytes: u64,
+    pub elements: u64,
+    pub initially_allocated: u64,
+}
+
+/// A level with its first index and time.
+#[allow(missing_docs)]
+#[derive(Serialize, Debug)]
+pub struct LevelJson {
+    pub bytes: i64,
+    pub index: Option<usize>,
+    pub time_us: Option<i64>,
+}
+
+/// One reported point.
+#[allow(missing_docs)]
+#[derive(Serialize, Debug)]
+pub struct PointJson {
+    pub kind: &'static str,
+    pub index: usize,
+    pub time_us: Option<i64>,
+    pub height_bytes: i64,
+    pub allocated_bytes: i64,
+    pub active_bytes: i64,
+    pub reserved_bytes: i64,
+    pub fragmentation_bytes: i64,
+    pub prominence_bytes: Option<i64>,
+    pub recurring: Option<RecurringJson>,
+    pub annotations: Vec<String>,
+    pub compile_context: Option<String>,
+    pub user_metadata: Option<String>,
+    pub live_bytes: u64,
+    pub live_tensors: u64,
+    pub contributors: Vec<ContributorJson>,
+    pub more_sites: usize,
+    pub more_sites_bytes: u64,
+    pub top_tensors: Vec<TensorJson>,
+    pub largest_inactive_block_bytes: Option<u64>,
+    pub oom_requested_bytes: Option<u64>,
+    pub oom_device_free_bytes: Option<u64>,
+    pub tree: Vec<TreeNodeJson>,
+}
+
+/// A recurring-peak cluster.
+#[allow(missing_docs)]
+#[derive(Serialize, Debug)]
+pub struct RecurringJson {
+    pub count: usize,
+    pub min_bytes: i64,
+    pub median_bytes: i64,
+    pub max_bytes: i64,
+    pub indices: Vec<usize>,
+}
+
+/// One contributor group.
+#[allow(missing_docs)]
+#[derive(Serialize, Debug)]
+pub struct ContributorJson {
+    pub site: String,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub function: Option<String>,
+    pub link: Option<String>,
+    pub site_kind: &'static str,
+    pub origin: &'static str,
+    pub bytes: u64,
+    pub percent_of_point: f64,
+    pub tensors: u64,
+    pub first_alloc_index: Option<u32>,
+    pub chain: Vec<String>,
+}
+
+/// One large tensor.
+#[allow(missing_docs)]
+#[derive(Serialize, Debug)]
+pub struct TensorJson {
+    pub bytes: u64,
+    pub addr: String,
+    pub alloc_index: Option<u32>,
+    pub site: String,
+    pub link: Option<String>,
+}
+
+/// One prefix-tree node (node 0 is the root).
+#[allow(missing_docs)]
+#[derive(Serialize, Debug)]
+pub struct TreeNodeJson {
+    pub parent: u32,
+    pub label: String,
+    pub bytes: u64,
+    pub tensors: u64,
+}
+
+/// A delayed-free group.
+#[allow(missing_docs)]
+#[derive(Serialize, Debug)]
+pub struct DelayJson {
+    pub site: String,
+    pub bytes: u64,
+    pub tensors: u64,
+    pub max_gap_entries: u32,
+    pub max_gap_us: Option<i64>,
+}
+
+/// A data-quality warning.
+#[allow(missing_docs)]
+#[derive(Serialize, Debug)]
+pub struct NoteJson {
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// A decode/analysis problem.
+#[allow(missing_docs)]
+#[derive(Serialize, Debug)]
+pub struct ProblemJson {
+    pub severity: crate::base::Severity,
+    pub code: &'static str,
+    pub byte: Option<u64>,
+    pub message: String,
+}
+
+/// Labels of frames for one snapshot.
+pub struct Labeler<'a> {
+    /// The snapshot (pools).
+    pub snap: &'a Snapshot,
+    /// Link options.
+    pub links: &'a LinkOptions,
+}
+
+impl Labeler<'_> {
+    /// `function @ path:line` of a frame.
+    pub fn frame(&self, f: FrameId) -> String {
+        let (file, line, name) = self.snap.pools.frame_text(f);
+        format!("{name} @ {}:{line}", self.links.display(file))
+    }
+    /// Site label of a contributor.
+    pub fn site(&self, c: &Contributor) -> String {
+        let base = match c.site {
+            Some(f) => self.frame(f),
+            None => "<no stack>".to_string(),
+        };
+        match c.origin {
+            Origin::InWindow => base,
+            Origin::PreKnownStack if c.kind == SiteKind::NoStack => {
+                "allocated before recording, no stack".into()
+            }
+            Origin::PreKnownStack => format!("{base} (allocated before recording)"),
+            Origin::PreNoStack => "allocated before recording, no stack".into(),
+        }
+    }
+    /// Link of a contributor's site.
+    pub fn link(&self, c: &Contributor) -> Option<String> {
+        let (file, line, _) = self.snap.pools.frame_text(c.site?);
+        self.links.link(file, line)
+    }
+    /// Contributor as JSON.
+    pub fn contributor(&self, c: &Contributor, height: i64) -> ContributorJson {
+        let (file, line, function) = match c.site {
+            Some(f) => {
+                let (file, line, name) = self.snap.pools.frame_text(f);
+                (
+                    Some(self.links.display(file)),
+                    Some(line),
+                    Some(name.to_string()),
+                )
+            }
+            None => (None, None, None),
+        };
+        ContributorJson {
+            site: self.site(c),
+            file,
+            line,
+            function,
+            link: self.link(c),
+            site_kind: match c.kind {
+                SiteKind::Project => "project",
+                SiteKind::Python => "python",
+                SiteKind::Named => "named",
+                SiteKind::NoStack => "no_stack",
+            },
+            origin: origin_name(c.origin),
+            bytes: c.bytes,
+            percent_of_point: if height > 0 {
+                c.bytes as f64 * 100.0 / height as f64
+            } else {
+                0.0
+            },
+            tensors: c.tensors,
+            first_alloc_index: c.first_alloc_idx,
+            chain: c.chain.iter().map(|f| self.frame(*f)).collect(),
+        }
+    }
+}
+
+/// Snake-case name of an origin.
+pub fn origin_name(o: Origin) -> &'static str {
+    match o {
+        Origin::InWindow => "in_window",
+        Origin::PreKnownStack => "pre_known_stack",
+        Origin::PreNoStack => "pre_no_stack",
+    }
+}
+
+/// Snake-case name of a point kind.
+pub fn point_kind_name(k: PointKind) -> &'static str {
+    match k {
+        PointKind::GlobalPeak => "global_peak",
+        PointKind::Peak => "peak",
+        PointKind::Oom => "oom",
+        PointKind::End => "end",
+    }
+}
+
+fn iw(r: &InWindowReplay) -> InWindowJson {
+    InWindowJson {
+        peak_bytes: r.peak_bytes,
+        peak_event_index: r.peak_event_index,
+        end_bytes: r.end_bytes,
+        live_at_end: r.live_at_end,
+        unmatched_free_completed: r.unmatched_free_completed,
+    }
+}
+
+fn mv(r: &MemoryVizLike) -> MemoryVizJson {
+    MemoryVizJson {
+        baseline_bytes: r.baseline_bytes,
+        max_bytes: r.max_bytes,
+        end_bytes: r.end_bytes,
+        elements: r.elements,
+        initially_allocated: r.initially_allocated,
+    }
+}
+
+fn point(l: &Labeler<'_>, p: &PointReport, top: usize) -> PointJson {
+    let shown: Vec<&Contributor> = p.contributors.iter().take(top).collect();
+    let rest = &p.contributors[shown.len()..];
+    PointJson {
+        kind: point_kind_name(p.kind),
+        index: p.index,
+        time_us: p.time_us,
+        height_bytes: p.height,
+        allocated_bytes: p.allocated,
+        active_bytes: p.active,
+        reserved_bytes: p.reserved,
+        fragmentation_bytes: p.reserved - p.active,
+        prominence_bytes: p.prominence,
+        recurring: p.recurring.as_ref().map(|r| RecurringJson {
+            count: r.count,
+            min_bytes: r.min,
+            median_bytes: r.median,
+            max_bytes: r.max,
+            indices: r.indices.clone(),
+        }),
+        annotations: p.annotations.clone(),
+        compile_context: p.compile_context.clone(),
+        user_metadata: p.user_metadata.clone(),
+        live_bytes: p.live_bytes,
+        live_tensors: p.live_tensors,
+        contributors: shown.iter().map(|c| l.contributor(c, p.height)).collect(),
+        more_sites: rest.len(),
+        more_sites_bytes: rest.iter().map(|c| c.bytes).sum(),
+        top_tensors: p
+            .top_tensors
+            .iter()
+            .map(|t| TensorJson {
+                bytes: t.bytes,
+                addr: format!("b'{:x}_{}", t.addr, t.version),
+                alloc_index: t.alloc_idx,
+                site: l.site(&t.site),
+                link: l.link(&t.site),
+            })
+            .collect(),
+        largest_inactive_block_bytes: p.largest_inactive_block,
+        oom_requested_bytes: p.oom.map(|o| o.0),
+        oom_device_free_bytes: p.oom.and_then(|o| o.1),
+        tree: p
+            .tree
+            .iter()
+            .map(|n| TreeNodeJson {
+                parent: n.parent,
+                label: match (n.depth, n.frame) {
+                    (0, _) => "<root>".into(),
+                    (_, Some(f)) => l.frame(f),
+                    (_, None) => "<non-python>".into(),
+                },
+                bytes: n.bytes,
+                tensors: n.tensors,
+            })
+            .collect(),
+    }
+}
+
+/// JSON of one analysed device.
+pub fn device_json(snap: &Snapshot, d: &DeviceAnalysis, opts: &ReportOptions) -> DeviceJson {
+    let l = Labeler {
+        snap,
+        links: &opts.links,
+    };
+    let dev = snap.devices.get(d.device as usize);
+    let level = |(bytes, index): (i64, Option<usize>)| LevelJson {
+        bytes,
+        index,
+        time_us: index.and_then(|i| dev.and_then(|t| t.entries.time_us(i))),
+    };
+    DeviceJson {
+        device: d.device,
+        entries: d.n_entries,
+        actions: dev
+            .map(|t| t.action_counts().into_iter().collect())
+            .unwrap_or_default(),
+        streams: dev.map_or(0, |t| t.entries.stream_values().len()),
+        first_time_us: dev.and_then(|t| (0..t.entries.len()).find_map(|i| t.entries.time_us(i))),
+        in_window_replay: iw(&d.in_window_replay),
+        memoryviz_like: mv(&d.memoryviz_like),
+        baseline_allocated_bytes: d.curves.baseline_allocated,
+        baseline_active_bytes: d.curves.baseline_active,
+        baseline_reserved_bytes: d.curves.baseline_reserved,
+        max_allocated: level(d.max[0]),
+        max_active: level(d.max[1]),
+        max_reserved: level(d.max[2]),
+        records: d.lifetimes.len(),
+        pre_records: (0..d.lifetimes.len())
+            .filter(|&r| d.lifetimes.is_pre(r))
+            .count(),
+        unmatched_free_completed: d.lifetimes.unmatched_free_completed,
+        peak_candidates: d.n_candidates,
+        points: d
+            .points
+            .iter()
+            .map(|p| point(&l, p, opts.top_contributors))
+            .collect(),
+        leaks: d
+            .leaks
+            .iter()
+            .take(opts.top_contributors)
+            .map(|c| l.contributor(c, 0))
+            .collect(),
+        delayed_frees: d
+            .delayed
+            .by_site
+            .iter()
+            .take(opts.top_contributors)
+            .map(|(c, gap, us)| DelayJson {
+                site: l.site(c),
+                bytes: c.bytes,
+                tensors: c.tensors,
+                max_gap_entries: *gap,
+                max_gap_us: *us,
+            })
+            .collect(),
+        warnings: d
+            .notes
+            .iter()
+            .map(|n| NoteJson {
+                code: n.code,
+                message: n.message.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// Identity of the input: file name, size, opcode names present (from the decoder's histogram).
+pub struct InputInfo<'a> {
+    /// File name.
+    pub file: &'a str,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Opcode names present, sorted.
+    pub opcodes: Vec<&'static str>,
+}
+
+/// The whole JSON document. Devices with entries go to `devices`, the others to `end_state_only`.
+pub fn build(
+    input: &InputInfo<'_>,
+    snap: &Snapshot,
+    analyses: &[DeviceAnalysis],
+    problems: &Problems,
+    opts: &ReportOptions,
+) -> SnapshotJson {
+    let f = &snap.features;
+    let mut states: BTreeMap<String, u64> = BTreeMap::new();
+    for b in &snap.blocks {
+        *states.entry(b.state.name(&snap.pools.strings)).or_default() += 1;
+    }
+    let mut devs: Vec<i64> = snap.segments.iter().map(|s| s.device).collect();
+    devs.sort_unstable();
+    devs.dedup();
+    let (traced, rest): (Vec<&DeviceAnalysis>, Vec<&DeviceAnalysis>) =
+        analyses.iter().partition(|d| d.n_entries > 0);
+    SnapshotJson {
+        file: input.file.to_string(),
+        bytes: input.bytes,
+        format: FormatJson {
+            protocol: f.protocol,
+            top_level: match f.top_level {
+                TopLevel::Dict => "dict",
+                TopLevel::SegmentsList => "list (segments only)",
+            },
+            top_keys: snap.top_keys.clone(),
+            opcodes: input.opcodes.clone(),
+            has_time_us: f.has_time_us,
+            has_history: f.has_history,
+            has_annotations: f.has_annotations,
+            has_compile_context: f.has_compile_context,
+            has_user_metadata: f.has_user_metadata,
+            has_fx_frames: f.has_fx_frames,
+            device_slots: snap.devices.len(),
+            other_fields: snap.other_fields.clone(),
+        },
+        allocator_settings: snap
+            .settings
+            .as_ref()
+            .map(|s| s.iter().map(|(k, v)| (k.clone(), v.to_string())).collect()),
+        segments: SegmentsJson {
+            count: snap.segments.len(),
+            devices: devs,
+            total_size_sum: snap.segments.iter().map(|s| s.total_size).sum(),
+            allocated_size_sum: snap.segments.iter().map(|s| s.allocated_size).sum(),
+            block_states: states,
+            legacy_history_blocks: snap.blocks.iter().filter(|b| b.has_history).count() as u64,
+            expandable: snap.segments.iter().filter(|s| s.is_expandable).count(),
+            private_pools: snap.segments.iter().filter(|s| s.pool_id != (0, 0)).count(),
+        },
+        devices: traced.iter().map(|d| device_json(snap, d, opts)).collect(),
+        end_state_only: rest.iter().map(|d| device_json(snap, d, opts)).collect(),
+        problems: problems
+            .kept()
+            .iter()
+            .map(|p| ProblemJson {
+                severity: p.severity,
+                code: p.code,
+                byte: p.at.byte,
+                message: p.message.clone(),
+            })
+            .collect(),
+        note: INVISIBLE_MEMORY_NOTE,
+    }
+}
