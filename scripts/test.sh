@@ -1,10 +1,62 @@
 #!/usr/bin/env bash
-# The test command (README): installs what the tests need (idempotent), then
-# runs every test layer. `.ci/run` calls this script.
-set -euo pipefail
+# The test command (README): installs what the tests need (idempotent, fast when present),
+# then runs every test layer and prints a final "N passed, N failed" line.
+# `.ci/run` calls this script.
+#
+# Layers: cargo test (unit, golden, tidy) → wasm32 check of the core → trunk build --release
+# → Playwright end-to-end tests on dist/ in Debian's Chromium.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/toolchain.sh
-
+set -e
 ensure_native_tools
-echo "== native tests (cargo test)"
-cargo test --locked --all-targets 2>&1
+ensure_web_toolchain
+ensure_browser_test_tools
+set +e
+
+PASSED=0
+FAILED=0
+FAILED_LAYERS=()
+LOG_DIR=target/test-logs
+mkdir -p "$LOG_DIR"
+
+# count_cargo LOG: adds the "test result:" counts of a cargo test log.
+count_cargo() {
+  local p f
+  p=$(awk '/^test result:/ { for (i = 1; i <= NF; i++) if ($i ~ /^passed;?$/) s += $(i-1) } END { print s + 0 }' "$1")
+  f=$(awk '/^test result:/ { for (i = 1; i <= NF; i++) if ($i ~ /^failed;?$/) s += $(i-1) } END { print s + 0 }' "$1")
+  PASSED=$((PASSED + p)); FAILED=$((FAILED + f))
+}
+
+# layer NAME CMD...: runs one layer, logs it, records a failure of the layer itself.
+layer() {
+  local name="$1"; shift
+  log "$name"
+  local logf="$LOG_DIR/$(echo "$name" | tr ' /' '__').log"
+  "$@" 2>&1 | tee "$logf"
+  local rc=${PIPESTATUS[0]}
+  if [ "$rc" -ne 0 ]; then FAILED_LAYERS+=("$name (exit $rc, log $logf)"); fi
+  LAST_LOG="$logf"
+  return "$rc"
+}
+
+layer "cargo test" cargo test --locked --all-targets
+count_cargo "$LAST_LOG"
+
+if layer "wasm32 check of the core" cargo check --locked --target wasm32-unknown-unknown --lib; then
+  PASSED=$((PASSED + 1)); else FAILED=$((FAILED + 1)); fi
+
+if layer "trunk build --release" trunk build --release; then
+  PASSED=$((PASSED + 1))
+  layer "browser e2e (Playwright, Chromium)" node --test --test-reporter=tap tests/e2e/
+  p=$(grep -E '^# pass ' "$LAST_LOG" | awk '{print $3}'); f=$(grep -E '^# fail ' "$LAST_LOG" | awk '{print $3}')
+  PASSED=$((PASSED + ${p:-0})); FAILED=$((FAILED + ${f:-0}))
+  if [ -z "$p" ]; then FAILED=$((FAILED + 1)); fi
+else
+  FAILED=$((FAILED + 1))
+fi
+
+echo
+for l in "${FAILED_LAYERS[@]}"; do echo "FAILED layer: $l"; done
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ] && [ ${#FAILED_LAYERS[@]} -eq 0 ]

@@ -1,6 +1,80 @@
 # Shared install helpers for scripts/dev.sh and scripts/test.sh.
-# Every function is idempotent: it checks first and installs only what is missing.
+# Every function is idempotent: it checks first and installs only what is missing,
+# so a second run costs a few hundred milliseconds.
+#
+# Pinned versions (must match Cargo.toml's `wasm-bindgen = "=…"` and Trunk.toml [tools]).
+TRUNK_VERSION="0.21.14"
+WASM_BINDGEN_VERSION="0.2.106"
+
+log() { echo "== $*" >&2; }
+
+# Runs a command as root (directly, or through sudo when available).
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    echo "need root to run: $*" >&2; return 1; fi
+}
 
 ensure_native_tools() {
-  command -v cargo >/dev/null || { echo "cargo not found: install Rust (rustup) first" >&2; exit 2; }
+  if ! command -v cargo >/dev/null && [ -x "$HOME/.cargo/bin/cargo" ]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+  fi
+  command -v cargo >/dev/null || { echo "cargo not found: install Rust (https://rustup.rs) first" >&2; exit 2; }
+  case ":$PATH:" in *":$HOME/.cargo/bin:"*) ;; *) export PATH="$HOME/.cargo/bin:$PATH" ;; esac
+}
+
+# ensure_apt PKG... : installs the Debian packages that are not installed yet.
+_APT_UPDATED=""
+ensure_apt() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  command -v apt-get >/dev/null || { echo "missing OS packages (${missing[*]}) and no apt-get: install them by hand" >&2; return 1; }
+  log "installing OS packages: ${missing[*]}"
+  if [ -z "$_APT_UPDATED" ]; then as_root apt-get update -qq; _APT_UPDATED=1; fi
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+ensure_wasm_target() {
+  ensure_native_tools
+  if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+    log "adding rust target wasm32-unknown-unknown"
+    rustup target add wasm32-unknown-unknown
+  fi
+}
+
+# ensure_cargo_bin BIN CRATE VERSION : `cargo install CRATE@VERSION` unless BIN --version reports it.
+ensure_cargo_bin() {
+  local bin="$1" crate="$2" version="$3"
+  if command -v "$bin" >/dev/null && "$bin" --version 2>/dev/null | grep -q " $version"; then return 0; fi
+  log "installing $crate $version (cargo install, takes minutes once)"
+  cargo install "$crate" --version "$version" --locked
+}
+
+# Everything `trunk build` needs, offline afterwards: wasm target, trunk, wasm-bindgen-cli, binaryen.
+ensure_web_toolchain() {
+  ensure_wasm_target
+  ensure_apt binaryen pkg-config
+  ensure_cargo_bin wasm-bindgen wasm-bindgen-cli "$WASM_BINDGEN_VERSION"
+  ensure_cargo_bin trunk trunk "$TRUNK_VERSION"
+}
+
+# Browser test needs: Debian's Chromium (driven by playwright-core), node + npm, the e2e npm deps.
+ensure_browser_test_tools() {
+  ensure_apt chromium chromium-driver python3
+  command -v npm >/dev/null || ensure_apt nodejs npm
+  local dir=tests/e2e
+  local stamp="$dir/node_modules/.lock-stamp"
+  if [ ! -f "$stamp" ] || ! cmp -s "$dir/package-lock.json" "$stamp"; then
+    log "installing e2e npm deps (npm ci)"
+    (cd "$dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+    cp "$dir/package-lock.json" "$stamp"
+  fi
+}
+
+# trunk_build [--release] : builds dist/ offline (Trunk.toml pins every tool).
+trunk_build() {
+  log "trunk build $*"
+  trunk build "$@"
 }

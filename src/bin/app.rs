@@ -1,7 +1,10 @@
-//! UI entry (wasm32): mounts the leptos app. Natively it only says how to run it.
+//! UI entry (wasm32): mounts the leptos app ([`proflens::ui::mount`]). Natively it only says
+//! how to run it.
 
 #[cfg(target_arch = "wasm32")]
-fn main() {}
+fn main() {
+    proflens::ui::mount();
+}
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() {

@@ -1,7 +1,10 @@
-//! Web Worker entry (wasm32). Natively it only says how to run it.
+//! Web Worker entry (wasm32): installs the message loop ([`proflens::worker::run`]).
+//! Natively it only says how to run it.
 
 #[cfg(target_arch = "wasm32")]
-fn main() {}
+fn main() {
+    proflens::worker::run();
+}
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() {

@@ -2,4 +2,5 @@
 //! the CLI, the worker and the tests.
 pub mod anomaly;
 pub mod memory;
+pub mod session;
 pub mod snapshot;

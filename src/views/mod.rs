@@ -1,2 +1,12 @@
-//! UI-ready plain data computed in the worker (downsampled curves, table
-//! pages, display formatting); natively tested, no browser types.
+//! UI-ready plain data computed in the worker (house-style §8.2 `views/`): downsampled curves,
+//! sorted and filtered table orders, grouped sites, display formatting. Natively tested; no
+//! browser types. The worker turns these into [`crate::protocol`] payloads.
+//!
+//! * [`curve`]: per-pixel-column min/max of step series (so 1M samples draw as ~1000 columns).
+//! * [`table`]: the row order of a big table for one sort + filter, computed once and paged.
+//! * [`format`]: human units for display.
+
+pub mod curve;
+pub mod format;
+pub mod memory;
+pub mod table;

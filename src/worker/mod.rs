@@ -1,1 +1,171 @@
-//! Wasm edge: the Web Worker message loop and the `FileReaderSync` opener.
+//! Wasm edge: the Web Worker side of the protocol (house-style §8.1, §8.8).
+//!
+//! The worker only moves bytes and `File` handles: it decodes each posted
+//! [`Envelope<Request>`](crate::protocol::Envelope), keeps the `File` objects of the last
+//! [`Request::Open`] in a [`FileOpener`], and hands the request to the core's
+//! [`Session`], which runs the analyses and answers with [`Response`]s. Progress comes from
+//! the [`BlobReader`] itself while the core reads. A worker busy in a request cannot receive
+//! messages, so Cancel is the UI terminating the worker and starting a new one.
+//!
+//! Wire shape (JS objects): UI → worker `{ env, files? }` with `files` an `Array` of `File`;
+//! worker → UI `{ env, buf? }` with `buf` a transferred `ArrayBuffer` (export chunks).
+
+pub mod blob_reader;
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use js_sys::{Array, Object, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{DedicatedWorkerGlobalScope, File, MessageEvent};
+
+pub use blob_reader::{BlobReader, FileOpener};
+
+use crate::engine::session::{Session, Sink};
+use crate::protocol::{Envelope, Failure, Request, Response};
+
+struct WorkerState {
+    session: Session,
+    opener: FileOpener,
+    /// `seq` of the request being served (progress messages carry it).
+    seq: Rc<Cell<u32>>,
+}
+
+thread_local! {
+    static STATE: RefCell<Option<WorkerState>> = const { RefCell::new(None) };
+}
+
+/// Entry point of the worker binary: installs the message handler and posts `Ready`.
+pub fn run() {
+    console_error_panic_hook::set_once();
+    let seq = Rc::new(Cell::new(0));
+    STATE.with(|s| {
+        *s.borrow_mut() = Some(WorkerState {
+            session: Session::new(),
+            opener: FileOpener::new(Vec::new(), Vec::new(), None),
+            seq,
+        })
+    });
+    let handler = Closure::<dyn FnMut(MessageEvent)>::new(on_message);
+    scope().set_onmessage(Some(handler.as_ref().unchecked_ref()));
+    handler.forget();
+    post(0, &Response::Ready, None);
+}
+
+fn scope() -> DedicatedWorkerGlobalScope {
+    js_sys::global().unchecked_into()
+}
+
+/// Posts one response; `bytes` travel as a transferred `ArrayBuffer`.
+fn post(seq: u32, body: &Response, bytes: Option<&[u8]>) {
+    let env = Envelope {
+        seq,
+        body: body.clone(),
+    };
+    let msg = Object::new();
+    let value = match serde_wasm_bindgen::to_value(&env) {
+        Ok(v) => v,
+        Err(e) => {
+            let fail = Envelope {
+                seq,
+                body: Response::Failed(Failure {
+                    message: format!("worker could not encode its reply: {e}"),
+                }),
+            };
+            serde_wasm_bindgen::to_value(&fail).unwrap_or(JsValue::NULL)
+        }
+    };
+    let _ = Reflect::set(&msg, &"env".into(), &value);
+    match bytes {
+        Some(b) => {
+            let array = Uint8Array::new_with_length(b.len() as u32);
+            array.copy_from(b);
+            let buffer = array.buffer();
+            let _ = Reflect::set(&msg, &"buf".into(), &buffer);
+            let transfer = Array::of1(&buffer);
+            let _ = scope().post_message_with_transfer(&msg, &transfer);
+        }
+        None => {
+            let _ = scope().post_message(&msg);
+        }
+    }
+}
+
+struct PostSink;
+
+impl Sink for PostSink {
+    fn send(&mut self, seq: u32, response: Response) {
+        post(seq, &response, None);
+    }
+    fn send_bytes(&mut self, seq: u32, response: Response, bytes: &[u8]) {
+        post(seq, &response, Some(bytes));
+    }
+}
+
+/// Current size of this instance's wasm linear memory, bytes.
+fn wasm_memory_bytes() -> u64 {
+    let mem: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
+    let buf: js_sys::ArrayBuffer = mem.buffer().unchecked_into();
+    buf.byte_length() as u64
+}
+
+fn on_message(ev: MessageEvent) {
+    let data = ev.data();
+    let env = Reflect::get(&data, &"env".into()).unwrap_or(JsValue::UNDEFINED);
+    let env: Envelope<Request> = match serde_wasm_bindgen::from_value(env) {
+        Ok(env) => env,
+        Err(e) => {
+            post(
+                0,
+                &Response::Failed(Failure {
+                    message: format!("worker received a message it does not understand: {e}"),
+                }),
+                None,
+            );
+            return;
+        }
+    };
+    STATE.with(|s| {
+        let mut guard = s.borrow_mut();
+        let Some(state) = guard.as_mut() else { return };
+        state.seq.set(env.seq);
+        if let Request::Open { files } = &env.body {
+            let handles: Vec<File> = Reflect::get(&data, &"files".into())
+                .ok()
+                .and_then(|v| v.dyn_into::<Array>().ok())
+                .map(|a| a.iter().filter_map(|f| f.dyn_into::<File>().ok()).collect())
+                .unwrap_or_default();
+            if handles.len() != files.len() {
+                post(
+                    env.seq,
+                    &Response::Failed(Failure {
+                        message: format!(
+                            "Open lists {} files but {} File objects arrived",
+                            files.len(),
+                            handles.len()
+                        ),
+                    }),
+                    None,
+                );
+                return;
+            }
+            let seq = state.seq.clone();
+            let progress: blob_reader::ProgressSink =
+                Rc::new(move |p| post(seq.get(), &Response::Progress(p), None));
+            state.opener = FileOpener::new(files.clone(), handles, Some(progress));
+        }
+        let WorkerState {
+            session, opener, ..
+        } = state;
+        let seq = env.seq;
+        session.handle(env, opener, &mut PostSink);
+        post(
+            seq,
+            &Response::WorkerStats {
+                wasm_memory_bytes: wasm_memory_bytes(),
+            },
+            None,
+        );
+    });
+}

@@ -1,0 +1,244 @@
+//! The memory analysis inside a [`super::Session`]: one rank folder through
+//! [`crate::engine::memory::analyse_rank`], its rows copied into [`MemoryRows`] for the view
+//! queries and its summary into a [`MemorySummaryDto`]; exports through
+//! [`crate::engine::memory::analyse_inventory`] and the report writers, exactly as the CLI.
+
+use std::io::{self, Write};
+use std::ops::ControlFlow;
+
+use super::Sink;
+use crate::analysis::memory_match::MatchQuality;
+use crate::analysis::memory_result::{MemoryRun, RankMemory, RankStatus};
+use crate::analysis::memory_summary::summarize;
+use crate::base::units::NS_PER_MS;
+use crate::engine::memory::{analyse_inventory, analyse_rank, MemoryOptions};
+use crate::ingest::inventory::{Inventory, RankFolder};
+use crate::ingest::Opener;
+use crate::protocol::{ExportKind, GroupDto, MatchCountsDto, MemorySummaryDto, Response};
+use crate::report::memory_md::write_summary;
+use crate::report::memory_rows::{write_csv, write_json, Columns};
+use crate::views::memory::{MemoryRows, RowIn};
+
+/// Bytes per export chunk posted to the UI (8 MiB).
+pub const EXPORT_CHUNK: usize = 8 << 20;
+
+/// The result of one rank folder: rows for the views, summary, problems; or why it failed.
+pub struct RankOutcome {
+    /// Rows for the queries (present when the rank produced rows).
+    pub rows: Option<MemoryRows>,
+    /// Summary for the UI.
+    pub summary: Option<MemorySummaryDto>,
+    /// Failure or cancellation reason.
+    pub failure: Option<String>,
+    /// The rank's problems.
+    pub problems: crate::base::Problems,
+}
+
+fn ms(ns: i64) -> f64 {
+    ns as f64 / NS_PER_MS as f64
+}
+
+fn quality_index(q: MatchQuality) -> u8 {
+    MatchQuality::ALL.iter().position(|x| *x == q).unwrap_or(4) as u8
+}
+
+/// Analyses rank folder `index` of the inventory (default mode, the CLI's default options).
+pub fn run_rank(index: u32, folder: &RankFolder, opener: &dyn Opener) -> RankOutcome {
+    let opts = MemoryOptions::default();
+    let mut progress = |_: &str, _| ControlFlow::Continue(());
+    let r = analyse_rank(folder, opener, &opts, &mut progress);
+    let problems = r.problems.clone();
+    match &r.status {
+        RankStatus::Failed(why) => RankOutcome {
+            rows: None,
+            summary: None,
+            failure: Some(why.clone()),
+            problems,
+        },
+        RankStatus::Cancelled => RankOutcome {
+            rows: None,
+            summary: None,
+            failure: Some("cancelled".into()),
+            problems,
+        },
+        _ => {
+            let summary = summary_dto(index, &r);
+            // Rows in export order (§9.0 for one rank: stable by start_time_ms).
+            let run = MemoryRun::merge(vec![r]);
+            let mut rows = MemoryRows::new(index);
+            for row in run.rows() {
+                push_row(&mut rows, &row);
+            }
+            rows.finish();
+            RankOutcome {
+                rows: Some(rows),
+                summary: Some(summary),
+                failure: None,
+                problems,
+            }
+        }
+    }
+}
+
+fn push_row(rows: &mut MemoryRows, row: &crate::analysis::memory_result::RowRef<'_>) {
+    let rank = row.rank();
+    let i = row.index();
+    let alloc = rank.events().alloc_totals(i);
+    let rel = row.release_totals();
+    let frames: Vec<&str> = row
+        .stack()
+        .map(|s| rank.stacks().frames(s).collect())
+        .unwrap_or_default();
+    let origin = row.stack_origin();
+    rows.push(&RowIn {
+        name: row.name(),
+        size_kb: row.size_kb(),
+        start_time_ms: row.start_time_ms(),
+        duration_ms: row.duration_ms(),
+        release_time_ms: row.release_time_ns().map(ms),
+        total_allocated_mb: row.total_allocated_mb(),
+        total_reserved_mb: row.total_reserved_mb(),
+        total_active_mb: row.total_active_mb(),
+        release_totals_mb: (rel.allocated, rel.reserved, rel.active),
+        has_alloc_totals: (
+            alloc.allocated.is_some(),
+            alloc.reserved.is_some(),
+            alloc.active.is_some(),
+        ),
+        frames,
+        call_stack_top: row.call_stack_top(),
+        user_frame: row.user_frame().0,
+        match_quality: quality_index(row.match_quality()),
+        stack_origin: &origin,
+        source_line: row.source_line(),
+    });
+}
+
+fn groups(g: &[crate::analysis::memory_peak::Group<String>]) -> Vec<GroupDto> {
+    g.iter()
+        .map(|g| GroupDto {
+            key: g.key.clone(),
+            count: g.count,
+            size_kb: g.kb,
+        })
+        .collect()
+}
+
+fn summary_dto(index: u32, r: &RankMemory) -> MemorySummaryDto {
+    let s = summarize(r);
+    let q = s.quality_counts;
+    let peak = s.allocator_peak.as_ref();
+    let ev = r.events();
+    let t_range_ms = (!ev.alloc_time_us().is_empty()).then(|| {
+        let first = ev
+            .alloc_time_us()
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        let mut last = ev
+            .alloc_time_us()
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max)
+            / 1000.0;
+        for i in 0..ev.len() {
+            if let Some(t) = ev.release_time_ns(i) {
+                last = last.max(ms(t));
+            }
+        }
+        (first / 1000.0, last)
+    });
+    let t0 = t_range_ms.map(|t| t.0).unwrap_or(0.0);
+    MemorySummaryDto {
+        rank: index,
+        role: r.info.role.clone(),
+        rank_id: r.info.rank_id,
+        rows: s.rows,
+        alloc_count: s.alloc_rows,
+        free_count: s.free_rows,
+        alloc_kb: s.alloc_kb,
+        free_kb: s.free_kb,
+        matches: MatchCountsDto {
+            exact: q[0],
+            enclosing: q[1],
+            nearest_before: q[2],
+            via_forward: q[3],
+            none: q[4],
+        },
+        peak_allocated_mb: peak.map(|p| p.peak.peak_allocated_mb),
+        peak_time_ms: peak.map(|p| ms(p.peak.peak_time_ns)),
+        reserved_at_peak_mb: peak.and_then(|p| p.peak.reserved_at_peak_mb),
+        live_at_peak_rows: peak.map(|p| p.peak.live_rows.len() as u64).unwrap_or(0),
+        live_at_peak_kb: peak.map(|p| p.peak.live_kb).unwrap_or(0.0),
+        live_at_peak_by_user_frame: peak
+            .map(|p| groups(&p.live_by_user_frame))
+            .unwrap_or_default(),
+        live_at_peak_by_name: peak.map(|p| groups(&p.live_by_name)).unwrap_or_default(),
+        peak_live_mb: s.naive_peak_mb,
+        peak_live_time_ms: (s.naive_points > 0).then_some(t0 + s.naive_peak_rel_ms),
+        unreleased_rows: s.unreleased_rows,
+        t_range_ms,
+        no_stacks: s.rows > 0 && q[4] == s.rows,
+    }
+}
+
+/// Writes into 8 MiB chunks posted as [`Response::ExportChunk`]s.
+struct ChunkWriter<'a> {
+    seq: u32,
+    buf: Vec<u8>,
+    out: &'a mut dyn Sink,
+}
+
+impl Write for ChunkWriter<'_> {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= EXPORT_CHUNK {
+            self.flush()?;
+        }
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            let bytes = self.buf.len() as u64;
+            self.out
+                .send_bytes(self.seq, Response::ExportChunk { bytes }, &self.buf);
+            self.buf.clear();
+        }
+        Ok(())
+    }
+}
+
+/// Re-analyses every rank folder of `inv` as `proflens memory` does and streams the export.
+/// Returns `(file name, MIME type)`.
+pub fn export(
+    seq: u32,
+    what: ExportKind,
+    inv: &Inventory,
+    opener: &dyn Opener,
+    out: &mut dyn Sink,
+) -> io::Result<(String, String)> {
+    let opts = MemoryOptions::default();
+    let mut progress = |_: &str, _| ControlFlow::Continue(());
+    let (run, _drop_problems) = analyse_inventory(inv, opener, &opts, &mut progress);
+    let mut w = ChunkWriter {
+        seq,
+        buf: Vec::with_capacity(1 << 20),
+        out,
+    };
+    let (name, mime) = match what {
+        ExportKind::MemoryCsv => {
+            write_csv(&run, Columns::Full, &mut w)?;
+            ("proflens-memory-events.csv", "text/csv")
+        }
+        ExportKind::MemoryJson => {
+            write_json(&run, Columns::Full, &mut w)?;
+            ("proflens-memory-events.json", "application/json")
+        }
+        ExportKind::MemorySummaryMd => {
+            write_summary(&run, &mut w)?;
+            ("proflens-memory-summary.md", "text/markdown")
+        }
+    };
+    w.flush()?;
+    Ok((name.to_string(), mime.to_string()))
+}

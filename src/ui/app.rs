@@ -1,0 +1,279 @@
+//! `<App/>`: the landing page (drop zone, open buttons, sample, the privacy statement) and,
+//! once something is loaded, the run bar and one tab per view. Views are registered in
+//! [`VIEWS`] with a predicate on the inventory, so issues 3 and 4 add a tab with one line.
+
+use leptos::ev;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use wasm_bindgen::JsCast;
+use web_sys::HtmlInputElement;
+
+use super::client::{client, install};
+use super::files;
+use super::inventory::InventoryView;
+use super::memory_view::MemoryView;
+use super::problems::ProblemsView;
+use super::sample::SAMPLE;
+use super::state::{AppState, Phase, Tab};
+use crate::protocol::{AnalysisKind, InventoryDto};
+use crate::views::format;
+
+/// One tab of the result area.
+pub struct ViewEntry {
+    /// The tab.
+    pub tab: Tab,
+    /// Label on the tab.
+    pub label: &'static str,
+    /// Whether the tab applies to what was dropped.
+    pub applies: fn(&InventoryDto) -> bool,
+}
+
+fn always(_: &InventoryDto) -> bool {
+    true
+}
+
+fn has_memory(inv: &InventoryDto) -> bool {
+    inv.ranks.iter().any(|r| {
+        r.analyses
+            .iter()
+            .any(|a| a.analysis == AnalysisKind::Memory && a.can_run)
+    })
+}
+
+/// The view registry, in tab order.
+pub const VIEWS: &[ViewEntry] = &[
+    ViewEntry {
+        tab: Tab::Inventory,
+        label: "Inventory",
+        applies: always,
+    },
+    ViewEntry {
+        tab: Tab::Memory,
+        label: "Memory events",
+        applies: has_memory,
+    },
+    ViewEntry {
+        tab: Tab::Problems,
+        label: "Problems",
+        applies: always,
+    },
+];
+
+/// The privacy statement shown on the landing page and in the footer.
+pub const PRIVACY: &str = "Your files never leave this browser: they are read locally by WebAssembly in a Web Worker. Nothing is uploaded, and the page makes no network request after it has loaded.";
+
+/// The whole page.
+#[component]
+pub fn App() -> impl IntoView {
+    let state = AppState::new();
+    provide_context(state);
+    install(state);
+
+    // The whole window accepts drops.
+    let on_dragover = move |ev: ev::DragEvent| ev.prevent_default();
+    let dragging = RwSignal::new(false);
+    let on_drop = move |ev: ev::DragEvent| {
+        ev.prevent_default();
+        dragging.set(false);
+        let Some(dt) = ev.data_transfer() else { return };
+        let (entries, loose) = files::drop_entries(&dt);
+        spawn_local(async move {
+            match files::walk_entries(entries).await {
+                Ok(mut list) => {
+                    list.extend(loose);
+                    client().load(list).await;
+                }
+                Err(e) => state.phase.set(Phase::Failed(format!(
+                    "could not read the dropped folder: {e}"
+                ))),
+            }
+        });
+    };
+
+    view! {
+        <div
+            class="page"
+            class:dragging=move || dragging.get()
+            on:dragover=on_dragover
+            on:dragenter=move |_| dragging.set(true)
+            on:dragleave=move |ev: ev::DragEvent| {
+                if ev.related_target().is_none() {
+                    dragging.set(false)
+                }
+            }
+            on:drop=on_drop
+        >
+            <header class="top">
+                <h1>"proflens"</h1>
+                <span class="tagline">"profiler folders, analysed in your browser"</span>
+                <OpenButtons/>
+            </header>
+            {move || match state.phase.get() {
+                Phase::Empty => view! { <Landing/> }.into_any(),
+                _ => view! { <Results/> }.into_any(),
+            }}
+            <footer class="privacy" data-testid="privacy">{PRIVACY}</footer>
+        </div>
+    }
+}
+
+/// "Open folder", "Open files" and "Load sample".
+#[component]
+fn OpenButtons() -> impl IntoView {
+    let on_pick = move |ev: ev::Event| {
+        let Some(input) = ev
+            .target()
+            .and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
+        else {
+            return;
+        };
+        let Some(list) = input.files() else { return };
+        let picked = files::from_file_list(&list);
+        input.set_value("");
+        spawn_local(async move { client().load(picked).await });
+    };
+    let load_sample = move |_| {
+        let state = expect_context::<AppState>();
+        match files::files_from_bytes(SAMPLE) {
+            Ok(list) => spawn_local(async move { client().load(list).await }),
+            Err(e) => state
+                .phase
+                .set(Phase::Failed(format!("could not build the sample: {e:?}"))),
+        }
+    };
+    // `webkitdirectory` is not a standard attribute: set it on the element once mounted.
+    let folder_input = NodeRef::<leptos::html::Input>::new();
+    Effect::new(move |_| {
+        if let Some(el) = folder_input.get() {
+            let _ = el.set_attribute("webkitdirectory", "");
+        }
+    });
+    view! {
+        <div class="open-buttons">
+            <label class="button">
+                "Open folder…"
+                <input type="file" data-testid="open-folder" node_ref=folder_input multiple=true on:change=on_pick/>
+            </label>
+            <label class="button">
+                "Open files…"
+                <input type="file" data-testid="open-files" multiple=true on:change=on_pick/>
+            </label>
+            <button class="button" data-testid="load-sample" on:click=load_sample>"Load sample"</button>
+        </div>
+    }
+}
+
+#[component]
+fn Landing() -> impl IntoView {
+    view! {
+        <main class="landing">
+            <div class="drop-zone" data-testid="drop-zone">
+                <p class="big">"Drop a profiler output folder here"</p>
+                <p>
+                    "Any depth works: a run root with many "<code>"*_ascend_pt"</code>
+                    " rank folders, one rank folder, or its "<code>"ASCEND_PROFILER_OUTPUT"</code>" folder."
+                </p>
+                <p>"Or use " <b>"Open folder…"</b> ", " <b>"Open files…"</b> " or " <b>"Load sample"</b> " above."</p>
+            </div>
+            <p class="privacy-statement" data-testid="privacy-statement">{PRIVACY}</p>
+            <section class="help">
+                <h2>"What it shows"</h2>
+                <ul>
+                    <li>
+                        <b>"Memory events"</b>
+                        ": every row of "<code>"operator_memory.csv"</code>" matched to the Python call stack of the operator that allocated it ("<code>"trace_view.json"</code>"), with the allocator curves, the peak and what was live at it."
+                    </li>
+                </ul>
+                <p>
+                    "Capture with the torch_npu profiler, "<code>"profile_memory=True"</code>" and "
+                    <code>"with_stack=True"</code>", exported as text."
+                </p>
+            </section>
+        </main>
+    }
+}
+
+/// The run bar and the tabs.
+#[component]
+fn Results() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let status = move || match state.phase.get() {
+        Phase::Empty => String::new(),
+        Phase::Inventory => "Reading the folder listing…".into(),
+        Phase::Running => {
+            let done = state.summaries.with(|s| s.len()) + state.failures.with(|f| f.len());
+            format!("Analysing… {done} rank folder(s) finished")
+        }
+        Phase::Done { elapsed_ms } => {
+            let n = state.summaries.with(|s| s.len());
+            format!(
+                "Done: {n} rank folder(s) in {}",
+                format::duration_ms(elapsed_ms)
+            )
+        }
+        Phase::Cancelled => "Cancelled: workers stopped. Results so far are kept.".into(),
+        Phase::Failed(m) => format!("Failed: {m}"),
+    };
+    let running = move || matches!(state.phase.get(), Phase::Running | Phase::Inventory);
+    let tabs = move || {
+        let inv = state.inventory.get().unwrap_or_default();
+        VIEWS
+            .iter()
+            .filter(|v| (v.applies)(&inv))
+            .map(|v| {
+                let tab = v.tab;
+                let label = if tab == Tab::Problems {
+                    format!("{} ({})", v.label, state.problems_total.get())
+                } else {
+                    v.label.to_string()
+                };
+                view! {
+                    <button
+                        class="tab"
+                        class:active=move || state.tab.get() == tab
+                        data-testid=format!("tab-{tab:?}").to_lowercase()
+                        on:click=move |_| state.tab.set(tab)
+                    >
+                        {label}
+                    </button>
+                }
+            })
+            .collect_view()
+    };
+    view! {
+        <div class="run-bar">
+            <span class="status" data-testid="run-status" data-phase=move || format!("{:?}", state.phase.get()).split(['(', ' ', '{']).next().unwrap_or("").to_string()>
+                {status}
+            </span>
+            <Show when=running>
+                <button class="button danger" data-testid="cancel" on:click=move |_| client().cancel()>"Cancel"</button>
+            </Show>
+            <Show when=move || matches!(state.phase.get(), Phase::Cancelled | Phase::Done { .. })>
+                <button class="button" on:click=move |_| spawn_local(async move { client().restart().await })>"Run again"</button>
+            </Show>
+            <span class="status-line">{move || state.status.get()}</span>
+            <span
+                class="memory-meter muted"
+                data-testid="wasm-memory"
+                data-bytes=move || state.wasm_memory.with(|m| m.values().sum::<u64>()).to_string()
+                data-max-bytes=move || state.wasm_memory.with(|m| m.values().copied().max().unwrap_or(0)).to_string()
+                title="WebAssembly memory of the workers (each is limited to 4 GiB)"
+            >
+                {move || {
+                    let (sum, max, n) = state.wasm_memory.with(|m| (m.values().sum::<u64>(), m.values().copied().max().unwrap_or(0), m.len()));
+                    if n == 0 { String::new() } else {
+                        format!("wasm memory: {} in {n} worker(s), largest {} of 4 GiB", format::bytes(sum as f64), format::bytes(max as f64))
+                    }
+                }}
+            </span>
+        </div>
+        <nav class="tabs">{tabs}</nav>
+        <main class="tab-body">
+            {move || match state.tab.get() {
+                Tab::Inventory => view! { <InventoryView/> }.into_any(),
+                Tab::Memory => view! { <MemoryView/> }.into_any(),
+                Tab::Problems => view! { <ProblemsView/> }.into_any(),
+            }}
+        </main>
+    }
+}

@@ -1,0 +1,571 @@
+//! `EngineClient`: the UI side of the protocol (house-style §8.8–8.9). It owns a pool of
+//! Web Workers, posts [`Request`]s, routes replies by `seq`, and writes streamed run
+//! messages (progress, rank done, problems) into the [`AppState`] signals.
+//!
+//! Pool: N = min(`navigator.hardwareConcurrency`, runnable rank folders, [`MAX_WORKERS`])
+//! workers, each given all `File` handles (cheap: handles, not bytes) and a share of the
+//! rank folders, largest first to the least loaded worker. A rank's queries go to the worker
+//! that analysed it. One rank failing never stops the others: failures are per rank, and a
+//! worker that dies takes only its own ranks down (reported as failed).
+//!
+//! Cancel terminates every worker (a worker in a synchronous read cannot receive messages)
+//! and keeps the file list, so the user can run again.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+
+use futures::channel::oneshot;
+use js_sys::{Array, Object, Reflect};
+use leptos::prelude::*;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{File, MessageEvent, Worker};
+
+use super::state::{AppState, FileProgress, Phase};
+use crate::protocol::{
+    AnalysisKind, Envelope, ExportKind, FileMeta, InventoryDto, Request, Response,
+};
+
+/// Upper bound of the pool size (each worker may use up to 4 GiB of wasm memory).
+pub const MAX_WORKERS: usize = 4;
+
+/// The script trunk emits for the worker binary (`data-loader-shim`).
+const WORKER_URL: &str = "./worker_loader.js";
+
+/// What a worker is for: streamed messages are routed by role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// Part of the analysis pool.
+    Pool,
+    /// A one-off worker for an export over all ranks.
+    Export,
+}
+
+struct Slot {
+    worker: Worker,
+    role: Role,
+    ready: bool,
+    queue: Vec<JsValue>,
+    ranks: Vec<u32>,
+    run_done: bool,
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_error: Closure<dyn FnMut(web_sys::ErrorEvent)>,
+}
+
+struct ExportAcc {
+    parts: Array,
+}
+
+struct Inner {
+    state: AppState,
+    generation: u32,
+    slots: Vec<Slot>,
+    pending: HashMap<u32, oneshot::Sender<Response>>,
+    next_seq: u32,
+    files: Vec<(FileMeta, File)>,
+    rank_owner: BTreeMap<u32, usize>,
+    export: Option<ExportAcc>,
+    export_done: Option<oneshot::Sender<Result<(), String>>>,
+}
+
+/// Handle to the worker pool (cheap to clone; not `Send`, so kept in a thread-local).
+#[derive(Clone)]
+pub struct EngineClient {
+    inner: Rc<RefCell<Inner>>,
+}
+
+thread_local! {
+    static CLIENT: RefCell<Option<EngineClient>> = const { RefCell::new(None) };
+}
+
+/// The page's client; created by [`install`].
+pub fn client() -> EngineClient {
+    CLIENT
+        .with(|c| c.borrow().clone())
+        .expect("client installed at start-up")
+}
+
+/// Creates the client for `state` (once, at mount).
+pub fn install(state: AppState) {
+    let c = EngineClient {
+        inner: Rc::new(RefCell::new(Inner {
+            state,
+            generation: 0,
+            slots: Vec::new(),
+            pending: HashMap::new(),
+            next_seq: 1,
+            files: Vec::new(),
+            rank_owner: BTreeMap::new(),
+            export: None,
+            export_done: None,
+        })),
+    };
+    CLIENT.with(|slot| *slot.borrow_mut() = Some(c));
+}
+
+fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map(|p| p.now())
+        .unwrap_or_else(js_sys::Date::now)
+}
+
+impl EngineClient {
+    fn state(&self) -> AppState {
+        self.inner.borrow().state
+    }
+
+    /// Loads `files` (relative path + handle): inventory first, then the memory analysis of
+    /// every runnable rank folder on the pool.
+    pub async fn load(&self, files: Vec<(String, File)>) {
+        let state = self.state();
+        self.terminate_all();
+        state.reset();
+        state.started_ms.set(now_ms());
+        let mut files: Vec<(FileMeta, File)> = files
+            .into_iter()
+            .map(|(path, f)| {
+                (
+                    FileMeta {
+                        path,
+                        size: f.size() as u64,
+                    },
+                    f,
+                )
+            })
+            .collect();
+        files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+        state
+            .files
+            .set(files.iter().map(|(m, _)| m.clone()).collect());
+        self.inner.borrow_mut().files = files;
+        self.start().await;
+    }
+
+    /// Runs the analysis again on the files of the last load (after a Cancel).
+    pub async fn restart(&self) {
+        let state = self.state();
+        self.terminate_all();
+        state.reset();
+        state.started_ms.set(now_ms());
+        self.start().await;
+    }
+
+    async fn start(&self) {
+        let state = self.state();
+        if self.inner.borrow().files.is_empty() {
+            state.phase.set(Phase::Failed(
+                "No files were given: the folder is empty.".into(),
+            ));
+            return;
+        }
+        let first = self.spawn(Role::Pool);
+        let inventory = match self.open(first).await {
+            Some(inv) => inv,
+            None => return,
+        };
+        let runnable: Vec<(u32, u64)> = inventory
+            .ranks
+            .iter()
+            .filter(|r| {
+                r.analyses
+                    .iter()
+                    .any(|a| a.analysis == AnalysisKind::Memory && a.can_run)
+            })
+            .map(|r| (r.index, r.files.iter().map(|f| f.size).sum()))
+            .collect();
+        state.inventory.set(Some(inventory));
+        if runnable.is_empty() {
+            state.phase.set(Phase::Done {
+                elapsed_ms: now_ms() - state.started_ms.get_untracked(),
+            });
+            return;
+        }
+        state.phase.set(Phase::Running);
+        state.selected_rank.set(runnable.first().map(|r| r.0));
+        let hw = web_sys::window()
+            .map(|w| w.navigator().hardware_concurrency() as usize)
+            .unwrap_or(1)
+            .max(1);
+        let n = hw.min(runnable.len()).min(MAX_WORKERS).max(1);
+        let mut slots = vec![first];
+        for _ in 1..n {
+            let s = self.spawn(Role::Pool);
+            self.post_open(s);
+            slots.push(s);
+        }
+        // Largest rank folders first, each to the least loaded worker.
+        let mut order = runnable.clone();
+        order.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut load = vec![0u64; n];
+        let mut assign: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (rank, bytes) in order {
+            let k = (0..n).min_by_key(|&k| (load[k], k)).unwrap_or(0);
+            load[k] += bytes;
+            assign[k].push(rank);
+        }
+        for (k, ranks) in assign.into_iter().enumerate() {
+            let slot = slots[k];
+            {
+                let mut inner = self.inner.borrow_mut();
+                for r in &ranks {
+                    inner.rank_owner.insert(*r, slot);
+                }
+                if let Some(s) = inner.slots.get_mut(slot) {
+                    s.ranks = ranks.clone();
+                }
+            }
+            let mut ranks = ranks;
+            ranks.sort_unstable();
+            self.post(
+                slot,
+                Request::Run {
+                    analysis: AnalysisKind::Memory,
+                    ranks,
+                },
+                None,
+            );
+        }
+    }
+
+    /// Stops everything now: terminates the workers; results so far stay visible.
+    pub fn cancel(&self) {
+        let state = self.state();
+        self.terminate_all();
+        if matches!(
+            state.phase.get_untracked(),
+            Phase::Running | Phase::Inventory
+        ) {
+            state.phase.set(Phase::Cancelled);
+        }
+    }
+
+    fn terminate_all(&self) {
+        let mut inner = self.inner.borrow_mut();
+        inner.generation += 1;
+        for s in inner.slots.drain(..) {
+            s.worker.terminate();
+        }
+        inner.pending.clear();
+        inner.rank_owner.clear();
+        inner.export = None;
+        if let Some(tx) = inner.export_done.take() {
+            let _ = tx.send(Err("cancelled".into()));
+        }
+    }
+
+    fn spawn(&self, role: Role) -> usize {
+        let worker = match Worker::new(WORKER_URL) {
+            Ok(w) => w,
+            Err(e) => {
+                self.state()
+                    .phase
+                    .set(Phase::Failed(format!("cannot start a Web Worker: {e:?}")));
+                return usize::MAX;
+            }
+        };
+        let idx = self.inner.borrow().slots.len();
+        let generation = self.inner.borrow().generation;
+        let this = self.clone();
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+            this.on_message(generation, idx, ev)
+        });
+        let this = self.clone();
+        let on_error =
+            Closure::<dyn FnMut(web_sys::ErrorEvent)>::new(move |ev: web_sys::ErrorEvent| {
+                this.on_worker_died(generation, idx, ev.message())
+            });
+        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        self.inner.borrow_mut().slots.push(Slot {
+            worker,
+            role,
+            ready: false,
+            queue: Vec::new(),
+            ranks: Vec::new(),
+            run_done: false,
+            _on_message: on_message,
+            _on_error: on_error,
+        });
+        idx
+    }
+
+    /// Posts `Open` with every file handle to `slot`.
+    fn post_open(&self, slot: usize) -> u32 {
+        let (metas, handles) = {
+            let inner = self.inner.borrow();
+            let handles = Array::new();
+            for (_, f) in &inner.files {
+                handles.push(f);
+            }
+            (
+                inner.files.iter().map(|(m, _)| m.clone()).collect(),
+                handles,
+            )
+        };
+        self.post(slot, Request::Open { files: metas }, Some(handles))
+    }
+
+    async fn open(&self, slot: usize) -> Option<InventoryDto> {
+        let seq = self.post_open(slot);
+        let rx = self.wait(seq);
+        match rx.await {
+            Ok(Response::Inventory(inv)) => Some(inv),
+            Ok(Response::Failed(f)) => {
+                self.state().phase.set(Phase::Failed(f.message));
+                None
+            }
+            Ok(other) => {
+                self.state().phase.set(Phase::Failed(format!(
+                    "unexpected reply to Open: {other:?}"
+                )));
+                None
+            }
+            Err(_) => None,
+        }
+    }
+
+    fn wait(&self, seq: u32) -> oneshot::Receiver<Response> {
+        let (tx, rx) = oneshot::channel();
+        self.inner.borrow_mut().pending.insert(seq, tx);
+        rx
+    }
+
+    fn post(&self, slot: usize, body: Request, files: Option<Array>) -> u32 {
+        let mut inner = self.inner.borrow_mut();
+        let seq = inner.next_seq;
+        inner.next_seq += 1;
+        let Some(s) = inner.slots.get_mut(slot) else {
+            return seq;
+        };
+        let msg = Object::new();
+        let env = serde_wasm_bindgen::to_value(&Envelope { seq, body }).unwrap_or(JsValue::NULL);
+        let _ = Reflect::set(&msg, &"env".into(), &env);
+        if let Some(f) = files {
+            let _ = Reflect::set(&msg, &"files".into(), &f);
+        }
+        if s.ready {
+            let _ = s.worker.post_message(&msg);
+        } else {
+            s.queue.push(msg.into());
+        }
+        seq
+    }
+
+    /// Sends a query about `rank` to the worker that analysed it and waits for the reply.
+    pub async fn query(&self, rank: u32, body: Request) -> Result<Response, String> {
+        let slot = self.inner.borrow().rank_owner.get(&rank).copied();
+        let Some(slot) = slot else {
+            return Err(format!("rank folder {rank} is not loaded"));
+        };
+        let seq = self.post(slot, body, None);
+        match self.wait(seq).await {
+            Ok(Response::Failed(f)) => Err(f.message),
+            Ok(r) => Ok(r),
+            Err(_) => Err("the worker stopped (cancelled or reloaded)".into()),
+        }
+    }
+
+    /// Writes an export and downloads it. A fresh worker re-analyses every rank folder
+    /// exactly as `proflens memory` does (so the bytes are the CLI's), streams the file in
+    /// chunks, and is terminated; the pool stays free for the views meanwhile.
+    pub async fn export(&self, what: ExportKind) -> Result<(), String> {
+        if self.inner.borrow().files.is_empty() {
+            return Err("nothing loaded".into());
+        }
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut inner = self.inner.borrow_mut();
+            if inner.export_done.is_some() {
+                return Err("an export is already running".into());
+            }
+            inner.export = Some(ExportAcc {
+                parts: Array::new(),
+            });
+            inner.export_done = Some(tx);
+        }
+        let slot = self.spawn(Role::Export);
+        self.post_open(slot);
+        self.post(slot, Request::Export { what }, None);
+        let res = rx
+            .await
+            .unwrap_or_else(|_| Err("export interrupted".into()));
+        if let Some(s) = self.inner.borrow().slots.get(slot) {
+            s.worker.terminate();
+        }
+        res
+    }
+
+    fn on_worker_died(&self, generation: u32, idx: usize, message: String) {
+        let state = self.state();
+        let ranks = {
+            let mut inner = self.inner.borrow_mut();
+            if inner.generation != generation {
+                return;
+            }
+            let Some(s) = inner.slots.get_mut(idx) else {
+                return;
+            };
+            s.run_done = true;
+            if s.role == Role::Export {
+                if let Some(tx) = inner.export_done.take() {
+                    let _ = tx.send(Err(format!("export worker stopped: {message}")));
+                }
+                return;
+            }
+            s.ranks.clone()
+        };
+        state.failures.update(|f| {
+            for r in &ranks {
+                if !state.summaries.with_untracked(|s| s.contains_key(r)) {
+                    f.insert(*r, format!("worker stopped: {message}"));
+                }
+            }
+        });
+        self.check_all_done();
+    }
+
+    fn check_all_done(&self) {
+        let state = self.state();
+        let done = {
+            let inner = self.inner.borrow();
+            inner
+                .slots
+                .iter()
+                .filter(|s| s.role == Role::Pool && !s.ranks.is_empty())
+                .all(|s| s.run_done)
+        };
+        if done && state.phase.get_untracked() == Phase::Running {
+            state.phase.set(Phase::Done {
+                elapsed_ms: now_ms() - state.started_ms.get_untracked(),
+            });
+        }
+    }
+
+    fn on_message(&self, generation: u32, idx: usize, ev: MessageEvent) {
+        if self.inner.borrow().generation != generation {
+            return;
+        }
+        let data = ev.data();
+        let env = Reflect::get(&data, &"env".into()).unwrap_or(JsValue::UNDEFINED);
+        let env: Envelope<Response> = match serde_wasm_bindgen::from_value(env) {
+            Ok(e) => e,
+            Err(e) => {
+                self.state()
+                    .status
+                    .set(format!("unreadable message from a worker: {e}"));
+                return;
+            }
+        };
+        let role = match self.inner.borrow().slots.get(idx) {
+            Some(s) => s.role,
+            None => return,
+        };
+        let state = self.state();
+        match env.body {
+            Response::Ready => {
+                let mut inner = self.inner.borrow_mut();
+                if let Some(s) = inner.slots.get_mut(idx) {
+                    s.ready = true;
+                    for msg in s.queue.drain(..) {
+                        let _ = s.worker.post_message(&msg);
+                    }
+                }
+            }
+            Response::WorkerStats { wasm_memory_bytes } => {
+                state.wasm_memory.update(|m| {
+                    m.insert(idx, wasm_memory_bytes);
+                });
+            }
+            Response::Progress(p) if role == Role::Pool => {
+                state.progress.update(|m| {
+                    m.insert(p.file, FileProgress { last: p });
+                });
+            }
+            Response::RankDone(s) if role == Role::Pool => {
+                state.summaries.update(|m| {
+                    m.insert(s.rank, s);
+                });
+            }
+            Response::RankFailed { rank, message } if role == Role::Pool => {
+                state.failures.update(|m| {
+                    m.insert(rank, message);
+                });
+            }
+            Response::Problems(p) if role == Role::Pool => {
+                state.problems.update(|v| v.extend(p.kept));
+                state.problems_total.update(|t| *t += p.total);
+            }
+            Response::RunDone { .. } if role == Role::Pool => {
+                if let Some(s) = self.inner.borrow_mut().slots.get_mut(idx) {
+                    s.run_done = true;
+                }
+                self.check_all_done();
+            }
+            Response::Progress(_)
+            | Response::RankDone(_)
+            | Response::RankFailed { .. }
+            | Response::Problems(_)
+            | Response::RunDone { .. } => {}
+            Response::ExportChunk { .. } => {
+                let buf = Reflect::get(&data, &"buf".into()).unwrap_or(JsValue::UNDEFINED);
+                if let Some(acc) = self.inner.borrow().export.as_ref() {
+                    acc.parts.push(&buf);
+                }
+            }
+            Response::ExportDone { file_name, mime } => {
+                let (acc, tx) = {
+                    let mut inner = self.inner.borrow_mut();
+                    (inner.export.take(), inner.export_done.take())
+                };
+                let res = match acc {
+                    Some(acc) => download(&acc.parts, &file_name, &mime),
+                    None => Err("export chunks lost".into()),
+                };
+                if let Some(tx) = tx {
+                    let _ = tx.send(res);
+                }
+            }
+            body => {
+                let tx = self.inner.borrow_mut().pending.remove(&env.seq);
+                match (tx, body) {
+                    (Some(tx), body) => {
+                        let _ = tx.send(body);
+                    }
+                    (None, Response::Failed(f)) => {
+                        if role == Role::Export {
+                            if let Some(tx) = self.inner.borrow_mut().export_done.take() {
+                                let _ = tx.send(Err(f.message.clone()));
+                            }
+                        }
+                        state.status.set(f.message);
+                    }
+                    (None, _) => {}
+                }
+            }
+        }
+    }
+}
+
+/// Joins `parts` into a `Blob` and starts a download named `file_name`.
+fn download(parts: &Array, file_name: &str, mime: &str) -> Result<(), String> {
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type(mime);
+    let blob = web_sys::Blob::new_with_buffer_source_sequence_and_options(parts, &opts)
+        .map_err(|e| format!("cannot build the download: {e:?}"))?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob)
+        .map_err(|e| format!("cannot build the download: {e:?}"))?;
+    let doc = web_sys::window()
+        .and_then(|w| w.document())
+        .ok_or("no document")?;
+    let a: web_sys::HtmlAnchorElement = doc
+        .create_element("a")
+        .map_err(|e| format!("{e:?}"))?
+        .unchecked_into();
+    a.set_href(&url);
+    a.set_download(file_name);
+    a.click();
+    let _ = web_sys::Url::revoke_object_url(&url);
+    Ok(())
+}

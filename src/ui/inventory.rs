@@ -1,0 +1,191 @@
+//! The inventory tab: every rank folder found (role, rank, level, versions, files with
+//! sizes and per-file progress), which analyses can run and what is missing, and the files
+//! outside every rank folder. Shown right after the drop, before parsing.
+
+use leptos::prelude::*;
+
+use super::state::AppState;
+use crate::protocol::{AnalysisKind, FileDto, RankFolderDto};
+use crate::views::format;
+
+/// The inventory tab.
+#[component]
+pub fn InventoryView() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    view! {
+        {move || match state.inventory.get() {
+            None => view! { <p class="muted">"Listing the dropped files…"</p> }.into_any(),
+            Some(inv) => {
+                let n_files = state.files.with(|f| f.len());
+                let ranks = inv.ranks.clone();
+                let ignored = inv.ignored.clone();
+                let inv_problems = inv.problems.clone();
+                view! {
+                    <p class="summary" data-testid="inventory-summary">
+                        {format!(
+                            "{} rank folder(s), {} file(s), {} in total; {} file(s) outside any rank folder.",
+                            ranks.len(),
+                            n_files,
+                            format::bytes(inv.total_bytes as f64),
+                            ignored.len()
+                        )}
+                    </p>
+                    {inv_problems
+                        .into_iter()
+                        .map(|p| view! { <p class="notice">{format!("{}: {}", p.code, p.message)}</p> })
+                        .collect_view()}
+                    <div class="rank-cards">
+                        {ranks.into_iter().map(|r| view! { <RankCard rank=r/> }).collect_view()}
+                    </div>
+                    <Show when={
+                        let empty = ignored.is_empty();
+                        move || !empty
+                    }>
+                        <details class="ignored" data-testid="ignored-files">
+                            <summary>{format!("Ignored files ({})", ignored.len())}</summary>
+                            <ul>
+                                {ignored
+                                    .iter()
+                                    .map(|f| view! { <li><code>{f.path.clone()}</code>" — "{f.kind.clone()}</li> })
+                                    .collect_view()}
+                            </ul>
+                        </details>
+                    </Show>
+                }
+                .into_any()
+            }
+        }}
+    }
+}
+
+#[component]
+fn RankCard(rank: RankFolderDto) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let idx = rank.index;
+    let title = format!(
+        "{} · rank {}",
+        rank.role,
+        rank.rank_id
+            .map(|r| r.to_string())
+            .unwrap_or_else(|| "?".into())
+    );
+    let (n_other, other_bytes) = rank.other_files;
+    let facts = [
+        ("folder", Some(rank.dir.clone())),
+        ("rank from", Some(rank.rank_source.clone())),
+        (
+            "other files",
+            (n_other > 0).then(|| {
+                format!(
+                    "{n_other} ({}), not read",
+                    format::bytes(other_bytes as f64)
+                )
+            }),
+        ),
+        ("level", rank.level.clone()),
+        ("export", rank.export_type.clone()),
+        ("torch_npu", rank.torch_npu_version.clone()),
+        ("CANN", rank.cann_version.clone()),
+    ];
+    let status = move || {
+        if let Some(s) = state.summaries.with(|m| m.get(&idx).map(|s| s.rows)) {
+            format!("done: {s} memory events")
+        } else if let Some(f) = state.failures.with(|m| m.get(&idx).cloned()) {
+            format!("failed: {f}")
+        } else {
+            String::new()
+        }
+    };
+    view! {
+        <section class="rank-card" data-testid="rank-card" data-rank=idx>
+            <h3>{title}</h3>
+            <p class="rank-status">{status}</p>
+            <dl class="facts">
+                {facts
+                    .into_iter()
+                    .map(|(k, v)| {
+                        view! {
+                            <dt>{k}</dt>
+                            <dd>{v.unwrap_or_else(|| "—".into())}</dd>
+                        }
+                    })
+                    .collect_view()}
+            </dl>
+            <ul class="capabilities">
+                {rank
+                    .analyses
+                    .iter()
+                    .map(|a| {
+                        let ok = a.can_run;
+                        let name = match a.analysis {
+                            AnalysisKind::Memory => "Memory events",
+                            AnalysisKind::Anomaly => "Steps and anomalies",
+                        };
+                        let mut text = if ok {
+                            format!("{name}: can run")
+                        } else {
+                            format!("{name}: cannot run — missing {}", a.missing.join("; "))
+                        };
+                        if !a.degraded.is_empty() {
+                            text.push_str(&format!(" (but: {})", a.degraded.join("; ")));
+                        }
+                        view! { <li class:ok=ok class:missing=!ok>{text}</li> }
+                    })
+                    .collect_view()}
+            </ul>
+            {rank.notes.iter().map(|n| view! { <p class="notice">{n.clone()}</p> }).collect_view()}
+            <table class="files">
+                <thead>
+                    <tr><th>"file"</th><th>"kind"</th><th class="num">"size"</th><th>"read"</th></tr>
+                </thead>
+                <tbody>
+                    {rank.files.into_iter().map(|f| view! { <FileRow file=f dir=rank.dir.clone()/> }).collect_view()}
+                </tbody>
+            </table>
+        </section>
+    }
+}
+
+#[component]
+fn FileRow(file: FileDto, dir: String) -> impl IntoView {
+    let shown = file
+        .path
+        .strip_prefix(&format!("{dir}/"))
+        .unwrap_or(&file.path)
+        .to_string();
+    let state = expect_context::<AppState>();
+    let idx = file.file;
+    let progress = move || state.progress.with(|m| m.get(&idx).map(|p| p.last.clone()));
+    view! {
+        <tr>
+            <td title=file.path.clone()><code>{shown}</code></td>
+            <td>{file.kind.clone()}</td>
+            <td class="num">{format::bytes(file.size as f64)}</td>
+            <td class="progress-cell">
+                {move || match progress() {
+                    None => view! { <span class="muted">"—"</span> }.into_any(),
+                    Some(p) => {
+                        let pct = if p.bytes_total == 0 {
+                            100.0
+                        } else {
+                            p.bytes_done as f64 * 100.0 / p.bytes_total as f64
+                        };
+                        view! {
+                            <progress max="100" value=pct data-testid="file-progress"></progress>
+                            <br/>
+                            <span class="progress-text">
+                                {format!(
+                                    "{} / {} · {}",
+                                    format::bytes(p.bytes_done as f64),
+                                    format::bytes(p.bytes_total as f64),
+                                    format::rate_mb_s(p.mb_per_s)
+                                )}
+                            </span>
+                        }
+                        .into_any()
+                    }
+                }}
+            </td>
+        </tr>
+    }
+}

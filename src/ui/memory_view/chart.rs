@@ -1,0 +1,222 @@
+//! The memory chart: allocator allocated / reserved / active MB and the reconstructed live
+//! bytes over time, peak marked. Hover shows time, values and the largest live
+//! allocations; the wheel zooms around the cursor, a drag zooms to the selected range,
+//! double-click or "Reset zoom" shows everything. Curves are min/max per pixel column,
+//! computed in the worker for the visible window.
+
+use leptos::ev;
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::protocol::{CurveDto, LiveAtDto, Request, Response};
+use crate::ui::client::client;
+use crate::ui::widgets::chart::{self, plot_columns, MARGIN};
+use crate::views::format;
+
+/// The chart of one rank; `t0_ms` is shown as time 0.
+#[component]
+pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
+    let canvas = NodeRef::<Canvas>::new();
+    let window = RwSignal::new(None::<(f64, f64)>);
+    let curve = RwSignal::new(None::<CurveDto>);
+    let error = RwSignal::new(None::<String>);
+    let hover = RwSignal::new(None::<(f64, f64, usize)>); // (x px, t ms, column)
+    let live = RwSignal::new(None::<LiveAtDto>);
+    let drag = RwSignal::new(None::<(f64, f64)>);
+    let generation = StoredValue::new(0u32);
+
+    // Fetch the curve whenever the window changes (and once the canvas has a size).
+    Effect::new(move |_| {
+        let win = window.get();
+        let Some(c) = canvas.get() else { return };
+        let width_px = plot_columns(c.client_width() as f64);
+        generation.update_value(|g| *g += 1);
+        let g = generation.get_value();
+        spawn_local(async move {
+            let req = Request::Curve {
+                rank,
+                x_range: win,
+                width_px,
+            };
+            match client().query(rank, req).await {
+                Ok(Response::Curve(c)) if generation.get_value() == g => {
+                    error.set(None);
+                    curve.set(Some(c));
+                }
+                Ok(Response::Curve(_)) => {}
+                Ok(other) => error.set(Some(format!("unexpected reply {other:?}"))),
+                Err(e) => error.set(Some(e)),
+            }
+        });
+    });
+    // Redraw on new data or a drag band.
+    Effect::new(move |_| {
+        let band = drag.get();
+        curve.with(|c| {
+            if let (Some(c), Some(el)) = (c, canvas.get()) {
+                chart::draw(&el, c, t0_ms, band);
+            }
+        });
+    });
+
+    let x_to_t = move |x: f64| -> Option<(f64, usize)> {
+        let c = curve.get_untracked()?;
+        let el = canvas.get_untracked()?;
+        let pw = el.client_width() as f64 - MARGIN.0 - MARGIN.1;
+        let col = ((x - MARGIN.0).max(0.0).min(pw - 1.0)) as usize;
+        let n = c.series.first().map(|s| s.min.len()).unwrap_or(0).max(1);
+        let t = c.x0_ms + (col as f64 + 0.5) / n as f64 * (c.x1_ms - c.x0_ms);
+        Some((t, col.min(n - 1)))
+    };
+    let live_gen = StoredValue::new(0u32);
+    let on_move = move |ev: ev::MouseEvent| {
+        let x = ev.offset_x() as f64;
+        if let Some((a, _)) = drag.get_untracked() {
+            drag.set(Some((a, x)));
+        }
+        let Some((t, col)) = x_to_t(x) else { return };
+        hover.set(Some((x, t, col)));
+        live_gen.update_value(|g| *g += 1);
+        let g = live_gen.get_value();
+        spawn_local(async move {
+            if let Ok(Response::LiveAt(l)) = client()
+                .query(
+                    rank,
+                    Request::LiveAt {
+                        rank,
+                        t_ms: t,
+                        limit: 5,
+                    },
+                )
+                .await
+            {
+                if live_gen.get_value() == g {
+                    live.set(Some(l));
+                }
+            }
+        });
+    };
+    let on_wheel = move |ev: ev::WheelEvent| {
+        ev.prevent_default();
+        let Some(c) = curve.get_untracked() else {
+            return;
+        };
+        let Some((t, _)) = x_to_t(ev.offset_x() as f64) else {
+            return;
+        };
+        let factor = if ev.delta_y() < 0.0 { 0.8 } else { 1.25 };
+        let (f0, f1) = c.full_range_ms;
+        let mut a = t - (t - c.x0_ms) * factor;
+        let mut b = t + (c.x1_ms - t) * factor;
+        if b - a >= f1 - f0 {
+            window.set(None);
+            return;
+        }
+        if a < f0 {
+            b += f0 - a;
+            a = f0;
+        }
+        if b > f1 {
+            a -= b - f1;
+            b = f1;
+        }
+        window.set(Some((a, b)));
+    };
+    let on_down = move |ev: ev::MouseEvent| {
+        let x = ev.offset_x() as f64;
+        drag.set(Some((x, x)));
+    };
+    let on_up = move |_ev: ev::MouseEvent| {
+        let Some((a, b)) = drag.get_untracked() else {
+            return;
+        };
+        drag.set(None);
+        if (a - b).abs() < 5.0 {
+            return;
+        }
+        if let (Some((ta, _)), Some((tb, _))) = (x_to_t(a.min(b)), x_to_t(a.max(b))) {
+            if tb > ta {
+                window.set(Some((ta, tb)));
+            }
+        }
+    };
+    let tooltip = move || {
+        let (x, t, col) = hover.get()?;
+        let c = curve.get()?;
+        let values = c
+            .series
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let (lo, hi) = (s.min.get(col).copied()?, s.max.get(col).copied()?);
+                let v = if (hi - lo).abs() < 1e-9 {
+                    format::mb(hi)
+                } else {
+                    format!("{} – {}", format::mb(lo), format::mb(hi))
+                };
+                Some(view! {
+                    <div><span class="swatch" style=format!("background:{}", chart::COLORS[i % chart::COLORS.len()])></span>{format!("{}: {v}", s.name)}</div>
+                })
+            })
+            .collect_view();
+        let largest = live.get().map(|l| {
+            let rows = l
+                .largest
+                .into_iter()
+                .map(|r| {
+                    let site = if r.user_frame.is_empty() { r.call_stack_top.clone() } else { r.user_frame.clone() };
+                    view! { <li>{format!("{} {} ", format::kb(r.size_kb), r.name)}<code>{site}</code></li> }
+                })
+                .collect_view();
+            view! {
+                <div class="muted">{format!("{} live rows, {}", l.live_rows, format::mb(l.live_mb))}</div>
+                <ol class="live">{rows}</ol>
+            }
+        });
+        Some(view! {
+            <div class="tooltip" data-testid="chart-tooltip" style=format!("left:{}px", (x + 16.0).min(700.0))>
+                <div><b>{format::rel_time_ms(t, t0_ms)}</b></div>
+                {values}
+                {largest}
+            </div>
+        })
+    };
+    let legend = move || {
+        curve.with(|c| {
+            c.as_ref().map(|c| {
+                c.series
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| view! {
+                        <span class="legend-item"><span class="swatch" style=format!("background:{}", chart::COLORS[i % chart::COLORS.len()])></span>{s.name.clone()}</span>
+                    })
+                    .collect_view()
+            })
+        })
+    };
+    view! {
+        <section class="chart-box">
+            <div class="chart-bar">
+                <span class="legend">{legend}</span>
+                <span class="muted">{move || curve.with(|c| c.as_ref().map(|c| format!("{} samples · wheel to zoom, drag to select, double-click to reset", c.samples)))}</span>
+                <button class="button" data-testid="reset-zoom" on:click=move |_| window.set(None)>"Reset zoom"</button>
+            </div>
+            {move || error.get().map(|e| view! { <p class="notice error">{e}</p> })}
+            <div class="chart-wrap">
+                <canvas
+                    node_ref=canvas
+                    class="chart"
+                    data-testid="memory-chart"
+                    on:mousemove=on_move
+                    on:mouseleave=move |_| { hover.set(None); drag.set(None); }
+                    on:wheel=on_wheel
+                    on:mousedown=on_down
+                    on:mouseup=on_up
+                    on:dblclick=move |_| window.set(None)
+                ></canvas>
+                {tooltip}
+            </div>
+        </section>
+    }
+}

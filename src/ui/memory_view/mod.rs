@@ -1,0 +1,257 @@
+//! The memory tab (issue 2): rank/role selector and overview, per-rank summary, the curve
+//! chart, the virtualised events table with the call-stack panel, the top-sites table and
+//! the exports. Every number shown comes from the worker (`Request::{Curve, Rows, LiveAt,
+//! Sites, Stack}`).
+
+mod chart;
+mod sites;
+mod table;
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use super::client::client;
+use super::state::AppState;
+use crate::protocol::{ExportKind, MemorySummaryDto, Request, Response, StackDto};
+use crate::views::format;
+
+/// The memory tab.
+#[component]
+pub fn MemoryView() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let selected_row = RwSignal::new(None::<u32>);
+    // A new rank clears the selected row.
+    Effect::new(move |_| {
+        state.selected_rank.track();
+        selected_row.set(None);
+    });
+    let summary = Memo::new(move |_| {
+        let r = state.selected_rank.get()?;
+        state.summaries.with(|m| m.get(&r).cloned())
+    });
+    view! {
+        <section class="memory" data-testid="memory-view">
+            <RankOverview/>
+            <Exports/>
+            {move || match (state.selected_rank.get(), summary.get()) {
+                (Some(rank), Some(s)) => view! {
+                    <SummaryCard s=s.clone()/>
+                    <chart::MemoryChart rank=rank t0_ms=s.t_range_ms.map(|r| r.0).unwrap_or(0.0)/>
+                    <div class="table-and-stack">
+                        <table::EventsTable rank=rank selected=selected_row t0_ms=s.t_range_ms.map(|r| r.0).unwrap_or(0.0)/>
+                        <StackPanel rank=rank selected=selected_row/>
+                    </div>
+                    <sites::SitesTable rank=rank/>
+                }
+                .into_any(),
+                (Some(rank), None) => {
+                    let failed = state.failures.with(|f| f.get(&rank).cloned());
+                    match failed {
+                        Some(m) => view! { <p class="notice error">{format!("This rank folder failed: {m}")}</p> }.into_any(),
+                        None => view! { <p class="muted">"Analysing this rank folder…"</p> }.into_any(),
+                    }
+                }
+                (None, _) => view! { <p class="muted">"No rank folder with operator_memory.csv."</p> }.into_any(),
+            }}
+        </section>
+    }
+}
+
+/// One line per rank folder: role, rank, rows, matches, peak; click to select.
+#[component]
+fn RankOverview() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let rows = move || {
+        let inv = state.inventory.get().unwrap_or_default();
+        inv.ranks
+            .into_iter()
+            .filter(|r| {
+                r.analyses
+                    .iter()
+                    .any(|a| a.analysis == crate::protocol::AnalysisKind::Memory && a.can_run)
+            })
+            .map(|r| {
+                let idx = r.index;
+                let s = state.summaries.with(|m| m.get(&idx).cloned());
+                let failed = state.failures.with(|m| m.get(&idx).cloned());
+                let (rows, matched, peak, live) = match &s {
+                    Some(s) => (
+                        s.rows.to_string(),
+                        (s.rows - s.matches.none).to_string(),
+                        s.peak_allocated_mb.map(format::mb).unwrap_or_else(|| "—".into()),
+                        format::kb(s.live_at_peak_kb),
+                    ),
+                    None => {
+                        let t = if failed.is_some() { "failed" } else { "…" };
+                        (t.to_string(), String::new(), String::new(), String::new())
+                    }
+                };
+                view! {
+                    <tr
+                        data-testid="rank-summary-row"
+                        class:selected=move || state.selected_rank.get() == Some(idx)
+                        on:click=move |_| state.selected_rank.set(Some(idx))
+                        title=failed.unwrap_or_default()
+                    >
+                        <td>{r.role.clone()}</td>
+                        <td class="num">{r.rank_id.map(|v| v.to_string()).unwrap_or_else(|| "?".into())}</td>
+                        <td><code>{r.dir.clone()}</code></td>
+                        <td class="num" data-testid="rank-rows">{rows}</td>
+                        <td class="num">{matched}</td>
+                        <td class="num">{peak}</td>
+                        <td class="num">{live}</td>
+                    </tr>
+                }
+            })
+            .collect_view()
+    };
+    view! {
+        <table class="grid overview" data-testid="rank-overview">
+            <thead>
+                <tr>
+                    <th>"role"</th><th class="num">"rank"</th><th>"folder"</th><th class="num">"events"</th>
+                    <th class="num">"with stack"</th><th class="num">"peak allocated"</th><th class="num">"live at peak"</th>
+                </tr>
+            </thead>
+            <tbody>{rows}</tbody>
+        </table>
+    }
+}
+
+#[component]
+fn SummaryCard(s: MemorySummaryDto) -> impl IntoView {
+    let t0 = s.t_range_ms.map(|r| r.0).unwrap_or(0.0);
+    let m = &s.matches;
+    let matches = format!(
+        "exact {} · enclosing {} · nearest before {} · via forward {} · none {}",
+        m.exact, m.enclosing, m.nearest_before, m.via_forward, m.none
+    );
+    let peak = match (s.peak_allocated_mb, s.peak_time_ms) {
+        (Some(p), Some(t)) => format!(
+            "{} at {} (reserved {})",
+            format::mb(p),
+            format::rel_time_ms(t, t0),
+            s.reserved_at_peak_mb
+                .map(format::mb)
+                .unwrap_or_else(|| "—".into())
+        ),
+        _ => "—".into(),
+    };
+    let groups = s
+        .live_at_peak_by_user_frame
+        .iter()
+        .take(8)
+        .map(|g| {
+            let key = if g.key.is_empty() { "(no user frame)".to_string() } else { g.key.clone() };
+            view! { <li><span class="num">{format::kb(g.size_kb)}</span>" "{format!("({}×) ", g.count)}<code>{key}</code></li> }
+        })
+        .collect_view();
+    view! {
+        <section class="summary-card" data-testid="memory-summary">
+            {s.no_stacks.then(|| view! {
+                <p class="notice warning">"No call stacks: re-profile with "<code>"with_stack=True"</code>" to see where memory was allocated."</p>
+            })}
+            <dl class="facts">
+                <dt>"events"</dt><dd>{format!("{} ({} allocations, {} frees)", s.rows, s.alloc_count, s.free_count)}</dd>
+                <dt>"allocated / freed"</dt><dd>{format!("{} / {}", format::kb(s.alloc_kb), format::kb(s.free_kb))}</dd>
+                <dt>"match quality"</dt><dd>{matches}</dd>
+                <dt>"allocator peak"</dt><dd>{peak}</dd>
+                <dt>"live at peak"</dt><dd>{format!("{} rows, {}", s.live_at_peak_rows, format::kb(s.live_at_peak_kb))}</dd>
+                <dt>"rows-only live peak"</dt><dd>{format!("{}{}", format::mb(s.peak_live_mb), s.peak_live_time_ms.map(|t| format!(" at {}", format::rel_time_ms(t, t0))).unwrap_or_default())}</dd>
+                <dt>"never released"</dt><dd>{s.unreleased_rows.to_string()}</dd>
+            </dl>
+            <h4>"Live at the allocator peak, by user frame"</h4>
+            <ul class="groups">{groups}</ul>
+        </section>
+    }
+}
+
+#[component]
+fn Exports() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let busy = RwSignal::new(false);
+    let run = move |what: ExportKind| {
+        busy.set(true);
+        state.status.set(format!("Writing {what:?}…"));
+        spawn_local(async move {
+            match client().export(what).await {
+                Ok(()) => state.status.set(format!("{what:?} written.")),
+                Err(e) => state.status.set(format!("Export failed: {e}")),
+            }
+            busy.set(false);
+        });
+    };
+    view! {
+        <div class="exports">
+            <span>"Export all ranks: "</span>
+            <button class="button" data-testid="export-csv" disabled=move || busy.get() on:click=move |_| run(ExportKind::MemoryCsv)>"CSV"</button>
+            <button class="button" data-testid="export-json" disabled=move || busy.get() on:click=move |_| run(ExportKind::MemoryJson)>"JSON"</button>
+            <button class="button" data-testid="export-md" disabled=move || busy.get() on:click=move |_| run(ExportKind::MemorySummaryMd)>"Summary (Markdown)"</button>
+        </div>
+    }
+}
+
+/// The full call stack of the selected row, one frame per line, the user frame highlighted.
+#[component]
+fn StackPanel(rank: u32, selected: RwSignal<Option<u32>>) -> impl IntoView {
+    let stack = RwSignal::new(None::<Result<StackDto, String>>);
+    Effect::new(move |_| {
+        let Some(row) = selected.get() else {
+            stack.set(None);
+            return;
+        };
+        spawn_local(async move {
+            let res = match client().query(rank, Request::Stack { rank, row }).await {
+                Ok(Response::Stack(s)) => Ok(s),
+                Ok(other) => Err(format!("unexpected reply {other:?}")),
+                Err(e) => Err(e),
+            };
+            if selected.get_untracked() == Some(row) {
+                stack.set(Some(res));
+                // Bring the highlighted user frame into view inside the panel.
+                if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| {
+                    d.query_selector("[data-testid=stack-panel] li.user")
+                        .ok()
+                        .flatten()
+                }) {
+                    let opts = web_sys::ScrollIntoViewOptions::new();
+                    opts.set_block(web_sys::ScrollLogicalPosition::Nearest);
+                    el.scroll_into_view_with_scroll_into_view_options(&opts);
+                }
+            }
+        });
+    });
+    view! {
+        <aside class="stack-panel" data-testid="stack-panel">
+            <h4>"Call stack"</h4>
+            {move || match stack.get() {
+                None => view! { <p class="muted">"Click a row to see its full call stack (innermost frame first)."</p> }.into_any(),
+                Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
+                Some(Ok(s)) => {
+                    let origin = if s.stack_origin.starts_with("forward:") {
+                        format!("inherited from the forward op {}", &s.stack_origin["forward:".len()..])
+                    } else {
+                        String::new()
+                    };
+                    view! {
+                        <p>
+                            <b>{s.row.name.clone()}</b>
+                            {format!(" · {} · match {} · CSV line {}", format::kb(s.row.size_kb), s.row.match_quality, s.row.source_line)}
+                        </p>
+                        <p class="muted">{origin}</p>
+                        {if s.frames.is_empty() {
+                            view! { <p class="muted">"No call stack matched this row."</p> }.into_any()
+                        } else {
+                            view! {
+                                <ol class="frames">
+                                    {s.frames.into_iter().map(|f| view! { <li class:user=f.user><code>{f.text}</code></li> }).collect_view()}
+                                </ol>
+                            }.into_any()
+                        }}
+                    }
+                    .into_any()
+                }
+            }}
+        </aside>
+    }
+}

@@ -1,0 +1,202 @@
+//! The virtualised events table: only the visible rows exist in the DOM; each scroll, sort
+//! or filter change asks the worker for one page (`Request::Rows`), the worker keeps the
+//! sorted/filtered order of all rows. Works the same for 184 or 1M rows.
+
+use leptos::ev;
+use leptos::html::Div;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::protocol::{MemColumn, Request, Response, RowFilter, RowsPage, RowsQuery, SortKey};
+use crate::ui::client::client;
+use crate::ui::widgets::virtual_scroll::{first_row, spacer_height};
+use crate::views::format;
+
+/// Row height, px (must match `.vt-row` in web/style.css).
+const ROW_H: f64 = 24.0;
+/// Viewport height, px.
+const VIEW_H: f64 = 480.0;
+
+const COLUMNS: &[(MemColumn, &str, bool)] = &[
+    (MemColumn::Row, "#", true),
+    (MemColumn::Name, "name", false),
+    (MemColumn::SizeKb, "size", true),
+    (MemColumn::StartTimeMs, "start", true),
+    (MemColumn::DurationMs, "duration", true),
+    (MemColumn::TotalAllocatedMb, "allocated", true),
+    (MemColumn::TotalReservedMb, "reserved", true),
+    (MemColumn::MatchQuality, "match", false),
+    (MemColumn::UserFrame, "user frame", false),
+    (MemColumn::CallStackTop, "first listed frame", false),
+];
+
+/// The events table of one rank; clicking a row sets `selected`.
+#[component]
+pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> impl IntoView {
+    let sort = RwSignal::new(None::<SortKey>);
+    let text = RwSignal::new(String::new());
+    let min_kb = RwSignal::new(None::<f64>);
+    let max_kb = RwSignal::new(None::<f64>);
+    let scroll_top = RwSignal::new(0.0f64);
+    let page = RwSignal::new(None::<RowsPage>);
+    let error = RwSignal::new(None::<String>);
+    let total = RwSignal::new(0u32);
+    let viewport = NodeRef::<Div>::new();
+    let generation = StoredValue::new(0u32);
+    // Debounced text filter: the query uses `applied_text`.
+    let applied_text = RwSignal::new(String::new());
+    let timer = StoredValue::new_local(None::<gloo::timers::callback::Timeout>);
+    Effect::new(move |_| {
+        let t = text.get();
+        let h = gloo::timers::callback::Timeout::new(200, move || applied_text.set(t));
+        timer.set_value(Some(h));
+    });
+
+    let visible = (VIEW_H / ROW_H).ceil() as u32 + 2;
+    Effect::new(move |_| {
+        let filter = RowFilter {
+            text: applied_text.get(),
+            min_kb: min_kb.get(),
+            max_kb: max_kb.get(),
+        };
+        let sort = sort.get();
+        let first = first_row(scroll_top.get(), VIEW_H, total.get(), ROW_H);
+        generation.update_value(|g| *g += 1);
+        let g = generation.get_value();
+        spawn_local(async move {
+            let q = RowsQuery {
+                rank,
+                offset: first,
+                limit: visible,
+                sort,
+                filter,
+            };
+            match client().query(rank, Request::Rows(q)).await {
+                Ok(Response::Rows(p)) => {
+                    if generation.get_value() == g {
+                        error.set(None);
+                        if total.get_untracked() != p.matching_rows {
+                            total.set(p.matching_rows);
+                        }
+                        page.set(Some(p));
+                    }
+                }
+                Ok(other) => error.set(Some(format!("unexpected reply {other:?}"))),
+                Err(e) => error.set(Some(e)),
+            }
+        });
+    });
+    // A new filter or sort starts at the top.
+    Effect::new(move |_| {
+        applied_text.track();
+        min_kb.track();
+        max_kb.track();
+        sort.track();
+        if let Some(el) = viewport.get_untracked() {
+            el.set_scroll_top(0);
+        }
+        scroll_top.set(0.0);
+    });
+
+    let header = COLUMNS
+        .iter()
+        .map(|&(col, label, num)| {
+            let arrow = move || match sort.get() {
+                Some(k) if k.column == col => {
+                    if k.descending {
+                        " ▼"
+                    } else {
+                        " ▲"
+                    }
+                }
+                _ => "",
+            };
+            view! {
+                <div
+                    class="vt-cell vt-head"
+                    class:num=num
+                    data-col=format!("{col:?}")
+                    on:click=move |_| {
+                        sort.update(|s| {
+                            *s = match *s {
+                                Some(k) if k.column == col && !k.descending => Some(SortKey { column: col, descending: true }),
+                                Some(k) if k.column == col => None,
+                                _ => Some(SortKey { column: col, descending: num }),
+                            }
+                        })
+                    }
+                >
+                    {label}
+                    {arrow}
+                </div>
+            }
+        })
+        .collect_view();
+
+    let parse_kb = |s: String| s.trim().parse::<f64>().ok();
+    let rows = move || {
+        let Some(p) = page.get() else {
+            return Vec::new();
+        };
+        p.rows
+            .into_iter()
+            .map(|r| {
+                let id = r.row;
+                let stack_site = r.user_frame.clone();
+                view! {
+                    <div
+                        class="vt-row"
+                        data-testid="event-row"
+                        class:selected=move || selected.get() == Some(id)
+                        class:free=r.size_kb < 0.0
+                        on:click=move |_| selected.set(Some(id))
+                    >
+                        <div class="vt-cell num">{id.to_string()}</div>
+                        <div class="vt-cell" title=r.name.clone()>{r.name.clone()}</div>
+                        <div class="vt-cell num">{format::kb(r.size_kb)}</div>
+                        <div class="vt-cell num">{format::rel_time_ms(r.start_time_ms, t0_ms)}</div>
+                        <div class="vt-cell num">{if r.duration_ms == 0.0 { "not released".to_string() } else { format::duration_ms(r.duration_ms) }}</div>
+                        <div class="vt-cell num">{format::mb(r.total_allocated_mb)}</div>
+                        <div class="vt-cell num">{format::mb(r.total_reserved_mb)}</div>
+                        <div class="vt-cell">{r.match_quality.clone()}</div>
+                        <div class="vt-cell" title=stack_site.clone()>{format::short_frame(&stack_site).to_string()}</div>
+                        <div class="vt-cell" title=r.call_stack_top.clone()>{format::short_frame(&r.call_stack_top).to_string()}</div>
+                    </div>
+                }
+            })
+            .collect::<Vec<_>>()
+    };
+    view! {
+        <section class="events">
+            <div class="filters">
+                <input
+                    type="search"
+                    data-testid="row-filter"
+                    placeholder="filter: name or any stack frame"
+                    on:input=move |ev| text.set(event_target_value(&ev))
+                />
+                <label>"size ≥ "<input type="number" class="kb" placeholder="KB" on:input=move |ev| min_kb.set(parse_kb(event_target_value(&ev)))/>" KB"</label>
+                <label>"size ≤ "<input type="number" class="kb" placeholder="KB" on:input=move |ev| max_kb.set(parse_kb(event_target_value(&ev)))/>" KB"</label>
+                <span class="muted" data-testid="row-count">
+                    {move || page.get().map(|p| format!("{} of {} rows", p.matching_rows, p.total_rows))}
+                </span>
+            </div>
+            {move || error.get().map(|e| view! { <p class="notice error">{e}</p> })}
+            <div class="vt" data-testid="events-table">
+                <div class="vt-row vt-header">{header}</div>
+                <div
+                    class="vt-viewport"
+                    node_ref=viewport
+                    style=format!("height:{VIEW_H}px")
+                    on:scroll=move |ev: ev::Event| {
+                        let el: web_sys::Element = event_target(&ev);
+                        scroll_top.set(el.scroll_top() as f64);
+                    }
+                >
+                    <div class="vt-spacer" style=move || format!("height:{}px", spacer_height(total.get(), ROW_H))></div>
+                    <div class="vt-rows" style=move || format!("top:{}px", scroll_top.get())>{rows}</div>
+                </div>
+            </div>
+        </section>
+    }
+}

@@ -1,0 +1,120 @@
+//! Signals of the page: what was loaded, how far the analysis is, what the user selected.
+//! The [`super::client`] writes the analysis signals from worker messages; components read
+//! them. Every value is plain protocol data (`Send + Sync`), so ordinary `RwSignal`s work.
+
+use std::collections::BTreeMap;
+
+use leptos::prelude::*;
+
+use crate::protocol::{InventoryDto, MemorySummaryDto, ProblemDto, ProgressDto};
+
+/// Where the page is in its life cycle.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Phase {
+    /// Nothing loaded: the landing page.
+    Empty,
+    /// Files handed to the worker; waiting for the inventory.
+    Inventory,
+    /// Ranks are being analysed.
+    Running,
+    /// Every rank finished (done or failed).
+    Done {
+        /// Wall time from the drop to the last rank, ms.
+        elapsed_ms: f64,
+    },
+    /// The user cancelled; workers were terminated.
+    Cancelled,
+    /// Loading failed before any analysis (message shown).
+    Failed(String),
+}
+
+/// Progress of one file, with the time of the last update.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileProgress {
+    /// The last report.
+    pub last: ProgressDto,
+}
+
+/// Tabs of the result area: one per analysis plus the inventory and the problems.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Tab {
+    /// Files found, ranks, readiness, per-file progress.
+    Inventory,
+    /// Memory events (issue 2).
+    Memory,
+    /// Warnings and errors.
+    Problems,
+}
+
+/// All page signals (cheap to copy: every field is an arena handle).
+#[derive(Clone, Copy)]
+pub struct AppState {
+    /// Life cycle.
+    pub phase: RwSignal<Phase>,
+    /// The dropped files' metadata, in the order posted to the workers.
+    pub files: RwSignal<Vec<crate::protocol::FileMeta>>,
+    /// The inventory (after the drop, before parsing).
+    pub inventory: RwSignal<Option<InventoryDto>>,
+    /// Per file index: read progress.
+    pub progress: RwSignal<BTreeMap<u32, FileProgress>>,
+    /// Per rank folder index: summary once done.
+    pub summaries: RwSignal<BTreeMap<u32, MemorySummaryDto>>,
+    /// Per rank folder index: failure message.
+    pub failures: RwSignal<BTreeMap<u32, String>>,
+    /// Problems of every worker, merged.
+    pub problems: RwSignal<Vec<ProblemDto>>,
+    /// Total problems counted (kept or not).
+    pub problems_total: RwSignal<u64>,
+    /// Selected tab.
+    pub tab: RwSignal<Tab>,
+    /// Selected rank folder in the memory view.
+    pub selected_rank: RwSignal<Option<u32>>,
+    /// A transient status line (exports, errors of queries).
+    pub status: RwSignal<String>,
+    /// Per worker slot: wasm memory size in bytes (peak so far).
+    pub wasm_memory: RwSignal<BTreeMap<usize, u64>>,
+    /// `performance.now()` at the drop, ms.
+    pub started_ms: RwSignal<f64>,
+}
+
+impl AppState {
+    /// Fresh signals (call once, under the root owner).
+    pub fn new() -> Self {
+        AppState {
+            phase: RwSignal::new(Phase::Empty),
+            files: RwSignal::new(Vec::new()),
+            inventory: RwSignal::new(None),
+            progress: RwSignal::new(BTreeMap::new()),
+            summaries: RwSignal::new(BTreeMap::new()),
+            failures: RwSignal::new(BTreeMap::new()),
+            problems: RwSignal::new(Vec::new()),
+            problems_total: RwSignal::new(0),
+            tab: RwSignal::new(Tab::Inventory),
+            selected_rank: RwSignal::new(None),
+            status: RwSignal::new(String::new()),
+            wasm_memory: RwSignal::new(BTreeMap::new()),
+            started_ms: RwSignal::new(0.0),
+        }
+    }
+
+    /// Clears every result before a new load.
+    pub fn reset(&self) {
+        self.phase.set(Phase::Inventory);
+        self.inventory.set(None);
+        self.progress.set(BTreeMap::new());
+        self.summaries.set(BTreeMap::new());
+        self.failures.set(BTreeMap::new());
+        self.problems.set(Vec::new());
+        self.problems_total.set(0);
+        self.tab.set(Tab::Inventory);
+        self.selected_rank.set(None);
+        self.status.set(String::new());
+        self.wasm_memory.set(BTreeMap::new());
+    }
+}
+
+impl Default for AppState {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,0 +1,94 @@
+// Shared helpers of the browser tests and the browser benchmark: a static server for
+// dist/ (no third-party server needed) and a Chromium launch through playwright-core.
+// Never downloads a browser: it drives Debian's /usr/bin/chromium.
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const HERE = path.dirname(fileURLToPath(import.meta.url));
+export const REPO = path.resolve(HERE, '../..');
+export const DIST = path.join(REPO, 'dist');
+export const OUT = path.join(REPO, 'test-output');
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.svg': 'image/svg+xml',
+};
+
+/** Serves `root` on 127.0.0.1 (random port). Returns { url, close, requests }. */
+export async function serveStatic(root = DIST) {
+  if (!fs.existsSync(path.join(root, 'index.html'))) {
+    throw new Error(`${root}/index.html missing: run \`trunk build --release\` first`);
+  }
+  const requests = [];
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    requests.push(url.pathname);
+    let file = path.normalize(path.join(root, decodeURIComponent(url.pathname)));
+    if (!file.startsWith(root)) { res.writeHead(403).end(); return; }
+    if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
+    fs.readFile(file, (err, data) => {
+      if (err) { res.writeHead(404).end('not found'); return; }
+      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream' });
+      res.end(data);
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address();
+  return { url: `http://127.0.0.1:${port}/`, requests, close: () => new Promise((r) => server.close(r)) };
+}
+
+/** Launches Debian's Chromium headless. */
+export async function launch() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+}
+
+/** Page object of proflens (house-style §8.10). */
+export class ProflensPage {
+  constructor(page, baseUrl) {
+    this.page = page;
+    this.baseUrl = baseUrl;
+    this.offOrigin = [];
+    page.on('request', (r) => {
+      const u = r.url();
+      if (!u.startsWith(baseUrl) && !u.startsWith('blob:') && !u.startsWith('data:')) this.offOrigin.push(u);
+    });
+    this.consoleErrors = [];
+    page.on('console', (m) => { if (m.type() === 'error') this.consoleErrors.push(m.text()); });
+    page.on('pageerror', (e) => this.consoleErrors.push(String(e)));
+  }
+  async open() {
+    await this.page.goto(this.baseUrl);
+    await this.page.getByTestId('drop-zone').waitFor();
+  }
+  /** Gives a whole folder to the "Open folder" input (webkitdirectory). */
+  async openFolder(dir) {
+    await this.page.getByTestId('open-folder').setInputFiles(dir);
+  }
+  /** Waits until the run is over (done, cancelled or failed); returns the phase. */
+  async waitDone(timeout = 120_000) {
+    await this.page.waitForFunction(() => {
+      const s = document.querySelector('[data-testid=run-status]');
+      return s && ['Done', 'Cancelled', 'Failed'].includes(s.dataset.phase);
+    }, null, { timeout });
+    return this.page.getByTestId('run-status').getAttribute('data-phase');
+  }
+  async screenshot(name) {
+    fs.mkdirSync(OUT, { recursive: true });
+    const file = path.join(OUT, `${name}.png`);
+    await this.page.screenshot({ path: file, fullPage: true });
+    return file;
+  }
+}
