@@ -3,7 +3,8 @@
 # then runs every test layer and prints a final "N passed, N failed" line.
 # `.ci/run` calls this script.
 #
-# Layers: cargo test (unit, golden, tidy) → wasm32 check of the core → trunk build --release
+# Layers: cargo test (unit, golden, tidy) → wasm32 check of the core → release build
+# (scripts/build-release.sh: trunk build --release + scripts/postbuild.py)
 # → Playwright end-to-end tests on dist/ in Debian's Chromium.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +47,7 @@ count_cargo "$LAST_LOG"
 if layer "wasm32 check of the core" cargo check --locked --target wasm32-unknown-unknown --lib; then
   PASSED=$((PASSED + 1)); else FAILED=$((FAILED + 1)); fi
 
-if layer "trunk build --release" trunk build --release; then
+if layer "release build (trunk --release + postbuild: service worker, CSP, proflens.html)" bash scripts/build-release.sh; then
   PASSED=$((PASSED + 1))
   layer "browser e2e (Playwright, Chromium)" node --test --test-reporter=tap tests/e2e/
   p=$(grep -E '^# pass ' "$LAST_LOG" | awk '{print $3}'); f=$(grep -E '^# fail ' "$LAST_LOG" | awk '{print $3}')
