@@ -335,3 +335,51 @@ fn wrapped_trace_and_metadata_role_and_several_captures_per_rank() {
     let b = rank(&run, "run/x/w_1_20250101120000200_ascend_pt");
     assert_eq!((b.len(), b.row(0).call_stack()), (1, ""));
 }
+
+#[test]
+fn rank_list_filter_and_parity_refusal() {
+    let mut o = with_good_rank();
+    let csv = format!("{H15}\na,1.0,\"150.0\t\",,,\"5000\t\",,,,,,,,6,NPU:0\n");
+    add_rank(
+        &mut o,
+        "run/other/r_ascend_pt",
+        3,
+        Some(csv),
+        Some(trace(&[("a", "100.0", "x.py(1): f")])),
+    );
+    let mut inv = Inventory::from_paths(&o.list());
+    read_side_files(&mut inv, &o);
+    let mut opts = MemoryOptions::default();
+    opts.selection.ranks = proflens::ingest::select::Selection::parse_ranks("3").unwrap();
+    let (run, _) = analyse_inventory(&inv, &o, &opts, &mut |_, _| ControlFlow::Continue(()));
+    assert_eq!(run.ranks.len(), 1);
+    let row = run.row(0).unwrap();
+    assert_eq!((row.rank_id(), row.duration_ms()), (3, 5.0)); // Duration(us)=5000 → 5.0 ms
+    assert_eq!(
+        (
+            row.total_allocated_mb(),
+            row.total_reserved_mb(),
+            row.total_active_mb()
+        ),
+        (0.0, 0.0, 0.0)
+    ); // empty totals → 0.0
+    opts.selection.roles = vec!["mem*".into()];
+    let (run, _) = analyse_inventory(&inv, &o, &opts, &mut |_, _| ControlFlow::Continue(()));
+    assert!(run.is_empty());
+    // parity: any non-`all` rank list gives zero rows and upstream's message
+    let opts = MemoryOptions {
+        mode: Mode::Parity,
+        selection: proflens::ingest::select::Selection {
+            ranks: Some(vec![(0, 0)]),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let (run, drop) = analyse_inventory(&inv, &o, &opts, &mut |_, _| ControlFlow::Continue(()));
+    assert!(run.is_empty());
+    assert_eq!(drop.kept()[0].code, "MEM-RUN-002");
+    assert_eq!(
+        drop.kept()[0].message,
+        "RL analysis currently only supports processing all ranks"
+    );
+}

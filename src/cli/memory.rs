@@ -12,6 +12,7 @@ use crate::analysis::memory_match::MatchStrategy;
 use crate::base::Severity;
 use crate::engine::memory::{analyse_inventory, MemoryOptions, Mode};
 use crate::ingest::inventory::Inventory;
+use crate::ingest::select::Selection;
 use crate::parse::metadata::read_side_files;
 use crate::report::memory_rows::{write_csv, write_json, Columns};
 
@@ -55,6 +56,15 @@ pub struct Args {
     /// Discard default-mode matches whose lag exceeds this many µs.
     #[arg(long, value_name = "US")]
     pub max_match_lag_us: Option<f64>,
+    /// Rank ids to analyse: `all` (default), or e.g. `0,2,4-7` (§2.2; parity accepts only `all`).
+    #[arg(long, value_name = "LIST", default_value = "all")]
+    pub ranks: String,
+    /// Roles to analyse, comma-separated exact names or `*` globs (default: all).
+    #[arg(long, value_name = "LIST")]
+    pub roles: Option<String>,
+    /// Source indices to analyse per (role, rank), comma-separated (default: all).
+    #[arg(long, value_name = "LIST")]
+    pub sources: Option<String>,
     /// Do not print the progress line on stderr.
     #[arg(long)]
     pub quiet: bool,
@@ -80,6 +90,27 @@ pub fn run(args: Args) -> i32 {
         Strategy::EnclosingFirst => MatchStrategy::EnclosingFirst,
     };
     opts.matching.max_match_lag_us = args.max_match_lag_us;
+    opts.selection.ranks = match Selection::parse_ranks(&args.ranks) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("proflens memory: --ranks: {e}");
+            return super::EXIT_NOTHING;
+        }
+    };
+    let list = |s: &Option<String>| -> Vec<String> {
+        s.as_deref()
+            .unwrap_or("")
+            .split(',')
+            .map(str::trim)
+            .filter(|x| !x.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    opts.selection.roles = list(&args.roles);
+    opts.selection.sources = list(&args.sources)
+        .iter()
+        .filter_map(|x| x.parse().ok())
+        .collect();
     let quiet = args.quiet;
     let mut progress = |file: &str, p: crate::ingest::Progress| {
         if !quiet {

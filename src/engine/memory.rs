@@ -18,6 +18,7 @@ use crate::analysis::memory_result::{MemoryRun, RankInfo, RankMemory, RankStatus
 use crate::analysis::user_frame::UserFrameRule;
 use crate::base::{Position, Problem, Problems, Severity};
 use crate::ingest::inventory::{FileKind, Inventory, RankFolder};
+use crate::ingest::select::Selection;
 use crate::ingest::{ChunkReader, Opener, Progress};
 use crate::model::host_events::{CallStackIndex, HostOpTable};
 use crate::model::memory_events::MemoryEventTable;
@@ -46,6 +47,8 @@ pub struct MemoryOptions {
     pub matching: MatchOptions,
     /// User-frame overrides (§6.3 rule 6).
     pub user_frame: UserFrameRule,
+    /// Rank / role / source filters (§2.2).
+    pub selection: Selection,
 }
 
 /// Progress callback: `(file path, bytes read)`; `Break` cancels.
@@ -243,17 +246,37 @@ pub fn analyse_inventory(
     on_progress: &mut OnProgress<'_>,
 ) -> (MemoryRun, Problems) {
     let mut ranks = Vec::with_capacity(inv.ranks.len());
-    for rank in &inv.ranks {
+    let mut drop_problems = Problems::new();
+    for n in &inv.notes {
+        drop_problems.push(n.to_problem());
+    }
+    if opts.mode == Mode::Parity && opts.selection.restricts_ranks() {
+        // §2.1 step 5 / §2.2 Decision: upstream never implemented rank filtering.
+        drop_problems.push(Problem::new(
+            Severity::Warning,
+            "MEM-RUN-002",
+            Position::file(""),
+            "RL analysis currently only supports processing all ranks",
+        ));
+        drop_problems.push(Problem::new(
+            Severity::Error,
+            "MEM-RUN-001",
+            Position::file(""),
+            "No valid data collected from any rank",
+        ));
+        return (MemoryRun::merge(Vec::new()), drop_problems);
+    }
+    for rank in inv
+        .ranks
+        .iter()
+        .filter(|r| opts.selection.selects(&r.role, r.rank_id, r.source_index))
+    {
         let r = analyse_rank(rank, opener, opts, on_progress);
         let stop = r.status == RankStatus::Cancelled;
         ranks.push(r);
         if stop {
             break;
         }
-    }
-    let mut drop_problems = Problems::new();
-    for n in &inv.notes {
-        drop_problems.push(n.to_problem());
     }
     if parity_nothing(opts, &ranks) {
         drop_problems.push(Problem::new(

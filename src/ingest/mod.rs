@@ -8,6 +8,7 @@ pub mod chunk_reader;
 pub mod inventory;
 pub mod opener;
 pub mod rank;
+pub mod select;
 
 pub use chunk_reader::{ChunkReader, Progress};
 pub use opener::{InputFile, MemOpener, Opener};

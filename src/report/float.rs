@@ -22,12 +22,17 @@ pub fn write_py_repr(out: &mut String, x: f64) {
         out.push_str("0.0");
         return;
     }
-    // Rust's `{:e}` gives the shortest round-trip digits: "d[.ddd]e[-]N".
-    let s = format!("{a:e}");
-    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let mut digits: String = mant.chars().filter(|c| *c != '.').collect();
-    python_tie_break(&mut digits, exp, a);
+    // Fast path: Ryu's fixed notation covers decimal exponents −5..=15 and is Python's
+    // spelling for −4..=15 (`123.0`, `0.0001`); only `0.0000d…` (exponent −5) differs.
+    {
+        let mut buf = ryu::Buffer::new();
+        let s = buf.format_finite(a);
+        if !s.contains('e') && !s.starts_with("0.0000") {
+            out.push_str(s);
+            return;
+        }
+    }
+    let (digits, exp) = shortest_digits(a);
     let n = digits.len() as i32;
     if (-4..16).contains(&exp) {
         let decpt = exp + 1;
@@ -58,57 +63,26 @@ pub fn write_py_repr(out: &mut String, x: f64) {
     }
 }
 
-/// Among the shortest round-trip digit strings, Python picks the one nearest the exact
-/// value and, on an exact tie, the one with an even last digit; Rust's shortest formatting
-/// may pick the other of a tie (`1736405443929.15625` → Python `…1562`, Rust `…1563`).
-/// `digits` (no dot) with decimal exponent `exp` is Rust's choice for `a > 0`.
-fn python_tie_break(digits: &mut String, exp: i32, a: f64) {
-    let n = digits.len();
-    let last = digits.as_bytes()[n - 1];
-    let parse = |d: &str| -> Option<f64> {
-        let text = if d.len() > 1 {
-            format!("{}.{}e{exp}", &d[..1], &d[1..])
-        } else {
-            format!("{d}e{exp}")
-        };
-        text.parse().ok()
+/// Shortest round-trip significant digits of `a > 0` (finite) and the decimal exponent of
+/// the first digit (`a = d.ddd × 10^exp`). Ryu picks, among the shortest strings, the one
+/// nearest the exact value and breaks exact ties to even, as CPython's `repr` does
+/// (`1736405443929.15625` → `…1562`); Rust's own `{:e}` may pick the other of a tie.
+fn shortest_digits(a: f64) -> (String, i32) {
+    let mut buf = ryu::Buffer::new();
+    let s = buf.format_finite(a);
+    let (mant, e) = match s.split_once('e') {
+        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
+        None => (s, 0),
     };
-    for alt_last in [last.wrapping_sub(1), last + 1] {
-        if !alt_last.is_ascii_digit() || (n == 1 && alt_last == b'0') {
-            continue;
-        }
-        let mut alt = digits.clone().into_bytes();
-        alt[n - 1] = alt_last;
-        let alt = String::from_utf8(alt).unwrap_or_default();
-        if parse(&alt) != Some(a) {
-            continue;
-        }
-        // Both round-trip: decide by the exact value, n + 25 significant digits.
-        let exact = format!("{a:.*e}", n + 24);
-        let (m, _) = exact.split_once('e').unwrap_or((&exact, ""));
-        let e_digits: String = m.chars().filter(|c| *c != '.').collect();
-        let (lo, hi) = if alt_last < last {
-            (&alt, &*digits)
-        } else {
-            (&*digits, &alt)
-        };
-        if e_digits.len() < n || &e_digits[..n] != lo.as_str() {
-            return; // the exact value is not between the two: keep Rust's choice
-        }
-        let tail = &e_digits[n..];
-        let half = tail.cmp(&format!("5{}", "0".repeat(tail.len().saturating_sub(1))));
-        let pick_hi = match half {
-            std::cmp::Ordering::Greater => true,
-            std::cmp::Ordering::Less => false,
-            std::cmp::Ordering::Equal => (hi.as_bytes()[n - 1] - b'0') % 2 == 0,
-        };
-        *digits = if pick_hi {
-            hi.to_string()
-        } else {
-            lo.to_string()
-        };
-        return;
-    }
+    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    let mut digits: String = String::with_capacity(int.len() + frac.len());
+    digits.push_str(int);
+    digits.push_str(frac);
+    let lead = digits.bytes().take_while(|b| *b == b'0').count();
+    let point = int.len() as i32 - lead as i32;
+    let digits = digits[lead..].trim_end_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
+    (digits.to_string(), point - 1 + e)
 }
 
 /// Python `repr(x)` as a new string.
@@ -121,17 +95,35 @@ pub fn py_repr(x: f64) -> String {
 /// `ns / 10^scale` correctly rounded to f64, via the exact decimal text
 /// (a plain division would round twice for values beyond 2^53 ns).
 fn scaled(ns: i64, scale: u32) -> f64 {
-    let p = 10i128.pow(scale);
-    let v = ns as i128;
-    let (q, r) = (v.abs() / p, v.abs() % p);
-    let text = format!(
-        "{}{}.{:0width$}",
-        if v < 0 { "-" } else { "" },
-        q,
-        r,
-        width = scale as usize
-    );
-    text.parse().unwrap_or(ns as f64 / p as f64)
+    let p = 10u64.pow(scale);
+    let v = ns.unsigned_abs();
+    let (mut q, mut r) = (v / p, v % p);
+    // digits written right to left into a stack buffer: "-q.rrr"
+    let mut b = [0u8; 48];
+    let mut i = b.len();
+    for _ in 0..scale {
+        i -= 1;
+        b[i] = b'0' + (r % 10) as u8;
+        r /= 10;
+    }
+    i -= 1;
+    b[i] = b'.';
+    loop {
+        i -= 1;
+        b[i] = b'0' + (q % 10) as u8;
+        q /= 10;
+        if q == 0 {
+            break;
+        }
+    }
+    if ns < 0 {
+        i -= 1;
+        b[i] = b'-';
+    }
+    std::str::from_utf8(&b[i..])
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(ns as f64 / p as f64)
 }
 
 /// Exact decimal text of `ns` in µs with 3 decimals (`1736408883743242.970`), for display.

@@ -13,6 +13,7 @@
 //!   `Fwd thread id`, and the `fwdbwd` flows; tolerates the wrapper
 //!   (`MEM-TV-001`) and truncation (`MEM-TV-002`, with the byte offset).
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -20,10 +21,10 @@ use std::sync::Arc;
 use crate::base::{Position, Problem, Problems, Severity};
 use crate::ingest::{ChunkReader, Progress};
 use crate::model::host_events::{FlowPoint, HostOp, HostOpTable};
-use crate::model::stacks::StackPool;
+use crate::model::stacks::{StackId, StackPool};
 use crate::model::strings::StringPool;
 use crate::parse::number::{parse_f64_python, parse_i64, parse_time_ns};
-use crate::parse::trace_json::scan::{as_str, decimal_text, fields};
+use crate::parse::trace_json::scan::{as_str, decimal_text, skip_ws, string_end, value_end, End};
 use crate::parse::trace_json::{for_each_event, TraceScan};
 use crate::parse::{ParseError, ParseErrorKind};
 
@@ -77,11 +78,31 @@ pub fn read_host_ops<R: Read>(
     let mut host = HostOpTable::new();
     let mut stats = TraceStats::default();
     let mut fatal: Option<ParseError> = None;
+    // Cheap pre-filter: an event can only be kept if its bytes contain one of the two
+    // category values; most events (device kernels, counters, python_function) do not.
+    let cpu_op = memchr::memmem::Finder::new(b"cpu_op\"");
+    let fwdbwd = memchr::memmem::Finder::new(b"fwdbwd\"");
+    // Raw (escaped) `Call stack` bytes → interned stack: decode each distinct stack once.
+    let mut raw_stacks: HashMap<Box<[u8]>, StackId> = HashMap::new();
+    let mut last_thread: Option<(Vec<u8>, Vec<u8>, u32)> = None;
     let mut on_event = |ev: &[u8], at: u64| -> ControlFlow<()> {
-        let Some([cat, ph, name, ts, dur, pid, tid, args, id]) = fields(
-            ev,
-            ["cat", "ph", "name", "ts", "dur", "pid", "tid", "args", "id"],
-        ) else {
+        if cpu_op.find(ev).is_none() && (mode == TraceMode::Parity || fwdbwd.find(ev).is_none()) {
+            return ControlFlow::Continue(());
+        }
+        let Some(Ev {
+            cat,
+            ph,
+            name,
+            ts,
+            dur,
+            pid,
+            tid,
+            id,
+            stack,
+            seq,
+            fwd,
+        }) = extract(ev)
+        else {
             return ControlFlow::Continue(());
         };
         let cat = match cat {
@@ -116,9 +137,6 @@ pub fn read_host_ops<R: Read>(
             stats.flows += 1;
             return ControlFlow::Continue(());
         }
-        let [stack, seq, fwd] = args
-            .and_then(|a| fields(a, ["Call stack", "Sequence number", "Fwd thread id"]))
-            .unwrap_or([None, None, None]);
         if mode == TraceMode::Parity && stack.is_none() {
             return ControlFlow::Continue(());
         }
@@ -152,11 +170,27 @@ pub fn read_host_ops<R: Read>(
             .and_then(|s| parse_time_ns(s).ok())
             .map(|t| t.ns)
             .unwrap_or(0);
-        let stack = stack.map(|raw| {
-            let s = as_str(raw);
-            stacks.intern(s.as_deref().unwrap_or(""))
+        let stack = stack.map(|raw| match raw_stacks.get(raw) {
+            Some(id) => *id,
+            None => {
+                let s = as_str(raw);
+                let id = stacks.intern(s.as_deref().unwrap_or(""));
+                raw_stacks.insert(raw.into(), id);
+                id
+            }
         });
-        let thread = host.thread_key(&text(pid), &text(tid));
+        let thread = match &last_thread {
+            Some((p, t, k)) if pid == Some(p.as_slice()) && tid == Some(t.as_slice()) => *k,
+            _ => {
+                let k = host.thread_key(&text(pid), &text(tid));
+                last_thread = Some((
+                    pid.unwrap_or_default().to_vec(),
+                    tid.unwrap_or_default().to_vec(),
+                    k,
+                ));
+                k
+            }
+        };
         let int = |raw: Option<&[u8]>| raw.and_then(decimal_text).and_then(|s| parse_i64(s).ok());
         host.push(HostOp {
             name,
@@ -237,6 +271,100 @@ pub fn read_host_ops<R: Read>(
     }
     stats.scan = scan;
     Ok((host, stats))
+}
+
+/// The members of one event that this reader uses (raw JSON value bytes).
+#[derive(Default)]
+struct Ev<'a> {
+    cat: Option<&'a [u8]>,
+    ph: Option<&'a [u8]>,
+    name: Option<&'a [u8]>,
+    ts: Option<&'a [u8]>,
+    dur: Option<&'a [u8]>,
+    pid: Option<&'a [u8]>,
+    tid: Option<&'a [u8]>,
+    id: Option<&'a [u8]>,
+    stack: Option<&'a [u8]>,
+    seq: Option<&'a [u8]>,
+    fwd: Option<&'a [u8]>,
+}
+
+/// Walks the members of the object `obj` once, descending into `args` instead of skipping it,
+/// so each byte of a kept event is scanned once more after the splitter (not twice).
+/// First occurrence of a duplicate key wins. `None` when `obj` is not a well-formed object.
+fn extract(obj: &[u8]) -> Option<Ev<'_>> {
+    let mut e = Ev::default();
+    let mut i = skip_ws(obj, 0);
+    if obj.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    let mut in_args = false;
+    loop {
+        i = skip_ws(obj, i);
+        match *obj.get(i)? {
+            b'}' if in_args => {
+                in_args = false;
+                i += 1;
+                continue;
+            }
+            b'}' => return Some(e),
+            b',' => {
+                i += 1;
+                continue;
+            }
+            b'"' => {}
+            _ => return None,
+        }
+        let End::At(kend) = string_end(obj, i) else {
+            return None;
+        };
+        let key = &obj[i + 1..kend - 1];
+        i = skip_ws(obj, kend);
+        if obj.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(obj, i + 1);
+        if !in_args && key == b"args" && obj.get(i) == Some(&b'{') {
+            in_args = true;
+            i += 1;
+            continue;
+        }
+        let End::At(vend) = value_end(obj, i, true) else {
+            return None;
+        };
+        let v = Some(&obj[i..vend]);
+        let slot = if in_args {
+            match key {
+                b"Call stack" => &mut e.stack,
+                b"Sequence number" => &mut e.seq,
+                b"Fwd thread id" => &mut e.fwd,
+                _ => {
+                    i = vend;
+                    continue;
+                }
+            }
+        } else {
+            match key {
+                b"cat" => &mut e.cat,
+                b"ph" => &mut e.ph,
+                b"name" => &mut e.name,
+                b"ts" => &mut e.ts,
+                b"dur" => &mut e.dur,
+                b"pid" => &mut e.pid,
+                b"tid" => &mut e.tid,
+                b"id" => &mut e.id,
+                _ => {
+                    i = vend;
+                    continue;
+                }
+            }
+        };
+        if slot.is_none() {
+            *slot = v;
+        }
+        i = vend;
+    }
 }
 
 #[cfg(test)]
