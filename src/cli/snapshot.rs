@@ -48,6 +48,9 @@ pub struct Args {
     /// Project root: frames under it count as project code; paths are shown relative to it.
     #[arg(long)]
     pub project_root: Option<String>,
+    /// Project prefix that counts as project code even under site-packages / torch / stdlib (repeatable).
+    #[arg(long)]
+    pub include_prefix: Vec<String>,
     /// Extra library prefix: frames under it never count as project code (repeatable).
     #[arg(long)]
     pub exclude_prefix: Vec<String>,
@@ -102,24 +105,9 @@ fn options(a: &Args) -> Result<SnapshotOptions, String> {
             .path_map
             .push((from.to_string(), to.to_string()));
     }
-    if let Some(root) = &a.project_root {
-        o.analysis
-            .rule
-            .include_prefixes
-            .push(root.replace('\\', "/"));
-        // Recorded paths that map into the root count as project code too.
-        for (from, to) in &o.report.links.path_map {
-            if to
-                .replace('\\', "/")
-                .starts_with(root.replace('\\', "/").as_str())
-            {
-                o.analysis
-                    .rule
-                    .include_prefixes
-                    .push(from.replace('\\', "/"));
-            }
-        }
-    }
+    // Frames are project frames when under the root (recorded or mapped into it) and pass the rule.
+    o.analysis.project_root = a.project_root.clone();
+    o.analysis.rule.include_prefixes = a.include_prefix.clone();
     o.analysis.rule.exclude_prefixes = a.exclude_prefix.clone();
     Ok(o)
 }

@@ -40,6 +40,7 @@ pub struct SiteInfo {
 pub struct Attributor<'a> {
     pools: &'a SnapPools,
     rule: &'a ProjectRule,
+    root: Option<String>,
     cache: HashMap<StackId, SiteInfo>,
     project: HashMap<FrameId, bool>,
 }
@@ -53,9 +54,18 @@ impl<'a> Attributor<'a> {
         Attributor {
             pools,
             rule,
+            root: None,
             cache: HashMap::new(),
             project: HashMap::new(),
         }
+    }
+
+    /// Restricts project frames to those under `root` (`--project-root`; `\\` → `/`).
+    pub fn with_root(mut self, root: Option<&str>) -> Self {
+        self.root = root
+            .map(|r| r.replace('\\', "/").trim_end_matches('/').to_string() + "/")
+            .filter(|r| r.len() > 1);
+        self
     }
 
     /// The pools.
@@ -69,7 +79,14 @@ impl<'a> Attributor<'a> {
             return b;
         }
         let (file, _, name) = self.pools.frame_text(f);
-        let b = !memoryviz_hidden(name, file) && is_python(file) && self.rule.is_user_path(file);
+        let under_root = match &self.root {
+            Some(r) => file.replace('\\', "/").starts_with(r.as_str()),
+            None => true,
+        };
+        let b = !memoryviz_hidden(name, file)
+            && is_python(file)
+            && under_root
+            && self.rule.is_user_path(file);
         self.project.insert(f, b);
         b
     }

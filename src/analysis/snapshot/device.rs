@@ -27,6 +27,8 @@ pub struct AnalysisOptions {
     pub frame_depth: usize,
     /// The project rule.
     pub rule: ProjectRule,
+    /// `--project-root`: when set, only frames under it (and passing the rule) are project frames.
+    pub project_root: Option<String>,
     /// Largest single tensors listed per peak.
     pub top_tensors: usize,
     /// A free is "delayed" when free_completed comes more than this many entries after free_requested.
@@ -44,6 +46,7 @@ impl AnalysisOptions {
             top_contributors: 15,
             frame_depth: 0,
             rule: ProjectRule::default(),
+            project_root: None,
             top_tensors: 10,
             delay_min_gap_entries: 1,
             max_cluster_candidates: 64,
@@ -176,7 +179,7 @@ pub fn analyze(snap: &Snapshot, dev: &DeviceTrace, opts: &AnalysisOptions) -> De
     let curves = curves::build(snap, dev, &lt);
     let n = dev.entries.len();
     let t = &dev.entries;
-    let mut attr = Attributor::new(&snap.pools, &opts.rule);
+    let mut attr = Attributor::new(&snap.pools, &opts.rule).with_root(opts.project_root.as_deref());
     if n == 0 {
         return end_state_only(snap, dev, opts, lt, curves, attr);
     }

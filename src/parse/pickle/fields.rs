@@ -675,7 +675,7 @@ impl Builder {
                 if let Some(node) = self.generic.get(i as usize) {
                     if node.kind == Kind::Dict {
                         for pair in node.items.chunks_exact(2) {
-                            out.push((self.render(pair[0], 0, 64), self.setting(pair[1])));
+                            out.push((self.scalar_text(pair[0]), self.setting(pair[1])));
                         }
                     }
                 }

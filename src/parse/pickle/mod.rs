@@ -26,7 +26,8 @@ pub use error::{sniff, PickleError, PickleErrorKind};
 pub use vm::Status;
 
 use crate::base::Problems;
-use crate::ingest::{chunk_reader::FillError, ChunkReader, Progress};
+use crate::ingest::chunk_reader::{FillError, DEFAULT_CHUNK, DEFAULT_MAX_RECORD};
+use crate::ingest::{ChunkReader, Progress};
 use crate::model::snapshot::{Features, Snapshot, TopLevel};
 
 /// A decoded snapshot and the problems found on the way (bad entries, layout warnings).
@@ -67,7 +68,11 @@ pub fn read_snapshot(
     total: Option<u64>,
     on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
 ) -> Result<Decoded, PickleError> {
-    let mut rdr = ChunkReader::new(src, total);
+    // Small files get a small buffer (no 4 MiB allocation for a 12 kB pickle).
+    let chunk = total.map_or(DEFAULT_CHUNK, |t| {
+        (t as usize).saturating_add(1).clamp(4096, DEFAULT_CHUNK)
+    });
+    let mut rdr = ChunkReader::with_sizes(src, total, chunk, DEFAULT_MAX_RECORD);
     let fill_err = |e: FillError, file: &str| match e {
         FillError::Io { at, source } => PickleError::new(
             file,
@@ -132,6 +137,18 @@ fn finish(mut vm: vm::Machine, file: &str) -> Result<Decoded, PickleError> {
         }
     };
     let b = &mut vm.b;
+    if top_level == TopLevel::SegmentsList
+        && b.out_segments.is_empty()
+        && b.problems.count("SNAP-LAYOUT") > 0
+    {
+        return Err(PickleError::new(
+            file,
+            0,
+            PickleErrorKind::NotSnapshot {
+                top_type: "list".into(),
+            },
+        ));
+    }
     if top_level == TopLevel::Dict
         && !b
             .top_keys
