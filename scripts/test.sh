@@ -3,8 +3,9 @@
 # then runs every test layer and prints a final "N passed, N failed" line.
 # `.ci/run` calls this script.
 #
-# Layers: cargo test (unit, golden, tidy) → wasm32 check of the core → trunk build --release
-# → Playwright end-to-end tests on dist/ in Debian's Chromium.
+# Layers: cargo test (unit, golden, tidy) → wasm32 check of the core → wasm-bindgen-test
+# (File → worker streaming path, in Chromium) → trunk build --release → Playwright
+# end-to-end tests on dist/ in Debian's Chromium.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/toolchain.sh
@@ -45,6 +46,14 @@ count_cargo "$LAST_LOG"
 
 if layer "wasm32 check of the core" cargo check --locked --target wasm32-unknown-unknown --lib; then
   PASSED=$((PASSED + 1)); else FAILED=$((FAILED + 1)); fi
+
+# wasm-bindgen-test in a dedicated worker of headless Chromium (webdriver.json: flags).
+export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver || echo /usr/bin/chromedriver)}"
+layer "browser wasm tests (wasm-bindgen-test)" env \
+  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner WASM_BINDGEN_TEST_TIMEOUT=300 \
+  cargo test --locked --target wasm32-unknown-unknown --test wasm_worker
+count_cargo "$LAST_LOG"
+if ! grep -q '^test result:' "$LAST_LOG"; then FAILED=$((FAILED + 1)); fi
 
 if layer "trunk build --release" trunk build --release; then
   PASSED=$((PASSED + 1))

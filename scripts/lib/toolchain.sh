@@ -58,6 +58,7 @@ ensure_web_toolchain() {
   ensure_apt binaryen pkg-config
   ensure_cargo_bin wasm-bindgen wasm-bindgen-cli "$WASM_BINDGEN_VERSION"
   ensure_cargo_bin trunk trunk "$TRUNK_VERSION"
+  fetch_crates
 }
 
 # Browser test needs: Debian's Chromium (driven by playwright-core), node + npm, the e2e npm deps.
@@ -71,6 +72,11 @@ ensure_browser_test_tools() {
     (cd "$dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
     cp "$dir/package-lock.json" "$stamp"
   fi
+}
+
+# Downloads every crate of Cargo.lock for all targets (trunk runs cargo with --offline).
+fetch_crates() {
+  cargo fetch --locked >/dev/null 2>&1 || cargo fetch --locked
 }
 
 # trunk_build [--release] : builds dist/ offline (Trunk.toml pins every tool).

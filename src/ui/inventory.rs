@@ -157,7 +157,7 @@ fn FileRow(file: FileDto, dir: String) -> impl IntoView {
     let idx = file.file;
     let progress = move || state.progress.with(|m| m.get(&idx).map(|p| p.last.clone()));
     view! {
-        <tr>
+        <tr data-kind=file.kind.clone()>
             <td title=file.path.clone()><code>{shown}</code></td>
             <td>{file.kind.clone()}</td>
             <td class="num">{format::bytes(file.size as f64)}</td>
@@ -174,12 +174,20 @@ fn FileRow(file: FileDto, dir: String) -> impl IntoView {
                             <progress max="100" value=pct data-testid="file-progress"></progress>
                             <br/>
                             <span class="progress-text">
-                                {format!(
-                                    "{} / {} · {}",
-                                    format::bytes(p.bytes_done as f64),
-                                    format::bytes(p.bytes_total as f64),
-                                    format::rate_mb_s(p.mb_per_s)
-                                )}
+                                {if p.bytes_done >= 1 << 20 {
+                                    format!(
+                                        "{} / {} · {}",
+                                        format::bytes(p.bytes_done as f64),
+                                        format::bytes(p.bytes_total as f64),
+                                        format::rate_mb_s(p.mb_per_s)
+                                    )
+                                } else {
+                                    format!(
+                                        "{} / {}",
+                                        format::bytes(p.bytes_done as f64),
+                                        format::bytes(p.bytes_total as f64)
+                                    )
+                                }}
                             </span>
                         }
                         .into_any()

@@ -78,11 +78,11 @@ export class ProflensPage {
     await this.page.getByTestId('open-folder').setInputFiles(dir);
   }
   /** Waits until the run is over (done, cancelled or failed); returns the phase. */
-  async waitDone(timeout = 120_000) {
-    await this.page.waitForFunction(() => {
+  async waitDone(timeout = 120_000, phases = ['Done', 'Cancelled', 'Failed']) {
+    await this.page.waitForFunction((want) => {
       const s = document.querySelector('[data-testid=run-status]');
-      return s && ['Done', 'Cancelled', 'Failed'].includes(s.dataset.phase);
-    }, null, { timeout });
+      return s && want.includes(s.dataset.phase);
+    }, phases, { timeout });
     return this.page.getByTestId('run-status').getAttribute('data-phase');
   }
   async screenshot(name) {

@@ -6,6 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { REPO, OUT, serveStatic, launch, ProflensPage } from './lib.mjs';
@@ -99,7 +100,7 @@ test('load sample: two synthetic ranks analysed', async () => {
   const p = await newPage({ colorScheme: 'dark' });
   await p.open();
   await p.page.getByTestId('load-sample').click();
-  assert.equal(await p.waitDone(), 'Done');
+  assert.equal(await p.waitDone(60_000, ['Done']), 'Done');
   await p.page.getByTestId('tab-memory').click();
   assert.equal(await p.page.getByTestId('rank-summary-row').count(), 2);
   assert.deepEqual(await p.page.getByTestId('rank-rows').allInnerTexts(), ['24', '24']);
@@ -108,4 +109,82 @@ test('load sample: two synthetic ranks analysed', async () => {
   await p.screenshot('05-sample-dark');
   assert.deepEqual(p.consoleErrors, []);
   await p.page.context().close();
+});
+
+test('exports download the same bytes as `proflens memory`', async () => {
+  const p = await newPage();
+  await p.open();
+  await p.openFolder(LEVEL1);
+  assert.equal(await p.waitDone(), 'Done');
+  await p.page.getByTestId('tab-memory').click();
+  for (const [button, format] of [['export-csv', 'csv'], ['export-json', 'json'], ['export-md', 'md']]) {
+    const [download] = await Promise.all([
+      p.page.waitForEvent('download', { timeout: 60_000 }),
+      p.page.getByTestId(button).click(),
+    ]);
+    const file = path.join(OUT, `export-level1.${format}`);
+    fs.mkdirSync(OUT, { recursive: true });
+    await download.saveAs(file);
+    const cli = execFileSync('cargo', ['run', '--quiet', '--bin', 'proflens', '--', 'memory', LEVEL1,
+      '--format', format, '--quiet'], { cwd: REPO, maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'ignore'] });
+    const web = fs.readFileSync(file);
+    assert.ok(cli.length > 1000, `CLI ${format} output is empty`);
+    assert.ok(web.equals(cli), `${format}: the page's export (${web.length} B) differs from the CLI (${cli.length} B)`);
+  }
+  assert.deepEqual(p.consoleErrors, []);
+  await p.page.context().close();
+});
+
+test('an unrelated folder gets a clear message, nothing crashes', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proflens-unrelated-'));
+  fs.mkdirSync(path.join(dir, 'notes'));
+  fs.writeFileSync(path.join(dir, 'notes', 'readme.txt'), 'not a profile\n');
+  fs.writeFileSync(path.join(dir, 'notes', 'data.csv'), 'a,b\n1,2\n');
+  const p = await newPage();
+  await p.open();
+  await p.openFolder(path.join(dir, 'notes'));
+  assert.equal(await p.waitDone(), 'Done');
+  assert.equal(await p.page.getByTestId('rank-card').count(), 0);
+  assert.match(await p.page.getByTestId('inventory-summary').innerText(), /0 rank folder\(s\), 2 file\(s\).*2 file\(s\) outside any rank folder/);
+  assert.match(await p.page.locator('body').innerText(), /MEM-DISC-001/);
+  await p.screenshot('06-unrelated-folder');
+  assert.deepEqual(p.consoleErrors, []);
+  await p.page.context().close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('cancel stops a long run at once and keeps the page usable', async () => {
+  // A rank folder with a large trace (≈ 300 MB of cpu_op events) so the run is still going.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proflens-cancel-'));
+  const out = path.join(dir, 'big', 'rank0_ascend_pt', 'ASCEND_PROFILER_OUTPUT');
+  fs.mkdirSync(out, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'big', 'rank0_ascend_pt', 'profiler_info_0.json'), '{"rank_id": 0}');
+  fs.writeFileSync(path.join(out, 'operator_memory.csv'),
+    'Name,Size(KB),Allocation Time(us),Release Time(us),Duration(us),Allocation Total Allocated(MB),Allocation Total Reserved(MB),Allocation Total Active(MB),Device Type\n'
+    + 'aten::empty,1.0,1000.0,,,1.0,2.0,1.0,NPU:0\n');
+  const fd = fs.openSync(path.join(out, 'trace_view.json'), 'w');
+  const ev = (i) => `{"ph":"X","name":"aten::op${i % 97}","pid":1,"tid":1,"ts":"${1000 + i}.000","dur":1.0,"cat":"cpu_op","args":{"Call stack":"/home/u/a.py(${i % 500}): f;\\r\\n<string>(1): <module>"}}`;
+  fs.writeSync(fd, '[');
+  const batch = [];
+  for (let i = 0; i < 2_000_000; i++) {
+    batch.push(ev(i));
+    if (batch.length === 10_000) { fs.writeSync(fd, (i >= 10_000 ? ',' : '') + batch.join(',')); batch.length = 0; }
+  }
+  fs.writeSync(fd, ']');
+  fs.closeSync(fd);
+
+  const p = await newPage();
+  await p.open();
+  await p.openFolder(path.join(dir, 'big'));
+  // Cancel while trace_view.json is being read (its progress bar has appeared).
+  await p.page.locator('tr[data-kind="trace_view.json"] [data-testid=file-progress]').waitFor({ timeout: 60_000 });
+  await p.page.getByTestId('cancel').click();
+  assert.equal(await p.waitDone(5_000), 'Cancelled');
+  await p.screenshot('07-cancelled');
+  // The page still works: load the sample afterwards.
+  await p.page.getByTestId('load-sample').click();
+  assert.equal(await p.waitDone(60_000, ['Done']), 'Done');
+  assert.deepEqual(p.consoleErrors, []);
+  await p.page.context().close();
+  fs.rmSync(dir, { recursive: true, force: true });
 });

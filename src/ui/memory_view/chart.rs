@@ -69,7 +69,10 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
         let t = c.x0_ms + (col as f64 + 0.5) / n as f64 * (c.x1_ms - c.x0_ms);
         Some((t, col.min(n - 1)))
     };
-    let live_gen = StoredValue::new(0u32);
+    // At most one LiveAt in flight: mouse moves during a query only remember the latest time,
+    // so a 1M-row live-set scan never queues up behind the pointer.
+    let live_busy = StoredValue::new(false);
+    let live_next = StoredValue::new(None::<f64>);
     let on_move = move |ev: ev::MouseEvent| {
         let x = ev.offset_x() as f64;
         if let Some((a, _)) = drag.get_untracked() {
@@ -77,24 +80,33 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
         }
         let Some((t, col)) = x_to_t(x) else { return };
         hover.set(Some((x, t, col)));
-        live_gen.update_value(|g| *g += 1);
-        let g = live_gen.get_value();
+        if live_busy.get_value() {
+            live_next.set_value(Some(t));
+            return;
+        }
+        live_busy.set_value(true);
         spawn_local(async move {
-            if let Ok(Response::LiveAt(l)) = client()
-                .query(
-                    rank,
-                    Request::LiveAt {
+            let mut t = t;
+            loop {
+                if let Ok(Response::LiveAt(l)) = client()
+                    .query(
                         rank,
-                        t_ms: t,
-                        limit: 5,
-                    },
-                )
-                .await
-            {
-                if live_gen.get_value() == g {
+                        Request::LiveAt {
+                            rank,
+                            t_ms: t,
+                            limit: 5,
+                        },
+                    )
+                    .await
+                {
                     live.set(Some(l));
                 }
+                match live_next.try_update_value(|n| n.take()).flatten() {
+                    Some(next) => t = next,
+                    None => break,
+                }
             }
+            live_busy.set_value(false);
         });
     };
     let on_wheel = move |ev: ev::WheelEvent| {
