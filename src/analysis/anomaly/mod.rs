@@ -7,201 +7,22 @@
 pub mod cross_rank;
 pub mod groups;
 pub mod ops;
+pub mod result;
 pub mod summary;
 pub mod tags;
 
 use std::collections::{HashMap, HashSet};
 
 use self::groups::{GroupCtx, GroupResult};
-use self::ops::{AicpuOp, SmallOps, WaitAnchorOp};
-use self::summary::{Recommendation, SummaryEntry};
+pub use self::result::*;
 use self::tags::Tag;
-use super::anomaly_config::{AnomalyConfig, Compat};
-use super::bubbles::{self, GlobalGaps, Neighbours, Scope, StepWindows, Window};
-use super::host_evidence::{self, Evidence, Label};
-use super::intervals::{kernel_union, window_metrics, Interval, WindowMetrics};
-use super::steps::{self, Inventory, StepMethod, StepSet};
-use super::structure::{self, Perspectives, Segmentation};
+use super::anomaly_config::AnomalyConfig;
+use super::bubbles::{self, Neighbours, Scope, StepWindows};
+use super::host_evidence;
+use super::intervals::{kernel_union, window_metrics, Interval};
+use super::steps::{self, StepMethod, StepSet};
+use super::structure::{self, Segmentation};
 use crate::model::kernels::{KernelTable, TaskClass};
-use crate::model::side_tables::{CommOp, StepTraceRow};
-use crate::model::trace_events::HostEventTable;
-
-/// What is known about how the profile was captured (§1.1), before inference.
-#[derive(Clone, Debug, PartialEq, Default)]
-pub struct CaptureInfo {
-    /// `record_shapes` from `profiler_info*.json`, when present.
-    pub record_shapes: Option<bool>,
-    /// `with_stack` from `profiler_info*.json`, when present.
-    pub with_stack: Option<bool>,
-    /// `_profiler_level` from `profiler_info*.json`, when present.
-    pub profiler_level: Option<String>,
-    /// True when the kernels came from `op_summary` (§1.2.3).
-    pub op_summary_only: bool,
-    /// True when `communication.json` was read.
-    pub comm_file: bool,
-    /// True when the kernels came from the trace's device lanes (no kernel CSV).
-    pub kernels_from_trace: bool,
-}
-
-/// Everything the analysis of one rank reads.
-pub struct RankInput<'a> {
-    /// Kernels, sorted.
-    pub kernels: &'a KernelTable,
-    /// Trace events, when `trace_view.json` was read.
-    pub trace: Option<&'a HostEventTable>,
-    /// `communication.json` ops.
-    pub comm_ops: &'a [CommOp],
-    /// `step_trace_time.csv` rows.
-    pub step_trace: &'a [StepTraceRow],
-    /// Capture info.
-    pub info: CaptureInfo,
-}
-
-/// Capability flags with their sources (§1.1, §6.1 ext `capabilities`).
-#[derive(Clone, Debug, PartialEq, Default)]
-pub struct Capabilities {
-    /// Shapes recorded.
-    pub record_shapes: bool,
-    /// `profiler_info` or `inferred`.
-    pub record_shapes_source: &'static str,
-    /// Stacks recorded.
-    pub with_stack: bool,
-    /// `profiler_info` or `inferred`.
-    pub with_stack_source: &'static str,
-    /// `_profiler_level`.
-    pub profiler_level: Option<String>,
-    /// PMU columns present.
-    pub pmu: bool,
-    /// `communication.json` present.
-    pub comm_file: bool,
-    /// FIA kernels present.
-    pub fia: bool,
-    /// `trace_view.json` read.
-    pub trace: bool,
-    /// Host events kept per 100 kernels.
-    pub host_event_density: f64,
-}
-
-/// The §5.7.2 ratios, labels and context of one emitted window.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BubbleResult {
-    /// The window (§5.6).
-    pub window: Window,
-    /// Host evidence (§5.7).
-    pub evidence: Evidence,
-    /// Soft-attribution labels (§5.8).
-    pub labels: Vec<Label>,
-    /// Window tags (`PARTIAL_CAPTURE_BOUNDARY`).
-    pub tags: Vec<Tag>,
-    /// Containing structure id (of its step's segmentation), if any.
-    pub structure_id: Option<String>,
-    /// Starts at one structure's end and ends at the next one's start.
-    pub between_structures: bool,
-}
-
-/// A top internal bubble of a step, for stable-position tests (§5.10.2).
-#[derive(Clone, Debug, PartialEq)]
-pub struct TopBubble {
-    /// `(before.name, after.name)`.
-    pub signature: (String, String),
-    /// `floor(((start − S) / service) / bin)`.
-    pub bin: i64,
-}
-
-/// Everything computed for one step.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StepResult {
-    /// `ProfilerStep#50`, …
-    pub step_id: String,
-    /// Group id.
-    pub group_id: String,
-    /// Service window.
-    pub window: Interval,
-    /// Kernel index range (start-in-window).
-    pub kernels: std::ops::Range<usize>,
-    /// §5.4 metrics (all internal bubbles, not only emitted ones).
-    pub metrics: WindowMetrics,
-    /// §3.4
-    pub inventory: Inventory,
-    /// §4.5 over the step's kernels.
-    pub perspectives: Perspectives,
-    /// Step tags (§5.10.1 + step-scope risk tags).
-    pub tags: Vec<Tag>,
-    /// Union of its windows' labels.
-    pub labels: Vec<Label>,
-    /// §5.15
-    pub small_ops: SmallOps,
-    /// First/last step with < 50 % of the group's median kernel count.
-    pub truncated: bool,
-    /// Polluted wait / total wait (§5.13).
-    pub polluted_wait_share: f64,
-    /// §4 segmentation.
-    pub segmentation: Segmentation,
-    /// Main compute stream key.
-    pub main_stream: Option<String>,
-    /// Top-5 internal bubbles (signature, bin).
-    pub top_internal: Vec<TopBubble>,
-    /// Comm ops whose start lies in the window (indices into the input comm ops).
-    pub comm_ops: Vec<usize>,
-}
-
-/// Communication totals (§5.2).
-#[derive(Clone, Debug, PartialEq, Default)]
-pub struct CommTotals {
-    /// Σ comm-kernel durations, ms.
-    pub kernel_details_ms: f64,
-    /// Σ `Elapse Time(ms)`, when `communication.json` was read.
-    pub communication_json_ms: Option<f64>,
-    /// Elapse-weighted `Wait Time Ratio`.
-    pub wait_ratio_weighted: Option<f64>,
-}
-
-/// The whole anomaly result of one rank.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AnomalyResult {
-    /// `true` when kernel intervals were available.
-    pub enabled: bool,
-    /// Compat mode used.
-    pub compat: Compat,
-    /// §3.1 method.
-    pub step_method: StepMethod,
-    /// Notes from step detection.
-    pub step_notes: Vec<String>,
-    /// Steps.
-    pub steps: Vec<StepResult>,
-    /// Groups, `g0` first.
-    pub groups: Vec<GroupResult>,
-    /// §5.5
-    pub global: GlobalGaps,
-    /// §5.6 windows in output order, with evidence and labels.
-    pub bubbles: Vec<BubbleResult>,
-    /// §5.12 all ops by total-cost rank.
-    pub wait_anchor_ops: Vec<WaitAnchorOp>,
-    /// §5.14
-    pub aicpu_ops: Vec<AicpuOp>,
-    /// §5.15 PMU verdicts, `None` = "PMU judgement unavailable".
-    pub pmu: Option<Vec<(String, &'static str)>>,
-    /// §5.9
-    pub soft_root_cause_summary: Vec<SummaryEntry>,
-    /// §5.11.4
-    pub requires_host_followup: bool,
-    /// §5.17
-    pub confidence: &'static str,
-    /// §8
-    pub recommendations: Vec<Recommendation>,
-    /// §5.2
-    pub comm: CommTotals,
-    /// §1.1
-    pub capabilities: Capabilities,
-    /// Top-level tags (`PARTIAL_CAPTURE_BOUNDARY`, `UNTRACED_HOST_BLOCKING_RISK`).
-    pub top_tags: Vec<Tag>,
-    /// §9 limitation notes.
-    pub limitations: Vec<String>,
-    /// Host events kept / markers excluded (hygiene record).
-    pub host_policy: (usize, usize),
-    /// Globally merged busy segments (for views: timeline, overlays).
-    pub busy_segments: Vec<Interval>,
-}
 
 /// Runs §3–§5 (and the §4 breakdown) on one rank.
 pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
