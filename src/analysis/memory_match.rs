@@ -198,18 +198,9 @@ pub fn match_rows(
         let nearest = end.checked_sub(1).map(|k| g[k] as usize);
         let mut sel = nearest;
         if opts.strategy == MatchStrategy::EnclosingFirst {
-            let reach = idx.max_dur_with_stack(name);
-            let mut k = end;
-            while k > 0 {
-                k -= 1;
-                let op = g[k] as usize;
-                if ts_ns[op].saturating_add(reach) < t {
-                    break;
-                }
-                if t <= ts_ns[op].saturating_add(dur[op]) {
-                    sel = Some(op);
-                    break;
-                }
+            if let Some(op) = last_enclosing(&g[..end], ts_ns, dur, idx.max_dur_with_stack(name), t)
+            {
+                sel = Some(op);
             }
         }
         if let (Some(op), Some(max)) = (sel, opts.max_match_lag_us) {
@@ -247,6 +238,22 @@ pub fn match_rows(
     m
 }
 
+/// The last op of `before` (ops with `ts ≤ t`, sorted by `ts`) whose `[ts, ts + dur]` holds
+/// `t`: the enclosing op with the greatest `ts`. The scan stops once `ts + reach < t`
+/// (`reach` = the longest `dur` of the group), so it is short.
+fn last_enclosing(before: &[u32], ts: &[i64], dur: &[i64], reach: i64, t: i64) -> Option<usize> {
+    for &o in before.iter().rev() {
+        let o = o as usize;
+        if ts[o].saturating_add(reach) < t {
+            return None;
+        }
+        if t <= ts[o].saturating_add(dur[o]) {
+            return Some(o);
+        }
+    }
+    None
+}
+
 /// §6.4 `via_forward` steps 2–4 for one row: `(backward op containing t, forward op with stack)`.
 fn via_forward(
     host: &HostOpTable,
@@ -258,21 +265,8 @@ fn via_forward(
     let dur = host.dur_ns();
     // 2. the same-name op enclosing t with the greatest ts
     let g = idx.all_group(name);
-    let reach = idx.max_dur(name);
-    let mut k = g.partition_point(|op| ts[*op as usize] <= t);
-    let mut op = None;
-    while k > 0 {
-        k -= 1;
-        let o = g[k] as usize;
-        if ts[o].saturating_add(reach) < t {
-            break;
-        }
-        if t <= ts[o].saturating_add(dur[o]) {
-            op = Some(o);
-            break;
-        }
-    }
-    let op = op?;
+    let end = g.partition_point(|op| ts[*op as usize] <= t);
+    let op = last_enclosing(&g[..end], ts, dur, idx.max_dur(name), t)?;
     // 3. walk up to the autograd node: Sequence number >= 0 and Fwd thread id != 0
     let mut cur = Some(op);
     let mut node = None;

@@ -64,18 +64,12 @@ pub fn run(args: Args) -> i32 {
         .iter()
         .map(|r| anomaly_json::build(&r.kernels, &r.result, &r.meta, &cfg))
         .collect();
-    let text = match serde_json::to_string_pretty(&json) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("proflens anomaly: cannot serialise: {e}");
-            return super::EXIT_NOTHING;
-        }
-    };
+    // Streamed to the destination: the JSON of a 1M-kernel rank is hundreds of MB.
     let wrote = match &args.out {
-        Some(p) => std::fs::write(p, text.as_bytes()).map_err(|e| format!("{}: {e}", p.display())),
-        None => std::io::stdout()
-            .write_all(text.as_bytes())
-            .map_err(|e| e.to_string()),
+        Some(p) => std::fs::File::create(p)
+            .map_err(|e| format!("{}: {e}", p.display()))
+            .and_then(|f| write_json(std::io::BufWriter::new(f), &json)),
+        None => write_json(std::io::BufWriter::new(std::io::stdout().lock()), &json),
     };
     if let Err(e) = wrote {
         eprintln!("proflens anomaly: cannot write JSON: {e}");
@@ -101,6 +95,12 @@ pub fn run(args: Args) -> i32 {
     } else {
         super::EXIT_CLEAN
     }
+}
+
+fn write_json<W: Write>(mut w: W, json: &[anomaly_json::wire::RankJson]) -> Result<(), String> {
+    serde_json::to_writer_pretty(&mut w, json).map_err(|e| e.to_string())?;
+    w.write_all(b"\n").map_err(|e| e.to_string())?;
+    w.flush().map_err(|e| e.to_string())
 }
 
 fn write_reports(

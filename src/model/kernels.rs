@@ -5,7 +5,7 @@
 //! sorts rows by start (ties: stream key, then source row, §1.2.1) and sets the
 //! invariants. Times are `i64` nanoseconds parsed exactly from the decimal µs text.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Normalised execution unit of a kernel (anomaly.md §1.2.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

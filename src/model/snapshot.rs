@@ -177,6 +177,18 @@ impl EntryTable {
             self.device_free.push((n as u32, f));
         }
     }
+    /// Releases spare capacity of every column (called once the trace is complete).
+    pub fn shrink_to_fit(&mut self) {
+        self.action.shrink_to_fit();
+        self.addr.shrink_to_fit();
+        self.size.shrink_to_fit();
+        self.stream.shrink_to_fit();
+        self.time_us.shrink_to_fit();
+        self.stack.shrink_to_fit();
+        self.compile_ctx.shrink_to_fit();
+        self.user_meta.shrink_to_fit();
+        self.device_free.shrink_to_fit();
+    }
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.action.len()

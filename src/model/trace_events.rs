@@ -3,7 +3,7 @@
 //! device-lane events (for the Level0 stream join, §1.2.4, and as a kernel
 //! source when `kernel_details.csv` is absent). Times are `i64` ns.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Which kind of process an event was on (§1.3: process names from `ph:"M"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -142,6 +142,39 @@ impl HostEventTable {
             start_ns,
             dur_ns,
         });
+    }
+
+    /// Adds one host event by already-interned ids (durations ≤ 0 are ignored).
+    pub fn push_ids(
+        &mut self,
+        name: TextId,
+        cat: TextId,
+        thread: u32,
+        lane: Lane,
+        start_ns: i64,
+        dur_ns: i64,
+    ) {
+        if dur_ns > 0 {
+            self.events.push(HostEvent {
+                name,
+                cat,
+                thread,
+                lane,
+                start_ns,
+                dur_ns,
+            });
+        }
+    }
+
+    /// Interns a thread key given as raw bytes (`pid` and `tid` JSON texts); returns `(id, new)`.
+    pub fn thread_key_bytes(&mut self, pid: &[u8], tid: &[u8]) -> (u32, bool) {
+        let mut key = String::with_capacity(pid.len() + tid.len() + 1);
+        key.push_str(&String::from_utf8_lossy(pid));
+        key.push('/');
+        key.push_str(&String::from_utf8_lossy(tid));
+        let n = self.threads.len();
+        let id = self.thread_key(&key);
+        (id, id as usize == n)
     }
 
     /// Sorts events by `(start, longer first)` and flow ends by time; call once after loading.

@@ -101,20 +101,8 @@ pub const PARITY_COLUMNS: [Col; 12] = [
     Col::DeviceType,
 ];
 
-/// Parity columns then the §8.2 extensions, in order.
-pub const FULL_COLUMNS: [Col; 33] = [
-    Col::Name,
-    Col::Role,
-    Col::RankId,
-    Col::CallStack,
-    Col::CallStackTop,
-    Col::SizeKb,
-    Col::StartTimeMs,
-    Col::DurationMs,
-    Col::TotalAllocatedMb,
-    Col::TotalReservedMb,
-    Col::TotalActiveMb,
-    Col::DeviceType,
+/// The §8.2 extension columns, in order (written after [`PARITY_COLUMNS`]).
+pub const EXTENSION_COLUMNS: [Col; 21] = [
     Col::UserFrame,
     Col::UserFrameStatus,
     Col::MatchQuality,
@@ -249,12 +237,13 @@ pub enum Columns {
 }
 
 impl Columns {
-    /// The column list.
-    pub fn list(self) -> &'static [Col] {
-        match self {
-            Columns::Full => &FULL_COLUMNS,
-            Columns::Parity => &PARITY_COLUMNS,
-        }
+    /// The column list: the parity columns, then (for `Full`) the extensions.
+    pub fn list(self) -> Vec<Col> {
+        let ext: &[Col] = match self {
+            Columns::Full => &EXTENSION_COLUMNS,
+            Columns::Parity => &[],
+        };
+        PARITY_COLUMNS.iter().chain(ext).copied().collect()
     }
 }
 

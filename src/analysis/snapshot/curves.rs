@@ -125,14 +125,13 @@ pub fn build(snap: &Snapshot, dev: &DeviceTrace, lt: &Lifetimes) -> Curves {
         .map(|s| s.total_size as i64)
         .sum();
     let base_res = end_reserved - net;
-    let running = |base: i64, d: Vec<i64>| -> Vec<i64> {
+    let running = |base: i64, mut d: Vec<i64>| -> Vec<i64> {
         let mut acc = base;
-        d.into_iter()
-            .map(|x| {
-                acc += x;
-                acc
-            })
-            .collect()
+        for x in d.iter_mut() {
+            acc += *x;
+            *x = acc;
+        }
+        d
     };
     Curves {
         allocated: running(base_alloc, d_alloc),

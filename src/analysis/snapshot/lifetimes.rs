@@ -11,8 +11,31 @@
 //! event `i` iff `start ≤ i < end` (see [`Lifetimes::start`], [`Lifetimes::end`]).
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::model::snapshot::{Action, BlockState, DeviceTrace, Snapshot, StackId, NO_STACK};
+
+/// A fast hasher for block addresses (multiply-shift; addresses are not attacker-chosen keys
+/// worth SipHash, and a hash map keyed by address is the hot path of every replay).
+#[derive(Default, Clone, Copy)]
+pub struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// A map keyed by address.
+pub type AddrMap<V> = HashMap<u64, V, BuildHasherDefault<AddrHasher>>;
 
 /// `alloc_idx` of a record alive before the window.
 pub const PRE: u32 = u32::MAX;
@@ -114,6 +137,19 @@ impl Lifetimes {
     pub fn is_pre(&self, r: usize) -> bool {
         self.alloc_idx[r] == PRE
     }
+    fn reserve(&mut self, n: usize) {
+        self.alloc_idx.reserve_exact(n);
+        self.req_free_idx.reserve_exact(n);
+        self.done_free_idx.reserve_exact(n);
+        self.size.reserve_exact(n);
+        self.stack.reserve_exact(n);
+        self.stack_kind.reserve_exact(n);
+        self.addr.reserve_exact(n);
+        self.version.reserve_exact(n);
+        self.stream.reserve_exact(n);
+        self.flags.reserve_exact(n);
+        self.block_size.reserve_exact(n);
+    }
     fn push(
         &mut self,
         alloc: u32,
@@ -149,9 +185,11 @@ pub fn build(snap: &Snapshot, dev: &DeviceTrace) -> Lifetimes {
         n_entries: n as u32,
         ..Default::default()
     };
-    let mut live: HashMap<u64, usize> = HashMap::new();
-    let mut pending_req: HashMap<u64, u32> = HashMap::new();
-    let mut versions: HashMap<u64, u32> = HashMap::new();
+    let mut live: AddrMap<usize> = AddrMap::default();
+    let mut pending_req: AddrMap<u32> = AddrMap::default();
+    let mut versions: AddrMap<u32> = AddrMap::default();
+    let n_alloc = t.action().iter().filter(|a| **a == Action::Alloc).count();
+    lt.reserve(n_alloc + lt_extra(snap, dev));
     let (actions, addrs, sizes, stacks, streams) =
         (t.action(), t.addr(), t.size(), t.stack(), t.stream());
     for i in 0..n {
@@ -247,6 +285,17 @@ pub fn build(snap: &Snapshot, dev: &DeviceTrace) -> Lifetimes {
         }
     }
     lt
+}
+
+/// Upper bound of PRE records: unmatched frees + end blocks of the device.
+fn lt_extra(snap: &Snapshot, dev: &DeviceTrace) -> usize {
+    let blocks: usize = snap
+        .segments
+        .iter()
+        .filter(|s| s.device == dev.device as i64)
+        .map(|s| snap.blocks_of(s).len())
+        .sum();
+    blocks + 16
 }
 
 #[cfg(test)]

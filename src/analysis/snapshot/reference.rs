@@ -7,9 +7,9 @@
 //! reproduces MemoryViz's Active Memory Timeline element stacking without
 //! summarisation.
 
-use std::collections::HashMap;
-
 use crate::model::snapshot::{Action, BlockState, DeviceTrace, Snapshot};
+
+use super::lifetimes::AddrMap;
 
 /// In-window replay (torch-snapshot.md §8): bytes of in-trace allocations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,7 +44,7 @@ pub struct MemoryVizLike {
 /// Computes [`InWindowReplay`] for one device trace. O(n) time, O(live) memory.
 pub fn in_window_replay(dev: &DeviceTrace) -> InWindowReplay {
     let t = &dev.entries;
-    let mut live: HashMap<u64, u64> = HashMap::new();
+    let mut live: AddrMap<u64> = AddrMap::default();
     let (mut total, mut peak, mut peak_idx, mut unmatched) = (0i128, 0i128, -1i64, 0u64);
     for (i, ((&a, &addr), &size)) in t.action().iter().zip(t.addr()).zip(t.size()).enumerate() {
         match a {
@@ -80,7 +80,7 @@ pub fn memoryviz_like(snap: &Snapshot, dev: &DeviceTrace) -> MemoryVizLike {
     let mut sizes: Vec<u64> = Vec::new();
     let mut initially: Vec<usize> = Vec::new();
     let mut actions: Vec<usize> = Vec::new();
-    let mut addr_to_alloc: HashMap<u64, usize> = HashMap::new();
+    let mut addr_to_alloc: AddrMap<usize> = AddrMap::default();
     let mut i = 0;
     while i < n {
         let (a, addr, size) = (t.action()[i], t.addr()[i], t.size()[i]);

@@ -395,6 +395,7 @@ impl DevBuild {
         }
     }
     pub fn finish(mut self, strings: &SnapStrings, _k: &Keys) -> DeviceTrace {
+        self.trace.entries.shrink_to_fit();
         let mut sets: Vec<String> = self
             .key_sets
             .iter()

@@ -292,7 +292,19 @@ impl Builder {
 
     /// Schedules the consumed slot for release (once).
     fn defer(&mut self, role: Role, slot: u32) {
-        if !self.pending.contains(&(role, slot)) {
+        let fresh = match role {
+            Role::Entry => self.entries.mark_deferred(slot),
+            Role::Frame => self.frames.mark_deferred(slot),
+            Role::FrameList => self.frame_lists.mark_deferred(slot),
+            Role::Segment => self.segments.mark_deferred(slot),
+            Role::BlockList => self.block_lists.mark_deferred(slot),
+            Role::Block => self.blocks.mark_deferred(slot),
+            Role::HistoryList => self.history_lists.mark_deferred(slot),
+            Role::History => self.histories.mark_deferred(slot),
+            Role::Annotation => self.annotations.mark_deferred(slot),
+            _ => false,
+        };
+        if fresh {
             self.pending.push((role, slot));
         }
     }

@@ -19,6 +19,8 @@ pub(super) struct Slot<T> {
     pub done: u32,
     /// Lowest VM stack position a handle to this object was pushed at.
     pub min_pos: u32,
+    /// Already scheduled for release.
+    pub deferred: bool,
     pub val: T,
 }
 
@@ -52,6 +54,7 @@ impl<T: Default> Slab<T> {
                 memo: NONE,
                 done: NONE,
                 min_pos: u32::MAX,
+                deferred: false,
                 val: T::default(),
             });
             ((self.slots.len() - 1) as u32, 0)
@@ -74,6 +77,17 @@ impl<T: Default> Slab<T> {
             .map_or(0, |s| s.min_pos)
     }
 
+    /// Marks the live `slot` as scheduled for release; false if it already was (or is not live).
+    pub fn mark_deferred(&mut self, slot: u32) -> bool {
+        match self.slots.get_mut(slot as usize) {
+            Some(s) if s.live && !s.deferred => {
+                s.deferred = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Frees `slot` (its handles become stale). Freeing twice is harmless.
     pub fn release(&mut self, slot: u32) {
         if let Some(s) = self.slots.get_mut(slot as usize) {
@@ -83,6 +97,7 @@ impl<T: Default> Slab<T> {
                 s.memo = NONE;
                 s.done = NONE;
                 s.min_pos = u32::MAX;
+                s.deferred = false;
                 s.val = T::default();
                 self.free.push(slot);
             }

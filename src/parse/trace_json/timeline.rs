@@ -5,7 +5,7 @@
 //! Lanes are resolved after the pass, because `process_name` metadata may come
 //! after the events it names.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::io::Read;
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -74,13 +74,14 @@ pub fn read<R: Read>(
 ) -> Result<(HostEventTable, TimelineInfo), ParseError> {
     let mut t = HostEventTable::new();
     let mut info = TimelineInfo::default();
-    let mut pid_ids: HashMap<Vec<u8>, u32> = HashMap::new();
-    let mut pid_names: HashMap<u32, String> = HashMap::new();
-    let mut thread_names: HashMap<u32, String> = HashMap::new();
-    let mut thread_pid: Vec<u32> = Vec::new();
+    let mut pid_ids: HashMap<Vec<u8>, u32> = HashMap::default();
+    let mut pid_names: HashMap<u32, String> = HashMap::default();
+    let mut thread_names: HashMap<u32, String> = HashMap::default();
     let mut thread_tid: Vec<u32> = Vec::new();
+    let mut thread_cache: HashMap<Vec<u8>, (u32, u32)> = HashMap::default();
+    let mut key_buf: Vec<u8> = Vec::new();
     let mut raws: Vec<Raw> = Vec::new();
-    let mut open: HashMap<u32, Vec<(u32, u32, i64)>> = HashMap::new();
+    let mut open: HashMap<u32, Vec<(u32, u32, i64)>> = HashMap::default();
     let file_arc: Arc<str> = Arc::from(file);
     let mut reader = ChunkReader::new(src, total);
     let mut on_event = |obj: &[u8], _at: u64| -> ControlFlow<()> {
@@ -95,23 +96,28 @@ pub fn read<R: Read>(
         let ph = ph.as_deref().unwrap_or("");
         let name = name.and_then(as_str).unwrap_or_default();
         let pid_raw = pid.unwrap_or(b"null");
-        let next = pid_ids.len() as u32;
-        let pid_id = *pid_ids.entry(pid_raw.to_vec()).or_insert(next);
-        let thread_key = format!(
-            "{}/{}",
-            String::from_utf8_lossy(pid_raw),
-            String::from_utf8_lossy(tid.unwrap_or(b"null"))
-        );
-        let thread = t.thread_key(&thread_key);
-        if thread as usize == thread_pid.len() {
-            thread_pid.push(pid_id);
-            let tid_text = tid
-                .and_then(decimal_text)
-                .unwrap_or("")
-                .trim_matches('"')
-                .to_string();
-            thread_tid.push(t.intern(&tid_text));
-        }
+        let tid_raw = tid.unwrap_or(b"null");
+        key_buf.clear();
+        key_buf.extend_from_slice(pid_raw);
+        key_buf.push(0);
+        key_buf.extend_from_slice(tid_raw);
+        let (pid_id, thread) = match thread_cache.get(key_buf.as_slice()) {
+            Some(&x) => x,
+            None => {
+                let next = pid_ids.len() as u32;
+                let pid_id = *pid_ids.entry(pid_raw.to_vec()).or_insert(next);
+                let (thread, _) = t.thread_key_bytes(pid_raw, tid_raw);
+                if thread as usize == thread_tid.len() {
+                    let tid_text = decimal_text(tid_raw)
+                        .unwrap_or("")
+                        .trim_matches('"')
+                        .to_string();
+                    thread_tid.push(t.intern(&tid_text));
+                }
+                thread_cache.insert(key_buf.clone(), (pid_id, thread));
+                (pid_id, thread)
+            }
+        };
         if ph == "M" {
             #[derive(serde::Deserialize)]
             struct NameArg {
@@ -131,16 +137,15 @@ pub fn read<R: Read>(
             }
             return ControlFlow::Continue(());
         }
-        if !t.saw_stack {
+        if !t.saw_stack || !t.saw_input_dims {
             let c = cat.and_then(as_str);
-            if c.as_deref() == Some("python_function")
-                || args.is_some_and(|a| memfind(a, b"Call stack"))
-            {
+            if c.as_deref() == Some("python_function") {
                 t.saw_stack = true;
+            } else if c.as_deref() == Some("cpu_op") {
+                let has = |n: &[u8]| args.is_some_and(|a| memchr::memmem::find(a, n).is_some());
+                t.saw_stack |= has(b"Call stack");
+                t.saw_input_dims |= has(b"Input Dims");
             }
-        }
-        if !t.saw_input_dims && args.is_some_and(|a| memfind(a, b"Input Dims")) {
-            t.saw_input_dims = true;
         }
         let Some(ts) = ts.and_then(time_ns) else {
             if ph != "M" {
@@ -259,8 +264,7 @@ pub fn read<R: Read>(
             }
         }
         if let Some(lane) = lane_of(r.pid) {
-            let (n, c) = (t.text(r.name).to_string(), t.text(r.cat).to_string());
-            t.push(&n, &c, r.thread, lane, r.ts, r.dur);
+            t.push_ids(r.name, r.cat, r.thread, lane, r.ts, r.dur);
         }
     }
     let mut procs: Vec<String> = pid_names.into_values().collect();
@@ -269,10 +273,6 @@ pub fn read<R: Read>(
     info.processes = procs;
     t.finish();
     Ok((t, info))
-}
-
-fn memfind(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
 }
 
 #[cfg(test)]

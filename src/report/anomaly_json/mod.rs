@@ -118,7 +118,17 @@ fn part(k: &KernelTable, p: &PartSummary) -> PartJson {
         dominant_stream: p.dominant_stream.clone(),
         top_kernels_by_duration: ks(&p.top_by_duration),
         top_kernels_by_total_cost: ks(&p.top_by_total_cost),
-        wait_heavy_kernels: ks(&p.wait_heavy[..p.wait_heavy.len().min(50)]),
+        wait_heavy_kernels: {
+            let ratio = |i: usize| {
+                let (d, w) = (k.dur_ns()[i] as f64, k.wait_ns()[i] as f64);
+                w / (d + w).max(1.0)
+            };
+            let mut v = p.wait_heavy.clone();
+            v.sort_by(|&a, &b| ratio(b).total_cmp(&ratio(a)).then(a.cmp(&b)));
+            v.truncate(5);
+            ks(&v)
+        },
+        wait_heavy_count: p.wait_heavy.len(),
         wall_ms: ns_to_ms(p.perspectives.wall_ns),
         busy_union_ms: ns_to_ms(p.perspectives.busy_ns),
         kernel_sum_ms: ns_to_ms(p.perspectives.kernel_sum_ns),
@@ -236,7 +246,6 @@ pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyC
                     .collect(),
                 group_tags: g.group_tags.iter().map(|t| t.as_str()).collect(),
                 comm_wait_ratio_weighted: g.comm_wait_ratio_weighted,
-                steps: g.steps.iter().map(|&i| steps[i].clone()).collect(),
             }
         })
         .collect();

@@ -117,7 +117,6 @@ pub struct GroupJson {
     pub step_ids: Vec<String>,
     pub group_tags: Vec<&'static str>,
     pub comm_wait_ratio_weighted: Option<f64>,
-    pub steps: Vec<StepJson>,
 }
 
 /// A kernel reference (bubble context, top kernels).
@@ -317,7 +316,9 @@ pub struct PartJson {
     pub dominant_stream: String,
     pub top_kernels_by_duration: Vec<KernelJson>,
     pub top_kernels_by_total_cost: Vec<KernelJson>,
+    /// The five kernels with the largest wait ratio above 0.8 (§4.4), of `wait_heavy_count`.
     pub wait_heavy_kernels: Vec<KernelJson>,
+    pub wait_heavy_count: usize,
     pub wall_ms: f64,
     pub busy_union_ms: f64,
     pub kernel_sum_ms: f64,

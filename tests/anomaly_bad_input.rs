@@ -1,0 +1,306 @@
+//! Every "Bad input" case of issue 3: missing or partial columns, non-numeric and
+//! `N/A` cells, negative or zero durations, no step markers, overlapping or
+//! out-of-order steps, a truncated trace, timestamps in different bases — and the
+//! column-set variants of formats.md §3. Nothing panics; other ranks stay intact.
+
+mod anomaly_support;
+
+use anomaly_support::*;
+use proflens::analysis::anomaly_config::AnomalyConfig;
+
+fn rb() -> AnomalyConfig {
+    AnomalyConfig::spec_defaults()
+}
+
+const KD: &str = "cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
+const TV: &str = "cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json";
+
+fn codes(r: &proflens::engine::anomaly::RankAnalysis) -> Vec<(&'static str, Option<u64>)> {
+    r.problems
+        .kept()
+        .iter()
+        .map(|p| (p.code, p.at.line))
+        .collect()
+}
+
+#[test]
+fn missing_required_column_fails_that_file_and_keeps_the_other_rank() {
+    let bad = "Step Id,Name,Type,Accelerator Core,Duration(us)\n1,a,N/A,N/A,5\n".to_string();
+    let good = csv_owned(&[ai("a", 0.0, 10.0)]);
+    let ranks = run_files(
+        &[
+            (KD, bad),
+            (
+                "cap/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+                good,
+            ),
+        ],
+        &rb(),
+    );
+    assert_eq!(ranks.len(), 2);
+    let p = ranks[0]
+        .problems
+        .kept()
+        .iter()
+        .find(|p| p.code == "ANOM-FILE-001")
+        .expect("file problem");
+    assert!(p.message.contains("Start Time(us)"), "{}", p.message);
+    assert_eq!(p.at.line, Some(1));
+    assert!(!ranks[0].result.enabled);
+    assert!(ranks[1].result.enabled);
+    assert_eq!(ranks[1].result.steps[0].metrics.busy_ns, 10_000);
+}
+
+#[test]
+fn partial_columns_are_analysed_and_named() {
+    // Level0-like 7 columns without Step Id, Stream ID, Wait: analysed as far as possible.
+    let k = "Name,Type,Accelerator Core,Start Time(us),Duration(us),Block Dim\na,N/A,N/A,100.5\t,10,0\nb,N/A,N/A,200,10,0\n";
+    let r = run_rank(k.to_string(), None, &rb());
+    let p = r
+        .problems
+        .kept()
+        .iter()
+        .find(|p| p.code == "ANOM-KD-008")
+        .unwrap();
+    assert!(
+        p.message.contains("Wait Time(us)") && p.message.contains("Stream ID"),
+        "{}",
+        p.message
+    );
+    assert_eq!(r.result.steps.len(), 1);
+    assert_eq!(r.result.steps[0].metrics.busy_ns, 20_000);
+    assert_eq!(r.kernels.stream_of(0), "unknown");
+}
+
+#[test]
+fn non_numeric_na_negative_and_zero_cells_become_problems_with_lines() {
+    let mut k = String::from(HEADER);
+    k.push('\n');
+    k.push_str("1,1,1,2,ok,T,AI_CORE,100,10,0,1,\n"); // line 2
+    k.push_str("1,1,1,2,badstart,T,AI_CORE,abc,10,0,1,\n"); // line 3
+    k.push_str("1,1,1,2,nadur,T,AI_CORE,120,N/A,0,1,\n"); // line 4
+    k.push_str("1,1,1,2,neg,T,AI_CORE,130,-5,0,1,\n"); // line 5
+    k.push_str("1,1,1,2,zero,T,AI_CORE,140,0,0,1,\n"); // line 6
+    k.push_str("1,1,1,2,badwait,T,AI_CORE,150,10,x,1,\n"); // line 7
+    k.push_str("1,1,1,N/A,nastream,T,AI_CORE,160,10,N/A,1,\n"); // line 8
+    k.push_str("1,1,1,2,short\n"); // line 9: too few cells
+    let r = run_rank(k, None, &rb());
+    let c = codes(&r);
+    assert!(c.contains(&("ANOM-KD-001", Some(3))));
+    assert!(c.contains(&("ANOM-KD-001", Some(4))));
+    assert!(c.contains(&("ANOM-KD-002", Some(5))));
+    assert!(c.contains(&("ANOM-KD-003", Some(6))));
+    assert!(c.contains(&("ANOM-KD-004", Some(7))));
+    assert!(c.contains(&("ANOM-KD-006", Some(9))));
+    assert!(c.contains(&("ANOM-KD-001", Some(9))));
+    // Kept: ok, zero, badwait (wait 0), nastream (stream unknown) = 4 kernels.
+    assert_eq!(r.kernels.len(), 4);
+    let i = (0..r.kernels.len())
+        .find(|&i| r.kernels.name_of(i) == "nastream")
+        .unwrap();
+    assert_eq!(r.kernels.stream_of(i), "unknown");
+    assert_eq!(r.kernels.wait_ns()[i], 0);
+}
+
+#[test]
+fn no_step_markers_fall_back_to_step_id_then_pseudo() {
+    let k = csv_owned(&[ai("a", 0.0, 10.0), ai("b", 50.0, 10.0)]);
+    let r = run_rank(k, Some(trace(&[], &[])), &rb());
+    assert_eq!(r.result.step_method.as_str(), "step_id");
+    assert_eq!(r.result.steps[0].step_id, "step_1");
+    assert_eq!(r.result.steps[0].metrics.service_ns, 60_000);
+}
+
+#[test]
+fn step_id_windows_use_step_trace_time_when_present() {
+    let k = csv_owned(&[ai("a", 1000.0, 10.0), ai("b", 1050.0, 10.0)]);
+    let st = "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,Communication(Not Overlapped and Exclude Receive),Preparing\n1,20,0,0,0,40,60.0,0,0,500.5\n";
+    let ranks = run_files(
+        &[
+            (KD, k),
+            (
+                "cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/step_trace_time.csv",
+                st.into(),
+            ),
+        ],
+        &rb(),
+    );
+    let r = &ranks[0].result;
+    assert_eq!(r.step_method.as_str(), "step_id+step_trace");
+    assert_eq!(r.steps[0].window.start_ns, 499_500);
+    assert_eq!(r.steps[0].window.end_ns, 1_060_000);
+    assert_eq!(r.steps[0].metrics.prelaunch_ns, 500_500);
+}
+
+#[test]
+fn overlapping_duplicate_and_out_of_order_markers() {
+    let k = csv_owned(&[
+        ai("a", 0.0, 10.0),
+        ai("b", 100.0, 10.0),
+        ai("c", 200.0, 10.0),
+    ]);
+    // Out of file order, #2 duplicated (later copy dropped), #1 overlaps #2.
+    let t = trace(
+        &[
+            (3, 200.0, 50.0),
+            (2, 100.0, 50.0),
+            (1, 0.0, 150.0),
+            (2, 120.0, 60.0),
+        ],
+        &[],
+    );
+    let r = run_rank(k, Some(t), &rb());
+    let ids: Vec<&str> = r.result.steps.iter().map(|s| s.step_id.as_str()).collect();
+    assert_eq!(ids, ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"]);
+    assert_eq!(r.result.steps[1].window.start_ns, 100_000);
+    assert_eq!(r.result.steps[0].window.end_ns, 100_000);
+    assert!(r
+        .result
+        .limitations
+        .iter()
+        .any(|l| l.contains("duplicate step marker")));
+    assert!(r
+        .result
+        .limitations
+        .iter()
+        .any(|l| l.contains("overlap the next one")));
+}
+
+#[test]
+fn truncated_trace_is_used_up_to_the_cut_with_a_warning() {
+    let k = csv_owned(&[ai("a", 0.0, 10.0), ai("b", 100.0, 10.0)]);
+    let full = trace(
+        &[(1, 0.0, 50.0), (2, 100.0, 50.0)],
+        &[host("aten::x", "cpu_op", 20.0, 5.0, 1)],
+    );
+    let cut = &full[..full.len() - 30];
+    let r = run_rank(k, Some(cut.to_string()), &rb());
+    let p = r
+        .problems
+        .kept()
+        .iter()
+        .find(|p| p.code == "ANOM-TV-001")
+        .expect("truncation warning");
+    assert!(p.at.byte.is_some());
+    assert_eq!(r.result.steps.len(), 2);
+}
+
+#[test]
+fn timestamps_in_different_bases_are_refused_clearly() {
+    // Kernels on the epoch clock (1.7e15 µs), trace on a monotonic clock (5.6e10 µs).
+    let k = csv_owned(&[
+        ai("a", 1736408883686740.0, 10.0),
+        ai("b", 1736408883686800.0, 10.0),
+    ]);
+    let t = trace(
+        &[(1, 56635864386.8, 100.0)],
+        &[host("aten::x", "cpu_op", 56635864390.0, 5.0, 1)],
+    );
+    let r = run_rank(k, Some(t), &rb());
+    let p = r
+        .problems
+        .kept()
+        .iter()
+        .find(|p| p.code == "ANOM-TB-001")
+        .expect("time-base error");
+    assert!(p.message.contains("different bases"), "{}", p.message);
+    assert!(!r.result.capabilities.trace);
+    assert_ne!(r.result.step_method.as_str(), "marker");
+}
+
+#[test]
+fn bom_crlf_quoted_tab_block_num_communication_device_id_variants() {
+    let k = "\u{feff}Step Id,Device_id,Model ID,Task ID,Stream ID,Name,Type,OP State,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),Block Num\r\n\
+1,0,1,1,2,mm,MatMul,dynamic,AI_CORE,\"100.250\t\",10,0,8\r\n\
+1,0,1,N/A,N/A,hcom_allReduce__1_0,hcom_allReduce_,N/A,COMMUNICATION,120,30,1,0\r\n";
+    let r = run_rank(k.to_string(), None, &rb());
+    assert_eq!(r.kernels.len(), 2);
+    assert_eq!(r.kernels.start_ns()[0], 100_250);
+    assert_eq!(r.kernels.stream_of(1), "hccl");
+    assert_eq!(r.kernels.class()[1].as_str(), "HCCL");
+    assert_eq!(r.kernels.row()[1], 3);
+}
+
+#[test]
+fn op_summary_renames_and_aggregate_only_tables() {
+    let op = "Device_id,Model ID,Task ID,Stream ID,Op Name,OP Type,OP State,Task Type,Task Start Time(us),Task Duration(us),Task Wait Time(us),Block Dim\n\
+0,1,1,3,main_kernel,main,N/A,MIX_AIC,1780676228921483.380\t,20.5,6958.620000,8\n";
+    let ranks = run_files(
+        &[(
+            "cap/rank0_ascend_pt/PROF_000001_x/mindstudio_profiler_output/op_summary_20260605.csv",
+            op.into(),
+        )],
+        &rb(),
+    );
+    let r = &ranks[0];
+    assert_eq!(r.kernels.len(), 1);
+    assert_eq!(r.kernels.class()[0].as_str(), "AI_CORE");
+    assert_eq!(r.kernels.wait_ns()[0], 6_958_620);
+    assert!(r
+        .result
+        .limitations
+        .iter()
+        .any(|l| l.contains("op_summary")));
+    let agg = "OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max Time(us)\nMatMul,AI_CORE,3,30,5,10,15\n";
+    let ranks = run_files(
+        &[(
+            "cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/op_summary_1.csv",
+            agg.into(),
+        )],
+        &rb(),
+    );
+    assert!(!ranks[0].result.enabled);
+    assert!(ranks[0]
+        .result
+        .limitations
+        .iter()
+        .any(|l| l.contains("aggregate columns only")));
+}
+
+#[test]
+fn trace_only_rank_uses_device_lanes_and_wrapped_traces_work() {
+    let ev = vec![
+        r#"{"ph":"X","name":"MatMul","pid":9,"tid":7,"ts":"100.000","dur":10}"#.to_string(),
+        r#"{"ph":"X","name":"Add","pid":9,"tid":7,"ts":"200.000","dur":10}"#.to_string(),
+    ];
+    let t = format!("{{\"traceEvents\": {}}}", trace(&[(1, 90.0, 200.0)], &ev));
+    let ranks = run_files(&[(TV, t)], &rb());
+    let r = &ranks[0];
+    assert_eq!(r.kernels.len(), 2);
+    assert_eq!(r.kernels.stream_of(0), "7");
+    assert_eq!(r.result.steps[0].step_id, "ProfilerStep#1");
+    assert_eq!(r.result.steps[0].metrics.prelaunch_ns, 10_000);
+    assert!(r
+        .result
+        .limitations
+        .iter()
+        .any(|l| l.contains("device lanes")));
+}
+
+#[test]
+fn garbage_inputs_never_panic() {
+    let cases: Vec<(&str, String)> = vec![
+        (KD, String::new()),
+        (KD, "\u{0}\u{1}not,a\ncsv\"unterminated".into()),
+        (TV, "{\"traceEvents\": 5}".into()),
+        (
+            TV,
+            "[{\"ph\":\"X\",\"ts\":\"1e400\",\"dur\":\"x\"}, 3, \"s\", {}]".into(),
+        ),
+        (
+            "cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/communication.json",
+            "{\"step1\": {\"collective\": 7}}".into(),
+        ),
+        (
+            "cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/step_trace_time.csv",
+            "Step,Stage\nx,y\n".into(),
+        ),
+    ];
+    for (path, body) in cases {
+        let mut files = vec![(KD, csv_owned(&[ai("a", 0.0, 10.0)]))];
+        files.retain(|f| f.0 != path);
+        files.push((path, body));
+        let ranks = run_files(&files, &rb());
+        assert!(ranks.len() <= 1);
+    }
+}
