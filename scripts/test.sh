@@ -4,8 +4,9 @@
 # `.ci/run` calls this script.
 #
 # Layers: cargo test (unit, golden, tidy) → wasm32 check of the core → wasm-bindgen-test
-# (File → worker streaming path, in Chromium) → trunk build --release → Playwright
-# end-to-end tests on dist/ in Debian's Chromium.
+# (File → worker streaming path, in Chromium) → release build (scripts/build-release.sh:
+# trunk build --release + scripts/postbuild.py) → Playwright end-to-end tests on dist/ in
+# Debian's Chromium.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/toolchain.sh
@@ -55,7 +56,7 @@ layer "browser wasm tests (wasm-bindgen-test)" env \
 count_cargo "$LAST_LOG"
 if ! grep -q '^test result:' "$LAST_LOG"; then FAILED=$((FAILED + 1)); fi
 
-if layer "trunk build --release" trunk build --release; then
+if layer "release build (trunk --release + postbuild: service worker, CSP, proflens.html)" bash scripts/build-release.sh; then
   PASSED=$((PASSED + 1))
   layer "browser e2e (Playwright, Chromium)" node --test --test-reporter=tap tests/e2e/
   p=$(grep -E '^# pass ' "$LAST_LOG" | awk '{print $3}'); f=$(grep -E '^# fail ' "$LAST_LOG" | awk '{print $3}')

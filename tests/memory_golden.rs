@@ -349,3 +349,73 @@ fn parity_mode_on_msinsight_matches_default_parity_columns() {
         );
     }
 }
+
+/// The 2023 10-column form and the unquoted-tab 15-column file of the msinsight UT data
+/// (values cross-checked with Python's csv module: counts, Σ, allocator peak sample).
+#[test]
+fn msinsight_ut_ten_and_fifteen_column_files() {
+    let run = run(
+        "ascend/Ascend__msinsight/server/src/test/test_data",
+        &MemoryOptions::default(),
+    );
+    let r0 = run
+        .ranks
+        .iter()
+        .find(|r| r.info.source_dir == "test_data/test_rank_0")
+        .unwrap();
+    let r1 = run
+        .ranks
+        .iter()
+        .find(|r| r.info.source_dir == "test_data/test_rank_1")
+        .unwrap();
+    let s0 = summarize(r0);
+    assert_eq!((s0.rows, s0.sum_size_kb), (28, 341_120.0));
+    assert_eq!(r0.problems.count("MEM-CSV-002"), 5); // 10-column form
+    assert_eq!(r0.problems.count("MEM-FILE-002"), 1); // no trace_view.json
+    assert!(run
+        .rows()
+        .filter(|r| r.rank_id() == 0)
+        .all(|r| r.total_active_mb() == 0.0));
+    let p0 = s0.allocator_peak.unwrap();
+    assert_eq!(
+        (
+            p0.peak.peak_allocated_mb,
+            p0.peak.peak_source_line,
+            p0.peak.peak_sample_kind
+        ),
+        (80.125, 5, SampleKind::Alloc)
+    );
+    let s1 = summarize(r1);
+    assert_eq!((s1.rows, s1.sum_size_kb), (21, 3_651_407.0));
+    let p1 = s1.allocator_peak.unwrap();
+    assert_eq!(
+        (
+            p1.peak.peak_allocated_mb,
+            p1.peak.peak_source_line,
+            p1.peak.peak_sample_kind
+        ),
+        (3469.5556640625, 22, SampleKind::Release)
+    );
+    assert_eq!(r1.problems.count("MEM-CSV-002"), 0);
+}
+
+#[test]
+fn markdown_summary_states_the_golden_numbers() {
+    let run = run(RLI, &MemoryOptions::default());
+    let mut out = Vec::new();
+    proflens::report::memory_md::write_summary(&run, &mut out).unwrap();
+    let md = String::from_utf8(out).unwrap();
+    assert!(md.contains("| Σ size_kb | 172387.5 |"), "{md}");
+    assert!(md.contains("Peak allocated **20138.58544921875 MB** at 1779785665728627.910 µs (release sample, `aten::empty_strided`, line 3); reserved at peak 27928.0 MB"), "{md}");
+    assert!(md.contains("Live at peak: 2 rows, 8193.0 KB"), "{md}");
+    assert!(
+        md.contains(
+            "| naive curve (operator rows only, starts at 0) | 97 points, peak 136.037109375 MB"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("| Unknown | memory_data | 49 | 49 | 0 |"),
+        "{md}"
+    );
+}

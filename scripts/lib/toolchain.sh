@@ -49,7 +49,13 @@ ensure_cargo_bin() {
   local bin="$1" crate="$2" version="$3"
   if command -v "$bin" >/dev/null && "$bin" --version 2>/dev/null | grep -q " $version"; then return 0; fi
   log "installing $crate $version (cargo install, takes minutes once)"
-  cargo install "$crate" --version "$version" --locked
+  # trunk builds with --locked; wasm-bindgen-cli's own lock file does not build on this
+  # toolchain, so it resolves its dependencies afresh (checked on these machines).
+  if [ "$crate" = trunk ]; then
+    cargo install "$crate" --version "$version" --locked
+  else
+    cargo install "$crate" --version "$version"
+  fi
 }
 
 # Everything `trunk build` needs, offline afterwards: wasm target, trunk, wasm-bindgen-cli, binaryen.

@@ -33,6 +33,16 @@ pub const MAX_WORKERS: usize = 4;
 /// The script trunk emits for the worker binary (`data-loader-shim`).
 const WORKER_URL: &str = "./worker_loader.js";
 
+/// The worker script to start: the single-file build (scripts/postbuild.py) publishes a
+/// `blob:` URL as `window.PROFLENS_WORKER_URL`, since `file://` pages cannot start workers
+/// from files; otherwise trunk's loader next to the page.
+fn worker_url() -> String {
+    web_sys::window()
+        .and_then(|w| js_sys::Reflect::get(&w, &"PROFLENS_WORKER_URL".into()).ok())
+        .and_then(|v| v.as_string())
+        .unwrap_or_else(|| WORKER_URL.to_string())
+}
+
 /// What a worker is for: streamed messages are routed by role.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Role {
@@ -256,7 +266,7 @@ impl EngineClient {
     }
 
     fn spawn(&self, role: Role) -> usize {
-        let worker = match Worker::new(WORKER_URL) {
+        let worker = match Worker::new(&worker_url()) {
             Ok(w) => w,
             Err(e) => {
                 self.state()

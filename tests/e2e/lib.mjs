@@ -22,8 +22,9 @@ const TYPES = {
   '.svg': 'image/svg+xml',
 };
 
-/** Serves `root` on 127.0.0.1 (random port). Returns { url, close, requests }. */
-export async function serveStatic(root = DIST) {
+/** Serves `root` on 127.0.0.1 (random port) under the path `prefix` (e.g. '/proflens/', as a
+ * GitHub project site would). Returns { url, close, requests }; `requests` lists every path asked. */
+export async function serveStatic(root = DIST, prefix = '/') {
   if (!fs.existsSync(path.join(root, 'index.html'))) {
     throw new Error(`${root}/index.html missing: run \`trunk build --release\` first`);
   }
@@ -31,7 +32,9 @@ export async function serveStatic(root = DIST) {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
     requests.push(url.pathname);
-    let file = path.normalize(path.join(root, decodeURIComponent(url.pathname)));
+    if (!url.pathname.startsWith(prefix)) { res.writeHead(404).end('outside the site'); return; }
+    const rel = decodeURIComponent(url.pathname.slice(prefix.length));
+    let file = path.normalize(path.join(root, rel));
     if (!file.startsWith(root)) { res.writeHead(403).end(); return; }
     if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
     fs.readFile(file, (err, data) => {
@@ -42,7 +45,7 @@ export async function serveStatic(root = DIST) {
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address();
-  return { url: `http://127.0.0.1:${port}/`, requests, close: () => new Promise((r) => server.close(r)) };
+  return { url: `http://127.0.0.1:${port}${prefix}`, requests, close: () => new Promise((r) => server.close(r)) };
 }
 
 /** Launches Debian's Chromium headless. */

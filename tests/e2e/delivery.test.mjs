@@ -1,0 +1,107 @@
+// Delivery tests (issue "Delivery"): the release dist/ served under a sub-path, offline after one
+// visit through the service worker, the single-file proflens.html opened from file://, and the
+// Content Security Policy. Needs dist/ from scripts/build-release.sh (trunk + scripts/postbuild.py).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { REPO, DIST, serveStatic, launch, ProflensPage } from './lib.mjs';
+
+const LEVEL1 = path.join(REPO, '../shared/fixtures/ascend/Ascend__msinsight/test/data/pytorch/text/level1');
+const SINGLE = path.join(DIST, 'proflens.html');
+
+let server;
+let browser;
+
+before(async () => {
+  assert.ok(fs.existsSync(path.join(DIST, 'sw.js')), 'dist/sw.js missing: build with scripts/build-release.sh');
+  server = await serveStatic(DIST, '/proflens/');
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function analyseLevel1(p) {
+  await p.openFolder(LEVEL1);
+  assert.equal(await p.waitDone(), 'Done');
+  await p.page.getByTestId('tab-memory').click();
+  assert.deepEqual(await p.page.getByTestId('rank-rows').allInnerTexts(), ['184', '184']);
+}
+
+test('served under /proflens/: every asset URL is relative and the page analyses level1', async () => {
+  const context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
+  const p = new ProflensPage(await context.newPage(), server.url);
+  await p.open();
+  await analyseLevel1(p);
+  const outside = server.requests.filter((r) => !r.startsWith('/proflens/'));
+  assert.deepEqual(outside, [], `requests outside the sub-path: ${outside}`);
+  assert.deepEqual(p.offOrigin, []);
+  assert.deepEqual(p.consoleErrors, []);
+  await p.screenshot('10-subpath-1366x768');
+  await context.close();
+});
+
+test('offline after one visit: the service worker serves the page, wasm and worker', async () => {
+  const context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
+  const page = await context.newPage();
+  const p = new ProflensPage(page, server.url);
+  await p.open();
+  // Wait until this build's worker has precached everything and controls the page.
+  await page.evaluate(() => navigator.serviceWorker.ready);
+  await page.reload();
+  await page.waitForFunction(() => !!navigator.serviceWorker.controller);
+  const build = await page.evaluate(() => document.documentElement.dataset.build);
+  assert.match(build, /^[0-9a-f]{12}$/);
+
+  // Network off: every request to the server fails from now on.
+  await context.setOffline(true);
+  await context.route('**/*', (route) => route.abort());
+  const seenBefore = server.requests.length;
+  await page.reload();
+  await p.page.getByTestId('drop-zone').waitFor();
+  await analyseLevel1(p);
+  assert.equal(server.requests.length, seenBefore, 'the server saw no request while offline');
+  await p.screenshot('11-offline-second-visit');
+  await context.close();
+});
+
+test('single file proflens.html from file:// analyses level1 with no server', async () => {
+  assert.ok(fs.existsSync(SINGLE), 'dist/proflens.html missing');
+  const context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
+  const page = await context.newPage();
+  const base = 'file://' + SINGLE;
+  const p = new ProflensPage(page, base);
+  const requests = [];
+  page.on('request', (r) => requests.push(r.url()));
+  await page.goto(base);
+  await page.getByTestId('drop-zone').waitFor();
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.singleFile), 'true');
+  await analyseLevel1(p);
+  const foreign = requests.filter((u) => !u.startsWith(base) && !u.startsWith('blob:') && !u.startsWith('data:'));
+  assert.deepEqual(foreign, [], `requests other than the file itself: ${foreign}`);
+  assert.deepEqual(p.consoleErrors, []);
+  await p.screenshot('12-single-file');
+  await context.close();
+});
+
+test('Content Security Policy forbids other origins and unhashed inline scripts', async () => {
+  for (const file of [path.join(DIST, 'index.html'), SINGLE]) {
+    const html = fs.readFileSync(file, 'utf8');
+    const m = html.match(/<meta http-equiv="Content-Security-Policy" content="([^"]+)">/);
+    assert.ok(m, `${file}: no CSP meta`);
+    const policy = Object.fromEntries(m[1].split(';').map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v]));
+    assert.ok(!Object.values(policy).flat().some((v) => /^https?:/.test(v) || v === '*'), `${file}: third-party origin in ${m[1]}`);
+    assert.ok(!policy['script-src'].includes("'unsafe-inline'"), 'inline scripts must be hashed');
+    assert.ok(["'self'", "'none'"].includes(policy['connect-src'][0]) && policy['connect-src'].length === 1);
+    // Every executable inline script is covered by a hash in the policy.
+    const hashes = new Set(policy['script-src'].filter((v) => v.startsWith("'sha256-")));
+    const crypto = await import('node:crypto');
+    for (const s of html.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)) {
+      if (/src=/.test(s[1]) || /type="(application\/octet-stream|text\/plain)"/.test(s[1])) continue;
+      const h = `'sha256-${crypto.createHash('sha256').update(s[2], 'utf8').digest('base64')}'`;
+      assert.ok(hashes.has(h), `${file}: inline script without hash in the policy`);
+    }
+  }
+});
