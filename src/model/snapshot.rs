@@ -111,7 +111,7 @@ pub struct EntryRow {
     pub time_us: i64,
     /// Stack of the entry, or [`NO_STACK`] when the `frames` key is missing.
     pub stack: StackId,
-    /// `compile_context` string (id 0 = absent).
+    /// `compile_context` string (id 0 = absent or the default `"N/A"`).
     pub compile_ctx: StrId,
     /// `user_metadata` string (id 0 = absent or empty).
     pub user_meta: StrId,

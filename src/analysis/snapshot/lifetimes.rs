@@ -22,7 +22,9 @@ pub struct AddrHasher(u64);
 
 impl Hasher for AddrHasher {
     fn finish(&self) -> u64 {
-        self.0
+        // The product's high bits depend on all input bits; fold them down, since block
+        // addresses are multiples of 512 and the table indexes by the low bits.
+        self.0 ^ (self.0 >> 29) ^ (self.0 >> 47)
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
@@ -94,8 +96,8 @@ pub struct Lifetimes {
     pub stream: Vec<u32>,
     /// [`FLAG_LOST_FREE`], [`FLAG_NPU_WORKSPACE`].
     pub flags: Vec<u8>,
-    /// Rounded block size for PRE records from end blocks (0 otherwise).
-    pub block_size: Vec<u64>,
+    /// `(record, rounded block size)` of the PRE records made from end blocks (sparse).
+    pub block_size: Vec<(u32, u64)>,
     /// `free_completed` entries without a live record (ring-buffer truncation signal, §4 item 5).
     pub unmatched_free_completed: u64,
     /// `free_requested` entries without a live record.
@@ -148,7 +150,6 @@ impl Lifetimes {
         self.version.reserve_exact(n);
         self.stream.reserve_exact(n);
         self.flags.reserve_exact(n);
-        self.block_size.reserve_exact(n);
     }
     fn push(
         &mut self,
@@ -170,7 +171,6 @@ impl Lifetimes {
         self.version.push(version);
         self.stream.push(stream);
         self.flags.push(0);
-        self.block_size.push(0);
         self.size.len() - 1
     }
 }
@@ -281,7 +281,7 @@ pub fn build(snap: &Snapshot, dev: &DeviceTrace) -> Lifetimes {
             };
             let v = versions.get(&b.address).copied().unwrap_or(0);
             let r = lt.push(PRE, b.requested_size, stack, kind, b.address, v, stream);
-            lt.block_size[r] = b.size;
+            lt.block_size.push((r as u32, b.size));
         }
     }
     lt

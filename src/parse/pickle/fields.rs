@@ -15,7 +15,7 @@ macro_rules! keys {
     ($($field:ident),* $(,)?) => {
         /// Pre-interned key and value strings, compared by id.
         #[allow(non_snake_case)]
-        pub(crate) struct Keys { $(pub $field: StrId,)* pub actions: Vec<(StrId, Action)> }
+        pub(crate) struct Keys { $(pub $field: StrId,)* pub actions: Vec<(StrId, Action)>, pub na: StrId }
         impl Keys {
             /// Bit of an entry key in [`EntryObj::mask`] (order of `ENTRY_KEYS`).
             pub fn entry_bit(&self, key: StrId) -> Option<usize> {
@@ -26,7 +26,7 @@ macro_rules! keys {
             pub fn new(s: &mut SnapStrings) -> Keys {
                 let actions = Action::ALL.iter().filter(|a| **a != Action::Unknown)
                     .map(|a| (s.intern(a.name()), *a)).collect();
-                Keys { $($field: s.intern(stringify!($field)),)* actions }
+                Keys { $($field: s.intern(stringify!($field)),)* actions, na: s.intern("N/A") }
             }
         }
     };
@@ -452,6 +452,7 @@ impl Builder {
                 );
                 let (ka, kaddr, ksize, kstream, ktime, kfree) =
                     (k.action, k.addr, k.size, k.stream, k.time_us, k.device_free);
+                let na = k.na;
                 let stack = if is_frames {
                     self.stack_of(v, memo)?
                 } else {
@@ -459,6 +460,8 @@ impl Builder {
                 };
                 let text_id = if is_cc || is_um {
                     match v {
+                        // "N/A" is the default compile_context (§3.5): stored as absent.
+                        Val::Str(s) if is_cc && s == na => Some(StrId(0)),
                         Val::Str(s) => Some(s),
                         other => {
                             let t = self.scalar_text(other);

@@ -32,7 +32,7 @@ fn pre_records_from_frees_and_end_blocks() {
     assert_eq!(lt.done_free_idx, vec![4, 1, NEVER, NEVER]);
     assert_eq!(lt.stack_kind[3], StackKind::Block);
     assert_eq!(lt.addr[3], 0x220);
-    assert_eq!(lt.block_size[3], 64);
+    assert_eq!(lt.block_size, vec![(3, 64)]);
     let c = curves::build(&snap, &snap.devices[0], &lt);
     assert_eq!(c.baseline_active, 37);
     assert_eq!(c.active, vec![47, 40, 60, 60, 50, 50]);
