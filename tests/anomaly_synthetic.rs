@@ -390,3 +390,67 @@ fn cross_rank_slow_flag() {
             .all(|r| !r.slow)
     );
 }
+
+#[test]
+fn markerless_capture_with_repetition_becomes_macro_steps() {
+    // No Step Id, no trace: 10 iterations of a, b, c, d (100 µs each) with a 1 ms bubble after c.
+    let mut rows = Vec::new();
+    let mut t = 0.0;
+    for _ in 0..10 {
+        for n in ["a", "b", "c", "d"] {
+            rows.push(ai(n, t, 100.0));
+            t += 100.0;
+            if n == "c" {
+                t += 1000.0;
+            }
+        }
+    }
+    let k = csv_owned(&rows);
+    let k: String = k
+        .lines()
+        .map(|l| format!("{}\n", l.split_once(',').unwrap().1))
+        .collect();
+    let r = run_rank(k, None, &rb());
+    let res = &r.result;
+    assert_eq!(res.step_method.as_str(), "macro");
+    // §4.1 alignment takes the largest offset o < m where all units agree: with a perfectly
+    // periodic a,b,c,d sequence that is o = 3, so units start at `b` and the first `a` is
+    // outside every step (prologue): 9 macro-steps.
+    assert_eq!(res.steps.len(), 9);
+    assert_eq!(res.steps[0].step_id, "macro_0");
+    assert_eq!(res.steps[0].window.start_ns, 100_000);
+    assert_eq!(r.kernels.name_of(res.steps[0].kernels.start), "b");
+    // The last macro-step also holds the trailing a,b,c,d (7 kernels): its own group.
+    assert_eq!(res.groups.len(), 2);
+    let g = &res.groups[0];
+    assert_eq!(g.steps.len(), 8);
+    assert!(g.recurring_bubble_pattern);
+    assert_eq!(res.steps[3].metrics.bubbles.len(), 1);
+    assert_eq!(res.steps[3].metrics.largest_internal_ns(), 1_000_000);
+    assert!(res.limitations.iter().any(|l| l.contains("macro-steps")));
+}
+
+#[test]
+fn progress_break_cancels_the_rank() {
+    use proflens::engine::anomaly::{analyse_rank, Cancelled};
+    use proflens::ingest::inventory::Inventory;
+    use proflens::ingest::MemOpener;
+    let mut m = MemOpener::new();
+    m.add(
+        "cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+        csv_owned(&[ai("a", 0.0, 10.0)]).into_bytes(),
+    );
+    m.add(
+        "cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json",
+        trace(&[(1, 0.0, 10.0)], &[]).into_bytes(),
+    );
+    let inv = Inventory::from_paths(&m.list());
+    let mut calls = 0;
+    let r = analyse_rank(&inv.ranks[0], &m, &rb(), &mut |p| {
+        calls += 1;
+        assert!(p.file.ends_with("kernel_details.csv"));
+        std::ops::ControlFlow::Break(())
+    });
+    assert!(matches!(r, Err(Cancelled)));
+    assert_eq!(calls, 1);
+}

@@ -61,7 +61,7 @@ pub fn allocator_series(mem: &MemoryEventTable) -> Vec<AllocatorSample> {
             });
         }
     }
-    s.sort_by(|a, b| (a.t_ns, a.kind, a.line).cmp(&(b.t_ns, b.kind, b.line)));
+    s.sort_by_key(|a| (a.t_ns, a.kind, a.line));
     s
 }
 

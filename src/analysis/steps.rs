@@ -25,6 +25,8 @@ pub enum StepMethod {
     StepIdStepTrace,
     /// One pseudo-step over the whole capture.
     Pseudo,
+    /// Macro-steps derived from structure when markers are missing (§3.6).
+    Macro,
     /// No kernels and no markers: nothing to analyse.
     None,
 }
@@ -39,6 +41,7 @@ impl StepMethod {
             StepMethod::StepId => "step_id",
             StepMethod::StepIdStepTrace => "step_id+step_trace",
             StepMethod::Pseudo => "pseudo",
+            StepMethod::Macro => "macro",
             StepMethod::None => "none",
         }
     }
@@ -186,10 +189,23 @@ pub fn detect(
             marker_dur_ns: None,
             group: 0,
         }];
-        notes.push(
-            "no step markers and no Step Id column: one pseudo-step over the whole capture".into(),
-        );
-        StepMethod::Pseudo
+        match macro_steps(kernels, cfg) {
+            Some((origin, ms)) => {
+                notes.push(format!(
+                    "no step markers and no Step Id column: {} macro-steps from {origin} (§3.6)",
+                    ms.len()
+                ));
+                steps = ms;
+                StepMethod::Macro
+            }
+            None => {
+                notes.push(
+                    "no step markers and no Step Id column: one pseudo-step over the whole capture"
+                        .into(),
+                );
+                StepMethod::Pseudo
+            }
+        }
     } else {
         StepMethod::None
     };
@@ -200,6 +216,55 @@ pub fn detect(
         groups,
         notes,
     }
+}
+
+/// §3.6 items 2–3: forward passes (FIA present) or a repetition unit covering ≥ 50 % of
+/// the kernels (anchors occurring 2–64 times) become macro-steps `macro_<k>`.
+/// Returns the origin (`fia_pass` / `repetition`) and the steps; `None` when neither applies.
+fn macro_steps(kernels: &KernelTable, cfg: &AnomalyConfig) -> Option<(&'static str, Vec<Step>)> {
+    let n = kernels.len();
+    let starts: Vec<usize>;
+    let origin;
+    let arch_passes = if (0..n).any(|i| kernels.name_of(i).contains("FusedInferAttentionScore")) {
+        super::architecture::analyse(kernels, cfg).passes
+    } else {
+        Vec::new()
+    };
+    if arch_passes.len() >= 2 {
+        origin = "fia_pass";
+        starts = arch_passes.iter().map(|p| p.kernels.start).collect();
+    } else {
+        let main = super::structure::main_stream(kernels, 0..n);
+        let rep = super::structure::repetition_limited(kernels, 0..n, main, 64)?;
+        let first = *rep.unit_starts.first()?;
+        if rep.unit_starts.len() < 2 || ((rep.last_end - first) as f64) < 0.5 * n as f64 {
+            return None;
+        }
+        origin = "repetition";
+        starts = rep.unit_starts;
+    }
+    let mut steps = Vec::with_capacity(starts.len());
+    for (j, &s) in starts.iter().enumerate() {
+        let s_ns = kernels.start_ns()[s];
+        let next = starts.get(j + 1).map(|&x| kernels.start_ns()[x]);
+        let range = kernels.starting_in(s_ns, next.unwrap_or(i64::MAX));
+        let end = match next {
+            Some(e) => e,
+            None => range
+                .clone()
+                .map(|i| kernels.end_ns(i))
+                .max()
+                .unwrap_or(s_ns),
+        };
+        steps.push(Step {
+            step_id: format!("macro_{j}"),
+            window: Interval::new(s_ns, end),
+            kernels: range,
+            marker_dur_ns: None,
+            group: 0,
+        });
+    }
+    Some((origin, steps))
 }
 
 fn steps_method(steps: &[Step]) -> StepMethod {

@@ -441,6 +441,17 @@ pub fn repetition(
     range: Range<usize>,
     main: Option<NameId>,
 ) -> Option<Repetition> {
+    repetition_limited(k, range, main, usize::MAX)
+}
+
+/// [`repetition`] with anchor candidates restricted to names occurring at most
+/// `max_count` times (§3.6 item 3 uses 2–64).
+pub fn repetition_limited(
+    k: &KernelTable,
+    range: Range<usize>,
+    main: Option<NameId>,
+    max_count: usize,
+) -> Option<Repetition> {
     let main = main?;
     let t: Vec<usize> = range.clone().filter(|&i| k.stream()[i] == main).collect();
     if t.len() < 2 {
@@ -457,7 +468,7 @@ pub fn repetition(
     };
     let mut best: Option<(f64, i64, bool, String, NameId, usize)> = None;
     for (&name, ps) in &pos {
-        if ps.len() < 2 {
+        if ps.len() < 2 || ps.len() > max_count {
             continue;
         }
         let gaps: Vec<usize> = ps.windows(2).map(|w| w[1] - w[0]).collect();

@@ -219,8 +219,16 @@ pub fn aggregate(
     // Weighted means over the group's significant windows.
     let (mut wd, mut wh, mut ws) = (0f64, 0f64, 0f64);
     let mut comm_label = false;
+    let mut in_group = vec![false; steps.len()];
+    for &m in &members {
+        in_group[m] = true;
+    }
     for b in ctx.bubbles {
-        if b.window.significant && b.window.step.is_some_and(|s| members.contains(&s)) {
+        if b.window.significant
+            && b.window
+                .step
+                .is_some_and(|s| in_group.get(s) == Some(&true))
+        {
             let d = b.window.interval.len_ns() as f64;
             wd += d;
             wh += d * b.evidence.host.unwrap_or(0.0);
@@ -479,12 +487,13 @@ fn idle_pattern(
                 .max()
                 .unwrap_or(0);
             let span = Interval::new(lo, hi);
+            let windows = crate::analysis::intervals::merge(ctx.all_windows.to_vec());
             let inter: i64 = ctx
                 .global
                 .gaps
                 .iter()
                 .filter_map(|g| g.clip(span))
-                .filter(|g| !ctx.all_windows.iter().any(|w| w.clip(*g).is_some()))
+                .filter(|g| crate::analysis::intervals::covered_ns(&windows, *g) == 0)
                 .map(|g| g.len_ns())
                 .sum();
             let intra: i64 = members

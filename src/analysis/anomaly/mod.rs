@@ -364,13 +364,20 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
         .collect();
     let comm_win = ops::comm_windows(k, &json_ivs);
     let mut comm_per_step = vec![(0.0, 0.0); results.len()];
+    let mut ops_by_start: Vec<usize> = (0..input.comm_ops.len()).collect();
+    ops_by_start.sort_by_key(|&i| input.comm_ops[i].start_ns);
     let mut comm_kernel_wait = vec![(0i64, 0i64); results.len()];
     for (si, s) in results.iter_mut().enumerate() {
-        for (oi, o) in input.comm_ops.iter().enumerate() {
-            let in_win = o.start_ns >= s.window.start_ns
-                && (o.start_ns < s.window.end_ns
-                    || (si + 1 == raw_steps.len() && o.start_ns <= s.window.end_ns));
-            if in_win {
+        let lo =
+            ops_by_start.partition_point(|&oi| input.comm_ops[oi].start_ns < s.window.start_ns);
+        for &oi in &ops_by_start[lo..] {
+            let o = &input.comm_ops[oi];
+            let in_win = o.start_ns < s.window.end_ns
+                || (si + 1 == raw_steps.len() && o.start_ns <= s.window.end_ns);
+            if !in_win {
+                break;
+            }
+            {
                 s.comm_ops.push(oi);
                 comm_per_step[si].0 += o.elapse_ms;
                 comm_per_step[si].1 += o.elapse_ms * o.wait_ratio;
@@ -413,7 +420,7 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
 
     // Wait anchors over the dominant group (pseudo-step: whole capture).
     let scope: Vec<usize> = match raw_groups.first() {
-        Some(g) if method != StepMethod::Pseudo => g
+        Some(g) if !matches!(method, StepMethod::Pseudo | StepMethod::Macro) => g
             .steps
             .iter()
             .flat_map(|&i| results[i].kernels.clone())
@@ -680,6 +687,9 @@ fn limitations(
     }
     if input.info.kernels_from_trace {
         v.push("kernel_details.csv absent: kernels taken from trace_view.json device lanes".into());
+    }
+    if matches!(method, StepMethod::Macro) {
+        v.push("no step markers: macro-steps derived from structure (lower confidence)".into());
     }
     if matches!(method, StepMethod::Pseudo) {
         v.push("no step markers: one pseudo-step over the whole capture".into());

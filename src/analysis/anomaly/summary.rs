@@ -122,11 +122,17 @@ pub fn soft_root_cause_summary(
         .filter(|b| b.window.significant && b.window.scope != Scope::Global)
         .collect();
     let mut out = entries("global", None, &sig, cfg);
+    let mut by_step: Vec<Vec<&BubbleResult>> = vec![Vec::new(); steps.len()];
+    for b in &sig {
+        if let Some(v) = b.window.step.and_then(|s| by_step.get_mut(s)) {
+            v.push(b);
+        }
+    }
     for g in groups {
-        let ws: Vec<&BubbleResult> = sig
+        let ws: Vec<&BubbleResult> = g
+            .steps
             .iter()
-            .copied()
-            .filter(|b| b.window.step.is_some_and(|s| g.steps.contains(&s)))
+            .flat_map(|&s| by_step[s].iter().copied())
             .collect();
         let mut e = entries("group", Some(g.group_id.clone()), &ws, cfg);
         let pre_avg = g.stats[3].avg;
@@ -140,13 +146,8 @@ pub fn soft_root_cause_summary(
         });
         out.extend(e);
     }
-    for (i, s) in steps.iter().enumerate() {
-        let ws: Vec<&BubbleResult> = sig
-            .iter()
-            .copied()
-            .filter(|b| b.window.step == Some(i))
-            .collect();
-        out.extend(entries("step", Some(s.step_id.clone()), &ws, cfg));
+    for (s, ws) in steps.iter().zip(&by_step) {
+        out.extend(entries("step", Some(s.step_id.clone()), ws, cfg));
     }
     out.sort_by(|a, b| {
         scope_rank(a.scope)
@@ -188,7 +189,10 @@ pub fn set_followups(
 /// §5.17: start at `high`, one level down per missing piece, floor `low`.
 pub fn confidence(method: StepMethod, caps: &Capabilities, op_summary_only: bool) -> &'static str {
     let mut drops = 0;
-    if matches!(method, StepMethod::Pseudo | StepMethod::None) {
+    if matches!(
+        method,
+        StepMethod::Pseudo | StepMethod::Macro | StepMethod::None
+    ) {
         drops += 1;
     }
     if !caps.trace || caps.host_event_density == 0.0 {

@@ -286,6 +286,8 @@ pub fn read<R: Read>(
         out.push(&row);
         info.rows_kept += 1;
     }
-    let _ = on_progress(t.progress());
+    if on_progress(t.progress()).is_break() {
+        info.stopped = true;
+    }
     Ok(info)
 }

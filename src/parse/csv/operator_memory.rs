@@ -164,6 +164,7 @@ fn num_error(line: u64, column: &'static str, value: &str) -> RowError {
 /// `MEM-CSV-001` problem per column is pushed too); in parity mode also the first bad row
 /// ([`ParseErrorKind::Syntax`] at its line and column). Rows read before the error stay in
 /// `table`; in parity mode the caller must drop them.
+#[allow(clippy::too_many_arguments)] // one non-generic body; the pools are the rank's
 pub fn read(
     src: &mut dyn Read,
     file: &str,
@@ -315,7 +316,7 @@ pub fn read(
                 problems.push(Problem::new(Severity::Error, e.code, pos, e.message));
             }
         }
-        if stats.rows_in % PROGRESS_ROWS == 0 && on_progress(t.progress()).is_break() {
+        if stats.rows_in.is_multiple_of(PROGRESS_ROWS) && on_progress(t.progress()).is_break() {
             stats.stopped = true;
             return Ok(stats);
         }
