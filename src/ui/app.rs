@@ -223,7 +223,10 @@ fn Results() -> impl IntoView {
             .map(|v| {
                 let tab = v.tab;
                 let label = if tab == Tab::Problems {
-                    format!("{} ({})", v.label, state.problems_total.get())
+                    let inv = state
+                        .inventory
+                        .with(|i| i.as_ref().map(|i| i.problems.len() as u64).unwrap_or(0));
+                    format!("{} ({})", v.label, state.problems_total.get() + inv)
                 } else {
                     v.label.to_string()
                 };

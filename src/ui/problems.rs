@@ -63,8 +63,9 @@ pub fn ProblemsView() -> impl IntoView {
         <section class="problems" data-testid="problems">
             <p class="summary">
                 {move || {
-                    let total = state.problems_total.get();
-                    let kept = state.problems.with(|p| p.len()) as u64;
+                    let inv = state.inventory.with(|i| i.as_ref().map(|i| i.problems.len() as u64).unwrap_or(0));
+                    let total = state.problems_total.get() + inv;
+                    let kept = state.problems.with(|p| p.len()) as u64 + inv;
                     if total > kept {
                         format!("{total} problem(s); the first {kept} are listed.")
                     } else {

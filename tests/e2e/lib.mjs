@@ -9,7 +9,7 @@ import { chromium } from 'playwright-core';
 
 export const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const REPO = path.resolve(HERE, '../..');
-export const DIST = path.join(REPO, 'dist');
+export const DIST = process.env.PROFLENS_DIST || path.join(REPO, 'dist');
 export const OUT = path.join(REPO, 'test-output');
 
 const TYPES = {

@@ -190,3 +190,33 @@ test('cancel stops a long run at once and keeps the page usable', async () => {
   await p.page.context().close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
+
+test('bad rows and a truncated trace are listed with positions; the other rank is intact', async () => {
+  const sample = path.join(REPO, 'fixtures/sample/sample_run');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proflens-bad-'));
+  fs.cpSync(sample, path.join(dir, 'bad'), { recursive: true });
+  const out0 = path.join(dir, 'bad/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT');
+  const csv = fs.readFileSync(path.join(out0, 'operator_memory.csv'), 'utf8').split('\r\n');
+  csv[2] = csv[2].replace(/^([^,]*),[^,]*,/, '$1,abc,'); // line 3: Size(KB) not a number
+  csv[4] = csv[4].split(',').slice(0, 5).join(',');         // line 5: short row
+  fs.writeFileSync(path.join(out0, 'operator_memory.csv'), csv.join('\r\n'));
+  const trace = fs.readFileSync(path.join(out0, 'trace_view.json'));
+  fs.writeFileSync(path.join(out0, 'trace_view.json'), trace.subarray(0, Math.floor(trace.length / 2)));
+
+  const p = await newPage();
+  await p.open();
+  await p.openFolder(path.join(dir, 'bad'));
+  assert.equal(await p.waitDone(), 'Done');
+  await p.page.getByTestId('tab-memory').click();
+  // 24 rows per rank in the sample; rank 0 loses its two bad rows, rank 1 keeps all.
+  assert.deepEqual(await p.page.getByTestId('rank-rows').allInnerTexts(), ['22', '24']);
+  await p.page.getByTestId('tab-problems').click();
+  const text = await p.page.getByTestId('problems').innerText();
+  assert.match(text, /MEM-CSV-003[^\n]*operator_memory\.csv[^\n]*line 3/);
+  assert.match(text, /MEM-CSV-004[^\n]*operator_memory\.csv[^\n]*line 5/);
+  assert.match(text, /MEM-TV-002[^\n]*trace_view\.json[^\n]*byte \d+/);
+  await p.screenshot('08-problems');
+  assert.deepEqual(p.consoleErrors, []);
+  await p.page.context().close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});

@@ -133,6 +133,41 @@ pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> im
         })
         .collect_view();
 
+    // Keyboard (peers.md §7): ↑/↓ move the selected row, scrolling at the page edges; Esc clears.
+    let on_key = move |ev: ev::KeyboardEvent| {
+        let key = ev.key();
+        if key == "Escape" {
+            selected.set(None);
+            return;
+        }
+        let step: i64 = match key.as_str() {
+            "ArrowDown" => 1,
+            "ArrowUp" => -1,
+            _ => return,
+        };
+        ev.prevent_default();
+        let Some(p) = page.get_untracked() else {
+            return;
+        };
+        let ids: Vec<u32> = p.rows.iter().map(|r| r.row).collect();
+        let pos = selected
+            .get_untracked()
+            .and_then(|s| ids.iter().position(|&r| r == s));
+        let next = match pos {
+            None => 0,
+            Some(k) => k as i64 + step,
+        };
+        let visible_rows = (VIEW_H / ROW_H).floor() as i64;
+        if next >= 0 && next < visible_rows.min(ids.len() as i64) {
+            selected.set(ids.get(next as usize).copied());
+        } else if let Some(el) = viewport.get_untracked() {
+            // Past the visible rows: scroll one row; the selection follows on the next page.
+            el.set_scroll_top(el.scroll_top() + (step as f64 * ROW_H) as i32);
+            if let Some(&id) = ids.get((next.clamp(0, ids.len() as i64 - 1)) as usize) {
+                selected.set(Some(id));
+            }
+        }
+    };
     let parse_kb = |s: String| s.trim().parse::<f64>().ok();
     let rows = move || {
         let Some(p) = page.get() else {
@@ -186,6 +221,9 @@ pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> im
                 <div class="vt-row vt-header">{header}</div>
                 <div
                     class="vt-viewport"
+                    tabindex="0"
+                    title="↑/↓ move the selection, Esc clears it"
+                    on:keydown=on_key
                     node_ref=viewport
                     style=format!("height:{VIEW_H}px")
                     on:scroll=move |ev: ev::Event| {
