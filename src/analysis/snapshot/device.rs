@@ -282,27 +282,7 @@ pub fn analyze(snap: &Snapshot, dev: &DeviceTrace, opts: &AnalysisOptions) -> De
                 .map(|(_, f)| *f);
             (t.size()[i], free)
         });
-        let mut tensors: Vec<u32> = live.clone();
-        tensors.sort_by(|a, b| {
-            lt.size[*b as usize]
-                .cmp(&lt.size[*a as usize])
-                .then(a.cmp(b))
-        });
-        let top_tensors = tensors
-            .iter()
-            .take(opts.top_tensors)
-            .map(|&r| {
-                let ru = r as usize;
-                Tensor {
-                    record: r,
-                    bytes: lt.size[ru],
-                    addr: lt.addr[ru],
-                    version: lt.version[ru],
-                    alloc_idx: (!lt.is_pre(ru)).then_some(lt.alloc_idx[ru]),
-                    site: contributors(&lt, &[r], &mut attr, 0).remove(0),
-                }
-            })
-            .collect();
+        let top_tensors = largest(&lt, &live, &mut attr, opts.top_tensors);
         let with_tree = matches!(kind, PointKind::GlobalPeak | PointKind::End);
         reports.push(PointReport {
             kind,
@@ -368,24 +348,7 @@ fn end_state_only(
 ) -> DeviceAnalysis {
     let live: Vec<u32> = (0..lt.len() as u32).collect();
     let bytes = bytes_of(&lt, &live);
-    let mut tensors = live.clone();
-    tensors.sort_by(|a, b| {
-        lt.size[*b as usize]
-            .cmp(&lt.size[*a as usize])
-            .then(a.cmp(b))
-    });
-    let top_tensors = tensors
-        .iter()
-        .take(opts.top_tensors)
-        .map(|&r| Tensor {
-            record: r,
-            bytes: lt.size[r as usize],
-            addr: lt.addr[r as usize],
-            version: lt.version[r as usize],
-            alloc_idx: None,
-            site: contributors(&lt, &[r], &mut attr, 0).remove(0),
-        })
-        .collect();
+    let top_tensors = largest(&lt, &live, &mut attr, opts.top_tensors);
     let point = PointReport {
         kind: PointKind::End,
         index: 0,
@@ -428,6 +391,31 @@ fn end_state_only(
         lifetimes: lt,
         curves,
     }
+}
+
+/// The `n` largest live records (ties by record id), with their sites.
+fn largest(lt: &Lifetimes, live: &[u32], attr: &mut Attributor<'_>, n: usize) -> Vec<Tensor> {
+    let mut tensors = live.to_vec();
+    tensors.sort_by(|a, b| {
+        lt.size[*b as usize]
+            .cmp(&lt.size[*a as usize])
+            .then(a.cmp(b))
+    });
+    tensors
+        .iter()
+        .take(n)
+        .map(|&r| {
+            let ru = r as usize;
+            Tensor {
+                record: r,
+                bytes: lt.size[ru],
+                addr: lt.addr[ru],
+                version: lt.version[ru],
+                alloc_idx: (!lt.is_pre(ru)).then_some(lt.alloc_idx[ru]),
+                site: contributors(lt, &[r], attr, 0).remove(0),
+            }
+        })
+        .collect()
 }
 
 fn composition(lt: &Lifetimes, live: &[u32]) -> HashMap<StackId, u64> {

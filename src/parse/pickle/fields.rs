@@ -15,18 +15,27 @@ macro_rules! keys {
     ($($field:ident),* $(,)?) => {
         /// Pre-interned key and value strings, compared by id.
         #[allow(non_snake_case)]
-        pub(crate) struct Keys { $(pub $field: StrId,)* pub actions: Vec<(StrId, Action)>, pub na: StrId }
+        pub(crate) struct Keys { $(pub $field: StrId,)* pub actions: Vec<(StrId, Action)>, pub na: StrId, entry_table: Vec<u8> }
         impl Keys {
-            /// Bit of an entry key in [`EntryObj::mask`] (order of `ENTRY_KEYS`).
+            /// Bit of an entry key in [`EntryObj::mask`] (order of `ENTRY_KEYS`), by table lookup.
             pub fn entry_bit(&self, key: StrId) -> Option<usize> {
-                [self.action, self.addr, self.size, self.stream, self.time_us, self.frames,
-                 self.compile_context, self.user_metadata, self.device_free, self.forward_frames,
-                 self.category].iter().position(|k| *k == key)
+                match self.entry_table.get(key.0 as usize) {
+                    Some(&c) if c > 0 => Some(c as usize - 1),
+                    _ => None,
+                }
             }
             pub fn new(s: &mut SnapStrings) -> Keys {
                 let actions = Action::ALL.iter().filter(|a| **a != Action::Unknown)
                     .map(|a| (s.intern(a.name()), *a)).collect();
-                Keys { $($field: s.intern(stringify!($field)),)* actions, na: s.intern("N/A") }
+                let mut k = Keys { $($field: s.intern(stringify!($field)),)* actions, na: s.intern("N/A"), entry_table: Vec::new() };
+                let ids = [k.action, k.addr, k.size, k.stream, k.time_us, k.frames, k.compile_context,
+                           k.user_metadata, k.device_free, k.forward_frames, k.category];
+                let max = ids.iter().map(|i| i.0 as usize).max().unwrap_or(0);
+                k.entry_table = vec![0; max + 1];
+                for (bit, id) in ids.iter().enumerate() {
+                    k.entry_table[id.0 as usize] = bit as u8 + 1;
+                }
+                k
             }
         }
     };
