@@ -20,18 +20,8 @@ use std::io::{self, BufWriter, Write};
 
 use proflens::parse::pickle::writer::PickleWriter;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
+mod common;
+use common::Rng;
 
 /// Memo indices of strings written once.
 struct Strings {

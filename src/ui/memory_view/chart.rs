@@ -40,7 +40,8 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
                 width_px,
             };
             match client().query(rank, req).await {
-                Ok(Response::Curve(c)) if generation.get_value() == g => {
+                // `try_`: the view may have been unmounted while the query ran.
+                Ok(Response::Curve(c)) if generation.try_get_value() == Some(g) => {
                     error.set(None);
                     curve.set(Some(c));
                 }
@@ -106,7 +107,8 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
                     None => break,
                 }
             }
-            live_busy.set_value(false);
+            // The view may be gone by now (rank switched): then there is nothing to reset.
+            let _ = live_busy.try_set_value(false);
         });
     };
     let on_wheel = move |ev: ev::WheelEvent| {

@@ -206,7 +206,8 @@ fn StackPanel(rank: u32, selected: RwSignal<Option<u32>>) -> impl IntoView {
                 Ok(other) => Err(format!("unexpected reply {other:?}")),
                 Err(e) => Err(e),
             };
-            if selected.get_untracked() == Some(row) {
+            // `try_`: the panel may have been unmounted while the query ran.
+            if selected.try_get_untracked() == Some(Some(row)) {
                 stack.set(Some(res));
                 // Bring the highlighted user frame into view inside the panel.
                 if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| {

@@ -30,7 +30,8 @@ pub fn SitesTable(rank: u32) -> impl IntoView {
                 Ok(other) => Err(format!("unexpected reply {other:?}")),
                 Err(e) => Err(e),
             };
-            if group_by.get_untracked() == g {
+            // `try_`: the view may have been unmounted while the query ran.
+            if group_by.try_get_untracked() == Some(g) {
                 sites.set(Some(res));
             }
         });

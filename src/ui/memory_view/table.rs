@@ -73,7 +73,8 @@ pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> im
             };
             match client().query(rank, Request::Rows(q)).await {
                 Ok(Response::Rows(p)) => {
-                    if generation.get_value() == g {
+                    // `try_`: the table may have been unmounted while the query ran.
+                    if generation.try_get_value() == Some(g) {
                         error.set(None);
                         if total.get_untracked() != p.matching_rows {
                             total.set(p.matching_rows);
