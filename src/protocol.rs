@@ -17,6 +17,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod anomaly;
+
 /// A message with its sequence number.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Envelope<T> {

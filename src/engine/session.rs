@@ -10,6 +10,7 @@
 //! * `Export`: the engine runs again over the analysed ranks and the report writer streams
 //!   its bytes in chunks, so the bytes are the CLI's bytes.
 
+pub mod anomaly;
 pub mod dto;
 pub mod memory;
 
