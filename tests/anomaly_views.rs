@@ -44,7 +44,7 @@ fn store() -> AnomalyStore {
     let mut st = AnomalyStore::default();
     for (i, folder) in inv.ranks.iter().enumerate() {
         let o = run_rank(i as u32, folder, &opener, &mut |_| ControlFlow::Continue(()));
-        st.ranks.insert(i as u32, o.rank.unwrap());
+        st.insert(i as u32, o.rank.unwrap());
     }
     st
 }
@@ -85,7 +85,7 @@ fn summary_and_step_table_match_spec_13_1_and_13_2() {
         (152.34575, 105.23650, 0.309226, 20.43325, 26.67600, 1.34875),
     ];
     for (rank, g) in golden.iter().enumerate() {
-        let s = &st.ranks[&(rank as u32)].summary;
+        let s = &st.summaries[&(rank as u32)];
         assert_eq!(s.steps, 1);
         assert_eq!(s.kernels, 191);
         assert_eq!(s.rank_id, Some(rank as i64));
@@ -110,7 +110,7 @@ fn summary_and_step_table_match_spec_13_1_and_13_2() {
         // §13.3: both level1 ranks carry DEVICE_IDLE (rulebook) and PRELAUNCH, nothing else heavy.
         assert_eq!(r.tags[..2], ["DEVICE_IDLE_GAP_HEAVY", "PRELAUNCH_GAP_HEAVY"]);
     }
-    let s0 = &st.ranks[&0].summary;
+    let s0 = &st.summaries[&0];
     // §13.2: streams 2, 3 and the HCCL rows without a Stream ID; pattern internal_bubble (0.695).
     assert_eq!(s0.streams, ["2", "3", "hccl"]);
     assert_eq!(s0.dominant_idle_pattern, "internal_bubble");
@@ -121,8 +121,7 @@ fn summary_and_step_table_match_spec_13_1_and_13_2() {
     assert_eq!(tag("PRELAUNCH_GAP_HEAVY").unwrap().level, "high");
     // COMM_SYNC_RISK (rule b, wait ratio 0.756) is a group tag of rank 0 only.
     assert_eq!(tag("COMM_SYNC_RISK").unwrap().scope, "group");
-    assert!(!st.ranks[&1]
-        .summary
+    assert!(!st.summaries[&1]
         .tags
         .iter()
         .any(|t| t.tag == "COMM_SYNC_RISK"));
@@ -189,7 +188,7 @@ fn bubble_list_and_detail_match_the_reference() {
         assert_eq!(d.reasons.len(), d.bubble.labels.len());
         assert!(d.step_window_us.is_some());
         // Label filter: every row carries it, counts agree with the summary's label counts.
-        for (label, n) in &st.ranks[&rank].summary.labels {
+        for (label, n) in &st.summaries[&rank].labels {
             let p = bubbles(&st, q(rank, BubbleColumn::Start, false, label, ""));
             assert_eq!(p.matching, *n, "{label}");
             assert!(p.rows.iter().all(|r| r.labels.contains(label)));
@@ -297,7 +296,7 @@ fn op_tables_and_cross_rank_table() {
     assert_eq!(verdict("Conv2D1"), Some("memory_bound"));
     assert_eq!(verdict("Conv2D2"), Some("latency_or_scalar_bound"));
     // §13.4 for the level1 pair.
-    let sums: Vec<_> = st.ranks.values().map(|r| r.summary.clone()).collect();
+    let sums: Vec<_> = st.summaries.values().cloned().collect();
     let rows = cross_rank_table(&sums);
     assert_eq!(rows.len(), 2);
     close(rows[0].comm_wait_ratio_weighted.unwrap(), 0.755777, 1e-5, "wait 0");

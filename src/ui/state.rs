@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 use leptos::prelude::*;
 
-use crate::protocol::{InventoryDto, MemorySummaryDto, ProblemDto, ProgressDto};
+use crate::protocol::anomaly::AnomalySummaryDto;
+use crate::protocol::{AnalysisKind, InventoryDto, MemorySummaryDto, ProblemDto, ProgressDto};
 
 /// Where the page is in its life cycle.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,6 +43,8 @@ pub enum Tab {
     Inventory,
     /// Memory events (issue 2).
     Memory,
+    /// Steps, bubbles and anomalies (issue 3).
+    Anomaly,
     /// Warnings and errors.
     Problems,
 }
@@ -59,8 +62,10 @@ pub struct AppState {
     pub progress: RwSignal<BTreeMap<u32, FileProgress>>,
     /// Per rank folder index: summary once done.
     pub summaries: RwSignal<BTreeMap<u32, MemorySummaryDto>>,
-    /// Per rank folder index: failure message.
-    pub failures: RwSignal<BTreeMap<u32, String>>,
+    /// Per (analysis, target): failure message.
+    pub failures: RwSignal<BTreeMap<(AnalysisKind, u32), String>>,
+    /// Every (analysis, target) that finished, done or failed (progress counts, worker deaths).
+    pub finished: RwSignal<std::collections::BTreeSet<(AnalysisKind, u32)>>,
     /// Problems of every worker, merged.
     pub problems: RwSignal<Vec<ProblemDto>>,
     /// Total problems counted (kept or not).
@@ -75,6 +80,15 @@ pub struct AppState {
     pub wasm_memory: RwSignal<BTreeMap<usize, u64>>,
     /// `performance.now()` at the drop, ms.
     pub started_ms: RwSignal<f64>,
+    /// Per rank folder index: anomaly summary once done (issue 3).
+    pub anomaly: RwSignal<BTreeMap<u32, AnomalySummaryDto>>,
+    /// Selected rank folder in the steps / bubbles view (and its timeline).
+    pub anomaly_rank: RwSignal<Option<u32>>,
+    /// Selected step (index in the rank) of the steps view; shared with the timeline.
+    pub anomaly_step: RwSignal<Option<u32>>,
+    /// Selected bubble ([`crate::protocol::anomaly::BubbleRowDto::index`] in the selected
+    /// rank); the bubble list, the detail panel and the timeline all follow it.
+    pub anomaly_bubble: RwSignal<Option<u32>>,
 }
 
 impl AppState {
@@ -87,6 +101,7 @@ impl AppState {
             progress: RwSignal::new(BTreeMap::new()),
             summaries: RwSignal::new(BTreeMap::new()),
             failures: RwSignal::new(BTreeMap::new()),
+            finished: RwSignal::new(Default::default()),
             problems: RwSignal::new(Vec::new()),
             problems_total: RwSignal::new(0),
             tab: RwSignal::new(Tab::Inventory),
@@ -94,6 +109,10 @@ impl AppState {
             status: RwSignal::new(String::new()),
             wasm_memory: RwSignal::new(BTreeMap::new()),
             started_ms: RwSignal::new(0.0),
+            anomaly: RwSignal::new(BTreeMap::new()),
+            anomaly_rank: RwSignal::new(None),
+            anomaly_step: RwSignal::new(None),
+            anomaly_bubble: RwSignal::new(None),
         }
     }
 
@@ -104,12 +123,17 @@ impl AppState {
         self.progress.set(BTreeMap::new());
         self.summaries.set(BTreeMap::new());
         self.failures.set(BTreeMap::new());
+        self.finished.set(Default::default());
         self.problems.set(Vec::new());
         self.problems_total.set(0);
         self.tab.set(Tab::Inventory);
         self.selected_rank.set(None);
         self.status.set(String::new());
         self.wasm_memory.set(BTreeMap::new());
+        self.anomaly.set(BTreeMap::new());
+        self.anomaly_rank.set(None);
+        self.anomaly_step.set(None);
+        self.anomaly_bubble.set(None);
     }
 }
 

@@ -16,26 +16,32 @@ use crate::engine::anomaly::{
 };
 use crate::ingest::inventory::{Inventory, RankFolder};
 use crate::ingest::Opener;
+use crate::protocol::Response;
+
+use super::Sink;
 use crate::protocol::anomaly::{AnomalyExportKind, AnomalyQuery, AnomalyReply, AnomalySummaryDto};
 use crate::report::anomaly_csv::{write_bubbles, write_steps, CsvRank};
 use crate::views::anomaly::{ops, steps, summary, RankIdentity};
 use crate::views::anomaly_bubbles::{bubble_detail, bubble_page};
 use crate::views::anomaly_structure::structure_tree;
 
-/// One analysed rank folder: the engine's full result (kernels, trace tables, result) and
-/// its summary. The timeline reads `analysis.kernels`, `analysis.trace` and `analysis.result`.
+/// The anomaly results of the rank folders this worker analysed, by rank folder index: the
+/// engine's full result (the timeline reads `kernels`, `trace` and `result` of
+/// [`RankAnalysis`]) and the summary sent to the UI.
+#[derive(Default)]
+pub struct AnomalyStore {
+    /// Results by rank folder index.
+    pub ranks: BTreeMap<u32, RankAnalysis>,
+    /// Summaries by rank folder index.
+    pub summaries: BTreeMap<u32, AnomalySummaryDto>,
+}
+
+/// One analysed rank folder: the engine's result and its summary.
 pub struct AnomalyRank {
     /// Everything the engine produced for the rank.
     pub analysis: RankAnalysis,
     /// The summary sent to the UI.
     pub summary: AnomalySummaryDto,
-}
-
-/// The anomaly ranks a worker holds, by rank folder index.
-#[derive(Default)]
-pub struct AnomalyStore {
-    /// Analysed ranks.
-    pub ranks: BTreeMap<u32, AnomalyRank>,
 }
 
 /// The result of one rank folder: the rank, or why it failed; and its problems.
@@ -85,9 +91,29 @@ pub fn run_rank(
 }
 
 impl AnomalyStore {
-    /// Forgets every rank (a new `Open`).
-    pub fn clear(&mut self) {
-        self.ranks.clear();
+    /// Analyses rank folder `rank`, keeps the result and sends [`Response::AnomalyDone`] for
+    /// `seq`; its problems go to `problems`. `Err` = the rank failed (message for the UI).
+    pub fn run_rank(
+        &mut self,
+        seq: u32,
+        rank: u32,
+        folder: &RankFolder,
+        opener: &dyn Opener,
+        out: &mut dyn Sink,
+        problems: &mut Problems,
+    ) -> Result<(), String> {
+        let o = run_rank(rank, folder, opener, &mut |_| ControlFlow::Continue(()));
+        problems.extend(o.problems);
+        let r = o.rank?;
+        out.send(seq, Response::AnomalyDone(r.summary.clone()));
+        self.insert(rank, r);
+        Ok(())
+    }
+
+    /// Keeps an analysed rank.
+    pub fn insert(&mut self, rank: u32, r: AnomalyRank) {
+        self.ranks.insert(rank, r.analysis);
+        self.summaries.insert(rank, r.summary);
     }
 
     /// Answers one query; `Err` names what is missing (rank not here, no such step/bubble).
@@ -97,7 +123,7 @@ impl AnomalyStore {
             .ranks
             .get(&rank)
             .ok_or_else(|| format!("rank folder {rank} has no anomaly analysis here"))?;
-        let (k, res) = (&r.analysis.kernels, &r.analysis.result);
+        let (k, res) = (&r.kernels, &r.result);
         Ok(match q {
             AnomalyQuery::Steps { .. } => AnomalyReply::Steps {
                 rank,
