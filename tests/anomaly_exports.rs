@@ -46,7 +46,11 @@ fn json_and_reports_are_the_cli_bytes() {
     assert!(st.code().is_some_and(|c| c <= 1), "CLI failed: {st:?}");
     let (name, json) = page_export(AnomalyExportKind::Json, None);
     assert_eq!(name, "anomaly_level1.json");
-    assert_eq!(json, std::fs::read(&out).unwrap(), "JSON differs from the CLI's");
+    assert_eq!(
+        json,
+        std::fs::read(&out).unwrap(),
+        "JSON differs from the CLI's"
+    );
     for (rank, n) in [(0u32, 0), (1, 1)] {
         let (name, md) = page_export(AnomalyExportKind::ReportMd, Some(rank));
         assert_eq!(name, format!("anomaly_report_level1_rank{n}.md"));
@@ -57,7 +61,14 @@ fn json_and_reports_are_the_cli_bytes() {
     }
     // A per-rank report needs a rank.
     let (opener, inv) = inventory();
-    assert!(export(AnomalyExportKind::ReportMd, None, &inv, &opener, &mut Vec::new()).is_err());
+    assert!(export(
+        AnomalyExportKind::ReportMd,
+        None,
+        &inv,
+        &opener,
+        &mut Vec::new()
+    )
+    .is_err());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -75,8 +86,12 @@ fn steps_and_bubbles_csv_carry_the_golden_values() {
     };
     // §13.1 (tolerance ±0.001 ms, ±1e-5 on ratios).
     for (line, rank, service, busy, under, prelaunch, bubbles) in [
-        (lines[1], "0", 154.48350, 110.83675, 0.282533, 17.90250, "90"),
-        (lines[2], "1", 152.34575, 105.23650, 0.309226, 20.43325, "90"),
+        (
+            lines[1], "0", 154.48350, 110.83675, 0.282533, 17.90250, "90",
+        ),
+        (
+            lines[2], "1", 152.34575, 105.23650, 0.309226, 20.43325, "90",
+        ),
     ] {
         assert_eq!(col(line, "rank_id"), rank);
         assert_eq!(col(line, "step_id"), "ProfilerStep#50");
@@ -97,23 +112,22 @@ fn steps_and_bubbles_csv_carry_the_golden_values() {
     let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
     // 56 emitted windows per rank (5 global + 1 prelaunch + 50 internal ≥ 50 µs).
     assert_eq!(rows.len(), 112);
-    let at = |rec: &csv::StringRecord, n: &str| rec[h.iter().position(|x| x == n).unwrap()].to_string();
+    let at =
+        |rec: &csv::StringRecord, n: &str| rec[h.iter().position(|x| x == n).unwrap()].to_string();
     assert_eq!(at(&rows[0], "bubble_id"), "global:global:0");
     assert!((at(&rows[0], "duration_ms").parse::<f64>().unwrap() - 1.31875).abs() <= 1e-3);
     assert_eq!(at(&rows[5], "scope"), "prelaunch");
     assert_eq!(at(&rows[5], "bubble_id"), "ProfilerStep#50:prelaunch:0");
     assert!((at(&rows[5], "duration_ms").parse::<f64>().unwrap() - 17.9025).abs() <= 1e-3);
-    assert!(at(&rows[0], "before_kernel").starts_with("aclnnMaxPool2dWithMask_TransDataSpecial_TransData ("));
+    assert!(at(&rows[0], "before_kernel")
+        .starts_with("aclnnMaxPool2dWithMask_TransDataSpecial_TransData ("));
 }
 
 #[test]
 fn cancelled_rank_run_is_reported_not_panicking() {
     let (opener, inv) = inventory();
-    let o = proflens::engine::session::anomaly::run_rank(
-        0,
-        &inv.ranks[0],
-        &opener,
-        &mut |_| ControlFlow::Break(()),
-    );
+    let o = proflens::engine::session::anomaly::run_rank(0, &inv.ranks[0], &opener, &mut |_| {
+        ControlFlow::Break(())
+    });
     assert_eq!(o.rank.err().as_deref(), Some("cancelled"));
 }

@@ -63,8 +63,15 @@ fn open() -> (Session, FsOpener) {
 fn run_queries_and_export_through_the_session() {
     let (mut s, opener) = open();
     // Queries before the run name what is missing.
-    let early = ask(&mut s, &opener, 2, Request::Anomaly(AnomalyQuery::Steps { rank: 0 }));
-    assert!(matches!(&early.out[0].1, Response::Failed(f) if f.message.contains("no anomaly analysis")));
+    let early = ask(
+        &mut s,
+        &opener,
+        2,
+        Request::Anomaly(AnomalyQuery::Steps { rank: 0 }),
+    );
+    assert!(
+        matches!(&early.out[0].1, Response::Failed(f) if f.message.contains("no anomaly analysis"))
+    );
     let run = ask(
         &mut s,
         &opener,
@@ -89,12 +96,29 @@ fn run_queries_and_export_through_the_session() {
     assert!((done[1].1.service_ms_avg - 152.34575).abs() <= 1e-3);
     assert_eq!(done[0].1.dir, "level1/rank0_ascend_pt");
     // The unknown target fails alone; RunDone counts both.
-    assert!(run.out.iter().any(|(_, r)| matches!(r,
-        Response::RankFailed { analysis: AnalysisKind::Anomaly, rank: 9, .. })));
-    assert!(run.out.iter().any(|(_, r)| matches!(r,
-        Response::RunDone { analysis: AnalysisKind::Anomaly, done: 2, failed: 1 })));
+    assert!(run.out.iter().any(|(_, r)| matches!(
+        r,
+        Response::RankFailed {
+            analysis: AnalysisKind::Anomaly,
+            rank: 9,
+            ..
+        }
+    )));
+    assert!(run.out.iter().any(|(_, r)| matches!(
+        r,
+        Response::RunDone {
+            analysis: AnalysisKind::Anomaly,
+            done: 2,
+            failed: 1
+        }
+    )));
 
-    let steps = ask(&mut s, &opener, 4, Request::Anomaly(AnomalyQuery::Steps { rank: 1 }));
+    let steps = ask(
+        &mut s,
+        &opener,
+        4,
+        Request::Anomaly(AnomalyQuery::Steps { rank: 1 }),
+    );
     let Response::Anomaly(AnomalyReply::Steps { rank: 1, steps }) = &steps.out[0].1 else {
         panic!("{:?}", steps.out[0].1)
     };
@@ -150,7 +174,9 @@ fn run_queries_and_export_through_the_session() {
             rank: None,
         },
     );
-    assert!(matches!(exp.out.last().unwrap().1, Response::ExportDone { ref file_name, .. } if file_name == "anomaly_level1.json"));
+    assert!(
+        matches!(exp.out.last().unwrap().1, Response::ExportDone { ref file_name, .. } if file_name == "anomaly_level1.json")
+    );
     let cli = std::process::Command::new(env!("CARGO_BIN_EXE_proflens"))
         .args(["anomaly", LEVEL1])
         .output()
@@ -165,5 +191,7 @@ fn run_queries_and_export_through_the_session() {
             rank: None,
         },
     );
-    assert!(matches!(&md.out.last().unwrap().1, Response::Failed(f) if f.message.contains("no rank folder chosen")));
+    assert!(
+        matches!(&md.out.last().unwrap().1, Response::Failed(f) if f.message.contains("no rank folder chosen"))
+    );
 }

@@ -33,7 +33,11 @@ fn reference(rank_dir: &str) -> Value {
         .arg(PathBuf::from(LEVEL1).join(rank_dir))
         .output()
         .expect("python3 runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -43,7 +47,12 @@ fn store() -> AnomalyStore {
     proflens::parse::metadata::read_side_files(&mut inv, &opener);
     let mut st = AnomalyStore::default();
     for (i, folder) in inv.ranks.iter().enumerate() {
-        let o = run_rank(i as u32, folder, &opener, &mut |_| ControlFlow::Continue(()));
+        let o = run_rank(
+            i as u32,
+            folder,
+            &opener,
+            &mut |_| ControlFlow::Continue(()),
+        );
         st.insert(i as u32, o.rank.unwrap());
     }
     st
@@ -108,7 +117,10 @@ fn summary_and_step_table_match_spec_13_1_and_13_2() {
         assert_eq!(r.bubble_count, 90);
         assert_eq!(r.kernel_count, 191);
         // §13.3: both level1 ranks carry DEVICE_IDLE (rulebook) and PRELAUNCH, nothing else heavy.
-        assert_eq!(r.tags[..2], ["DEVICE_IDLE_GAP_HEAVY", "PRELAUNCH_GAP_HEAVY"]);
+        assert_eq!(
+            r.tags[..2],
+            ["DEVICE_IDLE_GAP_HEAVY", "PRELAUNCH_GAP_HEAVY"]
+        );
     }
     let s0 = &st.summaries[&0];
     // §13.2: streams 2, 3 and the HCCL rows without a Stream ID; pattern internal_bubble (0.695).
@@ -159,7 +171,10 @@ fn bubble_list_and_detail_match_the_reference() {
             close(row.duration_ms, *w, 1e-3, "global gap");
         }
         // Largest internal bubble: duration, start and the kernels before / after (§5.6).
-        let int = bubbles(&st, q(rank, BubbleColumn::Duration, true, "", "step_internal"));
+        let int = bubbles(
+            &st,
+            q(rank, BubbleColumn::Duration, true, "", "step_internal"),
+        );
         assert_eq!(int.matching, emitted);
         let top = &int.rows[0];
         close(
@@ -181,10 +196,19 @@ fn bubble_list_and_detail_match_the_reference() {
             AnomalyReply::Bubble(d) => d,
             other => panic!("{other:?}"),
         };
-        assert_eq!(d.before.as_ref().unwrap().name, ctx["before"].as_str().unwrap());
-        assert_eq!(d.after.as_ref().unwrap().name, ctx["after"].as_str().unwrap());
-        assert!(d.before.as_ref().unwrap().start_us + d.before.as_ref().unwrap().dur_us <= start + 1e-3);
-        assert!(d.evidence_ops[0].starts_with(&format!("before: {} (", ctx["before"].as_str().unwrap())));
+        assert_eq!(
+            d.before.as_ref().unwrap().name,
+            ctx["before"].as_str().unwrap()
+        );
+        assert_eq!(
+            d.after.as_ref().unwrap().name,
+            ctx["after"].as_str().unwrap()
+        );
+        assert!(
+            d.before.as_ref().unwrap().start_us + d.before.as_ref().unwrap().dur_us <= start + 1e-3
+        );
+        assert!(d.evidence_ops[0]
+            .starts_with(&format!("before: {} (", ctx["before"].as_str().unwrap())));
         assert_eq!(d.reasons.len(), d.bubble.labels.len());
         assert!(d.step_window_us.is_some());
         // Label filter: every row carries it, counts agree with the summary's label counts.
@@ -205,9 +229,9 @@ fn bubble_list_and_detail_match_the_reference() {
 }
 
 fn sum_children(n: &TreeNodeDto) -> (u32, f64) {
-    n.children
-        .iter()
-        .fold((0, 0.0), |a, c| (a.0 + c.kernel_count, a.1 + c.kernel_sum_ms))
+    n.children.iter().fold((0, 0.0), |a, c| {
+        (a.0 + c.kernel_count, a.1 + c.kernel_sum_ms)
+    })
 }
 
 #[test]
@@ -227,9 +251,24 @@ fn structure_tree_has_the_four_perspectives_of_spec_13_2() {
         assert_eq!(root.kind, "step");
         assert_eq!(root.kernel_count, 191);
         close(root.wall_ms, p["wall_ms"].as_f64().unwrap(), 1e-3, "wall");
-        close(root.busy_union_ms, p["busy_union_ms"].as_f64().unwrap(), 1e-3, "busy");
-        close(root.kernel_sum_ms, p["kernel_sum_ms"].as_f64().unwrap(), 1e-6, "kernel sum");
-        close(root.total_cost_ms, p["total_cost_ms"].as_f64().unwrap(), 1e-6, "total cost");
+        close(
+            root.busy_union_ms,
+            p["busy_union_ms"].as_f64().unwrap(),
+            1e-3,
+            "busy",
+        );
+        close(
+            root.kernel_sum_ms,
+            p["kernel_sum_ms"].as_f64().unwrap(),
+            1e-6,
+            "kernel sum",
+        );
+        close(
+            root.total_cost_ms,
+            p["total_cost_ms"].as_f64().unwrap(),
+            1e-6,
+            "total cost",
+        );
         if rank == 0 {
             // §13.2 literal values.
             close(root.wall_ms, 136.581, 1e-3, "wall");
@@ -242,11 +281,21 @@ fn structure_tree_has_the_four_perspectives_of_spec_13_2() {
             assert_eq!(s.kind, "structure");
             assert_eq!(s.children.len(), 2);
             assert_eq!(sum_children(s).0, s.kernel_count);
-            close(sum_children(s).1, s.kernel_sum_ms, 1e-6, "block+side kernel sum");
+            close(
+                sum_children(s).1,
+                s.kernel_sum_ms,
+                1e-6,
+                "block+side kernel sum",
+            );
             for part in &s.children {
                 assert_eq!(sum_children(part).0 + part.more.1, part.kernel_count);
                 if part.more.0 == 0 {
-                    close(sum_children(part).1, part.kernel_sum_ms, 1e-6, "ops kernel sum");
+                    close(
+                        sum_children(part).1,
+                        part.kernel_sum_ms,
+                        1e-6,
+                        "ops kernel sum",
+                    );
                 }
                 assert!(part.busy_union_ms <= part.kernel_sum_ms + 1e-9);
                 assert!(part.kernel_sum_ms <= part.total_cost_ms + 1e-9);
@@ -270,9 +319,20 @@ fn op_tables_and_cross_rank_table() {
     let want = rf["wait_anchor_top10"].as_array().unwrap();
     for (row, w) in ops.wait_anchors.iter().zip(want) {
         assert_eq!(row.op_name, w["op_name"].as_str().unwrap());
-        assert_eq!(row.total_cost_rank as u64, w["total_cost_rank"].as_u64().unwrap());
-        close(row.wait_ratio, w["wait_ratio"].as_f64().unwrap(), 1e-9, "wait ratio");
-        assert_eq!(row.is_false_hotspot_risk, w["is_false_hotspot_risk"].as_bool().unwrap());
+        assert_eq!(
+            row.total_cost_rank as u64,
+            w["total_cost_rank"].as_u64().unwrap()
+        );
+        close(
+            row.wait_ratio,
+            w["wait_ratio"].as_f64().unwrap(),
+            1e-9,
+            "wait ratio",
+        );
+        assert_eq!(
+            row.is_false_hotspot_risk,
+            w["is_false_hotspot_risk"].as_bool().unwrap()
+        );
     }
     let flagged: Vec<&str> = ops
         .wait_anchors
@@ -299,9 +359,24 @@ fn op_tables_and_cross_rank_table() {
     let sums: Vec<_> = st.summaries.values().cloned().collect();
     let rows = cross_rank_table(&sums);
     assert_eq!(rows.len(), 2);
-    close(rows[0].comm_wait_ratio_weighted.unwrap(), 0.755777, 1e-5, "wait 0");
-    close(rows[1].comm_wait_ratio_weighted.unwrap(), 0.131691, 1e-5, "wait 1");
-    close(rows[0].comm_total_ms, 105.99187771875, 1e-9, "comm json total");
+    close(
+        rows[0].comm_wait_ratio_weighted.unwrap(),
+        0.755777,
+        1e-5,
+        "wait 0",
+    );
+    close(
+        rows[1].comm_wait_ratio_weighted.unwrap(),
+        0.131691,
+        1e-5,
+        "wait 1",
+    );
+    close(
+        rows[0].comm_total_ms,
+        105.99187771875,
+        1e-9,
+        "comm json total",
+    );
     // Two ranks: median = mean, MAD = half the difference, z = ±0.674 → nobody is slow.
     assert!(rows.iter().all(|r| !r.slow));
     close(rows[0].robust_z.unwrap(), 1.0 / 1.4826, 1e-9, "z rank 0");

@@ -137,7 +137,11 @@ pub fn write_steps(ranks: &[CsvRank<'_>], out: &mut dyn Write) -> io::Result<()>
                 s.small_ops.count.to_string(),
                 s.small_ops.verdict.to_string(),
                 s.truncated.to_string(),
-                s.tags.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(";"),
+                s.tags
+                    .iter()
+                    .map(|t| t.as_str())
+                    .collect::<Vec<_>>()
+                    .join(";"),
                 s.labels
                     .iter()
                     .map(|l| l.as_str())
@@ -191,7 +195,11 @@ pub fn write_bubbles(ranks: &[CsvRank<'_>], out: &mut dyn Write) -> io::Result<(
                 win.significant.to_string(),
                 b.structure_id.clone().unwrap_or_default(),
                 b.between_structures.to_string(),
-                b.tags.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(";"),
+                b.tags
+                    .iter()
+                    .map(|t| t.as_str())
+                    .collect::<Vec<_>>()
+                    .join(";"),
                 kt(win.before),
                 kt(win.after),
             ];

@@ -14,8 +14,8 @@ use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::base::units::{ns_to_ms, ns_to_us};
 use crate::model::kernels::KernelTable;
 use crate::protocol::anomaly::{
-    AicpuRowDto, AnomalyOpsDto, AnomalySummaryDto, CrossRankRowDto, KernelDto, StepRowDto,
-    TagDto, WaitAnchorRowDto,
+    AicpuRowDto, AnomalyOpsDto, AnomalySummaryDto, CrossRankRowDto, KernelDto, StepRowDto, TagDto,
+    WaitAnchorRowDto,
 };
 
 /// Rows of the wait-anchor table sent to the UI (the JSON keeps the top 10; the UI shows more).
@@ -127,18 +127,17 @@ pub fn summary(id: &RankIdentity, k: &KernelTable, r: &AnomalyResult) -> Anomaly
         }
     }
     labels.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let mut streams: Vec<String> = (0..k.len()).map(|i| k.stream()[i]).fold(
-        Vec::<u32>::new(),
-        |mut v, s| {
+    let mut streams: Vec<String> = (0..k.len())
+        .map(|i| k.stream()[i])
+        .fold(Vec::<u32>::new(), |mut v, s| {
             if !v.contains(&s) {
                 v.push(s);
             }
             v
-        },
-    )
-    .into_iter()
-    .map(|s| k.text(s).to_string())
-    .collect();
+        })
+        .into_iter()
+        .map(|s| k.text(s).to_string())
+        .collect();
     streams.sort();
     let cap = r.global.capture;
     AnomalySummaryDto {
@@ -155,9 +154,15 @@ pub fn summary(id: &RankIdentity, k: &KernelTable, r: &AnomalyResult) -> Anomaly
         underfeed_ratio_avg: row.underfeed_ratio_avg,
         bubble_count_avg: row.bubble_count_avg,
         dominant_idle_pattern: row.dominant_idle_pattern.into(),
-        severity: g0.map(|g| g.severity.severity_str()).unwrap_or("none").into(),
+        severity: g0
+            .map(|g| g.severity.severity_str())
+            .unwrap_or("none")
+            .into(),
         hidden_issue_present: g0.is_some_and(|g| g.hidden_issue_present),
-        host_risk_level: g0.map(|g| g.host_risk_level.risk_str()).unwrap_or("low").into(),
+        host_risk_level: g0
+            .map(|g| g.host_risk_level.risk_str())
+            .unwrap_or("low")
+            .into(),
         confidence: r.confidence.into(),
         requires_host_followup: r.requires_host_followup,
         tags: tags(r),

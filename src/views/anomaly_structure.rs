@@ -49,7 +49,10 @@ fn ops(k: &KernelTable, kernels: &[usize]) -> (Vec<TreeNodeDto>, (u32, u32)) {
             .then_with(|| k.text(a.0).cmp(k.text(b.0)))
     });
     let rest = v.iter().skip(OPS_PER_PART);
-    let more = (rest.clone().count() as u32, rest.map(|x| x.1.len() as u32).sum());
+    let more = (
+        rest.clone().count() as u32,
+        rest.map(|x| x.1.len() as u32).sum(),
+    );
     let nodes = v
         .iter()
         .take(OPS_PER_PART)
@@ -66,10 +69,7 @@ fn part(k: &KernelTable, kind: &str, p: &PartSummary) -> TreeNodeDto {
     let detail = if p.kernels.is_empty() {
         String::new()
     } else {
-        format!(
-            "{} · stream {}",
-            p.dominant_task_type, p.dominant_stream
-        )
+        format!("{} · stream {}", p.dominant_task_type, p.dominant_stream)
     };
     let mut n = node(kind, kind.into(), detail, p.kernels.len(), &p.perspectives);
     let (children, more) = ops(k, &p.kernels);

@@ -56,7 +56,12 @@ pub fn StructureTree(rank: u32) -> impl IntoView {
                 Ok(other) => Err(format!("unexpected reply {other:?}")),
                 Err(e) => Err(e),
             };
-            if state.anomaly_step.try_get_untracked().map(|s| s.unwrap_or(0)) == Some(step) {
+            if state
+                .anomaly_step
+                .try_get_untracked()
+                .map(|s| s.unwrap_or(0))
+                == Some(step)
+            {
                 let _ = tree.try_set(Some(res));
             }
         });
