@@ -187,7 +187,12 @@ impl TimelineIndex {
             .collect();
         // Host lanes.
         if let Some(t) = src.trace {
-            let step_ids: Vec<&str> = src.result.steps.iter().map(|s| s.step_id.as_str()).collect();
+            let step_ids: Vec<&str> = src
+                .result
+                .steps
+                .iter()
+                .map(|s| s.step_id.as_str())
+                .collect();
             let mut by_thread: HashMap<u32, (HostLane, Vec<u32>)> = HashMap::default();
             for (i, e) in t.events().iter().enumerate() {
                 if !matches!(e.lane, HostLane::Python | HostLane::Cann)
@@ -195,7 +200,11 @@ impl TimelineIndex {
                 {
                     continue;
                 }
-                by_thread.entry(e.thread).or_insert((e.lane, Vec::new())).1.push(i as u32);
+                by_thread
+                    .entry(e.thread)
+                    .or_insert((e.lane, Vec::new()))
+                    .1
+                    .push(i as u32);
             }
             let mut threads: Vec<(u32, (HostLane, Vec<u32>))> = by_thread.into_iter().collect();
             let rank = |l: HostLane| if l == HostLane::Python { 0 } else { 1 };
@@ -206,7 +215,11 @@ impl TimelineIndex {
             });
             let ev = t.events();
             for (th, (lane, items)) in threads {
-                let kind = if lane == HostLane::Python { "Python" } else { "CANN" };
+                let kind = if lane == HostLane::Python {
+                    "Python"
+                } else {
+                    "CANN"
+                };
                 lanes.push(LaneIndex {
                     label: format!("{kind} {}", t.thread_text(th)),
                     items_of: Items::Host,
@@ -228,7 +241,12 @@ impl TimelineIndex {
         let hi = steps
             .iter()
             .map(|s| s.window.end_ns)
-            .chain(lanes.iter().filter(|l| l.items_of == Items::Kernels).filter_map(|l| l.reach.last().copied()))
+            .chain(
+                lanes
+                    .iter()
+                    .filter(|l| l.items_of == Items::Kernels)
+                    .filter_map(|l| l.reach.last().copied()),
+            )
             .max();
         let full_ns = match (lo, hi) {
             (Some(a), Some(b)) if b > a => (a, b),
@@ -240,7 +258,11 @@ impl TimelineIndex {
         let mut order: Vec<u32> = (0..bw.len() as u32).collect();
         let key = |i: &u32| {
             let w = &bw[*i as usize].window;
-            (w.interval.start_ns, w.interval.end_ns, w.scope == Scope::Global)
+            (
+                w.interval.start_ns,
+                w.interval.end_ns,
+                w.scope == Scope::Global,
+            )
         };
         order.sort_by_key(key);
         let mut bubbles: Vec<u32> = Vec::with_capacity(order.len());
@@ -254,7 +276,11 @@ impl TimelineIndex {
                 bubbles.push(i);
             }
         }
-        let bubble_reach = running_max(bubbles.iter().map(|&i| bw[i as usize].window.interval.end_ns));
+        let bubble_reach = running_max(
+            bubbles
+                .iter()
+                .map(|&i| bw[i as usize].window.interval.end_ns),
+        );
         TimelineIndex {
             origin_ns,
             full_ns,
@@ -280,7 +306,11 @@ impl TimelineIndex {
 
     fn abs_ns(&self, ms: f64) -> i64 {
         let v = (ms * 1e6).round();
-        let v = if v.is_finite() { v.clamp(-9.0e18, 9.0e18) } else { 0.0 };
+        let v = if v.is_finite() {
+            v.clamp(-9.0e18, 9.0e18)
+        } else {
+            0.0
+        };
         self.origin_ns.saturating_add(v as i64)
     }
 
@@ -314,10 +344,55 @@ impl TimelineIndex {
     /// Positions `a..b` of lane items that overlap `[x0, x1)`-ish: `reach > x0` (first item
     /// that can still be running at `x0`) and `start < x1`; items in between that end at or
     /// before `x0` are skipped by the caller.
-    fn candidates(&self, src: TimelineSource<'_>, lane: &LaneIndex, x0: i64, x1: i64) -> (usize, usize) {
+    fn candidates(
+        &self,
+        src: TimelineSource<'_>,
+        lane: &LaneIndex,
+        x0: i64,
+        x1: i64,
+    ) -> (usize, usize) {
         let a = lane.reach.partition_point(|&r| r <= x0);
         let b = a + lane.items[a..].partition_point(|&i| Self::span(src, lane.items_of, i).0 < x1);
         (a, b)
+    }
+
+    /// Spans and item ids of `lane` visible in `[x0, x1)`: `end > x0` (or a zero-length item
+    /// starting inside) and `start < x1`, in start order.
+    fn visible(
+        &self,
+        src: TimelineSource<'_>,
+        lane: &LaneIndex,
+        (x0, x1): (i64, i64),
+        spans: &mut Vec<(i64, i64)>,
+        ids: &mut Vec<u32>,
+    ) {
+        let (a, b) = self.candidates(src, lane, x0, x1);
+        spans.clear();
+        ids.clear();
+        for &i in &lane.items[a..b] {
+            let (s, e) = Self::span(src, lane.items_of, i);
+            if e > x0 || (s >= x0 && e == s) {
+                spans.push((s, e));
+                ids.push(i);
+            }
+        }
+    }
+
+    /// The merged boxes of lane `lane` for query `q`, in absolute ns (what
+    /// [`build`](Self::build) turns into [`LaneBoxesDto`]); empty for an unknown lane.
+    pub fn lane_boxes(
+        &self,
+        src: TimelineSource<'_>,
+        lane: usize,
+        q: &TimelineQuery,
+    ) -> Vec<MergedBox> {
+        let Some(l) = self.lanes.get(lane) else {
+            return Vec::new();
+        };
+        let (x0, x1) = self.window_ns(q);
+        let (mut spans, mut ids) = (Vec::new(), Vec::new());
+        self.visible(src, l, (x0, x1), &mut spans, &mut ids);
+        merge_spans(spans, (x1 - x0) as f64 / q.width_px.max(1) as f64)
     }
 
     /// Builds the payload of one `Request::Timeline` (see the module doc for the merging rule).
@@ -331,16 +406,7 @@ impl TimelineIndex {
         let mut spans: Vec<(i64, i64)> = Vec::new();
         let mut ids: Vec<u32> = Vec::new();
         for (lane_id, lane) in self.lanes.iter().enumerate() {
-            let (a, b) = self.candidates(src, lane, x0, x1);
-            spans.clear();
-            ids.clear();
-            for &i in &lane.items[a..b] {
-                let (s, e) = Self::span(src, lane.items_of, i);
-                if e > x0 || (s >= x0 && e == s) {
-                    spans.push((s, e));
-                    ids.push(i);
-                }
-            }
+            self.visible(src, lane, (x0, x1), &mut spans, &mut ids);
             let merged = merge_spans(spans.iter().copied(), px_ns);
             let mut boxes = LaneBoxesDto::default();
             for m in &merged {
@@ -352,7 +418,10 @@ impl TimelineIndex {
                         (class_code(k.class()[item as usize]), (false, n), k.text(n))
                     }
                     Items::Host => {
-                        let (n, t) = match src.trace.and_then(|t| t.events().get(item as usize).map(|e| (e.name, t))) {
+                        let (n, t) = match src
+                            .trace
+                            .and_then(|t| t.events().get(item as usize).map(|e| (e.name, t)))
+                        {
                             Some((n, t)) => (n, t.text(n)),
                             None => (0, ""),
                         };
@@ -367,7 +436,11 @@ impl TimelineIndex {
                 boxes.start_ms.push(self.rel_ms(m.start_ns));
                 boxes.end_ms.push(self.rel_ms(m.end_ns));
                 boxes.count.push(m.count);
-                boxes.busy.push(if len > 0 { (m.busy_ns as f64 / len as f64) as f32 } else { 1.0 });
+                boxes.busy.push(if len > 0 {
+                    (m.busy_ns as f64 / len as f64) as f32
+                } else {
+                    1.0
+                });
                 boxes.class.push(class);
                 boxes.name.push(name);
             }
@@ -413,7 +486,13 @@ impl TimelineIndex {
             .collect()
     }
 
-    fn bubbles_in(&self, src: TimelineSource<'_>, x0: i64, x1: i64, px_ns: f64) -> Vec<BubbleMarkDto> {
+    fn bubbles_in(
+        &self,
+        src: TimelineSource<'_>,
+        x0: i64,
+        x1: i64,
+        px_ns: f64,
+    ) -> Vec<BubbleMarkDto> {
         let bw = &src.result.bubbles;
         let a = self.bubble_reach.partition_point(|&r| r <= x0);
         let iv = |i: u32| bw[i as usize].window.interval;
@@ -464,15 +543,32 @@ impl TimelineIndex {
     /// The item of lane `lane` under the pointer at `t_ms` (relative): among items overlapping
     /// `[t − slop, t + slop]`, the shortest one containing `t`, else the nearest (ties: the
     /// earlier). `None` when the lane does not exist or nothing is that close.
-    pub fn item_at(&self, src: TimelineSource<'_>, lane: u32, t_ms: f64, slop_ms: f64) -> Option<TimelineItemDto> {
+    pub fn item_at(
+        &self,
+        src: TimelineSource<'_>,
+        lane: u32,
+        t_ms: f64,
+        slop_ms: f64,
+    ) -> Option<TimelineItemDto> {
         let l = self.lanes.get(lane as usize)?;
         let slop = (slop_ms.max(0.0) * 1e6).round() as i64;
         let t = self.abs_ns(t_ms);
-        let (a, b) = self.candidates(src, l, t.saturating_sub(slop), t.saturating_add(slop).saturating_add(1));
+        let (a, b) = self.candidates(
+            src,
+            l,
+            t.saturating_sub(slop),
+            t.saturating_add(slop).saturating_add(1),
+        );
         let mut best: Option<(i64, i64, u32)> = None; // (distance, length, item)
         for &i in &l.items[a..b] {
             let (s, e) = Self::span(src, l.items_of, i);
-            let dist = if t < s { s - t } else if t >= e { t - e + i64::from(e > s) } else { 0 };
+            let dist = if t < s {
+                s - t
+            } else if t >= e {
+                t - e + i64::from(e > s)
+            } else {
+                0
+            };
             if dist > slop {
                 continue;
             }
@@ -532,7 +628,12 @@ impl TimelineIndex {
                     name: t.text(ev.name).to_string(),
                     stream: t.thread_text(ev.thread).to_string(),
                     op_type: t.text(ev.cat).to_string(),
-                    core: if ev.lane == HostLane::Python { "Python" } else { "CANN" }.into(),
+                    core: if ev.lane == HostLane::Python {
+                        "Python"
+                    } else {
+                        "CANN"
+                    }
+                    .into(),
                     ..base
                 },
                 None => base,

@@ -51,7 +51,11 @@ pub fn tick_label(t_ms: f64, step_ms: f64, max_abs_ms: f64) -> String {
     let d = decimals_for(step);
     let s = format!("{v:.d$}");
     // No "-0" / "-0.0".
-    let s = if s.trim_start_matches('-').chars().all(|c| c == '0' || c == '.') {
+    let s = if s
+        .trim_start_matches('-')
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
         s.trim_start_matches('-').to_string()
     } else {
         s

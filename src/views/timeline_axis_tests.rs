@@ -20,20 +20,35 @@ fn nice_steps_are_1_2_5_times_a_power_of_ten() {
 fn ticks_in_ms_and_us_with_the_decimals_the_step_needs() {
     // 150 ms over 1500 px, ≥ 100 px apart: raw step 10 ms.
     let t = ticks(0.0, 150.0, 1500.0, 100.0);
-    assert_eq!(labels(&t), ["0 ms", "10 ms", "20 ms", "30 ms", "40 ms", "50 ms", "60 ms", "70 ms", "80 ms", "90 ms", "100 ms", "110 ms", "120 ms", "130 ms", "140 ms", "150 ms"]);
+    assert_eq!(
+        labels(&t),
+        [
+            "0 ms", "10 ms", "20 ms", "30 ms", "40 ms", "50 ms", "60 ms", "70 ms", "80 ms",
+            "90 ms", "100 ms", "110 ms", "120 ms", "130 ms", "140 ms", "150 ms"
+        ]
+    );
     // 2.6 ms over 800 px, ≥ 100 px: raw 0.325 → 0.5 ms steps, one decimal.
     let t = ticks(10.2, 12.8, 800.0, 100.0);
-    assert_eq!(labels(&t), ["10.5 ms", "11.0 ms", "11.5 ms", "12.0 ms", "12.5 ms"]);
+    assert_eq!(
+        labels(&t),
+        ["10.5 ms", "11.0 ms", "11.5 ms", "12.0 ms", "12.5 ms"]
+    );
     assert_eq!(t[0].t_ms, 10.5);
     // Near the origin and below 1 ms: microseconds.
     let t = ticks(0.0, 0.4, 400.0, 100.0);
     assert_eq!(labels(&t), ["0 µs", "100 µs", "200 µs", "300 µs", "400 µs"]);
     // Deep zoom far from the origin: 2 µs steps in ms with 3 decimals.
     let t = ticks(100.0005, 100.0085, 400.0, 100.0);
-    assert_eq!(labels(&t), ["100.002 ms", "100.004 ms", "100.006 ms", "100.008 ms"]);
+    assert_eq!(
+        labels(&t),
+        ["100.002 ms", "100.004 ms", "100.006 ms", "100.008 ms"]
+    );
     // Sub-µs steps switch to µs with decimals; no "-0".
     let t = ticks(-0.0002, 0.0002, 400.0, 100.0);
-    assert_eq!(labels(&t), ["-0.2 µs", "-0.1 µs", "0.0 µs", "0.1 µs", "0.2 µs"]);
+    assert_eq!(
+        labels(&t),
+        ["-0.2 µs", "-0.1 µs", "0.0 µs", "0.1 µs", "0.2 µs"]
+    );
     assert!(ticks(1.0, 1.0, 100.0, 10.0).is_empty());
     assert!(ticks(0.0, f64::INFINITY, 100.0, 10.0).is_empty());
 }
@@ -58,7 +73,11 @@ fn zoom_keeps_the_pointer_time_and_views_stay_inside_the_data() {
 
 #[test]
 fn lane_layout_and_hit_tests() {
-    let l = LaneLayout { top: 30.0, lane_h: 20.0, lanes: 3 };
+    let l = LaneLayout {
+        top: 30.0,
+        lane_h: 20.0,
+        lanes: 3,
+    };
     assert_eq!(l.lane_at(29.9), None);
     assert_eq!(l.lane_at(30.0), Some(0));
     assert_eq!(l.lane_at(69.9), Some(1));
