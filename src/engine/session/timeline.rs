@@ -57,7 +57,10 @@ impl TimelineCache {
                 },
             ))),
             Request::KernelAt {
-                t_ms, lane, slop_ms, ..
+                t_ms,
+                lane,
+                slop_ms,
+                ..
             } => Some(Response::KernelAt(ix.item_at(src, lane, t_ms, slop_ms))),
             _ => None,
         }
