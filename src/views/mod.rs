@@ -6,6 +6,7 @@
 //! * [`table`]: the row order of a big table for one sort + filter, computed once and paged.
 //! * [`anomaly`], [`anomaly_bubbles`], [`anomaly_structure`]: the steps / bubbles view (issue 3).
 //! * [`format`]: human units for display.
+//! * [`timeline`], [`timeline_axis`]: level-of-detail lanes of the steps/bubbles timeline, ticks, hit-tests.
 
 pub mod anomaly;
 pub mod anomaly_bubbles;
@@ -14,3 +15,5 @@ pub mod curve;
 pub mod format;
 pub mod memory;
 pub mod table;
+pub mod timeline;
+pub mod timeline_axis;
