@@ -118,12 +118,12 @@ pub fn BubbleList(rank: u32, labels: Vec<(String, u32)>, t0_us: f64) -> impl Int
                     >
                         <td class="num">{idx.to_string()}</td>
                         <td>{b.scope.clone()}</td>
-                        <td class="num" title=format!("{:.3} µs", b.start_us)>{format!("+{:.3} ms", (b.start_us - t0_us) / 1000.0)}</td>
-                        <td><code>{b.step_id.clone()}</code></td>
+                        <td class="num" title=format!("{:.3} µs", b.start_us)>{format!("{:+.3} ms", (b.start_us - t0_us) / 1000.0)}</td>
                         <td class="num">{ms(b.duration_ms)}</td>
                         <td class="num">{pct(b.host_ratio)}</td>
                         <td class="num">{pct(b.sync_ratio)}</td>
                         <td class="num">{pct(b.comm_ratio)}</td>
+                        <td><code>{b.step_id.clone()}</code></td>
                         <td class="labels">{b.labels.join(", ")}</td>
                     </tr>
                 }
