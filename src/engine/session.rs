@@ -14,6 +14,7 @@ pub mod anomaly;
 pub mod dto;
 pub mod memory;
 pub mod snapshot;
+pub mod timeline;
 
 use std::collections::BTreeMap;
 
@@ -48,6 +49,7 @@ pub struct Session {
     ranks: BTreeMap<u32, RankResult>,
     anomaly: anomaly::AnomalyStore,
     snapshot: snapshot::SnapshotStore,
+    timeline: timeline::TimelineCache,
 }
 
 fn fail(message: impl Into<String>) -> Response {
@@ -82,6 +84,7 @@ impl Session {
                 self.ranks.clear();
                 self.anomaly = Default::default();
                 self.snapshot = Default::default();
+                self.timeline = Default::default();
                 out.send(seq, Response::Inventory(reply));
             }
             Request::Run { analysis, targets } => self.run(seq, analysis, &targets, opener, out),
@@ -129,12 +132,45 @@ impl Session {
                 };
                 out.send(seq, reply);
             }
+            Request::Timeline { .. } | Request::KernelAt { .. } => {
+                let reply = self
+                    .timeline
+                    .handle(&self.anomaly, &env.body)
+                    .unwrap_or_else(|| self.unknown_rank(timeline::rank_of(&env.body)));
+                out.send(seq, reply);
+            }
             Request::Export { what } => {
                 let Some(inv) = &self.inventory else {
                     out.send(seq, fail("Export before Open: nothing is loaded"));
                     return;
                 };
                 match memory::export(seq, what, inv, opener, out) {
+                    Ok((file_name, mime)) => {
+                        out.send(seq, Response::ExportDone { file_name, mime })
+                    }
+                    Err(e) => out.send(seq, fail(format!("export {what:?} failed: {e}"))),
+                }
+            }
+            Request::Anomaly(q) => {
+                let reply = match self.anomaly.query(&q) {
+                    Ok(r) => Response::Anomaly(r),
+                    Err(_) if self.inventory.is_none() => {
+                        fail("nothing is loaded: drop a folder first")
+                    }
+                    Err(e) => fail(e),
+                };
+                out.send(seq, reply);
+            }
+            Request::AnomalyExport { what, rank } => {
+                let Some(inv) = &self.inventory else {
+                    out.send(seq, fail("Export before Open: nothing is loaded"));
+                    return;
+                };
+                let mut w = memory::ChunkWriter::new(seq, out);
+                let res = anomaly::export(what, rank, inv, opener, &mut w);
+                let flushed = std::io::Write::flush(&mut w);
+                drop(w);
+                match res.and_then(|x| flushed.map(|_| x)) {
                     Ok((file_name, mime)) => {
                         out.send(seq, Response::ExportDone { file_name, mime })
                     }
