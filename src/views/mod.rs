@@ -5,8 +5,10 @@
 //! * [`curve`]: per-pixel-column min/max of step series (so 1M samples draw as ~1000 columns).
 //! * [`table`]: the row order of a big table for one sort + filter, computed once and paged.
 //! * [`format`]: human units for display.
+//! * [`view_state`]: the URL-fragment view state (`tab=memory&rank=1&…`), parsed and written.
 
 pub mod curve;
 pub mod format;
 pub mod memory;
 pub mod table;
+pub mod view_state;
