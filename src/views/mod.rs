@@ -6,9 +6,12 @@
 //! * [`table`]: the row order of a big table for one sort + filter, computed once and paged.
 //! * [`format`]: human units for display.
 //! * [`view_state`]: the URL-fragment view state (`tab=memory&rank=1&…`), parsed and written.
+//! * [`timeline`], [`timeline_axis`]: level-of-detail lanes of the steps/bubbles timeline, ticks, hit-tests.
 
 pub mod curve;
 pub mod format;
 pub mod memory;
 pub mod table;
+pub mod timeline;
+pub mod timeline_axis;
 pub mod view_state;
