@@ -34,10 +34,7 @@ fn main() {
             st.insert(i as u32, r);
         }
     }
-    println!(
-        "analysis + summary: {:.2} s",
-        t.elapsed().as_secs_f64()
-    );
+    println!("analysis + summary: {:.2} s", t.elapsed().as_secs_f64());
     let s = st.summaries.values().next().expect("one rank").clone();
     println!(
         "rank: {} kernels, {} steps, {} emitted bubble windows",
@@ -81,7 +78,10 @@ fn main() {
         page(BubbleColumn::Host, true, "possible_host_launch_lag"),
     );
     time("one bubble", AnomalyQuery::Bubble { rank, index: 0 });
-    time("structure tree of step 0", AnomalyQuery::Structure { rank, step: 0 });
+    time(
+        "structure tree of step 0",
+        AnomalyQuery::Structure { rank, step: 0 },
+    );
     time("op tables", AnomalyQuery::Ops { rank });
     if let Some(mb) = peak_rss_mb() {
         println!("peak RSS: {mb:.0} MB");
