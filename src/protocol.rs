@@ -15,6 +15,8 @@
 //! Rank folders are addressed by their index in [`InventoryDto::ranks`]. Every worker builds
 //! the same inventory from the same file list, so indices agree across the pool.
 
+pub mod snapshot;
+
 use serde::{Deserialize, Serialize};
 
 /// A message with its sequence number.

@@ -9,4 +9,5 @@
 pub mod curve;
 pub mod format;
 pub mod memory;
+pub mod snapshot;
 pub mod table;
