@@ -99,7 +99,7 @@ fn session_analyses_file_objects_of_the_sample() {
             seq: 2,
             body: Request::Run {
                 analysis: AnalysisKind::Memory,
-                ranks: vec![0, 1],
+                targets: vec![0, 1],
             },
         },
         &opener,

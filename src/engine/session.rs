@@ -10,8 +10,10 @@
 //! * `Export`: the engine runs again over the analysed ranks and the report writer streams
 //!   its bytes in chunks, so the bytes are the CLI's bytes.
 
+pub mod anomaly;
 pub mod dto;
 pub mod memory;
+pub mod snapshot;
 
 use std::collections::BTreeMap;
 
@@ -36,12 +38,16 @@ struct RankResult {
     rows: MemoryRows,
 }
 
-/// The loaded inputs of one worker and the analysis results it holds.
+/// The loaded inputs of one worker and the analysis results it holds: per analysis, the
+/// results of the targets this worker ran (rank folders for memory and anomaly, snapshot
+/// files for snapshot).
 #[derive(Default)]
 pub struct Session {
     files: Vec<FileMeta>,
     inventory: Option<Inventory>,
     ranks: BTreeMap<u32, RankResult>,
+    anomaly: anomaly::AnomalyStore,
+    snapshot: snapshot::SnapshotStore,
 }
 
 fn fail(message: impl Into<String>) -> Response {
@@ -74,9 +80,11 @@ impl Session {
                 self.files = files;
                 self.inventory = Some(inv);
                 self.ranks.clear();
+                self.anomaly = Default::default();
+                self.snapshot = Default::default();
                 out.send(seq, Response::Inventory(reply));
             }
-            Request::Run { analysis, ranks } => self.run(seq, analysis, &ranks, opener, out),
+            Request::Run { analysis, targets } => self.run(seq, analysis, &targets, opener, out),
             Request::Rows(q) => {
                 let reply = match self.ranks.get_mut(&q.rank) {
                     Some(r) => Response::Rows(r.rows.rows(&q)),
@@ -148,7 +156,7 @@ impl Session {
         &mut self,
         seq: u32,
         analysis: AnalysisKind,
-        ranks: &[u32],
+        targets: &[u32],
         opener: &dyn Opener,
         out: &mut dyn Sink,
     ) {
@@ -158,44 +166,79 @@ impl Session {
         };
         let (mut done, mut failed) = (0, 0);
         let mut problems = crate::base::Problems::new();
-        for &rank in ranks {
-            let folder = inv.ranks.get(rank as usize);
-            let outcome = match (analysis, folder) {
-                (_, None) => Err(format!("no rank folder {rank} in the inventory")),
-                (AnalysisKind::Anomaly, Some(r)) => Err(format!(
-                    "{}: the anomaly analysis is not available in this build",
-                    r.label()
-                )),
-                (AnalysisKind::Memory, Some(r)) => Ok(memory::run_rank(rank, r, opener)),
-            };
-            match outcome {
-                Err(message) => {
-                    failed += 1;
-                    out.send(seq, Response::RankFailed { rank, message });
-                }
-                Ok(o) => {
-                    problems.extend(o.problems);
-                    match (o.rows, o.summary, o.failure) {
-                        (Some(rows), Some(summary), None) => {
-                            done += 1;
-                            self.ranks.insert(rank, RankResult { rows });
-                            out.send(seq, Response::RankDone(summary));
-                        }
-                        (_, _, why) => {
-                            failed += 1;
-                            out.send(
-                                seq,
-                                Response::RankFailed {
-                                    rank,
-                                    message: why.unwrap_or_else(|| "no result".into()),
-                                },
-                            );
+        for &target in targets {
+            let outcome = match analysis {
+                AnalysisKind::Memory | AnalysisKind::Anomaly => {
+                    match inv.ranks.get(target as usize) {
+                        None => Err(format!("no rank folder {target} in the inventory")),
+                        Some(folder) if analysis == AnalysisKind::Memory => run_memory(
+                            &mut self.ranks,
+                            seq,
+                            target,
+                            folder,
+                            opener,
+                            out,
+                            &mut problems,
+                        ),
+                        Some(folder) => {
+                            self.anomaly
+                                .run_rank(seq, target, folder, opener, out, &mut problems)
                         }
                     }
+                }
+                AnalysisKind::Snapshot => match inv.snapshots.get(target as usize) {
+                    None => Err(format!("no snapshot file {target} in the inventory")),
+                    Some(file) => {
+                        self.snapshot
+                            .run_file(seq, target, file, opener, out, &mut problems)
+                    }
+                },
+            };
+            match outcome {
+                Ok(()) => done += 1,
+                Err(message) => {
+                    failed += 1;
+                    out.send(
+                        seq,
+                        Response::RankFailed {
+                            analysis,
+                            rank: target,
+                            message,
+                        },
+                    );
                 }
             }
         }
         out.send(seq, Response::Problems(dto::problems(&problems)));
-        out.send(seq, Response::RunDone { done, failed });
+        out.send(
+            seq,
+            Response::RunDone {
+                analysis,
+                done,
+                failed,
+            },
+        );
+    }
+}
+
+/// Runs the memory analysis of one rank folder, keeps its rows and sends its summary.
+fn run_memory(
+    store: &mut BTreeMap<u32, RankResult>,
+    seq: u32,
+    rank: u32,
+    folder: &crate::ingest::inventory::RankFolder,
+    opener: &dyn Opener,
+    out: &mut dyn Sink,
+    problems: &mut crate::base::Problems,
+) -> Result<(), String> {
+    let o = memory::run_rank(rank, folder, opener);
+    problems.extend(o.problems);
+    match (o.rows, o.summary, o.failure) {
+        (Some(rows), Some(summary), None) => {
+            store.insert(rank, RankResult { rows });
+            out.send(seq, Response::RankDone(summary));
+            Ok(())
+        }
+        (_, _, why) => Err(why.unwrap_or_else(|| "no result".into())),
     }
 }

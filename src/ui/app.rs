@@ -201,13 +201,19 @@ fn Results() -> impl IntoView {
         Phase::Empty => String::new(),
         Phase::Inventory => "Reading the folder listing…".into(),
         Phase::Running => {
-            let done = state.summaries.with(|s| s.len()) + state.failures.with(|f| f.len());
-            format!("Analysing… {done} rank folder(s) finished")
+            let done = state.finished.with(|s| s.len());
+            format!("Analysing… {done} analysis job(s) finished")
         }
         Phase::Done { elapsed_ms } => {
-            let n = state.summaries.with(|s| s.len());
+            let n = state.finished.with(|s| s.len());
+            let failed = state.failures.with(|f| f.len());
+            let failed = if failed > 0 {
+                format!(" ({failed} failed)")
+            } else {
+                String::new()
+            };
             format!(
-                "Done: {n} rank folder(s) in {}",
+                "Done: {n} analysis job(s){failed} in {}",
                 format::duration_ms(elapsed_ms)
             )
         }

@@ -2,11 +2,13 @@
 //! Web Workers, posts [`Request`]s, routes replies by `seq`, and writes streamed run
 //! messages (progress, rank done, problems) into the [`AppState`] signals.
 //!
-//! Pool: N = min(`navigator.hardwareConcurrency`, runnable rank folders, [`MAX_WORKERS`])
-//! workers, each given all `File` handles (cheap: handles, not bytes) and a share of the
-//! rank folders, largest first to the least loaded worker. A rank's queries go to the worker
-//! that analysed it. One rank failing never stops the others: failures are per rank, and a
-//! worker that dies takes only its own ranks down (reported as failed).
+//! Jobs: one per (analysis, target): every rank folder the memory or the anomaly analysis can
+//! run on, and every snapshot pickle. Pool: N = min(`navigator.hardwareConcurrency`, jobs,
+//! [`MAX_WORKERS`]) workers, each given all `File` handles (cheap: handles, not bytes) and a
+//! share of the jobs, largest input first to the least loaded worker; each worker gets one
+//! [`Request::Run`] per analysis. A target's queries go to the worker that analysed it
+//! ([`EngineClient::query`]). One target failing never stops the others: failures are per
+//! (analysis, target), and a worker that dies takes only its own jobs down.
 //!
 //! Cancel terminates every worker (a worker in a synchronous read cannot receive messages)
 //! and keeps the file list, so the user can run again.
@@ -57,11 +59,16 @@ struct Slot {
     role: Role,
     ready: bool,
     queue: Vec<JsValue>,
-    ranks: Vec<u32>,
-    run_done: bool,
+    /// The jobs given to this worker.
+    jobs: Vec<Job>,
+    /// `Run` requests posted and not yet answered by `RunDone`.
+    runs_pending: u32,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
     _on_error: Closure<dyn FnMut(web_sys::ErrorEvent)>,
 }
+
+/// One analysis of one target (rank folder index or snapshot index).
+type Job = (AnalysisKind, u32);
 
 struct ExportAcc {
     parts: Array,
@@ -74,7 +81,7 @@ struct Inner {
     pending: HashMap<u32, oneshot::Sender<Response>>,
     next_seq: u32,
     files: Vec<(FileMeta, File)>,
-    rank_owner: BTreeMap<u32, usize>,
+    owner: BTreeMap<Job, usize>,
     export: Option<ExportAcc>,
     export_done: Option<oneshot::Sender<Result<(), String>>>,
 }
@@ -106,7 +113,7 @@ pub fn install(state: AppState) {
             pending: HashMap::new(),
             next_seq: 1,
             files: Vec::new(),
-            rank_owner: BTreeMap::new(),
+            owner: BTreeMap::new(),
             export: None,
             export_done: None,
         })),
@@ -126,8 +133,8 @@ impl EngineClient {
         self.inner.borrow().state
     }
 
-    /// Loads `files` (relative path + handle): inventory first, then the memory analysis of
-    /// every runnable rank folder on the pool.
+    /// Loads `files` (relative path + handle): inventory first, then every analysis of every
+    /// target it can run on (see [`jobs`]) on the pool.
     pub async fn load(&self, files: Vec<(String, File)>) {
         let state = self.state();
         self.terminate_all();
@@ -175,16 +182,7 @@ impl EngineClient {
             Some(inv) => inv,
             None => return,
         };
-        let runnable: Vec<(u32, u64)> = inventory
-            .ranks
-            .iter()
-            .filter(|r| {
-                r.analyses
-                    .iter()
-                    .any(|a| a.analysis == AnalysisKind::Memory && a.can_run)
-            })
-            .map(|r| (r.index, r.files.iter().map(|f| f.size).sum()))
-            .collect();
+        let runnable = jobs(&inventory);
         state.inventory.set(Some(inventory));
         if runnable.is_empty() {
             state.phase.set(Phase::Done {
@@ -193,7 +191,12 @@ impl EngineClient {
             return;
         }
         state.phase.set(Phase::Running);
-        state.selected_rank.set(runnable.first().map(|r| r.0));
+        state.selected_rank.set(
+            runnable
+                .iter()
+                .find(|j| j.0 .0 != AnalysisKind::Snapshot)
+                .map(|j| j.0 .1),
+        );
         let hw = web_sys::window()
             .map(|w| w.navigator().hardware_concurrency() as usize)
             .unwrap_or(1)
@@ -205,37 +208,36 @@ impl EngineClient {
             self.post_open(s);
             slots.push(s);
         }
-        // Largest rank folders first, each to the least loaded worker.
-        let mut order = runnable.clone();
+        // Largest inputs first, each to the least loaded worker.
+        let mut order = runnable;
         order.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         let mut load = vec![0u64; n];
-        let mut assign: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (rank, bytes) in order {
+        let mut assign: Vec<Vec<Job>> = vec![Vec::new(); n];
+        for (job, bytes) in order {
             let k = (0..n).min_by_key(|&k| (load[k], k)).unwrap_or(0);
             load[k] += bytes;
-            assign[k].push(rank);
+            assign[k].push(job);
         }
-        for (k, ranks) in assign.into_iter().enumerate() {
+        for (k, mut jobs) in assign.into_iter().enumerate() {
             let slot = slots[k];
+            jobs.sort_unstable();
+            let mut runs: BTreeMap<AnalysisKind, Vec<u32>> = BTreeMap::new();
+            for &(analysis, target) in &jobs {
+                runs.entry(analysis).or_default().push(target);
+            }
             {
                 let mut inner = self.inner.borrow_mut();
-                for r in &ranks {
-                    inner.rank_owner.insert(*r, slot);
+                for j in &jobs {
+                    inner.owner.insert(*j, slot);
                 }
                 if let Some(s) = inner.slots.get_mut(slot) {
-                    s.ranks = ranks.clone();
+                    s.jobs = jobs;
+                    s.runs_pending = runs.len() as u32;
                 }
             }
-            let mut ranks = ranks;
-            ranks.sort_unstable();
-            self.post(
-                slot,
-                Request::Run {
-                    analysis: AnalysisKind::Memory,
-                    ranks,
-                },
-                None,
-            );
+            for (analysis, targets) in runs {
+                self.post(slot, Request::Run { analysis, targets }, None);
+            }
         }
     }
 
@@ -258,7 +260,7 @@ impl EngineClient {
             s.worker.terminate();
         }
         inner.pending.clear();
-        inner.rank_owner.clear();
+        inner.owner.clear();
         inner.export = None;
         if let Some(tx) = inner.export_done.take() {
             let _ = tx.send(Err("cancelled".into()));
@@ -293,8 +295,8 @@ impl EngineClient {
             role,
             ready: false,
             queue: Vec::new(),
-            ranks: Vec::new(),
-            run_done: false,
+            jobs: Vec::new(),
+            runs_pending: 0,
             _on_message: on_message,
             _on_error: on_error,
         });
@@ -363,11 +365,18 @@ impl EngineClient {
         seq
     }
 
-    /// Sends a query about `rank` to the worker that analysed it and waits for the reply.
-    pub async fn query(&self, rank: u32, body: Request) -> Result<Response, String> {
-        let slot = self.inner.borrow().rank_owner.get(&rank).copied();
+    /// Sends a query about `target` (a rank folder index, or a snapshot index for
+    /// [`AnalysisKind::Snapshot`]) to the worker that ran `analysis` on it and waits for the
+    /// reply.
+    pub async fn query(
+        &self,
+        analysis: AnalysisKind,
+        target: u32,
+        body: Request,
+    ) -> Result<Response, String> {
+        let slot = self.inner.borrow().owner.get(&(analysis, target)).copied();
         let Some(slot) = slot else {
-            return Err(format!("rank folder {rank} is not loaded"));
+            return Err(format!("{analysis:?} target {target} is not loaded"));
         };
         let seq = self.post(slot, body, None);
         match self.wait(seq).await {
@@ -409,7 +418,7 @@ impl EngineClient {
 
     fn on_worker_died(&self, generation: u32, idx: usize, message: String) {
         let state = self.state();
-        let ranks = {
+        let jobs = {
             let mut inner = self.inner.borrow_mut();
             if inner.generation != generation {
                 return;
@@ -417,19 +426,19 @@ impl EngineClient {
             let Some(s) = inner.slots.get_mut(idx) else {
                 return;
             };
-            s.run_done = true;
+            s.runs_pending = 0;
             if s.role == Role::Export {
                 if let Some(tx) = inner.export_done.take() {
                     let _ = tx.send(Err(format!("export worker stopped: {message}")));
                 }
                 return;
             }
-            s.ranks.clone()
+            s.jobs.clone()
         };
         state.failures.update(|f| {
-            for r in &ranks {
-                if !state.summaries.with_untracked(|s| s.contains_key(r)) {
-                    f.insert(*r, format!("worker stopped: {message}"));
+            for job in &jobs {
+                if !state.finished.with_untracked(|s| s.contains(job)) {
+                    f.insert(*job, format!("worker stopped: {message}"));
                 }
             }
         });
@@ -443,8 +452,8 @@ impl EngineClient {
             inner
                 .slots
                 .iter()
-                .filter(|s| s.role == Role::Pool && !s.ranks.is_empty())
-                .all(|s| s.run_done)
+                .filter(|s| s.role == Role::Pool)
+                .all(|s| s.runs_pending == 0)
         };
         if done && state.phase.get_untracked() == Phase::Running {
             state.phase.set(Phase::Done {
@@ -494,13 +503,23 @@ impl EngineClient {
                 });
             }
             Response::RankDone(s) if role == Role::Pool => {
+                state.finished.update(|f| {
+                    f.insert((AnalysisKind::Memory, s.rank));
+                });
                 state.summaries.update(|m| {
                     m.insert(s.rank, s);
                 });
             }
-            Response::RankFailed { rank, message } if role == Role::Pool => {
+            Response::RankFailed {
+                analysis,
+                rank,
+                message,
+            } if role == Role::Pool => {
+                state.finished.update(|f| {
+                    f.insert((analysis, rank));
+                });
                 state.failures.update(|m| {
-                    m.insert(rank, message);
+                    m.insert((analysis, rank), message);
                 });
             }
             Response::Problems(p) if role == Role::Pool => {
@@ -509,7 +528,7 @@ impl EngineClient {
             }
             Response::RunDone { .. } if role == Role::Pool => {
                 if let Some(s) = self.inner.borrow_mut().slots.get_mut(idx) {
-                    s.run_done = true;
+                    s.runs_pending = s.runs_pending.saturating_sub(1);
                 }
                 self.check_all_done();
             }
@@ -578,4 +597,22 @@ fn download(parts: &Array, file_name: &str, mime: &str) -> Result<(), String> {
     a.click();
     let _ = web_sys::Url::revoke_object_url(&url);
     Ok(())
+}
+
+/// Every (analysis, target) job `inv` allows, with the bytes of its input (for balancing):
+/// rank folders whose capability says `can_run` for memory or anomaly, and every snapshot.
+fn jobs(inv: &InventoryDto) -> Vec<(Job, u64)> {
+    let mut out = Vec::new();
+    for r in &inv.ranks {
+        let bytes: u64 = r.files.iter().map(|f| f.size).sum();
+        for a in &r.analyses {
+            if a.can_run && a.analysis != AnalysisKind::Snapshot {
+                out.push(((a.analysis, r.index), bytes));
+            }
+        }
+    }
+    for (i, f) in inv.snapshots.iter().enumerate() {
+        out.push(((AnalysisKind::Snapshot, i as u32), f.size));
+    }
+    out
 }

@@ -88,13 +88,18 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
         ("CANN", rank.cann_version.clone()),
     ];
     let status = move || {
+        let mut parts = Vec::new();
         if let Some(s) = state.summaries.with(|m| m.get(&idx).map(|s| s.rows)) {
-            format!("done: {s} memory events")
-        } else if let Some(f) = state.failures.with(|m| m.get(&idx).cloned()) {
-            format!("failed: {f}")
-        } else {
-            String::new()
+            parts.push(format!("done: {s} memory events"));
         }
+        state.failures.with(|m| {
+            for ((analysis, target), f) in m {
+                if *target == idx && *analysis != crate::protocol::AnalysisKind::Snapshot {
+                    parts.push(format!("{analysis:?} failed: {f}"));
+                }
+            }
+        });
+        parts.join(" · ")
     };
     view! {
         <section class="rank-card" data-testid="rank-card" data-rank=idx>
@@ -120,6 +125,7 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
                         let name = match a.analysis {
                             AnalysisKind::Memory => "Memory events",
                             AnalysisKind::Anomaly => "Steps and anomalies",
+                            AnalysisKind::Snapshot => "Memory snapshot",
                         };
                         let mut text = if ok {
                             format!("{name}: can run")

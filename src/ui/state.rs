@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use leptos::prelude::*;
 
-use crate::protocol::{InventoryDto, MemorySummaryDto, ProblemDto, ProgressDto};
+use crate::protocol::{AnalysisKind, InventoryDto, MemorySummaryDto, ProblemDto, ProgressDto};
 
 /// Where the page is in its life cycle.
 #[derive(Clone, Debug, PartialEq)]
@@ -59,8 +59,10 @@ pub struct AppState {
     pub progress: RwSignal<BTreeMap<u32, FileProgress>>,
     /// Per rank folder index: summary once done.
     pub summaries: RwSignal<BTreeMap<u32, MemorySummaryDto>>,
-    /// Per rank folder index: failure message.
-    pub failures: RwSignal<BTreeMap<u32, String>>,
+    /// Per (analysis, target): failure message.
+    pub failures: RwSignal<BTreeMap<(AnalysisKind, u32), String>>,
+    /// Every (analysis, target) that finished, done or failed (progress counts, worker deaths).
+    pub finished: RwSignal<std::collections::BTreeSet<(AnalysisKind, u32)>>,
     /// Problems of every worker, merged.
     pub problems: RwSignal<Vec<ProblemDto>>,
     /// Total problems counted (kept or not).
@@ -87,6 +89,7 @@ impl AppState {
             progress: RwSignal::new(BTreeMap::new()),
             summaries: RwSignal::new(BTreeMap::new()),
             failures: RwSignal::new(BTreeMap::new()),
+            finished: RwSignal::new(Default::default()),
             problems: RwSignal::new(Vec::new()),
             problems_total: RwSignal::new(0),
             tab: RwSignal::new(Tab::Inventory),
@@ -104,6 +107,7 @@ impl AppState {
         self.progress.set(BTreeMap::new());
         self.summaries.set(BTreeMap::new());
         self.failures.set(BTreeMap::new());
+        self.finished.set(Default::default());
         self.problems.set(Vec::new());
         self.problems_total.set(0);
         self.tab.set(Tab::Inventory);

@@ -9,7 +9,7 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::protocol::{CurveDto, LiveAtDto, Request, Response};
+use crate::protocol::{AnalysisKind, CurveDto, LiveAtDto, Request, Response};
 use crate::ui::client::client;
 use crate::ui::widgets::chart::{self, plot_columns, MARGIN};
 use crate::views::format;
@@ -39,7 +39,7 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
                 x_range: win,
                 width_px,
             };
-            match client().query(rank, req).await {
+            match client().query(AnalysisKind::Memory, rank, req).await {
                 // `try_`: the view may have been unmounted while the query ran.
                 Ok(Response::Curve(c)) if generation.try_get_value() == Some(g) => {
                     error.set(None);
@@ -91,6 +91,7 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
             loop {
                 if let Ok(Response::LiveAt(l)) = client()
                     .query(
+                        AnalysisKind::Memory,
                         rank,
                         Request::LiveAt {
                             rank,

@@ -12,7 +12,7 @@ use leptos::task::spawn_local;
 
 use super::client::client;
 use super::state::AppState;
-use crate::protocol::{ExportKind, MemorySummaryDto, Request, Response, StackDto};
+use crate::protocol::{AnalysisKind, ExportKind, MemorySummaryDto, Request, Response, StackDto};
 use crate::views::format;
 
 /// The memory tab.
@@ -45,7 +45,7 @@ pub fn MemoryView() -> impl IntoView {
                 }
                 .into_any(),
                 (Some(rank), None) => {
-                    let failed = state.failures.with(|f| f.get(&rank).cloned());
+                    let failed = state.failures.with(|f| f.get(&(AnalysisKind::Memory, rank)).cloned());
                     match failed {
                         Some(m) => view! { <p class="notice error">{format!("This rank folder failed: {m}")}</p> }.into_any(),
                         None => view! { <p class="muted">"Analysing this rank folder…"</p> }.into_any(),
@@ -73,7 +73,7 @@ fn RankOverview() -> impl IntoView {
             .map(|r| {
                 let idx = r.index;
                 let s = state.summaries.with(|m| m.get(&idx).cloned());
-                let failed = state.failures.with(|m| m.get(&idx).cloned());
+                let failed = state.failures.with(|m| m.get(&(AnalysisKind::Memory, idx)).cloned());
                 let (rows, matched, peak, live) = match &s {
                     Some(s) => (
                         s.rows.to_string(),
@@ -201,7 +201,10 @@ fn StackPanel(rank: u32, selected: RwSignal<Option<u32>>) -> impl IntoView {
             return;
         };
         spawn_local(async move {
-            let res = match client().query(rank, Request::Stack { rank, row }).await {
+            let res = match client()
+                .query(AnalysisKind::Memory, rank, Request::Stack { rank, row })
+                .await
+            {
                 Ok(Response::Stack(s)) => Ok(s),
                 Ok(other) => Err(format!("unexpected reply {other:?}")),
                 Err(e) => Err(e),

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::protocol::{Request, Response, SiteKey, SitesDto};
+use crate::protocol::{AnalysisKind, Request, Response, SiteKey, SitesDto};
 use crate::ui::client::client;
 use crate::views::format;
 
@@ -17,6 +17,7 @@ pub fn SitesTable(rank: u32) -> impl IntoView {
         spawn_local(async move {
             let res = match client()
                 .query(
+                    AnalysisKind::Memory,
                     rank,
                     Request::Sites {
                         rank,

@@ -7,7 +7,9 @@ use leptos::html::Div;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::protocol::{MemColumn, Request, Response, RowFilter, RowsPage, RowsQuery, SortKey};
+use crate::protocol::{
+    AnalysisKind, MemColumn, Request, Response, RowFilter, RowsPage, RowsQuery, SortKey,
+};
 use crate::ui::client::client;
 use crate::ui::widgets::virtual_scroll::{first_row, spacer_height};
 use crate::views::format;
@@ -71,7 +73,10 @@ pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> im
                 sort,
                 filter,
             };
-            match client().query(rank, Request::Rows(q)).await {
+            match client()
+                .query(AnalysisKind::Memory, rank, Request::Rows(q))
+                .await
+            {
                 Ok(Response::Rows(p)) => {
                     // `try_`: the table may have been unmounted while the query ran.
                     if generation.try_get_value() == Some(g) {
