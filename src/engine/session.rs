@@ -129,6 +129,7 @@ impl Session {
                 };
                 out.send(seq, reply);
             }
+            Request::Snapshot(q) => self.snapshot.handle(seq, q, out),
             Request::Export { what } => {
                 let Some(inv) = &self.inventory else {
                     out.send(seq, fail("Export before Open: nothing is loaded"));

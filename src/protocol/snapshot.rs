@@ -465,3 +465,75 @@ pub enum SnapExportKind {
     /// The JSON, byte-identical to `proflens snapshot --json`.
     Json,
 }
+
+/// The snapshot view's queries (one [`crate::protocol::Request::Snapshot`] variant), each
+/// answered by the worker that analysed `target`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum SnapRequest {
+    /// Curves of one device. Replies [`SnapResponse::Curve`].
+    Curve(SnapCurveQuery),
+    /// Live set after one entry. Replies [`SnapResponse::Live`].
+    Live(SnapLiveQuery),
+    /// Stack of one record. Replies [`SnapResponse::Stack`].
+    Stack {
+        /// Target.
+        target: u32,
+        /// Device slot.
+        slot: u32,
+        /// Record id ([`SnapTensorDto::record`]).
+        record: u32,
+    },
+    /// End-state segments of one device. Replies [`SnapResponse::Segments`].
+    Segments {
+        /// Target.
+        target: u32,
+        /// Device slot.
+        slot: u32,
+        /// At most this many segment rows.
+        limit: u32,
+    },
+    /// New settings: re-analyses the decoded snapshot. Replies [`SnapResponse::Summary`].
+    Settings {
+        /// Target.
+        target: u32,
+        /// The settings.
+        settings: SnapshotSettingsDto,
+    },
+    /// Writes an export with the current settings. Replies `ExportChunk`s then `ExportDone`.
+    Export {
+        /// Target.
+        target: u32,
+        /// What to write.
+        what: SnapExportKind,
+    },
+}
+
+impl SnapRequest {
+    /// The target the request is about.
+    pub fn target(&self) -> u32 {
+        match self {
+            SnapRequest::Curve(q) => q.target,
+            SnapRequest::Live(q) => q.target,
+            SnapRequest::Stack { target, .. }
+            | SnapRequest::Segments { target, .. }
+            | SnapRequest::Settings { target, .. }
+            | SnapRequest::Export { target, .. } => *target,
+        }
+    }
+}
+
+/// Replies of the snapshot analysis (one [`crate::protocol::Response::Snapshot`] variant).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum SnapResponse {
+    /// A snapshot was analysed (its "done" reply to `Run`) or re-analysed (reply to
+    /// [`SnapRequest::Settings`]).
+    Summary(SnapshotSummaryDto),
+    /// Reply to [`SnapRequest::Curve`].
+    Curve(SnapCurveDto),
+    /// Reply to [`SnapRequest::Live`].
+    Live(SnapLiveDto),
+    /// Reply to [`SnapRequest::Stack`].
+    Stack(SnapStackDto),
+    /// Reply to [`SnapRequest::Segments`].
+    Segments(SnapSegmentsDto),
+}
