@@ -14,6 +14,7 @@ use super::inventory::InventoryView;
 use super::memory_view::MemoryView;
 use super::problems::ProblemsView;
 use super::sample::SAMPLE;
+use super::snapshot_view::SnapshotTab;
 use super::state::{AppState, Phase, Tab};
 use crate::protocol::{AnalysisKind, InventoryDto};
 use crate::views::format;
@@ -57,7 +58,16 @@ pub const VIEWS: &[ViewEntry] = &[
         label: "Problems",
         applies: always,
     },
+    ViewEntry {
+        tab: Tab::Snapshot,
+        label: "Memory snapshot",
+        applies: has_snapshots,
+    },
 ];
+
+fn has_snapshots(inv: &InventoryDto) -> bool {
+    !inv.snapshots.is_empty()
+}
 
 /// The privacy statement shown on the landing page and in the footer.
 pub const PRIVACY: &str = "Your files never leave this browser: they are read locally by WebAssembly in a Web Worker. Nothing is uploaded, and the page makes no network request after it has loaded.";
@@ -183,6 +193,10 @@ fn Landing() -> impl IntoView {
                         <b>"Memory events"</b>
                         ": every row of "<code>"operator_memory.csv"</code>" matched to the Python call stack of the operator that allocated it ("<code>"trace_view.json"</code>"), with the allocator curves, the peak and what was live at it."
                     </li>
+                    <li data-testid="landing-snapshots">
+                        <b>"Memory snapshots"</b>
+                        ": drop one or more PyTorch allocator snapshot pickles ("<code>"torch.cuda.memory._dump_snapshot"</code>" or torch_npu's, "<code>".pickle"</code>" / "<code>".pkl"</code>") to see the allocated / active / reserved curves, the peaks and what holds memory at each, the live set at any point you click (with stacks and an icicle by call stack), segments and fragmentation, and a Markdown peak report with links to your source lines."
+                    </li>
                 </ul>
                 <p>
                     "Capture with the torch_npu profiler, "<code>"profile_memory=True"</code>" and "
@@ -282,6 +296,7 @@ fn Results() -> impl IntoView {
                 Tab::Inventory => view! { <InventoryView/> }.into_any(),
                 Tab::Memory => view! { <MemoryView/> }.into_any(),
                 Tab::Problems => view! { <ProblemsView/> }.into_any(),
+                Tab::Snapshot => view! { <SnapshotTab/> }.into_any(),
             }}
         </main>
     }

@@ -14,6 +14,7 @@ pub mod inventory;
 pub mod memory_view;
 pub mod problems;
 pub mod sample;
+pub mod snapshot_view;
 pub mod state;
 pub mod widgets;
 

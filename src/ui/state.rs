@@ -44,6 +44,8 @@ pub enum Tab {
     Memory,
     /// Warnings and errors.
     Problems,
+    /// Memory snapshots (issue 4).
+    Snapshot,
 }
 
 /// All page signals (cheap to copy: every field is an arena handle).
@@ -77,6 +79,10 @@ pub struct AppState {
     pub wasm_memory: RwSignal<BTreeMap<usize, u64>>,
     /// `performance.now()` at the drop, ms.
     pub started_ms: RwSignal<f64>,
+    /// Per snapshot index: summary once analysed (issue 4).
+    pub snapshots: RwSignal<BTreeMap<u32, crate::protocol::SnapshotSummaryDto>>,
+    /// Selected snapshot in the snapshot tab.
+    pub selected_snapshot: RwSignal<Option<u32>>,
 }
 
 impl AppState {
@@ -97,6 +103,8 @@ impl AppState {
             status: RwSignal::new(String::new()),
             wasm_memory: RwSignal::new(BTreeMap::new()),
             started_ms: RwSignal::new(0.0),
+            snapshots: RwSignal::new(BTreeMap::new()),
+            selected_snapshot: RwSignal::new(None),
         }
     }
 
@@ -114,6 +122,8 @@ impl AppState {
         self.selected_rank.set(None);
         self.status.set(String::new());
         self.wasm_memory.set(BTreeMap::new());
+        self.snapshots.set(BTreeMap::new());
+        self.selected_snapshot.set(None);
     }
 }
 

@@ -13,11 +13,11 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use web_sys::CanvasRenderingContext2d;
 
-use crate::protocol::snapshot::{SnapAxis, SnapCurveDto, SnapCurveQuery};
+use crate::protocol::{SnapAxis, SnapCurveDto, SnapCurveQuery, SnapRequest, SnapResponse};
 use crate::ui::widgets::chart::{context, nice_step, plot_columns, MARGIN};
 use crate::views::format;
 
-use super::{query, Selected};
+use super::{snap, Selected};
 
 /// Colours: allocated, active, reserved.
 pub const SERIES_COLORS: [&str; 3] = ["#2f6fde", "#2a9d55", "#e08a1e"];
@@ -26,12 +26,18 @@ pub const SERIES_COLORS: [&str; 3] = ["#2f6fde", "#2a9d55", "#e08a1e"];
 #[component]
 pub fn SnapChart(
     target: u32,
-    slot: u32,
+    dslot: u32,
     has_time: bool,
     selected: RwSignal<Option<Selected>>,
+    /// The entry whose live set is shown: (index, time ms), drawn as a dashed line.
+    shown: Signal<Option<(u32, Option<f64>)>>,
 ) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
-    let axis = RwSignal::new(if has_time { SnapAxis::Time } else { SnapAxis::Index });
+    let axis = RwSignal::new(if has_time {
+        SnapAxis::Time
+    } else {
+        SnapAxis::Index
+    });
     let window = RwSignal::new(None::<(f64, f64)>);
     let curve = RwSignal::new(None::<SnapCurveDto>);
     let error = RwSignal::new(None::<String>);
@@ -56,13 +62,13 @@ pub fn SnapChart(
         spawn_local(async move {
             let q = SnapCurveQuery {
                 target,
-                slot,
+                slot: dslot,
                 axis: a,
                 range: win,
                 width_px,
             };
-            match query(target, crate::protocol::Request::SnapCurve(q)).await {
-                Ok(crate::protocol::Response::SnapCurve(c)) => {
+            match snap(target, SnapRequest::Curve(q)).await {
+                Ok(SnapResponse::Curve(c)) => {
                     if generation.try_get_value() == Some(g) {
                         error.set(None);
                         curve.set(Some(c));
@@ -76,12 +82,12 @@ pub fn SnapChart(
         });
     });
     Effect::new(move |_| {
-        let sel = selected.get();
+        let sel = shown.get();
         curve.with(|c| {
             if let (Some(c), Some(el)) = (c, canvas.get()) {
-                let sel_x = sel.and_then(|s| match c.axis {
-                    SnapAxis::Index => Some(s.index as f64),
-                    SnapAxis::Time => s.time_ms,
+                let sel_x = sel.and_then(|(index, time_ms)| match c.axis {
+                    SnapAxis::Index => Some(index as f64),
+                    SnapAxis::Time => time_ms,
                 });
                 if let Some((ctx, w, h)) = context(&el) {
                     draw(&ctx, w, h, c, sel_x);
@@ -106,7 +112,9 @@ pub fn SnapChart(
         Some((v, col.min(n - 1)))
     };
     let set_window = move |a: f64, b: f64| {
-        let Some(c) = curve.get_untracked() else { return };
+        let Some(c) = curve.get_untracked() else {
+            return;
+        };
         let (f0, f1) = c.full;
         let span = (b - a).max(match c.axis {
             SnapAxis::Index => 4.0,
@@ -126,14 +134,18 @@ pub fn SnapChart(
         window.set(Some((a, a + span)));
     };
     let zoom = move |center: f64, factor: f64| {
-        let Some(c) = curve.get_untracked() else { return };
+        let Some(c) = curve.get_untracked() else {
+            return;
+        };
         set_window(
             center - (center - c.x0) * factor,
             center + (c.x1 - center) * factor,
         );
     };
     let pan = move |fraction: f64| {
-        let Some(c) = curve.get_untracked() else { return };
+        let Some(c) = curve.get_untracked() else {
+            return;
+        };
         let d = (c.x1 - c.x0) * fraction;
         set_window(c.x0 + d, c.x1 + d);
     };
@@ -160,7 +172,9 @@ pub fn SnapChart(
     };
     let on_up = move |ev: ev::MouseEvent| {
         let x = ev.offset_x() as f64;
-        let Some((x0, _, _)) = drag.get_untracked() else { return };
+        let Some((x0, _, _)) = drag.get_untracked() else {
+            return;
+        };
         drag.set(None);
         if (x - x0).abs() < 4.0 {
             if let (Some((v, _)), Some(c)) = (x_to_axis(x), curve.get_untracked()) {
@@ -169,7 +183,9 @@ pub fn SnapChart(
         }
     };
     let on_key = move |ev: ev::KeyboardEvent| {
-        let Some(c) = curve.get_untracked() else { return };
+        let Some(c) = curve.get_untracked() else {
+            return;
+        };
         let mid = (c.x0 + c.x1) / 2.0;
         match ev.key().as_str() {
             "w" | "W" => zoom(mid, 0.8),
@@ -339,7 +355,11 @@ fn draw(ctx: &CanvasRenderingContext2d, w: f64, h: f64, c: &SnapCurveDto, sel_x:
         let (color, label, up) = match m.kind.as_str() {
             "global_peak" => {
                 n_peak += 1;
-                ("#d6336c", format!("P{n_peak} max {}", format::bytes(m.bytes as f64)), true)
+                (
+                    "#d6336c",
+                    format!("P{n_peak} max {}", format::bytes(m.bytes as f64)),
+                    true,
+                )
             }
             "peak" => {
                 n_peak += 1;
@@ -361,7 +381,11 @@ fn draw(ctx: &CanvasRenderingContext2d, w: f64, h: f64, c: &SnapCurveDto, sel_x:
         }
         ctx.close_path();
         ctx.fill();
-        let ly = if up { (y - 15.0).max(mt + 10.0) } else { y + 24.0 };
+        let ly = if up {
+            (y - 15.0).max(mt + 10.0)
+        } else {
+            y + 24.0
+        };
         let _ = ctx.fill_text(&label, (x + 6.0).min(w - 120.0), ly);
     }
     if let Some(sx) = sel_x.filter(|v| *v >= c.x0 && *v <= c.x1 && span > 0.0) {

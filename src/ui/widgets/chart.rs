@@ -35,7 +35,8 @@ pub fn plot_columns(css_width: f64) -> u32 {
     (css_width - MARGIN.0 - MARGIN.1).max(10.0) as u32
 }
 
-fn nice_step(range: f64, ticks: f64) -> f64 {
+/// A "nice" tick step (1, 2, 5 × 10^k) for `ticks` ticks over `range`.
+pub fn nice_step(range: f64, ticks: f64) -> f64 {
     let raw = range / ticks;
     if raw <= 0.0 || !raw.is_finite() {
         return 1.0;
