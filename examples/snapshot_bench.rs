@@ -78,7 +78,9 @@ fn main() {
 fn views(path: &str, size: u64, snap: proflens::model::snapshot::Snapshot) {
     use proflens::engine::snapshot::{analyse, SnapshotOptions};
     use proflens::ingest::InputFile;
-    use proflens::protocol::snapshot::{SnapAxis, SnapCurveQuery, SnapLiveQuery, SnapshotSettingsDto};
+    use proflens::protocol::snapshot::{
+        SnapAxis, SnapCurveQuery, SnapLiveQuery, SnapshotSettingsDto,
+    };
     use proflens::views::snapshot::SnapshotView;
     let settings = SnapshotSettingsDto::default();
     let opts = SnapshotOptions::from_settings(&settings).expect("defaults");
@@ -96,7 +98,13 @@ fn views(path: &str, size: u64, snap: proflens::model::snapshot::Snapshot) {
     for axis in [SnapAxis::Index, SnapAxis::Time] {
         let t = Instant::now();
         let c = v
-            .curve(&SnapCurveQuery { target: 0, slot: 0, axis, range: None, width_px: 1000 })
+            .curve(&SnapCurveQuery {
+                target: 0,
+                slot: 0,
+                axis,
+                range: None,
+                width_px: 1000,
+            })
             .expect("curve");
         println!(
             "view curve {axis:?} (1000 columns, {} entries): {:.1} ms",
@@ -110,7 +118,13 @@ fn views(path: &str, size: u64, snap: proflens::model::snapshot::Snapshot) {
     for j in 0..k {
         let x = (n as f64 - 1.0) * j as f64 / (k - 1) as f64;
         let l = v
-            .live_at(&SnapLiveQuery { target: 0, slot: 0, axis: SnapAxis::Index, x, limit: 200 })
+            .live_at(&SnapLiveQuery {
+                target: 0,
+                slot: 0,
+                axis: SnapAxis::Index,
+                x,
+                limit: 200,
+            })
             .expect("live");
         live += l.live_tensors;
     }

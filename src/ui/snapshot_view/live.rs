@@ -107,6 +107,7 @@ pub fn LivePanel(
                 Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
                 Some(Ok(l)) => {
                     let when = match l.time_ms {
+                        _ if l.entry.starts_with("end state") => "the end state".to_string(),
                         Some(t) => format!("entry {} · t = {}", l.index, format::duration_ms(t)),
                         None => format!("entry {}", l.index),
                     };
