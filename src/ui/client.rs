@@ -393,17 +393,7 @@ impl EngineClient {
         if self.inner.borrow().files.is_empty() {
             return Err("nothing loaded".into());
         }
-        let (tx, rx) = oneshot::channel();
-        {
-            let mut inner = self.inner.borrow_mut();
-            if inner.export_done.is_some() {
-                return Err("an export is already running".into());
-            }
-            inner.export = Some(ExportAcc {
-                parts: Array::new(),
-            });
-            inner.export_done = Some(tx);
-        }
+        let rx = self.begin_export()?;
         let slot = self.spawn(Role::Export);
         self.post_open(slot);
         self.post(slot, Request::Export { what }, None);
@@ -414,6 +404,20 @@ impl EngineClient {
             s.worker.terminate();
         }
         res
+    }
+
+    /// Starts collecting export chunks; the receiver gets the download's outcome.
+    fn begin_export(&self) -> Result<oneshot::Receiver<Result<(), String>>, String> {
+        let (tx, rx) = oneshot::channel();
+        let mut inner = self.inner.borrow_mut();
+        if inner.export_done.is_some() {
+            return Err("an export is already running".into());
+        }
+        inner.export = Some(ExportAcc {
+            parts: Array::new(),
+        });
+        inner.export_done = Some(tx);
+        Ok(rx)
     }
 
     /// Asks the worker that ran `analysis` on `target` for an export (`body` must make it
@@ -429,17 +433,7 @@ impl EngineClient {
         let Some(slot) = slot else {
             return Err(format!("{analysis:?} target {target} is not loaded"));
         };
-        let (tx, rx) = oneshot::channel();
-        {
-            let mut inner = self.inner.borrow_mut();
-            if inner.export_done.is_some() {
-                return Err("an export is already running".into());
-            }
-            inner.export = Some(ExportAcc {
-                parts: Array::new(),
-            });
-            inner.export_done = Some(tx);
-        }
+        let rx = self.begin_export()?;
         let seq = self.post(slot, body, None);
         // A `Failed` reply arrives through the request's own pending entry.
         let failed = self.wait(seq);

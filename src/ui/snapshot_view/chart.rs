@@ -14,7 +14,7 @@ use leptos::task::spawn_local;
 use web_sys::CanvasRenderingContext2d;
 
 use crate::protocol::{SnapAxis, SnapCurveDto, SnapCurveQuery, SnapRequest, SnapResponse};
-use crate::ui::widgets::chart::{context, nice_step, plot_columns, MARGIN};
+use crate::ui::widgets::chart::{context, nice_step, plot_columns, stroke_min_max, MARGIN};
 use crate::views::format;
 
 use super::{snap, Selected};
@@ -320,26 +320,7 @@ fn draw(ctx: &CanvasRenderingContext2d, w: f64, h: f64, c: &SnapCurveDto, sel_x:
         let Some(s) = c.series.get(i) else { continue };
         ctx.set_stroke_style_str(SERIES_COLORS[i]);
         ctx.set_line_width(if i == 1 { 1.75 } else { 1.25 });
-        ctx.begin_path();
-        let mut pen = false;
-        for (k, (lo, hi)) in s.min.iter().zip(&s.max).enumerate() {
-            let x = ml + k as f64 + 0.5;
-            if lo.is_nan() || hi.is_nan() {
-                pen = false;
-                continue;
-            }
-            if pen {
-                ctx.line_to(x, y_of(*hi));
-            } else {
-                ctx.move_to(x, y_of(*hi));
-                pen = true;
-            }
-            if hi != lo {
-                ctx.line_to(x, y_of(*lo));
-                ctx.move_to(x, y_of(*hi));
-            }
-        }
-        ctx.stroke();
+        stroke_min_max(ctx, &s.min, &s.max, ml, &y_of);
     }
     // Marks.
     let mut n_peak = 0;
