@@ -14,6 +14,7 @@ pub mod anomaly;
 pub mod dto;
 pub mod memory;
 pub mod snapshot;
+pub mod timeline;
 
 use std::collections::BTreeMap;
 
@@ -48,6 +49,7 @@ pub struct Session {
     ranks: BTreeMap<u32, RankResult>,
     anomaly: anomaly::AnomalyStore,
     snapshot: snapshot::SnapshotStore,
+    timeline: timeline::TimelineCache,
 }
 
 fn fail(message: impl Into<String>) -> Response {
@@ -82,6 +84,7 @@ impl Session {
                 self.ranks.clear();
                 self.anomaly = Default::default();
                 self.snapshot = Default::default();
+                self.timeline = Default::default();
                 out.send(seq, Response::Inventory(reply));
             }
             Request::Run { analysis, targets } => self.run(seq, analysis, &targets, opener, out),
@@ -130,6 +133,13 @@ impl Session {
                 out.send(seq, reply);
             }
             Request::Snapshot(q) => self.snapshot.handle(seq, q, out),
+            Request::Timeline { .. } | Request::KernelAt { .. } => {
+                let reply = self
+                    .timeline
+                    .handle(&self.anomaly, &env.body)
+                    .unwrap_or_else(|| self.unknown_rank(timeline::rank_of(&env.body)));
+                out.send(seq, reply);
+            }
             Request::Export { what } => {
                 let Some(inv) = &self.inventory else {
                     out.send(seq, fail("Export before Open: nothing is loaded"));

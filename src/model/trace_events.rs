@@ -189,6 +189,14 @@ impl HostEventTable {
         &self.events
     }
 
+    /// The `"<pid>/<tid>"` key of an interned thread id (`""` when unknown).
+    pub fn thread_text(&self, id: u32) -> &str {
+        self.threads
+            .get(id as usize)
+            .map(String::as_str)
+            .unwrap_or("")
+    }
+
     /// Text of an interned id (`""` when unknown).
     pub fn text(&self, id: TextId) -> &str {
         self.pool.get(id as usize).map(String::as_str).unwrap_or("")

@@ -132,6 +132,28 @@ pub enum Request {
     /// A query of the snapshot view (issue 4); replies [`Response::Snapshot`] (or export
     /// chunks for [`SnapRequest::Export`]).
     Snapshot(SnapRequest),
+    /// The steps/bubbles timeline of an anomaly-analysed rank for one visible window, merged
+    /// for a chart `width_px` wide (views::timeline). Replies [`Response::Timeline`].
+    Timeline {
+        /// Rank folder index.
+        rank: u32,
+        /// Visible window, ms relative to [`TimelineDto::origin_ms`]; `None` = everything.
+        x_range_ms: Option<(f64, f64)>,
+        /// Chart width in pixels.
+        width_px: u32,
+    },
+    /// The kernel (device lane) or host event (host lane) under the pointer.
+    /// Replies [`Response::KernelAt`].
+    KernelAt {
+        /// Rank folder index.
+        rank: u32,
+        /// Instant, ms relative to [`TimelineDto::origin_ms`].
+        t_ms: f64,
+        /// Lane id ([`LaneDto::id`]).
+        lane: u32,
+        /// Accept the nearest item within this distance, ms (a few pixels).
+        slop_ms: f64,
+    },
 }
 
 /// Worker → UI.
@@ -198,6 +220,10 @@ pub enum Response {
     /// A reply of the snapshot analysis (issue 4): a file's summary (its "done" reply to
     /// [`Request::Run`]) or the answer to a [`Request::Snapshot`] query.
     Snapshot(SnapResponse),
+    /// Reply to [`Request::Timeline`].
+    Timeline(TimelineDto),
+    /// Reply to [`Request::KernelAt`]; `None` when nothing is that close.
+    KernelAt(Option<TimelineItemDto>),
 }
 
 /// Why a request failed.

@@ -5,9 +5,12 @@
 //! * [`curve`]: per-pixel-column min/max of step series (so 1M samples draw as ~1000 columns).
 //! * [`table`]: the row order of a big table for one sort + filter, computed once and paged.
 //! * [`format`]: human units for display.
+//! * [`timeline`], [`timeline_axis`]: level-of-detail lanes of the steps/bubbles timeline, ticks, hit-tests.
 
 pub mod curve;
 pub mod format;
 pub mod memory;
 pub mod snapshot;
 pub mod table;
+pub mod timeline;
+pub mod timeline_axis;
