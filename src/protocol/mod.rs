@@ -132,6 +132,17 @@ pub enum Request {
     /// A query of the snapshot view (issue 4); replies [`Response::Snapshot`] (or export
     /// chunks for [`SnapRequest::Export`]).
     Snapshot(SnapRequest),
+    /// A steps / bubbles view query about one rank folder the worker ran the anomaly analysis
+    /// on. Replies [`Response::Anomaly`].
+    Anomaly(AnomalyQuery),
+    /// Writes an anomaly export (re-analysing every rank folder as `proflens anomaly` does).
+    /// Replies [`Response::ExportChunk`]s then [`Response::ExportDone`].
+    AnomalyExport {
+        /// What to write.
+        what: AnomalyExportKind,
+        /// Rank folder of the per-rank Markdown reports.
+        rank: Option<u32>,
+    },
     /// The steps/bubbles timeline of an anomaly-analysed rank for one visible window, merged
     /// for a chart `width_px` wide (views::timeline). Replies [`Response::Timeline`].
     Timeline {
@@ -220,6 +231,10 @@ pub enum Response {
     /// A reply of the snapshot analysis (issue 4): a file's summary (its "done" reply to
     /// [`Request::Run`]) or the answer to a [`Request::Snapshot`] query.
     Snapshot(SnapResponse),
+    /// One rank folder finished the anomaly analysis.
+    AnomalyDone(AnomalySummaryDto),
+    /// Reply to [`Request::Anomaly`].
+    Anomaly(AnomalyReply),
     /// Reply to [`Request::Timeline`].
     Timeline(TimelineDto),
     /// Reply to [`Request::KernelAt`]; `None` when nothing is that close.

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use leptos::prelude::*;
 
+use crate::protocol::anomaly::AnomalySummaryDto;
 use crate::protocol::{AnalysisKind, InventoryDto, MemorySummaryDto, ProblemDto, ProgressDto};
 
 /// Where the page is in its life cycle.
@@ -42,6 +43,8 @@ pub enum Tab {
     Inventory,
     /// Memory events (issue 2).
     Memory,
+    /// Steps, bubbles and anomalies (issue 3).
+    Anomaly,
     /// Warnings and errors.
     Problems,
     /// Memory snapshots (issue 4).
@@ -83,6 +86,15 @@ pub struct AppState {
     pub snapshots: RwSignal<BTreeMap<u32, crate::protocol::SnapshotSummaryDto>>,
     /// Selected snapshot in the snapshot tab.
     pub selected_snapshot: RwSignal<Option<u32>>,
+    /// Per rank folder index: anomaly summary once done (issue 3).
+    pub anomaly: RwSignal<BTreeMap<u32, AnomalySummaryDto>>,
+    /// Selected rank folder in the steps / bubbles view (and its timeline).
+    pub anomaly_rank: RwSignal<Option<u32>>,
+    /// Selected step (index in the rank) of the steps view; shared with the timeline.
+    pub anomaly_step: RwSignal<Option<u32>>,
+    /// Selected bubble ([`crate::protocol::anomaly::BubbleRowDto::index`] in the selected
+    /// rank); the bubble list, the detail panel and the timeline all follow it.
+    pub anomaly_bubble: RwSignal<Option<u32>>,
 }
 
 impl AppState {
@@ -105,6 +117,10 @@ impl AppState {
             started_ms: RwSignal::new(0.0),
             snapshots: RwSignal::new(BTreeMap::new()),
             selected_snapshot: RwSignal::new(None),
+            anomaly: RwSignal::new(BTreeMap::new()),
+            anomaly_rank: RwSignal::new(None),
+            anomaly_step: RwSignal::new(None),
+            anomaly_bubble: RwSignal::new(None),
         }
     }
 
@@ -124,6 +140,10 @@ impl AppState {
         self.wasm_memory.set(BTreeMap::new());
         self.snapshots.set(BTreeMap::new());
         self.selected_snapshot.set(None);
+        self.anomaly.set(BTreeMap::new());
+        self.anomaly_rank.set(None);
+        self.anomaly_step.set(None);
+        self.anomaly_bubble.set(None);
     }
 }
 
