@@ -13,3 +13,4 @@ pub mod memory;
 pub mod table;
 pub mod timeline;
 pub mod timeline_axis;
+pub mod timeline_lod;
