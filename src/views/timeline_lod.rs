@@ -85,15 +85,22 @@ impl Merger {
         let Some(b) = self.out.last_mut() else {
             return false;
         };
-        let fits = first >= b.end_ns
+        // Inside: the run ends before the box does (nested host events under a long one):
+        // every item joins by overlap and adds nothing to the union.
+        let inside = c.max_end < b.end_ns;
+        // After: the run starts at or after the box's end, within a pixel, has no inner gap of
+        // a pixel, and the box stays shorter than the cap until its last item.
+        let after = first >= b.end_ns
             && ((first - b.end_ns) as f64) < self.px
             && (c.max_gap as f64) < self.px
             && ((c.max_end.max(b.end_ns) - b.start_ns) as f64) < self.cap;
-        if !fits {
+        if !(inside || after) {
             return false;
         }
-        b.busy_ns += c.union_ns;
-        b.end_ns = b.end_ns.max(c.max_end);
+        if after {
+            b.busy_ns += c.union_ns;
+            b.end_ns = b.end_ns.max(c.max_end);
+        }
         b.count += len as u32;
         if c.longest_len > self.longest_len {
             self.longest_len = c.longest_len;
@@ -221,7 +228,14 @@ impl LaneSpans {
     /// The boxes of the window `[x0, x1)` for pixels of `px_ns` (boxes close at
     /// [`MAX_BOX_PX`] pixels) and the number of visible items. `longest` is a lane position.
     pub fn merged(&self, x0: i64, x1: i64, px_ns: f64) -> (Vec<MergedBox>, u64) {
+        let (boxes, visible, _) = self.merged_runs(x0, x1, px_ns);
+        (boxes, visible)
+    }
+
+    /// [`merged`](Self::merged) plus the number of 64-item runs absorbed whole.
+    fn merged_runs(&self, x0: i64, x1: i64, px_ns: f64) -> (Vec<MergedBox>, u64, usize) {
         let mut m = Merger::new(px_ns, MAX_BOX_PX * px_ns);
+        let mut runs = 0;
         let r = self.range(x0, x1);
         let mut visible = 0u64;
         let mut i = r.start;
@@ -229,6 +243,7 @@ impl LaneSpans {
             if i % CHUNK == 0 && i + CHUNK <= r.end && self.start[i] >= x0 {
                 if let Some(c) = self.chunks.get(i / CHUNK) {
                     if m.absorb(c, self.start[i], i, CHUNK) {
+                        runs += 1;
                         visible += CHUNK as u64;
                         i += CHUNK;
                         continue;
@@ -241,7 +256,7 @@ impl LaneSpans {
             }
             i += 1;
         }
-        (m.out, visible)
+        (m.out, visible, runs)
     }
 }
 
@@ -311,6 +326,7 @@ mod tests {
                 _ => rng.below(if k % 3 == 0 { 3_000 } else { 300 }),
             };
             let len = match rng.below(50) {
+                0 if k % 5 == 0 => 200_000_000,
                 0 => 2_000_000,
                 1 => 0,
                 _ => rng.below(2_000),
@@ -324,11 +340,12 @@ mod tests {
             let a = lo + (hi - lo) / 40 * k;
             windows.push((a, a + (hi - lo) / (1 + k * 7)));
         }
-        let mut absorbed_somewhere = false;
+        let mut runs = 0;
         for (x0, x1) in windows {
             for width in [10u32, 300, 1600, 50_000] {
                 let px = (x1 - x0) as f64 / width as f64;
-                let (got, n) = lane.merged(x0, x1, px);
+                let (got, n, r) = lane.merged_runs(x0, x1, px);
+                runs += r;
                 let vis: Vec<usize> = (0..spans.len())
                     .filter(|&i| lane.visible(i, x0, x1))
                     .collect();
@@ -338,9 +355,23 @@ mod tests {
                 }
                 assert_eq!(got, want, "window {x0}..{x1} width {width}");
                 assert_eq!(n as usize, vis.len());
-                absorbed_somewhere |= got.iter().any(|b| b.count as usize > CHUNK);
             }
         }
-        assert!(absorbed_somewhere, "the test never exercised a whole run");
+        assert!(runs > 1000, "whole runs absorbed: {runs}");
+        // Nested only: one long item and 10,000 short ones inside it (host events under a
+        // python function): every run after the first is absorbed as "inside".
+        let mut nested = vec![(0i64, 1_000_000_000i64)];
+        nested.extend((0..10_000).map(|k| (k * 1000 + 1, k * 1000 + 500)));
+        let lane = LaneSpans::new(nested.iter().copied());
+        let (got, n, r) = lane.merged_runs(0, 1_000_000_000, 1_000_000.0);
+        assert_eq!(
+            got,
+            merge_spans(nested.iter().copied(), 1_000_000.0, 4_000_000.0)
+        );
+        assert_eq!(
+            (got.len(), got[0].count, got[0].busy_ns, n),
+            (1, 10_001, 1_000_000_000, 10_001)
+        );
+        assert_eq!(r, 10_001 / CHUNK - 1);
     }
 }
