@@ -73,6 +73,36 @@ fn rank() -> (KernelTable, HostEventTable, AnomalyResult) {
     (k, t, r)
 }
 
+fn index<'a>(
+    k: &'a KernelTable,
+    t: &'a HostEventTable,
+    r: &'a AnomalyResult,
+) -> (TimelineSource<'a>, TimelineIndex) {
+    let src = TimelineSource {
+        kernels: k,
+        trace: Some(t),
+        result: r,
+    };
+    (src, TimelineIndex::new(src))
+}
+
+fn build(
+    ix: &TimelineIndex,
+    src: TimelineSource<'_>,
+    rank: u32,
+    x_range_ms: Option<(f64, f64)>,
+    width_px: u32,
+) -> TimelineDto {
+    ix.build(
+        src,
+        rank,
+        &TimelineQuery {
+            x_range_ms,
+            width_px,
+        },
+    )
+}
+
 fn boxes_us(d: &TimelineDto, lane: usize) -> Vec<(f64, f64, u32)> {
     let b = &d.lanes[lane].boxes;
     (0..b.start_ms.len())
@@ -89,20 +119,8 @@ fn boxes_us(d: &TimelineDto, lane: usize) -> Vec<(f64, f64, u32)> {
 #[test]
 fn lanes_boxes_steps_and_bubbles_of_a_hand_built_rank() {
     let (k, t, r) = rank();
-    let src = TimelineSource {
-        kernels: &k,
-        trace: Some(&t),
-        result: &r,
-    };
-    let ix = TimelineIndex::new(src);
-    let d = ix.build(
-        src,
-        7,
-        &TimelineQuery {
-            x_range_ms: None,
-            width_px: 300,
-        },
-    );
+    let (src, ix) = index(&k, &t, &r);
+    let d = build(&ix, src, 7, None, 300);
     assert_eq!(d.rank, 7);
     assert_eq!(d.origin_ms, S as f64 / 1e6);
     assert_eq!(d.full_range_ms, (0.0, 0.3));
@@ -182,21 +200,9 @@ fn lanes_boxes_steps_and_bubbles_of_a_hand_built_rank() {
 #[test]
 fn coarser_pixels_merge_more_and_bubbles_keep_their_longest() {
     let (k, t, r) = rank();
-    let src = TimelineSource {
-        kernels: &k,
-        trace: Some(&t),
-        result: &r,
-    };
-    let ix = TimelineIndex::new(src);
+    let (src, ix) = index(&k, &t, &r);
     // One pixel = 30 µs (boxes close at 120 µs).
-    let d = ix.build(
-        src,
-        0,
-        &TimelineQuery {
-            x_range_ms: None,
-            width_px: 10,
-        },
-    );
+    let d = build(&ix, src, 0, None, 10);
     assert_eq!(boxes_us(&d, 0), [(10.0, 70.0, 4), (200.0, 300.0, 1)]);
     assert_eq!(d.lanes[0].boxes.busy[0], (39.5f64 / 60.0) as f32);
     // Longest of the first box: k1, k2, k4 are 10 µs, k3 9.5 µs → k1 (the first).
@@ -222,20 +228,8 @@ fn coarser_pixels_merge_more_and_bubbles_keep_their_longest() {
 #[test]
 fn a_zoomed_window_keeps_items_reaching_into_it_and_nothing_ending_at_its_start() {
     let (k, t, r) = rank();
-    let src = TimelineSource {
-        kernels: &k,
-        trace: Some(&t),
-        result: &r,
-    };
-    let ix = TimelineIndex::new(src);
-    let d = ix.build(
-        src,
-        0,
-        &TimelineQuery {
-            x_range_ms: Some((0.025, 0.065)),
-            width_px: 40,
-        },
-    );
+    let (src, ix) = index(&k, &t, &r);
+    let d = build(&ix, src, 0, Some((0.025, 0.065)), 40);
     assert_eq!(d.x_range_ms, (0.025, 0.065));
     // [20,30) reaches in (unclipped), [30.5,40) and [60,70) start inside; all ≥ 4 px.
     assert_eq!(
@@ -249,14 +243,7 @@ fn a_zoomed_window_keeps_items_reaching_into_it_and_nothing_ending_at_its_start(
     let marks: Vec<_> = d.bubbles.iter().map(|b| b.scope.as_str()).collect();
     assert_eq!(marks, ["global", "global"]);
     // An invalid window falls back to everything (one pixel = 300 µs: one box).
-    let all = ix.build(
-        src,
-        0,
-        &TimelineQuery {
-            x_range_ms: Some((1.0, f64::NAN)),
-            width_px: 0,
-        },
-    );
+    let all = build(&ix, src, 0, Some((1.0, f64::NAN)), 0);
     assert_eq!((all.x_range_ms, all.width_px), ((0.0, 0.3), 1));
     assert_eq!(boxes_us(&all, 0), [(10.0, 300.0, 5)]);
 }
@@ -264,12 +251,7 @@ fn a_zoomed_window_keeps_items_reaching_into_it_and_nothing_ending_at_its_start(
 #[test]
 fn item_at_finds_the_kernel_or_host_event_under_the_pointer() {
     let (k, t, r) = rank();
-    let src = TimelineSource {
-        kernels: &k,
-        trace: Some(&t),
-        result: &r,
-    };
-    let ix = TimelineIndex::new(src);
+    let (src, ix) = index(&k, &t, &r);
     let hit = ix.item_at(src, 0, 0.035, 0.0).expect("k3");
     assert_eq!(
         (hit.name.as_str(), hit.stream.as_str(), hit.core.as_str()),
@@ -329,14 +311,7 @@ fn a_rank_without_trace_or_kernels_still_builds() {
         result: &r,
     };
     let ix = TimelineIndex::new(src);
-    let d = ix.build(
-        src,
-        0,
-        &TimelineQuery {
-            x_range_ms: None,
-            width_px: 100,
-        },
-    );
+    let d = build(&ix, src, 0, None, 100);
     assert!(d.lanes.is_empty() && d.bubbles.is_empty());
     assert_eq!(d.full_range_ms, (0.0, 1.0));
     assert_eq!(us_text(-1), "-0.001");
