@@ -3,15 +3,13 @@
 //! array over ranks) to `--out` or stdout and, with `--report-dir`, the
 //! human-readable anomaly report and the model-architecture report per rank.
 
-use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use super::fs_opener::FsOpener;
 use crate::analysis::anomaly_config::AnomalyConfig;
-use crate::engine::anomaly::{analyse_all, RankAnalysis};
+use crate::engine::anomaly::{analyse_all, rank_reports, write_json, RankAnalysis};
 use crate::ingest::inventory::Inventory;
-use crate::report::{anomaly_json, anomaly_md, arch_md};
 
 /// Arguments of `proflens anomaly`.
 #[derive(clap::Args, Debug)]
@@ -60,16 +58,19 @@ pub fn run(args: Args) -> i32 {
         }
         return super::EXIT_NOTHING;
     }
-    let json: Vec<_> = ranks
-        .iter()
-        .map(|r| anomaly_json::build(&r.kernels, &r.result, &r.meta, &cfg))
-        .collect();
     // Streamed to the destination: the JSON of a 1M-kernel rank is hundreds of MB.
     let wrote = match &args.out {
         Some(p) => std::fs::File::create(p)
             .map_err(|e| format!("{}: {e}", p.display()))
-            .and_then(|f| write_json(std::io::BufWriter::new(f), &json)),
-        None => write_json(std::io::BufWriter::new(std::io::stdout().lock()), &json),
+            .and_then(|f| {
+                write_json(&mut std::io::BufWriter::new(f), &ranks, &cfg).map_err(|e| e.to_string())
+            }),
+        None => write_json(
+            &mut std::io::BufWriter::new(std::io::stdout().lock()),
+            &ranks,
+            &cfg,
+        )
+        .map_err(|e| e.to_string()),
     };
     if let Err(e) = wrote {
         eprintln!("proflens anomaly: cannot write JSON: {e}");
@@ -97,12 +98,6 @@ pub fn run(args: Args) -> i32 {
     }
 }
 
-fn write_json<W: Write>(mut w: W, json: &[anomaly_json::wire::RankJson]) -> Result<(), String> {
-    serde_json::to_writer_pretty(&mut w, json).map_err(|e| e.to_string())?;
-    w.write_all(b"\n").map_err(|e| e.to_string())?;
-    w.flush().map_err(|e| e.to_string())
-}
-
 fn write_reports(
     dir: &std::path::Path,
     inv: &Inventory,
@@ -111,27 +106,14 @@ fn write_reports(
     cfg: &AnomalyConfig,
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let root = inv.root_label();
-    let multi = ranks.len() > 1;
-    for (i, r) in ranks.iter().enumerate() {
-        let base = if root == "the dropped files" || root.is_empty() {
-            r.dir_name.clone()
-        } else {
-            root.clone()
-        };
-        let suffix = if multi {
-            format!("_rank{}", r.meta.rank_id.unwrap_or(i as i64))
-        } else {
-            String::new()
-        };
-        let md = anomaly_md::render(&r.kernels, &r.result, &r.meta, &r.cross_check, cross, cfg);
-        let facts = crate::analysis::architecture::analyse(&r.kernels, cfg);
-        let arch = arch_md::render(&r.kernels, &facts, &r.result, &r.meta, &r.comm_ops, &base);
-        let a = dir.join(format!("anomaly_report_{base}{suffix}.md"));
-        let m = dir.join(format!("model_architecture_report_{base}{suffix}.md"));
-        std::fs::write(&a, md)?;
-        std::fs::write(&m, arch)?;
-        eprintln!("wrote {} and {}", a.display(), m.display());
+    for i in 0..ranks.len() {
+        if let Some((a_name, md, m_name, arch)) = rank_reports(inv, ranks, cross, cfg, i) {
+            let a = dir.join(a_name);
+            let m = dir.join(m_name);
+            std::fs::write(&a, md)?;
+            std::fs::write(&m, arch)?;
+            eprintln!("wrote {} and {}", a.display(), m.display());
+        }
     }
     Ok(())
 }

@@ -458,3 +458,64 @@ pub fn analyse_all(
     let rows = cross_rank::compare(&pairs, cfg);
     Ok((out, rows))
 }
+
+/// The per-rank report files of `proflens anomaly --report-dir` (§1.6): for rank `i` of
+/// `ranks`, `(anomaly report name, anomaly report text, architecture report name,
+/// architecture report text)`. `<base>` is the dropped root folder (else the rank folder); the
+/// `_rank<N>` suffix is added only when more than one rank was analysed. The CLI and the
+/// page's export both call this, so the bytes are identical.
+pub fn rank_reports(
+    inv: &Inventory,
+    ranks: &[RankAnalysis],
+    cross: &[RankRow],
+    cfg: &AnomalyConfig,
+    i: usize,
+) -> Option<(String, String, String, String)> {
+    let r = ranks.get(i)?;
+    let root = inv.root_label();
+    let base = if root == "the dropped files" || root.is_empty() {
+        r.dir_name.clone()
+    } else {
+        root
+    };
+    let suffix = if ranks.len() > 1 {
+        format!("_rank{}", r.meta.rank_id.unwrap_or(i as i64))
+    } else {
+        String::new()
+    };
+    let md = crate::report::anomaly_md::render(
+        &r.kernels,
+        &r.result,
+        &r.meta,
+        &r.cross_check,
+        cross,
+        cfg,
+    );
+    let facts = crate::analysis::architecture::analyse(&r.kernels, cfg);
+    let arch =
+        crate::report::arch_md::render(&r.kernels, &facts, &r.result, &r.meta, &r.comm_ops, &base);
+    Some((
+        format!("anomaly_report_{base}{suffix}.md"),
+        md,
+        format!("model_architecture_report_{base}{suffix}.md"),
+        arch,
+    ))
+}
+
+/// Writes the JSON array over `ranks` exactly as `proflens anomaly` prints it (pretty, then
+/// one `\n`), streamed to `w`.
+///
+/// Errors: those of `w`.
+pub fn write_json(
+    w: &mut dyn std::io::Write,
+    ranks: &[RankAnalysis],
+    cfg: &AnomalyConfig,
+) -> std::io::Result<()> {
+    let json: Vec<_> = ranks
+        .iter()
+        .map(|r| crate::report::anomaly_json::build(&r.kernels, &r.result, &r.meta, cfg))
+        .collect();
+    serde_json::to_writer_pretty(&mut *w, &json).map_err(std::io::Error::other)?;
+    w.write_all(b"\n")?;
+    w.flush()
+}

@@ -151,6 +151,32 @@ impl Session {
                     Err(e) => out.send(seq, fail(format!("export {what:?} failed: {e}"))),
                 }
             }
+            Request::Anomaly(q) => {
+                let reply = match self.anomaly.query(&q) {
+                    Ok(r) => Response::Anomaly(r),
+                    Err(_) if self.inventory.is_none() => {
+                        fail("nothing is loaded: drop a folder first")
+                    }
+                    Err(e) => fail(e),
+                };
+                out.send(seq, reply);
+            }
+            Request::AnomalyExport { what, rank } => {
+                let Some(inv) = &self.inventory else {
+                    out.send(seq, fail("Export before Open: nothing is loaded"));
+                    return;
+                };
+                let mut w = memory::ChunkWriter::new(seq, out);
+                let res = anomaly::export(what, rank, inv, opener, &mut w);
+                let flushed = std::io::Write::flush(&mut w);
+                drop(w);
+                match res.and_then(|x| flushed.map(|_| x)) {
+                    Ok((file_name, mime)) => {
+                        out.send(seq, Response::ExportDone { file_name, mime })
+                    }
+                    Err(e) => out.send(seq, fail(format!("export {what:?} failed: {e}"))),
+                }
+            }
         }
     }
 

@@ -396,6 +396,17 @@ impl KernelTable {
     pub fn core_of(&self, i: usize) -> &str {
         self.text(self.core_raw[i])
     }
+    /// `"<name> (<core_raw>, <dur>us, stream <s>)"`: the §5.6 `evidence_ops` text of kernel `i`
+    /// (duration in µs, shortest round-trip decimal).
+    pub fn evidence_text(&self, i: usize) -> String {
+        format!(
+            "{} ({}, {}us, stream {})",
+            self.name_of(i),
+            self.core_of(i),
+            crate::base::units::ns_to_us(self.dur_ns[i]),
+            self.stream_of(i)
+        )
+    }
     /// Index range of kernels whose start lies in `[from_ns, to_ns)` (binary search).
     pub fn starting_in(&self, from_ns: i64, to_ns: i64) -> std::ops::Range<usize> {
         let a = self.start_ns.partition_point(|&s| s < from_ns);

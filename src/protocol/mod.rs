@@ -129,6 +129,17 @@ pub enum Request {
         /// What to write.
         what: ExportKind,
     },
+    /// A steps / bubbles view query about one rank folder the worker ran the anomaly analysis
+    /// on. Replies [`Response::Anomaly`].
+    Anomaly(AnomalyQuery),
+    /// Writes an anomaly export (re-analysing every rank folder as `proflens anomaly` does).
+    /// Replies [`Response::ExportChunk`]s then [`Response::ExportDone`].
+    AnomalyExport {
+        /// What to write.
+        what: AnomalyExportKind,
+        /// Rank folder of the per-rank Markdown reports.
+        rank: Option<u32>,
+    },
     /// The steps/bubbles timeline of an anomaly-analysed rank for one visible window, merged
     /// for a chart `width_px` wide (views::timeline). Replies [`Response::Timeline`].
     Timeline {
@@ -214,6 +225,10 @@ pub enum Response {
     },
     /// The request could not be served (unknown rank, nothing loaded, bad input message…).
     Failed(Failure),
+    /// One rank folder finished the anomaly analysis.
+    AnomalyDone(AnomalySummaryDto),
+    /// Reply to [`Request::Anomaly`].
+    Anomaly(AnomalyReply),
     /// Reply to [`Request::Timeline`].
     Timeline(TimelineDto),
     /// Reply to [`Request::KernelAt`]; `None` when nothing is that close.

@@ -8,6 +8,7 @@ use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 
+use super::anomaly_view::AnomalyView;
 use super::client::{client, install};
 use super::files;
 use super::inventory::InventoryView;
@@ -57,7 +58,20 @@ pub const VIEWS: &[ViewEntry] = &[
         label: "Problems",
         applies: always,
     },
+    ViewEntry {
+        tab: Tab::Anomaly,
+        label: "Steps & bubbles",
+        applies: has_anomaly,
+    },
 ];
+
+fn has_anomaly(inv: &InventoryDto) -> bool {
+    inv.ranks.iter().any(|r| {
+        r.analyses
+            .iter()
+            .any(|a| a.analysis == AnalysisKind::Anomaly && a.can_run)
+    })
+}
 
 /// The privacy statement shown on the landing page and in the footer.
 pub const PRIVACY: &str = "Your files never leave this browser: they are read locally by WebAssembly in a Web Worker. Nothing is uploaded, and the page makes no network request after it has loaded.";
@@ -282,6 +296,7 @@ fn Results() -> impl IntoView {
                 Tab::Inventory => view! { <InventoryView/> }.into_any(),
                 Tab::Memory => view! { <MemoryView/> }.into_any(),
                 Tab::Problems => view! { <ProblemsView/> }.into_any(),
+                Tab::Anomaly => view! { <AnomalyView/> }.into_any(),
             }}
         </main>
     }

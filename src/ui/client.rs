@@ -390,6 +390,11 @@ impl EngineClient {
     /// exactly as `proflens memory` does (so the bytes are the CLI's), streams the file in
     /// chunks, and is terminated; the pool stays free for the views meanwhile.
     pub async fn export(&self, what: ExportKind) -> Result<(), String> {
+        self.export_request(Request::Export { what }).await
+    }
+
+    /// Like [`Self::export`] for any export request (e.g. [`Request::AnomalyExport`]).
+    pub async fn export_request(&self, body: Request) -> Result<(), String> {
         if self.inner.borrow().files.is_empty() {
             return Err("nothing loaded".into());
         }
@@ -406,7 +411,7 @@ impl EngineClient {
         }
         let slot = self.spawn(Role::Export);
         self.post_open(slot);
-        self.post(slot, Request::Export { what }, None);
+        self.post(slot, body, None);
         let res = rx
             .await
             .unwrap_or_else(|_| Err("export interrupted".into()));
@@ -510,6 +515,17 @@ impl EngineClient {
                     m.insert(s.rank, s);
                 });
             }
+            Response::AnomalyDone(s) if role == Role::Pool => {
+                state.finished.update(|f| {
+                    f.insert((AnalysisKind::Anomaly, s.rank));
+                });
+                if state.anomaly_rank.get_untracked().is_none() {
+                    state.anomaly_rank.set(Some(s.rank));
+                }
+                state.anomaly.update(|m| {
+                    m.insert(s.rank, s);
+                });
+            }
             Response::RankFailed {
                 analysis,
                 rank,
@@ -533,6 +549,7 @@ impl EngineClient {
                 self.check_all_done();
             }
             Response::Progress(_)
+            | Response::AnomalyDone(_)
             | Response::RankDone(_)
             | Response::RankFailed { .. }
             | Response::Problems(_)

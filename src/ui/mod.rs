@@ -5,8 +5,9 @@
 //! * [`client`]: the worker pool and request routing.
 //! * [`state`]: page signals.
 //! * [`files`], [`sample`]: getting `File` handles in (input, drop, built-in sample).
-//! * [`inventory`], [`problems`], [`memory_view`]: the tabs; [`widgets`]: canvas chart, virtual table.
+//! * [`inventory`], [`problems`], [`memory_view`], [`anomaly_view`]: the tabs; [`widgets`]: canvas chart, virtual table.
 
+pub mod anomaly_view;
 pub mod app;
 pub mod client;
 pub mod files;

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use leptos::prelude::*;
 
+use crate::protocol::anomaly::AnomalySummaryDto;
 use crate::protocol::{AnalysisKind, InventoryDto, MemorySummaryDto, ProblemDto, ProgressDto};
 
 /// Where the page is in its life cycle.
@@ -42,6 +43,8 @@ pub enum Tab {
     Inventory,
     /// Memory events (issue 2).
     Memory,
+    /// Steps, bubbles and anomalies (issue 3).
+    Anomaly,
     /// Warnings and errors.
     Problems,
 }
@@ -77,6 +80,15 @@ pub struct AppState {
     pub wasm_memory: RwSignal<BTreeMap<usize, u64>>,
     /// `performance.now()` at the drop, ms.
     pub started_ms: RwSignal<f64>,
+    /// Per rank folder index: anomaly summary once done (issue 3).
+    pub anomaly: RwSignal<BTreeMap<u32, AnomalySummaryDto>>,
+    /// Selected rank folder in the steps / bubbles view (and its timeline).
+    pub anomaly_rank: RwSignal<Option<u32>>,
+    /// Selected step (index in the rank) of the steps view; shared with the timeline.
+    pub anomaly_step: RwSignal<Option<u32>>,
+    /// Selected bubble ([`crate::protocol::anomaly::BubbleRowDto::index`] in the selected
+    /// rank); the bubble list, the detail panel and the timeline all follow it.
+    pub anomaly_bubble: RwSignal<Option<u32>>,
 }
 
 impl AppState {
@@ -97,6 +109,10 @@ impl AppState {
             status: RwSignal::new(String::new()),
             wasm_memory: RwSignal::new(BTreeMap::new()),
             started_ms: RwSignal::new(0.0),
+            anomaly: RwSignal::new(BTreeMap::new()),
+            anomaly_rank: RwSignal::new(None),
+            anomaly_step: RwSignal::new(None),
+            anomaly_bubble: RwSignal::new(None),
         }
     }
 
@@ -114,6 +130,10 @@ impl AppState {
         self.selected_rank.set(None);
         self.status.set(String::new());
         self.wasm_memory.set(BTreeMap::new());
+        self.anomaly.set(BTreeMap::new());
+        self.anomaly_rank.set(None);
+        self.anomaly_step.set(None);
+        self.anomaly_bubble.set(None);
     }
 }
 

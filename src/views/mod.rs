@@ -4,9 +4,13 @@
 //!
 //! * [`curve`]: per-pixel-column min/max of step series (so 1M samples draw as ~1000 columns).
 //! * [`table`]: the row order of a big table for one sort + filter, computed once and paged.
+//! * [`anomaly`], [`anomaly_bubbles`], [`anomaly_structure`]: the steps / bubbles view (issue 3).
 //! * [`format`]: human units for display.
 //! * [`timeline`], [`timeline_axis`]: level-of-detail lanes of the steps/bubbles timeline, ticks, hit-tests.
 
+pub mod anomaly;
+pub mod anomaly_bubbles;
+pub mod anomaly_structure;
 pub mod curve;
 pub mod format;
 pub mod memory;

@@ -84,6 +84,18 @@ def window(ks, S, E):
     return dict(service=service, busy=busy, prelaunch=max(D(0), M[0][0] - S), tail=max(D(0), E - M[-1][1]), bubbles=bubbles)
 
 
+def context(ks, gap):
+    """§5.6 raw kernel context of a gap: before = greatest end <= start (ties: greater start),
+    after = smallest start >= end (ties: smaller end)."""
+    s, e = gap
+    before = max((k for k in ks if k["start"] + k["dur"] <= s),
+                 key=lambda k: (k["start"] + k["dur"], k["start"]), default=None)
+    after = min((k for k in ks if k["start"] >= e),
+                key=lambda k: (k["start"], k["start"] + k["dur"]), default=None)
+    return dict(start_us=str(s), end_us=str(e),
+                before=before["name"] if before else None, after=after["name"] if after else None)
+
+
 def main():
     folder = sys.argv[1]
     mode = sys.argv[2] if len(sys.argv) > 2 else "rulebook"
@@ -158,7 +170,19 @@ def main():
                 pattern = "mixed"
             else:
                 pattern = best
-        steps.append(dict(step_id=m["name"], service_ms=service, device_busy_union_ms=ms(w["busy"]),
+        mine = [k for k in ks if k["start"] >= S and (i + 1 == len(wins) or k["start"] < wins[i + 1][1])]
+        # §5.6 emission of internal bubbles (>= 50 us, at most 50 per step) and §4.5 perspectives.
+        emitted = min(50, sum(1 for s0, e0 in w["bubbles"] if e0 - s0 >= 50))
+        persp = None
+        if mine:
+            persp = dict(wall_ms=ms(max(k["start"] + k["dur"] for k in mine) - min(k["start"] for k in mine)),
+                         busy_union_ms=ms(sum((e0 - s0 for s0, e0 in merge([(k["start"], k["start"] + k["dur"]) for k in mine])), D(0))),
+                         kernel_sum_ms=ms(sum((k["dur"] for k in mine), D(0))),
+                         total_cost_ms=ms(sum((k["dur"] + k["wait"] for k in mine), D(0))))
+        top_int = max(w["bubbles"], key=lambda b: (b[1] - b[0], -b[0]), default=None)
+        steps.append(dict(emitted_internal_bubbles=emitted, four_perspectives=persp,
+                          largest_internal_bubble=context(ks, top_int) if top_int else None,
+                          step_id=m["name"], service_ms=service, device_busy_union_ms=ms(w["busy"]),
                           underfeed_ratio=under, prelaunch_gap_ms=pre, tail_gap_ms=tail,
                           internal_bubble_total_ms=internal, largest_internal_bubble_ms=largest,
                           bubble_count=len(w["bubbles"]), tags=tags, dominant_idle_pattern=pattern,
@@ -172,7 +196,8 @@ def main():
     glob = dict(capture_span_ms=float(span / 1000), device_busy_union_ms=float(busy / 1000),
                 device_gap_ratio=float((span - busy) / span) if span else 0.0,
                 largest_gap_ms=float(max((e - s for s, e in gaps), default=D(0)) / 1000),
-                top_gap_ms=[float((e - s) / 1000) for s, e in top])
+                top_gap_ms=[float((e - s) / 1000) for s, e in top],
+                top_gap=context(ks, top[0]) if top else None)
     # Wait anchors (§5.12), scope = kernels of the (single) dominant step, or all.
     scope = [k for k in ks if markers and k["start"] >= markers[0]["ts"]] if markers else ks
     ops = {}

@@ -35,39 +35,45 @@ pub struct RankRow {
 
 /// Builds the table from `(rank_id, result)` pairs, in the given order.
 pub fn compare(ranks: &[(i64, &AnomalyResult)], cfg: &AnomalyConfig) -> Vec<RankRow> {
-    let mut rows: Vec<RankRow> = ranks
-        .iter()
-        .map(|&(id, r)| {
-            let n = r.steps.len().max(1) as f64;
-            let sum =
-                |f: &dyn Fn(&super::StepResult) -> f64| r.steps.iter().map(f).sum::<f64>() / n;
-            RankRow {
-                rank_id: id,
-                steps: r.steps.len(),
-                service_ms_avg: sum(&|s| s.metrics.service_ns as f64 / 1e6),
-                busy_union_ms_avg: sum(&|s| s.metrics.busy_ns as f64 / 1e6),
-                underfeed_ratio_avg: sum(&|s| s.metrics.underfeed_ratio),
-                comm_total_ms: r
-                    .comm
-                    .communication_json_ms
-                    .unwrap_or(r.comm.kernel_details_ms),
-                comm_wait_ratio_weighted: r.comm.wait_ratio_weighted,
-                bubble_count_avg: sum(&|s| s.metrics.bubbles.len() as f64),
-                dominant_idle_pattern: r
-                    .groups
-                    .first()
-                    .map(|g| g.dominant_idle_pattern.as_str())
-                    .unwrap_or("none"),
-                robust_z: 0.0,
-                slow: false,
-            }
-        })
-        .collect();
+    let mut rows: Vec<RankRow> = ranks.iter().map(|&(id, r)| row_of(id, r)).collect();
+    flag_slow(&mut rows, cfg);
+    rows
+}
+
+/// The row of one rank, before [`flag_slow`] (`robust_z` 0, `slow` false).
+pub fn row_of(id: i64, r: &AnomalyResult) -> RankRow {
+    let n = r.steps.len().max(1) as f64;
+    let sum = |f: &dyn Fn(&super::StepResult) -> f64| r.steps.iter().map(f).sum::<f64>() / n;
+    RankRow {
+        rank_id: id,
+        steps: r.steps.len(),
+        service_ms_avg: sum(&|s| s.metrics.service_ns as f64 / 1e6),
+        busy_union_ms_avg: sum(&|s| s.metrics.busy_ns as f64 / 1e6),
+        underfeed_ratio_avg: sum(&|s| s.metrics.underfeed_ratio),
+        comm_total_ms: r
+            .comm
+            .communication_json_ms
+            .unwrap_or(r.comm.kernel_details_ms),
+        comm_wait_ratio_weighted: r.comm.wait_ratio_weighted,
+        bubble_count_avg: sum(&|s| s.metrics.bubbles.len() as f64),
+        dominant_idle_pattern: r
+            .groups
+            .first()
+            .map(|g| g.dominant_idle_pattern.as_str())
+            .unwrap_or("none"),
+        robust_z: 0.0,
+        slow: false,
+    }
+}
+
+/// Sets `robust_z` and `slow` of every row (§13.4): median and MAD of `service_ms_avg` over
+/// the rows; slow when > `slow_rank_excess` above the median and z > `slow_rank_z`. Needs ≥ 2 rows.
+pub fn flag_slow(rows: &mut [RankRow], cfg: &AnomalyConfig) {
     let xs: Vec<f64> = rows.iter().map(|r| r.service_ms_avg).collect();
     let med = percentile(&xs, 0.5);
     let dev: Vec<f64> = xs.iter().map(|x| (x - med).abs()).collect();
     let mad = percentile(&dev, 0.5);
-    for r in &mut rows {
+    for r in rows.iter_mut() {
         let d = r.service_ms_avg - med;
         r.robust_z = if mad > 0.0 {
             d / (1.4826 * mad)
@@ -80,7 +86,6 @@ pub fn compare(ranks: &[(i64, &AnomalyResult)], cfg: &AnomalyConfig) -> Vec<Rank
             && r.service_ms_avg > med * (1.0 + cfg.slow_rank_excess)
             && r.robust_z > cfg.slow_rank_z;
     }
-    rows
 }
 
 fn rows_len_ok(n: usize) -> bool {

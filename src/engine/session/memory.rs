@@ -182,11 +182,22 @@ fn summary_dto(index: u32, r: &RankMemory) -> MemorySummaryDto {
     }
 }
 
-/// Writes into 8 MiB chunks posted as [`Response::ExportChunk`]s.
-struct ChunkWriter<'a> {
+/// Writes into 8 MiB chunks posted as [`Response::ExportChunk`]s (every analysis' exports).
+pub struct ChunkWriter<'a> {
     seq: u32,
     buf: Vec<u8>,
     out: &'a mut dyn Sink,
+}
+
+impl<'a> ChunkWriter<'a> {
+    /// A writer posting chunks for request `seq` to `out`; call `flush` at the end.
+    pub fn new(seq: u32, out: &'a mut dyn Sink) -> Self {
+        ChunkWriter {
+            seq,
+            buf: Vec::with_capacity(1 << 20),
+            out,
+        }
+    }
 }
 
 impl Write for ChunkWriter<'_> {

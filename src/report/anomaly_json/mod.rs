@@ -42,13 +42,7 @@ fn kernel(k: &KernelTable, i: usize) -> KernelJson {
 
 /// `"<name> (<core_raw>, <dur>us, stream <s>)"` (§5.6 evidence strings).
 pub fn kernel_text(k: &KernelTable, i: usize) -> String {
-    format!(
-        "{} ({}, {}us, stream {})",
-        k.name_of(i),
-        k.core_of(i),
-        ns_to_us(k.dur_ns()[i]),
-        k.stream_of(i)
-    )
+    k.evidence_text(i)
 }
 
 fn perspectives(p: &Perspectives) -> PerspectivesJson {

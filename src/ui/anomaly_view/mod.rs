@@ -1,0 +1,291 @@
+//! The "Steps & bubbles" tab (issue 3): the cross-rank table (also the rank selector), the
+//! exports, the timeline slot (filled by `timeline*.rs`), the summary cards, notes when the
+//! data is thin, the step table, the bubble list with its detail panel, the structure tree and
+//! the wait-anchor / AICPU / PMU tables. Every number comes from the worker
+//! (`Request::Anomaly`); the selection lives in [`AppState`] (`anomaly_rank`, `anomaly_step`,
+//! `anomaly_bubble`) so the timeline follows the same bubble and step.
+
+mod bubbles;
+mod ops;
+mod steps;
+mod structure;
+mod timeline;
+mod timeline_draw;
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use super::client::client;
+use super::state::AppState;
+use crate::protocol::anomaly::{
+    AnomalyExportKind, AnomalyQuery, AnomalyReply, AnomalySummaryDto, CrossRankRowDto,
+};
+use crate::protocol::{AnalysisKind, Request, Response};
+use crate::views::anomaly::cross_rank_table;
+use crate::views::format;
+
+/// Sends `q` to the worker that ran the anomaly analysis of its rank and waits for the reply.
+pub(crate) async fn ask(q: AnomalyQuery) -> Result<AnomalyReply, String> {
+    let rank = q.rank();
+    match client()
+        .query(AnalysisKind::Anomaly, rank, Request::Anomaly(q))
+        .await
+    {
+        Ok(Response::Anomaly(r)) => Ok(r),
+        Ok(other) => Err(format!("unexpected reply {other:?}")),
+        Err(e) => Err(e),
+    }
+}
+
+/// A ratio in [0, 1] as a percentage with one decimal; `–` for null.
+pub(crate) fn pct(x: Option<f64>) -> String {
+    x.map(|v| format!("{:.1} %", v * 100.0))
+        .unwrap_or_else(|| "–".into())
+}
+
+/// A duration in ms with three decimals and the unit.
+pub(crate) fn ms(v: f64) -> String {
+    format!("{v:.3} ms")
+}
+
+/// The steps & bubbles tab.
+#[component]
+pub fn AnomalyView() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    // A new rank clears the step and bubble selection.
+    Effect::new(move |prev: Option<Option<u32>>| {
+        let r = state.anomaly_rank.get();
+        if prev.is_some_and(|p| p != r) {
+            state.anomaly_step.set(None);
+            state.anomaly_bubble.set(None);
+        }
+        r
+    });
+    let summary = Memo::new(move |_| {
+        let r = state.anomaly_rank.get()?;
+        state.anomaly.with(|m| m.get(&r).cloned())
+    });
+    view! {
+        <section class="anomaly" data-testid="anomaly-view">
+            <CrossRank/>
+            <Exports/>
+            {move || match (state.anomaly_rank.get(), summary.get()) {
+                (Some(rank), Some(s)) => view! {
+                    <timeline::Timeline rank=rank/>
+                    <SummaryCards s=s.clone()/>
+                    <Notes s=s.clone()/>
+                    <steps::StepsTable rank=rank/>
+                    <div class="anom-bubbles">
+                        <bubbles::BubbleList rank=rank labels=s.labels.clone()/>
+                        <bubbles::BubblePanel rank=rank/>
+                    </div>
+                    <structure::StructureTree rank=rank/>
+                    <ops::OpTables rank=rank/>
+                }
+                .into_any(),
+                (Some(rank), None) => {
+                    let failed = state.failures.with(|f| f.get(&(AnalysisKind::Anomaly, rank)).cloned());
+                    match failed {
+                        Some(m) => view! { <p class="notice error" data-testid="anomaly-failed">{format!("This rank folder failed: {m}")}</p> }.into_any(),
+                        None => view! { <p class="muted">"Analysing this rank folder…"</p> }.into_any(),
+                    }
+                }
+                (None, _) => view! { <p class="muted">"No rank folder with kernel_details.csv, op_summary*.csv or trace_view.json device lanes."</p> }.into_any(),
+            }}
+        </section>
+    }
+}
+
+/// One row per analysed rank (§13.4): service and busy union per step, underfeed, comm,
+/// bubbles, slow-rank flag; clicking a row selects the rank.
+#[component]
+fn CrossRank() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let rows = Memo::new(move |_| {
+        let sums: Vec<AnomalySummaryDto> = state.anomaly.with(|m| m.values().cloned().collect());
+        cross_rank_table(&sums)
+    });
+    let dirs = move |rank: u32| {
+        state.anomaly.with(|m| {
+            m.get(&rank)
+                .map(|s| (s.role.clone(), s.dir.clone()))
+                .unwrap_or_default()
+        })
+    };
+    let failed = move || {
+        state.failures.with(|f| {
+            f.iter()
+                .filter(|((a, _), _)| *a == AnalysisKind::Anomaly)
+                .map(|((_, r), m)| (*r, m.clone()))
+                .collect::<Vec<_>>()
+        })
+    };
+    let row = move |r: CrossRankRowDto| {
+        let idx = r.rank;
+        let (role, dir) = dirs(idx);
+        view! {
+            <tr
+                data-testid="anomaly-rank-row"
+                class:selected=move || state.anomaly_rank.get() == Some(idx)
+                class:slow=r.slow
+                on:click=move |_| state.anomaly_rank.set(Some(idx))
+            >
+                <td>{role}</td>
+                <td class="num">{r.rank_id.map(|v| v.to_string()).unwrap_or_else(|| "?".into())}</td>
+                <td><code>{dir}</code></td>
+                <td class="num">{r.steps.to_string()}</td>
+                <td class="num">{ms(r.service_ms_avg)}</td>
+                <td class="num">{ms(r.busy_union_ms_avg)}</td>
+                <td class="num">{pct(Some(r.underfeed_ratio_avg))}</td>
+                <td class="num">{format!("{:.1}", r.bubble_count_avg)}</td>
+                <td>{r.dominant_idle_pattern.clone()}</td>
+                <td class="num">{ms(r.comm_total_ms)}</td>
+                <td class="num">{r.comm_wait_ratio_weighted.map(|w| format!("{w:.3}")).unwrap_or_else(|| "–".into())}</td>
+                <td class="num">{r.robust_z.map(|z| format!("{z:.2}")).unwrap_or_else(|| "∞".into())}</td>
+                <td data-testid="slow-flag">{if r.slow { "slow" } else { "" }}</td>
+            </tr>
+        }
+    };
+    view! {
+        <table class="grid overview" data-testid="anomaly-ranks">
+            <thead>
+                <tr>
+                    <th>"role"</th><th class="num">"rank"</th><th>"folder"</th><th class="num">"steps"</th>
+                    <th class="num">"step service (mean)"</th><th class="num">"busy union (mean)"</th>
+                    <th class="num">"underfeed"</th><th class="num">"bubbles / step"</th><th>"idle pattern"</th>
+                    <th class="num">"comm total"</th><th class="num">"comm wait ratio"</th>
+                    <th class="num" title="(service − median) / (1.4826 · MAD)">"robust z"</th>
+                    <th title="> 5 % above the median service and robust z > 3 (anomaly.md §13.4)">"slow rank"</th>
+                </tr>
+            </thead>
+            <tbody>
+                {move || rows.get().into_iter().map(row).collect_view()}
+                {move || failed().into_iter().map(|(r, m)| view! {
+                    <tr class="error"><td colspan="13">{format!("rank folder {r}: {m}")}</td></tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+#[component]
+fn SummaryCards(s: AnomalySummaryDto) -> impl IntoView {
+    let tags = s
+        .tags
+        .iter()
+        .map(|t| {
+            let title = match t.scope.as_str() {
+                "step" => format!("{} of {} step(s)", t.steps, s.steps),
+                "group" => "dominant step group".to_string(),
+                _ => "whole rank".to_string(),
+            };
+            view! {
+                <span class=format!("anom-tag level-{}", t.level) title=title data-testid="anomaly-tag">
+                    {t.tag.clone()}
+                    {(t.scope == "step").then(|| format!(" ×{}", t.steps))}
+                </span>
+            }
+        })
+        .collect_view();
+    let card = |label: &'static str, value: String, test: &'static str| {
+        view! {
+            <div class="anom-card">
+                <div class="anom-card-label">{label}</div>
+                <div class="anom-card-value" data-testid=test>{value}</div>
+            </div>
+        }
+    };
+    view! {
+        <section class="anom-summary" data-testid="anomaly-summary">
+            <div class="anom-cards">
+                {card("steps", format!("{} ({})", s.steps, s.step_detection_method), "card-steps")}
+                {card("mean step service", ms(s.service_ms_avg), "card-service")}
+                {card("mean device busy union", ms(s.busy_union_ms_avg), "card-busy")}
+                {card("mean underfeed", pct(Some(s.underfeed_ratio_avg)), "card-underfeed")}
+                {card("dominant idle pattern", s.dominant_idle_pattern.clone(), "card-pattern")}
+                {card("severity", format!("{} (host risk {})", s.severity, s.host_risk_level), "card-severity")}
+                {card("confidence", s.confidence.clone(), "card-confidence")}
+                {card("capture", format!("{} · gaps {}", format::duration_ms(s.capture_span_ms), pct(Some(s.device_gap_ratio))), "card-capture")}
+            </div>
+            <div class="anom-tags">
+                <span class="muted">"tags: "</span>
+                {if s.tags.is_empty() { Some(view! { <span class="muted">"none"</span> }) } else { None }}
+                {tags}
+            </div>
+            <p class="muted">
+                {format!(
+                    "{} kernels on {} stream(s) ({}); {} bubble windows emitted; largest global gap {}.",
+                    s.kernels,
+                    s.streams.len(),
+                    s.streams.join(", "),
+                    s.bubbles,
+                    ms(s.largest_gap_ms)
+                )}
+            </p>
+        </section>
+    }
+}
+
+/// Graceful-degradation notes (anomaly.md §9) when the data is thin.
+#[component]
+fn Notes(s: AnomalySummaryDto) -> impl IntoView {
+    let mut notes: Vec<String> = Vec::new();
+    if !s.enabled {
+        notes.push("No kernel intervals: bubble analysis is unavailable for this rank.".into());
+    }
+    if s.steps == 1 {
+        notes.push("One step only: step groups, recurrence and step-to-step variation cannot be assessed (capture more steps with a profiler schedule).".into());
+    }
+    if s.requires_host_followup {
+        notes.push(
+            "Host evidence is sparse: root causes cannot be narrowed (host follow-up needed)."
+                .into(),
+        );
+    }
+    notes.extend(s.limitations.iter().cloned());
+    let n = notes.len();
+    view! {
+        <details class="anom-notes" data-testid="anomaly-notes" open=n <= 3>
+            <summary>{format!("{n} note(s) on the data")}</summary>
+            <ul>{notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul>
+        </details>
+    }
+}
+
+/// Export buttons: JSON (all ranks, as the CLI), the two Markdown reports of the selected
+/// rank, CSV of steps and of bubbles.
+#[component]
+fn Exports() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let busy = RwSignal::new(false);
+    let run = move |what: AnomalyExportKind| {
+        busy.set(true);
+        let rank = state.anomaly_rank.get_untracked();
+        state.status.set(format!("Writing {what:?}…"));
+        spawn_local(async move {
+            match client()
+                .export_request(Request::AnomalyExport { what, rank })
+                .await
+            {
+                Ok(()) => state.status.set(format!("{what:?} written.")),
+                Err(e) => state.status.set(format!("Export failed: {e}")),
+            }
+            busy.set(false);
+        });
+    };
+    let button = move |what: AnomalyExportKind, test: &'static str, label: &'static str| {
+        view! {
+            <button class="button" data-testid=test disabled=move || busy.get() on:click=move |_| run(what)>{label}</button>
+        }
+    };
+    view! {
+        <div class="exports">
+            <span>"Export: "</span>
+            {button(AnomalyExportKind::Json, "anom-export-json", "JSON (all ranks)")}
+            {button(AnomalyExportKind::ReportMd, "anom-export-report", "Anomaly report (Markdown)")}
+            {button(AnomalyExportKind::ArchitectureMd, "anom-export-arch", "Architecture report (Markdown)")}
+            {button(AnomalyExportKind::StepsCsv, "anom-export-steps", "Steps CSV")}
+            {button(AnomalyExportKind::BubblesCsv, "anom-export-bubbles", "Bubbles CSV")}
+        </div>
+    }
+}

@@ -1,0 +1,90 @@
+//! The structure breakdown tree of the selected step (anomaly.md §4): step → structure →
+//! block / side → op, each with the four timing perspectives of §4.5; nodes expand and
+//! collapse (structures open, ops closed at first).
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use super::{ask, ms};
+use crate::protocol::anomaly::{AnomalyQuery, AnomalyReply, StructureTreeDto, TreeNodeDto};
+use crate::ui::state::AppState;
+
+fn node_view(n: TreeNodeDto, depth: usize) -> AnyView {
+    let open = RwSignal::new(depth < 2);
+    let has_children = !n.children.is_empty();
+    let children = n.children.clone();
+    let more = n.more;
+    let toggle = move |_| open.update(|o| *o = !*o);
+    view! {
+        <div class="anom-tree-node" data-testid="tree-node" data-kind=n.kind.clone()>
+            <div class="anom-tree-row" style=format!("padding-left:{}px", depth * 18) on:click=toggle>
+                <span class="anom-tree-toggle">{move || if !has_children { "·" } else if open.get() { "▾" } else { "▸" }}</span>
+                <span class=format!("anom-tree-label kind-{}", n.kind)><code>{n.label.clone()}</code></span>
+                <span class="anom-tree-detail muted">{n.detail.clone()}</span>
+                <span class="num">{n.kernel_count.to_string()}</span>
+                <span class="num">{ms(n.wall_ms)}</span>
+                <span class="num">{ms(n.busy_union_ms)}</span>
+                <span class="num">{ms(n.kernel_sum_ms)}</span>
+                <span class="num">{ms(n.total_cost_ms)}</span>
+            </div>
+            {move || open.get().then(|| {
+                let kids = children.clone().into_iter().map(|c| node_view(c, depth + 1)).collect_view();
+                view! {
+                    {kids}
+                    {(more.0 > 0).then(|| view! {
+                        <div class="anom-tree-row muted" style=format!("padding-left:{}px", (depth + 1) * 18)>
+                            {format!("… {} more ops ({} kernels)", more.0, more.1)}
+                        </div>
+                    })}
+                }
+            })}
+        </div>
+    }
+    .into_any()
+}
+
+/// The tree of the selected step of `rank` (the first step when none is selected).
+#[component]
+pub fn StructureTree(rank: u32) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let tree = RwSignal::new(None::<Result<StructureTreeDto, String>>);
+    Effect::new(move |_| {
+        let step = state.anomaly_step.get().unwrap_or(0);
+        spawn_local(async move {
+            let res = match ask(AnomalyQuery::Structure { rank, step }).await {
+                Ok(AnomalyReply::Structure(t)) => Ok(t),
+                Ok(other) => Err(format!("unexpected reply {other:?}")),
+                Err(e) => Err(e),
+            };
+            if state
+                .anomaly_step
+                .try_get_untracked()
+                .map(|s| s.unwrap_or(0))
+                == Some(step)
+            {
+                let _ = tree.try_set(Some(res));
+            }
+        });
+    });
+    view! {
+        <section class="anom-structure" data-testid="structure-tree">
+            <h3>"Structure breakdown"</h3>
+            {move || match tree.get() {
+                None => view! { <p class="muted">"…"</p> }.into_any(),
+                Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
+                Some(Ok(t)) => view! {
+                    <p class="muted">{format!("segmentation: {} · wall = first start to last end; busy union = merged kernel time over all streams; kernel sum = Σ durations; total cost = Σ (duration + wait) (anomaly.md §4.5)", t.method)}</p>
+                    <div class="anom-tree">
+                        <div class="anom-tree-row anom-tree-head">
+                            <span></span><span>"node"</span><span></span>
+                            <span class="num">"kernels"</span><span class="num">"wall"</span><span class="num">"busy union"</span>
+                            <span class="num">"kernel sum"</span><span class="num">"total cost"</span>
+                        </div>
+                        {node_view(t.root, 0)}
+                    </div>
+                }
+                .into_any(),
+            }}
+        </section>
+    }
+}

@@ -1,0 +1,377 @@
+//! The steps / bubbles view's data (issue 3): one rank's [`AnomalyResult`] and kernel table
+//! turned into the [`crate::protocol::anomaly`] payloads — summary cards, the step table,
+//! the op tables (wait anchors §5.12, AICPU §5.14, PMU §5.15) and the cross-rank table
+//! (§13.4). Unit conversion and selection only: every number was computed by
+//! `analysis::anomaly`; nothing here recomputes a spec rule except the cross-rank flag, which
+//! calls [`cross_rank::flag_slow`] on the per-rank numbers the workers sent.
+//!
+//! Bubbles live in [`super::anomaly_bubbles`], the structure tree in [`super::anomaly_structure`].
+
+use crate::analysis::anomaly::cross_rank::{self, RankRow};
+use crate::analysis::anomaly::tags::Tag;
+use crate::analysis::anomaly::AnomalyResult;
+use crate::analysis::anomaly_config::AnomalyConfig;
+use crate::base::units::{ns_to_ms, ns_to_us};
+use crate::model::kernels::KernelTable;
+use crate::protocol::anomaly::{
+    AicpuRowDto, AnomalyOpsDto, AnomalySummaryDto, CrossRankRowDto, KernelDto, StepRowDto, TagDto,
+    WaitAnchorRowDto,
+};
+
+/// Rows of the wait-anchor table sent to the UI (the JSON keeps the top 10; the UI shows more).
+pub const WAIT_ANCHOR_ROWS: usize = 100;
+
+/// Identity of the rank folder a result belongs to.
+#[derive(Clone, Debug, Default)]
+pub struct RankIdentity {
+    /// Rank folder index in the inventory.
+    pub index: u32,
+    /// Rank id, when known.
+    pub rank_id: Option<i64>,
+    /// Role.
+    pub role: String,
+    /// Rank folder path.
+    pub dir: String,
+}
+
+/// One kernel for display.
+pub fn kernel(k: &KernelTable, i: usize) -> KernelDto {
+    KernelDto {
+        index: i as u32,
+        name: k.name_of(i).to_string(),
+        task_type: k.core_of(i).to_string(),
+        task_class: k.class()[i].as_str().to_string(),
+        start_us: ns_to_us(k.start_ns()[i]),
+        dur_us: ns_to_us(k.dur_ns()[i]),
+        wait_us: ns_to_us(k.wait_ns()[i]),
+        stream: k.stream_of(i).to_string(),
+        row: k.row()[i],
+    }
+}
+
+/// Display emphasis of a tag (a UI Decision, not a spec rule): the §5.10.1 HEAVY tags and the
+/// risks that call for host follow-up or that idle the compute units are `high`; other risks
+/// `medium`; capture-boundary and pattern notes `info`.
+pub fn tag_level(t: Tag) -> &'static str {
+    match t {
+        Tag::DeviceIdleGapHeavy
+        | Tag::PrelaunchGapHeavy
+        | Tag::TailGapHeavy
+        | Tag::InternalBubbleHeavy
+        | Tag::HostOriginatedRisk
+        | Tag::UntracedHostBlockingRisk
+        | Tag::AicpuExposedRisk => "high",
+        Tag::CommSyncRisk
+        | Tag::WaitPollutionRisk
+        | Tag::WaitAnchorFalseHotspot
+        | Tag::VariableShapeSameTemplate => "medium",
+        Tag::RecurringBubblePattern | Tag::PartialCaptureBoundary => "info",
+    }
+}
+
+fn tags(r: &AnomalyResult) -> Vec<TagDto> {
+    let mut step_tags: Vec<(Tag, u32)> = Vec::new();
+    for s in &r.steps {
+        for &t in &s.tags {
+            match step_tags.iter_mut().find(|(x, _)| *x == t) {
+                Some(e) => e.1 += 1,
+                None => step_tags.push((t, 1)),
+            }
+        }
+    }
+    step_tags.sort_by_key(|&(t, _)| t);
+    let mut out: Vec<TagDto> = step_tags
+        .into_iter()
+        .map(|(t, n)| TagDto {
+            tag: t.as_str().into(),
+            scope: "step".into(),
+            steps: n,
+            level: tag_level(t).into(),
+        })
+        .collect();
+    let mut push = |t: Tag, scope: &str| {
+        if !out.iter().any(|x| x.tag == t.as_str()) {
+            out.push(TagDto {
+                tag: t.as_str().into(),
+                scope: scope.into(),
+                steps: 0,
+                level: tag_level(t).into(),
+            });
+        }
+    };
+    if let Some(g) = r.groups.first() {
+        for &t in &g.group_tags {
+            push(t, "group");
+        }
+        if g.recurring_bubble_pattern {
+            push(Tag::RecurringBubblePattern, "group");
+        }
+    }
+    for &t in &r.top_tags {
+        push(t, "rank");
+    }
+    out
+}
+
+/// The summary cards of one rank (and its cross-rank inputs).
+pub fn summary(id: &RankIdentity, k: &KernelTable, r: &AnomalyResult) -> AnomalySummaryDto {
+    let row = cross_rank::row_of(id.rank_id.unwrap_or(id.index as i64), r);
+    let g0 = r.groups.first();
+    let mut labels: Vec<(String, u32)> = Vec::new();
+    for b in &r.bubbles {
+        for l in &b.labels {
+            match labels.iter_mut().find(|(x, _)| x == l.as_str()) {
+                Some(e) => e.1 += 1,
+                None => labels.push((l.as_str().to_string(), 1)),
+            }
+        }
+    }
+    labels.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut streams: Vec<String> = (0..k.len())
+        .map(|i| k.stream()[i])
+        .fold(Vec::<u32>::new(), |mut v, s| {
+            if !v.contains(&s) {
+                v.push(s);
+            }
+            v
+        })
+        .into_iter()
+        .map(|s| k.text(s).to_string())
+        .collect();
+    streams.sort();
+    let cap = r.global.capture;
+    AnomalySummaryDto {
+        rank: id.index,
+        rank_id: id.rank_id,
+        role: id.role.clone(),
+        dir: id.dir.clone(),
+        enabled: r.enabled,
+        steps: r.steps.len() as u32,
+        step_detection_method: r.step_method.as_str().into(),
+        kernels: k.len() as u64,
+        service_ms_avg: row.service_ms_avg,
+        busy_union_ms_avg: row.busy_union_ms_avg,
+        underfeed_ratio_avg: row.underfeed_ratio_avg,
+        bubble_count_avg: row.bubble_count_avg,
+        dominant_idle_pattern: row.dominant_idle_pattern.into(),
+        severity: g0
+            .map(|g| g.severity.severity_str())
+            .unwrap_or("none")
+            .into(),
+        hidden_issue_present: g0.is_some_and(|g| g.hidden_issue_present),
+        host_risk_level: g0
+            .map(|g| g.host_risk_level.risk_str())
+            .unwrap_or("low")
+            .into(),
+        confidence: r.confidence.into(),
+        requires_host_followup: r.requires_host_followup,
+        tags: tags(r),
+        bubbles: r.bubbles.len() as u32,
+        labels,
+        capture_span_ms: ns_to_ms(cap.len_ns()),
+        device_gap_ratio: if cap.len_ns() > 0 {
+            r.global.gap_ns() as f64 / cap.len_ns() as f64
+        } else {
+            0.0
+        },
+        largest_gap_ms: ns_to_ms(r.global.largest_ns()),
+        capture_us: (!k.is_empty()).then(|| (ns_to_us(cap.start_ns), ns_to_us(cap.end_ns))),
+        comm_total_ms: row.comm_total_ms,
+        comm_wait_ratio_weighted: row.comm_wait_ratio_weighted,
+        streams,
+        limitations: r.limitations.clone(),
+    }
+}
+
+/// The step table: one row per step, time order.
+pub fn steps(r: &AnomalyResult) -> Vec<StepRowDto> {
+    r.steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let m = &s.metrics;
+            let inv = &s.inventory;
+            StepRowDto {
+                index: i as u32,
+                step_id: s.step_id.clone(),
+                group_id: s.group_id.clone(),
+                start_us: ns_to_us(s.window.start_ns),
+                end_us: ns_to_us(s.window.end_ns),
+                service_ms: ns_to_ms(m.service_ns),
+                device_busy_union_ms: ns_to_ms(m.busy_ns),
+                underfeed_ms: ns_to_ms(m.underfeed_ns),
+                underfeed_ratio: m.underfeed_ratio,
+                prelaunch_gap_ms: ns_to_ms(m.prelaunch_ns),
+                tail_gap_ms: ns_to_ms(m.tail_ns),
+                internal_bubble_total_ms: ns_to_ms(m.internal_total_ns()),
+                largest_internal_bubble_ms: ns_to_ms(m.largest_internal_ns()),
+                bubble_count: m.bubbles.len() as u32,
+                kernel_count: inv.total_kernel_count as u32,
+                class_counts: [
+                    inv.ai_core_count as u32,
+                    inv.ai_cpu_count as u32,
+                    inv.hccl_count as u32,
+                    inv.other_count as u32,
+                ],
+                kernel_wait_sum_ms: ns_to_ms(inv.kernel_wait_sum_ns),
+                stream_count: inv.distinct_streams.len() as u32,
+                main_stream: s.main_stream.clone(),
+                wall_ms: ns_to_ms(s.perspectives.wall_ns),
+                kernel_sum_ms: ns_to_ms(s.perspectives.kernel_sum_ns),
+                total_cost_ms: ns_to_ms(s.perspectives.total_cost_ns),
+                small_ops: (s.small_ops.count as u32, s.small_ops.verdict.to_string()),
+                tags: s.tags.iter().map(|t| t.as_str().to_string()).collect(),
+                labels: s.labels.iter().map(|l| l.as_str().to_string()).collect(),
+                truncated: s.truncated,
+            }
+        })
+        .collect()
+}
+
+/// Wait-anchor ranking (first [`WAIT_ANCHOR_ROWS`]), AICPU ops and PMU verdicts.
+pub fn ops(rank: u32, r: &AnomalyResult) -> AnomalyOpsDto {
+    AnomalyOpsDto {
+        rank,
+        wait_anchors: r
+            .wait_anchor_ops
+            .iter()
+            .take(WAIT_ANCHOR_ROWS)
+            .map(|o| WaitAnchorRowDto {
+                op_name: o.op_name.clone(),
+                call_count: o.call_count as u32,
+                duration_us_avg: o.duration_us_avg,
+                duration_us_total: o.duration_us_total,
+                wait_us_avg: o.wait_us_avg,
+                total_cost_us_avg: o.total_cost_us_avg,
+                wait_ratio: o.wait_ratio,
+                task_type: o.task_type.as_str().into(),
+                total_cost_rank: o.total_cost_rank as u32,
+                duration_rank: o.duration_rank as u32,
+                is_false_hotspot_risk: o.is_false_hotspot_risk,
+                wait_pollution: o.wait_pollution,
+            })
+            .collect(),
+        wait_anchor_total: r.wait_anchor_ops.len() as u32,
+        aicpu: r
+            .aicpu_ops
+            .iter()
+            .map(|o| AicpuRowDto {
+                op_name: o.op_name.clone(),
+                call_count: o.call_count as u32,
+                duration_ms: ns_to_ms(o.dur_ns),
+                masked_ratio: o.masked_ratio,
+                class: o.class.as_str().into(),
+                exposed_ms: ns_to_ms(o.exposed_ns),
+            })
+            .collect(),
+        pmu: r.pmu.as_ref().map(|v| {
+            v.iter()
+                .map(|(n, verdict)| (n.clone(), verdict.to_string()))
+                .collect()
+        }),
+    }
+}
+
+/// The cross-rank table (§13.4) from the summaries of every analysed rank (any worker), in
+/// the given order, with the slow-rank flag of [`cross_rank::flag_slow`] (spec defaults).
+pub fn cross_rank_table(summaries: &[AnomalySummaryDto]) -> Vec<CrossRankRowDto> {
+    let mut rows: Vec<RankRow> = summaries
+        .iter()
+        .map(|s| RankRow {
+            rank_id: s.rank_id.unwrap_or(s.rank as i64),
+            steps: s.steps as usize,
+            service_ms_avg: s.service_ms_avg,
+            busy_union_ms_avg: s.busy_union_ms_avg,
+            underfeed_ratio_avg: s.underfeed_ratio_avg,
+            comm_total_ms: s.comm_total_ms,
+            comm_wait_ratio_weighted: s.comm_wait_ratio_weighted,
+            bubble_count_avg: s.bubble_count_avg,
+            dominant_idle_pattern: "",
+            robust_z: 0.0,
+            slow: false,
+        })
+        .collect();
+    cross_rank::flag_slow(&mut rows, &AnomalyConfig::spec_defaults());
+    rows.iter()
+        .zip(summaries)
+        .map(|(r, s)| CrossRankRowDto {
+            rank: s.rank,
+            rank_id: s.rank_id,
+            steps: s.steps,
+            service_ms_avg: r.service_ms_avg,
+            busy_union_ms_avg: r.busy_union_ms_avg,
+            underfeed_ratio_avg: r.underfeed_ratio_avg,
+            comm_total_ms: r.comm_total_ms,
+            comm_wait_ratio_weighted: r.comm_wait_ratio_weighted,
+            bubble_count_avg: r.bubble_count_avg,
+            dominant_idle_pattern: s.dominant_idle_pattern.clone(),
+            robust_z: r.robust_z.is_finite().then_some(r.robust_z),
+            slow: r.slow,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(rank: u32, service: f64) -> AnomalySummaryDto {
+        AnomalySummaryDto {
+            rank,
+            rank_id: Some(rank as i64),
+            role: String::new(),
+            dir: String::new(),
+            enabled: true,
+            steps: 1,
+            step_detection_method: "marker".into(),
+            kernels: 0,
+            service_ms_avg: service,
+            busy_union_ms_avg: 0.0,
+            underfeed_ratio_avg: 0.0,
+            bubble_count_avg: 0.0,
+            dominant_idle_pattern: "none".into(),
+            severity: "none".into(),
+            hidden_issue_present: false,
+            host_risk_level: "low".into(),
+            confidence: "high".into(),
+            requires_host_followup: false,
+            tags: vec![],
+            bubbles: 0,
+            labels: vec![],
+            capture_span_ms: 0.0,
+            device_gap_ratio: 0.0,
+            largest_gap_ms: 0.0,
+            capture_us: None,
+            comm_total_ms: 0.0,
+            comm_wait_ratio_weighted: None,
+            streams: vec![],
+            limitations: vec![],
+        }
+    }
+
+    /// §13.4 by hand: services 100, 101, 102, 99, 130 → median 101, |dev| = 1, 0, 1, 2, 29 →
+    /// MAD 1; z(130) = 29 / 1.4826 = 19.56 and 130 > 1.05 × 101 → slow; z(102) = 0.674 → not.
+    #[test]
+    fn slow_rank_needs_both_excess_and_robust_z() {
+        let rows = cross_rank_table(&[
+            s(0, 100.0),
+            s(1, 101.0),
+            s(2, 102.0),
+            s(3, 99.0),
+            s(4, 130.0),
+        ]);
+        let slow: Vec<u32> = rows.iter().filter(|r| r.slow).map(|r| r.rank).collect();
+        assert_eq!(slow, vec![4]);
+        assert!((rows[4].robust_z.unwrap() - 29.0 / 1.4826).abs() < 1e-9);
+        assert!((rows[2].robust_z.unwrap() - 1.0 / 1.4826).abs() < 1e-9);
+        // 105 is exactly 5 % above 100 (not "more than"), z = +∞ (MAD 0): not slow.
+        let rows = cross_rank_table(&[s(0, 100.0), s(1, 100.0), s(2, 105.0)]);
+        assert!(!rows[2].slow);
+        assert_eq!(rows[2].robust_z, None);
+        // 106 with MAD 0: > 5 % and z = +∞ → slow.
+        let rows = cross_rank_table(&[s(0, 100.0), s(1, 100.0), s(2, 106.0)]);
+        assert!(rows[2].slow);
+        // One rank: never slow.
+        assert!(!cross_rank_table(&[s(0, 500.0)])[0].slow);
+    }
+}

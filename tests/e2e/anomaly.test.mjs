@@ -1,0 +1,133 @@
+// End-to-end test of the "Steps & bubbles" tab (issue 3) on the real msinsight level1 folder:
+// both ranks analysed, the step table with the §13.1 values, a bubble selected and its detail
+// panel, the structure tree, the cross-rank table, and exports equal to `proflens anomaly`.
+// Screenshots go to test-output/.
+//
+// Run: scripts/build-release.sh, then `cd tests/e2e && node --test anomaly.test.mjs`.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { REPO, OUT, serveStatic, launch, ProflensPage } from './lib.mjs';
+
+const LEVEL1 = path.join(REPO, '../shared/fixtures/ascend/Ascend__msinsight/test/data/pytorch/text/level1');
+
+let server;
+let browser;
+
+before(async () => {
+  assert.ok(fs.existsSync(LEVEL1), `fixture missing: ${LEVEL1}`);
+  server = await serveStatic();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function level1Page() {
+  const context = await browser.newContext({ viewport: { width: 1500, height: 1000 }, acceptDownloads: true });
+  const p = new ProflensPage(await context.newPage(), server.url);
+  await p.open();
+  await p.openFolder(LEVEL1);
+  assert.equal(await p.waitDone(), 'Done');
+  await p.page.getByTestId('tab-anomaly').click();
+  await p.page.getByTestId('anomaly-view').waitFor();
+  return p;
+}
+
+test('steps view of level1: both ranks, one step with the §13.1 values, a bubble selected', async () => {
+  const p = await level1Page();
+  const page = p.page;
+  // Cross-rank table: one row per rank, nobody slow (two ranks: robust z = ±0.67).
+  const ranks = page.getByTestId('anomaly-rank-row');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=anomaly-rank-row]').length === 2);
+  assert.equal(await ranks.count(), 2);
+  assert.deepEqual(await page.getByTestId('slow-flag').allInnerTexts(), ['', '']);
+  // Rank 0 (selected first): summary cards and the step table.
+  await page.getByTestId('step-row').first().waitFor();
+  assert.equal(await page.getByTestId('step-row').count(), 1);
+  assert.match(await page.getByTestId('card-steps').innerText(), /^1 \(marker\)$/);
+  assert.equal(await page.getByTestId('card-service').innerText(), '154.484 ms'); // §13.1 154.48350
+  assert.equal(await page.getByTestId('card-underfeed').innerText(), '28.3 %'); // 0.282533
+  assert.equal(await page.getByTestId('card-pattern').innerText(), 'internal_bubble');
+  assert.equal(await page.getByTestId('step-bubbles').innerText(), '90');
+  const tags = await page.getByTestId('anomaly-tag').allInnerTexts();
+  assert.ok(tags.some((t) => t.startsWith('PRELAUNCH_GAP_HEAVY')), tags.join(' | '));
+  assert.ok(tags.some((t) => t.startsWith('DEVICE_IDLE_GAP_HEAVY')), tags.join(' | '));
+  assert.match(await page.getByTestId('anomaly-notes').innerText(), /One step only/);
+  // Bubble list sorted by duration: the largest is the §13.2 global gap of 1.31875 ms.
+  await page.getByTestId('bubble-row').first().waitFor();
+  assert.match(await page.getByTestId('bubble-count').innerText(), /of 56 \(56 emitted\)/);
+  const first = page.getByTestId('bubble-row').first();
+  assert.match(await first.innerText(), /1\.319 ms/);
+  await first.click();
+  const panel = page.getByTestId('bubble-panel');
+  await panel.getByTestId('bubble-window').waitFor();
+  assert.match(await panel.getByTestId('bubble-window').innerText(), /1\.319 ms/);
+  const panelText = await panel.innerText();
+  assert.match(panelText, /before/);
+  assert.match(panelText, /trans_TransData_6/); // §5.6 "after" kernel of that gap (reference script)
+  assert.ok((await panel.getByTestId('bubble-labels').locator('li').count()) >= 1);
+  // Filter by scope: the single prelaunch window of 17.903 ms.
+  await page.getByTestId('bubble-scope').selectOption('prelaunch');
+  await page.waitForFunction(() => /of 1 \(56 emitted\)/.test(document.querySelector('[data-testid=bubble-count]')?.innerText || ''));
+  assert.match(await page.getByTestId('bubble-row').first().innerText(), /17\.903 ms/);
+  // Structure tree: the step node with the §13.2 four perspectives.
+  const root = page.locator('[data-testid=tree-node][data-kind=step] > .anom-tree-row').first();
+  await root.waitFor();
+  const rootText = await root.innerText();
+  for (const v of ['136.581 ms', '110.837 ms', '114.866 ms', '215.986 ms']) assert.ok(rootText.includes(v), `${v} in ${rootText}`);
+  // Wait anchors: the two §13.2 false hotspots are flagged.
+  await page.getByTestId('wait-anchor-row').first().waitFor();
+  const flagged = await page.locator('[data-testid=wait-anchor-row].flagged').allInnerTexts();
+  assert.equal(flagged.length, 2);
+  assert.match(flagged[0], /aclnnInplaceFillScalar_FillAiCore_Fill/);
+  await page.getByTestId('bubble-scope').selectOption('');
+  await page.getByTestId('bubble-row').first().click();
+  await page.waitForTimeout(300);
+  await p.screenshot('anomaly-01-level1-rank0');
+  // Rank 1: 152.346 ms (§13.1 152.34575).
+  await ranks.nth(1).click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=card-service]')?.innerText === '152.346 ms');
+  await page.getByTestId('step-row').first().waitFor();
+  await p.screenshot('anomaly-02-level1-rank1');
+  assert.deepEqual(p.consoleErrors, []);
+  await page.context().close();
+});
+
+test('anomaly exports download the CLI bytes', async () => {
+  const p = await level1Page();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proflens-anom-e2e-'));
+  execFileSync('cargo', ['run', '--quiet', '--bin', 'proflens', '--', 'anomaly', LEVEL1,
+    '--out', path.join(dir, 'cli.json'), '--report-dir', dir], { cwd: REPO, stdio: 'ignore' });
+  fs.mkdirSync(OUT, { recursive: true });
+  for (const [button, cliFile] of [
+    ['anom-export-json', 'cli.json'],
+    ['anom-export-report', 'anomaly_report_level1_rank0.md'],
+    ['anom-export-arch', 'model_architecture_report_level1_rank0.md'],
+    ['anom-export-steps', null],
+    ['anom-export-bubbles', null],
+  ]) {
+    const [download] = await Promise.all([
+      p.page.waitForEvent('download', { timeout: 60_000 }),
+      p.page.getByTestId(button).click(),
+    ]);
+    const file = path.join(OUT, `anomaly-${download.suggestedFilename()}`);
+    await download.saveAs(file);
+    const web = fs.readFileSync(file);
+    if (cliFile) {
+      const cli = fs.readFileSync(path.join(dir, cliFile));
+      assert.ok(web.equals(cli), `${button}: the page's export (${web.length} B) differs from the CLI (${cli.length} B)`);
+    } else {
+      const lines = web.toString('utf8').trim().split('\n');
+      // Steps: header + one step per rank; bubbles: header + 56 windows per rank.
+      assert.equal(lines.length, button === 'anom-export-steps' ? 3 : 113, button);
+    }
+  }
+  assert.deepEqual(p.consoleErrors, []);
+  await p.page.context().close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
