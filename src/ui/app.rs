@@ -11,11 +11,15 @@ use web_sys::HtmlInputElement;
 use super::anomaly_view::AnomalyView;
 use super::client::{client, install};
 use super::files;
+use super::help::{HelpButton, HelpOverlay};
 use super::inventory::InventoryView;
 use super::memory_view::MemoryView;
 use super::problems::ProblemsView;
+use super::recent::RecentFolders;
 use super::sample::SAMPLE;
 use super::state::{AppState, Phase, Tab};
+use super::theme::ThemeToggle;
+use super::{keys, recent, route, theme};
 use crate::protocol::{AnalysisKind, InventoryDto};
 use crate::views::format;
 
@@ -82,6 +86,10 @@ pub fn App() -> impl IntoView {
     let state = AppState::new();
     provide_context(state);
     install(state);
+    theme::install();
+    keys::install();
+    route::install(state);
+    recent::install(state);
 
     // The whole window accepts drops.
     let on_dragover = move |ev: ev::DragEvent| ev.prevent_default();
@@ -121,12 +129,15 @@ pub fn App() -> impl IntoView {
                 <h1>"proflens"</h1>
                 <span class="tagline">"profiler folders, analysed in your browser"</span>
                 <OpenButtons/>
+                <ThemeToggle/>
+                <HelpButton/>
             </header>
             {move || match state.phase.get() {
                 Phase::Empty => view! { <Landing/> }.into_any(),
                 _ => view! { <Results/> }.into_any(),
             }}
             <footer class="privacy" data-testid="privacy">{PRIVACY}</footer>
+            <HelpOverlay/>
         </div>
     }
 }
@@ -164,13 +175,13 @@ fn OpenButtons() -> impl IntoView {
     });
     view! {
         <div class="open-buttons">
-            <label class="button">
+            <label class="button file-button">
                 "Open folder…"
-                <input type="file" data-testid="open-folder" node_ref=folder_input multiple=true on:change=on_pick/>
+                <input type="file" class="visually-hidden" data-testid="open-folder" node_ref=folder_input multiple=true on:change=on_pick/>
             </label>
-            <label class="button">
+            <label class="button file-button">
                 "Open files…"
-                <input type="file" data-testid="open-files" multiple=true on:change=on_pick/>
+                <input type="file" class="visually-hidden" data-testid="open-files" multiple=true on:change=on_pick/>
             </label>
             <button class="button" data-testid="load-sample" on:click=load_sample>"Load sample"</button>
         </div>
@@ -190,6 +201,7 @@ fn Landing() -> impl IntoView {
                 <p>"Or use " <b>"Open folder…"</b> ", " <b>"Open files…"</b> " or " <b>"Load sample"</b> " above."</p>
             </div>
             <p class="privacy-statement" data-testid="privacy-statement">{PRIVACY}</p>
+            <RecentFolders/>
             <section class="help">
                 <h2>"What it shows"</h2>
                 <ul>
@@ -250,12 +262,18 @@ fn Results() -> impl IntoView {
                 } else {
                     v.label.to_string()
                 };
+                let id = format!("tab-{tab:?}").to_lowercase();
                 view! {
                     <button
                         class="tab"
+                        role="tab"
+                        id=id.clone()
+                        aria-controls="tab-panel"
+                        aria-selected=move || (state.tab.get() == tab).to_string()
                         class:active=move || state.tab.get() == tab
-                        data-testid=format!("tab-{tab:?}").to_lowercase()
+                        data-testid=id
                         on:click=move |_| state.tab.set(tab)
+                        on:keydown=move |ev: ev::KeyboardEvent| tab_arrow(&ev, tab)
                     >
                         {label}
                     </button>
@@ -290,8 +308,13 @@ fn Results() -> impl IntoView {
                 }}
             </span>
         </div>
-        <nav class="tabs">{tabs}</nav>
-        <main class="tab-body">
+        <nav class="tabs" role="tablist" aria-label="Views">{tabs}</nav>
+        <main
+            class="tab-body"
+            id="tab-panel"
+            role="tabpanel"
+            aria-labelledby=move || format!("tab-{:?}", state.tab.get()).to_lowercase()
+        >
             {move || match state.tab.get() {
                 Tab::Inventory => view! { <InventoryView/> }.into_any(),
                 Tab::Memory => view! { <MemoryView/> }.into_any(),
@@ -299,5 +322,36 @@ fn Results() -> impl IntoView {
                 Tab::Anomaly => view! { <AnomalyView/> }.into_any(),
             }}
         </main>
+    }
+}
+
+/// ←/→ on a focused tab: select and focus the previous / next tab that applies.
+fn tab_arrow(ev: &ev::KeyboardEvent, tab: Tab) {
+    let step: i32 = match ev.key().as_str() {
+        "ArrowLeft" => -1,
+        "ArrowRight" => 1,
+        _ => return,
+    };
+    ev.prevent_default();
+    let state = expect_context::<AppState>();
+    let inv = state.inventory.get_untracked().unwrap_or_default();
+    let tabs: Vec<Tab> = VIEWS
+        .iter()
+        .filter(|v| (v.applies)(&inv))
+        .map(|v| v.tab)
+        .collect();
+    let Some(i) = tabs.iter().position(|t| *t == tab) else {
+        return;
+    };
+    let n = tabs.len() as i32;
+    let next = tabs[((i as i32 + step).rem_euclid(n)) as usize];
+    state.tab.set(next);
+    let id = format!("tab-{next:?}").to_lowercase();
+    if let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id(&id))
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = el.focus();
     }
 }

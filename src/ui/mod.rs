@@ -5,17 +5,27 @@
 //! * [`client`]: the worker pool and request routing.
 //! * [`state`]: page signals.
 //! * [`files`], [`sample`]: getting `File` handles in (input, drop, built-in sample).
-//! * [`inventory`], [`problems`], [`memory_view`], [`anomaly_view`]: the tabs; [`widgets`]: canvas chart, virtual table.
+//! * [`inventory`], [`problems`], [`memory_view`], [`anomaly_view`]: the tabs; [`widgets`]:
+//!   canvas chart, palette, zoom/pan keys, virtual table.
+//! * [`route`]: the view in the URL hash; [`recent`]: recently opened folder names;
+//!   [`theme`]: light/dark; [`keys`], [`help`]: keyboard shortcuts and the `?` overlay;
+//!   [`local_store`]: `localStorage`.
 
 pub mod anomaly_view;
 pub mod app;
 pub mod client;
 pub mod files;
+pub mod help;
 pub mod inventory;
+pub mod keys;
+pub mod local_store;
 pub mod memory_view;
 pub mod problems;
+pub mod recent;
+pub mod route;
 pub mod sample;
 pub mod state;
+pub mod theme;
 pub mod widgets;
 
 /// Mounts the app on `<body>` (called by the `app` binary).

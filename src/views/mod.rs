@@ -6,6 +6,7 @@
 //! * [`table`]: the row order of a big table for one sort + filter, computed once and paged.
 //! * [`anomaly`], [`anomaly_bubbles`], [`anomaly_structure`]: the steps / bubbles view (issue 3).
 //! * [`format`]: human units for display.
+//! * [`view_state`]: the URL-fragment view state (`tab=memory&rank=1&…`), parsed and written.
 //! * [`timeline`], [`timeline_axis`]: level-of-detail lanes of the steps/bubbles timeline, ticks, hit-tests.
 
 pub mod anomaly;
@@ -18,3 +19,4 @@ pub mod table;
 pub mod timeline;
 pub mod timeline_axis;
 pub mod timeline_lod;
+pub mod view_state;

@@ -79,6 +79,8 @@ test('single file proflens.html from file:// analyses level1 with no server', as
   await page.getByTestId('drop-zone').waitFor();
   assert.equal(await page.evaluate(() => document.documentElement.dataset.singleFile), 'true');
   await analyseLevel1(p);
+  // The view is kept in the hash on file:// too.
+  await page.waitForFunction(() => /(^|[#&])tab=memory(&|$)/.test(location.hash));
   const foreign = requests.filter((u) => !u.startsWith(base) && !u.startsWith('blob:') && !u.startsWith('data:'));
   assert.deepEqual(foreign, [], `requests other than the file itself: ${foreign}`);
   assert.deepEqual(p.consoleErrors, []);
@@ -104,4 +106,46 @@ test('Content Security Policy forbids other origins and unhashed inline scripts'
       assert.ok(hashes.has(h), `${file}: inline script without hash in the policy`);
     }
   }
+});
+
+test('zero network requests during analysis (served page and single file)', async () => {
+  // Served page: before the drop only this site's own files; once the service worker controls
+  // the page (first visit), the analysis makes no request that reaches the server and none
+  // to another origin — workers and wasm come from the versioned cache.
+  const context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
+  const page = await context.newPage();
+  const p = new ProflensPage(page, server.url);
+  let phase = 'load';
+  const seen = [];
+  page.on('request', (r) => seen.push({ phase, url: r.url() }));
+  await p.open();
+  await page.evaluate(() => navigator.serviceWorker.ready);
+  await page.waitForFunction(() => !!navigator.serviceWorker.controller);
+  const own = (u) => u.startsWith(server.url) || u.startsWith('blob:') || u.startsWith('data:');
+  assert.deepEqual(seen.filter((r) => !own(r.url)), [], 'before the drop: same-origin files only');
+  phase = 'analysis';
+  const atDrop = server.requests.length;
+  await analyseLevel1(p);
+  await page.getByTestId('event-row').first().waitFor();
+  await page.getByTestId('row-filter').fill('main.py(354)');
+  await page.getByTestId('event-row').first().click();
+  await page.locator('[data-testid=stack-panel] li.user').waitFor();
+  assert.deepEqual(server.requests.slice(atDrop), [], 'requests that reached the server during the analysis');
+  assert.deepEqual(seen.filter((r) => r.phase === 'analysis' && !own(r.url)), [], 'requests to other origins');
+  assert.deepEqual(p.offOrigin, []);
+  await context.close();
+
+  // Single file from file://: after the drop, not a single request but blob:/data: ones.
+  const c2 = await browser.newContext({ viewport: { width: 1366, height: 768 } });
+  const page2 = await c2.newPage();
+  const base = 'file://' + SINGLE;
+  const p2 = new ProflensPage(page2, base);
+  await page2.goto(base);
+  await page2.getByTestId('drop-zone').waitFor();
+  const after = [];
+  page2.on('request', (r) => after.push(r.url()));
+  await analyseLevel1(p2);
+  assert.deepEqual(after.filter((u) => !u.startsWith('blob:') && !u.startsWith('data:')), []);
+  assert.deepEqual(p2.consoleErrors, []);
+  await c2.close();
 });

@@ -1,8 +1,9 @@
 //! The memory chart: allocator allocated / reserved / active MB and the reconstructed live
 //! bytes over time, peak marked. Hover shows time, values and the largest live
 //! allocations; the wheel zooms around the cursor, a drag zooms to the selected range,
-//! double-click or "Reset zoom" shows everything. Curves are min/max per pixel column,
-//! computed in the worker for the visible window.
+//! double-click, "Reset zoom" or the 0 key shows everything; when focused, W/S (↑/↓) zoom and
+//! A/D (←/→) pan ([`crate::ui::widgets::zoom`]). The zoom window is kept in the URL hash
+//! (`mem.x`). Curves are min/max per pixel column, computed in the worker for the visible window.
 
 use leptos::ev;
 use leptos::html::Canvas;
@@ -11,7 +12,11 @@ use leptos::task::spawn_local;
 
 use crate::protocol::{AnalysisKind, CurveDto, LiveAtDto, Request, Response};
 use crate::ui::client::client;
+use crate::ui::route::{use_route, MEM_X};
+use crate::ui::theme::use_theme;
 use crate::ui::widgets::chart::{self, plot_columns, MARGIN};
+use crate::ui::widgets::palette::series_css;
+use crate::ui::widgets::zoom;
 use crate::views::format;
 
 /// The chart of one rank; `t0_ms` is shown as time 0.
@@ -25,6 +30,8 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
     let live = RwSignal::new(None::<LiveAtDto>);
     let drag = RwSignal::new(None::<(f64, f64)>);
     let generation = StoredValue::new(0u32);
+    use_route().bind(MEM_X, window);
+    let theme = use_theme();
 
     // Fetch the curve whenever the window changes (and once the canvas has a size).
     Effect::new(move |_| {
@@ -51,8 +58,9 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
             }
         });
     });
-    // Redraw on new data or a drag band.
+    // Redraw on new data, a drag band or a theme change.
     Effect::new(move |_| {
+        theme.dark.track();
         let band = drag.get();
         curve.with(|c| {
             if let (Some(c), Some(el)) = (c, canvas.get()) {
@@ -120,23 +128,26 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
         let Some((t, _)) = x_to_t(ev.offset_x() as f64) else {
             return;
         };
-        let factor = if ev.delta_y() < 0.0 { 0.8 } else { 1.25 };
-        let (f0, f1) = c.full_range_ms;
-        let mut a = t - (t - c.x0_ms) * factor;
-        let mut b = t + (c.x1_ms - t) * factor;
-        if b - a >= f1 - f0 {
-            window.set(None);
+        let factor = if ev.delta_y() < 0.0 {
+            zoom::STEP
+        } else {
+            1.0 / zoom::STEP
+        };
+        window.set(zoom::zoom_around(
+            (c.x0_ms, c.x1_ms),
+            c.full_range_ms,
+            t,
+            factor,
+        ));
+    };
+    let on_key = move |ev: ev::KeyboardEvent| {
+        let Some(c) = curve.get_untracked() else {
             return;
+        };
+        let shown = window.get_untracked().unwrap_or(c.full_range_ms);
+        if let Some(w) = zoom::on_key(&ev, shown, c.full_range_ms) {
+            window.set(w);
         }
-        if a < f0 {
-            b += f0 - a;
-            a = f0;
-        }
-        if b > f1 {
-            a -= b - f1;
-            b = f1;
-        }
-        window.set(Some((a, b)));
     };
     let on_down = move |ev: ev::MouseEvent| {
         let x = ev.offset_x() as f64;
@@ -171,7 +182,7 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
                     format!("{} – {}", format::mb(lo), format::mb(hi))
                 };
                 Some(view! {
-                    <div><span class="swatch" style=format!("background:{}", chart::COLORS[i % chart::COLORS.len()])></span>{format!("{}: {v}", s.name)}</div>
+                    <div><span class="swatch" style=format!("background:{}", series_css(i))></span>{format!("{}: {v}", s.name)}</div>
                 })
             })
             .collect_view();
@@ -204,7 +215,7 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
                     .iter()
                     .enumerate()
                     .map(|(i, s)| view! {
-                        <span class="legend-item"><span class="swatch" style=format!("background:{}", chart::COLORS[i % chart::COLORS.len()])></span>{s.name.clone()}</span>
+                        <span class="legend-item"><span class="swatch" style=format!("background:{}", series_css(i))></span>{s.name.clone()}</span>
                     })
                     .collect_view()
             })
@@ -214,7 +225,7 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
         <section class="chart-box">
             <div class="chart-bar">
                 <span class="legend">{legend}</span>
-                <span class="muted">{move || curve.with(|c| c.as_ref().map(|c| format!("{} samples · wheel to zoom, drag to select, double-click to reset", c.samples)))}</span>
+                <span class="muted">{move || curve.with(|c| c.as_ref().map(|c| format!("{} samples · wheel or W/S to zoom, A/D to pan, drag to select, double-click or 0 to reset", c.samples)))}</span>
                 <button class="button" data-testid="reset-zoom" on:click=move |_| window.set(None)>"Reset zoom"</button>
             </div>
             {move || error.get().map(|e| view! { <p class="notice error">{e}</p> })}
@@ -223,6 +234,13 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
                     node_ref=canvas
                     class="chart"
                     data-testid="memory-chart"
+                    tabindex="0"
+                    role="img"
+                    aria-label="Memory over time. Keys: W or up zooms in, S or down zooms out, A or left and D or right pan, 0 resets."
+                    data-x0=move || curve.with(|c| c.as_ref().map(|c| c.x0_ms.to_string()))
+                    data-x1=move || curve.with(|c| c.as_ref().map(|c| c.x1_ms.to_string()))
+                    data-zoomed=move || window.get().is_some().to_string()
+                    on:keydown=on_key
                     on:mousemove=on_move
                     on:mouseleave=move |_| { hover.set(None); drag.set(None); }
                     on:wheel=on_wheel

@@ -11,6 +11,8 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use super::client::client;
+use super::keys::use_keys;
+use super::route::{use_route, MEM_PREFIX, MEM_ROW};
 use super::state::AppState;
 use crate::protocol::{AnalysisKind, ExportKind, MemorySummaryDto, Request, Response, StackDto};
 use crate::views::format;
@@ -20,10 +22,21 @@ use crate::views::format;
 pub fn MemoryView() -> impl IntoView {
     let state = expect_context::<AppState>();
     let selected_row = RwSignal::new(None::<u32>);
-    // A new rank clears the selected row.
-    Effect::new(move |_| {
+    use_route().bind(MEM_ROW, selected_row);
+    // A new rank clears the selected row (not on mount: a restored row stays).
+    Effect::new(move |prev: Option<()>| {
         state.selected_rank.track();
-        selected_row.set(None);
+        if prev.is_some() {
+            selected_row.set(None);
+        }
+    });
+    // Esc (not taken by an overlay) closes the call-stack panel's selection.
+    let keys = use_keys();
+    Effect::new(move |prev: Option<()>| {
+        keys.escape.track();
+        if prev.is_some() {
+            selected_row.set(None);
+        }
     });
     let summary = Memo::new(move |_| {
         let r = state.selected_rank.get()?;
@@ -57,7 +70,16 @@ pub fn MemoryView() -> impl IntoView {
     }
 }
 
-/// One line per rank folder: role, rank, rows, matches, peak; click to select.
+/// Selects rank folder `idx`; a different rank starts from a fresh view (the memory keys of the
+/// URL hash are dropped before its chart and table mount).
+fn select_rank(state: AppState, idx: u32) {
+    if state.selected_rank.get_untracked() != Some(idx) {
+        use_route().clear_prefix(MEM_PREFIX);
+        state.selected_rank.set(Some(idx));
+    }
+}
+
+/// One line per rank folder: role, rank, rows, matches, peak; click (or Enter) to select.
 #[component]
 fn RankOverview() -> impl IntoView {
     let state = expect_context::<AppState>();
@@ -89,8 +111,17 @@ fn RankOverview() -> impl IntoView {
                 view! {
                     <tr
                         data-testid="rank-summary-row"
+                        data-rank-index=idx.to_string()
+                        tabindex="0"
+                        aria-selected=move || (state.selected_rank.get() == Some(idx)).to_string()
                         class:selected=move || state.selected_rank.get() == Some(idx)
-                        on:click=move |_| state.selected_rank.set(Some(idx))
+                        on:click=move |_| select_rank(state, idx)
+                        on:keydown=move |ev: leptos::ev::KeyboardEvent| {
+                            if ev.key() == "Enter" || ev.key() == " " {
+                                ev.prevent_default();
+                                select_rank(state, idx);
+                            }
+                        }
                         title=failed.unwrap_or_default()
                     >
                         <td>{r.role.clone()}</td>

@@ -1,6 +1,7 @@
 //! The virtualised events table: only the visible rows exist in the DOM; each scroll, sort
 //! or filter change asks the worker for one page (`Request::Rows`), the worker keeps the
-//! sorted/filtered order of all rows. Works the same for 184 or 1M rows.
+//! sorted/filtered order of all rows. Works the same for 184 or 1M rows. Filters, sort and the
+//! selected row are kept in the URL hash (`mem.q`, `mem.kmin`, `mem.kmax`, `mem.sort`, `mem.row`).
 
 use leptos::ev;
 use leptos::html::Div;
@@ -11,6 +12,7 @@ use crate::protocol::{
     AnalysisKind, MemColumn, Request, Response, RowFilter, RowsPage, RowsQuery, SortKey,
 };
 use crate::ui::client::client;
+use crate::ui::route::{use_route, MEM_KMAX, MEM_KMIN, MEM_Q, MEM_SORT};
 use crate::ui::widgets::virtual_scroll::{first_row, spacer_height};
 use crate::views::format;
 
@@ -47,6 +49,20 @@ pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> im
     let generation = StoredValue::new(0u32);
     // Debounced text filter: the query uses `applied_text`.
     let applied_text = RwSignal::new(String::new());
+    let route = use_route();
+    route.bind(MEM_Q, text);
+    route.bind(MEM_KMIN, min_kb);
+    route.bind(MEM_KMAX, max_kb);
+    applied_text.set(text.get_untracked());
+    if let Some(k) = route.read::<String>(MEM_SORT).and_then(|v| parse_sort(&v)) {
+        sort.set(Some(k));
+    }
+    Effect::new(move |_| {
+        let v = sort
+            .get()
+            .map(|k| format!("{:?}{}", k.column, if k.descending { ",desc" } else { "" }));
+        route.write(MEM_SORT, v.as_ref());
+    });
     let timer = StoredValue::new_local(None::<gloo::timers::callback::Timeout>);
     Effect::new(move |_| {
         let t = text.get();
@@ -122,14 +138,19 @@ pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> im
                     class="vt-cell vt-head"
                     class:num=num
                     data-col=format!("{col:?}")
-                    on:click=move |_| {
-                        sort.update(|s| {
-                            *s = match *s {
-                                Some(k) if k.column == col && !k.descending => Some(SortKey { column: col, descending: true }),
-                                Some(k) if k.column == col => None,
-                                _ => Some(SortKey { column: col, descending: num }),
-                            }
-                        })
+                    role="button"
+                    tabindex="0"
+                    title="Sort by this column (Enter)"
+                    aria-sort=move || match sort.get() {
+                        Some(k) if k.column == col => if k.descending { "descending" } else { "ascending" },
+                        _ => "none",
+                    }
+                    on:click=move |_| cycle_sort(sort, col, num)
+                    on:keydown=move |ev: ev::KeyboardEvent| {
+                        if ev.key() == "Enter" || ev.key() == " " {
+                            ev.prevent_default();
+                            cycle_sort(sort, col, num);
+                        }
                     }
                 >
                     {label}
@@ -213,11 +234,13 @@ pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> im
                 <input
                     type="search"
                     data-testid="row-filter"
+                    aria-label="Filter rows by name or stack frame"
                     placeholder="filter: name or any stack frame"
+                    prop:value=move || text.get()
                     on:input=move |ev| text.set(event_target_value(&ev))
                 />
-                <label>"size ≥ "<input type="number" class="kb" placeholder="KB" on:input=move |ev| min_kb.set(parse_kb(event_target_value(&ev)))/>" KB"</label>
-                <label>"size ≤ "<input type="number" class="kb" placeholder="KB" on:input=move |ev| max_kb.set(parse_kb(event_target_value(&ev)))/>" KB"</label>
+                <label>"size ≥ "<input type="number" class="kb" data-testid="min-kb" placeholder="KB" prop:value=move || min_kb.get().map(|v| v.to_string()).unwrap_or_default() on:input=move |ev| min_kb.set(parse_kb(event_target_value(&ev)))/>" KB"</label>
+                <label>"size ≤ "<input type="number" class="kb" data-testid="max-kb" placeholder="KB" prop:value=move || max_kb.get().map(|v| v.to_string()).unwrap_or_default() on:input=move |ev| max_kb.set(parse_kb(event_target_value(&ev)))/>" KB"</label>
                 <span class="muted" data-testid="row-count">
                     {move || page.get().map(|p| format!("{} of {} rows", p.matching_rows, p.total_rows))}
                 </span>
@@ -243,4 +266,37 @@ pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> im
             </div>
         </section>
     }
+}
+
+/// Next sort on a header click: descending (numbers) or ascending first, then the other way,
+/// then unsorted.
+fn cycle_sort(sort: RwSignal<Option<SortKey>>, col: MemColumn, num: bool) {
+    sort.update(|s| {
+        *s = match *s {
+            Some(k) if k.column == col && !k.descending => Some(SortKey {
+                column: col,
+                descending: true,
+            }),
+            Some(k) if k.column == col => None,
+            _ => Some(SortKey {
+                column: col,
+                descending: num,
+            }),
+        }
+    })
+}
+
+/// Reads `Column` or `Column,desc` (the `mem.sort` hash value); unknown columns give `None`.
+fn parse_sort(v: &str) -> Option<SortKey> {
+    let (name, desc) = match v.split_once(',') {
+        Some((n, d)) => (n, d == "desc"),
+        None => (v, false),
+    };
+    COLUMNS
+        .iter()
+        .find(|(c, _, _)| format!("{c:?}") == name)
+        .map(|&(column, _, _)| SortKey {
+            column,
+            descending: desc,
+        })
 }

@@ -1,13 +1,15 @@
 //! Canvas drawing of downsampled series ([`crate::protocol::CurveDto`]): one vertical
 //! min–max bar per pixel column plus a line through the column maxima, axes with units,
 //! the peak marker and a drag-selection band. Pure drawing; the component owns the state.
+//! Colours come from the theme ([`super::palette`]), read at each draw.
 
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
 use crate::protocol::CurveDto;
 
-/// Colours of the series, in the order the worker sends them.
+/// Light-theme colours of the series, in the order the worker sends them (fallbacks: the
+/// drawing uses the theme's `--chart-N` variables, see [`super::palette`]).
 pub const COLORS: &[&str] = &["#2f6fde", "#e08a1e", "#2a9d55", "#9b4dca", "#d6336c"];
 
 /// Plot margins, px: left, right, top, bottom.
@@ -70,10 +72,11 @@ pub fn draw(canvas: &HtmlCanvasElement, curve: &CurveDto, t0_ms: f64, band: Opti
         1.0
     };
     let y_of = |v: f64| mt + ph - v / y_max * ph;
+    let pal = super::palette::palette();
     // Grid and y axis labels (MB).
     ctx.set_font("11px system-ui, sans-serif");
-    ctx.set_stroke_style_str("rgba(128,128,128,0.25)");
-    ctx.set_fill_style_str("#888");
+    ctx.set_stroke_style_str(&pal.grid);
+    ctx.set_fill_style_str(&pal.text);
     let ystep = nice_step(y_max, 5.0);
     let mut v = 0.0;
     while v <= y_max {
@@ -104,7 +107,11 @@ pub fn draw(canvas: &HtmlCanvasElement, curve: &CurveDto, t0_ms: f64, band: Opti
     // Drawn last-to-first so the first series (allocated) is on top; active is dashed
     // because it often equals allocated.
     for (i, s) in curve.series.iter().enumerate().rev() {
-        let color = COLORS[i % COLORS.len()];
+        let color = pal
+            .series
+            .get(i % pal.series.len().max(1))
+            .map(String::as_str)
+            .unwrap_or(COLORS[0]);
         ctx.set_stroke_style_str(color);
         ctx.set_line_width(if i == 0 { 1.75 } else { 1.0 });
         let dash = js_sys::Array::new();
@@ -139,13 +146,13 @@ pub fn draw(canvas: &HtmlCanvasElement, curve: &CurveDto, t0_ms: f64, band: Opti
     if let Some((t, mb_v)) = curve.peak {
         if t >= curve.x0_ms && t <= curve.x1_ms && span > 0.0 {
             let x = ml + (t - curve.x0_ms) / span * pw;
-            ctx.set_stroke_style_str("#d6336c");
+            ctx.set_stroke_style_str(&pal.peak);
             ctx.set_line_width(1.5);
             ctx.begin_path();
             ctx.move_to(x, mt);
             ctx.line_to(x, mt + ph);
             ctx.stroke();
-            ctx.set_fill_style_str("#d6336c");
+            ctx.set_fill_style_str(&pal.peak);
             let _ = ctx.fill_text(
                 &format!("peak {mb_v:.1} MB"),
                 (x + 4.0).min(w - 110.0),
@@ -154,11 +161,11 @@ pub fn draw(canvas: &HtmlCanvasElement, curve: &CurveDto, t0_ms: f64, band: Opti
         }
     }
     if let Some((a, b)) = band {
-        ctx.set_fill_style_str("rgba(47,111,222,0.15)");
+        ctx.set_fill_style_str(&pal.band);
         ctx.fill_rect(a.min(b), mt, (a - b).abs(), ph);
     }
     // Frame.
-    ctx.set_stroke_style_str("#888");
+    ctx.set_stroke_style_str(&pal.frame);
     ctx.set_line_width(1.0);
     ctx.stroke_rect(ml, mt, pw, ph);
 }
