@@ -58,7 +58,7 @@ test('timeline of level1 rank 0: lanes, keys, wheel, drag, a bubble and a kernel
   const pw = box.width - LABEL_W - RIGHT;
   const at = (x, y) => [box.x + x, box.y + y];
 
-  // Keys: W zooms in around the centre (×0.8 each), D pans by 15 %, S zooms out, 0 resets.
+  // Keys (widgets::zoom): W zooms in around the centre (×0.8 each), D pans by 20 %, S zooms out (÷0.8), 0 resets.
   await canvas.focus();
   for (let i = 0; i < 5; i++) await page.keyboard.press('w');
   let [v0, v1, vs] = span(await canvas.getAttribute('data-view'));
@@ -71,7 +71,7 @@ test('timeline of level1 rank 0: lanes, keys, wheel, drag, a bubble and a kernel
   }, 2 * vs);
   await page.keyboard.press('d');
   const [w0] = span(await canvas.getAttribute('data-view'));
-  assert.ok(Math.abs(w0 - (v0 + 0.15 * vs)) < 1e-5, `pan right: ${w0}`);
+  assert.ok(Math.abs(w0 - (v0 + 0.2 * vs)) < 1e-5, `pan right: ${w0}`);
   await page.keyboard.press('ArrowLeft');
   await page.keyboard.press('s');
   assert.ok(Math.abs(span(await canvas.getAttribute('data-view'))[2] - vs * 1.25) < 1e-5);

@@ -1,7 +1,8 @@
 //! `<Timeline rank/>`: the canvas timeline of the steps/bubbles view (issue 3). One lane per
 //! device stream and host thread, step shading, bubbles coloured by their first soft label,
-//! a time ruler. Wheel zooms around the cursor, drag pans, W/S zoom, A/D and the arrow keys
-//! pan, double-click / "Reset" fits everything. Clicking a bubble selects it
+//! a time ruler. Wheel zooms around the cursor, drag pans, the page's chart keys
+//! (`widgets::zoom`: W/S or ↑/↓ zoom around the pointer, A/D or ←/→ pan, 0/Home), double-click
+//! or "Reset" fits everything. Clicking a bubble selects it
 //! (`AppState::anomaly_bubble`, shared with the bubble list and panel); clicking a box asks
 //! the worker for the kernel or host event under the pointer (`Request::KernelAt`).
 //!
@@ -21,6 +22,7 @@ use super::timeline_draw::{
 use crate::protocol::{AnalysisKind, Request, Response, TimelineDto, TimelineItemDto};
 use crate::ui::client::client;
 use crate::ui::state::AppState;
+use crate::ui::widgets::zoom::{zoom_key, ZoomKey, PAN, STEP};
 use crate::views::format;
 use crate::views::timeline_axis::{box_at, bubble_at, clamp_view, pan, zoom, LABEL_COLORS};
 
@@ -350,13 +352,16 @@ pub fn Timeline(
             .filter(|t| *t >= v.0 && *t <= v.1)
             .unwrap_or((v.0 + v.1) / 2.0);
         let span = v.1 - v.0;
-        let next = match ev.key().as_str() {
-            "w" | "W" | "ArrowUp" | "+" | "=" => zoom(v, full, at, 0.8),
-            "s" | "S" | "ArrowDown" | "-" => zoom(v, full, at, 1.25),
-            "a" | "A" | "ArrowLeft" => pan(v, full, -0.15 * span),
-            "d" | "D" | "ArrowRight" => pan(v, full, 0.15 * span),
-            "0" | "Escape" => full,
-            _ => return,
+        // The page's chart keys (widgets::zoom): W/S zoom around the pointer, A/D pan.
+        let Some(key) = zoom_key(&ev.key()) else {
+            return;
+        };
+        let next = match key {
+            ZoomKey::In => zoom(v, full, at, STEP),
+            ZoomKey::Out => zoom(v, full, at, 1.0 / STEP),
+            ZoomKey::Left => pan(v, full, -PAN * span),
+            ZoomKey::Right => pan(v, full, PAN * span),
+            ZoomKey::Reset => full,
         };
         ev.prevent_default();
         set_view(next);
