@@ -19,4 +19,5 @@ pub mod snapshot;
 pub mod table;
 pub mod timeline;
 pub mod timeline_axis;
+pub mod timeline_lod;
 pub mod view_state;
