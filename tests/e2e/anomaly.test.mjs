@@ -61,6 +61,15 @@ test('steps view of level1: both ranks, one step with the §13.1 values, a bubbl
   // Bubble list sorted by duration: the largest window is the 17.903 ms prelaunch (§13.1).
   await page.getByTestId('bubble-row').first().waitFor();
   assert.match(await page.getByTestId('bubble-count').innerText(), /of 56 \(56 emitted\)/);
+  // Paging (regression: a `>=` inside the "next" button's attribute closure ended the tag,
+  // leaving no button and the closure's text on the page).
+  assert.equal(await page.locator('[data-testid=bubble-list]').getByText('offset.set').count(), 0);
+  await page.getByTestId('bubble-next').click();
+  await page.waitForFunction(() => /^51–56 of 56/.test(document.querySelector('[data-testid=bubble-count]')?.innerText || ''));
+  assert.equal(await page.getByTestId('bubble-row').count(), 6);
+  assert.ok(await page.getByTestId('bubble-next').isDisabled());
+  await page.getByTestId('bubble-prev').click();
+  await page.waitForFunction(() => /^1–50 of 56/.test(document.querySelector('[data-testid=bubble-count]')?.innerText || ''));
   const pre = (await page.getByTestId('bubble-row').first().innerText()).split('\t');
   // Columns: #, scope, start (from the first kernel), duration, host, sync, comm, step, labels.
   assert.equal(pre[1], 'prelaunch');

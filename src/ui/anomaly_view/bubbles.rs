@@ -135,12 +135,14 @@ pub fn BubbleList(rank: u32, labels: Vec<(String, u32)>, t0_us: f64) -> impl Int
             return None;
         };
         let (o, m) = (p.offset, p.matching);
+        // Computed outside `view!`: a `>` inside an attribute closure ends the tag there.
+        let at_end = o + PAGE >= m;
         Some(view! {
             <span class="muted" data-testid="bubble-count">
                 {format!("{}–{} of {} ({} emitted)", if m == 0 { 0 } else { o + 1 }, (o + PAGE).min(m), m, p.total)}
             </span>
             <button class="button" data-testid="bubble-prev" disabled=move || { o == 0 } on:click=move |_| offset.set(o.saturating_sub(PAGE))>"‹"</button>
-            <button class="button" data-testid="bubble-next" disabled=move || { o + PAGE >= m } on:click=move |_| offset.set(o + PAGE)>"›"</button>
+            <button class="button" data-testid="bubble-next" disabled=at_end on:click=move |_| offset.set(o + PAGE)>"›"</button>
         })
     };
     view! {
