@@ -143,6 +143,41 @@ test('URL hash: reload + re-drop the same folder returns to the same view; a pas
   await q.page.context().close();
 });
 
+test('URL hash: the steps & bubbles selection (rank, bubble) comes back after reload + re-drop', async () => {
+  const p = await newPage();
+  await p.open();
+  await p.openFolder(LEVEL1);
+  assert.equal(await p.waitDone(), 'Done');
+  await p.page.getByTestId('tab-anomaly').click();
+  await p.page.getByTestId('anomaly-rank-row').nth(1).click();
+  await p.page.getByTestId('bubble-row').nth(3).waitFor();
+  await p.page.getByTestId('bubble-row').nth(3).click();
+  const read = () => p.page.evaluate(() => ({
+    tab: document.querySelector('[role=tab][aria-selected=true]')?.dataset.testid,
+    rank: [...document.querySelectorAll('[data-testid=anomaly-rank-row]')].findIndex((r) => r.classList.contains('selected')),
+    bubble: document.querySelector('[data-testid=bubble-row].selected')?.firstElementChild?.innerText,
+    window: document.querySelector('[data-testid=bubble-panel] [data-testid=bubble-window]')?.innerText,
+  }));
+  await p.page.locator('[data-testid=bubble-panel] [data-testid=bubble-window]').waitFor();
+  const before = await read();
+  assert.equal(before.tab, 'tab-anomaly');
+  assert.equal(before.rank, 1);
+  await waitHash(p.page, { tab: 'anomaly', 'anom.rank': '1', 'anom.bubble': before.bubble });
+  const hash = await p.page.evaluate(() => location.hash);
+  await p.page.reload();
+  await p.page.getByTestId('drop-zone').waitFor();
+  await p.openFolder(LEVEL1);
+  assert.equal(await p.waitDone(), 'Done');
+  await p.page.locator('[data-testid=bubble-panel] [data-testid=bubble-window]').waitFor();
+  await p.page.locator('[data-testid=bubble-row].selected').waitFor();
+  assert.deepEqual(await read(), before);
+  await p.page.waitForTimeout(400);
+  assert.equal(await p.page.evaluate(() => location.hash), hash);
+  await p.screenshot('ux-10-restored-anomaly');
+  assert.deepEqual(p.consoleErrors, []);
+  await p.page.context().close();
+});
+
 test('URL hash: malformed and unknown keys never break the page', async () => {
   const p = await newPage();
   await p.page.goto(server.url + '#tab=nosuchtab&rank=abc&mem.x=5,1&mem.row=999999&%ZZ&&=&future.key=kept&mem.q=%E2%9C%93');
