@@ -243,8 +243,9 @@ impl Route {
     }
 }
 
-/// What [`Route::bind`] accepts: any [`HashValue`] wrapped in `Option` (`None` = key absent),
-/// or a `String` (empty = key absent).
+/// What [`Route::bind`] accepts: any [`HashValue`] (a plain value: the key is set while the
+/// value has a text form; `String`: empty = key absent), or one wrapped in `Option`
+/// (`None` = key absent).
 pub trait BindValue: Sized {
     /// Reads the signal's value from the raw fragment value.
     fn read(s: &str) -> Option<Self>;
@@ -261,12 +262,12 @@ impl<V: HashValue> BindValue for Option<V> {
     }
 }
 
-impl BindValue for String {
+impl<V: HashValue> BindValue for V {
     fn read(s: &str) -> Option<Self> {
-        Some(s.to_string())
+        V::from_hash(s)
     }
     fn write(&self) -> Option<String> {
-        (!self.is_empty()).then(|| self.clone())
+        self.to_hash()
     }
 }
 
