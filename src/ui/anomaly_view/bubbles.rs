@@ -86,7 +86,7 @@ pub fn BubbleList(rank: u32, labels: Vec<(String, u32)>) -> impl IntoView {
                 _ => "",
             };
             view! {
-                <th class:num=num class="sortable" data-col=format!("{col:?}")
+                <th class:num=num class="sortable" tabindex="0" data-col=format!("{col:?}")
                     on:click=move |_| sort.update(|s| *s = if s.0 == col { (col, !s.1) } else { (col, num) })>
                     {name}{arrow}
                 </th>
@@ -111,6 +111,7 @@ pub fn BubbleList(rank: u32, labels: Vec<(String, u32)>) -> impl IntoView {
                 view! {
                     <tr
                         data-testid="bubble-row"
+                        tabindex="0"
                         class:selected=move || state.anomaly_bubble.get() == Some(idx)
                         class:significant=b.significant
                         on:click=move |_| state.anomaly_bubble.set(Some(idx))
