@@ -49,8 +49,8 @@ fn activatable(ev: &web_sys::KeyboardEvent) -> Option<web_sys::HtmlElement> {
     ) {
         return None;
     }
-    let row_like =
-        matches!(tag.as_str(), "tr" | "th" | "li" | "td" | "div" | "span") && el.has_attribute("tabindex");
+    let row_like = matches!(tag.as_str(), "tr" | "th" | "li" | "td" | "div" | "span")
+        && el.has_attribute("tabindex");
     let role = el.get_attribute("role").unwrap_or_default();
     (row_like && (role.is_empty() || role == "button" || role == "row" || role == "option"))
         .then_some(el)

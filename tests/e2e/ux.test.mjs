@@ -103,7 +103,8 @@ test('URL hash: reload + re-drop the same folder returns to the same view; a pas
   assert.equal(view.zoomed, 'true');
   assert.match(view.userFrame, /main\.py\(354\): train$/);
   const params = await hashParams(p.page);
-  assert.deepEqual(Object.keys(params).sort(), ['mem.kmin', 'mem.q', 'mem.row', 'mem.x', 'rank', 'tab']);
+  // anom.rank: the steps & bubbles view's rank (its first analysed rank), kept beside.
+  assert.deepEqual(Object.keys(params).sort(), ['anom.rank', 'mem.kmin', 'mem.q', 'mem.row', 'mem.x', 'rank', 'tab']);
   const [a, b] = params['mem.x'].split(',').map(Number);
   assert.ok(a < b && String(a) === view.x0 && String(b) === view.x1, `mem.x ${params['mem.x']} = chart window ${view.x0},${view.x1}`);
   assert.equal(params['mem.row'], view.selectedRow);
@@ -136,7 +137,7 @@ test('URL hash: reload + re-drop the same folder returns to the same view; a pas
   await q.page.getByTestId('rank-summary-row').nth(0).click();
   await waitHash(q.page, { tab: 'memory', rank: '0' });
   await q.page.waitForTimeout(400);
-  assert.deepEqual(Object.keys(await hashParams(q.page)).sort(), ['rank', 'tab']);
+  assert.deepEqual(Object.keys(await hashParams(q.page)).sort(), ['anom.rank', 'rank', 'tab']);
   assert.deepEqual(p.consoleErrors, []);
   assert.deepEqual(q.consoleErrors, []);
   await p.page.context().close();

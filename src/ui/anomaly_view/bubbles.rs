@@ -139,7 +139,7 @@ pub fn BubbleList(rank: u32, labels: Vec<(String, u32)>) -> impl IntoView {
                 {format!("{}–{} of {} ({} emitted)", if m == 0 { 0 } else { o + 1 }, (o + PAGE).min(m), m, p.total)}
             </span>
             <button class="button" disabled=move || o == 0 on:click=move |_| offset.set(o.saturating_sub(PAGE))>"‹"</button>
-            <button class="button" disabled=move || o + PAGE >= m on:click=move |_| offset.set(o + PAGE)>"›"</button>
+            <button class="button" disabled=move || { o + PAGE >= m } on:click=move |_| offset.set(o + PAGE)>"›"</button>
         })
     };
     view! {
