@@ -9,6 +9,26 @@ pub fn py_round(x: f64, ndigits: usize) -> f64 {
     if !x.is_finite() {
         return x;
     }
+    // Fast path: `y = x·10ⁿ` is within a few ulps of the exact product, so when its fraction
+    // is clearly away from one half, rounding `y` rounds the exact value the same way, and
+    // `r / 10ⁿ` (IEEE division, correctly rounded) is the double nearest the decimal `r·10⁻ⁿ`,
+    // which is what Python returns. Near a tie, or out of range, decide on the exact decimal.
+    if ndigits <= 15 {
+        let scale = 10f64.powi(ndigits as i32);
+        let y = x * scale;
+        if y.abs() < 4.0e15 {
+            let f = y - y.floor();
+            if (f - 0.5).abs() > (y.abs() + 1.0) * 2e-15 {
+                return y.round() / scale;
+            }
+        }
+    }
+    py_round_exact(x, ndigits)
+}
+
+/// [`py_round`] through the exact decimal expansion (`format!` rounds ties to even on the
+/// exact binary value, as Python does).
+fn py_round_exact(x: f64, ndigits: usize) -> f64 {
     format!("{x:.ndigits$}").parse().unwrap_or(x)
 }
 
@@ -113,6 +133,29 @@ mod tests {
     #[test]
     fn python_rounding() {
         assert_eq!(py_round(0.125, 2), 0.12);
+        assert_eq!(py_round(-0.001, 2).to_bits(), (-0.0f64).to_bits());
+        // The fast path agrees with the exact decimal rounding everywhere it is taken.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for i in 0..200_000u32 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mag = 10f64.powi((i % 14) as i32 - 3);
+            let x = (state >> 11) as f64 / (1u64 << 53) as f64
+                * mag
+                * if i % 3 == 0 { -1.0 } else { 1.0 };
+            // Also values that sit exactly on two-decimal grid points and halves.
+            let g = (state % 100_000) as f64 / 200.0;
+            for v in [x, g, -g] {
+                for n in [0usize, 1, 2, 3, 6] {
+                    assert_eq!(
+                        py_round(v, n).to_bits(),
+                        py_round_exact(v, n).to_bits(),
+                        "{v} {n}"
+                    );
+                }
+            }
+        }
         assert_eq!(py_round(0.375, 2), 0.38);
         assert_eq!(py_round(2.675, 2), 2.67);
         assert_eq!(py_round(1.23456, 4), 1.2346);

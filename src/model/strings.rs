@@ -4,7 +4,7 @@
 //! repeat across millions of rows; each distinct text is stored once and rows
 //! hold a 4-byte [`StrId`].
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Interned string; index into one [`StringPool`]. Equal ids mean equal strings in that pool.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -55,7 +55,7 @@ impl StringPool {
         let mut p = StringPool {
             text: String::new(),
             ends: Vec::new(),
-            by_hash: HashMap::new(),
+            by_hash: HashMap::default(),
         };
         p.intern("");
         p

@@ -31,7 +31,11 @@ impl std::fmt::Display for NumError {
 
 /// Trims ASCII whitespace (space, `\t`, `\r`, `\n`, form feed) from both ends.
 pub fn trim_cell(s: &str) -> &str {
-    s.trim_matches(|c: char| c.is_ascii_whitespace())
+    match (s.as_bytes().first(), s.as_bytes().last()) {
+        // Fast path: most cells have nothing to trim.
+        (Some(f), Some(l)) if !f.is_ascii_whitespace() && !l.is_ascii_whitespace() => s,
+        _ => s.trim_matches(|c: char| c.is_ascii_whitespace()),
+    }
 }
 
 /// True when the trimmed cell is empty or exactly `N/A` (formats.md §2.6).
@@ -248,7 +252,14 @@ pub fn parse_time_ns(s: &str) -> Result<TimeNs, NumError> {
     let shift = exp as i64 - frac_part.len() as i64 + 3;
     let all = int_part.iter().chain(frac_part.iter());
     let n_digits = int_part.len() + frac_part.len();
-    let value: i128 = if shift >= 0 {
+    let value: i128 = if shift >= 0 && shift <= 18 && n_digits <= 18 {
+        // Fast path: the digits and the scaled value fit in u64 / i128 without checks.
+        let mut v: u64 = 0;
+        for &d in all {
+            v = v * 10 + (d - b'0') as u64;
+        }
+        v as i128 * 10i128.pow(shift as u32)
+    } else if shift >= 0 {
         let mut v: i128 = 0;
         for &d in all {
             v = v
@@ -264,19 +275,18 @@ pub fn parse_time_ns(s: &str) -> Result<TimeNs, NumError> {
     } else {
         // Keep the first n_digits - drop digits, round half-to-even on the dropped ones.
         let drop = (-shift) as usize;
-        let digits: Vec<u8> = all.map(|&d| d - b'0').collect();
         let keep = n_digits.saturating_sub(drop);
         let mut v: i128 = 0;
-        for &d in &digits[..keep] {
+        for &d in all.clone().take(keep) {
             v = v
                 .checked_mul(10)
-                .and_then(|v| v.checked_add(d as i128))
+                .and_then(|v| v.checked_add((d - b'0') as i128))
                 .ok_or(NumError::OutOfRange)?;
         }
-        let dropped = &digits[keep..];
         // Compare the dropped part with one half.
-        let first = dropped.first().copied().unwrap_or(0);
-        let rest_nonzero = dropped.iter().skip(1).any(|&d| d != 0);
+        let mut dropped = all.skip(keep).map(|&d| d - b'0');
+        let first = dropped.next().unwrap_or(0);
+        let rest_nonzero = dropped.any(|d| d != 0);
         let round_up = if drop > n_digits {
             false // value < 10^-(drop - n_digits) ≤ 0.1: rounds to 0
         } else if first > 5 || (first == 5 && rest_nonzero) {

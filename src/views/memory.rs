@@ -14,7 +14,7 @@
 //! `size_kb > 0`; a row released at `t` is not live at `t`), which starts at 0 and ignores
 //! memory allocated before the capture.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::curve::{step_min_max, value_at};
 use super::table::{cmp_f64, contains_ci, order_rows, page};
@@ -60,7 +60,11 @@ pub struct RowIn<'a> {
     /// the parity columns but no allocator sample).
     pub has_alloc_totals: (bool, bool, bool),
     /// Matched stack frames, innermost first (the default-mode stack; empty when none).
+    /// May be left empty when `stack_key` is one [`MemoryRows::knows_stack`] already knows.
     pub frames: Vec<&'a str>,
+    /// The caller's id of this stack (equal ids = equal frames), so each distinct stack is
+    /// interned once instead of once per row; `None` = intern `frames`.
+    pub stack_key: Option<u32>,
     /// First listed frame (parity `call_stack_top`).
     pub call_stack_top: &'a str,
     /// First user frame (ascend-memory.md §6.3), `""` when none.
@@ -81,6 +85,7 @@ pub struct MemoryRows {
     index: HashMap<String, u32>,
     stacks: Vec<Vec<u32>>,
     stack_index: HashMap<Vec<u32>, u32>,
+    stack_by_key: HashMap<u32, u32>,
     name: Vec<u32>,
     size_kb: Vec<f64>,
     start_ms: Vec<f64>,
@@ -137,14 +142,15 @@ impl MemoryRows {
             .unwrap_or("")
     }
 
-    /// Appends one row (export order).
-    pub fn push(&mut self, r: &RowIn<'_>) {
-        let name = self.intern(r.name);
-        let top = self.intern(r.call_stack_top);
-        let user = self.intern(r.user_frame);
-        let origin = self.intern(r.stack_origin);
-        let frames: Vec<u32> = r.frames.iter().map(|f| self.intern(f)).collect();
-        let stack = if frames.is_empty() {
+    /// True when a row with [`RowIn::stack_key`] `key` was pushed already (its frames may
+    /// then be left out).
+    pub fn knows_stack(&self, key: u32) -> bool {
+        self.stack_by_key.contains_key(&key)
+    }
+
+    fn intern_stack(&mut self, frames: &[&str]) -> u32 {
+        let frames: Vec<u32> = frames.iter().map(|f| self.intern(f)).collect();
+        if frames.is_empty() {
             NONE
         } else if let Some(&id) = self.stack_index.get(&frames) {
             id
@@ -153,6 +159,23 @@ impl MemoryRows {
             self.stacks.push(frames.clone());
             self.stack_index.insert(frames, id);
             id
+        }
+    }
+
+    /// Appends one row (export order).
+    pub fn push(&mut self, r: &RowIn<'_>) {
+        let name = self.intern(r.name);
+        let top = self.intern(r.call_stack_top);
+        let user = self.intern(r.user_frame);
+        let origin = self.intern(r.stack_origin);
+        let stack = match r.stack_key.map(|k| (k, self.stack_by_key.get(&k).copied())) {
+            Some((_, Some(id))) => id,
+            Some((k, None)) => {
+                let id = self.intern_stack(&r.frames);
+                self.stack_by_key.insert(k, id);
+                id
+            }
+            None => self.intern_stack(&r.frames),
         };
         self.name.push(name);
         self.size_kb.push(r.size_kb);
@@ -443,7 +466,7 @@ impl MemoryRows {
             SiteKey::CallStackTop => &self.top,
             SiteKey::Name => &self.name,
         };
-        let mut acc: HashMap<u32, (u64, f64)> = HashMap::new();
+        let mut acc: HashMap<u32, (u64, f64)> = HashMap::default();
         for i in 0..self.len() {
             if self.size_kb[i] > 0.0 {
                 let e = acc.entry(col[i]).or_default();

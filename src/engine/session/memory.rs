@@ -69,6 +69,8 @@ pub fn run_rank(index: u32, folder: &RankFolder, opener: &dyn Opener) -> RankOut
             for row in run.rows() {
                 push_row(&mut rows, &row);
             }
+            // The engine's columns are no longer needed: free them before the curve sort.
+            drop(run);
             rows.finish();
             RankOutcome {
                 rows: Some(rows),
@@ -85,10 +87,11 @@ fn push_row(rows: &mut MemoryRows, row: &crate::analysis::memory_result::RowRef<
     let i = row.index();
     let alloc = rank.events().alloc_totals(i);
     let rel = row.release_totals();
-    let frames: Vec<&str> = row
-        .stack()
-        .map(|s| rank.stacks().frames(s).collect())
-        .unwrap_or_default();
+    let stack_key = row.stack().map(|s| s.index() as u32);
+    let frames: Vec<&str> = match row.stack() {
+        Some(s) if !rows.knows_stack(s.index() as u32) => rank.stacks().frames(s).collect(),
+        _ => Vec::new(),
+    };
     let origin = row.stack_origin();
     rows.push(&RowIn {
         name: row.name(),
@@ -106,6 +109,7 @@ fn push_row(rows: &mut MemoryRows, row: &crate::analysis::memory_result::RowRef<
             alloc.active.is_some(),
         ),
         frames,
+        stack_key,
         call_stack_top: row.call_stack_top(),
         user_frame: row.user_frame().0,
         match_quality: quality_index(row.match_quality()),

@@ -77,20 +77,22 @@ impl<R: Read> Read for Source<R> {
 
 impl<R> Source<R> {
     fn count_endings(&mut self, chunk: &[u8]) {
-        let mut prev = self.prev_cr;
-        for &b in chunk {
-            if b == b'\n' {
-                self.newlines.push_back(self.handed);
-                if prev {
-                    self.endings.crlf += 1;
-                } else {
-                    self.endings.lf += 1;
-                }
+        for p in memchr::memchr_iter(b'\n', chunk) {
+            self.newlines.push_back(self.handed + p as u64);
+            let after_cr = match p.checked_sub(1) {
+                Some(q) => chunk.get(q) == Some(&b'\r'),
+                None => self.prev_cr,
+            };
+            if after_cr {
+                self.endings.crlf += 1;
+            } else {
+                self.endings.lf += 1;
             }
-            prev = b == b'\r';
-            self.handed += 1;
         }
-        self.prev_cr = prev;
+        if let Some(&last) = chunk.last() {
+            self.prev_cr = last == b'\r';
+        }
+        self.handed += chunk.len() as u64;
     }
 
     /// 1-based physical line of the byte at `offset` (post-BOM); offsets must not decrease.

@@ -1,0 +1,107 @@
+//! Native benchmark of the worker path: the same `Session` the browser worker runs (`Open`,
+//! then `Run` of one analysis over every target), over the fs opener instead of `File`
+//! slices. Compare with `tests/e2e/bench.mjs` on the same folder to see the browser's own cost.
+//!
+//! Usage: `cargo run --release --example session_bench -- <folder> [memory|anomaly|snapshot]`
+//! Prints input MB, wall seconds, MB/s and peak RSS (VmHWM).
+
+use std::time::Instant;
+
+use proflens::cli::fs_opener::FsOpener;
+use proflens::engine::session::{Session, Sink};
+use proflens::protocol::{AnalysisKind, Envelope, FileMeta, Request, Response};
+
+struct Count {
+    ranks: u32,
+    snapshots: u32,
+    done: u32,
+    failed: Vec<String>,
+}
+
+impl Sink for Count {
+    fn send(&mut self, _seq: u32, response: Response) {
+        match response {
+            Response::Inventory(inv) => {
+                self.ranks = inv.ranks.len() as u32;
+                self.snapshots = inv.snapshots.len() as u32;
+            }
+            Response::RankFailed { message, .. } => self.failed.push(message),
+            Response::RunDone { done, .. } => self.done = done,
+            _ => {}
+        }
+    }
+    fn send_bytes(&mut self, _seq: u32, _response: Response, _bytes: &[u8]) {}
+}
+
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let l = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+            l.split_whitespace().nth(1)?.parse::<f64>().ok()
+        })
+        .unwrap_or(0.0)
+        / 1024.0
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let dir = args
+        .first()
+        .expect("usage: session_bench <folder> [memory|anomaly|snapshot]");
+    let analysis = match args.get(1).map(String::as_str).unwrap_or("memory") {
+        "anomaly" => AnalysisKind::Anomaly,
+        "snapshot" => AnalysisKind::Snapshot,
+        _ => AnalysisKind::Memory,
+    };
+    let (opener, files) = FsOpener::walk(std::path::Path::new(dir)).expect("readable folder");
+    let bytes: u64 = files.iter().map(|f| f.size).sum();
+    let metas: Vec<FileMeta> = files
+        .iter()
+        .map(|f| FileMeta {
+            path: f.path.clone(),
+            size: f.size,
+        })
+        .collect();
+    let t0 = Instant::now();
+    let mut session = Session::new();
+    let mut sink = Count {
+        ranks: 0,
+        snapshots: 0,
+        done: 0,
+        failed: Vec::new(),
+    };
+    session.handle(
+        Envelope {
+            seq: 1,
+            body: Request::Open { files: metas },
+        },
+        &opener,
+        &mut sink,
+    );
+    let n = if analysis == AnalysisKind::Snapshot {
+        sink.snapshots
+    } else {
+        sink.ranks
+    };
+    let targets: Vec<u32> = (0..n).collect();
+    session.handle(
+        Envelope {
+            seq: 2,
+            body: Request::Run { analysis, targets },
+        },
+        &opener,
+        &mut sink,
+    );
+    let s = t0.elapsed().as_secs_f64();
+    let mb = bytes as f64 / 1048576.0;
+    println!(
+        "{analysis:?}: {mb:.1} MB in {s:.3} s = {:.1} MB/s, {} target(s) done, peak RSS {:.0} MB",
+        mb / s,
+        sink.done,
+        peak_rss_mb()
+    );
+    for f in &sink.failed {
+        println!("failed: {f}");
+    }
+}
