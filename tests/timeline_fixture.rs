@@ -103,7 +103,7 @@ fn level1_lanes_and_merged_boxes_match_the_python_reference() {
                 }));
             for (wi, q) in queries.enumerate() {
                 let got: Vec<[i64; 4]> = ix
-                    .lane_boxes(src, lane, &q)
+                    .lane_boxes(lane, &q)
                     .iter()
                     .map(|b| [b.start_ns, b.end_ns, b.count as i64, b.busy_ns])
                     .collect();

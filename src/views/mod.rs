@@ -18,4 +18,5 @@ pub mod memory;
 pub mod table;
 pub mod timeline;
 pub mod timeline_axis;
+pub mod timeline_lod;
 pub mod view_state;

@@ -18,6 +18,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+pub use super::timeline_lod::{merge_spans, LaneSpans, MergedBox, MAX_BOX_PX};
 use crate::analysis::anomaly::AnomalyResult;
 use crate::analysis::bubbles::Scope;
 use crate::model::kernels::{KernelTable, TaskClass};
@@ -44,13 +45,13 @@ enum Items {
 }
 
 /// One lane: its items (indices into the kernel table or the host event list) in start
-/// order, and `reach[k]` = max end of items `0..=k` (non-decreasing).
+/// order and their spans.
 #[derive(Clone, Debug)]
 struct LaneIndex {
     label: String,
     items_of: Items,
     items: Vec<u32>,
-    reach: Vec<i64>,
+    spans: LaneSpans,
 }
 
 /// Per-rank timeline index (see the module doc). Holds no borrow: pass the same
@@ -73,53 +74,6 @@ pub struct TimelineQuery {
     pub x_range_ms: Option<(f64, f64)>,
     /// Chart width in pixels (≥ 1; 0 is taken as 1).
     pub width_px: u32,
-}
-
-/// A merged run of items of one lane (what one drawn box stands for).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MergedBox {
-    /// First item's start, ns.
-    pub start_ns: i64,
-    /// Max end of the items, ns.
-    pub end_ns: i64,
-    /// Number of items.
-    pub count: u32,
-    /// Union of the items inside the box, ns.
-    pub busy_ns: i64,
-    /// Position (in the input order) of the longest item; ties: the first.
-    pub longest: usize,
-}
-
-/// Merges spans `(start, end)` given in start order: a span whose start lies less than
-/// `px_ns` after the current box's end joins the box (overlaps always join). O(n).
-pub fn merge_spans(spans: impl IntoIterator<Item = (i64, i64)>, px_ns: f64) -> Vec<MergedBox> {
-    let mut out: Vec<MergedBox> = Vec::new();
-    let mut longest_len = 0i64;
-    for (pos, (s, e)) in spans.into_iter().enumerate() {
-        let e = e.max(s);
-        match out.last_mut() {
-            Some(b) if ((s - b.end_ns) as f64) < px_ns => {
-                b.busy_ns += (e - s.max(b.end_ns)).max(0);
-                b.end_ns = b.end_ns.max(e);
-                b.count += 1;
-                if e - s > longest_len {
-                    longest_len = e - s;
-                    b.longest = pos;
-                }
-            }
-            _ => {
-                longest_len = e - s;
-                out.push(MergedBox {
-                    start_ns: s,
-                    end_ns: e,
-                    count: 1,
-                    busy_ns: e - s,
-                    longest: pos,
-                });
-            }
-        }
-    }
-    out
 }
 
 fn class_code(c: TaskClass) -> u8 {
@@ -181,7 +135,11 @@ impl TimelineIndex {
             .map(|(s, items)| LaneIndex {
                 label: format!("stream {}", k.text(s)),
                 items_of: Items::Kernels,
-                reach: running_max(items.iter().map(|&i| k.end_ns(i as usize))),
+                spans: LaneSpans::new(
+                    items
+                        .iter()
+                        .map(|&i| (k.start_ns()[i as usize], k.end_ns(i as usize))),
+                ),
                 items,
             })
             .collect();
@@ -223,7 +181,11 @@ impl TimelineIndex {
                 lanes.push(LaneIndex {
                     label: format!("{kind} {}", t.thread_text(th)),
                     items_of: Items::Host,
-                    reach: running_max(items.iter().map(|&i| ev[i as usize].end_ns())),
+                    spans: LaneSpans::new(
+                        items
+                            .iter()
+                            .map(|&i| (ev[i as usize].start_ns, ev[i as usize].end_ns())),
+                    ),
                     items,
                 });
             }
@@ -245,7 +207,7 @@ impl TimelineIndex {
                 lanes
                     .iter()
                     .filter(|l| l.items_of == Items::Kernels)
-                    .filter_map(|l| l.reach.last().copied()),
+                    .filter_map(|l| l.spans.max_end()),
             )
             .max();
         let full_ns = match (lo, hi) {
@@ -341,58 +303,16 @@ impl TimelineIndex {
         }
     }
 
-    /// Positions `a..b` of lane items that overlap `[x0, x1)`-ish: `reach > x0` (first item
-    /// that can still be running at `x0`) and `start < x1`; items in between that end at or
-    /// before `x0` are skipped by the caller.
-    fn candidates(
-        &self,
-        src: TimelineSource<'_>,
-        lane: &LaneIndex,
-        x0: i64,
-        x1: i64,
-    ) -> (usize, usize) {
-        let a = lane.reach.partition_point(|&r| r <= x0);
-        let b = a + lane.items[a..].partition_point(|&i| Self::span(src, lane.items_of, i).0 < x1);
-        (a, b)
-    }
-
-    /// Spans and item ids of `lane` visible in `[x0, x1)`: `end > x0` (or a zero-length item
-    /// starting inside) and `start < x1`, in start order.
-    fn visible(
-        &self,
-        src: TimelineSource<'_>,
-        lane: &LaneIndex,
-        (x0, x1): (i64, i64),
-        spans: &mut Vec<(i64, i64)>,
-        ids: &mut Vec<u32>,
-    ) {
-        let (a, b) = self.candidates(src, lane, x0, x1);
-        spans.clear();
-        ids.clear();
-        for &i in &lane.items[a..b] {
-            let (s, e) = Self::span(src, lane.items_of, i);
-            if e > x0 || (s >= x0 && e == s) {
-                spans.push((s, e));
-                ids.push(i);
-            }
-        }
-    }
-
     /// The merged boxes of lane `lane` for query `q`, in absolute ns (what
     /// [`build`](Self::build) turns into [`LaneBoxesDto`]); empty for an unknown lane.
-    pub fn lane_boxes(
-        &self,
-        src: TimelineSource<'_>,
-        lane: usize,
-        q: &TimelineQuery,
-    ) -> Vec<MergedBox> {
+    pub fn lane_boxes(&self, lane: usize, q: &TimelineQuery) -> Vec<MergedBox> {
         let Some(l) = self.lanes.get(lane) else {
             return Vec::new();
         };
         let (x0, x1) = self.window_ns(q);
-        let (mut spans, mut ids) = (Vec::new(), Vec::new());
-        self.visible(src, l, (x0, x1), &mut spans, &mut ids);
-        merge_spans(spans, (x1 - x0) as f64 / q.width_px.max(1) as f64)
+        l.spans
+            .merged(x0, x1, (x1 - x0) as f64 / q.width_px.max(1) as f64)
+            .0
     }
 
     /// Builds the payload of one `Request::Timeline` (see the module doc for the merging rule).
@@ -403,14 +323,11 @@ impl TimelineIndex {
         let mut names: Vec<String> = Vec::new();
         let mut name_ix: HashMap<(bool, u32), u32> = HashMap::default();
         let mut lanes = Vec::with_capacity(self.lanes.len());
-        let mut spans: Vec<(i64, i64)> = Vec::new();
-        let mut ids: Vec<u32> = Vec::new();
         for (lane_id, lane) in self.lanes.iter().enumerate() {
-            self.visible(src, lane, (x0, x1), &mut spans, &mut ids);
-            let merged = merge_spans(spans.iter().copied(), px_ns);
+            let (merged, in_window) = lane.spans.merged(x0, x1, px_ns);
             let mut boxes = LaneBoxesDto::default();
             for m in &merged {
-                let item = ids[m.longest];
+                let item = lane.items[m.longest];
                 let (class, name_key, text) = match lane.items_of {
                     Items::Kernels => {
                         let k = src.kernels;
@@ -452,7 +369,7 @@ impl TimelineIndex {
                     Items::Host => LaneKind::Host,
                 },
                 total: lane.items.len() as u64,
-                in_window: spans.len() as u64,
+                in_window,
                 boxes,
             });
         }
@@ -553,15 +470,14 @@ impl TimelineIndex {
         let l = self.lanes.get(lane as usize)?;
         let slop = (slop_ms.max(0.0) * 1e6).round() as i64;
         let t = self.abs_ns(t_ms);
-        let (a, b) = self.candidates(
-            src,
-            l,
+        let r = l.spans.range(
             t.saturating_sub(slop),
             t.saturating_add(slop).saturating_add(1),
         );
         let mut best: Option<(i64, i64, u32)> = None; // (distance, length, item)
-        for &i in &l.items[a..b] {
-            let (s, e) = Self::span(src, l.items_of, i);
+        for pos in r {
+            let (s, e) = l.spans.span(pos);
+            let i = l.items[pos];
             let dist = if t < s {
                 s - t
             } else if t >= e {

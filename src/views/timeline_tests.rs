@@ -9,52 +9,6 @@ use crate::model::trace_events::{Lane, MarkerEvent};
 const S: i64 = 1_000_000_000_000; // step start, ns (absolute)
 const US: i64 = 1_000;
 
-#[test]
-fn merge_spans_joins_gaps_below_one_pixel_and_counts_the_union() {
-    let spans = [(0, 10), (10, 20), (25, 30), (100, 101)];
-    // px 10: the 5 ns gap joins, the 70 ns gap does not.
-    let m = merge_spans(spans, 10.0);
-    assert_eq!(
-        m,
-        vec![
-            MergedBox {
-                start_ns: 0,
-                end_ns: 30,
-                count: 3,
-                busy_ns: 25,
-                longest: 0
-            },
-            MergedBox {
-                start_ns: 100,
-                end_ns: 101,
-                count: 1,
-                busy_ns: 1,
-                longest: 3
-            },
-        ]
-    );
-    // px 5: a gap of exactly one pixel stays a gap; touching spans still join.
-    let m = merge_spans(spans, 5.0);
-    let starts: Vec<_> = m
-        .iter()
-        .map(|b| (b.start_ns, b.end_ns, b.count, b.busy_ns))
-        .collect();
-    assert_eq!(starts, [(0, 20, 2, 20), (25, 30, 1, 5), (100, 101, 1, 1)]);
-    // Overlaps never double count; the longest item is the 14 ns one.
-    let m = merge_spans([(0, 10), (5, 8), (6, 20)], 0.0);
-    assert_eq!(
-        m,
-        vec![MergedBox {
-            start_ns: 0,
-            end_ns: 20,
-            count: 3,
-            busy_ns: 20,
-            longest: 2
-        }]
-    );
-    assert!(merge_spans(std::iter::empty(), 1.0).is_empty());
-}
-
 fn kernel(
     name: &str,
     core: &str,
@@ -119,6 +73,36 @@ fn rank() -> (KernelTable, HostEventTable, AnomalyResult) {
     (k, t, r)
 }
 
+fn index<'a>(
+    k: &'a KernelTable,
+    t: &'a HostEventTable,
+    r: &'a AnomalyResult,
+) -> (TimelineSource<'a>, TimelineIndex) {
+    let src = TimelineSource {
+        kernels: k,
+        trace: Some(t),
+        result: r,
+    };
+    (src, TimelineIndex::new(src))
+}
+
+fn build(
+    ix: &TimelineIndex,
+    src: TimelineSource<'_>,
+    rank: u32,
+    x_range_ms: Option<(f64, f64)>,
+    width_px: u32,
+) -> TimelineDto {
+    ix.build(
+        src,
+        rank,
+        &TimelineQuery {
+            x_range_ms,
+            width_px,
+        },
+    )
+}
+
 fn boxes_us(d: &TimelineDto, lane: usize) -> Vec<(f64, f64, u32)> {
     let b = &d.lanes[lane].boxes;
     (0..b.start_ms.len())
@@ -135,20 +119,8 @@ fn boxes_us(d: &TimelineDto, lane: usize) -> Vec<(f64, f64, u32)> {
 #[test]
 fn lanes_boxes_steps_and_bubbles_of_a_hand_built_rank() {
     let (k, t, r) = rank();
-    let src = TimelineSource {
-        kernels: &k,
-        trace: Some(&t),
-        result: &r,
-    };
-    let ix = TimelineIndex::new(src);
-    let d = ix.build(
-        src,
-        7,
-        &TimelineQuery {
-            x_range_ms: None,
-            width_px: 300,
-        },
-    );
+    let (src, ix) = index(&k, &t, &r);
+    let d = build(&ix, src, 7, None, 300);
     assert_eq!(d.rank, 7);
     assert_eq!(d.origin_ms, S as f64 / 1e6);
     assert_eq!(d.full_range_ms, (0.0, 0.3));
@@ -166,20 +138,25 @@ fn lanes_boxes_steps_and_bubbles_of_a_hand_built_rank() {
             ("Python 100/101", LaneKind::Host, 2),
         ]
     );
-    // One pixel = 1 µs: [10,20)+[20,30) touch, the 0.5 µs gap to [30.5,40) joins.
+    // One pixel = 1 µs: every kernel is ≥ 9.5 px wide, so each box is full (≥ 4 px) before
+    // the next kernel arrives: touching [10,20)+[20,30) and the 0.5 µs gap stay apart.
     assert_eq!(
         boxes_us(&d, 0),
-        [(10.0, 40.0, 3), (60.0, 70.0, 1), (200.0, 300.0, 1)]
+        [
+            (10.0, 20.0, 1),
+            (20.0, 30.0, 1),
+            (30.5, 40.0, 1),
+            (60.0, 70.0, 1),
+            (200.0, 300.0, 1)
+        ]
     );
     let b0 = &d.lanes[0].boxes;
-    assert_eq!(b0.busy[0], (29.5f64 / 30.0) as f32);
-    assert_eq!(b0.busy[1], 1.0);
-    // Longest of the first box: k1 and k2 are 10 µs, k3 9.5 µs → k1 (the first); k5 is AI_CPU.
-    assert_eq!(d.names[b0.name[0] as usize], "k1");
-    assert_eq!(b0.class, [0, 0, 1]);
+    assert!(b0.busy.iter().all(|&b| b == 1.0));
+    assert_eq!(d.names[b0.name[2] as usize], "k3");
+    assert_eq!(b0.class, [0, 0, 0, 0, 1]);
     assert_eq!(d.lanes[2].boxes.class, [2]);
-    assert_eq!(boxes_us(&d, 3), [(5.0, 14.0, 2)]);
-    assert_eq!(d.lanes[3].boxes.class, [HOST_CLASS]);
+    assert_eq!(boxes_us(&d, 3), [(5.0, 12.0, 1), (12.0, 14.0, 1)]);
+    assert_eq!(d.lanes[3].boxes.class, [HOST_CLASS, HOST_CLASS]);
     // One step band over [0, 300) µs.
     assert_eq!(d.steps.len(), 1);
     assert_eq!(
@@ -223,23 +200,16 @@ fn lanes_boxes_steps_and_bubbles_of_a_hand_built_rank() {
 #[test]
 fn coarser_pixels_merge_more_and_bubbles_keep_their_longest() {
     let (k, t, r) = rank();
-    let src = TimelineSource {
-        kernels: &k,
-        trace: Some(&t),
-        result: &r,
-    };
-    let ix = TimelineIndex::new(src);
-    // One pixel = 30 µs.
-    let d = ix.build(
-        src,
-        0,
-        &TimelineQuery {
-            x_range_ms: None,
-            width_px: 10,
-        },
-    );
+    let (src, ix) = index(&k, &t, &r);
+    // One pixel = 30 µs (boxes close at 120 µs).
+    let d = build(&ix, src, 0, None, 10);
     assert_eq!(boxes_us(&d, 0), [(10.0, 70.0, 4), (200.0, 300.0, 1)]);
     assert_eq!(d.lanes[0].boxes.busy[0], (39.5f64 / 60.0) as f32);
+    // Longest of the first box: k1, k2, k4 are 10 µs, k3 9.5 µs → k1 (the first).
+    assert_eq!(d.names[d.lanes[0].boxes.name[0] as usize], "k1");
+    // Host: [5,12) and [12,14) join (7 µs < 120 µs).
+    assert_eq!(boxes_us(&d, 3), [(5.0, 14.0, 2)]);
+    assert_eq!(d.lanes[3].boxes.busy[0], 1.0);
     let marks: Vec<_> = d
         .bubbles
         .iter()
@@ -258,38 +228,22 @@ fn coarser_pixels_merge_more_and_bubbles_keep_their_longest() {
 #[test]
 fn a_zoomed_window_keeps_items_reaching_into_it_and_nothing_ending_at_its_start() {
     let (k, t, r) = rank();
-    let src = TimelineSource {
-        kernels: &k,
-        trace: Some(&t),
-        result: &r,
-    };
-    let ix = TimelineIndex::new(src);
-    let d = ix.build(
-        src,
-        0,
-        &TimelineQuery {
-            x_range_ms: Some((0.025, 0.065)),
-            width_px: 40,
-        },
-    );
+    let (src, ix) = index(&k, &t, &r);
+    let d = build(&ix, src, 0, Some((0.025, 0.065)), 40);
     assert_eq!(d.x_range_ms, (0.025, 0.065));
-    // [20,30) reaches in (unclipped), [30.5,40) joins (0.5 µs < 1 px), [60,70) starts inside.
-    assert_eq!(boxes_us(&d, 0), [(20.0, 40.0, 2), (60.0, 70.0, 1)]);
+    // [20,30) reaches in (unclipped), [30.5,40) and [60,70) start inside; all ≥ 4 px.
+    assert_eq!(
+        boxes_us(&d, 0),
+        [(20.0, 30.0, 1), (30.5, 40.0, 1), (60.0, 70.0, 1)]
+    );
     assert_eq!(d.lanes[0].in_window, 3);
     // Stream 3's [15,25) ends exactly at the window start: not drawn.
     assert!(d.lanes[1].boxes.start_ms.is_empty());
     assert!(d.lanes[2].boxes.start_ms.is_empty());
     let marks: Vec<_> = d.bubbles.iter().map(|b| b.scope.as_str()).collect();
     assert_eq!(marks, ["global", "global"]);
-    // An invalid window falls back to everything.
-    let all = ix.build(
-        src,
-        0,
-        &TimelineQuery {
-            x_range_ms: Some((1.0, f64::NAN)),
-            width_px: 0,
-        },
-    );
+    // An invalid window falls back to everything (one pixel = 300 µs: one box).
+    let all = build(&ix, src, 0, Some((1.0, f64::NAN)), 0);
     assert_eq!((all.x_range_ms, all.width_px), ((0.0, 0.3), 1));
     assert_eq!(boxes_us(&all, 0), [(10.0, 300.0, 5)]);
 }
@@ -297,12 +251,7 @@ fn a_zoomed_window_keeps_items_reaching_into_it_and_nothing_ending_at_its_start(
 #[test]
 fn item_at_finds_the_kernel_or_host_event_under_the_pointer() {
     let (k, t, r) = rank();
-    let src = TimelineSource {
-        kernels: &k,
-        trace: Some(&t),
-        result: &r,
-    };
-    let ix = TimelineIndex::new(src);
+    let (src, ix) = index(&k, &t, &r);
     let hit = ix.item_at(src, 0, 0.035, 0.0).expect("k3");
     assert_eq!(
         (hit.name.as_str(), hit.stream.as_str(), hit.core.as_str()),
@@ -362,14 +311,7 @@ fn a_rank_without_trace_or_kernels_still_builds() {
         result: &r,
     };
     let ix = TimelineIndex::new(src);
-    let d = ix.build(
-        src,
-        0,
-        &TimelineQuery {
-            x_range_ms: None,
-            width_px: 100,
-        },
-    );
+    let d = build(&ix, src, 0, None, 100);
     assert!(d.lanes.is_empty() && d.bubbles.is_empty());
     assert_eq!(d.full_range_ms, (0.0, 1.0));
     assert_eq!(us_text(-1), "-0.001");

@@ -7,7 +7,8 @@ the Python/CANN processes the number of `X` events with dur > 0 that are not ste
 
 Rule: within a lane, kernels in start order (ties: source row); a kernel visible in [x0, x1)
 (end > x0 and start < x1) joins the current box when start - box_end < (x1 - x0) / width
-(one pixel); busy = union length inside the box.
+(one pixel), except that a box at least 4 pixels long takes no further item that does not
+overlap it; busy = union length inside the box.
 
 usage: timeline_ref.py RANK_DIR WIDTH [X0_REL_NS X1_REL_NS WIDTH ...]
 Windows are relative to the origin = ts of the first ProfilerStep# marker; the first window
@@ -60,7 +61,8 @@ def main():
             for (s, e, _) in ks:
                 if not (e > x0 and s < x1):
                     continue
-                if boxes and (s - boxes[-1][1]) < px:
+                full = boxes and s >= boxes[-1][1] and (boxes[-1][1] - boxes[-1][0]) >= 4 * px
+                if boxes and (s - boxes[-1][1]) < px and not full:
                     b = boxes[-1]
                     b[3] += max(0, e - max(s, b[1]))
                     b[1] = max(b[1], e)

@@ -9,6 +9,8 @@ mod bubbles;
 mod ops;
 mod steps;
 mod structure;
+mod timeline;
+mod timeline_draw;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -69,8 +71,7 @@ pub fn AnomalyView() -> impl IntoView {
             <Exports/>
             {move || match (state.anomaly_rank.get(), summary.get()) {
                 (Some(rank), Some(s)) => view! {
-                    // Timeline slot: the canvas timeline of this rank (timeline*.rs) goes here.
-                    <div class="anom-timeline-slot" data-testid="timeline-slot" data-rank=rank.to_string()></div>
+                    <timeline::Timeline rank=rank/>
                     <SummaryCards s=s.clone()/>
                     <Notes s=s.clone()/>
                     <steps::StepsTable rank=rank/>
