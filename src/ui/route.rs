@@ -22,8 +22,8 @@
 //! memory `mem.` ([`MEM_X`] zoom window ms, [`MEM_Q`] text filter, [`MEM_KMIN`]/[`MEM_KMAX`] size
 //! filters KB, [`MEM_SORT`] `Column` or `Column,desc`, [`MEM_ROW`] selected row id); steps &
 //! bubbles `anom.` ([`ANOM_RANK`], [`ANOM_STEP`], [`ANOM_BUBBLE`]: the `AppState` selections,
-//! bound with [`Route::bind_app`]); reserved: `tl.` (`tl.x`, `tl.lanes`), `snap.` (`snap.file`,
-//! `snap.device`, `snap.peak`, `snap.x`).
+//! bound with [`Route::bind_app`]); timeline `tl.` ([`TL_X`], scoped to its rank with
+//! [`Route::bind_scoped`]); snapshots `snap.` (`snap.file`, `snap.device`, `snap.x`).
 //!
 //! # Extension API (for any view)
 //! ```ignore
@@ -38,6 +38,8 @@
 //! let peak: Option<u32> = route.read("snap.peak");   // untracked, typed
 //! route.write("snap.peak", Some(&3u32));              // None removes
 //! route.clear_prefix("snap.");                         // e.g. when the device changes
+//! // A view that exists once per rank: `tl.x=1:12.5,40.1`, read back only by rank 1's view.
+//! route.bind_scoped("tl.x", rank, zoom);
 //! ```
 //! Call `bind` when the view mounts (inside the component), so a view mounted after a restore
 //! picks up its keys. A selection kept in [`AppState`] (reset by each load) uses
@@ -80,6 +82,8 @@ pub const ANOM_RANK: &str = "anom.rank";
 pub const ANOM_STEP: &str = "anom.step";
 /// Steps & bubbles view: selected bubble (index in the rank).
 pub const ANOM_BUBBLE: &str = "anom.bubble";
+/// Steps & bubbles timeline: zoom window `rank:a,b` (relative ms), see [`Route::bind_scoped`].
+pub const TL_X: &str = "tl.x";
 
 /// Delay before a change is written to the address bar, ms.
 pub const WRITE_DELAY_MS: u32 = 250;
@@ -212,6 +216,29 @@ impl Route {
         Effect::new(move |_| {
             let v = signal.get();
             route.write_raw(key, v.write());
+        });
+    }
+
+    /// Like [`Route::bind`] for a view that exists once per `scope` (e.g. a rank's timeline):
+    /// the value is stored as `scope:value` and read back only by the same scope, so a view of
+    /// another rank starts fresh (and its first write replaces the old value).
+    pub fn bind_scoped<V>(&self, key: &'static str, scope: u32, signal: RwSignal<Option<V>>)
+    where
+        V: HashValue + Clone + Send + Sync + PartialEq + 'static,
+    {
+        let restored = self.state.with_untracked(|s| {
+            let (sc, v) = s.get(key)?.split_once(':')?;
+            (u32::from_hash(sc)? == scope)
+                .then(|| V::from_hash(v))
+                .flatten()
+        });
+        if let Some(v) = restored {
+            signal.set(Some(v));
+        }
+        let route = *self;
+        Effect::new(move |_| {
+            let v = signal.with(|v| v.as_ref().and_then(|v| v.to_hash()));
+            route.write_raw(key, v.map(|v| format!("{scope}:{v}")));
         });
     }
 
