@@ -60,6 +60,9 @@ fn main() {
     println!("decode: {t_decode:.3} s ({:.0} MiB/s)", mb / t_decode);
     println!("analysis: {t_analysis:.3} s ({points} points)");
     println!("decode+analysis: {total:.3} s ({:.0} MiB/s)", mb / total);
+    if std::env::args().any(|a| a == "--views") {
+        views(&path, size, snap);
+    }
     if let (Some(d), Some(p)) = (rss_decode, vm_hwm_kb()) {
         println!(
             "peak RSS after decode: {:.1} MiB; overall: {:.1} MiB ({:.2}× file size)",
@@ -68,4 +71,67 @@ fn main() {
             p as f64 * 1024.0 / size as f64
         );
     }
+}
+
+/// The snapshot tab's queries on the whole file: curve (1000 columns, both axes), live set at
+/// 50 entries spread over the trace (each a full pass over the lifetime table), summary.
+fn views(path: &str, size: u64, snap: proflens::model::snapshot::Snapshot) {
+    use proflens::engine::snapshot::{analyse, SnapshotOptions};
+    use proflens::ingest::InputFile;
+    use proflens::protocol::snapshot::{
+        SnapAxis, SnapCurveQuery, SnapLiveQuery, SnapshotSettingsDto,
+    };
+    use proflens::views::snapshot::SnapshotView;
+    let settings = SnapshotSettingsDto::default();
+    let opts = SnapshotOptions::from_settings(&settings).expect("defaults");
+    let file = InputFile {
+        path: path.to_string(),
+        size,
+    };
+    let run = analyse(&file, snap, proflens::base::Problems::new(), &opts);
+    let n = run.devices.first().map_or(0, |d| d.n_entries);
+    let records = run.devices.first().map_or(0, |d| d.lifetimes.len());
+    let v = SnapshotView::from_parts(0, run, settings, opts);
+    let t = Instant::now();
+    let s = v.summary();
+    println!("view summary: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+    for axis in [SnapAxis::Index, SnapAxis::Time] {
+        let t = Instant::now();
+        let c = v
+            .curve(&SnapCurveQuery {
+                target: 0,
+                slot: 0,
+                axis,
+                range: None,
+                width_px: 1000,
+            })
+            .expect("curve");
+        println!(
+            "view curve {axis:?} (1000 columns, {} entries): {:.1} ms",
+            c.entries_in_window,
+            t.elapsed().as_secs_f64() * 1e3
+        );
+    }
+    let k = 50;
+    let t = Instant::now();
+    let mut live = 0;
+    for j in 0..k {
+        let x = (n as f64 - 1.0) * j as f64 / (k - 1) as f64;
+        let l = v
+            .live_at(&SnapLiveQuery {
+                target: 0,
+                slot: 0,
+                axis: SnapAxis::Index,
+                x,
+                limit: 200,
+            })
+            .expect("live");
+        live += l.live_tensors;
+    }
+    println!(
+        "view live_at: {:.1} ms per click ({n} entries, {records} records, {:.0} live tensors on average, {} devices)",
+        t.elapsed().as_secs_f64() * 1e3 / k as f64,
+        live as f64 / k as f64,
+        s.devices.len()
+    );
 }

@@ -6,9 +6,8 @@
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 
-use crate::analysis::snapshot::curves::CurveKind;
 use crate::engine::snapshot::{run as run_snapshot, SnapshotOptions};
-use crate::report::snapshot_links::LinkStyle;
+use crate::protocol::snapshot::SnapshotSettingsDto;
 use crate::report::snapshot_md;
 
 use super::fs_opener::FsOpener;
@@ -69,47 +68,29 @@ pub struct Args {
 }
 
 fn options(a: &Args) -> Result<SnapshotOptions, String> {
-    let mut o = SnapshotOptions::spec_defaults();
-    o.analysis.peaks.top_n = a.top_n;
-    o.analysis.peaks.dedup_pct = a.dedup_pct;
-    o.analysis.peaks.min_sep_ms = a.min_sep_ms;
-    o.analysis.peaks.min_prominence_frac = a.min_prominence_pct / 100.0;
-    o.analysis.top_contributors = a.top_contributors;
-    o.analysis.frame_depth = a.frame_depth;
-    o.analysis.curve = match a.curve.as_str() {
-        "allocated" => CurveKind::Allocated,
-        "active" => CurveKind::Active,
-        "reserved" => CurveKind::Reserved,
-        other => {
-            return Err(format!(
-                "--curve: expected allocated, active or reserved, got {other:?}"
-            ))
-        }
-    };
-    o.report.top_contributors = a.top_contributors;
-    o.report.links.style = LinkStyle::parse(&a.link_style).ok_or_else(|| {
-        format!(
-            "--link-style: expected vscode, cursor, github, file or none, got {:?}",
-            a.link_style
-        )
-    })?;
-    o.report.links.repo_url = a.repo_url.clone();
-    o.report.links.commit = a.commit.clone();
-    o.report.links.project_root = a.project_root.clone();
+    let mut path_map = Vec::new();
     for m in &a.map {
         let (from, to) = m
             .split_once('=')
             .ok_or_else(|| format!("--map: expected RECORDED=LOCAL, got {m:?}"))?;
-        o.report
-            .links
-            .path_map
-            .push((from.to_string(), to.to_string()));
+        path_map.push((from.to_string(), to.to_string()));
     }
-    // Frames are project frames when under the root (recorded or mapped into it) and pass the rule.
-    o.analysis.project_root = a.project_root.clone();
-    o.analysis.rule.include_prefixes = a.include_prefix.clone();
-    o.analysis.rule.exclude_prefixes = a.exclude_prefix.clone();
-    Ok(o)
+    SnapshotOptions::from_settings(&SnapshotSettingsDto {
+        top_n: a.top_n as u32,
+        top_contributors: a.top_contributors as u32,
+        dedup_pct: a.dedup_pct,
+        min_sep_ms: a.min_sep_ms,
+        min_prominence_pct: a.min_prominence_pct,
+        curve: a.curve.clone(),
+        frame_depth: a.frame_depth as u32,
+        project_root: a.project_root.clone(),
+        include_prefix: a.include_prefix.clone(),
+        exclude_prefix: a.exclude_prefix.clone(),
+        link_style: a.link_style.clone(),
+        repo_url: a.repo_url.clone(),
+        commit: a.commit.clone(),
+        path_map,
+    })
 }
 
 fn write_out(path: &PathBuf, text: &str) -> Result<(), String> {
@@ -157,10 +138,10 @@ pub fn run(args: Args) -> i32 {
     };
     let json = run.json(&opts.report);
     if let Some(p) = &args.json {
-        let text = match serde_json::to_string_pretty(&json) {
+        let text = match run.json_text(&opts.report) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("proflens snapshot: JSON encoding failed: {e}");
+                eprintln!("proflens snapshot: {e}");
                 return super::EXIT_NOTHING;
             }
         };

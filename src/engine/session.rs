@@ -132,6 +132,7 @@ impl Session {
                 };
                 out.send(seq, reply);
             }
+            Request::Snapshot(q) => self.snapshot.handle(seq, q, out),
             Request::Timeline { .. } | Request::KernelAt { .. } => {
                 let reply = self
                     .timeline

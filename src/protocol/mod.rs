@@ -129,6 +129,9 @@ pub enum Request {
         /// What to write.
         what: ExportKind,
     },
+    /// A query of the snapshot view (issue 4); replies [`Response::Snapshot`] (or export
+    /// chunks for [`SnapRequest::Export`]).
+    Snapshot(SnapRequest),
     /// A steps / bubbles view query about one rank folder the worker ran the anomaly analysis
     /// on. Replies [`Response::Anomaly`].
     Anomaly(AnomalyQuery),
@@ -225,6 +228,9 @@ pub enum Response {
     },
     /// The request could not be served (unknown rank, nothing loaded, bad input message…).
     Failed(Failure),
+    /// A reply of the snapshot analysis (issue 4): a file's summary (its "done" reply to
+    /// [`Request::Run`]) or the answer to a [`Request::Snapshot`] query.
+    Snapshot(SnapResponse),
     /// One rank folder finished the anomaly analysis.
     AnomalyDone(AnomalySummaryDto),
     /// Reply to [`Request::Anomaly`].

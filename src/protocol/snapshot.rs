@@ -1,2 +1,539 @@
-//! Messages of the memory-snapshot analysis (issue 4, torch-snapshot.md).
+//! Payloads of the memory-snapshot view (issue 4, torch-snapshot.md §6.3, §7).
 //! Re-exported from [`crate::protocol`].
+//!
+//! A dropped snapshot pickle is a **target**: its index in `InventoryDto::snapshots`. One
+//! target may hold several devices (device slots with a trace, then devices with end-state
+//! segments only), addressed by their position in [`SnapshotSummaryDto::devices`].
+//!
+//! Units are in the field names: `bytes` bytes, `_ms` milliseconds **relative to the device's
+//! first `time_us`**, `index` 0-based entry index of the device trace. A curve value at entry
+//! `i` is the level *after* entry `i` (§7.3).
+
+use serde::{Deserialize, Serialize};
+
+/// The options of `proflens snapshot` that the settings panel edits (same names and defaults
+/// as the CLI flags; `engine::snapshot::options_from` turns them into engine options for both).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapshotSettingsDto {
+    /// `--top-n`: peaks reported besides the global maximum, OOMs and the end state.
+    pub top_n: u32,
+    /// `--top-contributors`: contributor rows per point.
+    pub top_contributors: u32,
+    /// `--dedup-pct`: height tolerance (percent) of the composition-aware dedup.
+    pub dedup_pct: f64,
+    /// `--min-sep-ms`: minimum separation of two peaks, ms.
+    pub min_sep_ms: f64,
+    /// `--min-prominence-pct`: minimum prominence, percent of the global maximum.
+    pub min_prominence_pct: f64,
+    /// `--curve`: `allocated`, `active` or `reserved`.
+    pub curve: String,
+    /// `--frame-depth`: group contributors by the first k project frames (0 = by site).
+    pub frame_depth: u32,
+    /// `--project-root`.
+    pub project_root: Option<String>,
+    /// `--include-prefix` (repeatable).
+    pub include_prefix: Vec<String>,
+    /// `--exclude-prefix` (repeatable).
+    pub exclude_prefix: Vec<String>,
+    /// `--link-style`: `vscode`, `cursor`, `github`, `file` or `none`.
+    pub link_style: String,
+    /// `--repo-url`.
+    pub repo_url: Option<String>,
+    /// `--commit`.
+    pub commit: Option<String>,
+    /// `--map RECORDED=LOCAL` (repeatable), as pairs.
+    pub path_map: Vec<(String, String)>,
+}
+
+impl Default for SnapshotSettingsDto {
+    /// The CLI defaults.
+    fn default() -> Self {
+        SnapshotSettingsDto {
+            top_n: 6,
+            top_contributors: 15,
+            dedup_pct: 3.0,
+            min_sep_ms: 0.0,
+            min_prominence_pct: 1.0,
+            curve: "active".into(),
+            frame_depth: 0,
+            project_root: None,
+            include_prefix: Vec::new(),
+            exclude_prefix: Vec::new(),
+            link_style: "vscode".into(),
+            repo_url: None,
+            commit: None,
+            path_map: Vec::new(),
+        }
+    }
+}
+
+/// The x axis of a snapshot curve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SnapAxis {
+    /// Entry index (always available).
+    Index,
+    /// Time in ms since the device's first `time_us` (only when the trace has `time_us`).
+    Time,
+}
+
+/// A level with the first entry reaching it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapLevelDto {
+    /// Bytes.
+    pub bytes: i64,
+    /// Entry index (None: no trace).
+    pub index: Option<u32>,
+    /// Time of that entry, ms since the first `time_us`.
+    pub time_ms: Option<f64>,
+}
+
+/// A reported point of the peak report (§7.4): global peak, peak, OOM or end state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapPointDto {
+    /// `global_peak`, `peak`, `oom` or `end`.
+    pub kind: String,
+    /// Entry index.
+    pub index: u32,
+    /// Time, ms since the first `time_us`.
+    pub time_ms: Option<f64>,
+    /// Height on the peak curve, bytes.
+    pub height_bytes: i64,
+    /// Allocated bytes at the point.
+    pub allocated_bytes: i64,
+    /// Active bytes at the point.
+    pub active_bytes: i64,
+    /// Reserved bytes at the point.
+    pub reserved_bytes: i64,
+    /// Topographic prominence, bytes (peaks only).
+    pub prominence_bytes: Option<i64>,
+    /// Recurring-peak cluster size (`×k`), when > 1.
+    pub recurring: Option<u32>,
+    /// Annotations open at the point, outermost first.
+    pub annotations: Vec<String>,
+    /// Live bytes (active semantics).
+    pub live_bytes: u64,
+    /// Live tensors.
+    pub live_tensors: u64,
+    /// Largest contributor label (site), if any.
+    pub top_site: Option<String>,
+    /// OOM: bytes requested.
+    pub oom_requested_bytes: Option<u64>,
+}
+
+/// One contributor group (site or k-frame chain) at a point, with links (§7.5, §7.8).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapContributorDto {
+    /// Site label `function @ path:line` (or a PRE bucket label).
+    pub site: String,
+    /// Link of the site frame in the chosen style (None: style `none` or no frame).
+    pub link: Option<String>,
+    /// `project`, `python`, `named` or `no_stack`.
+    pub site_kind: String,
+    /// `in_window`, `pre_known_stack` or `pre_no_stack`.
+    pub origin: String,
+    /// Requested bytes held.
+    pub bytes: u64,
+    /// Percent of the point's height.
+    pub percent: f64,
+    /// Live tensors.
+    pub tensors: u64,
+    /// Earliest alloc entry index among its in-window records.
+    pub first_alloc_index: Option<u32>,
+    /// Call chain (first 5 project frames, innermost first), each with its link.
+    pub chain: Vec<SnapFrameDto>,
+}
+
+/// One frame for display.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapFrameDto {
+    /// `function @ path:line` (path mapped / relative to the project root).
+    pub label: String,
+    /// Link in the chosen style.
+    pub link: Option<String>,
+    /// True for a project frame (§7.5 rule).
+    pub project: bool,
+    /// True when MemoryViz's filter hides it (C++/internal frames).
+    pub hidden: bool,
+}
+
+/// A warning or grouped finding (leaks, delayed frees) of one device.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapNoteDto {
+    /// Stable code or group label.
+    pub code: String,
+    /// Message.
+    pub message: String,
+}
+
+/// One device of a snapshot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapDeviceDto {
+    /// Position in [`SnapshotSummaryDto::devices`] (the address used by queries).
+    pub slot: u32,
+    /// Device ordinal.
+    pub device: u32,
+    /// Trace entries (0: end-state segments only).
+    pub entries: u64,
+    /// True when the trace has `time_us` (the time axis is offered).
+    pub has_time: bool,
+    /// Duration of the trace, ms (last − first `time_us`).
+    pub duration_ms: Option<f64>,
+    /// Entry counts by action.
+    pub actions: Vec<(String, u64)>,
+    /// Distinct streams.
+    pub streams: u64,
+    /// Allocated / active / reserved before the first entry (PRE records, §7.3).
+    pub baseline_bytes: (i64, i64, i64),
+    /// Maximum of the allocated curve.
+    pub max_allocated: SnapLevelDto,
+    /// Maximum of the active curve.
+    pub max_active: SnapLevelDto,
+    /// Maximum of the reserved curve.
+    pub max_reserved: SnapLevelDto,
+    /// Lifetime records.
+    pub records: u64,
+    /// Records alive before the window.
+    pub pre_records: u64,
+    /// `free_completed` without an alloc in the window (ring-buffer truncation signal).
+    pub unmatched_free_completed: u64,
+    /// Reported points (peak list).
+    pub points: Vec<SnapPointDto>,
+    /// Leaks grouped by site (allocated in the window, never freed).
+    pub leaks: Vec<SnapContributorDto>,
+    /// Delayed frees: site, bytes, tensors, max gap in entries.
+    pub delayed_frees: Vec<SnapNoteDto>,
+    /// Data-quality warnings.
+    pub warnings: Vec<SnapNoteDto>,
+    /// Golden quantities (§8): `in_window_replay` peak bytes and index, `memoryviz_like` max.
+    pub reference: Vec<(String, String)>,
+}
+
+/// Summary of one analysed snapshot (reply to a `Run` of the snapshot analysis and to a change
+/// of settings).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapshotSummaryDto {
+    /// Target index (into `InventoryDto::snapshots`).
+    pub target: u32,
+    /// File path as dropped.
+    pub file: String,
+    /// File size, bytes.
+    pub bytes: u64,
+    /// Pickle protocol.
+    pub protocol: u8,
+    /// `dict` or `list (segments only)`.
+    pub top_level: String,
+    /// Detected format features (§3.10), e.g. `time_us`, `history`, `annotations`.
+    pub features: Vec<String>,
+    /// `allocator_settings` as (key, value), in file order; None when absent.
+    pub allocator_settings: Option<Vec<(String, String)>>,
+    /// End-state segments: count, Σ total_size, Σ allocated_size, expandable, private pools.
+    pub segments: (u64, u64, u64, u64, u64),
+    /// End-state block counts by state.
+    pub block_states: Vec<(String, u64)>,
+    /// Devices.
+    pub devices: Vec<SnapDeviceDto>,
+    /// The settings this analysis used.
+    pub settings: SnapshotSettingsDto,
+    /// The invisible-memory note (§4 item 9).
+    pub note: String,
+}
+
+/// A request for the curves of one device.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapCurveQuery {
+    /// Target.
+    pub target: u32,
+    /// Device slot.
+    pub slot: u32,
+    /// Axis.
+    pub axis: SnapAxis,
+    /// Visible window in axis units; None = everything.
+    pub range: Option<(f64, f64)>,
+    /// Pixel columns.
+    pub width_px: u32,
+}
+
+/// One downsampled curve: per pixel column the minimum and maximum, bytes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapSeriesDto {
+    /// `allocated`, `active` or `reserved`.
+    pub name: String,
+    /// Per-column minimum, bytes.
+    pub min: Vec<f64>,
+    /// Per-column maximum, bytes.
+    pub max: Vec<f64>,
+}
+
+/// A mark on the chart (reported point).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapMarkDto {
+    /// `global_peak`, `peak`, `oom` or `end`.
+    pub kind: String,
+    /// Position in axis units.
+    pub x: f64,
+    /// Height, bytes.
+    pub bytes: i64,
+    /// Entry index.
+    pub index: u32,
+}
+
+/// Curves of one device over one window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapCurveDto {
+    /// Target.
+    pub target: u32,
+    /// Device slot.
+    pub slot: u32,
+    /// Axis used (Index when Time was asked of a trace without `time_us`).
+    pub axis: SnapAxis,
+    /// Window start, axis units.
+    pub x0: f64,
+    /// Window end, axis units.
+    pub x1: f64,
+    /// Whole range, axis units (for reset / pan limits).
+    pub full: (f64, f64),
+    /// allocated, active, reserved.
+    pub series: Vec<SnapSeriesDto>,
+    /// Largest value in the window, bytes.
+    pub y_max: f64,
+    /// Reported points (all; the chart draws those inside the window).
+    pub marks: Vec<SnapMarkDto>,
+    /// Entries inside the window.
+    pub entries_in_window: u64,
+}
+
+/// Where the user clicked: an x position on an axis (Index: entry index).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapLiveQuery {
+    /// Target.
+    pub target: u32,
+    /// Device slot.
+    pub slot: u32,
+    /// Axis of `x`.
+    pub axis: SnapAxis,
+    /// Position: entry index (Index) or ms since the first `time_us` (Time: the last entry at
+    /// or before it).
+    pub x: f64,
+    /// At most this many tensors in the list.
+    pub limit: u32,
+}
+
+/// One live tensor (lifetime record) at the selected point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapTensorDto {
+    /// Record id (for [`SnapStackDto`] queries).
+    pub record: u32,
+    /// Requested bytes.
+    pub bytes: u64,
+    /// `b'<hex>_<version>'`.
+    pub addr: String,
+    /// Alloc entry index (None: allocated before the window).
+    pub alloc_index: Option<u32>,
+    /// Alloc time, ms since the first `time_us`.
+    pub alloc_time_ms: Option<f64>,
+    /// Site label.
+    pub site: String,
+    /// Site link.
+    pub link: Option<String>,
+    /// `alloc`, `free_site`, `block` or `none`: where its stack comes from.
+    pub stack_kind: String,
+}
+
+/// One node of the icicle (prefix tree of live bytes by stack, §7.7), laid out: node 0 is the
+/// root; `offset` is the byte position of its left edge inside the root's width.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapTreeNodeDto {
+    /// Parent node (root: 0).
+    pub parent: u32,
+    /// Depth (root 0).
+    pub depth: u32,
+    /// Frame label, `<root>` or `<non-python>`.
+    pub label: String,
+    /// Link of the frame.
+    pub link: Option<String>,
+    /// Left edge, bytes from the root's left edge.
+    pub offset: u64,
+    /// Bytes below this node.
+    pub bytes: u64,
+    /// Tensors below this node.
+    pub tensors: u64,
+}
+
+/// What is live after one entry (reply to [`SnapLiveQuery`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapLiveDto {
+    /// Target.
+    pub target: u32,
+    /// Device slot.
+    pub slot: u32,
+    /// Entry index the live set is taken after.
+    pub index: u32,
+    /// Time of that entry, ms since the first `time_us`.
+    pub time_ms: Option<f64>,
+    /// The entry itself, e.g. `alloc 1.5 MiB b'7f00_0' (stream 0)`.
+    pub entry: String,
+    /// Allocated bytes after the entry.
+    pub allocated_bytes: i64,
+    /// Active bytes after the entry.
+    pub active_bytes: i64,
+    /// Reserved bytes after the entry.
+    pub reserved_bytes: i64,
+    /// Annotations open at that time.
+    pub annotations: Vec<String>,
+    /// Σ requested bytes of the live tensors (active semantics).
+    pub live_bytes: u64,
+    /// Number of live tensors.
+    pub live_tensors: u64,
+    /// The largest live tensors (sorted by bytes, then record).
+    pub tensors: Vec<SnapTensorDto>,
+    /// Contributors by site, largest first (top N of the settings).
+    pub contributors: Vec<SnapContributorDto>,
+    /// Sites not listed, and their bytes.
+    pub more_sites: (u64, u64),
+    /// The icicle of live bytes (nodes below 0.1 % of the root are folded into their parent).
+    pub tree: Vec<SnapTreeNodeDto>,
+}
+
+/// The full stack of one record (reply to a stack query).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapStackDto {
+    /// Record id.
+    pub record: u32,
+    /// Where the stack comes from (`alloc`, `free_site`, `block`, `none`).
+    pub stack_kind: String,
+    /// Frames, innermost first.
+    pub frames: Vec<SnapFrameDto>,
+}
+
+/// One end-state segment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapSegmentDto {
+    /// Address, hex.
+    pub address: String,
+    /// `total_size`, bytes.
+    pub total_bytes: u64,
+    /// `allocated_size`, bytes.
+    pub allocated_bytes: u64,
+    /// `active_size`, bytes.
+    pub active_bytes: u64,
+    /// Σ inactive blocks, bytes.
+    pub inactive_bytes: u64,
+    /// Largest inactive block, bytes.
+    pub largest_inactive_bytes: u64,
+    /// Blocks.
+    pub blocks: u64,
+    /// Stream handle.
+    pub stream: i64,
+    /// `segment_type` (`large`/`small`) or empty.
+    pub segment_type: String,
+    /// Private pool id, `(0, 0)` = default pool.
+    pub pool: (i64, i64),
+    /// Expandable segment.
+    pub expandable: bool,
+}
+
+/// End-state segments and fragmentation of one device (§7.10 metrics at the end state).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapSegmentsDto {
+    /// Target.
+    pub target: u32,
+    /// Device slot.
+    pub slot: u32,
+    /// Segments, largest first (at most the limit).
+    pub segments: Vec<SnapSegmentDto>,
+    /// Segments of the device.
+    pub total_segments: u64,
+    /// Σ total_size.
+    pub reserved_bytes: u64,
+    /// Σ allocated_size.
+    pub allocated_bytes: u64,
+    /// Σ inactive blocks.
+    pub inactive_bytes: u64,
+    /// Largest inactive block.
+    pub largest_inactive_bytes: u64,
+    /// `1 − largest_free / total_free` (0 when nothing is free).
+    pub external_fragmentation: f64,
+    /// Σ (block size − requested size) of active blocks: rounding waste.
+    pub internal_waste_bytes: u64,
+}
+
+/// Export formats of the snapshot view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SnapExportKind {
+    /// The Markdown peak report, byte-identical to `proflens snapshot --report`.
+    ReportMd,
+    /// The JSON, byte-identical to `proflens snapshot --json`.
+    Json,
+}
+
+/// The snapshot view's queries (one [`crate::protocol::Request::Snapshot`] variant), each
+/// answered by the worker that analysed `target`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum SnapRequest {
+    /// Curves of one device. Replies [`SnapResponse::Curve`].
+    Curve(SnapCurveQuery),
+    /// Live set after one entry. Replies [`SnapResponse::Live`].
+    Live(SnapLiveQuery),
+    /// Stack of one record. Replies [`SnapResponse::Stack`].
+    Stack {
+        /// Target.
+        target: u32,
+        /// Device slot.
+        slot: u32,
+        /// Record id ([`SnapTensorDto::record`]).
+        record: u32,
+    },
+    /// End-state segments of one device. Replies [`SnapResponse::Segments`].
+    Segments {
+        /// Target.
+        target: u32,
+        /// Device slot.
+        slot: u32,
+        /// At most this many segment rows.
+        limit: u32,
+    },
+    /// New settings: re-analyses the decoded snapshot. Replies [`SnapResponse::Summary`].
+    Settings {
+        /// Target.
+        target: u32,
+        /// The settings.
+        settings: SnapshotSettingsDto,
+    },
+    /// Writes an export with the current settings. Replies `ExportChunk`s then `ExportDone`.
+    Export {
+        /// Target.
+        target: u32,
+        /// What to write.
+        what: SnapExportKind,
+    },
+}
+
+impl SnapRequest {
+    /// The target the request is about.
+    pub fn target(&self) -> u32 {
+        match self {
+            SnapRequest::Curve(q) => q.target,
+            SnapRequest::Live(q) => q.target,
+            SnapRequest::Stack { target, .. }
+            | SnapRequest::Segments { target, .. }
+            | SnapRequest::Settings { target, .. }
+            | SnapRequest::Export { target, .. } => *target,
+        }
+    }
+}
+
+/// Replies of the snapshot analysis (one [`crate::protocol::Response::Snapshot`] variant).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum SnapResponse {
+    /// A snapshot was analysed (its "done" reply to `Run`) or re-analysed (reply to
+    /// [`SnapRequest::Settings`]).
+    Summary(SnapshotSummaryDto),
+    /// Reply to [`SnapRequest::Curve`].
+    Curve(SnapCurveDto),
+    /// Reply to [`SnapRequest::Live`].
+    Live(SnapLiveDto),
+    /// Reply to [`SnapRequest::Stack`].
+    Stack(SnapStackDto),
+    /// Reply to [`SnapRequest::Segments`].
+    Segments(SnapSegmentsDto),
+}

@@ -17,6 +17,7 @@ use super::memory_view::MemoryView;
 use super::problems::ProblemsView;
 use super::recent::RecentFolders;
 use super::sample::SAMPLE;
+use super::snapshot_view::SnapshotTab;
 use super::state::{AppState, Phase, Tab};
 use super::theme::ThemeToggle;
 use super::{keys, recent, route, theme};
@@ -67,6 +68,11 @@ pub const VIEWS: &[ViewEntry] = &[
         label: "Steps & bubbles",
         applies: has_anomaly,
     },
+    ViewEntry {
+        tab: Tab::Snapshot,
+        label: "Memory snapshot",
+        applies: has_snapshots,
+    },
 ];
 
 fn has_anomaly(inv: &InventoryDto) -> bool {
@@ -75,6 +81,10 @@ fn has_anomaly(inv: &InventoryDto) -> bool {
             .iter()
             .any(|a| a.analysis == AnalysisKind::Anomaly && a.can_run)
     })
+}
+
+fn has_snapshots(inv: &InventoryDto) -> bool {
+    !inv.snapshots.is_empty()
 }
 
 /// The privacy statement shown on the landing page and in the footer.
@@ -209,6 +219,10 @@ fn Landing() -> impl IntoView {
                         <b>"Memory events"</b>
                         ": every row of "<code>"operator_memory.csv"</code>" matched to the Python call stack of the operator that allocated it ("<code>"trace_view.json"</code>"), with the allocator curves, the peak and what was live at it."
                     </li>
+                    <li data-testid="landing-snapshots">
+                        <b>"Memory snapshots"</b>
+                        ": drop one or more PyTorch allocator snapshot pickles ("<code>"torch.cuda.memory._dump_snapshot"</code>" or torch_npu's, "<code>".pickle"</code>" / "<code>".pkl"</code>") to see the allocated / active / reserved curves, the peaks and what holds memory at each, the live set at any point you click (with stacks and an icicle by call stack), segments and fragmentation, and a Markdown peak report with links to your source lines."
+                    </li>
                 </ul>
                 <p>
                     "Capture with the torch_npu profiler, "<code>"profile_memory=True"</code>" and "
@@ -319,6 +333,7 @@ fn Results() -> impl IntoView {
                 Tab::Inventory => view! { <InventoryView/> }.into_any(),
                 Tab::Memory => view! { <MemoryView/> }.into_any(),
                 Tab::Problems => view! { <ProblemsView/> }.into_any(),
+                Tab::Snapshot => view! { <SnapshotTab/> }.into_any(),
                 Tab::Anomaly => view! { <AnomalyView/> }.into_any(),
             }}
         </main>

@@ -398,17 +398,7 @@ impl EngineClient {
         if self.inner.borrow().files.is_empty() {
             return Err("nothing loaded".into());
         }
-        let (tx, rx) = oneshot::channel();
-        {
-            let mut inner = self.inner.borrow_mut();
-            if inner.export_done.is_some() {
-                return Err("an export is already running".into());
-            }
-            inner.export = Some(ExportAcc {
-                parts: Array::new(),
-            });
-            inner.export_done = Some(tx);
-        }
+        let rx = self.begin_export()?;
         let slot = self.spawn(Role::Export);
         self.post_open(slot);
         self.post(slot, body, None);
@@ -419,6 +409,55 @@ impl EngineClient {
             s.worker.terminate();
         }
         res
+    }
+
+    /// Starts collecting export chunks; the receiver gets the download's outcome.
+    fn begin_export(&self) -> Result<oneshot::Receiver<Result<(), String>>, String> {
+        let (tx, rx) = oneshot::channel();
+        let mut inner = self.inner.borrow_mut();
+        if inner.export_done.is_some() {
+            return Err("an export is already running".into());
+        }
+        inner.export = Some(ExportAcc {
+            parts: Array::new(),
+        });
+        inner.export_done = Some(tx);
+        Ok(rx)
+    }
+
+    /// Asks the worker that ran `analysis` on `target` for an export (`body` must make it
+    /// reply `ExportChunk`s then `ExportDone`, e.g. a snapshot export, which that worker
+    /// writes from the results it holds) and downloads it.
+    pub async fn export_from(
+        &self,
+        analysis: AnalysisKind,
+        target: u32,
+        body: Request,
+    ) -> Result<(), String> {
+        let slot = self.inner.borrow().owner.get(&(analysis, target)).copied();
+        let Some(slot) = slot else {
+            return Err(format!("{analysis:?} target {target} is not loaded"));
+        };
+        let rx = self.begin_export()?;
+        let seq = self.post(slot, body, None);
+        // A `Failed` reply arrives through the request's own pending entry.
+        let failed = self.wait(seq);
+        match futures::future::select(rx, failed).await {
+            futures::future::Either::Left((res, _)) => {
+                self.inner.borrow_mut().pending.remove(&seq);
+                res.unwrap_or_else(|_| Err("export interrupted".into()))
+            }
+            futures::future::Either::Right((reply, _)) => {
+                let mut inner = self.inner.borrow_mut();
+                inner.export = None;
+                inner.export_done = None;
+                match reply {
+                    Ok(Response::Failed(f)) => Err(f.message),
+                    Ok(other) => Err(format!("unexpected reply to the export: {other:?}")),
+                    Err(_) => Err("the worker stopped (cancelled or reloaded)".into()),
+                }
+            }
+        }
     }
 
     fn on_worker_died(&self, generation: u32, idx: usize, message: String) {
@@ -506,6 +545,31 @@ impl EngineClient {
                 state.progress.update(|m| {
                     m.insert(p.file, FileProgress { last: p });
                 });
+            }
+            Response::Snapshot(crate::protocol::SnapResponse::Summary(s)) if role == Role::Pool => {
+                // A snapshot's "done" reply to `Run`, or the reply to new settings.
+                state.finished.update(|f| {
+                    f.insert((AnalysisKind::Snapshot, s.target));
+                });
+                let tx = self.inner.borrow_mut().pending.remove(&env.seq);
+                state.snapshots.update(|m| {
+                    m.insert(s.target, s.clone());
+                });
+                if state.selected_snapshot.get_untracked().is_none() {
+                    state.selected_snapshot.set(Some(s.target));
+                    // Only snapshots dropped: show them rather than the inventory.
+                    let no_ranks = state
+                        .inventory
+                        .with_untracked(|i| i.as_ref().is_some_and(|i| i.ranks.is_empty()));
+                    if no_ranks && state.tab.get_untracked() == super::state::Tab::Inventory {
+                        state.tab.set(super::state::Tab::Snapshot);
+                    }
+                }
+                if let Some(tx) = tx {
+                    let _ = tx.send(Response::Snapshot(crate::protocol::SnapResponse::Summary(
+                        s,
+                    )));
+                }
             }
             Response::RankDone(s) if role == Role::Pool => {
                 state.finished.update(|f| {

@@ -24,6 +24,7 @@ pub mod problems;
 pub mod recent;
 pub mod route;
 pub mod sample;
+pub mod snapshot_view;
 pub mod state;
 pub mod theme;
 pub mod widgets;

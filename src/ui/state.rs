@@ -47,6 +47,8 @@ pub enum Tab {
     Anomaly,
     /// Warnings and errors.
     Problems,
+    /// Memory snapshots (issue 4).
+    Snapshot,
 }
 
 /// All page signals (cheap to copy: every field is an arena handle).
@@ -80,6 +82,10 @@ pub struct AppState {
     pub wasm_memory: RwSignal<BTreeMap<usize, u64>>,
     /// `performance.now()` at the drop, ms.
     pub started_ms: RwSignal<f64>,
+    /// Per snapshot index: summary once analysed (issue 4).
+    pub snapshots: RwSignal<BTreeMap<u32, crate::protocol::SnapshotSummaryDto>>,
+    /// Selected snapshot in the snapshot tab.
+    pub selected_snapshot: RwSignal<Option<u32>>,
     /// Per rank folder index: anomaly summary once done (issue 3).
     pub anomaly: RwSignal<BTreeMap<u32, AnomalySummaryDto>>,
     /// Selected rank folder in the steps / bubbles view (and its timeline).
@@ -109,6 +115,8 @@ impl AppState {
             status: RwSignal::new(String::new()),
             wasm_memory: RwSignal::new(BTreeMap::new()),
             started_ms: RwSignal::new(0.0),
+            snapshots: RwSignal::new(BTreeMap::new()),
+            selected_snapshot: RwSignal::new(None),
             anomaly: RwSignal::new(BTreeMap::new()),
             anomaly_rank: RwSignal::new(None),
             anomaly_step: RwSignal::new(None),
@@ -130,6 +138,8 @@ impl AppState {
         self.selected_rank.set(None);
         self.status.set(String::new());
         self.wasm_memory.set(BTreeMap::new());
+        self.snapshots.set(BTreeMap::new());
+        self.selected_snapshot.set(None);
         self.anomaly.set(BTreeMap::new());
         self.anomaly_rank.set(None);
         self.anomaly_step.set(None);

@@ -15,6 +15,7 @@ pub mod anomaly_structure;
 pub mod curve;
 pub mod format;
 pub mod memory;
+pub mod snapshot;
 pub mod table;
 pub mod timeline;
 pub mod timeline_axis;

@@ -447,7 +447,7 @@ pub fn jaccard(a: &HashMap<StackId, u64>, b: &HashMap<StackId, u64>) -> f64 {
 }
 
 /// Annotation ranges of `device`: (name, start_us, end_us or None), START/END matched by name.
-fn annotation_spans(snap: &Snapshot, device: u32) -> Vec<(StrId, i64, Option<i64>)> {
+pub fn annotation_spans(snap: &Snapshot, device: u32) -> Vec<(StrId, i64, Option<i64>)> {
     let mut spans = Vec::new();
     let mut open: HashMap<StrId, Vec<usize>> = HashMap::new();
     for a in snap.annotations.iter().flatten() {
@@ -471,7 +471,8 @@ fn annotation_spans(snap: &Snapshot, device: u32) -> Vec<(StrId, i64, Option<i64
     spans
 }
 
-fn open_at(spans: &[(StrId, i64, Option<i64>)], t: i64, snap: &Snapshot) -> Vec<String> {
+/// Names of the annotation ranges of `spans` open at `t` (µs), outermost first.
+pub fn open_at(spans: &[(StrId, i64, Option<i64>)], t: i64, snap: &Snapshot) -> Vec<String> {
     spans
         .iter()
         .filter(|(_, s, e)| *s <= t && e.is_none_or(|e| t < e))

@@ -1,35 +1,110 @@
 //! The snapshot analysis inside a worker session (issue 4): decodes and analyses each
-//! dropped snapshot pickle and keeps the result for the curve, live-set and report queries.
+//! dropped snapshot pickle ([`crate::engine::snapshot::run`], the CLI's pipeline, with the
+//! CLI's default settings), keeps it as a [`SnapshotView`] and answers the snapshot tab's
+//! queries from it. Progress is posted by the worker's reader while the core reads; Cancel
+//! terminates the worker (it cannot receive messages during a synchronous read).
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 
-use super::Sink;
+use super::{Sink, EXPORT_CHUNK};
 use crate::base::Problems;
-use crate::engine::snapshot::SnapshotRun;
+use crate::engine::snapshot::{run, SnapshotOptions};
 use crate::ingest::{InputFile, Opener};
+use crate::protocol::{Failure, Response, SnapRequest, SnapResponse, SnapshotSettingsDto};
+use crate::views::snapshot::SnapshotView;
 
 /// The snapshot results of the files this worker analysed, by snapshot index.
 #[derive(Default)]
 pub struct SnapshotStore {
     /// Results by snapshot index ([`crate::protocol::InventoryDto::snapshots`]).
-    pub files: BTreeMap<u32, SnapshotRun>,
+    pub files: BTreeMap<u32, SnapshotView>,
+}
+
+fn fail(message: String) -> Response {
+    Response::Failed(Failure { message })
 }
 
 impl SnapshotStore {
-    /// Analyses snapshot `index`, keeps the result and sends its "done" reply for `seq`;
-    /// problems go to `problems`. `Err` = the file failed (message for the UI).
+    /// Analyses snapshot `index`, keeps the result and sends its "done" reply
+    /// ([`SnapResponse::Summary`]) for `seq`; problems go to `problems`.
+    ///
+    /// # Errors
+    ///
+    /// The file failed to decode (the §5.4 message, with the byte offset).
     pub fn run_file(
         &mut self,
-        _seq: u32,
-        _index: u32,
+        seq: u32,
+        index: u32,
         file: &InputFile,
-        _opener: &dyn Opener,
-        _out: &mut dyn Sink,
-        _problems: &mut Problems,
+        opener: &dyn Opener,
+        out: &mut dyn Sink,
+        problems: &mut Problems,
     ) -> Result<(), String> {
-        Err(format!(
-            "{}: the snapshot view is not wired into the worker yet",
-            file.path
-        ))
+        let settings = SnapshotSettingsDto::default();
+        let opts = SnapshotOptions::from_settings(&settings)?;
+        let r = run(opener, file, &opts, &mut |_| ControlFlow::Continue(()))
+            .map_err(|e| e.to_string())?;
+        problems.extend(r.problems.clone());
+        let view = SnapshotView::from_parts(index, r, settings, opts);
+        out.send(
+            seq,
+            Response::Snapshot(SnapResponse::Summary(view.summary())),
+        );
+        self.files.insert(index, view);
+        Ok(())
+    }
+
+    /// Answers one snapshot query for `seq` (export: chunks then `ExportDone`).
+    pub fn handle(&mut self, seq: u32, q: SnapRequest, out: &mut dyn Sink) {
+        let target = q.target();
+        let Some(v) = self.files.get_mut(&target) else {
+            out.send(
+                seq,
+                fail(format!(
+                    "snapshot {target} has not been analysed by this worker"
+                )),
+            );
+            return;
+        };
+        let reply = match q {
+            SnapRequest::Curve(q) => v.curve(&q).map(SnapResponse::Curve),
+            SnapRequest::Live(q) => v.live_at(&q).map(SnapResponse::Live),
+            SnapRequest::Stack { slot, record, .. } => {
+                v.stack(slot, record).map(SnapResponse::Stack)
+            }
+            SnapRequest::Segments { slot, limit, .. } => {
+                v.segments(slot, limit).map(SnapResponse::Segments)
+            }
+            SnapRequest::Settings { settings, .. } => {
+                v.set_settings(settings).map(SnapResponse::Summary)
+            }
+            SnapRequest::Export { what, .. } => {
+                match v.export(what) {
+                    Ok((file_name, mime, bytes)) => {
+                        for c in bytes.chunks(EXPORT_CHUNK) {
+                            let n = c.len() as u64;
+                            out.send_bytes(seq, Response::ExportChunk { bytes: n }, c);
+                        }
+                        out.send(
+                            seq,
+                            Response::ExportDone {
+                                file_name,
+                                mime: mime.to_string(),
+                            },
+                        );
+                    }
+                    Err(e) => out.send(seq, fail(format!("export failed: {e}"))),
+                }
+                return;
+            }
+        };
+        out.send(
+            seq,
+            match reply {
+                Ok(r) => Response::Snapshot(r),
+                Err(e) => fail(e),
+            },
+        );
     }
 }

@@ -37,7 +37,8 @@ pub fn plot_columns(css_width: f64) -> u32 {
     (css_width - MARGIN.0 - MARGIN.1).max(10.0) as u32
 }
 
-fn nice_step(range: f64, ticks: f64) -> f64 {
+/// A "nice" tick step (1, 2, 5 × 10^k) for `ticks` ticks over `range`.
+pub fn nice_step(range: f64, ticks: f64) -> f64 {
     let raw = range / ticks;
     if raw <= 0.0 || !raw.is_finite() {
         return 1.0;
@@ -120,26 +121,7 @@ pub fn draw(canvas: &HtmlCanvasElement, curve: &CurveDto, t0_ms: f64, band: Opti
             dash.push(&3.into());
         }
         let _ = ctx.set_line_dash(&dash);
-        ctx.begin_path();
-        let mut pen = false;
-        for (c, (lo, hi)) in s.min.iter().zip(&s.max).enumerate() {
-            let x = ml + c as f64 + 0.5;
-            if lo.is_nan() || hi.is_nan() {
-                pen = false;
-                continue;
-            }
-            if pen {
-                ctx.line_to(x, y_of(*hi));
-            } else {
-                ctx.move_to(x, y_of(*hi));
-                pen = true;
-            }
-            if hi != lo {
-                ctx.line_to(x, y_of(*lo));
-                ctx.move_to(x, y_of(*hi));
-            }
-        }
-        ctx.stroke();
+        stroke_min_max(&ctx, &s.min, &s.max, ml, &y_of);
     }
     let _ = ctx.set_line_dash(&js_sys::Array::new());
     // Peak marker.
@@ -168,4 +150,35 @@ pub fn draw(canvas: &HtmlCanvasElement, curve: &CurveDto, t0_ms: f64, band: Opti
     ctx.set_stroke_style_str(&pal.frame);
     ctx.set_line_width(1.0);
     ctx.stroke_rect(ml, mt, pw, ph);
+}
+
+/// Strokes one downsampled series: per pixel column `c` (at `x_left + c + 0.5`) a vertical
+/// bar from `min[c]` to `max[c]`, joined through the maxima; `NaN` columns lift the pen.
+pub fn stroke_min_max(
+    ctx: &CanvasRenderingContext2d,
+    min: &[f64],
+    max: &[f64],
+    x_left: f64,
+    y_of: &dyn Fn(f64) -> f64,
+) {
+    ctx.begin_path();
+    let mut pen = false;
+    for (c, (lo, hi)) in min.iter().zip(max).enumerate() {
+        let x = x_left + c as f64 + 0.5;
+        if lo.is_nan() || hi.is_nan() {
+            pen = false;
+            continue;
+        }
+        if pen {
+            ctx.line_to(x, y_of(*hi));
+        } else {
+            ctx.move_to(x, y_of(*hi));
+            pen = true;
+        }
+        if hi != lo {
+            ctx.line_to(x, y_of(*lo));
+            ctx.move_to(x, y_of(*hi));
+        }
+    }
+    ctx.stroke();
 }

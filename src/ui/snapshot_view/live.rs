@@ -1,0 +1,182 @@
+//! The selected point: levels and the entry there, contributors by site (links, call
+//! chains), the largest live tensors (click one for its full stack) and the icicle of live
+//! bytes by stack. Renders a [`SnapLiveDto`] computed by the worker.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::protocol::{
+    SnapContributorDto, SnapFrameDto, SnapLiveDto, SnapRequest, SnapResponse, SnapStackDto,
+};
+use crate::views::format;
+
+use super::icicle::Icicle;
+use super::snap;
+
+/// A frame label, as a link when the settings give one.
+pub fn frame_link(label: String, link: Option<String>) -> AnyView {
+    match link {
+        Some(href) => view! { <a href=href class="src-link" title="open in your editor / repository">{label}</a> }.into_any(),
+        None => view! { <span>{label}</span> }.into_any(),
+    }
+}
+
+/// A call chain, outermost last, each frame linked.
+pub fn chain_view(chain: Vec<SnapFrameDto>) -> impl IntoView {
+    let n = chain.len();
+    chain
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| {
+            view! {
+                <span class="chain-frame">{frame_link(f.label, f.link)}</span>
+                {(i + 1 < n).then(|| view! { <span class="muted">" ← "</span> })}
+            }
+        })
+        .collect_view()
+}
+
+/// Contributors table (shared by the live panel and the leaks list).
+pub fn contributors_table(rows: Vec<SnapContributorDto>, testid: &'static str) -> impl IntoView {
+    let body = rows
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            view! {
+                <tr data-testid="snap-contributor">
+                    <td class="num">{i + 1}</td>
+                    <td class="num" title=format!("{} bytes", c.bytes)>{format::bytes(c.bytes as f64)}</td>
+                    <td class="num">{format!("{:.1}%", c.percent)}</td>
+                    <td class="num">{c.tensors}</td>
+                    <td class="site">{frame_link(c.site, c.link)}<span class=format!("kind {}", c.site_kind)>{format!(" {}", c.site_kind.replace('_', " "))}</span></td>
+                    <td class="chain">{chain_view(c.chain)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <table class="grid snap-contributors" data-testid=testid>
+            <thead><tr><th class="num">"#"</th><th class="num">"bytes"</th><th class="num">"%"</th><th class="num">"tensors"</th><th>"site"</th><th>"call chain (innermost first)"</th></tr></thead>
+            <tbody>{body}</tbody>
+        </table>
+    }
+}
+
+/// The live set at the selected point.
+#[component]
+pub fn LivePanel(
+    target: u32,
+    dslot: u32,
+    live: RwSignal<Option<Result<SnapLiveDto, String>>>,
+) -> impl IntoView {
+    let record = RwSignal::new(None::<u32>);
+    let stack = RwSignal::new(None::<Result<SnapStackDto, String>>);
+    Effect::new(move |_| {
+        live.track();
+        record.set(None);
+    });
+    Effect::new(move |_| {
+        let Some(r) = record.get() else {
+            stack.set(None);
+            return;
+        };
+        spawn_local(async move {
+            let res = match snap(
+                target,
+                SnapRequest::Stack {
+                    target,
+                    slot: dslot,
+                    record: r,
+                },
+            )
+            .await
+            {
+                Ok(SnapResponse::Stack(s)) => Ok(s),
+                Ok(other) => Err(format!("unexpected reply {other:?}")),
+                Err(e) => Err(e),
+            };
+            if record.try_get_untracked() == Some(Some(r)) {
+                let _ = stack.try_set(Some(res));
+            }
+        });
+    });
+    view! {
+        <section class="snap-live" data-testid="snap-live">
+            {move || match live.get() {
+                None => view! { <p class="muted">"Click a point of the curve to see what is live there."</p> }.into_any(),
+                Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
+                Some(Ok(l)) => {
+                    let when = match l.time_ms {
+                        _ if l.entry.starts_with("end state") => "the end state".to_string(),
+                        Some(t) => format!("entry {} · t = {}", l.index, format::duration_ms(t)),
+                        None => format!("entry {}", l.index),
+                    };
+                    let tensors = l.tensors.clone().into_iter().map(|t| {
+                        let r = t.record;
+                        view! {
+                            <tr data-testid="snap-tensor" class:selected=move || record.get() == Some(r) on:click=move |_| record.set(Some(r))>
+                                <td class="num" title=format!("{} bytes", t.bytes)>{format::bytes(t.bytes as f64)}</td>
+                                <td><code>{t.addr.clone()}</code></td>
+                                <td class="num">{t.alloc_index.map(|i| i.to_string()).unwrap_or_else(|| "before".into())}</td>
+                                <td class="num">{t.alloc_time_ms.map(format::duration_ms).unwrap_or_default()}</td>
+                                <td class="site">{frame_link(t.site.clone(), t.link.clone())}</td>
+                            </tr>
+                        }
+                    }).collect_view();
+                    let more = if l.more_sites.0 > 0 {
+                        format!("… {} more sites, {}", l.more_sites.0, format::bytes(l.more_sites.1 as f64))
+                    } else {
+                        String::new()
+                    };
+                    view! {
+                        <h3 data-testid="snap-live-title">{format!("Live at {when}: {} in {} tensors", format::bytes(l.live_bytes as f64), l.live_tensors)}</h3>
+                        <p class="muted">
+                            {format!("{} · allocated {} · active {} · reserved {} · fragmentation (reserved − active) {}",
+                                l.entry, format::bytes(l.allocated_bytes as f64), format::bytes(l.active_bytes as f64),
+                                format::bytes(l.reserved_bytes as f64), format::bytes((l.reserved_bytes - l.active_bytes) as f64))}
+                        </p>
+                        {(!l.annotations.is_empty()).then(|| view! { <p>"Open annotations: "<code>{l.annotations.join(" › ")}</code></p> })}
+                        <h4>"Contributors by site"</h4>
+                        {contributors_table(l.contributors.clone(), "snap-contributors")}
+                        <p class="muted">{more}</p>
+                        <Icicle nodes=l.tree.clone()/>
+                        <div class="table-and-stack">
+                            <div>
+                                <h4>{format!("Largest live tensors ({} of {})", l.tensors.len(), l.live_tensors)}</h4>
+                                <div class="snap-scroll">
+                                    <table class="grid" data-testid="snap-tensors">
+                                        <thead><tr><th class="num">"bytes"</th><th>"address"</th><th class="num">"alloc entry"</th><th class="num">"alloc time"</th><th>"site"</th></tr></thead>
+                                        <tbody>{tensors}</tbody>
+                                    </table>
+                                </div>
+                            </div>
+                            <StackPanel stack=stack/>
+                        </div>
+                    }.into_any()
+                }
+            }}
+        </section>
+    }
+}
+
+#[component]
+fn StackPanel(stack: RwSignal<Option<Result<SnapStackDto, String>>>) -> impl IntoView {
+    view! {
+        <aside class="stack-panel" data-testid="snap-stack">
+            <h4>"Call stack"</h4>
+            {move || match stack.get() {
+                None => view! { <p class="muted">"Click a tensor to see its full stack (innermost frame first)."</p> }.into_any(),
+                Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
+                Some(Ok(s)) if s.frames.is_empty() => view! { <p class="muted">{format!("No stack recorded ({}).", s.stack_kind)}</p> }.into_any(),
+                Some(Ok(s)) => view! {
+                    <p class="muted">{format!("stack from: {}", s.stack_kind.replace('_', " "))}</p>
+                    <ol class="frames">
+                        {s.frames.into_iter().map(|f| view! {
+                            <li class:user=f.project class:hidden-frame=f.hidden>{frame_link(f.label, f.link)}</li>
+                        }).collect_view()}
+                    </ol>
+                }.into_any(),
+            }}
+        </aside>
+    }
+}

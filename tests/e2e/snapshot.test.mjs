@@ -1,0 +1,146 @@
+// End-to-end test of the memory-snapshot tab (issue 4) on the trunk-built page (dist/) in
+// Debian's Chromium: drop a fixture pickle through the "Open files" input, see the curves,
+// click a point of the curve, see its live set, change the settings, download the report
+// (compared byte for byte with `proflens snapshot`). Screenshots go to test-output/.
+//
+// Run: scripts/test.sh, or `node --test tests/e2e/snapshot.test.mjs` after scripts/build-release.sh.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { REPO, serveStatic, launch, ProflensPage } from './lib.mjs';
+
+const FIXTURES = path.join(REPO, '../shared/fixtures/torch_snapshots');
+const ZIDONG = path.join(FIXTURES, 'ZidongLiu_DeComFL__memory.pickle');
+const CRANBERRII = path.join(FIXTURES, 'cranberrii_ftcourse__memory_snapshot.pickle');
+const EXPECTED = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'EXPECTED.json'), 'utf8'));
+
+let server;
+let browser;
+
+before(async () => {
+  assert.ok(fs.existsSync(ZIDONG), `fixture missing: ${ZIDONG}`);
+  server = await serveStatic();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function newPage() {
+  const context = await browser.newContext({ viewport: { width: 1500, height: 1000 }, acceptDownloads: true });
+  return new ProflensPage(await context.newPage(), server.url);
+}
+
+function proflensBin() {
+  const bin = path.join(REPO, 'target/release/proflens');
+  if (fs.existsSync(bin)) return bin;
+  return path.join(REPO, 'target/debug/proflens');
+}
+
+test('landing page mentions snapshots', async () => {
+  const p = await newPage();
+  await p.open();
+  assert.match(await p.page.getByTestId('landing-snapshots').innerText(), /snapshot pickles/);
+  await p.page.context().close();
+});
+
+test('drop two snapshots, click the curve, see the live set, download the report', async () => {
+  const p = await newPage();
+  await p.open();
+  await p.page.getByTestId('open-files').setInputFiles([ZIDONG, CRANBERRII]);
+  assert.equal(await p.waitDone(), 'Done');
+  // Only snapshots were dropped: the snapshot tab opens by itself, one line per file.
+  await p.page.getByTestId('snapshot-view').waitFor();
+  const files = p.page.getByTestId('snap-file');
+  assert.equal(await files.count(), 2);
+  const names = await files.allInnerTexts();
+  assert.ok(names.some((t) => t.includes('cranberrii')) && names.some((t) => t.includes('ZidongLiu')));
+
+  // Select ZidongLiu. Its peak active = EXPECTED.json memoryviz_like.max_bytes (baseline 0).
+  await files.filter({ hasText: 'ZidongLiu' }).click();
+  const want = EXPECTED['ZidongLiu_DeComFL__memory.pickle'].device_traces[0].memoryviz_like.max_bytes;
+  assert.equal(want, 1783664516);
+  await p.page.getByTestId('snap-peak-active').filter({ hasText: 'entry 11205' }).waitFor();
+  // The global peak's live set shows without a click: 1.7 GiB (1,783,664,516 bytes).
+  const title = p.page.getByTestId('snap-live-title');
+  await title.filter({ hasText: 'entry 11205' }).waitFor();
+  assert.match(await title.innerText(), /Live at entry 11205 .*: 1\.7 GiB in \d+ tensors/);
+  assert.ok(await p.page.getByTestId('snap-contributor').count() > 0);
+  assert.ok(await p.page.getByTestId('snap-ice').count() > 1);
+  await p.page.waitForTimeout(400); // let the chart draw
+  await p.screenshot('snapshot-01-peak');
+
+  // Click a point of the curve (a quarter of the way in): a different entry and its live set.
+  const chart = p.page.getByTestId('snap-chart');
+  const box = await chart.boundingBox();
+  await p.page.mouse.click(box.x + 64 + (box.width - 76) * 0.25, box.y + box.height / 2);
+  await p.page.waitForFunction(() => {
+    const t = document.querySelector('[data-testid=snap-live-title]')?.innerText || '';
+    return /Live at entry \d+/.test(t) && !t.includes('entry 11205');
+  });
+  const clicked = await title.innerText();
+  const index = Number(clicked.match(/entry (\d+)/)[1]);
+  assert.ok(index > 0 && index < 23105, clicked);
+  // Its tensors, sorted by bytes, and the stack of the largest one.
+  const tensors = p.page.getByTestId('snap-tensor');
+  assert.ok(await tensors.count() > 0);
+  await tensors.first().click();
+  await p.page.locator('[data-testid=snap-stack] ol.frames li').first().waitFor();
+  await p.screenshot('snapshot-02-clicked');
+
+  // Keyboard zoom (W) and pan (D) keep a chart; the peak list selects the global peak again.
+  await chart.focus();
+  await p.page.keyboard.press('w');
+  await p.page.keyboard.press('d');
+  await p.page.getByTestId('snap-peak').first().click();
+  await title.filter({ hasText: 'entry 11205' }).waitFor();
+
+  // Download the Markdown report: the CLI's bytes for the same file and default settings.
+  const [download] = await Promise.all([
+    p.page.waitForEvent('download'),
+    p.page.getByTestId('snap-export-md').click(),
+  ]);
+  assert.equal(download.suggestedFilename(), 'MEM_PEAK_ANALYSIS_ZidongLiu_DeComFL__memory.md');
+  const got = fs.readFileSync(await download.path());
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'proflens-snap-'));
+  const md = path.join(tmp, 'report.md');
+  execFileSync(proflensBin(), ['snapshot', ZIDONG, '--report', md], { stdio: ['ignore', 'ignore', 'ignore'] });
+  assert.ok(got.equals(fs.readFileSync(md)), 'report bytes differ from `proflens snapshot --report`');
+
+  // Settings: a link style of none removes the links; the report re-renders.
+  await p.page.getByTestId('snap-settings').locator('summary').click();
+  await p.page.getByTestId('snap-link-style').selectOption('none');
+  await p.page.getByTestId('snap-apply-settings').click();
+  await p.page.waitForFunction(() => document.querySelectorAll('[data-testid=snap-contributors] a.src-link').length === 0);
+  await p.screenshot('snapshot-03-settings');
+  assert.deepEqual(p.consoleErrors, []);
+  assert.deepEqual(p.offOrigin, []);
+  await p.page.context().close();
+});
+
+test('a segments-only snapshot and a bad file', async () => {
+  const p = await newPage();
+  await p.open();
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'proflens-snap-'));
+  const bad = path.join(tmp, 'broken.pickle');
+  fs.writeFileSync(bad, Buffer.from([0x80, 0x04, 0x95, 0x10, 0x00])); // truncated
+  const list = path.join(FIXTURES, 'Muduard_LayoutEditing__memory_snapshot.pkl');
+  await p.page.getByTestId('open-files').setInputFiles([list, bad]);
+  assert.equal(await p.waitDone(), 'Done');
+  await p.page.getByTestId('snapshot-view').waitFor();
+  const files = p.page.getByTestId('snap-file');
+  await files.filter({ hasText: 'broken' }).click();
+  await p.page.getByTestId('snap-failed').waitFor();
+  assert.match(await p.page.getByTestId('snap-failed').innerText(), /broken\.pickle: The file ends before the pickle is complete/);
+  await files.filter({ hasText: 'Muduard' }).click();
+  // No trace: the end state's blocks are the live set (device 1).
+  await p.page.getByTestId('snap-live-title').waitFor();
+  assert.match(await p.page.getByTestId('snap-live-title').innerText(), /Live at the end state: .* in 1938 tensors/);
+  await p.screenshot('snapshot-04-segments-only');
+  assert.deepEqual(p.consoleErrors, []);
+  await p.page.context().close();
+});
