@@ -23,7 +23,7 @@
 //! filters KB, [`MEM_SORT`] `Column` or `Column,desc`, [`MEM_ROW`] selected row id); steps &
 //! bubbles `anom.` ([`ANOM_RANK`], [`ANOM_STEP`], [`ANOM_BUBBLE`]: the `AppState` selections,
 //! bound with [`Route::bind_app`]); timeline `tl.` ([`TL_X`], scoped to its rank with
-//! [`Route::bind_scoped`]); snapshots `snap.` (`snap.file`, `snap.device`, `snap.x`).
+//! [`Route::bind_scoped`]); snapshots `snap.` ([`SNAP_FILE`], [`SNAP_X`]).
 //!
 //! # Extension API (for any view)
 //! ```ignore
@@ -82,6 +82,10 @@ pub const ANOM_RANK: &str = "anom.rank";
 pub const ANOM_STEP: &str = "anom.step";
 /// Steps & bubbles view: selected bubble (index in the rank).
 pub const ANOM_BUBBLE: &str = "anom.bubble";
+/// Snapshot view: selected snapshot file (index among the dropped pickles).
+pub const SNAP_FILE: &str = "snap.file";
+/// Snapshot chart: zoom window `scope:a,b` (scope = file × 100 + device slot; axis units).
+pub const SNAP_X: &str = "snap.x";
 /// Steps & bubbles timeline: zoom window `rank:a,b` (relative ms), see [`Route::bind_scoped`].
 pub const TL_X: &str = "tl.x";
 
@@ -312,6 +316,7 @@ pub fn install(app: AppState) -> Route {
     route.bind_app(ANOM_RANK, app.anomaly_rank);
     route.bind_app(ANOM_STEP, app.anomaly_step);
     route.bind_app(ANOM_BUBBLE, app.anomaly_bubble);
+    route.bind_app(SNAP_FILE, app.selected_snapshot);
 
     // A new load (the phase goes back to Inventory): a pending link waits for its inventory;
     // otherwise the previous folder's view keys are dropped.
@@ -352,6 +357,13 @@ pub fn install(app: AppState) -> Route {
             })
             .map(|(k, _)| k.to_string())
             .collect();
+        let mut bad = bad;
+        if want
+            .get_as::<u32>(SNAP_FILE)
+            .is_some_and(|t| t as usize >= inv.snapshots.len())
+        {
+            bad.push(SNAP_FILE.to_string());
+        }
         for k in bad {
             want.remove(&k);
         }
