@@ -58,41 +58,63 @@ test('steps view of level1: both ranks, one step with the §13.1 values, a bubbl
   assert.ok(tags.some((t) => t.startsWith('PRELAUNCH_GAP_HEAVY')), tags.join(' | '));
   assert.ok(tags.some((t) => t.startsWith('DEVICE_IDLE_GAP_HEAVY')), tags.join(' | '));
   assert.match(await page.getByTestId('anomaly-notes').innerText(), /One step only/);
-  // Bubble list sorted by duration: the largest is the §13.2 global gap of 1.31875 ms.
+  // Bubble list sorted by duration: the largest window is the 17.903 ms prelaunch (§13.1).
   await page.getByTestId('bubble-row').first().waitFor();
   assert.match(await page.getByTestId('bubble-count').innerText(), /of 56 \(56 emitted\)/);
+  const pre = (await page.getByTestId('bubble-row').first().innerText()).split('\t');
+  // Columns: #, scope, start (from the first kernel), duration, host, sync, comm, step, labels.
+  assert.equal(pre[1], 'prelaunch');
+  // The window opens at the marker, 17.9025 ms before the first kernel (display rounding: .902/.903).
+  assert.match(pre[2], /^-17\.90[23] ms$/);
+  assert.equal(pre[3], '17.903 ms');
+  assert.equal(pre[7], 'ProfilerStep#50');
+  // Global windows only: the largest is the §13.2 gap of 1.31875 ms; select it.
+  await page.getByTestId('bubble-scope').selectOption('global');
+  await page.waitForFunction(() => /of 5 \(56 emitted\)/.test(document.querySelector('[data-testid=bubble-count]')?.innerText || ''));
   const first = page.getByTestId('bubble-row').first();
   assert.match(await first.innerText(), /1\.319 ms/);
   await first.click();
   const panel = page.getByTestId('bubble-panel');
   await panel.getByTestId('bubble-window').waitFor();
   assert.match(await panel.getByTestId('bubble-window').innerText(), /1\.319 ms/);
+  assert.match(await panel.getByTestId('bubble-id').innerText(), /global:global:0/);
   const panelText = await panel.innerText();
-  assert.match(panelText, /before/);
-  assert.match(panelText, /trans_TransData_6/); // §5.6 "after" kernel of that gap (reference script)
+  assert.match(panelText, /aclnnMaxPool2dWithMask_TransDataSpecial_TransData/); // §5.6 "before" (reference script)
+  assert.match(panelText, /trans_TransData_6/); // §5.6 "after"
   assert.ok((await panel.getByTestId('bubble-labels').locator('li').count()) >= 1);
-  // Filter by scope: the single prelaunch window of 17.903 ms.
-  await page.getByTestId('bubble-scope').selectOption('prelaunch');
-  await page.waitForFunction(() => /of 1 \(56 emitted\)/.test(document.querySelector('[data-testid=bubble-count]')?.innerText || ''));
-  assert.match(await page.getByTestId('bubble-row').first().innerText(), /17\.903 ms/);
   // Structure tree: the step node with the §13.2 four perspectives.
   const root = page.locator('[data-testid=tree-node][data-kind=step] > .anom-tree-row').first();
   await root.waitFor();
   const rootText = await root.innerText();
+  assert.doesNotMatch(await page.locator('body').innerText(), /offset\.set|on:click/);
   for (const v of ['136.581 ms', '110.837 ms', '114.866 ms', '215.986 ms']) assert.ok(rootText.includes(v), `${v} in ${rootText}`);
+  // Filter by label: every row carries the label.
+  await page.getByTestId('bubble-scope').selectOption('');
+  // The option says how many windows carry the label; the filtered list must match it.
+  const opt = await page.locator('[data-testid=bubble-label] option[value=possible_host_launch_lag]').innerText();
+  const n = Number(/\((\d+)\)/.exec(opt)[1]);
+  assert.ok(n > 0 && n <= 56, opt);
+  await page.getByTestId('bubble-label').selectOption('possible_host_launch_lag');
+  await page.waitForFunction((n) => new RegExp(`of ${n} \\(56 emitted\\)`).test(document.querySelector('[data-testid=bubble-count]')?.innerText || ''), n);
+  for (const t of await page.getByTestId('bubble-row').allInnerTexts()) assert.match(t, /possible_host_launch_lag/);
+  await page.getByTestId('bubble-label').selectOption('');
   // Wait anchors: the two §13.2 false hotspots are flagged.
   await page.getByTestId('wait-anchor-row').first().waitFor();
   const flagged = await page.locator('[data-testid=wait-anchor-row].flagged').allInnerTexts();
   assert.equal(flagged.length, 2);
   assert.match(flagged[0], /aclnnInplaceFillScalar_FillAiCore_Fill/);
-  await page.getByTestId('bubble-scope').selectOption('');
-  await page.getByTestId('bubble-row').first().click();
+  await page.getByTestId('bubble-row').nth(3).click();
   await page.waitForTimeout(300);
   await p.screenshot('anomaly-01-level1-rank0');
   // Rank 1: 152.346 ms (§13.1 152.34575).
   await ranks.nth(1).click();
   await page.waitForFunction(() => document.querySelector('[data-testid=card-service]')?.innerText === '152.346 ms');
   await page.getByTestId('step-row').first().waitFor();
+  assert.equal(await page.getByTestId('card-pattern').innerText(), 'mixed'); // §13.3 rulebook (0.766)
+  const tags1 = await page.getByTestId('anomaly-tag').allInnerTexts();
+  assert.ok(!tags1.some((t) => t.startsWith('COMM_SYNC_RISK')), tags1.join(' | ')); // wait ratio 0.132
+  // No component source text leaks into the page (a `>` inside an attribute closure once did).
+  assert.doesNotMatch(await page.locator('body').innerText(), /offset\.set|on:click/);
   await p.screenshot('anomaly-02-level1-rank1');
   assert.deepEqual(p.consoleErrors, []);
   await page.context().close();

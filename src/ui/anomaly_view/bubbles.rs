@@ -18,16 +18,17 @@ const PAGE: u32 = 50;
 const COLUMNS: &[(BubbleColumn, &str, bool)] = &[
     (BubbleColumn::Order, "#", true),
     (BubbleColumn::Scope, "scope", false),
-    (BubbleColumn::Start, "start", true),
+    (BubbleColumn::Start, "start (from capture start)", true),
     (BubbleColumn::Duration, "duration", true),
     (BubbleColumn::Host, "host", true),
     (BubbleColumn::Sync, "sync", true),
     (BubbleColumn::Comm, "comm", true),
 ];
 
-/// The bubble list of `rank`; `labels` are the filter choices with their counts.
+/// The bubble list of `rank`; `labels` are the filter choices with their counts; starts are
+/// shown relative to `t0_us` (the capture start).
 #[component]
-pub fn BubbleList(rank: u32, labels: Vec<(String, u32)>) -> impl IntoView {
+pub fn BubbleList(rank: u32, labels: Vec<(String, u32)>, t0_us: f64) -> impl IntoView {
     let state = expect_context::<AppState>();
     let sort = RwSignal::new((BubbleColumn::Duration, true));
     let label = RwSignal::new(String::new());
@@ -86,7 +87,7 @@ pub fn BubbleList(rank: u32, labels: Vec<(String, u32)>) -> impl IntoView {
                 _ => "",
             };
             view! {
-                <th class:num=num class="sortable" data-col=format!("{col:?}")
+                <th class:num=num class="sortable" tabindex="0" data-col=format!("{col:?}")
                     on:click=move |_| sort.update(|s| *s = if s.0 == col { (col, !s.1) } else { (col, num) })>
                     {name}{arrow}
                 </th>
@@ -111,17 +112,19 @@ pub fn BubbleList(rank: u32, labels: Vec<(String, u32)>) -> impl IntoView {
                 view! {
                     <tr
                         data-testid="bubble-row"
+                        tabindex="0"
                         class:selected=move || state.anomaly_bubble.get() == Some(idx)
                         class:significant=b.significant
                         on:click=move |_| state.anomaly_bubble.set(Some(idx))
                     >
                         <td class="num">{idx.to_string()}</td>
                         <td>{b.scope.clone()}</td>
-                        <td class="num" title=format!("{} µs", b.start_us)>{b.step.map(|_| b.step_id.clone()).unwrap_or_else(|| "global".into())}</td>
+                        <td class="num" title=format!("{:.3} µs", b.start_us)>{format!("{:+.3} ms", (b.start_us - t0_us) / 1000.0)}</td>
                         <td class="num">{ms(b.duration_ms)}</td>
                         <td class="num">{pct(b.host_ratio)}</td>
                         <td class="num">{pct(b.sync_ratio)}</td>
                         <td class="num">{pct(b.comm_ratio)}</td>
+                        <td><code>{b.step_id.clone()}</code></td>
                         <td class="labels">{b.labels.join(", ")}</td>
                     </tr>
                 }
@@ -137,8 +140,8 @@ pub fn BubbleList(rank: u32, labels: Vec<(String, u32)>) -> impl IntoView {
             <span class="muted" data-testid="bubble-count">
                 {format!("{}–{} of {} ({} emitted)", if m == 0 { 0 } else { o + 1 }, (o + PAGE).min(m), m, p.total)}
             </span>
-            <button class="button" disabled=move || o == 0 on:click=move |_| offset.set(o.saturating_sub(PAGE))>"‹"</button>
-            <button class="button" disabled=move || o + PAGE >= m on:click=move |_| offset.set(o + PAGE)>"›"</button>
+            <button class="button" data-testid="bubble-prev" disabled=move || { o == 0 } on:click=move |_| offset.set(o.saturating_sub(PAGE))>"‹"</button>
+            <button class="button" data-testid="bubble-next" disabled=move || { o + PAGE >= m } on:click=move |_| offset.set(o + PAGE)>"›"</button>
         })
     };
     view! {
@@ -168,7 +171,7 @@ pub fn BubbleList(rank: u32, labels: Vec<(String, u32)>) -> impl IntoView {
             }}
             <div class="anom-scroll">
                 <table class="grid overview">
-                    <thead><tr>{header}<th>"labels"</th></tr></thead>
+                    <thead><tr>{header}<th>"step"</th><th>"labels"</th></tr></thead>
                     <tbody>{rows}</tbody>
                 </table>
             </div>

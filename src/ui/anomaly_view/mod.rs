@@ -76,7 +76,7 @@ pub fn AnomalyView() -> impl IntoView {
                     <Notes s=s.clone()/>
                     <steps::StepsTable rank=rank/>
                     <div class="anom-bubbles">
-                        <bubbles::BubbleList rank=rank labels=s.labels.clone()/>
+                        <bubbles::BubbleList rank=rank labels=s.labels.clone() t0_us=s.capture_us.map(|c| c.0).unwrap_or(0.0)/>
                         <bubbles::BubblePanel rank=rank/>
                     </div>
                     <structure::StructureTree rank=rank/>
@@ -126,6 +126,7 @@ fn CrossRank() -> impl IntoView {
         view! {
             <tr
                 data-testid="anomaly-rank-row"
+                tabindex="0"
                 class:selected=move || state.anomaly_rank.get() == Some(idx)
                 class:slow=r.slow
                 on:click=move |_| state.anomaly_rank.set(Some(idx))

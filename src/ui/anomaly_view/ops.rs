@@ -40,8 +40,8 @@ pub fn OpTables(rank: u32) -> impl IntoView {
                             <tbody>
                                 {o.wait_anchors.into_iter().map(|w| {
                                     let mut flags = Vec::new();
-                                    if w.is_false_hotspot_risk { flags.push("WAIT_ANCHOR_FALSE_HOTSPOT"); }
-                                    if w.wait_pollution { flags.push("WAIT_POLLUTION_RISK"); }
+                                    if w.is_false_hotspot_risk { flags.push("false hotspot"); }
+                                    if w.wait_pollution { flags.push("wait pollution"); }
                                     view! {
                                         <tr data-testid="wait-anchor-row" class:flagged=w.is_false_hotspot_risk>
                                             <td class="num">{w.total_cost_rank.to_string()}</td>
@@ -53,7 +53,7 @@ pub fn OpTables(rank: u32) -> impl IntoView {
                                             <td class="num">{format!("{:.3} µs", w.wait_us_avg)}</td>
                                             <td class="num">{format!("{:.3} µs", w.total_cost_us_avg)}</td>
                                             <td class="num">{format!("{:.4}", w.wait_ratio)}</td>
-                                            <td>{flags.join(", ")}</td>
+                                            <td title="WAIT_ANCHOR_FALSE_HOTSPOT / WAIT_POLLUTION_RISK">{flags.join(", ")}</td>
                                         </tr>
                                     }
                                 }).collect_view()}

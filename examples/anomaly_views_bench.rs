@@ -1,0 +1,89 @@
+//! Native benchmark of the steps / bubbles view queries on a large rank (issue 3 UI): after
+//! the analysis, times each `AnomalyQuery` the page sends (summary, step table, bubble pages
+//! sorted / filtered over every emitted window, one bubble, the structure tree, op tables) and
+//! the per-rank exports. `cargo run --profile bench-native --example anomaly_views_bench -- DIR`
+//! (DIR from `examples/anomaly_gen`). Prints milliseconds per query and peak RSS.
+
+use std::ops::ControlFlow;
+use std::time::Instant;
+
+use proflens::cli::fs_opener::FsOpener;
+use proflens::engine::session::anomaly::{run_rank, AnomalyStore};
+use proflens::ingest::inventory::Inventory;
+use proflens::protocol::anomaly::{AnomalyQuery, BubbleColumn, BubbleQuery};
+
+fn peak_rss_mb() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+fn main() {
+    let dir = std::env::args()
+        .nth(1)
+        .expect("usage: anomaly_views_bench DIR");
+    let (opener, files) = FsOpener::walk(std::path::Path::new(&dir)).expect("walk");
+    let mut inv = Inventory::from_paths(&files);
+    proflens::parse::metadata::read_side_files(&mut inv, &opener);
+    let t = Instant::now();
+    let mut st = AnomalyStore::default();
+    for (i, f) in inv.ranks.iter().enumerate() {
+        let o = run_rank(i as u32, f, &opener, &mut |_| ControlFlow::Continue(()));
+        if let Ok(r) = o.rank {
+            st.insert(i as u32, r);
+        }
+    }
+    println!("analysis + summary: {:.2} s", t.elapsed().as_secs_f64());
+    let s = st.summaries.values().next().expect("one rank").clone();
+    println!(
+        "rank: {} kernels, {} steps, {} emitted bubble windows",
+        s.kernels, s.steps, s.bubbles
+    );
+    let time = |what: &str, q: AnomalyQuery| {
+        let t = Instant::now();
+        let n = 5;
+        for _ in 0..n {
+            st.query(&q).expect("query");
+        }
+        println!(
+            "{what}: {:.2} ms",
+            t.elapsed().as_secs_f64() * 1000.0 / n as f64
+        );
+    };
+    let rank = s.rank;
+    time("steps table", AnomalyQuery::Steps { rank });
+    let page = |sort, descending, label: &str| {
+        AnomalyQuery::Bubbles(BubbleQuery {
+            rank,
+            sort,
+            descending,
+            label: label.into(),
+            scope: String::new(),
+            step: None,
+            offset: 0,
+            limit: 50,
+        })
+    };
+    time(
+        "bubble page, output order",
+        page(BubbleColumn::Order, false, ""),
+    );
+    time(
+        "bubble page, sorted by duration",
+        page(BubbleColumn::Duration, true, ""),
+    );
+    time(
+        "bubble page, label filter + host sort",
+        page(BubbleColumn::Host, true, "possible_host_launch_lag"),
+    );
+    time("one bubble", AnomalyQuery::Bubble { rank, index: 0 });
+    time(
+        "structure tree of step 0",
+        AnomalyQuery::Structure { rank, step: 0 },
+    );
+    time("op tables", AnomalyQuery::Ops { rank });
+    if let Some(mb) = peak_rss_mb() {
+        println!("peak RSS: {mb:.0} MB");
+    }
+}
