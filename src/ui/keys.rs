@@ -2,7 +2,8 @@
 //! ([`super::help`]), Esc closes it, or else asks open panels to close ([`Keys::escape`]).
 //! Chart keys (W/A/S/D, arrows) are handled by the focused chart itself
 //! ([`super::widgets::zoom::on_key`]); table keys by the focused table. Shortcuts never fire
-//! while typing in a text field.
+//! while typing in a text field. Enter or Space on a focused row (`tr`/`li`/`div` with
+//! `tabindex`, not a native control) clicks it: clickable rows only need `tabindex="0"`.
 
 use leptos::ev;
 use leptos::prelude::*;
@@ -36,6 +37,25 @@ pub fn typing(ev: &web_sys::KeyboardEvent) -> bool {
         || el.get_attribute("contenteditable").is_some()
 }
 
+/// A focused clickable element that is not a native control (a table row or a cell with
+/// `tabindex`, or `role="button"`): Enter and Space click it, so a view only has to add
+/// `tabindex="0"` to its clickable rows to make them keyboard-reachable.
+fn activatable(ev: &web_sys::KeyboardEvent) -> Option<web_sys::HtmlElement> {
+    let el: web_sys::HtmlElement = ev.target()?.dyn_into().ok()?;
+    let tag = el.tag_name().to_ascii_lowercase();
+    if matches!(
+        tag.as_str(),
+        "button" | "a" | "input" | "select" | "textarea" | "summary" | "canvas"
+    ) {
+        return None;
+    }
+    let row_like = matches!(tag.as_str(), "tr" | "th" | "li" | "td" | "div" | "span")
+        && el.has_attribute("tabindex");
+    let role = el.get_attribute("role").unwrap_or_default();
+    (row_like && (role.is_empty() || role == "button" || role == "row" || role == "option"))
+        .then_some(el)
+}
+
 /// Installs the window key listener and provides [`Keys`]. Call once in `<App/>`.
 pub fn install() -> Keys {
     let keys = Keys {
@@ -48,6 +68,12 @@ pub fn install() -> Keys {
             "?" if !typing(&ev) && !ev.ctrl_key() && !ev.meta_key() && !ev.alt_key() => {
                 ev.prevent_default();
                 keys.help.update(|h| *h = !*h);
+            }
+            "Enter" | " " if !ev.default_prevented() => {
+                if let Some(el) = activatable(&ev) {
+                    ev.prevent_default();
+                    el.click();
+                }
             }
             "Escape" => {
                 if keys.help.get_untracked() {

@@ -16,12 +16,14 @@
 //!    keys (a new folder starts fresh).
 //!
 //! # Keys
-//! Page-wide: [`TAB`] (lowercase tab name, e.g. `memory`), [`RANK`] (the rank folder's index in
-//! the inventory — stable for the same folder). Each view owns a namespace `<view>.`:
+//! Page-wide: [`TAB`] (lowercase tab name, e.g. `memory`), [`RANK`] (the memory view's rank
+//! folder: its index in the inventory — stable for the same folder). Each view owns a
+//! namespace `<view>.`:
 //! memory `mem.` ([`MEM_X`] zoom window ms, [`MEM_Q`] text filter, [`MEM_KMIN`]/[`MEM_KMAX`] size
-//! filters KB, [`MEM_SORT`] `Column` or `Column,desc`, [`MEM_ROW`] selected row id). Reserved for
-//! the views being built: `anom.` (e.g. `anom.step`, `anom.bubble`), `tl.` (`tl.x`, `tl.lanes`),
-//! `snap.` (`snap.peak`, `snap.x`, `snap.device`).
+//! filters KB, [`MEM_SORT`] `Column` or `Column,desc`, [`MEM_ROW`] selected row id); steps &
+//! bubbles `anom.` ([`ANOM_RANK`], [`ANOM_STEP`], [`ANOM_BUBBLE`]: the `AppState` selections,
+//! bound with [`Route::bind_app`]); timeline `tl.` ([`TL_X`], scoped to its rank with
+//! [`Route::bind_scoped`]); snapshots `snap.` ([`SNAP_FILE`], [`SNAP_X`]).
 //!
 //! # Extension API (for any view)
 //! ```ignore
@@ -36,12 +38,17 @@
 //! let peak: Option<u32> = route.read("snap.peak");   // untracked, typed
 //! route.write("snap.peak", Some(&3u32));              // None removes
 //! route.clear_prefix("snap.");                         // e.g. when the device changes
+//! // A view that exists once per rank: `tl.x=1:12.5,40.1`, read back only by rank 1's view.
+//! route.bind_scoped("tl.x", rank, zoom);
 //! ```
 //! Call `bind` when the view mounts (inside the component), so a view mounted after a restore
-//! picks up its keys. Values are [`HashValue`]s (integers, `f64`, `String`, `bool`, `(f64, f64)`);
+//! picks up its keys. A selection kept in [`AppState`] (reset by each load) uses
+//! `route.bind_app(key, signal)` once at start-up (in [`install`]) instead: it is set again
+//! from the link when the link is applied. Values are [`HashValue`]s (integers, `f64`, `String`, `bool`, `(f64, f64)`);
 //! implement the trait for a view's own enums.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
 use gloo::timers::callback::Timeout;
 use leptos::prelude::*;
@@ -69,6 +76,18 @@ pub const MEM_SORT: &str = "mem.sort";
 pub const MEM_ROW: &str = "mem.row";
 /// Namespace of the memory view's keys.
 pub const MEM_PREFIX: &str = "mem.";
+/// Steps & bubbles view: selected rank folder (inventory index).
+pub const ANOM_RANK: &str = "anom.rank";
+/// Steps & bubbles view: selected step (index in the rank).
+pub const ANOM_STEP: &str = "anom.step";
+/// Steps & bubbles view: selected bubble (index in the rank).
+pub const ANOM_BUBBLE: &str = "anom.bubble";
+/// Snapshot view: selected snapshot file (index among the dropped pickles).
+pub const SNAP_FILE: &str = "snap.file";
+/// Snapshot chart: zoom window `scope:a,b` (scope = file × 100 + device slot; axis units).
+pub const SNAP_X: &str = "snap.x";
+/// Steps & bubbles timeline: zoom window `rank:a,b` (relative ms), see [`Route::bind_scoped`].
+pub const TL_X: &str = "tl.x";
 
 /// Delay before a change is written to the address bar, ms.
 pub const WRITE_DELAY_MS: u32 = 250;
@@ -80,7 +99,11 @@ pub struct Route {
     pub state: RwSignal<ViewState>,
     /// The state read from the address bar at start-up, until applied after a load.
     pending: RwSignal<Option<ViewState>>,
+    /// Page-level signals bound with [`Route::bind_app`], re-applied when a link is restored.
+    appliers: StoredValue<Vec<Applier>, LocalStorage>,
 }
+
+type Applier = Rc<dyn Fn(&ViewState)>;
 
 /// The page's route (panics if [`install`] was not called: a programming error).
 pub fn use_route() -> Route {
@@ -200,6 +223,49 @@ impl Route {
         });
     }
 
+    /// Like [`Route::bind`] for a view that exists once per `scope` (e.g. a rank's timeline):
+    /// the value is stored as `scope:value` and read back only by the same scope, so a view of
+    /// another rank starts fresh (and its first write replaces the old value).
+    pub fn bind_scoped<V>(&self, key: &'static str, scope: u32, signal: RwSignal<Option<V>>)
+    where
+        V: HashValue + Clone + Send + Sync + PartialEq + 'static,
+    {
+        let restored = self.state.with_untracked(|s| {
+            let (sc, v) = s.get(key)?.split_once(':')?;
+            (u32::from_hash(sc)? == scope)
+                .then(|| V::from_hash(v))
+                .flatten()
+        });
+        if let Some(v) = restored {
+            signal.set(Some(v));
+        }
+        let route = *self;
+        Effect::new(move |_| {
+            let v = signal.with(|v| v.as_ref().and_then(|v| v.to_hash()));
+            route.write_raw(key, v.map(|v| format!("{scope}:{v}")));
+        });
+    }
+
+    /// Like [`Route::bind`] for a page-level signal that outlives the views (e.g. a selection in
+    /// [`AppState`] that a load resets): besides the write-back, the value is set from the
+    /// link again when the link is applied after the load. Call once, at start-up.
+    pub fn bind_app<T>(&self, key: &'static str, signal: RwSignal<T>)
+    where
+        T: BindValue + Clone + Send + Sync + PartialEq + 'static,
+    {
+        let apply: Applier = Rc::new(move |v: &ViewState| {
+            if let Some(x) = v.get(key).and_then(T::read) {
+                signal.set(x);
+            }
+        });
+        self.appliers.update_value(|a| a.push(apply));
+        let route = *self;
+        Effect::new(move |_| {
+            let v = signal.get();
+            route.write_raw(key, v.write());
+        });
+    }
+
     fn write_raw(&self, key: &str, value: Option<String>) {
         match value {
             Some(v) => self.write::<String>(key, Some(&v)),
@@ -208,8 +274,9 @@ impl Route {
     }
 }
 
-/// What [`Route::bind`] accepts: any [`HashValue`] wrapped in `Option` (`None` = key absent),
-/// or a `String` (empty = key absent).
+/// What [`Route::bind`] accepts: any [`HashValue`] (a plain value: the key is set while the
+/// value has a text form; `String`: empty = key absent), or one wrapped in `Option`
+/// (`None` = key absent).
 pub trait BindValue: Sized {
     /// Reads the signal's value from the raw fragment value.
     fn read(s: &str) -> Option<Self>;
@@ -226,12 +293,12 @@ impl<V: HashValue> BindValue for Option<V> {
     }
 }
 
-impl BindValue for String {
+impl<V: HashValue> BindValue for V {
     fn read(s: &str) -> Option<Self> {
-        Some(s.to_string())
+        V::from_hash(s)
     }
     fn write(&self) -> Option<String> {
-        (!self.is_empty()).then(|| self.clone())
+        self.to_hash()
     }
 }
 
@@ -242,8 +309,14 @@ pub fn install(app: AppState) -> Route {
     let route = Route {
         pending: RwSignal::new((!initial.is_empty()).then(|| initial.clone())),
         state: RwSignal::new(initial),
+        appliers: StoredValue::new_local(Vec::new()),
     };
     provide_context(route);
+    // Selections of the steps & bubbles view live in AppState (shared with its timeline).
+    route.bind_app(ANOM_RANK, app.anomaly_rank);
+    route.bind_app(ANOM_STEP, app.anomaly_step);
+    route.bind_app(ANOM_BUBBLE, app.anomaly_bubble);
+    route.bind_app(SNAP_FILE, app.selected_snapshot);
 
     // A new load (the phase goes back to Inventory): a pending link waits for its inventory;
     // otherwise the previous folder's view keys are dropped.
@@ -273,6 +346,29 @@ pub fn install(app: AppState) -> Route {
             if VIEWS.iter().any(|v| v.tab == tab && (v.applies)(&inv)) {
                 app.tab.set(tab);
             }
+        }
+        // A rank key (`rank`, `anom.rank`, …) must name a rank folder of this inventory.
+        let mut want = want;
+        let bad: Vec<String> = want
+            .pairs()
+            .filter(|(k, _)| *k == RANK || k.ends_with(".rank"))
+            .filter(|(_, v)| {
+                !u32::from_hash(v).is_some_and(|r| inv.ranks.iter().any(|x| x.index == r))
+            })
+            .map(|(k, _)| k.to_string())
+            .collect();
+        let mut bad = bad;
+        if want
+            .get_as::<u32>(SNAP_FILE)
+            .is_some_and(|t| t as usize >= inv.snapshots.len())
+        {
+            bad.push(SNAP_FILE.to_string());
+        }
+        for k in bad {
+            want.remove(&k);
+        }
+        for apply in route.appliers.get_value() {
+            apply(&want);
         }
         let (tab, rank) = (app.tab.get_untracked(), app.selected_rank.get_untracked());
         route.state.update(|s| {

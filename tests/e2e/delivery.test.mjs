@@ -149,3 +149,32 @@ test('zero network requests during analysis (served page and single file)', asyn
   assert.deepEqual(p2.consoleErrors, []);
   await c2.close();
 });
+
+const SNAPSHOT = path.join(REPO, '../shared/fixtures/torch_snapshots/ZidongLiu_DeComFL__memory.pickle');
+const HAS_SNAPSHOT_VIEW = fs.existsSync(path.join(REPO, 'src/ui/snapshot_view'));
+
+test('single file proflens.html from file:// analyses a snapshot pickle', { skip: !HAS_SNAPSHOT_VIEW && 'snapshot view not built yet' }, async () => {
+  const context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
+  const page = await context.newPage();
+  const base = 'file://' + SINGLE;
+  const p = new ProflensPage(page, base);
+  await page.goto(base);
+  await page.getByTestId('drop-zone').waitFor();
+  const requests = [];
+  page.on('request', (r) => requests.push(r.url()));
+  await page.getByTestId('open-files').setInputFiles([SNAPSHOT]);
+  assert.equal(await p.waitDone(), 'Done');
+  await page.getByTestId('snapshot-view').waitFor();
+  // EXPECTED.json: the global peak of this trace is entry 11205, 1,783,664,516 bytes active.
+  await page.getByTestId('snap-peak-active').filter({ hasText: 'entry 11205' }).waitFor();
+  const title = page.getByTestId('snap-live-title');
+  await title.filter({ hasText: 'entry 11205' }).waitFor();
+  assert.match(await title.innerText(), /1\.7 GiB/);
+  // The view is in the hash: the snapshot tab and the selected file.
+  await page.waitForFunction(() => /(^|[#&])tab=snapshot(&|$)/.test(location.hash) && /snap\.file=0/.test(location.hash));
+  assert.deepEqual(requests.filter((u) => !u.startsWith('blob:') && !u.startsWith('data:')), []);
+  assert.deepEqual(p.consoleErrors, []);
+  await page.waitForTimeout(300);
+  await p.screenshot('13-single-file-snapshot');
+  await context.close();
+});

@@ -103,7 +103,8 @@ test('URL hash: reload + re-drop the same folder returns to the same view; a pas
   assert.equal(view.zoomed, 'true');
   assert.match(view.userFrame, /main\.py\(354\): train$/);
   const params = await hashParams(p.page);
-  assert.deepEqual(Object.keys(params).sort(), ['mem.kmin', 'mem.q', 'mem.row', 'mem.x', 'rank', 'tab']);
+  // anom.rank: the steps & bubbles view's rank (its first analysed rank), kept beside.
+  assert.deepEqual(Object.keys(params).sort(), ['anom.rank', 'mem.kmin', 'mem.q', 'mem.row', 'mem.x', 'rank', 'tab']);
   const [a, b] = params['mem.x'].split(',').map(Number);
   assert.ok(a < b && String(a) === view.x0 && String(b) === view.x1, `mem.x ${params['mem.x']} = chart window ${view.x0},${view.x1}`);
   assert.equal(params['mem.row'], view.selectedRow);
@@ -136,11 +137,58 @@ test('URL hash: reload + re-drop the same folder returns to the same view; a pas
   await q.page.getByTestId('rank-summary-row').nth(0).click();
   await waitHash(q.page, { tab: 'memory', rank: '0' });
   await q.page.waitForTimeout(400);
-  assert.deepEqual(Object.keys(await hashParams(q.page)).sort(), ['rank', 'tab']);
+  assert.deepEqual(Object.keys(await hashParams(q.page)).sort(), ['anom.rank', 'rank', 'tab']);
   assert.deepEqual(p.consoleErrors, []);
   assert.deepEqual(q.consoleErrors, []);
   await p.page.context().close();
   await q.page.context().close();
+});
+
+test('URL hash: the steps & bubbles selection (rank, bubble, timeline zoom) comes back after reload + re-drop', async () => {
+  const p = await newPage();
+  await p.open();
+  await p.openFolder(LEVEL1);
+  assert.equal(await p.waitDone(), 'Done');
+  await p.page.getByTestId('tab-anomaly').click();
+  await p.page.getByTestId('anomaly-rank-row').nth(1).click();
+  await p.page.getByTestId('bubble-row').nth(3).waitFor();
+  await p.page.getByTestId('bubble-row').nth(3).click();
+  // Zoom the timeline of that rank with the keys.
+  const canvas = p.page.getByTestId('timeline-canvas');
+  await p.page.waitForFunction(() => Number(document.querySelector('[data-testid=timeline-canvas]')?.dataset.drawn) > 0);
+  const fullView = await canvas.getAttribute('data-view');
+  await canvas.focus();
+  await p.page.keyboard.press('w');
+  await p.page.keyboard.press('w');
+  await p.page.keyboard.press('d');
+  assert.notEqual(await canvas.getAttribute('data-view'), fullView);
+  const read = () => p.page.evaluate(() => ({
+    timeline: document.querySelector('[data-testid=timeline-canvas]')?.dataset.view,
+    tab: document.querySelector('[role=tab][aria-selected=true]')?.dataset.testid,
+    rank: [...document.querySelectorAll('[data-testid=anomaly-rank-row]')].findIndex((r) => r.classList.contains('selected')),
+    bubble: document.querySelector('[data-testid=bubble-row].selected')?.firstElementChild?.innerText,
+    window: document.querySelector('[data-testid=bubble-panel] [data-testid=bubble-window]')?.innerText,
+  }));
+  await p.page.locator('[data-testid=bubble-panel] [data-testid=bubble-window]').waitFor();
+  const before = await read();
+  assert.equal(before.tab, 'tab-anomaly');
+  assert.equal(before.rank, 1);
+  await waitHash(p.page, { tab: 'anomaly', 'anom.rank': '1', 'anom.bubble': before.bubble });
+  await p.page.waitForFunction(() => /tl\.x=1:[^&]+,/.test(location.hash));
+  const hash = await p.page.evaluate(() => location.hash);
+  await p.page.reload();
+  await p.page.getByTestId('drop-zone').waitFor();
+  await p.openFolder(LEVEL1);
+  assert.equal(await p.waitDone(), 'Done');
+  await p.page.locator('[data-testid=bubble-panel] [data-testid=bubble-window]').waitFor();
+  await p.page.locator('[data-testid=bubble-row].selected').waitFor();
+  await p.page.waitForFunction(() => Number(document.querySelector('[data-testid=timeline-canvas]')?.dataset.drawn) > 0);
+  assert.deepEqual(await read(), before);
+  await p.page.waitForTimeout(400);
+  assert.equal(await p.page.evaluate(() => location.hash), hash);
+  await p.screenshot('ux-10-restored-anomaly');
+  assert.deepEqual(p.consoleErrors, []);
+  await p.page.context().close();
 });
 
 test('URL hash: malformed and unknown keys never break the page', async () => {
@@ -388,6 +436,47 @@ test('keyboard only: landing → sample → tabs → memory chart keys → expor
   stops.push(...await tabTo(p.page, 'export-md', 40, 'Shift+Tab'));
   const [download] = await Promise.all([p.page.waitForEvent('download', { timeout: 60_000 }), p.page.keyboard.press('Enter')]);
   assert.match(download.suggestedFilename(), /\.md$/);
+  const noRing = stops.filter((s) => !s.ring);
+  assert.deepEqual(noRing, [], 'every focus stop shows a focus ring');
+  assert.deepEqual(p.consoleErrors, []);
+  await p.page.context().close();
+});
+
+test('keyboard only: open a folder with Enter, Steps & bubbles tab, timeline keys', async () => {
+  const p = await newPage();
+  await p.open();
+  const stops = [];
+  stops.push(...await tabTo(p.page, 'open-folder'));
+  const [chooser] = await Promise.all([p.page.waitForEvent('filechooser'), p.page.keyboard.press('Enter')]);
+  await chooser.setFiles(LEVEL1);
+  assert.equal(await p.waitDone(), 'Done');
+  stops.push(...await tabTo(p.page, 'tab-inventory'));
+  for (let i = 0; i < 3; i++) await p.page.keyboard.press('ArrowRight');
+  assert.equal(await p.page.evaluate(() => document.activeElement.dataset.testid), 'tab-anomaly');
+  await p.page.waitForFunction(() => Number(document.querySelector('[data-testid=timeline-canvas]')?.dataset.drawn) > 0);
+  // The second rank of the cross-rank table with Enter.
+  stops.push(...await tabTo(p.page, 'anomaly-rank-row'));
+  await p.page.keyboard.press('Tab');
+  await p.page.keyboard.press('Enter');
+  await p.page.locator('[data-testid=anomaly-rank-row].selected').nth(0).waitFor();
+  assert.equal(await p.page.locator('[data-testid=anomaly-rank-row]').nth(1).getAttribute('class').then((c) => /selected/.test(c)), true);
+  await p.page.waitForFunction(() => Number(document.querySelector('[data-testid=timeline-canvas]')?.dataset.drawn) > 0);
+  stops.push(...await tabTo(p.page, 'timeline-canvas', 60));
+  const tl = p.page.getByTestId('timeline-canvas');
+  const view = async () => (await tl.getAttribute('data-view')).split(',').map(Number);
+  const before = await view();
+  await p.page.keyboard.press('w');
+  await p.page.keyboard.press('ArrowUp');
+  const zoomed = await view();
+  assert.ok(Math.abs((zoomed[1] - zoomed[0]) - 0.64 * (before[1] - before[0])) < 1e-4, `W, ↑ zoom the timeline: ${before} → ${zoomed}`);
+  await p.page.keyboard.press('d');
+  const panned = await view();
+  assert.ok(panned[0] > zoomed[0]);
+  await p.screenshot('ux-11-keyboard-timeline');
+  // A bubble row with Enter selects the bubble (the panel shows it).
+  stops.push(...await tabTo(p.page, 'bubble-row', 80));
+  await p.page.keyboard.press('Enter');
+  await p.page.locator('[data-testid=bubble-panel] [data-testid=bubble-window]').waitFor();
   const noRing = stops.filter((s) => !s.ring);
   assert.deepEqual(noRing, [], 'every focus stop shows a focus ring');
   assert.deepEqual(p.consoleErrors, []);

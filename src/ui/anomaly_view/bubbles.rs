@@ -87,7 +87,7 @@ pub fn BubbleList(rank: u32, labels: Vec<(String, u32)>, t0_us: f64) -> impl Int
                 _ => "",
             };
             view! {
-                <th class:num=num class="sortable" data-col=format!("{col:?}")
+                <th class:num=num class="sortable" tabindex="0" data-col=format!("{col:?}")
                     on:click=move |_| sort.update(|s| *s = if s.0 == col { (col, !s.1) } else { (col, num) })>
                     {name}{arrow}
                 </th>
@@ -112,6 +112,7 @@ pub fn BubbleList(rank: u32, labels: Vec<(String, u32)>, t0_us: f64) -> impl Int
                 view! {
                     <tr
                         data-testid="bubble-row"
+                        tabindex="0"
                         class:selected=move || state.anomaly_bubble.get() == Some(idx)
                         class:significant=b.significant
                         on:click=move |_| state.anomaly_bubble.set(Some(idx))

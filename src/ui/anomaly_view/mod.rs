@@ -126,6 +126,7 @@ fn CrossRank() -> impl IntoView {
         view! {
             <tr
                 data-testid="anomaly-rank-row"
+                tabindex="0"
                 class:selected=move || state.anomaly_rank.get() == Some(idx)
                 class:slow=r.slow
                 on:click=move |_| state.anomaly_rank.set(Some(idx))

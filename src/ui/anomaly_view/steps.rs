@@ -38,6 +38,7 @@ pub fn StepsTable(rank: u32) -> impl IntoView {
         view! {
             <tr
                 data-testid="step-row"
+                tabindex="0"
                 class:selected=move || state.anomaly_step.get() == Some(idx)
                 class:truncated=s.truncated
                 on:click=move |_| {

@@ -17,7 +17,7 @@ fn node_view(n: TreeNodeDto, depth: usize) -> AnyView {
     let toggle = move |_| open.update(|o| *o = !*o);
     view! {
         <div class="anom-tree-node" data-testid="tree-node" data-kind=n.kind.clone()>
-            <div class="anom-tree-row" style=format!("padding-left:{}px", depth * 18) on:click=toggle>
+            <div class="anom-tree-row" tabindex="0" style=format!("padding-left:{}px", depth * 18) on:click=toggle>
                 <span class="anom-tree-toggle">{move || if !has_children { "·" } else if open.get() { "▾" } else { "▸" }}</span>
                 <span class=format!("anom-tree-label kind-{}", n.kind)><code>{n.label.clone()}</code></span>
                 <span class="anom-tree-detail muted">{n.detail.clone()}</span>

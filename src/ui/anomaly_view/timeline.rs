@@ -52,6 +52,8 @@ pub fn Timeline(
     let dto = RwSignal::new(None::<TimelineDto>);
     // Visible window (relative ms); None = everything.
     let view = RwSignal::new(None::<(f64, f64)>);
+    // Kept in the URL hash (`tl.x=rank:a,b`), so a reload + re-drop or a link restores it.
+    crate::ui::route::use_route().bind_scoped(crate::ui::route::TL_X, rank, view);
     let item = RwSignal::new(None::<TimelineItemDto>);
     let hover = RwSignal::new(None::<Hover>);
     let error = RwSignal::new(None::<String>);

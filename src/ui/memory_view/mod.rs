@@ -116,12 +116,6 @@ fn RankOverview() -> impl IntoView {
                         aria-selected=move || (state.selected_rank.get() == Some(idx)).to_string()
                         class:selected=move || state.selected_rank.get() == Some(idx)
                         on:click=move |_| select_rank(state, idx)
-                        on:keydown=move |ev: leptos::ev::KeyboardEvent| {
-                            if ev.key() == "Enter" || ev.key() == " " {
-                                ev.prevent_default();
-                                select_rank(state, idx);
-                            }
-                        }
                         title=failed.unwrap_or_default()
                     >
                         <td>{r.role.clone()}</td>

@@ -146,12 +146,6 @@ pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> im
                         _ => "none",
                     }
                     on:click=move |_| cycle_sort(sort, col, num)
-                    on:keydown=move |ev: ev::KeyboardEvent| {
-                        if ev.key() == "Enter" || ev.key() == " " {
-                            ev.prevent_default();
-                            cycle_sort(sort, col, num);
-                        }
-                    }
                 >
                     {label}
                     {arrow}

@@ -39,6 +39,12 @@ pub fn SnapChart(
         SnapAxis::Index
     });
     let window = RwSignal::new(None::<(f64, f64)>);
+    // Kept in the URL hash (`snap.x=scope:a,b`), restored after a reload + re-drop.
+    crate::ui::route::use_route().bind_scoped(
+        crate::ui::route::SNAP_X,
+        target * 100 + dslot,
+        window,
+    );
     let curve = RwSignal::new(None::<SnapCurveDto>);
     let error = RwSignal::new(None::<String>);
     let hover = RwSignal::new(None::<(f64, usize)>);

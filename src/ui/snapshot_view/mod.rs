@@ -121,6 +121,7 @@ fn FileList() -> impl IntoView {
                 view! {
                     <tr
                         data-testid="snap-file"
+                        tabindex="0"
                         class:selected=move || state.selected_snapshot.get() == Some(t)
                         class:error=failed.is_some()
                         on:click=move |_| state.selected_snapshot.set(Some(t))
