@@ -534,7 +534,10 @@ impl TimelineIndex {
                     core: k.core_of(ix).to_string(),
                     class: k.class()[ix].as_str().to_string(),
                     wait_us: k.wait_ns()[ix] as f64 / 1e3,
-                    shapes: k.text(k.shapes()[ix]).to_string(),
+                    shapes: match k.text(k.shapes()[ix]).trim() {
+                        "N/A" => String::new(),
+                        s => s.to_string(),
+                    },
                     source_row: k.row()[ix],
                     ..base
                 }

@@ -115,7 +115,11 @@ pub fn draw(canvas: &HtmlCanvasElement, d: &TimelineDto, view: (f64, f64), marks
     let right = w - RIGHT;
     ctx.clear_rect(0.0, 0.0, w, h);
     ctx.set_font("11px system-ui, sans-serif");
-    // Lane backgrounds and labels.
+    // Lane backgrounds and labels (labels clipped to the gutter).
+    ctx.save();
+    ctx.begin_path();
+    ctx.rect(0.0, 0.0, LABEL_W - 4.0, h);
+    ctx.clip();
     for (i, lane) in d.lanes.iter().enumerate() {
         let y = lay.lane_top(i);
         ctx.set_fill_style_str(if i % 2 == 0 {
@@ -133,6 +137,15 @@ pub fn draw(canvas: &HtmlCanvasElement, d: &TimelineDto, view: (f64, f64), marks
     }
     let _ = ctx.fill_text("steps", 6.0, STEP_ROW.0 + 13.0);
     let _ = ctx.fill_text("bubbles", 6.0, BUBBLE_ROW.0 + 11.0);
+    ctx.restore();
+    for i in 0..d.lanes.len() {
+        ctx.set_fill_style_str(if i % 2 == 0 {
+            "rgba(128,128,128,0.06)"
+        } else {
+            "rgba(128,128,128,0.0)"
+        });
+        ctx.fill_rect(LABEL_W - 4.0, lay.lane_top(i), w - LABEL_W + 4.0, LANE_H);
+    }
     ctx.save();
     ctx.begin_path();
     ctx.rect(LABEL_W, 0.0, right - LABEL_W, h);
