@@ -143,7 +143,12 @@ pub fn Timeline(
         }
         frame_scheduled.set_value(true);
         request_animation_frame(move || {
-            let _ = frame_scheduled.try_set_value(false);
+            // The timeline may have been unmounted (another rank chosen) before this frame:
+            // its signals are disposed then, and reading them would panic.
+            if frame_scheduled.try_get_value().is_none() {
+                return;
+            }
+            frame_scheduled.set_value(false);
             let (Some(el), Some(v)) = (canvas.get_untracked(), current()) else {
                 return;
             };

@@ -148,13 +148,6 @@ pub fn SnapChart(
             center + (c.x1 - center) * factor,
         );
     };
-    let pan = move |fraction: f64| {
-        let Some(c) = curve.get_untracked() else {
-            return;
-        };
-        let d = (c.x1 - c.x0) * fraction;
-        set_window(c.x0 + d, c.x1 + d);
-    };
     let on_wheel = move |ev: ev::WheelEvent| {
         ev.prevent_default();
         if let Some((v, _)) = x_to_axis(ev.offset_x() as f64) {
@@ -188,19 +181,16 @@ pub fn SnapChart(
             }
         }
     };
+    // The page's shared chart keys (W/S ↑/↓ zoom, A/D ←/→ pan, 0/Home reset).
     let on_key = move |ev: ev::KeyboardEvent| {
         let Some(c) = curve.get_untracked() else {
             return;
         };
-        let mid = (c.x0 + c.x1) / 2.0;
-        match ev.key().as_str() {
-            "w" | "W" => zoom(mid, 0.8),
-            "s" | "S" => zoom(mid, 1.25),
-            "a" | "A" => pan(-0.2),
-            "d" | "D" => pan(0.2),
-            _ => return,
+        match crate::ui::widgets::zoom::on_key(&ev, (c.x0, c.x1), c.full) {
+            Some(Some((a, b))) => set_window(a, b),
+            Some(None) => window.set(None),
+            None => {}
         }
-        ev.prevent_default();
     };
     let tooltip = move || {
         let (x, col) = hover.get()?;
