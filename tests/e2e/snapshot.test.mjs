@@ -35,10 +35,13 @@ async function newPage() {
   return new ProflensPage(await context.newPage(), server.url);
 }
 
+// The newest CLI binary built from this tree (`cargo test` builds the debug one).
 function proflensBin() {
-  const bin = path.join(REPO, 'target/release/proflens');
-  if (fs.existsSync(bin)) return bin;
-  return path.join(REPO, 'target/debug/proflens');
+  const bins = ['target/release/proflens', 'target/debug/proflens']
+    .map((b) => path.join(REPO, b))
+    .filter((b) => fs.existsSync(b));
+  bins.sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+  return bins[0];
 }
 
 test('landing page mentions snapshots', async () => {
@@ -96,11 +99,54 @@ test('drop two snapshots, click the curve, see the live set, pick a peak, see a 
   await p.page.locator('[data-testid=snap-stack] ol.frames li').first().waitFor();
   await p.screenshot('snapshot-02-clicked');
 
-  // KNOWN ISSUE: the export download from the owner worker does not arrive in the browser yet
-  // (the bytes are checked natively against the CLI in tests/snapshot_web_session.rs).
+  // The report and the JSON download from the worker holding this snapshot, with the same
+  // bytes as `proflens snapshot --report/--json` (default settings).
+  const cliMd = path.join(os.tmpdir(), 'proflens-e2e-zidong.md');
+  const cliJson = path.join(os.tmpdir(), 'proflens-e2e-zidong.json');
+  execFileSync(proflensBin(), ['snapshot', ZIDONG, '--report', cliMd, '--json', cliJson], { stdio: 'ignore' });
+  for (const [button, cli, ext] of [['snap-export-md', cliMd, 'md'], ['snap-export-json', cliJson, 'json']]) {
+    const [download] = await Promise.all([
+      p.page.waitForEvent('download', { timeout: 60_000 }),
+      p.page.getByTestId(button).click(),
+    ]);
+    const file = path.join(REPO, 'test-output', `snapshot-export-zidong.${ext}`);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    await download.saveAs(file);
+    const web = fs.readFileSync(file);
+    assert.ok(web.length > 1000, `${ext}: empty download`);
+    assert.ok(web.equals(fs.readFileSync(cli)), `${ext}: the page's export (${web.length} B) differs from the CLI's`);
+  }
 
-  // KNOWN ISSUE: the settings panel is not exercised here yet (checked natively in
-  // tests/snapshot_web_session.rs: same settings → same bytes as the CLI).
+  // The chart keys: W zooms in (fewer entries in view), D pans, 0 shows everything again.
+  const inView = async () => Number((await p.page.getByTestId('snap-in-view').innerText()).match(/^(\d+) entries/)[1]);
+  assert.equal(await inView(), 23105);
+  await chart.focus();
+  await p.page.keyboard.press('w');
+  await p.page.waitForFunction(() => /^\d+ entries/.test(document.querySelector('[data-testid=snap-in-view]')?.innerText || '')
+    && !document.querySelector('[data-testid=snap-in-view]').innerText.startsWith('23105 '));
+  const zoomed = await inView();
+  assert.ok(zoomed < 23105 && zoomed > 23105 * 0.6, `after W: ${zoomed} entries in view`);
+  await p.page.keyboard.press('0');
+  await p.page.waitForFunction(() => document.querySelector('[data-testid=snap-in-view]')?.innerText.startsWith('23105 '));
+
+  // Settings: link style none and 3 peaks; the report is re-computed and equals the CLI's
+  // with `--link-style none --top-n 3`.
+  await p.page.locator('[data-testid=snap-settings] > summary').click();
+  await p.page.getByTestId('snap-link-style').selectOption('none');
+  await p.page.getByTestId('snap-top-n').fill('3');
+  await p.page.getByTestId('snap-apply-settings').click();
+  await p.page.waitForFunction(() => /Settings applied/.test(document.querySelector('.status-line')?.innerText || ''));
+  execFileSync(proflensBin(), ['snapshot', ZIDONG, '--report', cliMd, '--link-style', 'none', '--top-n', '3'], { stdio: 'ignore' });
+  const [download] = await Promise.all([
+    p.page.waitForEvent('download', { timeout: 60_000 }),
+    p.page.getByTestId('snap-export-md').click(),
+  ]);
+  const file = path.join(REPO, 'test-output', 'snapshot-export-zidong-settings.md');
+  await download.saveAs(file);
+  const web = fs.readFileSync(file);
+  assert.ok(web.equals(fs.readFileSync(cliMd)), `settings: the page's report (${web.length} B) differs from the CLI's`);
+  assert.ok(!web.toString().includes('vscode://'), 'link style none still wrote vscode links');
+  await p.screenshot('snapshot-03-settings');
   assert.deepEqual(p.consoleErrors, []);
   assert.deepEqual(p.offOrigin, []);
   await p.page.context().close();

@@ -227,7 +227,7 @@ pub fn SnapChart(
         <section class="chart-box" data-testid="snap-chart-box">
             <div class="chart-bar">
                 <span class="legend">{legend}<span class="legend-item muted">"▲ peak · ▼ OOM"</span></span>
-                <span class="muted">{move || curve.with(|c| c.as_ref().map(|c| format!("{} entries in view · wheel/W S zoom · drag/A D pan · click a point", c.entries_in_window)))}</span>
+                <span class="muted" data-testid="snap-in-view">{move || curve.with(|c| c.as_ref().map(|c| format!("{} entries in view · wheel/W S zoom · drag/A D pan · click a point", c.entries_in_window)))}</span>
                 {has_time.then(|| view! {
                     <label class="axis-toggle">
                         <input type="checkbox" data-testid="snap-axis-time" prop:checked=move || axis.get() == SnapAxis::Time
