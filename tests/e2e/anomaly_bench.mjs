@@ -49,6 +49,7 @@ try {
   await page.waitForFunction(() => Number(document.querySelector('[data-testid=timeline-canvas]')?.dataset.drawn) > 0, null, { timeout: 600_000 });
   const attrs = async () => page.evaluate(() => ({ ...document.querySelector('[data-testid=timeline-canvas]').dataset }));
   const first = await attrs();
+  console.log(JSON.stringify({ lanes: first.lanes, boxes_full_zoom_out: first.boxes, draw_ms_full_zoom_out: Number(first.drawMs) }));
   await canvas.focus();
   // Zoom in twice so panning moves, then pan: each press asks the worker for new boxes.
   const replies = [];
