@@ -8,20 +8,12 @@
 //   scripts/build-release.sh && node tests/e2e/anomaly_bench.mjs /tmp/anom_bench
 import fs from 'node:fs';
 import path from 'node:path';
-import { serveStatic, launch, ProflensPage } from './lib.mjs';
+import { serveStatic, launch, ProflensPage, folderBytes } from './lib.mjs';
 
 const folder = process.argv[2];
 if (!folder || !fs.existsSync(folder)) {
   console.error('usage: node tests/e2e/anomaly_bench.mjs <folder>');
   process.exit(2);
-}
-function folderBytes(dir) {
-  let total = 0;
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    total += e.isDirectory() ? folderBytes(p) : fs.statSync(p).size;
-  }
-  return total;
 }
 const bytes = folderBytes(folder);
 const server = await serveStatic();

@@ -5,7 +5,7 @@
 // The folder is typically made by the project's generator (see README / ARCHITECTURE.md).
 import fs from 'node:fs';
 import path from 'node:path';
-import { serveStatic, launch, ProflensPage } from './lib.mjs';
+import { serveStatic, launch, ProflensPage, folderBytes } from './lib.mjs';
 
 const args = process.argv.slice(2);
 const folder = args.find((a) => !a.startsWith('--'));
@@ -15,14 +15,6 @@ if (!folder || !fs.existsSync(folder)) {
   process.exit(2);
 }
 
-function folderBytes(dir) {
-  let total = 0;
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    total += e.isDirectory() ? folderBytes(p) : fs.statSync(p).size;
-  }
-  return total;
-}
 
 const bytes = folderBytes(folder);
 const server = await serveStatic();

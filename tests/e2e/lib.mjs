@@ -95,3 +95,13 @@ export class ProflensPage {
     return file;
   }
 }
+
+/** Total size in bytes of every file under `dir` (benchmarks report input MB/s). */
+export function folderBytes(dir) {
+  let total = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    total += e.isDirectory() ? folderBytes(p) : fs.statSync(p).size;
+  }
+  return total;
+}
