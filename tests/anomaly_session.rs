@@ -3,7 +3,7 @@
 //! chunked bytes equal `proflens anomaly`'s output, on the real msinsight level1 folder.
 
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::session::{Session, Sink};
+use proflens::engine::session::{Collected, Session};
 use proflens::protocol::anomaly::{
     AnomalyExportKind, AnomalyQuery, AnomalyReply, BubbleColumn, BubbleQuery,
 };
@@ -14,24 +14,8 @@ const LEVEL1: &str = concat!(
     "/../shared/fixtures/ascend/Ascend__msinsight/test/data/pytorch/text/level1"
 );
 
-#[derive(Default)]
-struct Collect {
-    out: Vec<(u32, Response)>,
-    bytes: Vec<u8>,
-}
-
-impl Sink for Collect {
-    fn send(&mut self, seq: u32, response: Response) {
-        self.out.push((seq, response));
-    }
-    fn send_bytes(&mut self, seq: u32, response: Response, bytes: &[u8]) {
-        self.bytes.extend_from_slice(bytes);
-        self.out.push((seq, response));
-    }
-}
-
-fn ask(s: &mut Session, opener: &FsOpener, seq: u32, body: Request) -> Collect {
-    let mut out = Collect::default();
+fn ask(s: &mut Session, opener: &FsOpener, seq: u32, body: Request) -> Collected {
+    let mut out = Collected::default();
     s.handle(Envelope { seq, body }, opener, &mut out);
     out
 }

@@ -9,28 +9,12 @@ mod snapshot_common;
 use std::process::Command;
 
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::session::{Session, Sink};
+use proflens::engine::session::{Collected, Session};
 use proflens::protocol::{
     AnalysisKind, Envelope, FileMeta, Request, Response, SnapAxis, SnapCurveQuery, SnapExportKind,
     SnapLiveQuery, SnapRequest, SnapResponse, SnapshotSettingsDto, SnapshotSummaryDto,
 };
 use snapshot_common::{expected, fixture_dir, fixture_names, temp_path};
-
-#[derive(Default)]
-struct Collect {
-    out: Vec<(u32, Response)>,
-    bytes: Vec<u8>,
-}
-
-impl Sink for Collect {
-    fn send(&mut self, seq: u32, response: Response) {
-        self.out.push((seq, response));
-    }
-    fn send_bytes(&mut self, seq: u32, response: Response, bytes: &[u8]) {
-        self.bytes.extend_from_slice(bytes);
-        self.out.push((seq, response));
-    }
-}
 
 struct Tab {
     session: Session,
@@ -76,9 +60,9 @@ impl Tab {
         (tab, sums, failed)
     }
 
-    fn send(&mut self, body: Request) -> Collect {
+    fn send(&mut self, body: Request) -> Collected {
         self.seq += 1;
-        let mut out = Collect::default();
+        let mut out = Collected::default();
         self.session.handle(
             Envelope {
                 seq: self.seq,

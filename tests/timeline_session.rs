@@ -2,27 +2,15 @@
 //! on the real level1 folder (as the worker runs them in the browser).
 
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::session::{Session, Sink};
+use proflens::engine::session::{Collected, Session};
 use proflens::protocol::{AnalysisKind, Envelope, FileMeta, LaneKind, Request, Response};
 
-#[derive(Default)]
-struct Collect(Vec<Response>);
-
-impl Sink for Collect {
-    fn send(&mut self, _seq: u32, response: Response) {
-        self.0.push(response);
-    }
-    fn send_bytes(&mut self, _seq: u32, response: Response, _bytes: &[u8]) {
-        self.0.push(response);
-    }
-}
-
 fn ask(s: &mut Session, opener: &FsOpener, body: Request) -> Response {
-    let mut out = Collect::default();
+    let mut out = Collected::default();
     s.handle(Envelope { seq: 9, body }, opener, &mut out);
-    assert_eq!(out.0.len(), 1, "one reply: {:?}", out.0);
+    assert_eq!(out.out.len(), 1, "one reply: {:?}", out.out);
     // The reply survives the wire format.
-    let r = out.0.pop().unwrap();
+    let r = out.out.pop().unwrap().1;
     let json = serde_json::to_string(&r).unwrap();
     assert_eq!(serde_json::from_str::<Response>(&json).unwrap(), r);
     r
@@ -41,7 +29,7 @@ fn timeline_and_kernel_at_answer_from_the_anomaly_results() {
         })
         .collect();
     let mut s = Session::new();
-    let mut out = Collect::default();
+    let mut out = Collected::default();
     s.handle(
         Envelope {
             seq: 1,

@@ -9,7 +9,7 @@ use std::io::Read;
 use std::rc::Rc;
 
 use js_sys::{Array, Uint8Array};
-use proflens::engine::session::{Session, Sink};
+use proflens::engine::session::{Collected, Session};
 use proflens::protocol::{AnalysisKind, Envelope, FileMeta, ProgressDto, Request, Response};
 use proflens::worker::blob_reader::{BlobReader, FileOpener, SLICE_BYTES};
 use wasm_bindgen_test::*;
@@ -55,18 +55,6 @@ fn blob_reader_streams_every_byte_across_slices_with_progress() {
     );
 }
 
-#[derive(Default)]
-struct Collect(Vec<Response>);
-
-impl Sink for Collect {
-    fn send(&mut self, _seq: u32, r: Response) {
-        self.0.push(r);
-    }
-    fn send_bytes(&mut self, _seq: u32, r: Response, _bytes: &[u8]) {
-        self.0.push(r);
-    }
-}
-
 #[wasm_bindgen_test]
 fn session_analyses_file_objects_of_the_sample() {
     let files = proflens::ui::files::files_from_bytes(proflens::ui::sample::SAMPLE).unwrap();
@@ -80,7 +68,7 @@ fn session_analyses_file_objects_of_the_sample() {
     let handles: Vec<File> = files.into_iter().map(|(_, f)| f).collect();
     let opener = FileOpener::new(metas.clone(), handles, None);
     let mut s = Session::new();
-    let mut out = Collect::default();
+    let mut out = Collected::default();
     s.handle(
         Envelope {
             seq: 1,
@@ -89,11 +77,11 @@ fn session_analyses_file_objects_of_the_sample() {
         &opener,
         &mut out,
     );
-    let Some(Response::Inventory(inv)) = out.0.first() else {
-        panic!("no inventory: {:?}", out.0);
+    let Some((_, Response::Inventory(inv))) = out.out.first() else {
+        panic!("no inventory: {:?}", out.out);
     };
     assert_eq!(inv.ranks.len(), 2);
-    let mut out = Collect::default();
+    let mut out = Collected::default();
     s.handle(
         Envelope {
             seq: 2,
@@ -106,16 +94,16 @@ fn session_analyses_file_objects_of_the_sample() {
         &mut out,
     );
     let rows: Vec<u64> = out
-        .0
+        .out
         .iter()
-        .filter_map(|r| match r {
+        .filter_map(|(_, r)| match r {
             Response::RankDone(d) => Some(d.rows),
             _ => None,
         })
         .collect();
     // make_sample.py writes 8 ops × 3 steps per rank; 7 of the 8 ops carry a stack.
     assert_eq!(rows, vec![24, 24]);
-    let with_stack = out.0.iter().find_map(|r| match r {
+    let with_stack = out.out.iter().find_map(|(_, r)| match r {
         Response::RankDone(d) => Some(d.rows - d.matches.none),
         _ => None,
     });

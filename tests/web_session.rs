@@ -3,7 +3,7 @@
 //! on the real msinsight level1 fixture through the fs opener.
 
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::session::{Session, Sink};
+use proflens::engine::session::{Collected, Session};
 use proflens::protocol::{AnalysisKind, Envelope, FileMeta, Request, Response};
 
 fn fixture(rel: &str) -> std::path::PathBuf {
@@ -14,25 +14,9 @@ fn fixture(rel: &str) -> std::path::PathBuf {
     p
 }
 
-#[derive(Default)]
-struct Collect {
-    out: Vec<(u32, Response)>,
-    bytes: Vec<u8>,
-}
-
-impl Sink for Collect {
-    fn send(&mut self, seq: u32, response: Response) {
-        self.out.push((seq, response));
-    }
-    fn send_bytes(&mut self, seq: u32, response: Response, bytes: &[u8]) {
-        self.bytes.extend_from_slice(bytes);
-        self.out.push((seq, response));
-    }
-}
-
 const LEVEL1: &str = "ascend/Ascend__msinsight/test/data/pytorch/text/level1";
 
-fn open(session: &mut Session, rel: &str) -> (FsOpener, Collect) {
+fn open(session: &mut Session, rel: &str) -> (FsOpener, Collected) {
     let (opener, files) = FsOpener::walk(&fixture(rel)).unwrap();
     let metas = files
         .iter()
@@ -41,7 +25,7 @@ fn open(session: &mut Session, rel: &str) -> (FsOpener, Collect) {
             size: f.size,
         })
         .collect();
-    let mut out = Collect::default();
+    let mut out = Collected::default();
     session.handle(
         Envelope {
             seq: 1,
@@ -93,7 +77,7 @@ fn open_gives_the_inventory_of_level1() {
 fn queries_before_a_run_fail_with_a_message() {
     let mut s = Session::new();
     let (opener, _) = FsOpener::walk(&fixture(LEVEL1)).unwrap();
-    let mut out = Collect::default();
+    let mut out = Collected::default();
     s.handle(
         Envelope {
             seq: 9,
@@ -109,7 +93,7 @@ fn queries_before_a_run_fail_with_a_message() {
 }
 
 fn run_all(s: &mut Session, opener: &FsOpener, ranks: Vec<u32>) -> Vec<(u32, Response)> {
-    let mut out = Collect::default();
+    let mut out = Collected::default();
     s.handle(
         Envelope {
             seq: 2,
@@ -125,7 +109,7 @@ fn run_all(s: &mut Session, opener: &FsOpener, ranks: Vec<u32>) -> Vec<(u32, Res
 }
 
 fn ask(s: &mut Session, opener: &FsOpener, body: Request) -> Response {
-    let mut out = Collect::default();
+    let mut out = Collected::default();
     s.handle(Envelope { seq: 3, body }, opener, &mut out);
     assert_eq!(out.out.len(), 1, "one reply per query");
     out.out.remove(0).1
@@ -290,7 +274,7 @@ fn exports_are_byte_identical_to_the_cli() {
         (ExportKind::MemoryJson, "json"),
         (ExportKind::MemorySummaryMd, "md"),
     ] {
-        let mut out = Collect::default();
+        let mut out = Collected::default();
         s.handle(
             Envelope {
                 seq: 4,

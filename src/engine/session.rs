@@ -34,6 +34,27 @@ pub trait Sink {
     fn send_bytes(&mut self, seq: u32, response: Response, bytes: &[u8]);
 }
 
+/// A [`Sink`] that keeps everything it is sent (native tests and tools; the worker edge
+/// posts instead): each response with its request's `seq`, in order, and the bytes of every
+/// export chunk joined in order.
+#[derive(Debug, Default)]
+pub struct Collected {
+    /// Responses in the order sent, each with its `seq`.
+    pub out: Vec<(u32, Response)>,
+    /// Bytes sent beside responses ([`Sink::send_bytes`]), concatenated.
+    pub bytes: Vec<u8>,
+}
+
+impl Sink for Collected {
+    fn send(&mut self, seq: u32, response: Response) {
+        self.out.push((seq, response));
+    }
+    fn send_bytes(&mut self, seq: u32, response: Response, bytes: &[u8]) {
+        self.bytes.extend_from_slice(bytes);
+        self.out.push((seq, response));
+    }
+}
+
 /// One analysed rank folder.
 struct RankResult {
     rows: MemoryRows,
