@@ -1,0 +1,116 @@
+//! Times at the `i64` limits (issue 11, "Arithmetic on input values"): kernel rows and trace
+//! events whose start or end leaves the model's time range are dropped with a located
+//! problem; everything else is analysed exactly. On the old code these inputs panicked in
+//! the test profile (overflow in `start + dur`, gaps, marker ends).
+
+mod anomaly_support;
+
+use anomaly_support::*;
+use proflens::analysis::anomaly_config::AnomalyConfig;
+
+fn cfg() -> AnomalyConfig {
+    AnomalyConfig::spec_defaults()
+}
+
+fn problems(r: &proflens::engine::anomaly::RankAnalysis, code: &str) -> Vec<(Option<u64>, Option<u64>, String)> {
+    r.problems
+        .kept()
+        .iter()
+        .filter(|p| p.code == code)
+        .map(|p| (p.at.line, p.at.byte, p.message.clone()))
+        .collect()
+}
+
+#[test]
+fn kernel_rows_at_the_i64_limits_are_dropped_with_their_lines() {
+    let k = kernel_csv(&[
+        K("ok_a", "AI_CORE", "100", "10", "0", "2"),                         // line 2
+        K("late", "AI_CORE", "9223372036854775.000", "10", "0", "2"),        // line 3: end > i64::MAX
+        K("max", "AI_CORE", "9223372036854775.807", "0.001", "0", "2"),      // line 4: start = i64::MAX ns
+        K("early", "AI_CORE", "-9223372036854775.808", "5", "0", "2"),       // line 5: start = i64::MIN ns
+        K("long", "AI_CORE", "1000", "9223372036854775", "0", "2"),          // line 6: end > i64::MAX
+        K("ok_b", "AI_CORE", "200", "10", "0", "2"),                         // line 7
+    ]);
+    let r = run_rank(k, None, &cfg());
+    let p = problems(&r, "ANOM-KD-009");
+    assert_eq!(
+        p.iter().map(|x| x.0).collect::<Vec<_>>(),
+        [Some(3), Some(4), Some(5), Some(6)]
+    );
+    assert_eq!(
+        p[0].2,
+        "row dropped: start 9223372036854775.000 µs with duration 10 µs lies outside the representable time range (±4611686018427387.903 µs), or the table's durations add up past it"
+    );
+    assert_eq!(r.kernels.len(), 2);
+    assert_eq!(r.result.steps.len(), 1);
+    assert_eq!(r.result.steps[0].metrics.busy_ns, 20_000);
+    assert_eq!(r.result.steps[0].metrics.service_ns, 110_000);
+}
+
+#[test]
+fn kernels_far_apart_inside_the_range_are_analysed_without_overflow() {
+    // −4.6e18 and +4.6e18 ns: both in range, their distance (9.2e18) still fits in i64.
+    let k = kernel_csv(&[
+        K("first", "AI_CORE", "-4611686018427387.000", "1", "0", "2"),
+        K("last", "AI_CORE", "4611686018427386.000", "1", "0", "2"),
+    ]);
+    let r = run_rank(k, None, &cfg());
+    assert!(problems(&r, "ANOM-KD-009").is_empty());
+    let m = &r.result.steps[0].metrics;
+    assert_eq!(m.service_ns, 9_223_372_036_854_774_000);
+    assert_eq!(m.busy_ns, 2_000);
+    assert_eq!(m.underfeed_ns, 9_223_372_036_854_772_000);
+}
+
+#[test]
+fn durations_that_add_up_past_i64_are_dropped_once_the_total_would_overflow() {
+    // Three overlapping kernels of 4e18 ns: the third would make Σ dur > i64::MAX.
+    let k = kernel_csv(&[
+        K("a", "AI_CORE", "0", "4000000000000000", "0", "2"),
+        K("b", "AI_CORE", "1", "4000000000000000", "0", "3"),
+        K("c", "AI_CORE", "2", "4000000000000000", "0", "4"),
+    ]);
+    let r = run_rank(k, None, &cfg());
+    assert_eq!(
+        problems(&r, "ANOM-KD-009").iter().map(|x| x.0).collect::<Vec<_>>(),
+        [Some(4)]
+    );
+    assert_eq!(r.kernels.len(), 2);
+    assert_eq!(r.result.steps[0].inventory.kernel_duration_sum_ns, 8_000_000_000_000_000_000);
+}
+
+#[test]
+fn trace_events_at_the_i64_limits_are_dropped_with_their_byte_offsets() {
+    let k = kernel_csv(&[
+        K("ok_a", "AI_CORE", "100", "10", "0", "2"),
+        K("ok_b", "AI_CORE", "200", "10", "0", "2"),
+    ]);
+    let events = vec![
+        host("fine", "cpu_op", 100.0, 50.0, 1),
+        // ts + dur > i64::MAX.
+        r#"{"ph":"X","name":"late","cat":"cpu_op","pid":1,"tid":1,"ts":"9223372036854775.000","dur":10}"#.into(),
+        // A marker whose negative dur takes its end below i64::MIN.
+        r#"{"ph":"X","name":"ProfilerStep#9","cat":"cpu_op","pid":1,"tid":1,"ts":"-9223372036854775.000","dur":-9223372036854775}"#.into(),
+        // B/E pair from i64::MIN to i64::MAX ns (old code: `ts - b` overflowed).
+        r#"{"ph":"B","name":"wide","pid":1,"tid":2,"ts":"-9223372036854775.808"}"#.into(),
+        r#"{"ph":"E","name":"wide","pid":1,"tid":2,"ts":"9223372036854775.807"}"#.into(),
+        // A flow end at i64::MAX ns.
+        r#"{"ph":"f","name":"torch_to_npu","cat":"async_npu","pid":1,"tid":1,"ts":"9223372036854775.807","id":1}"#.into(),
+    ];
+    let tv = trace(&[(1, 90.0, 200.0)], &events);
+    let r = run_rank(k, Some(tv.clone()), &cfg());
+    let p = problems(&r, "ANOM-TV-010");
+    assert_eq!(p.len(), 1, "{:?}", r.problems.kept());
+    let first = tv.find(r#"{"ph":"X","name":"late""#).unwrap() as u64;
+    assert_eq!(p[0].1, Some(first));
+    assert!(
+        p[0].2.starts_with("events dropped: ts or ts + dur outside the representable time range (±4611686018427387.903 µs); count and byte offsets: 5 (first at "),
+        "{}",
+        p[0].2
+    );
+    let t = r.trace.as_ref().unwrap();
+    assert_eq!(t.markers.len(), 1, "the step marker in range is kept");
+    assert!(t.h2d_flow_ends_ns.is_empty());
+    assert_eq!(r.result.steps.len(), 1);
+    assert_eq!(r.result.steps[0].metrics.busy_ns, 20_000);
+}
