@@ -114,3 +114,67 @@ fn trace_events_at_the_i64_limits_are_dropped_with_their_byte_offsets() {
     assert_eq!(r.result.steps.len(), 1);
     assert_eq!(r.result.steps[0].metrics.busy_ns, 20_000);
 }
+
+mod memory {
+    use std::ops::ControlFlow;
+
+    use proflens::engine::memory::{analyse_inventory, MemoryOptions};
+    use proflens::ingest::inventory::Inventory;
+    use proflens::ingest::MemOpener;
+
+    const H15: &str = "Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),Duration(us),Active Duration(us),Allocation Total Allocated(MB),Allocation Total Reserved(MB),Allocation Total Active(MB),Release Total Allocated(MB),Release Total Reserved(MB),Release Total Active(MB),Stream Ptr,Device Type";
+    const DIR: &str = "run/rank0_ascend_pt";
+
+    fn op(name: &str, ts: &str) -> String {
+        format!(r#"{{"ph":"X","name":"{name}","pid":1,"tid":1,"ts":"{ts}","dur":10,"cat":"cpu_op","args":{{"Call stack":"/w/train.py(3): main"}}}}"#)
+    }
+
+    #[test]
+    fn memory_rows_and_cpu_ops_at_the_i64_limits_are_dropped_with_lines_and_offsets() {
+        let csv = format!(
+            "{H15}\n\
+             aten::add,512,1000,2000,2000,1000,1000,1,2,1,1,2,1,0xabc,NPU:0\n\
+             aten::huge,512,9223372036854775.807,,,,,1,2,1,1,2,1,0xabc,NPU:0\n\
+             aten::add,512,1500,-9223372036854775.808,,,,1,2,1,1,2,1,0xabc,NPU:0\n"
+        );
+        let ops = [
+            op("aten::add", "900"),
+            op("aten::huge", "-9223372036854775.808"),
+            op("aten::add", "9223372036854775.800"),
+        ];
+        let trace = format!("[{}]", ops.join(",\n"));
+        let mut o = MemOpener::new();
+        o.add(format!("{DIR}/ASCEND_PROFILER_OUTPUT/operator_memory.csv"), csv.into_bytes());
+        o.add(format!("{DIR}/ASCEND_PROFILER_OUTPUT/trace_view.json"), trace.clone().into_bytes());
+        let inv = Inventory::from_paths(&o.list());
+        let (run, _) = analyse_inventory(&inv, &o, &MemoryOptions::default(), &mut |_, _| {
+            ControlFlow::Continue(())
+        });
+        let r = &run.ranks[0];
+        let found = |code: &str| -> Vec<(Option<u64>, Option<u64>, String)> {
+            r.problems
+                .kept()
+                .iter()
+                .filter(|p| p.code == code)
+                .map(|p| (p.at.line, p.at.byte, p.message.clone()))
+                .collect()
+        };
+        let csv_p = found("MEM-CSV-010");
+        assert_eq!(csv_p.iter().map(|p| p.0).collect::<Vec<_>>(), [Some(3), Some(4)]);
+        assert_eq!(
+            csv_p[0].2,
+            "operator_memory.csv:3: a time lies outside the representable range (±4611686018427387.903 µs): row dropped"
+        );
+        let tv = found("MEM-TV-010");
+        assert_eq!(tv.len(), 1, "{:?}", r.problems.kept());
+        assert_eq!(tv[0].1, Some(trace.find(&ops[1]).unwrap() as u64));
+        let (a, b) = (trace.find(&ops[1]).unwrap(), trace.find(&ops[2]).unwrap());
+        assert_eq!(
+            tv[0].2,
+            format!("trace_view.json: cpu_op events dropped, ts or ts + dur outside the representable time range (±4611686018427387.903 µs); count and byte offsets: 2 (first at {a}, {b})")
+        );
+        assert_eq!(r.len(), 1);
+        assert_eq!(r.row(0).start_time_ns(), 1_000_000);
+        assert_eq!(r.row(0).matched_op_ts_ns(), Some(900_000));
+    }
+}
