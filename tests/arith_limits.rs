@@ -178,3 +178,29 @@ mod memory {
         assert_eq!(r.row(0).matched_op_ts_ns(), Some(900_000));
     }
 }
+
+#[test]
+fn step_trace_windows_outside_the_time_range_fall_back_to_the_kernels_extent() {
+    let k = kernel_csv(&[
+        K("a", "AI_CORE", "100", "10", "0", "2"),
+        K("b", "AI_CORE", "200", "10", "0", "2"),
+    ]);
+    let st = "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,Communication(Not Overlapped and Exclude Receive),Preparing\n\
+              1,20,0,0,0,0,9223372036854775,0,0,9223372036854775\n";
+    let r = run_files(
+        &[
+            ("cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv", k),
+            ("cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/step_trace_time.csv", st.into()),
+        ],
+        &cfg(),
+    )
+    .remove(0);
+    assert_eq!(r.result.steps.len(), 1);
+    assert_eq!(r.result.steps[0].window.start_ns, 100_000);
+    assert_eq!(r.result.steps[0].window.end_ns, 210_000);
+    assert!(
+        r.result.step_notes.iter().any(|n| n == "step_trace_time.csv: step 1: Preparing/Stage put the window outside the representable time range (±4611686018427387.903 µs); the kernels' extent is used"),
+        "{:?}",
+        r.result.step_notes
+    );
+}
