@@ -12,7 +12,10 @@ fn cfg() -> AnomalyConfig {
     AnomalyConfig::spec_defaults()
 }
 
-fn problems(r: &proflens::engine::anomaly::RankAnalysis, code: &str) -> Vec<(Option<u64>, Option<u64>, String)> {
+fn problems(
+    r: &proflens::engine::anomaly::RankAnalysis,
+    code: &str,
+) -> Vec<(Option<u64>, Option<u64>, String)> {
     r.problems
         .kept()
         .iter()
@@ -24,12 +27,12 @@ fn problems(r: &proflens::engine::anomaly::RankAnalysis, code: &str) -> Vec<(Opt
 #[test]
 fn kernel_rows_at_the_i64_limits_are_dropped_with_their_lines() {
     let k = kernel_csv(&[
-        K("ok_a", "AI_CORE", "100", "10", "0", "2"),                         // line 2
-        K("late", "AI_CORE", "9223372036854775.000", "10", "0", "2"),        // line 3: end > i64::MAX
-        K("max", "AI_CORE", "9223372036854775.807", "0.001", "0", "2"),      // line 4: start = i64::MAX ns
-        K("early", "AI_CORE", "-9223372036854775.808", "5", "0", "2"),       // line 5: start = i64::MIN ns
-        K("long", "AI_CORE", "1000", "9223372036854775", "0", "2"),          // line 6: end > i64::MAX
-        K("ok_b", "AI_CORE", "200", "10", "0", "2"),                         // line 7
+        K("ok_a", "AI_CORE", "100", "10", "0", "2"), // line 2
+        K("late", "AI_CORE", "9223372036854775.000", "10", "0", "2"), // line 3: end > i64::MAX
+        K("max", "AI_CORE", "9223372036854775.807", "0.001", "0", "2"), // line 4: start = i64::MAX ns
+        K("early", "AI_CORE", "-9223372036854775.808", "5", "0", "2"), // line 5: start = i64::MIN ns
+        K("long", "AI_CORE", "1000", "9223372036854775", "0", "2"),    // line 6: end > i64::MAX
+        K("ok_b", "AI_CORE", "200", "10", "0", "2"),                   // line 7
     ]);
     let r = run_rank(k, None, &cfg());
     let p = problems(&r, "ANOM-KD-009");
@@ -72,11 +75,17 @@ fn durations_that_add_up_past_i64_are_dropped_once_the_total_would_overflow() {
     ]);
     let r = run_rank(k, None, &cfg());
     assert_eq!(
-        problems(&r, "ANOM-KD-009").iter().map(|x| x.0).collect::<Vec<_>>(),
+        problems(&r, "ANOM-KD-009")
+            .iter()
+            .map(|x| x.0)
+            .collect::<Vec<_>>(),
         [Some(4)]
     );
     assert_eq!(r.kernels.len(), 2);
-    assert_eq!(r.result.steps[0].inventory.kernel_duration_sum_ns, 8_000_000_000_000_000_000);
+    assert_eq!(
+        r.result.steps[0].inventory.kernel_duration_sum_ns,
+        8_000_000_000_000_000_000
+    );
 }
 
 #[test]
@@ -126,7 +135,9 @@ mod memory {
     const DIR: &str = "run/rank0_ascend_pt";
 
     fn op(name: &str, ts: &str) -> String {
-        format!(r#"{{"ph":"X","name":"{name}","pid":1,"tid":1,"ts":"{ts}","dur":10,"cat":"cpu_op","args":{{"Call stack":"/w/train.py(3): main"}}}}"#)
+        format!(
+            r#"{{"ph":"X","name":"{name}","pid":1,"tid":1,"ts":"{ts}","dur":10,"cat":"cpu_op","args":{{"Call stack":"/w/train.py(3): main"}}}}"#
+        )
     }
 
     #[test]
@@ -144,8 +155,14 @@ mod memory {
         ];
         let trace = format!("[{}]", ops.join(",\n"));
         let mut o = MemOpener::new();
-        o.add(format!("{DIR}/ASCEND_PROFILER_OUTPUT/operator_memory.csv"), csv.into_bytes());
-        o.add(format!("{DIR}/ASCEND_PROFILER_OUTPUT/trace_view.json"), trace.clone().into_bytes());
+        o.add(
+            format!("{DIR}/ASCEND_PROFILER_OUTPUT/operator_memory.csv"),
+            csv.into_bytes(),
+        );
+        o.add(
+            format!("{DIR}/ASCEND_PROFILER_OUTPUT/trace_view.json"),
+            trace.clone().into_bytes(),
+        );
         let inv = Inventory::from_paths(&o.list());
         let (run, _) = analyse_inventory(&inv, &o, &MemoryOptions::default(), &mut |_, _| {
             ControlFlow::Continue(())
@@ -160,7 +177,10 @@ mod memory {
                 .collect()
         };
         let csv_p = found("MEM-CSV-010");
-        assert_eq!(csv_p.iter().map(|p| p.0).collect::<Vec<_>>(), [Some(3), Some(4)]);
+        assert_eq!(
+            csv_p.iter().map(|p| p.0).collect::<Vec<_>>(),
+            [Some(3), Some(4)]
+        );
         assert_eq!(
             csv_p[0].2,
             "operator_memory.csv:3: a time lies outside the representable range (±4611686018427387.903 µs): row dropped"
@@ -189,8 +209,14 @@ fn step_trace_windows_outside_the_time_range_fall_back_to_the_kernels_extent() {
               1,20,0,0,0,0,9223372036854775,0,0,9223372036854775\n";
     let r = run_files(
         &[
-            ("cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv", k),
-            ("cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/step_trace_time.csv", st.into()),
+            (
+                "cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+                k,
+            ),
+            (
+                "cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/step_trace_time.csv",
+                st.into(),
+            ),
         ],
         &cfg(),
     )

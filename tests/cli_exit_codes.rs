@@ -85,7 +85,11 @@ fn anomaly_exit_codes() {
     assert!(err.contains("ANOM-KD-006"), "{err}");
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(v.as_array().unwrap().len(), 1, "the rank with a warning is analysed");
+    assert_eq!(
+        v.as_array().unwrap().len(),
+        1,
+        "the rank with a warning is analysed"
+    );
     let empty = out.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     std::fs::write(empty.join("notes.txt"), "nothing").unwrap();
@@ -104,7 +108,10 @@ fn snapshot_exit_codes() {
     let text = out.join("not_a_pickle.pickle");
     std::fs::write(&text, "{\"json\": true}").unwrap();
     let err = both(&c, &text, 2, 2);
-    assert!(err.contains("wrong file type") || err.contains("JSON"), "{err}");
+    assert!(
+        err.contains("wrong file type") || err.contains("JSON"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -164,7 +171,11 @@ fn a_folder_where_trace_view_json_should_be_is_named_and_the_rest_goes_on() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let ranks = v.as_array().unwrap();
-    assert_eq!(ranks.len(), 2, "both ranks analysed (rank0 from its kernel table)");
+    assert_eq!(
+        ranks.len(),
+        2,
+        "both ranks analysed (rank0 from its kernel table)"
+    );
     let (code, _, _) = proflens(&["anomaly", s(&run), "--out", s(&json), "--strict"]);
     assert_eq!(code, 1);
     // Memory needs the trace for call stacks; rank1 is whole, so memory still analyses.
@@ -183,8 +194,14 @@ fn broken_and_looping_links_are_named_and_the_rest_goes_on() {
     let csv = root.join("m.csv");
     let (code, _, err) = proflens(&["memory", s(&run), "--out", s(&csv)]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("warning FS-WALK-002: run/dangling: symbolic link that cannot be followed"), "{err}");
-    assert!(err.contains("warning FS-WALK-002: run/self_loop: symbolic link that cannot be followed"), "{err}");
+    assert!(
+        err.contains("warning FS-WALK-002: run/dangling: symbolic link that cannot be followed"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning FS-WALK-002: run/self_loop: symbolic link that cannot be followed"),
+        "{err}"
+    );
     assert!(err.contains("warning FS-WALK-003: run/rank1_ascend_pt/back_to_run: leads to a folder already listed"), "{err}");
     assert!(err.contains("368 rows from 2 of 2 rank folder(s)"), "{err}");
     let (code, _, _) = proflens(&["memory", s(&run), "--out", s(&csv), "--strict"]);
@@ -210,6 +227,9 @@ fn an_unreadable_folder_is_named_and_the_rest_goes_on() {
     let (code, _, err) = proflens(&["memory", s(&run), "--out", s(&csv)]);
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("warning FS-WALK-001: run/locked_extra: cannot list this folder"), "{err}");
+    assert!(
+        err.contains("warning FS-WALK-001: run/locked_extra: cannot list this folder"),
+        "{err}"
+    );
     assert!(err.contains("368 rows from 2 of 2 rank folder(s)"), "{err}");
 }

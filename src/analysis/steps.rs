@@ -375,13 +375,13 @@ fn step_id_steps(
         let (fs, me) = first[&id];
         let row = step_trace.iter().find(|r| r.step.trim() == id.to_string());
         // Input values: the window's ends must stay model times (base::arith).
-        let from_trace = row
-            .and_then(|r| Some((r.preparing_ns?, r.stage_ns?)))
-            .map(|(prep, stage)| {
-                let a = arith::sub(fs, prep).and_then(arith::time_ns);
-                let b = arith::add(fs, stage).and_then(arith::time_ns);
-                a.and_then(|a| b.map(|b| Interval::new(a, b)))
-            });
+        let from_trace =
+            row.and_then(|r| Some((r.preparing_ns?, r.stage_ns?)))
+                .map(|(prep, stage)| {
+                    let a = arith::sub(fs, prep).and_then(arith::time_ns);
+                    let b = arith::add(fs, stage).and_then(arith::time_ns);
+                    a.and_then(|a| b.map(|b| Interval::new(a, b)))
+                });
         let w = match from_trace {
             Some(Ok(w)) => {
                 used_trace = true;

@@ -173,11 +173,7 @@ impl Tally {
 
     /// The time range of the model in µs, for messages: `"±4611686018427387.903 µs"`.
     pub fn time_limit_text() -> String {
-        format!(
-            "±{}.{:03} µs",
-            TIME_LIMIT_NS / 1000,
-            TIME_LIMIT_NS % 1000
-        )
+        format!("±{}.{:03} µs", TIME_LIMIT_NS / 1000, TIME_LIMIT_NS % 1000)
     }
 
     /// "3 (first at 120, 4096, 9000)" — for problem messages.
@@ -215,15 +211,15 @@ mod tests {
         assert_eq!(time_ns(-TIME_LIMIT_NS), Ok(-TIME_LIMIT_NS));
         assert_eq!(time_ns(TIME_LIMIT_NS + 1), Err(OutOfRange));
         assert_eq!(time_ns(i64::MIN), Err(OutOfRange));
-        assert_eq!(interval_ns(1_700_000_000_000_000_000, 5), Ok(1_700_000_000_000_000_005));
+        assert_eq!(
+            interval_ns(1_700_000_000_000_000_000, 5),
+            Ok(1_700_000_000_000_000_005)
+        );
         assert_eq!(interval_ns(TIME_LIMIT_NS - 1, 2), Err(OutOfRange));
         assert_eq!(interval_ns(-TIME_LIMIT_NS - 1, 2), Err(OutOfRange));
         assert_eq!(interval_ns(0, -1), Err(OutOfRange));
         // Any two model times differ by a representable amount.
-        assert_eq!(
-            span_ns(-TIME_LIMIT_NS, TIME_LIMIT_NS),
-            Ok(i64::MAX - 1)
-        );
+        assert_eq!(span_ns(-TIME_LIMIT_NS, TIME_LIMIT_NS), Ok(i64::MAX - 1));
     }
 
     #[test]

@@ -66,7 +66,14 @@ impl FsOpener {
             seen.insert(root.clone());
             let mut stack = vec![root.clone()];
             while let Some(dir) = stack.pop() {
-                walk_dir(&base, &dir, &mut seen, &mut stack, &mut files, &mut problems);
+                walk_dir(
+                    &base,
+                    &dir,
+                    &mut seen,
+                    &mut stack,
+                    &mut files,
+                    &mut problems,
+                );
             }
         }
         files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -209,14 +216,19 @@ mod tests {
         std::fs::write(&file, "x").unwrap();
         let (mut seen, mut stack, mut files, mut problems) =
             (HashSet::new(), Vec::new(), Vec::new(), Vec::new());
-        walk_dir(&dir, &file, &mut seen, &mut stack, &mut files, &mut problems);
+        walk_dir(
+            &dir,
+            &file,
+            &mut seen,
+            &mut stack,
+            &mut files,
+            &mut problems,
+        );
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(files.is_empty() && stack.is_empty());
         assert_eq!(problems.len(), 1);
         assert_eq!(problems[0].code, codes::UNREADABLE);
         assert_eq!(&*problems[0].at.file, "not_a_dir");
-        assert!(problems[0]
-            .message
-            .starts_with("cannot list this folder ("));
+        assert!(problems[0].message.starts_with("cannot list this folder ("));
     }
 }

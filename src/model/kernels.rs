@@ -518,7 +518,10 @@ mod tests {
         big.start_ns = i64::MIN;
         big.row = 4;
         b.push(&big);
-        assert_eq!(b.try_push(&row("x", "AI_CORE", i64::MAX, "2", 5)), Err(OutOfRange));
+        assert_eq!(
+            b.try_push(&row("x", "AI_CORE", i64::MAX, "2", 5)),
+            Err(OutOfRange)
+        );
         let mut long = row("long", "AI_CORE", 0, "2", 6);
         long.dur_ns = arith::TIME_LIMIT_NS;
         b.push(&long);
@@ -526,7 +529,11 @@ mod tests {
         b.push(&long);
         long.row = 8;
         b.push(&long);
-        assert_eq!(b.rejected().count, 3, "the third long one overflows the total");
+        assert_eq!(
+            b.rejected().count,
+            3,
+            "the third long one overflows the total"
+        );
         assert_eq!(b.rejected().first_at, vec![3, 4, 8]);
         let t = b.finish();
         assert_eq!(t.len(), 3);
