@@ -42,6 +42,9 @@ pub struct Args {
     /// Do not print progress and the written files on stderr.
     #[arg(long)]
     pub quiet: bool,
+    /// Options of every command (`--strict`).
+    #[command(flatten)]
+    pub common: super::CommonArgs,
 }
 
 /// Several dropped roots as one [`Opener`]: each file path is looked up in the root it was
@@ -49,20 +52,24 @@ pub struct Args {
 pub struct MultiOpener {
     roots: Vec<FsOpener>,
     by_path: HashMap<String, usize>,
+    /// Walk problems printed (unreadable folders, broken links…), all warnings.
+    pub walk_problems: u64,
 }
 
 impl MultiOpener {
-    /// Walks every input (see [`FsOpener::walk`]); returns the opener and the files, sorted
-    /// by path, without duplicates.
+    /// Walks every input (see [`FsOpener::walk`]; its walk problems are printed on stderr);
+    /// returns the opener and the files, sorted by path, without duplicates.
     ///
     /// Errors: an input is unreadable (the message names it).
     pub fn walk(inputs: &[PathBuf]) -> Result<(MultiOpener, Vec<InputFile>), String> {
         let mut roots = Vec::new();
         let mut by_path = HashMap::new();
         let mut files = Vec::new();
+        let mut walk_problems = 0;
         for p in inputs {
             let (o, fs) =
                 FsOpener::walk(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+            walk_problems += super::print_walk_problems(&o);
             for f in fs {
                 if !by_path.contains_key(&f.path) {
                     by_path.insert(f.path.clone(), roots.len());
@@ -72,7 +79,12 @@ impl MultiOpener {
             roots.push(o);
         }
         files.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok((MultiOpener { roots, by_path }, files))
+        let o = MultiOpener {
+            roots,
+            by_path,
+            walk_problems,
+        };
+        Ok((o, files))
     }
 }
 
@@ -184,7 +196,7 @@ pub fn run(args: Args) -> i32 {
             return super::EXIT_NOTHING;
         }
     }
-    let mut n_problems = 0u64;
+    let mut n_problems = opener.walk_problems;
     let mut done = 0u64;
     for (_, kind, status, problems) in store.outcomes() {
         if status == crate::engine::contract::Status::Done {
@@ -193,21 +205,16 @@ pub fn run(args: Args) -> i32 {
         for p in problems.kept() {
             if p.severity >= Severity::Warning {
                 n_problems += 1;
-                eprintln!("{} {} [{}] {}", kind.name(), p.at, p.code, p.message);
             }
+            eprint!("{}: ", kind.name());
+            super::print_problem(p);
         }
         if let crate::engine::contract::Status::Failed(why) = status {
             n_problems += 1;
             eprintln!("{}: {why}", kind.name());
         }
     }
-    if done == 0 {
-        super::EXIT_NOTHING
-    } else if n_problems > 0 {
-        super::EXIT_PROBLEMS
-    } else {
-        super::EXIT_CLEAN
-    }
+    super::exit_code(done > 0, n_problems, args.common.strict)
 }
 
 /// Writes every output of the store under `dir` (see the module doc).

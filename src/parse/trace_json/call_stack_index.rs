@@ -96,6 +96,7 @@ pub struct HostOpsReader<'a> {
     /// Raw (escaped) `Call stack` bytes → interned stack: decode each distinct stack once.
     raw_stacks: HashMap<Box<[u8]>, StackId>,
     last_thread: Option<(Vec<u8>, Vec<u8>, u32)>,
+    out_of_range: crate::base::arith::Tally,
 }
 
 impl<'a> HostOpsReader<'a> {
@@ -122,6 +123,7 @@ impl<'a> HostOpsReader<'a> {
             fwdbwd: memchr::memmem::Finder::new(b"fwdbwd\""),
             raw_stacks: HashMap::new(),
             last_thread: None,
+            out_of_range: Default::default(),
         }
     }
 
@@ -239,7 +241,7 @@ impl<'a> HostOpsReader<'a> {
             }
         };
         let int = |raw: Option<&[u8]>| raw.and_then(decimal_text).and_then(|s| parse_i64(s).ok());
-        self.host.push(HostOp {
+        let op = HostOp {
             name,
             ts_ns,
             ts_us,
@@ -248,7 +250,11 @@ impl<'a> HostOpsReader<'a> {
             seq: int(seq),
             fwd_tid: int(fwd),
             stack,
-        });
+        };
+        if self.host.try_push(op).is_err() {
+            self.out_of_range.record(at);
+            return ControlFlow::Continue(());
+        }
         self.stats.cpu_ops += 1;
         if stack.is_some() {
             self.stats.with_stack += 1;
@@ -276,6 +282,7 @@ impl<'a> HostOpsReader<'a> {
             host,
             mut stats,
             fatal,
+            out_of_range,
             ..
         } = self;
         if let Some(e) = fatal {
@@ -339,6 +346,9 @@ impl<'a> HostOpsReader<'a> {
                 ),
             ));
         }
+        let first = out_of_range.first_at.first().copied().unwrap_or(0);
+        let what = format!("trace_view.json: cpu_op events dropped, ts or ts + dur outside the representable time range ({}); count and byte offsets", crate::base::arith::Tally::time_limit_text());
+        problems.push_some(out_of_range.problem("MEM-TV-010", pos().at_byte(first), &what));
         stats.scan = scan;
         Ok((host, stats))
     }

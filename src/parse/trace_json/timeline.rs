@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use super::scan::{as_str, decimal_text, fields, time_ns};
 use super::splitter::{for_each_event, TraceScan};
+use crate::base::arith::{self, Tally};
 use crate::ingest::{ChunkReader, Progress};
 use crate::model::trace_events::{DeviceEvent, HostEventTable, Lane, MarkerEvent};
 use crate::parse::number::parse_time_ns;
@@ -42,6 +43,9 @@ pub struct TimelineInfo {
     pub unmatched_begin: u64,
     /// Process names seen.
     pub processes: Vec<String>,
+    /// Events dropped because `ts` or `ts + dur` lies outside the model's time range
+    /// (`base::arith::TIME_LIMIT_NS`), with the byte offsets of the first few.
+    pub out_of_range: Tally,
 }
 
 #[derive(Clone, Copy)]
@@ -111,8 +115,8 @@ impl TimelineBuilder {
         }
     }
 
-    /// One event object (raw bytes; the offset is unused). Never `Break`s.
-    pub fn event(&mut self, obj: &[u8], _at: u64) -> ControlFlow<()> {
+    /// One event object (raw bytes) at absolute byte offset `at`. Never `Break`s.
+    pub fn event(&mut self, obj: &[u8], at: u64) -> ControlFlow<()> {
         let Some([ph, name, cat, pid, tid, ts, dur, args]) = fields(
             obj,
             ["ph", "name", "cat", "pid", "tid", "ts", "dur", "args"],
@@ -182,7 +186,10 @@ impl TimelineBuilder {
             }
             return ControlFlow::Continue(());
         };
-        let ts = ts.ns;
+        let Ok(ts) = arith::time_ns(ts.ns) else {
+            self.info.out_of_range.record(at);
+            return ControlFlow::Continue(());
+        };
         match ph {
             "X" => {
                 let d = dur
@@ -190,6 +197,12 @@ impl TimelineBuilder {
                     .and_then(|d| parse_time_ns(d).ok())
                     .map(|d| d.ns)
                     .unwrap_or(0);
+                // `ts + dur` must stay a model time too (a negative marker `dur` included).
+                let end = arith::time_ns(d).and_then(|d| arith::add(ts, d));
+                if end.and_then(arith::time_ns).is_err() {
+                    self.info.out_of_range.record(at);
+                    return ControlFlow::Continue(());
+                }
                 if is_marker_name(&name, &self.custom_prefix) {
                     self.t.markers.push(MarkerEvent {
                         name: name.to_string(),
