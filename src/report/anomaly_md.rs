@@ -14,8 +14,9 @@ use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::analysis::bubbles::Scope;
 use crate::analysis::host_evidence::Label;
 use crate::analysis::structure::Perspectives;
-use crate::base::units::{ns_to_ms, ns_to_us};
+use crate::base::units::ns_to_ms;
 use crate::model::kernels::KernelTable;
+use crate::report::float::ns_to_us_text;
 
 fn ms(ns: i64) -> String {
     format!("{:.3} ms", ns_to_ms(ns))
@@ -140,11 +141,11 @@ pub fn render(
         let labels: Vec<&str> = b.labels.iter().map(|l| l.as_str()).collect();
         let _ = writeln!(
             o,
-            "| {} | `{}` | {} | {:.3} | {:.3} | {} | {} | {} |",
+            "| {} | `{}` | {} | {} | {:.3} | {} | {} | {} |",
             i + 1,
             w.bubble_id,
             w.scope.as_str(),
-            ns_to_us(w.interval.start_ns),
+            ns_to_us_text(w.interval.start_ns),
             ns_to_ms(w.interval.len_ns()),
             kt(w.before),
             kt(w.after),
@@ -161,11 +162,11 @@ pub fn render(
         let w = &b.window;
         let _ = writeln!(
             o,
-            "| `{}` | {} | {:.3} | {:.3} | {:.3} | {} | {} | {} |",
+            "| `{}` | {} | {} | {} | {:.3} | {} | {} | {} |",
             w.bubble_id,
             w.scope.as_str(),
-            ns_to_us(w.interval.start_ns),
-            ns_to_us(w.interval.end_ns),
+            ns_to_us_text(w.interval.start_ns),
+            ns_to_us_text(w.interval.end_ns),
             ns_to_ms(w.interval.len_ns()),
             ratio(b.evidence.host),
             ratio(b.evidence.sync),

@@ -10,6 +10,7 @@ use crate::analysis::intervals::Interval;
 use crate::analysis::structure::{PartSummary, Perspectives, Structure};
 use crate::base::units::{ns_to_ms, ns_to_us};
 use crate::model::kernels::KernelTable;
+use crate::report::float::ExactUs;
 use wire::*;
 
 /// Identity of the rank the result belongs to.
@@ -35,7 +36,7 @@ fn kernel(k: &KernelTable, i: usize) -> KernelJson {
         dur_us: ns_to_us(k.dur_ns()[i]),
         wait_us: ns_to_us(k.wait_ns()[i]),
         stream: k.stream_of(i).to_string(),
-        start_us: ns_to_us(k.start_ns()[i]),
+        start_us: ExactUs(k.start_ns()[i]),
         row: k.row()[i],
     }
 }
@@ -56,8 +57,8 @@ fn perspectives(p: &Perspectives) -> PerspectivesJson {
 
 fn window(i: Interval) -> WindowJson {
     WindowJson {
-        start_us: ns_to_us(i.start_ns),
-        end_us: ns_to_us(i.end_ns),
+        start_us: ExactUs(i.start_ns),
+        end_us: ExactUs(i.end_ns),
     }
 }
 
@@ -142,8 +143,8 @@ pub fn structure_json(k: &KernelTable, step: &StepResult, s: &Structure) -> Stru
         structure_id: s.structure_id.clone(),
         structure_type: s.structure_type.clone(),
         kernel_count: s.kernels.len(),
-        start_us: ns_to_us(s.span.start_ns),
-        end_us: ns_to_us(s.span.end_ns),
+        start_us: ExactUs(s.span.start_ns),
+        end_us: ExactUs(s.span.end_ns),
         wall_ms: ns_to_ms(p.wall_ns),
         device_busy_union_ms: ns_to_ms(p.busy_ns),
         busy_union_ms: ns_to_ms(p.busy_ns),
@@ -263,8 +264,8 @@ pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyC
                     .map(|s| r.steps[s].step_id.clone())
                     .unwrap_or_else(|| "global".into()),
                 group_id: w.step.map(|s| r.steps[s].group_id.clone()),
-                start_us: ns_to_us(w.interval.start_ns),
-                end_us: ns_to_us(w.interval.end_ns),
+                start_us: ExactUs(w.interval.start_ns),
+                end_us: ExactUs(w.interval.end_ns),
                 duration_ms: ns_to_ms(w.interval.len_ns()),
                 host_visible_coverage_ratio: b.evidence.host,
                 sync_marker_overlap_ratio: b.evidence.sync,
@@ -347,13 +348,13 @@ pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyC
                 .top
                 .iter()
                 .map(|t| GapJson {
-                    start_us: ns_to_us(t.start_ns),
-                    end_us: ns_to_us(t.end_ns),
+                    start_us: ExactUs(t.start_ns),
+                    end_us: ExactUs(t.end_ns),
                     duration_ms: ns_to_ms(t.len_ns()),
                 })
                 .collect(),
-            capture_start_us: ns_to_us(g.capture.start_ns),
-            capture_end_us: ns_to_us(g.capture.end_ns),
+            capture_start_us: ExactUs(g.capture.start_ns),
+            capture_end_us: ExactUs(g.capture.end_ns),
             gap_count: g.gaps.len(),
         },
         step_group_anomalies: groups,

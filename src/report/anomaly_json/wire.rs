@@ -6,6 +6,7 @@
 // §6.1–6.6 and §8 (linked from each struct doc); documenting each field again would copy them.
 #![allow(missing_docs)]
 
+use crate::report::float::ExactUs;
 use serde::Serialize;
 
 /// One rank: `{"rank_id","role","anomaly_discovery","steps","structures",…}`.
@@ -74,16 +75,16 @@ pub struct GlobalJson {
     pub device_gap_ratio: f64,
     pub largest_gap_ms: f64,
     pub top_gap_windows: Vec<GapJson>,
-    pub capture_start_us: f64,
-    pub capture_end_us: f64,
+    pub capture_start_us: ExactUs,
+    pub capture_end_us: ExactUs,
     pub gap_count: usize,
 }
 
 /// A `{start_us, end_us, duration_ms}` window.
 #[derive(Clone, Debug, Serialize)]
 pub struct GapJson {
-    pub start_us: f64,
-    pub end_us: f64,
+    pub start_us: ExactUs,
+    pub end_us: ExactUs,
     pub duration_ms: f64,
 }
 
@@ -128,7 +129,7 @@ pub struct KernelJson {
     pub dur_us: f64,
     pub wait_us: f64,
     pub stream: String,
-    pub start_us: f64,
+    pub start_us: ExactUs,
     pub row: u64,
 }
 
@@ -139,8 +140,8 @@ pub struct BubbleJson {
     pub scope: &'static str,
     pub step_id: String,
     pub group_id: Option<String>,
-    pub start_us: f64,
-    pub end_us: f64,
+    pub start_us: ExactUs,
+    pub end_us: ExactUs,
     pub duration_ms: f64,
     pub host_visible_coverage_ratio: Option<f64>,
     pub sync_marker_overlap_ratio: Option<f64>,
@@ -250,8 +251,8 @@ pub struct AicpuJson {
 /// A `{start_us, end_us}` window.
 #[derive(Clone, Debug, Serialize)]
 pub struct WindowJson {
-    pub start_us: f64,
-    pub end_us: f64,
+    pub start_us: ExactUs,
+    pub end_us: ExactUs,
 }
 
 /// §4.5 four perspectives.
@@ -335,8 +336,8 @@ pub struct StructureJson {
     pub structure_id: String,
     pub structure_type: String,
     pub kernel_count: usize,
-    pub start_us: f64,
-    pub end_us: f64,
+    pub start_us: ExactUs,
+    pub end_us: ExactUs,
     pub wall_ms: f64,
     pub device_busy_union_ms: f64,
     pub busy_union_ms: f64,
