@@ -62,6 +62,25 @@ fn window(i: Interval) -> WindowJson {
     }
 }
 
+/// The clipped kernels of `k` (issue 11 Decision), in table order.
+pub fn overruns(k: &KernelTable) -> Vec<OverrunJson> {
+    k.overruns()
+        .iter()
+        .map(|o| OverrunJson {
+            row: k.row()[o.kernel],
+            name: k.name_of(o.kernel).to_string(),
+            task_type: k.core_of(o.kernel).to_string(),
+            stream: k.stream_of(o.kernel).to_string(),
+            start_us: ExactUs(k.start_ns()[o.kernel]),
+            end_us: ExactUs(k.end_ns(o.kernel)),
+            clipped_at_us: ExactUs(k.busy_end_ns(o.kernel)),
+            overrun_us: ExactUs(o.overrun_ns),
+            next_row: k.row()[o.next],
+            next_name: k.name_of(o.next).to_string(),
+        })
+        .collect()
+}
+
 /// Per-step JSON (issue 3 `steps[]`).
 pub fn step_json(s: &StepResult) -> StepJson {
     let m = &s.metrics;
@@ -71,6 +90,7 @@ pub fn step_json(s: &StepResult) -> StepJson {
         window: window(s.window),
         service_ms: ns_to_ms(m.service_ns),
         device_busy_union_ms: ns_to_ms(m.busy_ns),
+        device_busy_union_raw_ms: None,
         underfeed_ms: ns_to_ms(m.underfeed_ns),
         underfeed_ratio: m.underfeed_ratio,
         prelaunch_gap_ms: ns_to_ms(m.prelaunch_ns),
@@ -174,7 +194,15 @@ pub fn structure_json(k: &KernelTable, step: &StepResult, s: &Structure) -> Stru
 
 /// The `anomaly_discovery` object and the per-rank wrapper.
 pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyConfig) -> RankJson {
-    let steps: Vec<StepJson> = r.steps.iter().map(step_json).collect();
+    let mut steps: Vec<StepJson> = r.steps.iter().map(step_json).collect();
+    if !k.overruns().is_empty() {
+        let raw = crate::analysis::intervals::raw_kernel_union(k);
+        for (j, s) in steps.iter_mut().zip(&r.steps) {
+            j.device_busy_union_raw_ms = Some(ns_to_ms(crate::analysis::intervals::covered_ns(
+                &raw, s.window,
+            )));
+        }
+    }
     let structures: Vec<StructureJson> = r
         .steps
         .iter()
@@ -453,6 +481,7 @@ pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyC
             compat: cfg.compat.as_str(),
             inputs: meta.inputs.clone(),
             problems: meta.problems.clone(),
+            kernel_overruns: overruns(k),
         },
     }
 }

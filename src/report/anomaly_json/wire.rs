@@ -39,6 +39,26 @@ pub struct ToolJson {
     pub inputs: Vec<String>,
     /// Problems found while reading (file:line — message).
     pub problems: Vec<String>,
+    /// Kernels whose busy end was clipped at the next kernel of their stream (issue 11
+    /// Decision); absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernel_overruns: Vec<OverrunJson>,
+}
+
+/// One clipped kernel: `{row, name, task_type, stream, start_us, end_us, clipped_at_us,
+/// overrun_us, next_row, next_name}` (times exact µs; `row` = source line, 0 from a trace).
+#[derive(Clone, Debug, Serialize)]
+pub struct OverrunJson {
+    pub row: u64,
+    pub name: String,
+    pub task_type: String,
+    pub stream: String,
+    pub start_us: ExactUs,
+    pub end_us: ExactUs,
+    pub clipped_at_us: ExactUs,
+    pub overrun_us: ExactUs,
+    pub next_row: u64,
+    pub next_name: String,
 }
 
 /// §6.1 root.
@@ -282,6 +302,9 @@ pub struct StepJson {
     pub window: WindowJson,
     pub service_ms: f64,
     pub device_busy_union_ms: f64,
+    /// The busy union without clipping overruns (only when the rank has any, issue 11).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_busy_union_raw_ms: Option<f64>,
     pub underfeed_ms: f64,
     pub underfeed_ratio: f64,
     pub prelaunch_gap_ms: f64,
