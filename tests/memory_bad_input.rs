@@ -120,11 +120,14 @@ fn truncated_trace_is_used_up_to_the_byte_offset() {
     let r = rank(&run, "run/bad/t_ascend_pt");
     assert_eq!(codes(r), ["MEM-TV-002"]);
     let p = &r.problems.kept()[0];
-    let at = full[..cut].rfind('{').unwrap() as u64;
-    assert_eq!(p.at.byte, Some(at));
+    // Issue 11: the offset is where the file ends (the cut), and the message also names the
+    // start of the cut event and the end of the last complete one.
+    let start = full[..cut].rfind('{').unwrap();
+    let last = full[..start].rfind('}').unwrap() + 1;
+    assert_eq!(p.at.byte, Some(cut as u64));
     assert_eq!(
         p.message,
-        format!("trace_view.json ends early (at byte {at}); events read so far are used")
+        format!("trace_view.json ends early (at byte {cut}, inside the event that starts at byte {start}); events read so far are used (1 event; the last one ends at byte {last})")
     );
     assert_eq!(r.len(), 2);
     assert_eq!(r.row(0).call_stack(), "x.py(1): f");

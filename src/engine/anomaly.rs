@@ -17,7 +17,7 @@ use crate::model::kernels::{KernelRow, KernelTable, KernelTableBuilder};
 use crate::model::side_tables::{CommOp, StepTraceRow};
 use crate::model::trace_events::HostEventTable;
 use crate::parse::csv::{kernel_details, step_trace_time};
-use crate::parse::trace_json::timeline;
+use crate::parse::trace_json::{diag, timeline};
 use crate::parse::{communication, ParseError};
 use crate::report::anomaly_json::RankMeta;
 
@@ -77,7 +77,7 @@ fn file_problem(problems: &mut Problems, e: &ParseError) {
         Severity::Error,
         codes::FILE,
         e.position().clone(),
-        format!("{:?}: file not used", e.kind()),
+        format!("{e}; file not used"),
     ));
 }
 
@@ -180,14 +180,7 @@ pub fn analyse_rank(
                 );
                 match res {
                     Ok((t, ti)) => {
-                        if let Some(at) = ti.scan.truncated_at {
-                            problems.push(Problem::new(
-                                Severity::Warning,
-                                "ANOM-TV-001",
-                                Position::file(f.path.as_str()).at_byte(at),
-                                format!("trace ends inside the event array (truncated export): {} events used", ti.scan.events),
-                            ));
-                        }
+                        diag::push_problems(&f.path, &ti.scan, &diag::ANOMALY, &mut problems);
                         trace = Some(t);
                     }
                     Err(e) => file_problem(&mut problems, &e),

@@ -10,7 +10,8 @@ use std::io::Read;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use super::scan::{as_str, decimal_text, fields, time_ns};
+use super::diag::{Issue, TraceDiagnostics};
+use super::scan::{as_str, decimal_text, decode_str, fields, fields_dup, time_ns};
 use super::splitter::{for_each_event, TraceScan};
 use crate::ingest::{ChunkReader, Progress};
 use crate::model::trace_events::{DeviceEvent, HostEventTable, Lane, MarkerEvent};
@@ -34,9 +35,10 @@ const DEVICE_PROCESSES: &[&str] = &[
 /// What the pass saw, beside the table.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TimelineInfo {
-    /// The splitter's report (truncation offset, wrapper form, stop).
+    /// The splitter's report (truncation offset, wrapper form, stop) with every finding of
+    /// the read in `scan.diag` (turn them into problems with [`super::diag::push_problems`]).
     pub scan: TraceScan,
-    /// Events that were objects but lacked a usable `ph`/`ts`.
+    /// Events that were objects but were not readable or lacked a usable `ts`.
     pub skipped: u64,
     /// `B` events never closed by an `E`.
     pub unmatched_begin: u64,
@@ -63,8 +65,10 @@ fn is_marker_name(name: &str, custom_prefix: &str) -> bool {
 
 /// Reads one `trace_view.json`. `custom_prefix` is the user step-marker prefix (may be empty).
 ///
-/// Errors: those of [`for_each_event`] (empty file, not a trace, read failure). A truncated
-/// array is not an error: [`TraceScan::truncated_at`] is set and the events read are used.
+/// Errors: those of [`for_each_event`] (empty file, not a trace, UTF-16, read failure), and an
+/// error that stopped the read before any event. A truncated array or an error after some
+/// events is not an error: [`TraceScan::truncated_at`] / [`TraceScan::error`] are set and the
+/// events read are used; every finding is in `info.scan.diag`.
 pub fn read<R: Read>(
     src: R,
     file: &str,
@@ -84,17 +88,31 @@ pub fn read<R: Read>(
     let mut open: HashMap<u32, Vec<(u32, u32, i64)>> = HashMap::default();
     let file_arc: Arc<str> = Arc::from(file);
     let mut reader = ChunkReader::new(src, total);
-    let mut on_event = |obj: &[u8], _at: u64| -> ControlFlow<()> {
-        let Some([ph, name, cat, pid, tid, ts, dur, args]) = fields(
-            obj,
-            ["ph", "name", "cat", "pid", "tid", "ts", "dur", "args"],
-        ) else {
+    let mut diag = TraceDiagnostics::default();
+    const KEYS: [&str; 8] = ["ph", "name", "cat", "pid", "tid", "ts", "dur", "args"];
+    let mut on_event = |obj: &[u8], at: u64| -> ControlFlow<()> {
+        let Some(([ph, name, cat, pid, tid, ts, dur, args], dup)) = fields_dup(obj, KEYS) else {
             info.skipped += 1;
+            diag.note(Issue::Malformed, at, None);
             return ControlFlow::Continue(());
         };
+        if let Some(k) = dup {
+            diag.note(Issue::DuplicateKey, at, Some(KEYS[k]));
+        }
         let ph = ph.and_then(as_str);
         let ph = ph.as_deref().unwrap_or("");
-        let name = name.and_then(as_str).unwrap_or_default();
+        let name = match name.and_then(decode_str) {
+            Some((text, flaws)) => {
+                if flaws.invalid_utf8 {
+                    diag.note(Issue::InvalidUtf8, at, Some("name"));
+                }
+                if flaws.invalid_json {
+                    diag.note(Issue::InvalidString, at, Some("name"));
+                }
+                text
+            }
+            None => Default::default(),
+        };
         let pid_raw = pid.unwrap_or(b"null");
         let tid_raw = tid.unwrap_or(b"null");
         key_buf.clear();
@@ -119,13 +137,11 @@ pub fn read<R: Read>(
             }
         };
         if ph == "M" {
-            #[derive(serde::Deserialize)]
-            struct NameArg {
-                name: Option<String>,
-            }
             let n = args
-                .and_then(|a| serde_json::from_slice::<NameArg>(a).ok())
-                .and_then(|a| a.name);
+                .and_then(|a| fields(a, ["name"]))
+                .and_then(|[n]| n)
+                .and_then(as_str)
+                .map(|n| n.into_owned());
             match (&*name, n) {
                 ("process_name", Some(n)) => {
                     pid_names.insert(pid_id, n);
@@ -148,19 +164,20 @@ pub fn read<R: Read>(
             }
         }
         let Some(ts) = ts.and_then(time_ns) else {
-            if ph != "M" {
-                info.skipped += 1;
-            }
+            info.skipped += 1;
+            diag.note(Issue::BadTs, at, None);
             return ControlFlow::Continue(());
         };
         let ts = ts.ns;
         match ph {
             "X" => {
-                let d = dur
-                    .and_then(decimal_text)
-                    .and_then(|d| parse_time_ns(d).ok())
-                    .map(|d| d.ns)
-                    .unwrap_or(0);
+                let d = match dur.and_then(decimal_text).and_then(|d| parse_time_ns(d).ok()) {
+                    Some(d) => d.ns,
+                    None => {
+                        diag.note(Issue::BadDur, at, None);
+                        0
+                    }
+                };
                 if is_marker_name(&name, custom_prefix) {
                     t.markers.push(MarkerEvent {
                         name: name.to_string(),
@@ -227,6 +244,12 @@ pub fn read<R: Read>(
         ControlFlow::Continue(())
     };
     info.scan = for_each_event(&mut reader, &file_arc, on_progress, &mut on_event)?;
+    if let Some(e) = &info.scan.error {
+        if info.scan.events == 0 {
+            return Err(e.clone());
+        }
+    }
+    info.scan.diag.merge(&diag);
     info.unmatched_begin = open.values().map(|v| v.len() as u64).sum();
     // Resolve lanes now that all metadata is known.
     let lane_of = |pid: u32| -> Option<Lane> {
