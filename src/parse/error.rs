@@ -79,7 +79,10 @@ impl fmt::Display for ParseError {
             }
             ParseErrorKind::Syntax { expected } => write!(f, "expected {expected}"),
             ParseErrorKind::Encoding { found } => {
-                write!(f, "the text is {found}, not supported: re-save the file as UTF-8")
+                write!(
+                    f,
+                    "the text is {found}, not supported: re-save the file as UTF-8"
+                )
             }
             ParseErrorKind::Unsupported { what } => write!(f, "unsupported: {what}"),
         }

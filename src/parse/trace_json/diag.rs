@@ -241,34 +241,33 @@ pub fn push_problems(file: &str, scan: &TraceScan, codes: &TraceCodes, problems:
             format!("{name}: bytes after the end of the trace at byte {at}; ignored"),
         ));
     }
-    let table: [(Issue, &'static str, &str); ISSUES] = [
-        (Issue::TrailingComma, codes.trailing_comma, "a `,` right before the closing `]` (invalid JSON, written by torch_npu when a chunk is empty); accepted"),
-        (Issue::Punctuation, codes.punctuation, "a misplaced or missing `,` between events (invalid JSON); accepted"),
-        (Issue::NonObject, codes.non_object, "array elements that are not event objects; skipped"),
-        (Issue::Malformed, codes.malformed, "event objects whose members cannot be read; skipped"),
-        (Issue::BadTs, codes.bad_ts, "events without a readable `ts` (missing, NaN, out of range or not a decimal µs number); skipped"),
-        (Issue::BadDur, codes.bad_dur, "events whose `dur` is missing or unreadable; duration taken as 0"),
-        (Issue::InvalidUtf8, codes.invalid_utf8, "strings with invalid UTF-8; kept with U+FFFD replacement characters"),
-        (Issue::InvalidString, codes.invalid_string, "strings with a raw control byte or an invalid `\\` escape (invalid JSON); kept as read"),
-        (Issue::DuplicateKey, codes.duplicate_key, "objects with a duplicate key; the last value is used (as JSON.parse and Python do)"),
+    let table: [(Issue, &'static str, &str, &str); ISSUES] = [
+        (Issue::TrailingComma, codes.trailing_comma, "`,` right before the closing `]` (invalid JSON; torch_npu writes it when a chunk is empty)", "accepted"),
+        (Issue::Punctuation, codes.punctuation, "misplaced or missing `,` between events (invalid JSON)", "accepted"),
+        (Issue::NonObject, codes.non_object, "array element that is not an event object", "skipped"),
+        (Issue::Malformed, codes.malformed, "event object whose members cannot be read", "skipped"),
+        (Issue::BadTs, codes.bad_ts, "event without a readable `ts` (missing, NaN, out of range or not a decimal µs number)", "skipped"),
+        (Issue::BadDur, codes.bad_dur, "event whose `dur` is missing or unreadable", "duration taken as 0"),
+        (Issue::InvalidUtf8, codes.invalid_utf8, "string with invalid UTF-8", "kept with U+FFFD replacement characters"),
+        (Issue::InvalidString, codes.invalid_string, "string with a raw control byte or an invalid `\\` escape (invalid JSON)", "kept as read"),
+        (Issue::DuplicateKey, codes.duplicate_key, "object with a duplicate key", "the last value is used, as JSON.parse and Python do"),
     ];
-    for (issue, code, what) in table {
+    for (issue, code, what, outcome) in table {
         let s = d.seen(issue);
         if s.count == 0 {
             continue;
         }
-        let key = s.key.map(|k| format!(" (first key `{k}`)")).unwrap_or_default();
-        let at = if matches!(issue, Issue::TrailingComma | Issue::Punctuation) {
-            "at bytes"
-        } else {
-            "events at bytes"
-        };
+        let key = s
+            .key
+            .map(|k| format!(" (first in `{k}`)"))
+            .unwrap_or_default();
+        let bytes = if s.count == 1 { "byte" } else { "bytes" };
         problems.push(Problem::new(
             Severity::Warning,
             code,
             pos().at_byte(s.first[0]),
             format!(
-                "{name}: {} × {what}{key}; {at} {}",
+                "{name}: {} × {what}{key}: {outcome}; at {bytes} {}",
                 s.count,
                 offsets(s)
             ),

@@ -88,7 +88,9 @@ impl ValueScan {
             match first {
                 b'{' | b'[' => self.depth = 1,
                 b'"' => self.in_string = true,
-                b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => {}
+                // `NaN` / `Infinity` are not JSON but Python's `json.dumps` writes them; they
+                // are scanned as scalars so that the reader can count them as unreadable.
+                b'-' | b'0'..=b'9' | b't' | b'f' | b'n' | b'N' | b'I' => {}
                 _ => return End::Invalid,
             }
             self.done = 1;
@@ -117,7 +119,11 @@ impl ValueScan {
 
     /// The scan of a bracketed value or a string, from `*j` on; `*j` is left where it got.
     fn brackets(&mut self, v: &[u8], j: &mut usize, first: u8) -> End {
-        let (open, close) = if first == b'[' { (b'[', b']') } else { (b'{', b'}') };
+        let (open, close) = if first == b'[' {
+            (b'[', b']')
+        } else {
+            (b'{', b'}')
+        };
         loop {
             if self.in_string {
                 if self.escape {
@@ -302,7 +308,9 @@ pub fn decode_str(raw: &[u8]) -> Option<(Cow<'_, str>, StrFlaws)> {
                 k += 4;
                 let mut ch = None;
                 if (0xD800..0xDC00).contains(&hi) && inner.get(k..k + 2) == Some(b"\\u") {
-                    if let Some(lo) = hex4(inner.get(k + 2..k + 6)).filter(|l| (0xDC00..0xE000).contains(l)) {
+                    if let Some(lo) =
+                        hex4(inner.get(k + 2..k + 6)).filter(|l| (0xDC00..0xE000).contains(l))
+                    {
                         ch = char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00));
                         k += 6;
                     }

@@ -69,9 +69,13 @@ enum State {
     /// Inside a key of the wrapper object.
     Key,
     /// After a key, before its `:`; `events` = the key is `traceEvents`.
-    Colon { events: bool },
+    Colon {
+        events: bool,
+    },
     /// Before or inside a member value of the wrapper object.
-    Member { events: bool },
+    Member {
+        events: bool,
+    },
     /// Inside the event array.
     Array(After),
     /// After the end of the trace: only whitespace may follow.
@@ -179,7 +183,9 @@ pub fn for_each_event<R: Read>(
                         i += e;
                     }
                     End::Incomplete => break,
-                    End::Invalid => return stop(scan, syntax(at, "a key in the trace object"), reader),
+                    End::Invalid => {
+                        return stop(scan, syntax(at, "a key in the trace object"), reader)
+                    }
                 },
                 State::Colon { events } => {
                     if buf[i] != b':' {
@@ -388,12 +394,27 @@ mod tests {
     fn bom_is_skipped_and_utf16_is_named() {
         let (ev, scan) = run(b"\xEF\xBB\xBF[{\"a\":1}]", 1).unwrap();
         assert_eq!((ev.len(), ev[0].1, scan.diag.bom), (1, 4, true));
-        let le = "[{}]".encode_utf16().flat_map(|u| u.to_le_bytes()).collect::<Vec<u8>>();
+        let le = "[{}]"
+            .encode_utf16()
+            .flat_map(|u| u.to_le_bytes())
+            .collect::<Vec<u8>>();
         for (bytes, found) in [
-            ([&[0xFF, 0xFE][..], &le].concat(), "UTF-16 LE (byte-order mark FF FE)"),
-            (le.clone(), "UTF-16 LE (a zero byte after the first character)"),
-            (vec![0xFE, 0xFF, 0, b'['], "UTF-16 BE (byte-order mark FE FF)"),
-            (vec![0, b'[', 0, b']'], "UTF-16 BE (a zero byte before the first character)"),
+            (
+                [&[0xFF, 0xFE][..], &le].concat(),
+                "UTF-16 LE (byte-order mark FF FE)",
+            ),
+            (
+                le.clone(),
+                "UTF-16 LE (a zero byte after the first character)",
+            ),
+            (
+                vec![0xFE, 0xFF, 0, b'['],
+                "UTF-16 BE (byte-order mark FE FF)",
+            ),
+            (
+                vec![0, b'[', 0, b']'],
+                "UTF-16 BE (a zero byte before the first character)",
+            ),
         ] {
             for chunk in [1, 64] {
                 let e = run(&bytes, chunk).err().unwrap();
@@ -416,7 +437,11 @@ mod tests {
             let at: Vec<u64> = ev.iter().map(|e| e.1).collect();
             assert_eq!(at, [2, 11, 18]);
             let d = &scan.diag;
-            assert_eq!(d.seen(Issue::Punctuation).first, [1, 10, 18], "chunk {chunk}");
+            assert_eq!(
+                d.seen(Issue::Punctuation).first,
+                [1, 10, 18],
+                "chunk {chunk}"
+            );
             assert_eq!(d.seen(Issue::NonObject).first, [26]);
             assert_eq!(d.seen(Issue::TrailingComma).first, [27]);
             assert_eq!(d.trailing_at, Some(31));
@@ -439,7 +464,10 @@ mod tests {
         let secs = t0.elapsed().as_secs_f64();
         let scan = res.unwrap();
         assert!(ev.is_empty());
-        assert_eq!((scan.truncated_at, scan.cut_event_at), (Some(2 << 20), Some(1)));
+        assert_eq!(
+            (scan.truncated_at, scan.cut_event_at),
+            (Some(2 << 20), Some(1))
+        );
         assert!(secs < 20.0, "{secs} s for 2 MB");
     }
 
@@ -524,7 +552,12 @@ mod tests {
                 for a in 0..=text.len() {
                     for b in 0..=text.len() - a {
                         let got = split_run(text, vec![a.max(1), b.max(1)], text.len() + 1);
-                        assert_eq!(got, want, "reads {a}, {b} of {:?}", String::from_utf8_lossy(text));
+                        assert_eq!(
+                            got,
+                            want,
+                            "reads {a}, {b} of {:?}",
+                            String::from_utf8_lossy(text)
+                        );
                     }
                 }
             }
@@ -535,7 +568,12 @@ mod tests {
                 let lens: Vec<usize> = (0..text.len()).map(|_| 1 + rnd(max)).collect();
                 let chunk = 1 + rnd(8192);
                 let got = split_run(text, lens.clone(), chunk);
-                assert_eq!(got, want, "chunk {chunk}, reads {:?}…", &lens[..lens.len().min(20)]);
+                assert_eq!(
+                    got,
+                    want,
+                    "chunk {chunk}, reads {:?}…",
+                    &lens[..lens.len().min(20)]
+                );
             }
         }
     }

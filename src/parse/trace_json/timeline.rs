@@ -171,7 +171,10 @@ pub fn read<R: Read>(
         let ts = ts.ns;
         match ph {
             "X" => {
-                let d = match dur.and_then(decimal_text).and_then(|d| parse_time_ns(d).ok()) {
+                let d = match dur
+                    .and_then(decimal_text)
+                    .and_then(|d| parse_time_ns(d).ok())
+                {
                     Some(d) => d.ns,
                     None => {
                         diag.note(Issue::BadDur, at, None);
