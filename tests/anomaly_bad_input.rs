@@ -356,7 +356,7 @@ fn unreadable_ts_and_dur_are_counted_with_offsets() {
     let p = problem(&r, "ANOM-TV-003");
     assert_eq!(p.at.byte, Some(big));
     assert_eq!(p.message, format!("trace_view.json: 2 × event without a readable `ts` (missing, NaN, out of range or not a decimal µs number): skipped; at bytes {big}, {nan}"));
-    let p = problem(&r, "ANOM-TV-014");
+    let p = problem(&r, "ANOM-TV-015");
     assert_eq!(p.message, format!("trace_view.json: 1 × event whose `dur` is missing or unreadable: duration taken as 0; at byte {nandur}"));
     let trace = r.trace.as_ref().unwrap();
     let names: Vec<&str> = trace.events().iter().map(|e| trace.text(e.name)).collect();
@@ -388,7 +388,7 @@ fn strings_keys_commas_bom_and_encodings() {
     bytes.extend_from_slice(b",] x");
     let comma = bytes.len() as u64 - 4;
     let r = &run_bytes(&[(KD, k.clone().into_bytes()), (TV, bytes.clone())], &rb())[0];
-    let p = problem(r, "ANOM-TV-011");
+    let p = problem(r, "ANOM-TV-012");
     assert_eq!(
         (p.severity, p.at.byte),
         (proflens::base::Severity::Info, Some(0))

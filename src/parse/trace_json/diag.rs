@@ -140,16 +140,16 @@ pub const MEMORY: TraceCodes = TraceCodes {
     duplicate_key: "MEM-TV-007",
     trailing_bytes: "MEM-TV-008",
     trailing_comma: "MEM-TV-009",
-    punctuation: "MEM-TV-010",
-    bom: "MEM-TV-011",
-    non_object: "MEM-TV-012",
-    malformed: "MEM-TV-013",
-    bad_dur: "MEM-TV-014",
+    punctuation: "MEM-TV-011",
+    bom: "MEM-TV-012",
+    non_object: "MEM-TV-013",
+    malformed: "MEM-TV-014",
+    bad_dur: "MEM-TV-015",
 };
 
 /// Codes of the anomaly analysis: `ANOM-TV-001` is its historical truncation code; from 003
 /// on the numbers are those of [`MEMORY`] (`ANOM-TV-002` is unused: the object wrapper is no
-/// caveat for the anomaly analysis).
+/// caveat for the anomaly analysis; `010` is the out-of-range time code of `base::arith`).
 pub const ANOMALY: TraceCodes = TraceCodes {
     truncated: "ANOM-TV-001",
     bad_ts: "ANOM-TV-003",
@@ -159,11 +159,11 @@ pub const ANOMALY: TraceCodes = TraceCodes {
     duplicate_key: "ANOM-TV-007",
     trailing_bytes: "ANOM-TV-008",
     trailing_comma: "ANOM-TV-009",
-    punctuation: "ANOM-TV-010",
-    bom: "ANOM-TV-011",
-    non_object: "ANOM-TV-012",
-    malformed: "ANOM-TV-013",
-    bad_dur: "ANOM-TV-014",
+    punctuation: "ANOM-TV-011",
+    bom: "ANOM-TV-012",
+    non_object: "ANOM-TV-013",
+    malformed: "ANOM-TV-014",
+    bad_dur: "ANOM-TV-015",
 };
 
 fn offsets(s: &Seen) -> String {

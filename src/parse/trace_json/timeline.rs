@@ -13,6 +13,7 @@ use std::sync::Arc;
 use super::diag::{Issue, TraceDiagnostics};
 use super::scan::{as_str, decimal_text, decode_str, fields, fields_dup, time_ns};
 use super::splitter::{for_each_event, TraceScan};
+use crate::base::arith::{self, Tally};
 use crate::ingest::{ChunkReader, Progress};
 use crate::model::trace_events::{DeviceEvent, HostEventTable, Lane, MarkerEvent};
 use crate::parse::number::parse_time_ns;
@@ -44,6 +45,9 @@ pub struct TimelineInfo {
     pub unmatched_begin: u64,
     /// Process names seen.
     pub processes: Vec<String>,
+    /// Events dropped because `ts` or `ts + dur` lies outside the model's time range
+    /// (`base::arith::TIME_LIMIT_NS`), with the byte offsets of the first few.
+    pub out_of_range: Tally,
 }
 
 #[derive(Clone, Copy)]
@@ -168,7 +172,10 @@ pub fn read<R: Read>(
             diag.note(Issue::BadTs, at, None);
             return ControlFlow::Continue(());
         };
-        let ts = ts.ns;
+        let Ok(ts) = arith::time_ns(ts.ns) else {
+            info.out_of_range.record(at);
+            return ControlFlow::Continue(());
+        };
         match ph {
             "X" => {
                 let d = match dur
@@ -181,6 +188,12 @@ pub fn read<R: Read>(
                         0
                     }
                 };
+                // `ts + dur` must stay a model time too (a negative marker `dur` included).
+                let end = arith::time_ns(d).and_then(|d| arith::add(ts, d));
+                if end.and_then(arith::time_ns).is_err() {
+                    info.out_of_range.record(at);
+                    return ControlFlow::Continue(());
+                }
                 if is_marker_name(&name, custom_prefix) {
                     t.markers.push(MarkerEvent {
                         name: name.to_string(),
