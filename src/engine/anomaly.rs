@@ -310,6 +310,7 @@ pub fn analyse_rank(
     } else {
         builder.finish()
     };
+    overrun_problems(&kernels, &kernel_files, rank, &mut problems);
     let input = RankInput {
         kernels: &kernels,
         trace: trace.as_ref(),
@@ -355,6 +356,43 @@ fn slice_index(rel: &str) -> (u64, String) {
         .and_then(|d| d.parse().ok())
         .unwrap_or(0);
     (k, rel.to_string())
+}
+
+/// One warning per kernel clipped at the next kernel of its stream (issue 11 Decision),
+/// at its line in the kernel table (trace-derived kernels: the trace file).
+fn overrun_problems(
+    k: &KernelTable,
+    kernel_files: &[RankFile],
+    rank: &RankFolder,
+    problems: &mut Problems,
+) {
+    for o in k.overruns() {
+        let row = k.row()[o.kernel];
+        let at = match kernel_files.first() {
+            Some(f) if row > 0 => Position::file(f.path.as_str()).at_line(row),
+            _ => Position::file(
+                rank.file(FileKind::TraceView)
+                    .map(|f| f.path.as_str())
+                    .unwrap_or(rank.label()),
+            ),
+        };
+        let next_row = k.row()[o.next];
+        problems.push(Problem::new(
+            Severity::Warning,
+            "ANOM-KD-012",
+            at,
+            format!(
+                "kernel `{}` ({}, stream {}) runs {} µs past the start of the next kernel on its stream (`{}`{}): kernels of one stream run one after another, so the busy union counts it only up to that start (raw end {} µs)",
+                k.name_of(o.kernel),
+                k.core_of(o.kernel),
+                k.stream_of(o.kernel),
+                crate::report::float::ns_to_us_text(o.overrun_ns),
+                k.name_of(o.next),
+                if next_row > 0 { format!(", line {next_row}") } else { String::new() },
+                crate::report::float::ns_to_us_text(k.end_ns(o.kernel)),
+            ),
+        ));
+    }
 }
 
 fn builder_min_start(b: &KernelTableBuilder, t: &HostEventTable) -> Option<i64> {
