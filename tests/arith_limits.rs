@@ -172,7 +172,7 @@ mod memory {
             trace.clone().into_bytes(),
         );
         let inv = Inventory::from_paths(&o.list());
-        let (run, _) = analyse_inventory(&inv, &o, &MemoryOptions::default(), &mut |_, _| {
+        let (run, _) = analyse_inventory(&inv, &o, &MemoryOptions::default(), &mut |_| {
             ControlFlow::Continue(())
         });
         let r = &run.ranks[0];
