@@ -3,12 +3,13 @@
 //! array over ranks) to `--out` or stdout and, with `--report-dir`, the
 //! human-readable anomaly report and the model-architecture report per rank.
 
-use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use super::fs_opener::FsOpener;
 use crate::analysis::anomaly_config::AnomalyConfig;
-use crate::engine::anomaly::{analyse_all, rank_reports, write_json, RankAnalysis};
+use crate::base::{Position, Problem, Severity};
+use crate::engine::anomaly::{write_json, RankAnalysis};
+use crate::engine::store::{Plan, Store};
 use crate::ingest::inventory::Inventory;
 
 /// Arguments of `proflens anomaly`.
@@ -25,6 +26,9 @@ pub struct Args {
     /// Follow the skill's reference script where it differs from the rulebook (anomaly.md §0.3).
     #[arg(long)]
     pub script_compatible: bool,
+    /// Options of every command (`--strict`).
+    #[command(flatten)]
+    pub common: super::CommonArgs,
 }
 
 /// Runs the subcommand; returns the exit code.
@@ -39,6 +43,7 @@ pub fn run(args: Args) -> i32 {
             return super::EXIT_NOTHING;
         }
     };
+    let mut n_problems = super::print_walk_problems(&opener);
     let mut inv = Inventory::from_paths(&files);
     crate::parse::metadata::read_side_files(&mut inv, &opener);
     let cfg = if args.script_compatible {
@@ -46,10 +51,13 @@ pub fn run(args: Args) -> i32 {
     } else {
         AnomalyConfig::spec_defaults()
     };
-    let (ranks, cross) = match analyse_all(&inv, &opener, &cfg, &mut |_| ControlFlow::Continue(()))
-    {
-        Ok(x) => x,
-        Err(_) => return super::EXIT_NOTHING,
+    let plan = Plan {
+        anomaly: Some(cfg.clone()),
+        ..Plan::none()
+    };
+    let store = super::analyze::run_store(&inv, &opener, plan, None, false);
+    let Ok(ranks) = store.anomaly_ranks() else {
+        return super::EXIT_NOTHING;
     };
     if ranks.is_empty() {
         eprintln!("proflens anomaly: no rank folder with kernel_details.csv, op_summary*.csv or trace_view.json under {}", args.input.display());
@@ -77,43 +85,57 @@ pub fn run(args: Args) -> i32 {
         return super::EXIT_NOTHING;
     }
     if let Some(dir) = &args.report_dir {
-        if let Err(e) = write_reports(dir, &inv, &ranks, &cross, &cfg) {
+        if let Err(e) = write_reports(dir, &inv, &store) {
             eprintln!("proflens anomaly: cannot write reports: {e}");
             return super::EXIT_NOTHING;
         }
     }
-    let mut n_problems = 0;
+    for p in inv.notes.iter().map(|n| n.to_problem()) {
+        if p.severity >= Severity::Warning {
+            n_problems += 1;
+        }
+        super::print_problem(&p);
+    }
+    print_unanalysed(&inv, &ranks);
     for r in &ranks {
         for p in r.problems.kept() {
-            if p.severity >= crate::base::Severity::Warning {
-                eprintln!("{} [{}] {}", p.at, p.code, p.message);
+            if p.severity >= Severity::Warning {
+                super::print_problem(p);
                 n_problems += 1;
             }
         }
     }
-    if n_problems > 0 {
-        super::EXIT_PROBLEMS
-    } else {
-        super::EXIT_CLEAN
+    super::exit_code(true, n_problems, args.common.strict)
+}
+
+/// Rank folders of the inventory that the analysis skipped (no kernel table, no trace):
+/// one info line each, so no rank disappears silently (nothing was dropped: the folder has
+/// no input of this analysis; a folder named like a missing file is a walk warning).
+fn print_unanalysed(inv: &Inventory, ranks: &[&RankAnalysis]) {
+    for r in &inv.ranks {
+        if ranks.iter().any(|a| a.meta.rank_dir == r.dir) {
+            continue;
+        }
+        super::print_problem(&Problem::new(
+            Severity::Info,
+            "ANOM-FILE-003",
+            Position::file(r.label()),
+            "rank folder not analysed: no kernel_details.csv, op_summary*.csv or trace_view.json in it",
+        ));
     }
 }
 
-fn write_reports(
-    dir: &std::path::Path,
-    inv: &Inventory,
-    ranks: &[RankAnalysis],
-    cross: &[crate::analysis::anomaly::cross_rank::RankRow],
-    cfg: &AnomalyConfig,
-) -> std::io::Result<()> {
+fn write_reports(dir: &std::path::Path, inv: &Inventory, store: &Store) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    for i in 0..ranks.len() {
-        if let Some((a_name, md, m_name, arch)) = rank_reports(inv, ranks, cross, cfg, i) {
-            let a = dir.join(a_name);
-            let m = dir.join(m_name);
-            std::fs::write(&a, md)?;
-            std::fs::write(&m, arch)?;
-            eprintln!("wrote {} and {}", a.display(), m.display());
-        }
+    let reports = store
+        .anomaly_reports(inv)
+        .map_err(|_| std::io::Error::other("cancelled"))?;
+    for (a_name, md, m_name, arch) in reports {
+        let a = dir.join(a_name);
+        let m = dir.join(m_name);
+        std::fs::write(&a, md)?;
+        std::fs::write(&m, arch)?;
+        eprintln!("wrote {} and {}", a.display(), m.display());
     }
     Ok(())
 }

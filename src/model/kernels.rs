@@ -7,6 +7,8 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+use crate::base::arith::{self, OutOfRange, Tally};
+
 /// Normalised execution unit of a kernel (anomaly.md §1.2.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TaskClass {
@@ -130,6 +132,10 @@ pub struct KernelTableBuilder {
     pool: Vec<String>,
     index: HashMap<String, NameId>,
     rows: Vec<RawRow>,
+    rejected: Tally,
+    /// Σ (duration + wait) of the rows kept, ns: bounded by `i64::MAX`, so every sum of
+    /// durations, waits or both over any subset of the table fits (§3.4 sums, op totals, cost).
+    cost_sum: i64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -178,14 +184,36 @@ impl KernelTableBuilder {
 
     /// Adds one kernel; its task class is derived from `core_raw` and `name` (§1.2.2).
     /// An empty `stream` becomes `hccl` for comm kernels and `unknown` otherwise (§1.2.4).
+    ///
+    /// A kernel whose start or end lies outside the model's time range
+    /// (`base::arith::interval_ns`), or whose duration + wait would make the table's total
+    /// exceed `i64::MAX` ns, is not added: it is counted in
+    /// [`rejected`](Self::rejected) (by source row) for the caller's problem. Parsers that can
+    /// locate the bad cell better use [`try_push`](Self::try_push).
     pub fn push(&mut self, k: &KernelRow) {
+        if self.try_push(k).is_err() {
+            self.rejected.record(k.row);
+        }
+    }
+
+    /// Kernels [`push`](Self::push) refused (time out of range), with their source rows.
+    pub fn rejected(&self) -> &Tally {
+        &self.rejected
+    }
+
+    /// Like [`push`](Self::push), but a kernel out of the time range is returned as `Err`
+    /// (and not counted): the caller reports it where it knows the line and column.
+    pub fn try_push(&mut self, k: &KernelRow) -> Result<(), OutOfRange> {
+        let (dur, wait) = (k.dur_ns.max(0), k.wait_ns.max(0));
+        arith::interval_ns(k.start_ns, dur)?;
+        self.cost_sum = arith::add(self.cost_sum, arith::add(dur, wait)?)?;
         let (class, inferred) = TaskClass::classify(&k.core_raw, &k.name);
         let comm = is_comm_kernel(class, &k.name);
         let stream = (!k.stream.is_empty()).then(|| self.intern(&k.stream));
         let raw = RawRow {
             start_ns: k.start_ns,
-            dur_ns: k.dur_ns.max(0),
-            wait_ns: k.wait_ns.max(0),
+            dur_ns: dur,
+            wait_ns: wait,
             stream,
             class,
             inferred,
@@ -199,6 +227,7 @@ impl KernelTableBuilder {
             pmu: [k.pmu_mac_ratio, k.pmu_mte2_ratio, k.pmu_memory_bound],
         };
         self.rows.push(raw);
+        Ok(())
     }
 
     /// Smallest start pushed so far, ns.
@@ -263,6 +292,8 @@ impl KernelTableBuilder {
             step_tag: Vec::with_capacity(n),
             row: Vec::with_capacity(n),
             pmu: Vec::new(),
+            busy_end: Vec::new(),
+            overruns: Vec::new(),
         };
         let has_pmu = self.rows.iter().any(|r| r.pmu.iter().any(Option::is_some));
         for r in &self.rows {
@@ -283,6 +314,7 @@ impl KernelTableBuilder {
                 t.pmu.push(r.pmu);
             }
         }
+        t.clip_stream_overruns();
         t
     }
 }
@@ -291,7 +323,8 @@ impl KernelTableBuilder {
 ///
 /// Invariants (set by [`KernelTableBuilder::finish`]): all columns have the same
 /// length; rows are sorted by `start_ns`, ties by stream key then source row;
-/// `dur_ns ≥ 0`, `wait_ns ≥ 0`. Every `NameId` indexes [`KernelTable::text`].
+/// `dur_ns ≥ 0`, `wait_ns ≥ 0`; `start_ns` and `start_ns + dur_ns` within
+/// `±base::arith::TIME_LIMIT_NS`; Σ (`dur_ns` + `wait_ns`) over the table ≤ `i64::MAX`. Every `NameId` indexes [`KernelTable::text`].
 #[derive(Clone, Debug, Default)]
 pub struct KernelTable {
     pool: Vec<String>,
@@ -309,9 +342,81 @@ pub struct KernelTable {
     step_tag: Vec<Option<i64>>,
     row: Vec<u64>,
     pmu: Vec<[Option<f32>; 3]>,
+    /// Busy end per kernel (empty when no kernel overruns: then it is `end_ns`).
+    busy_end: Vec<i64>,
+    overruns: Vec<Overrun>,
+}
+
+/// A kernel that runs past the start of the next kernel on the same known stream (a stall
+/// artefact: kernels of one stream run one after another). Issue 11 Decision: its busy end
+/// is clipped at that start ([`KernelTable::busy_end_ns`]); the raw end stays `end_ns`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Overrun {
+    /// Index of the overrunning kernel.
+    pub kernel: usize,
+    /// Index of the next kernel on its stream (the clip point is its start).
+    pub next: usize,
+    /// Raw end − clip point, ns (> 0).
+    pub overrun_ns: i64,
 }
 
 impl KernelTable {
+    /// Sets the busy ends: on a numeric stream (the `Stream ID` column, or a Level0 join), a
+    /// kernel ending after the next later-starting kernel of the same stream ends there.
+    /// `hccl` / `unknown` streams are never clipped (kernels of different streams share
+    /// those keys and may overlap legitimately). O(n).
+    fn clip_stream_overruns(&mut self) {
+        let known: Vec<bool> = self.pool.iter().map(|s| s.parse::<i64>().is_ok()).collect();
+        // Per stream: (last kernel seen going backwards, first kernel starting after it).
+        let mut later: Vec<Option<(usize, Option<usize>)>> = vec![None; self.pool.len()];
+        let mut overruns = Vec::new();
+        for i in (0..self.len()).rev() {
+            let sid = self.stream[i] as usize;
+            if !known[sid] {
+                continue;
+            }
+            let next = match later[sid] {
+                Some((j, _)) if self.start_ns[j] > self.start_ns[i] => Some(j),
+                Some((_, n)) => n,
+                None => None,
+            };
+            if let Some(j) = next {
+                let over = self.end_ns(i) - self.start_ns[j];
+                if over > 0 {
+                    overruns.push(Overrun {
+                        kernel: i,
+                        next: j,
+                        overrun_ns: over,
+                    });
+                }
+            }
+            later[sid] = Some((i, next));
+        }
+        if overruns.is_empty() {
+            return;
+        }
+        overruns.reverse();
+        self.busy_end = (0..self.len()).map(|i| self.end_ns(i)).collect();
+        for o in &overruns {
+            self.busy_end[o.kernel] = self.start_ns[o.next];
+        }
+        self.overruns = overruns;
+    }
+
+    /// End of kernel `i` for busy unions and walls, ns: `end_ns(i)`, except for an
+    /// [`Overrun`], which ends at the next kernel's start on its stream (issue 11 Decision).
+    pub fn busy_end_ns(&self, i: usize) -> i64 {
+        match self.busy_end.get(i) {
+            Some(&e) => e,
+            None => self.end_ns(i),
+        }
+    }
+
+    /// The kernels whose busy end was clipped, in table order.
+    pub fn overruns(&self) -> &[Overrun] {
+        &self.overruns
+    }
+
     /// Number of kernels.
     pub fn len(&self) -> usize {
         self.start_ns.len()
@@ -477,6 +582,66 @@ mod tests {
         );
         assert!(is_comm_kernel(TaskClass::Other, "HcomSend"));
         assert!(!is_comm_kernel(TaskClass::AiCore, "MatMul"));
+    }
+
+    #[test]
+    fn kernels_outside_the_time_range_are_refused_and_counted() {
+        let mut b = KernelTableBuilder::new();
+        b.push(&row("ok", "AI_CORE", 1_700_000_000_000_000_000, "2", 2));
+        let mut big = row("late", "AI_CORE", i64::MAX - 5, "2", 3);
+        b.push(&big);
+        big.start_ns = i64::MIN;
+        big.row = 4;
+        b.push(&big);
+        assert_eq!(
+            b.try_push(&row("x", "AI_CORE", i64::MAX, "2", 5)),
+            Err(OutOfRange)
+        );
+        let mut long = row("long", "AI_CORE", 0, "2", 6);
+        long.dur_ns = 4_000_000_000_000_000_000;
+        b.push(&long);
+        long.row = 7;
+        b.push(&long);
+        long.row = 8;
+        b.push(&long);
+        assert_eq!(
+            b.rejected().count,
+            3,
+            "the third long one overflows the total"
+        );
+        assert_eq!(b.rejected().first_at, vec![3, 4, 8]);
+        let t = b.finish();
+        assert_eq!(t.len(), 3);
+        assert_eq!(t.end_ns(2), 1_700_000_000_000_000_010);
+    }
+
+    #[test]
+    fn an_overrunning_kernel_is_clipped_at_the_next_start_on_its_stream_only() {
+        let mut b = KernelTableBuilder::new();
+        let mut stall = row("stall", "AI_CORE", 100, "2", 2);
+        stall.dur_ns = 1_000_000; // runs over both later kernels of stream 2
+        b.push(&stall);
+        b.push(&row("same_start", "AI_CORE", 100, "2", 3)); // equal start: not the clip point
+        b.push(&row("next", "AI_CORE", 150, "2", 4));
+        b.push(&row("other", "AI_CORE", 120, "3", 5)); // another stream: not a clip point
+        let mut l0 = row("level0", "AI_CORE", 100, "", 6); // unknown stream: never clipped
+        l0.dur_ns = 1_000_000;
+        b.push(&l0);
+        b.push(&row("l0_next", "AI_CORE", 200, "", 7));
+        let t = b.finish();
+        let at = |n: &str| (0..t.len()).find(|&i| t.name_of(i) == n).unwrap();
+        assert_eq!(t.busy_end_ns(at("stall")), 150);
+        assert_eq!(t.end_ns(at("stall")), 1_000_100);
+        assert_eq!(t.busy_end_ns(at("same_start")), 110);
+        assert_eq!(t.busy_end_ns(at("level0")), 1_000_100);
+        assert_eq!(
+            t.overruns(),
+            [Overrun {
+                kernel: at("stall"),
+                next: at("next"),
+                overrun_ns: 999_950
+            }]
+        );
     }
 
     #[test]
