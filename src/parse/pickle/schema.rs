@@ -9,6 +9,8 @@
 //! a tombstone), so later `BINGET`s cost nothing. Unknown parts of the file
 //! become small generic trees, capped in size.
 
+use std::collections::BinaryHeap;
+
 use crate::base::{Position, Problem, Problems, Severity};
 use crate::model::snapshot::{
     Annotation, Block, DeviceTrace, FrameId, SettingValue, SnapPools, StackId, StrId,
@@ -18,6 +20,8 @@ use super::fields::{
     AnnotationObj, BlockObj, DevBuild, EntryObj, FrameObj, HistoryListObj, HistoryObj, Keys,
     SegmentObj,
 };
+use super::memo::Memo;
+use super::ranges::Ranges;
 use super::slab::{Slab, NONE};
 use super::vm::{Obj, Val};
 
@@ -31,7 +35,7 @@ pub(crate) enum Kind {
 }
 
 /// What a container is in the snapshot schema.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Role {
     Top,
     SegmentList,
@@ -86,8 +90,23 @@ pub(super) struct GenericNode {
     pub items: Vec<Val>,
 }
 
-/// Total items kept in generic containers before the rest is dropped.
-const GENERIC_CAP: usize = 1 << 21;
+/// Total items kept in generic containers (each container counts as one item too) before the
+/// rest is dropped with a `SNAP-GENERIC-CAP` warning. Generic parts are the allocator settings,
+/// unknown keys and dict-valued metadata: the real fixtures keep at most 6 items; 2^18 items
+/// cost at most ≈ 12 MB.
+pub const GENERIC_CAP: usize = 1 << 18;
+
+/// Most typed snapshot containers (entries, frames, segments, …) under construction or awaiting
+/// release at once. A real snapshot has one per open nesting level plus one `APPENDS` batch of
+/// finished entries waiting on the stack (≤ 1000: the real fixtures peak at 1,001); a file that
+/// opens containers and never finishes them stops with a located error at this bound instead
+/// of growing without limit.
+pub(super) const MAX_OPEN: usize = 1 << 16;
+
+/// Most `device_traces` slots kept (a process sees at most a few dozen devices). Each slot costs
+/// a few hundred bytes even when empty, so a list of a million empty lists would otherwise cost
+/// 200× its file; slots beyond this are counted (`SNAP-LAYOUT`) and not kept.
+pub const MAX_DEVICES: usize = 1 << 10;
 
 /// The builder: pools, scratch slabs, and the model parts built so far.
 pub(crate) struct Builder {
@@ -109,7 +128,9 @@ pub(crate) struct Builder {
     pub generic: Vec<GenericNode>,
     generic_items: usize,
     generic_dropped: bool,
-    pending: Vec<(Role, u32)>,
+    /// Consumed slots waiting for release, highest `min_pos` first (a max-heap, so an op
+    /// touches only the slots it frees: slots stuck under a deep handle cost nothing per op).
+    pending: BinaryHeap<Pending>,
     pub devices: Vec<DevBuild>,
     pub dt_len: u32,
     pub out_segments: Vec<crate::model::snapshot::Segment>,
@@ -120,6 +141,39 @@ pub(crate) struct Builder {
     pub top_keys: Vec<String>,
     pub other_fields: Vec<(String, String)>,
     pub has_fx: bool,
+    /// Trace lists referenced more than once from `device_traces`.
+    shared: Vec<SharedTrace>,
+    /// `device_traces` items beyond [`MAX_DEVICES`].
+    devices_beyond: u64,
+    /// Range checks of sizes, times and streams (`ranges.rs`).
+    pub(super) ranges: Ranges,
+}
+
+/// A consumed slot waiting for release, ordered by `min_pos` (then slot, role).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Pending {
+    min_pos: u32,
+    slot: u32,
+    role: Role,
+}
+
+impl Ord for Pending {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.min_pos, self.slot, self.role).cmp(&(o.min_pos, o.slot, o.role))
+    }
+}
+
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+/// One trace list that several `device_traces` slots refer to.
+struct SharedTrace {
+    source: u32,
+    aliases: Vec<u32>,
+    first_at: u64,
 }
 
 impl Builder {
@@ -145,7 +199,7 @@ impl Builder {
             generic: Vec::new(),
             generic_items: 0,
             generic_dropped: false,
-            pending: Vec::new(),
+            pending: BinaryHeap::new(),
             devices: Vec::new(),
             dt_len: 0,
             out_segments: Vec::new(),
@@ -156,6 +210,9 @@ impl Builder {
             top_keys: Vec::new(),
             other_fields: Vec::new(),
             has_fx: false,
+            shared: Vec::new(),
+            devices_beyond: 0,
+            ranges: Ranges::default(),
         }
     }
 
@@ -190,13 +247,31 @@ impl Builder {
         })
     }
 
-    /// A generic container holding `items` (capped).
+    /// Items counted against [`GENERIC_CAP`].
+    pub fn generic_items(&self) -> usize {
+        self.generic_items
+    }
+
+    /// Typed containers under construction or awaiting release, all kinds together.
+    pub fn open_containers(&self) -> usize {
+        self.entries.live()
+            + self.frames.live()
+            + self.frame_lists.live()
+            + self.segments.live()
+            + self.block_lists.live()
+            + self.blocks.live()
+            + self.history_lists.live()
+            + self.histories.live()
+            + self.annotations.live()
+    }
+
+    /// A generic container holding `items` (capped: the container counts as one item).
     pub fn new_generic(&mut self, kind: Kind, items: &[Val]) -> Val {
-        if self.generic_items + items.len() > GENERIC_CAP {
+        if self.generic_items + items.len() + 1 > GENERIC_CAP {
             self.drop_generic();
             return Val::Dropped;
         }
-        self.generic_items += items.len();
+        self.generic_items += items.len() + 1;
         self.generic.push(GenericNode {
             kind,
             items: items.to_vec(),
@@ -258,7 +333,16 @@ impl Builder {
         };
         match o.role {
             Role::SegmentList => Role::Segment,
-            Role::DeviceTraces => Role::TraceList(self.dt_len.saturating_add(pending as u32)),
+            Role::DeviceTraces => {
+                let d = self
+                    .dt_len
+                    .saturating_add(pending.min(u32::MAX as u64) as u32);
+                if d as usize >= MAX_DEVICES {
+                    Role::Generic
+                } else {
+                    Role::TraceList(d)
+                }
+            }
             Role::TraceList(_) => Role::Entry,
             Role::FrameList => Role::Frame,
             Role::BlockList => Role::Block,
@@ -305,7 +389,12 @@ impl Builder {
             _ => false,
         };
         if fresh {
-            self.pending.push((role, slot));
+            let min_pos = self.min_pos(role, slot);
+            self.pending.push(Pending {
+                min_pos,
+                slot,
+                role,
+            });
         }
     }
 
@@ -349,13 +438,17 @@ impl Builder {
     /// Frees the consumed slots that no handle on the VM stack (now `stack_len`
     /// deep) can still refer to; the others wait until the stack shrinks.
     pub fn end_op(&mut self, stack_len: usize) {
-        if self.pending.is_empty() {
-            return;
-        }
-        let mut pending = std::mem::take(&mut self.pending);
-        pending.retain(|&(role, slot)| {
-            if (self.min_pos(role, slot) as usize) < stack_len {
-                return true;
+        while let Some(&p) = self.pending.peek() {
+            if (p.min_pos as usize) < stack_len {
+                break;
+            }
+            self.pending.pop();
+            let (role, slot) = (p.role, p.slot);
+            let now = self.min_pos(role, slot);
+            if now < p.min_pos {
+                // A handle was pushed lower since (cannot happen with stack pushes; kept safe).
+                self.pending.push(Pending { min_pos: now, ..p });
+                continue;
             }
             match role {
                 Role::Entry => self.entries.release(slot),
@@ -369,16 +462,12 @@ impl Builder {
                 Role::Annotation => self.annotations.release(slot),
                 _ => {}
             }
-            false
-        });
-        self.pending = pending;
+        }
     }
 
-    fn consumed(memo: &mut [Val], memo_idx: u32, replacement: Val) {
+    fn consumed(memo: &mut Memo, memo_idx: u32, replacement: Val) {
         if memo_idx != NONE {
-            if let Some(m) = memo.get_mut(memo_idx as usize) {
-                *m = replacement;
-            }
+            memo.replace(memo_idx, replacement);
         }
     }
 
@@ -388,7 +477,7 @@ impl Builder {
         kind: Kind,
         target: Val,
         items: &[Val],
-        memo: &mut [Val],
+        memo: &mut Memo,
         bigs: &[i128],
     ) -> Result<(), String> {
         match target {
@@ -425,7 +514,7 @@ impl Builder {
     }
 
     /// Resolves a `frames` value to a stack: `Ok(None)` for `None`/unusable values.
-    pub fn stack_of(&mut self, v: Val, memo: &mut [Val]) -> Result<Option<StackId>, String> {
+    pub fn stack_of(&mut self, v: Val, memo: &mut Memo) -> Result<Option<StackId>, String> {
         match v {
             Val::Stack(s) => Ok(Some(s)),
             Val::Obj(o) if o.role == Role::FrameList => {
@@ -451,7 +540,7 @@ impl Builder {
         }
     }
 
-    fn frame_of(&mut self, v: Val, memo: &mut [Val]) -> Result<Option<FrameId>, String> {
+    fn frame_of(&mut self, v: Val, memo: &mut Memo) -> Result<Option<FrameId>, String> {
         match v {
             Val::Frame(f) => Ok(Some(f)),
             Val::Obj(o) if o.role == Role::Frame => {
@@ -477,7 +566,7 @@ impl Builder {
         &mut self,
         list: Obj,
         item: Val,
-        memo: &mut [Val],
+        memo: &mut Memo,
         bigs: &[i128],
     ) -> Result<(), String> {
         match list.role {
@@ -491,7 +580,11 @@ impl Builder {
             Role::TraceList(d) => self.commit_entry(d, item, memo, bigs)?,
             Role::DeviceTraces => {
                 let pos = self.dt_len;
-                self.dt_len += 1;
+                self.dt_len = self.dt_len.saturating_add(1);
+                if pos as usize >= MAX_DEVICES {
+                    self.devices_beyond += 1;
+                    return Ok(());
+                }
                 match item {
                     Val::Obj(Obj {
                         role: Role::TraceList(d),
@@ -501,8 +594,18 @@ impl Builder {
                         role: Role::TraceList(d),
                         ..
                     }) => {
-                        let copy = self.device_mut(d).clone_for(pos);
-                        *self.device_mut(pos) = copy;
+                        // The same list object again: an alias, never a copy (a 100k-entry
+                        // list referenced 1000 times stays one list).
+                        self.device_mut(pos).trace.same_as = Some(d);
+                        let at = self.offset;
+                        match self.shared.iter_mut().find(|s| s.source == d) {
+                            Some(s) => s.aliases.push(pos),
+                            None => self.shared.push(SharedTrace {
+                                source: d,
+                                aliases: vec![pos],
+                                first_at: at,
+                            }),
+                        }
                     }
                     _ => {
                         self.device_mut(pos);
@@ -546,7 +649,7 @@ impl Builder {
         Ok(())
     }
 
-    fn finish_block(&mut self, o: Obj, memo: &mut [Val]) -> Result<Block, String> {
+    fn finish_block(&mut self, o: Obj, memo: &mut Memo) -> Result<Block, String> {
         let b = self.blocks.get(o.slot, o.gen)?;
         let m = b.memo;
         let block = b.val.to_block();
@@ -558,7 +661,7 @@ impl Builder {
     pub(super) fn take_block_list(
         &mut self,
         v: Val,
-        memo: &mut [Val],
+        memo: &mut Memo,
     ) -> Result<Vec<Block>, String> {
         match v {
             Val::Obj(o) if o.role == Role::BlockList => {
@@ -582,7 +685,7 @@ impl Builder {
     pub(super) fn take_history(
         &mut self,
         v: Val,
-        memo: &mut [Val],
+        memo: &mut Memo,
     ) -> Result<HistoryListObj, String> {
         match v {
             Val::Obj(o) if o.role == Role::HistoryList => {
@@ -601,7 +704,7 @@ impl Builder {
         &mut self,
         d: u32,
         item: Val,
-        memo: &mut [Val],
+        memo: &mut Memo,
         bigs: &[i128],
     ) -> Result<(), String> {
         let Val::Obj(o) = item else {
@@ -621,7 +724,7 @@ impl Builder {
         let e = std::mem::take(&mut slot.val);
         Self::consumed(memo, m, Val::Tomb);
         self.defer(Role::Entry, o.slot);
-        let r = e.to_row(&self.k, bigs, &self.pools);
+        let r = e.to_row(&self.k, bigs, &mut self.ranges, self.offset);
         let n_frames = e.stack.map(|s| self.pools.stacks.get(s).len()).unwrap_or(0) as u32;
         let dev = self.device_mut(d);
         dev.note_keys(e.mask, &e.unknown_keys);
@@ -646,7 +749,7 @@ impl Builder {
         Ok(())
     }
 
-    fn commit_segment(&mut self, item: Val, memo: &mut [Val]) -> Result<(), String> {
+    fn commit_segment(&mut self, item: Val, memo: &mut Memo) -> Result<(), String> {
         let Val::Obj(o) = item else {
             self.warn("SNAP-LAYOUT", "a segment is not a dict; skipped".into());
             return Ok(());
@@ -659,6 +762,22 @@ impl Builder {
         let seg = std::mem::take(&mut s.val);
         Self::consumed(memo, m, Val::Tomb);
         self.defer(Role::Segment, o.slot);
+        let mut sizes = vec![seg.total_size, seg.allocated_size, seg.active_size];
+        sizes.extend(seg.requested_size);
+        sizes.extend(seg.blocks.iter().flat_map(|b| [b.size, b.requested_size]));
+        if let Err(what) = self.ranges.admit(&sizes) {
+            let n = self.out_segments.len();
+            self.warn(
+                "SNAP-RANGE",
+                format!(
+                    "segment {n} (address 0x{:x}, device {}) skipped with its {} blocks: {what}",
+                    seg.address,
+                    seg.device,
+                    seg.blocks.len()
+                ),
+            );
+            return Ok(());
+        }
         let idx = self.out_segments.len() as u32;
         let start = self.out_blocks.len() as u32;
         let mut addr = seg.address;
@@ -675,7 +794,7 @@ impl Builder {
         Ok(())
     }
 
-    fn commit_annotation(&mut self, item: Val, memo: &mut [Val]) -> Result<(), String> {
+    fn commit_annotation(&mut self, item: Val, memo: &mut Memo) -> Result<(), String> {
         if let Val::Obj(o) = item {
             if o.role == Role::Annotation {
                 let a = self.annotations.get(o.slot, o.gen)?;
@@ -714,9 +833,52 @@ impl Builder {
         Ok(&mut self.annotations.get(o.slot, o.gen)?.val)
     }
 
+    /// One problem per trace list that several `device_traces` slots share (`SNAP-SHARED-TRACE`).
+    fn report_shared(&mut self) {
+        for s in std::mem::take(&mut self.shared) {
+            let n = s.aliases.len();
+            let entries = self
+                .devices
+                .get(s.source as usize)
+                .map_or(0, |d| d.trace.entries.len());
+            let list: Vec<String> = s.aliases.iter().take(5).map(|a| a.to_string()).collect();
+            let more = if n > 5 { ", …" } else { "" };
+            let at = Position::file(self.file.as_str()).at_byte(s.first_at);
+            self.problems.push(Problem::new(
+                Severity::Warning,
+                "SNAP-SHARED-TRACE",
+                at,
+                format!(
+                    "the trace list of device {src} is referenced {total} times in `device_traces` \
+                     (also as device {list}{more}): the same list object, not {n} more traces; its \
+                     {entries} entries are analysed once, as device {src}",
+                    src = s.source,
+                    total = n + 1,
+                    list = list.join(", "),
+                ),
+            ));
+        }
+    }
+
     /// Finished device traces, in slot order.
     pub fn take_devices(&mut self) -> Vec<DeviceTrace> {
-        let n = (self.dt_len as usize).max(self.devices.len());
+        self.report_shared();
+        if self.devices_beyond > 0 {
+            let n = self.devices_beyond;
+            self.problems.push(Problem::new(
+                Severity::Warning,
+                "SNAP-LAYOUT",
+                Position::file(self.file.as_str()),
+                format!(
+                    "`device_traces` has {} slots; only the first {MAX_DEVICES} are kept, \
+                     {n} slots after them are not decoded",
+                    self.dt_len
+                ),
+            ));
+        }
+        let n = (self.dt_len as usize)
+            .max(self.devices.len())
+            .min(MAX_DEVICES);
         self.device_mut(n.saturating_sub(1) as u32);
         let devs = std::mem::take(&mut self.devices);
         devs.into_iter()

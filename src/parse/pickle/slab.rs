@@ -61,6 +61,11 @@ impl<T: Default> Slab<T> {
         }
     }
 
+    /// Slots in use (containers under construction or awaiting release).
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
     /// The live slot `slot` of generation `gen`.
     pub fn get(&mut self, slot: u32, gen: u32) -> Result<&mut Slot<T>, String> {
         match self.slots.get_mut(slot as usize) {
