@@ -128,7 +128,8 @@ pub fn nested_lists(depth: u32) -> Vec<u8> {
     w.stop().unwrap()
 }
 
-/// `{"x": ((((None,),),),)}` nested `depth` tuples deep (`TUPLE1` chain: stack depth 1).
+/// `{"x": ((((None,),),),), "segments": []}` nested `depth` tuples deep (`TUPLE1` chain:
+/// stack depth 1).
 pub fn nested_tuples(depth: u32) -> Vec<u8> {
     let mut w = PickleWriter::new(Vec::new(), 4).unwrap();
     w.raw(&[op::EMPTY_DICT]).unwrap();
@@ -136,6 +137,8 @@ pub fn nested_tuples(depth: u32) -> Vec<u8> {
     w.none().unwrap();
     w.raw(&vec![op::TUPLE1; depth as usize]).unwrap();
     w.setitem().unwrap();
+    w.str("segments").unwrap();
+    w.raw(&[op::EMPTY_LIST, op::SETITEM]).unwrap();
     w.stop().unwrap()
 }
 

@@ -386,11 +386,16 @@ impl AnnotationObj {
     }
 }
 
+/// Key sets compared by a scan before [`DevBuild`] builds a hash index (real traces have 1–3).
+const KEY_SET_SCAN: usize = 8;
+
 /// One device trace under construction.
 #[derive(Debug)]
 pub(crate) struct DevBuild {
     pub trace: DeviceTrace,
-    key_sets: HashSet<(u32, Vec<StrId>)>,
+    key_sets: Vec<(u32, Vec<StrId>)>,
+    /// Hash index of `key_sets` once there are more than [`KEY_SET_SCAN`].
+    key_index: HashSet<(u32, Vec<StrId>)>,
     unknown_actions: Vec<(StrId, u64)>,
     unknown_index: HashMap<StrId, usize>,
 }
@@ -402,7 +407,8 @@ impl DevBuild {
                 device,
                 ..Default::default()
             },
-            key_sets: HashSet::new(),
+            key_sets: Vec::new(),
+            key_index: HashSet::new(),
             unknown_actions: Vec::new(),
             unknown_index: HashMap::new(),
         }
@@ -410,12 +416,20 @@ impl DevBuild {
     /// Notes the key set of one entry (hashed: a file whose every entry has its own key set
     /// costs linear time, not quadratic).
     pub fn note_keys(&mut self, mask: u32, unknown: &[StrId]) {
-        if unknown.is_empty() {
-            if !self.key_sets.contains(&(mask, Vec::new())) {
-                self.key_sets.insert((mask, Vec::new()));
+        let same = |(m, u): &(u32, Vec<StrId>)| *m == mask && u.as_slice() == unknown;
+        if self.key_sets.len() <= KEY_SET_SCAN {
+            if !self.key_sets.iter().any(same) {
+                self.key_sets.push((mask, unknown.to_vec()));
             }
-        } else if !self.key_sets.contains(&(mask, unknown.to_vec())) {
-            self.key_sets.insert((mask, unknown.to_vec()));
+            return;
+        }
+        if self.key_index.is_empty() {
+            self.key_index.extend(self.key_sets.iter().cloned());
+        }
+        let k = (mask, unknown.to_vec());
+        if !self.key_index.contains(&k) {
+            self.key_index.insert(k.clone());
+            self.key_sets.push(k);
         }
     }
     /// Counts one entry with an unknown action string (first-appearance order kept).

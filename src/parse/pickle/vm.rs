@@ -193,7 +193,7 @@ impl Machine {
         }
     }
 
-    /// Keeps the stack, the marks and the open containers within their bounds.
+    /// Keeps the stack and the marks within their bounds (open containers: `new_container`).
     fn check_bounds(&mut self, off: u64) -> Result<(), PickleError> {
         let st = &mut self.stats;
         if self.stack.len() > st.max_stack {
@@ -206,17 +206,6 @@ impl Machine {
             st.max_marks = self.marks.len();
             if st.max_marks > MAX_MARKS {
                 return Err(self.limit(off, "nested MARKs", MAX_MARKS));
-            }
-        }
-        let open = self.b.open_containers();
-        if open > self.stats.max_open_containers {
-            self.stats.max_open_containers = open;
-            if open > super::schema::MAX_OPEN {
-                return Err(self.limit(
-                    off,
-                    "snapshot containers under construction",
-                    super::schema::MAX_OPEN,
-                ));
             }
         }
         Ok(())
@@ -489,6 +478,20 @@ impl Machine {
             .map_err(|w| self.malformed(off, w))?;
         self.b.note_push(v, self.stack.len());
         self.stack.push(v);
+        if matches!(v, Val::Obj(_)) {
+            // Only a typed container can raise the count of open containers.
+            let open = self.b.open_containers();
+            if open > self.stats.max_open_containers {
+                self.stats.max_open_containers = open;
+                if open > super::schema::MAX_OPEN {
+                    return Err(self.limit(
+                        off,
+                        "snapshot containers under construction",
+                        super::schema::MAX_OPEN,
+                    ));
+                }
+            }
+        }
         Ok(())
     }
 
