@@ -94,11 +94,11 @@ impl LinkOptions {
         } else {
             p.clone()
         };
-        let abs = encode_path(&ensure_slash(&abs));
+        let url_path = || encode_path(&ensure_slash(&abs));
         match self.style {
-            LinkStyle::Vscode => Some(format!("vscode://file{abs}:{line}")),
-            LinkStyle::Cursor => Some(format!("cursor://file{abs}:{line}")),
-            LinkStyle::File => Some(format!("file://{abs}")),
+            LinkStyle::Vscode => Some(format!("vscode://file{}:{line}", url_path())),
+            LinkStyle::Cursor => Some(format!("cursor://file{}:{line}", url_path())),
+            LinkStyle::File => Some(format!("file://{}", url_path())),
             LinkStyle::Github => {
                 let repo = self.repo_url.as_deref()?.trim_end_matches('/');
                 if !(repo.starts_with("https://") || repo.starts_with("http://"))
