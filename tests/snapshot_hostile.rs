@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 
 use proflens::base::Problems;
-use proflens::engine::snapshot::{analyse, SnapshotOptions, MAX_ANALYSED_DEVICES};
+use proflens::engine::snapshot::{analyse, SnapshotOptions, SnapshotRun, MAX_ANALYSED_DEVICES};
 use proflens::ingest::InputFile;
 use proflens::parse::pickle::opcodes as op;
 use proflens::parse::pickle::writer::PickleWriter;
@@ -76,6 +76,20 @@ fn messages(p: &Problems, code: &str) -> Vec<String> {
 
 const MIB: usize = 1 << 20;
 
+/// The analysis of a decoded file with the CLI defaults.
+fn analysed(name: &str, bytes: &[u8], d: Decoded) -> SnapshotRun {
+    let file = InputFile {
+        path: name.into(),
+        size: bytes.len() as u64,
+    };
+    analyse(
+        &file,
+        d.snapshot,
+        d.problems,
+        &SnapshotOptions::spec_defaults(),
+    )
+}
+
 #[test]
 fn memo_indices_that_jump_by_a_million_cost_one_slot_each() {
     let _serial = serial();
@@ -122,16 +136,7 @@ fn a_trace_list_referenced_a_thousand_times_is_kept_and_analysed_once() {
           entries are analysed once, as device 0"
         ]
     );
-    let file = InputFile {
-        path: "shared.pickle".into(),
-        size: bytes.len() as u64,
-    };
-    let run = analyse(
-        &file,
-        d.snapshot,
-        d.problems,
-        &SnapshotOptions::spec_defaults(),
-    );
+    let run = analysed("shared.pickle", &bytes, d);
     assert_eq!(run.devices.len(), 1, "one analysis, not 1000");
     assert_eq!(run.devices[0].device, 0);
 }
@@ -285,12 +290,8 @@ fn sizes_times_and_streams_near_the_integer_limits_are_checked_where_they_enter(
     );
     assert_eq!(dev.entries.time_us(2), None, "the free's time was dropped");
     // The whole pipeline runs (a debug build panics on any overflow) with exact figures.
-    let file = InputFile {
-        path: "range.pickle".into(),
-        size: bytes.len() as u64,
-    };
     let opts = SnapshotOptions::spec_defaults();
-    let run = analyse(&file, d.snapshot, d.problems, &opts);
+    let run = analysed("range.pickle", &bytes, d);
     let j = run.json(&opts.report);
     let dj = &j.devices[0];
     assert_eq!(dj.streams, 2);
@@ -323,16 +324,7 @@ fn a_million_segment_devices_are_not_a_million_analyses() {
     w.setitem().unwrap();
     let bytes = w.stop().unwrap();
     let d = read_snapshot_bytes("segs.pickle", &bytes).unwrap();
-    let file = InputFile {
-        path: "segs.pickle".into(),
-        size: bytes.len() as u64,
-    };
-    let run = analyse(
-        &file,
-        d.snapshot,
-        d.problems,
-        &SnapshotOptions::spec_defaults(),
-    );
+    let run = analysed("segs.pickle", &bytes, d);
     assert_eq!(run.devices.len(), MAX_ANALYSED_DEVICES);
     assert_eq!(
         messages(&run.problems, "SNAP-DEVICES"),
@@ -346,12 +338,7 @@ fn a_million_segment_devices_are_not_a_million_analyses() {
 /// A frame `(filename, line, name)` list for one alloc entry, plus a hostile annotation and
 /// compile context.
 fn injection_pickle() -> Vec<u8> {
-    let mut w = PickleWriter::new(Vec::new(), 4).unwrap();
-    w.dict().unwrap();
-    w.mark().unwrap();
-    w.str("segments").unwrap();
-    w.list().unwrap();
-    w.str("device_traces").unwrap();
+    let mut w = hostile::open_top(4);
     w.list().unwrap();
     w.list().unwrap();
     w.dict().unwrap();
@@ -382,8 +369,7 @@ fn injection_pickle() -> Vec<u8> {
     w.setitems().unwrap();
     w.append().unwrap(); // entry → trace
     w.append().unwrap(); // trace → device_traces
-    w.setitems().unwrap();
-    w.stop().unwrap()
+    hostile::close_top(w)
 }
 
 #[test]
@@ -391,12 +377,8 @@ fn pickle_strings_cannot_inject_markup_into_the_markdown_report() {
     let _serial = serial();
     let bytes = injection_pickle();
     let d = read_snapshot_bytes("inject.pickle", &bytes).unwrap_or_else(|e| panic!("{e}"));
-    let file = InputFile {
-        path: "inject.pickle".into(),
-        size: bytes.len() as u64,
-    };
     let opts = SnapshotOptions::spec_defaults();
-    let run = analyse(&file, d.snapshot, d.problems, &opts);
+    let run = analysed("inject.pickle", &bytes, d);
     let md = run.markdown(&opts.report);
     assert!(!md.contains("<img"), "{md}");
     assert!(!md.contains("<script"), "{md}");

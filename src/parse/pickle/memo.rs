@@ -32,6 +32,12 @@ impl Memo {
     /// Stores `v` under `idx` (a new entry or an overwrite).
     pub fn put(&mut self, idx: u32, v: Val) {
         let i = idx as usize;
+        if i == self.dense.len() && self.sparse.is_empty() {
+            // The common case (CPython numbers 0, 1, 2, …): dense stays ≤ 2 × entries + 64.
+            self.dense.push(v);
+            self.entries += 1;
+            return;
+        }
         if let Some(slot) = self.dense.get_mut(i) {
             if *slot == Val::Missing {
                 self.entries += 1;

@@ -11,6 +11,7 @@
 //! the other object-constructing opcodes stop decoding with an error naming the
 //! opcode and its byte offset (§5.4).
 
+mod devices;
 mod error;
 mod fields;
 mod memo;
@@ -26,7 +27,8 @@ use std::ops::ControlFlow;
 
 pub use error::{sniff, PickleError, PickleErrorKind};
 pub use ranges::{MAX_TIME_US, MAX_TOTAL_BYTES};
-pub use schema::{GENERIC_CAP, MAX_DEVICES};
+pub use devices::MAX_DEVICES;
+pub use schema::GENERIC_CAP;
 pub use vm::{DecodeStats, Status, MAX_MARKS, MAX_STACK};
 
 use crate::base::Problems;

@@ -12,10 +12,9 @@
 use std::collections::BinaryHeap;
 
 use crate::base::{Position, Problem, Problems, Severity};
-use crate::model::snapshot::{
-    Annotation, Block, DeviceTrace, FrameId, SettingValue, SnapPools, StackId, StrId,
-};
+use crate::model::snapshot::{Annotation, Block, FrameId, SettingValue, SnapPools, StackId, StrId};
 
+use super::devices::{SharedTrace, MAX_DEVICES};
 use super::fields::{
     AnnotationObj, BlockObj, DevBuild, EntryObj, FrameObj, HistoryListObj, HistoryObj, Keys,
     SegmentObj,
@@ -103,11 +102,6 @@ pub const GENERIC_CAP: usize = 1 << 18;
 /// of growing without limit.
 pub(super) const MAX_OPEN: usize = 1 << 16;
 
-/// Most `device_traces` slots kept (a process sees at most a few dozen devices). Each slot costs
-/// a few hundred bytes even when empty, so a list of a million empty lists would otherwise cost
-/// 200× its file; slots beyond this are counted (`SNAP-LAYOUT`) and not kept.
-pub const MAX_DEVICES: usize = 1 << 10;
-
 /// The builder: pools, scratch slabs, and the model parts built so far.
 pub(crate) struct Builder {
     pub pools: SnapPools,
@@ -142,11 +136,13 @@ pub(crate) struct Builder {
     pub other_fields: Vec<(String, String)>,
     pub has_fx: bool,
     /// Trace lists referenced more than once from `device_traces`.
-    shared: Vec<SharedTrace>,
+    pub(super) shared: Vec<SharedTrace>,
     /// `device_traces` items beyond [`MAX_DEVICES`].
-    devices_beyond: u64,
+    pub(super) devices_beyond: u64,
     /// Range checks of sizes, times and streams (`ranges.rs`).
     pub(super) ranges: Ranges,
+    /// Slab slots in use, all kinds (allocated in `new_container`, freed in `end_op`).
+    open: usize,
 }
 
 /// A consumed slot waiting for release, ordered by `min_pos` (then slot, role).
@@ -167,13 +163,6 @@ impl PartialOrd for Pending {
     fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(o))
     }
-}
-
-/// One trace list that several `device_traces` slots refer to.
-struct SharedTrace {
-    source: u32,
-    aliases: Vec<u32>,
-    first_at: u64,
 }
 
 impl Builder {
@@ -213,6 +202,7 @@ impl Builder {
             shared: Vec::new(),
             devices_beyond: 0,
             ranges: Ranges::default(),
+            open: 0,
         }
     }
 
@@ -226,6 +216,17 @@ impl Builder {
     /// Creates a container of `kind` with `role`.
     pub fn new_container(&mut self, role: Role, kind: Kind) -> Result<Val, String> {
         let obj = |role, (slot, gen): (u32, u32)| Val::Obj(Obj { role, slot, gen });
+        if !matches!(
+            role,
+            Role::Generic
+                | Role::Top
+                | Role::SegmentList
+                | Role::DeviceTraces
+                | Role::AnnotationList
+                | Role::TraceList(_)
+        ) {
+            self.open += 1; // a slab slot is allocated below
+        }
         Ok(match role {
             Role::Generic => return Ok(self.new_generic(kind, &[])),
             Role::Top | Role::SegmentList | Role::DeviceTraces | Role::AnnotationList => {
@@ -254,15 +255,7 @@ impl Builder {
 
     /// Typed containers under construction or awaiting release, all kinds together.
     pub fn open_containers(&self) -> usize {
-        self.entries.live()
-            + self.frames.live()
-            + self.frame_lists.live()
-            + self.segments.live()
-            + self.block_lists.live()
-            + self.blocks.live()
-            + self.history_lists.live()
-            + self.histories.live()
-            + self.annotations.live()
+        self.open
     }
 
     /// A generic container holding `items` (capped: the container counts as one item).
@@ -450,7 +443,7 @@ impl Builder {
                 self.pending.push(Pending { min_pos: now, ..p });
                 continue;
             }
-            match role {
+            let freed = match role {
                 Role::Entry => self.entries.release(slot),
                 Role::Frame => self.frames.release(slot),
                 Role::FrameList => self.frame_lists.release(slot),
@@ -460,7 +453,10 @@ impl Builder {
                 Role::HistoryList => self.history_lists.release(slot),
                 Role::History => self.histories.release(slot),
                 Role::Annotation => self.annotations.release(slot),
-                _ => {}
+                _ => false,
+            };
+            if freed {
+                self.open -= 1;
             }
         }
     }
@@ -578,44 +574,7 @@ impl Builder {
                 }
             }
             Role::TraceList(d) => self.commit_entry(d, item, memo, bigs)?,
-            Role::DeviceTraces => {
-                let pos = self.dt_len;
-                self.dt_len = self.dt_len.saturating_add(1);
-                if pos as usize >= MAX_DEVICES {
-                    self.devices_beyond += 1;
-                    return Ok(());
-                }
-                match item {
-                    Val::Obj(Obj {
-                        role: Role::TraceList(d),
-                        ..
-                    }) if d == pos => {}
-                    Val::Obj(Obj {
-                        role: Role::TraceList(d),
-                        ..
-                    }) => {
-                        // The same list object again: an alias, never a copy (a 100k-entry
-                        // list referenced 1000 times stays one list).
-                        self.device_mut(pos).trace.same_as = Some(d);
-                        let at = self.offset;
-                        match self.shared.iter_mut().find(|s| s.source == d) {
-                            Some(s) => s.aliases.push(pos),
-                            None => self.shared.push(SharedTrace {
-                                source: d,
-                                aliases: vec![pos],
-                                first_at: at,
-                            }),
-                        }
-                    }
-                    _ => {
-                        self.device_mut(pos);
-                        self.warn(
-                            "SNAP-LAYOUT",
-                            format!("device_traces[{pos}] is not a list of trace entries; treated as empty"),
-                        );
-                    }
-                }
-            }
+            Role::DeviceTraces => self.append_trace_slot(item),
             Role::SegmentList => self.commit_segment(item, memo)?,
             Role::BlockList => {
                 if let Val::Obj(o) = item {
@@ -831,60 +790,6 @@ impl Builder {
     }
     pub(super) fn annotation(&mut self, o: Obj) -> Result<&mut AnnotationObj, String> {
         Ok(&mut self.annotations.get(o.slot, o.gen)?.val)
-    }
-
-    /// One problem per trace list that several `device_traces` slots share (`SNAP-SHARED-TRACE`).
-    fn report_shared(&mut self) {
-        for s in std::mem::take(&mut self.shared) {
-            let n = s.aliases.len();
-            let entries = self
-                .devices
-                .get(s.source as usize)
-                .map_or(0, |d| d.trace.entries.len());
-            let list: Vec<String> = s.aliases.iter().take(5).map(|a| a.to_string()).collect();
-            let more = if n > 5 { ", …" } else { "" };
-            let at = Position::file(self.file.as_str()).at_byte(s.first_at);
-            self.problems.push(Problem::new(
-                Severity::Warning,
-                "SNAP-SHARED-TRACE",
-                at,
-                format!(
-                    "the trace list of device {src} is referenced {total} times in `device_traces` \
-                     (also as device {list}{more}): the same list object, not {n} more traces; its \
-                     {entries} entries are analysed once, as device {src}",
-                    src = s.source,
-                    total = n + 1,
-                    list = list.join(", "),
-                ),
-            ));
-        }
-    }
-
-    /// Finished device traces, in slot order.
-    pub fn take_devices(&mut self) -> Vec<DeviceTrace> {
-        self.report_shared();
-        if self.devices_beyond > 0 {
-            let n = self.devices_beyond;
-            self.problems.push(Problem::new(
-                Severity::Warning,
-                "SNAP-LAYOUT",
-                Position::file(self.file.as_str()),
-                format!(
-                    "`device_traces` has {} slots; only the first {MAX_DEVICES} are kept, \
-                     {n} slots after them are not decoded",
-                    self.dt_len
-                ),
-            ));
-        }
-        let n = (self.dt_len as usize)
-            .max(self.devices.len())
-            .min(MAX_DEVICES);
-        self.device_mut(n.saturating_sub(1) as u32);
-        let devs = std::mem::take(&mut self.devices);
-        devs.into_iter()
-            .take(n)
-            .map(|d| d.finish(&self.pools.strings, &self.k))
-            .collect()
     }
 
     /// Text of a string id.
