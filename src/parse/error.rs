@@ -6,10 +6,10 @@ use std::fmt;
 use crate::base::Position;
 
 /// Why a file (or the rest of it) could not be read. Boxed to keep `Result` small.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseError(Box<Inner>);
 
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Inner {
     at: Position,
     kind: ParseErrorKind,
@@ -32,11 +32,18 @@ pub enum ParseErrorKind {
     Header {
         /// Names of the missing columns, in the spec's order.
         missing: Vec<String>,
+        /// The (trimmed) column names the header has, in file order.
+        found: Vec<String>,
     },
     /// Bytes that are not what the format allows here.
     Syntax {
         /// What was expected at this position.
         expected: &'static str,
+    },
+    /// The text is not UTF-8 (e.g. UTF-16): only UTF-8 is read.
+    Encoding {
+        /// What was found, e.g. `UTF-16 LE (byte-order mark FF FE)`.
+        found: &'static str,
     },
     /// Well-formed but outside what we accept (e.g. a pickle opcode that would run code).
     Unsupported {
@@ -69,10 +76,31 @@ impl fmt::Display for ParseError {
             ParseErrorKind::TooLarge { limit } => {
                 write!(f, "one record is larger than {limit} bytes")
             }
-            ParseErrorKind::Header { missing } => {
-                write!(f, "missing column(s): {}", missing.join(", "))
+            ParseErrorKind::Header { missing, found } => {
+                write!(f, "missing column(s): {}; ", missing.join(", "))?;
+                if found.is_empty() {
+                    return f.write_str("the header has no column");
+                }
+                f.write_str("the header has: ")?;
+                const SHOWN: usize = 20;
+                for (k, name) in found.iter().take(SHOWN).enumerate() {
+                    if k > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{name:?}")?;
+                }
+                if found.len() > SHOWN {
+                    write!(f, " … ({} columns)", found.len())?;
+                }
+                Ok(())
             }
             ParseErrorKind::Syntax { expected } => write!(f, "expected {expected}"),
+            ParseErrorKind::Encoding { found } => {
+                write!(
+                    f,
+                    "the text is {found}, not supported: re-save the file as UTF-8"
+                )
+            }
             ParseErrorKind::Unsupported { what } => write!(f, "unsupported: {what}"),
         }
     }
