@@ -1,6 +1,8 @@
 //! Shared helpers of the `snapshot_*` integration tests.
 #![allow(dead_code)]
 
+pub mod hostile;
+
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::process::Command;
