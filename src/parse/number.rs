@@ -252,14 +252,15 @@ pub fn parse_time_ns(s: &str) -> Result<TimeNs, NumError> {
     let shift = exp as i64 - frac_part.len() as i64 + 3;
     let all = int_part.iter().chain(frac_part.iter());
     let n_digits = int_part.len() + frac_part.len();
-    let value: i128 = if shift >= 0 && shift <= 18 && n_digits <= 18 {
-        // Fast path: the digits and the scaled value fit in u64 / i128 without checks.
-        let mut v: u64 = 0;
-        for &d in all {
-            v = v * 10 + (d - b'0') as u64;
-        }
-        v as i128 * 10i128.pow(shift as u32)
-    } else if shift >= 0 {
+    if (0..=19).contains(&shift) && n_digits <= 19 {
+        // Fast path, every epoch timestamp in µs with 3 fraction digits (19 digits): u64 only.
+        let m = scaled_u64(all, shift as u32).ok_or(NumError::OutOfRange)?;
+        return Ok(TimeNs {
+            ns: signed_ns(neg, m)?,
+            precision_lost: has_exp,
+        });
+    }
+    let value: i128 = if shift >= 0 {
         let mut v: i128 = 0;
         for &d in all {
             v = v
@@ -310,6 +311,43 @@ pub fn parse_time_ns(s: &str) -> Result<TimeNs, NumError> {
     })
 }
 
+/// `10^0 … 10^19`; 10^19 is the largest power of ten in a `u64`.
+const POW10: [u64; 20] = {
+    let mut p = [1u64; 20];
+    let mut i = 1;
+    while i < 20 {
+        p[i] = p[i - 1] * 10;
+        i += 1;
+    }
+    p
+};
+
+/// Exact `D × 10^shift` for at most 19 decimal digits `D` and `shift ≤ 19`, in `u64`
+/// arithmetic only (no 128-bit multiply, which is a software call on wasm32). 19 digits are
+/// at most 10^19 − 1 < `u64::MAX`, so the digit loop cannot overflow; the scaling is checked
+/// by comparison. `None` when the result exceeds `u64`.
+fn scaled_u64<'a>(digits: impl Iterator<Item = &'a u8>, shift: u32) -> Option<u64> {
+    let mut v: u64 = 0;
+    for &d in digits {
+        v = v * 10 + (d - b'0') as u64;
+    }
+    let p = POW10[shift as usize];
+    (v <= u64::MAX / p).then(|| v * p)
+}
+
+/// The magnitude `m` with its sign as `i64`: `-2^63 ..= 2^63 − 1`, else out of range.
+fn signed_ns(neg: bool, m: u64) -> Result<i64, NumError> {
+    if neg {
+        if m <= 1 << 63 {
+            Ok((m as i64).wrapping_neg())
+        } else {
+            Err(NumError::OutOfRange)
+        }
+    } else {
+        i64::try_from(m).map_err(|_| NumError::OutOfRange)
+    }
+}
+
 /// Like [`parse_time_ns`], but empty / `N/A` give `Ok(None)`.
 pub fn parse_opt_time_ns(s: &str) -> Result<Option<TimeNs>, NumError> {
     if is_null(s) {
@@ -349,6 +387,86 @@ mod tests {
         assert_eq!(parse_time_ns("0.00250001").unwrap().ns, 3);
         assert_eq!(parse_time_ns("0.0024999").unwrap().ns, 2);
         assert_eq!(parse_time_ns("0.0000001").unwrap().ns, 0);
+    }
+
+    #[test]
+    fn time_at_18_19_and_20_digits_and_the_i64_limits() {
+        let ns = |s: &str| parse_time_ns(s).map(|t| t.ns);
+        // 18 digits, 19 digits (epoch µs with 3 fraction digits), 20 digits (slow path).
+        assert_eq!(ns("123456789012345.678"), Ok(123_456_789_012_345_678));
+        assert_eq!(ns("1736408883688177.930"), Ok(1_736_408_883_688_177_930));
+        assert_eq!(ns("01736408883688177.930"), Ok(1_736_408_883_688_177_930));
+        assert_eq!(ns("12345678901234567.890"), Err(NumError::OutOfRange));
+        // i64 limits at 19 digits: 2^63 − 1 and −2^63 exactly, one past them out of range.
+        assert_eq!(ns("9223372036854775.807"), Ok(i64::MAX));
+        assert_eq!(ns("9223372036854775.808"), Err(NumError::OutOfRange));
+        assert_eq!(ns("-9223372036854775.808"), Ok(i64::MIN));
+        assert_eq!(ns("-9223372036854775.809"), Err(NumError::OutOfRange));
+        assert_eq!(ns("9999999999999999.999"), Err(NumError::OutOfRange));
+        // The same limits reached by scaling (integer µs: ×1000; exponent forms: up to ×10^19).
+        assert_eq!(ns("9223372036854775"), Ok(9_223_372_036_854_775_000));
+        assert_eq!(ns("9223372036854776"), Err(NumError::OutOfRange));
+        assert_eq!(ns("-9223372036854775"), Ok(-9_223_372_036_854_775_000));
+        assert_eq!(ns("9e15"), Ok(9_000_000_000_000_000_000));
+        assert_eq!(ns("1e16"), Err(NumError::OutOfRange));
+        assert_eq!(ns("99999e15"), Err(NumError::OutOfRange));
+        assert_eq!(ns("-0.000"), Ok(0));
+    }
+
+    /// Straight i128 evaluation of `[-]int.frac` (≤ 3 fraction digits) for the comparison below.
+    fn reference_ns(neg: bool, int: &str, frac: &str) -> Result<i64, NumError> {
+        let mut v: i128 = 0;
+        for d in int.bytes().chain(frac.bytes()) {
+            v = v * 10 + (d - b'0') as i128;
+            if v > 1i128 << 100 {
+                return Err(NumError::OutOfRange);
+            }
+        }
+        v *= 10i128.pow(3 - frac.len() as u32);
+        i64::try_from(if neg { -v } else { v }).map_err(|_| NumError::OutOfRange)
+    }
+
+    #[test]
+    fn fast_path_equals_the_i128_evaluation() {
+        // Deterministic LCG over 1–22 integer digits (leading digit 1–9, often 9 to reach the
+        // limits), 0–3 fraction digits and both signs.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (x >> 33) % m
+        };
+        for _ in 0..20_000 {
+            let n_int = 1 + next(22) as usize;
+            let n_frac = next(4) as usize;
+            let neg = next(2) == 1;
+            let nines = next(3) == 0;
+            let mut int = String::new();
+            for i in 0..n_int {
+                let d = if nines {
+                    9
+                } else if i == 0 {
+                    1 + next(9)
+                } else {
+                    next(10)
+                };
+                int.push((b'0' + d as u8) as char);
+            }
+            let frac: String = (0..n_frac)
+                .map(|_| (b'0' + next(10) as u8) as char)
+                .collect();
+            let text = format!(
+                "{}{int}{}{frac}",
+                if neg { "-" } else { "" },
+                if n_frac > 0 { "." } else { "" }
+            );
+            assert_eq!(
+                parse_time_ns(&text).map(|t| t.ns),
+                reference_ns(neg, &int, &frac),
+                "{text}"
+            );
+        }
     }
 
     #[test]
