@@ -2,6 +2,7 @@
 //! (diagnostics that did not stop the analysis), units. No dependencies on any
 //! other module of the crate.
 
+pub mod arith;
 pub mod position;
 pub mod problem;
 pub mod units;

@@ -1,0 +1,187 @@
+//! Checked arithmetic for values that come from input files: times in `i64` nanoseconds and
+//! sizes in bytes (issue 11, "Arithmetic on input values").
+//!
+//! Input can hold any number up to the parser's limits (`i64::MAX` ns, 16-byte pickle ints), so
+//! `start + dur`, `end − start`, sums of sizes and unit conversions can leave the `i64` range.
+//! Plain operators panic there in debug builds and wrap in release (a step whose start is after
+//! its end, `peak_bytes` 9223372036854776319). Every such computation on input-derived values goes
+//! through this module: it returns [`OutOfRange`] instead, and the caller turns that into one
+//! located [`Problem`](super::Problem) and drops or keeps the value as its spec says. [`Tally`]
+//! counts the values one file lost this way, so nothing is dropped silently.
+//!
+//! Values computed from already-checked values (a length inside a window that was checked) may
+//! use plain operators; the rule is: a value that came from the input is checked once, where it
+//! enters the model.
+
+use std::fmt;
+
+/// An input-derived computation left the `i64` range (or produced a negative duration/size
+/// where none can exist).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutOfRange;
+
+impl fmt::Display for OutOfRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("value outside the representable range (±9.22e18)")
+    }
+}
+
+impl std::error::Error for OutOfRange {}
+
+/// `start + dur` (ns): the end of an interval. `dur` must be ≥ 0.
+pub fn end_ns(start_ns: i64, dur_ns: i64) -> Result<i64, OutOfRange> {
+    if dur_ns < 0 {
+        return Err(OutOfRange);
+    }
+    start_ns.checked_add(dur_ns).ok_or(OutOfRange)
+}
+
+/// `end − start` (ns): the length of an interval; `Err` when it does not fit or is negative.
+pub fn span_ns(start_ns: i64, end_ns: i64) -> Result<i64, OutOfRange> {
+    match end_ns.checked_sub(start_ns) {
+        Some(d) if d >= 0 => Ok(d),
+        _ => Err(OutOfRange),
+    }
+}
+
+/// `a + b` for input-derived values (times, signed size deltas).
+pub fn add(a: i64, b: i64) -> Result<i64, OutOfRange> {
+    a.checked_add(b).ok_or(OutOfRange)
+}
+
+/// `a − b` for input-derived values (signed: an offset between two times may be negative).
+pub fn sub(a: i64, b: i64) -> Result<i64, OutOfRange> {
+    a.checked_sub(b).ok_or(OutOfRange)
+}
+
+/// `a × b` for input-derived values (unit scaling, counts × sizes).
+pub fn mul(a: i64, b: i64) -> Result<i64, OutOfRange> {
+    a.checked_mul(b).ok_or(OutOfRange)
+}
+
+/// Sum of input-derived values (e.g. bytes of a live set); `Err` on the first overflow.
+pub fn sum<I: IntoIterator<Item = i64>>(values: I) -> Result<i64, OutOfRange> {
+    values.into_iter().try_fold(0i64, add)
+}
+
+/// A running total of sizes or times that reports overflow once instead of wrapping.
+///
+/// Shape: `total` (same unit as the values added), `overflowed` once any add failed; after an
+/// overflow the total stays at the last representable value and further adds are ignored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Total {
+    total: i64,
+    overflowed: bool,
+}
+
+impl Total {
+    /// Adds `v`; returns `Err` (and marks the total) when the sum leaves the `i64` range.
+    pub fn add(&mut self, v: i64) -> Result<(), OutOfRange> {
+        if self.overflowed {
+            return Err(OutOfRange);
+        }
+        match self.total.checked_add(v) {
+            Some(t) => {
+                self.total = t;
+                Ok(())
+            }
+            None => {
+                self.overflowed = true;
+                Err(OutOfRange)
+            }
+        }
+    }
+    /// The total, or `Err` if any add overflowed.
+    pub fn get(&self) -> Result<i64, OutOfRange> {
+        if self.overflowed {
+            Err(OutOfRange)
+        } else {
+            Ok(self.total)
+        }
+    }
+}
+
+/// Counts the values of one input that were out of range, keeping where the first few were
+/// (byte offset or line, as the caller's positions go), so the caller can write one problem:
+/// "N values out of range, first at …".
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// How many values were out of range.
+    pub count: u64,
+    /// Positions (byte offsets or line numbers) of the first [`Tally::KEEP`] of them.
+    pub first_at: Vec<u64>,
+}
+
+impl Tally {
+    /// How many positions are kept.
+    pub const KEEP: usize = 5;
+    /// Records one out-of-range value at `at`.
+    pub fn record(&mut self, at: u64) {
+        self.count += 1;
+        if self.first_at.len() < Self::KEEP {
+            self.first_at.push(at);
+        }
+    }
+    /// True when nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+    /// "3 (first at 120, 4096, 9000)" — for problem messages.
+    pub fn describe(&self) -> String {
+        let at: Vec<String> = self.first_at.iter().map(|a| a.to_string()).collect();
+        let more = if self.count as usize > self.first_at.len() {
+            ", …"
+        } else {
+            ""
+        };
+        format!("{} (first at {}{more})", self.count, at.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_at_the_limits() {
+        assert_eq!(end_ns(1, 2), Ok(3));
+        assert_eq!(end_ns(i64::MAX - 1, 1), Ok(i64::MAX));
+        assert_eq!(end_ns(i64::MAX, 1), Err(OutOfRange));
+        assert_eq!(end_ns(0, -1), Err(OutOfRange));
+        assert_eq!(span_ns(5, 7), Ok(2));
+        assert_eq!(span_ns(7, 5), Err(OutOfRange));
+        assert_eq!(span_ns(i64::MIN, i64::MAX), Err(OutOfRange));
+        assert_eq!(span_ns(-1, i64::MAX), Err(OutOfRange));
+        assert_eq!(span_ns(0, i64::MAX), Ok(i64::MAX));
+    }
+
+    #[test]
+    fn sums_and_totals() {
+        assert_eq!(sum([1, 2, 3]), Ok(6));
+        assert_eq!(sum([i64::MAX, 1]), Err(OutOfRange));
+        assert_eq!(
+            sum([i64::MAX, 1, -5]),
+            Err(OutOfRange),
+            "no wrap-around and back"
+        );
+        let mut t = Total::default();
+        t.add(i64::MAX).unwrap();
+        assert_eq!(t.add(1), Err(OutOfRange));
+        assert_eq!(t.add(-1), Err(OutOfRange), "sticky after an overflow");
+        assert_eq!(t.get(), Err(OutOfRange));
+        assert_eq!(mul(i64::MAX / 2, 3), Err(OutOfRange));
+        assert_eq!(sub(i64::MIN, 1), Err(OutOfRange));
+        assert_eq!(add(-3, 1), Ok(-2));
+    }
+
+    #[test]
+    fn tally_keeps_the_first_positions() {
+        let mut t = Tally::default();
+        assert!(t.is_empty());
+        for at in [10, 20, 30, 40, 50, 60] {
+            t.record(at);
+        }
+        assert_eq!(t.count, 6);
+        assert_eq!(t.describe(), "6 (first at 10, 20, 30, 40, 50, …)");
+    }
+}
