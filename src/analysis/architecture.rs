@@ -3,7 +3,7 @@
 //! groups, stream roles and communication overlap, configuration tokens. The
 //! Markdown lives in `report::arch_md`; everything here is counted evidence.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 use super::anomaly_config::AnomalyConfig;
@@ -426,7 +426,7 @@ pub fn analyse(k: &KernelTable, cfg: &AnomalyConfig) -> Architecture {
     for i in 0..k.len() {
         by.entry(k.stream_of(i).to_string()).or_default().push(i);
     }
-    let unions: HashMap<String, Vec<Interval>> = by
+    let unions: BTreeMap<String, Vec<Interval>> = by
         .iter()
         .map(|(s, v)| {
             (
@@ -477,6 +477,8 @@ pub fn analyse(k: &KernelTable, cfg: &AnomalyConfig) -> Architecture {
                 overlaps.push((o.clone(), r));
             }
         }
+        // Largest overlap first, ties by stream key: deterministic (§0.4).
+        overlaps.sort_by(|x, y| y.1.total_cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
         a.streams.push(StreamRole {
             stream: s.clone(),
             purpose,

@@ -199,8 +199,8 @@ pub fn emit_windows(
         w.significant = true;
         out.push(w);
     }
-    let mut dominant_lens: Vec<i64> = Vec::new();
-    let first_step_of_windows = out.len();
+    // (length, output index) of every step window of the dominant group.
+    let mut dominant_lens: Vec<(i64, usize)> = Vec::new();
     for (si, s) in steps.iter().enumerate() {
         let m = s.metrics;
         let step_first = out.len();
@@ -265,20 +265,14 @@ pub fn emit_windows(
             }
         }
         if s.dominant {
-            dominant_lens.extend(lens.iter().map(|&(l, _)| l));
+            dominant_lens.extend_from_slice(&lens);
         }
     }
-    // Top-N of the dominant group.
-    dominant_lens.sort_unstable_by(|a, b| b.cmp(a));
-    if let Some(&cut) = dominant_lens
-        .get(cfg.top_n_windows.saturating_sub(1))
-        .or(dominant_lens.last())
-    {
-        for w in &mut out[first_step_of_windows..] {
-            if w.step.is_some_and(|si| steps[si].dominant) && w.interval.len_ns() >= cut {
-                w.significant = true;
-            }
-        }
+    // Top-N of the dominant group: exactly N windows, longest first, ties in output order
+    // (§0.4 stable sorts; the same tie-break as the per-step top N above).
+    dominant_lens.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    for &(_, i) in dominant_lens.iter().take(cfg.top_n_windows) {
+        out[i].significant = true;
     }
     // Capture boundary (§5.10.3).
     let band = (global.capture.len_ns() as f64 * cfg.boundary_frac) as i64;

@@ -52,6 +52,8 @@ pub struct HostIndex {
     comm: ClassIndex,
     flows: Vec<i64>,
     compat: Compat,
+    /// Start times (ns, ascending) of the host events kept in any class, for the §9 density.
+    kept_starts: Vec<i64>,
     /// Number of host events kept in any class (density, §9).
     pub kept_events: usize,
     /// Number of step-marker events excluded by hygiene.
@@ -98,9 +100,21 @@ impl ClassIndex {
     }
 }
 
+/// §5.7.1 "substring": a case-insensitive substring of the name.
 fn contains_ci(hay: &str, needles: &[&str]) -> bool {
     let h = hay.to_ascii_lowercase();
     needles.iter().any(|n| h.contains(&n.to_ascii_lowercase()))
+}
+
+/// §5.7.1 "exact name", compared case-insensitively like every class match.
+fn equals_ci(name: &str, names: &[&str]) -> bool {
+    names.iter().any(|n| name.eq_ignore_ascii_case(n))
+}
+
+/// §5.7.1 prefix (`*` in the skill), compared case-insensitively.
+fn starts_with_ci(name: &str, prefix: &str) -> bool {
+    name.len() >= prefix.len()
+        && name.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
 }
 
 /// Builds the class index of §5.7.1 from the trace's host events, applying the
@@ -135,6 +149,7 @@ pub fn build_index(host: &HostEventTable, cfg: &AnomalyConfig) -> HostIndex {
         }
     }
     let (mut g, mut s, mut c) = (Vec::new(), Vec::new(), Vec::new());
+    let mut kept_starts = Vec::new();
     let mut excluded = 0;
     for (i, e) in events.iter().enumerate() {
         let name = host.text(e.name);
@@ -152,13 +167,15 @@ pub fn build_index(host: &HostEventTable, cfg: &AnomalyConfig) -> HostIndex {
                             "memcpy",
                             "synchronize",
                         ],
-                    ) || matches!(
+                    ) || equals_ci(
                         name,
-                        "aten::to"
-                            | "aten::_to_copy"
-                            | "aten::copy_"
-                            | "aten::item"
-                            | "aten::_local_scalar_dense"
+                        &[
+                            "aten::to",
+                            "aten::_to_copy",
+                            "aten::copy_",
+                            "aten::item",
+                            "aten::_local_scalar_dense",
+                        ],
                     )
                 } else {
                     contains_ci(
@@ -169,7 +186,7 @@ pub fn build_index(host: &HostEventTable, cfg: &AnomalyConfig) -> HostIndex {
                             "aclrtMemcpy",
                             "aclrtSynchronize",
                         ],
-                    ) || matches!(name, "aten::to" | "aten::_to_copy" | "aten::copy_")
+                    ) || equals_ci(name, &["aten::to", "aten::_to_copy", "aten::copy_"])
                 };
                 let comm = if rule {
                     contains_ci(
@@ -206,12 +223,15 @@ pub fn build_index(host: &HostEventTable, cfg: &AnomalyConfig) -> HostIndex {
                 || comm
         } else {
             matches!(cat, "cpu_op" | "python_function" | "user_annotation")
-                || name.starts_with("AscendCL@")
+                || starts_with_ci(name, "AscendCL@")
         };
         let ev = Ev {
             iv: Interval::new(e.start_ns, e.end_ns()),
             leaf: leaf[i],
         };
+        if general || sync || comm {
+            kept_starts.push(e.start_ns);
+        }
         if general {
             g.push(ev);
         }
@@ -222,15 +242,26 @@ pub fn build_index(host: &HostEventTable, cfg: &AnomalyConfig) -> HostIndex {
             c.push(ev);
         }
     }
-    let kept = g.len().max(s.len()).max(c.len());
+    kept_starts.sort_unstable();
     HostIndex {
         general: ClassIndex::finish(g),
         sync: ClassIndex::finish(s),
         comm: ClassIndex::finish(c),
         flows: host.h2d_flow_ends_ns.clone(),
         compat: cfg.compat,
-        kept_events: kept,
+        kept_events: kept_starts.len(),
+        kept_starts,
         excluded_markers: excluded,
+    }
+}
+
+impl HostIndex {
+    /// Number of kept host events (any class) whose start lies in `w` (`start ≤ ts < end`),
+    /// the per-window count behind §9's "host events per 100 kernels".
+    pub fn events_starting_in(&self, w: Interval) -> usize {
+        let a = self.kept_starts.partition_point(|&t| t < w.start_ns);
+        let b = self.kept_starts.partition_point(|&t| t < w.end_ns);
+        b.saturating_sub(a)
     }
 }
 

@@ -17,9 +17,10 @@ impl Interval {
     pub fn new(start_ns: i64, end_ns: i64) -> Self {
         Interval { start_ns, end_ns }
     }
-    /// `max(0, end − start)` in ns.
+    /// `max(0, end − start)` in ns. Model times are within `±base::arith::TIME_LIMIT_NS`, so
+    /// this never saturates for them; an open end (`i64::MAX`) saturates instead of wrapping.
     pub fn len_ns(&self) -> i64 {
-        (self.end_ns - self.start_ns).max(0)
+        self.end_ns.saturating_sub(self.start_ns).max(0)
     }
     /// The part inside `w`, or `None` when empty (§5.1 clip).
     pub fn clip(&self, w: Interval) -> Option<Interval> {

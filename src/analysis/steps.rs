@@ -6,6 +6,7 @@ use std::ops::Range;
 
 use super::anomaly_config::{AnomalyConfig, LastStepEnd};
 use super::intervals::Interval;
+use crate::base::arith;
 use crate::model::kernels::{KernelTable, TaskClass};
 use crate::model::side_tables::StepTraceRow;
 use crate::model::trace_events::MarkerEvent;
@@ -373,10 +374,25 @@ fn step_id_steps(
     for id in order {
         let (fs, me) = first[&id];
         let row = step_trace.iter().find(|r| r.step.trim() == id.to_string());
-        let w = match row.and_then(|r| Some((r.preparing_ns?, r.stage_ns?))) {
-            Some((prep, stage)) => {
+        // Input values: the window's ends must stay model times (base::arith).
+        let from_trace =
+            row.and_then(|r| Some((r.preparing_ns?, r.stage_ns?)))
+                .map(|(prep, stage)| {
+                    let a = arith::sub(fs, prep).and_then(arith::time_ns);
+                    let b = arith::add(fs, stage).and_then(arith::time_ns);
+                    a.and_then(|a| b.map(|b| Interval::new(a, b)))
+                });
+        let w = match from_trace {
+            Some(Ok(w)) => {
                 used_trace = true;
-                Interval::new(fs - prep, fs + stage)
+                w
+            }
+            Some(Err(_)) => {
+                notes.push(format!(
+                    "step_trace_time.csv: step {id}: Preparing/Stage put the window outside the representable time range ({}); the kernels' extent is used",
+                    arith::Tally::time_limit_text()
+                ));
+                Interval::new(fs, me)
             }
             None => Interval::new(fs, me),
         };
@@ -496,7 +512,10 @@ fn group_steps(kernels: &KernelTable, steps: &mut [Step], cfg: &AnomalyConfig) -
             None => by_hash.push((h, vec![i])),
         }
     }
-    let service = |v: &[usize]| -> i64 { v.iter().map(|&i| steps[i].window.len_ns()).sum() };
+    // A sort key only: a (theoretical) overflow of overlapping windows saturates.
+    let service = |v: &[usize]| -> i64 {
+        arith::sum(v.iter().map(|&i| steps[i].window.len_ns())).unwrap_or(i64::MAX)
+    };
     by_hash.sort_by(|a, b| service(&b.1).cmp(&service(&a.1)).then(a.1[0].cmp(&b.1[0])));
     let mut merged: Vec<(u64, Vec<usize>)> = Vec::new();
     let mut taken = vec![false; by_hash.len()];

@@ -28,6 +28,32 @@ impl fmt::Display for OutOfRange {
 
 impl std::error::Error for OutOfRange {}
 
+/// The largest magnitude of a time the model holds, ns: `2^62 − 1` (about ±146 years around
+/// the epoch; today's epoch ns are ~1.7e18 < 4.6e18).
+///
+/// Every time that enters a model table lies in `[−TIME_LIMIT_NS, TIME_LIMIT_NS]`
+/// ([`time_ns`], [`interval_ns`]), so the difference of any two model times fits in `i64`
+/// (at most `2^63 − 2`): gaps, spans, offsets and the total length of disjoint segments can
+/// then use plain operators. Sums of many input durations (overlapping intervals) still go
+/// through [`sum`] / [`Total`].
+pub const TIME_LIMIT_NS: i64 = (1 << 62) - 1;
+
+/// A time that may enter the model: `Err` outside `±TIME_LIMIT_NS` (see [`TIME_LIMIT_NS`]).
+pub fn time_ns(t_ns: i64) -> Result<i64, OutOfRange> {
+    if (-TIME_LIMIT_NS..=TIME_LIMIT_NS).contains(&t_ns) {
+        Ok(t_ns)
+    } else {
+        Err(OutOfRange)
+    }
+}
+
+/// An interval that may enter the model: `start` and `start + dur` both within
+/// `±TIME_LIMIT_NS`, `dur ≥ 0`. Returns the end, ns.
+pub fn interval_ns(start_ns: i64, dur_ns: i64) -> Result<i64, OutOfRange> {
+    time_ns(start_ns)?;
+    time_ns(end_ns(start_ns, dur_ns)?)
+}
+
 /// `start + dur` (ns): the end of an interval. `dur` must be ≥ 0.
 pub fn end_ns(start_ns: i64, dur_ns: i64) -> Result<i64, OutOfRange> {
     if dur_ns < 0 {
@@ -126,6 +152,30 @@ impl Tally {
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }
+    /// One problem (severity error: the values were dropped) for everything recorded, or
+    /// `None` when nothing was: `at` is where the first one is (the caller adds the byte or
+    /// line of `first_at[0]`), the message `"<what>: 3 (first at 120, 4096, 9000)"`.
+    pub fn problem(
+        &self,
+        code: &'static str,
+        at: super::Position,
+        what: &str,
+    ) -> Option<super::Problem> {
+        (!self.is_empty()).then(|| {
+            super::Problem::new(
+                super::Severity::Error,
+                code,
+                at,
+                format!("{what}: {}", self.describe()),
+            )
+        })
+    }
+
+    /// The time range of the model in µs, for messages: `"±4611686018427387.903 µs"`.
+    pub fn time_limit_text() -> String {
+        format!("±{}.{:03} µs", TIME_LIMIT_NS / 1000, TIME_LIMIT_NS % 1000)
+    }
+
     /// "3 (first at 120, 4096, 9000)" — for problem messages.
     pub fn describe(&self) -> String {
         let at: Vec<String> = self.first_at.iter().map(|a| a.to_string()).collect();
@@ -153,6 +203,23 @@ mod tests {
         assert_eq!(span_ns(i64::MIN, i64::MAX), Err(OutOfRange));
         assert_eq!(span_ns(-1, i64::MAX), Err(OutOfRange));
         assert_eq!(span_ns(0, i64::MAX), Ok(i64::MAX));
+    }
+
+    #[test]
+    fn model_times_stay_inside_the_limit() {
+        assert_eq!(time_ns(TIME_LIMIT_NS), Ok(TIME_LIMIT_NS));
+        assert_eq!(time_ns(-TIME_LIMIT_NS), Ok(-TIME_LIMIT_NS));
+        assert_eq!(time_ns(TIME_LIMIT_NS + 1), Err(OutOfRange));
+        assert_eq!(time_ns(i64::MIN), Err(OutOfRange));
+        assert_eq!(
+            interval_ns(1_700_000_000_000_000_000, 5),
+            Ok(1_700_000_000_000_000_005)
+        );
+        assert_eq!(interval_ns(TIME_LIMIT_NS - 1, 2), Err(OutOfRange));
+        assert_eq!(interval_ns(-TIME_LIMIT_NS - 1, 2), Err(OutOfRange));
+        assert_eq!(interval_ns(0, -1), Err(OutOfRange));
+        // Any two model times differ by a representable amount.
+        assert_eq!(span_ns(-TIME_LIMIT_NS, TIME_LIMIT_NS), Ok(i64::MAX - 1));
     }
 
     #[test]

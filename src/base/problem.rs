@@ -73,6 +73,12 @@ impl Problems {
             self.kept.push(p);
         }
     }
+    /// Records `p` when there is one (e.g. `Tally::problem`).
+    pub fn push_some(&mut self, p: Option<Problem>) {
+        if let Some(p) = p {
+            self.push(p);
+        }
+    }
     /// Moves every problem of `other` into `self`.
     pub fn extend(&mut self, other: Problems) {
         self.total += other.total - other.kept.len() as u64;

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use super::fs_opener::FsOpener;
 use crate::analysis::anomaly_config::AnomalyConfig;
+use crate::base::{Position, Problem, Severity};
 use crate::engine::anomaly::{analyse_all, rank_reports, write_json, RankAnalysis};
 use crate::ingest::inventory::Inventory;
 
@@ -25,6 +26,9 @@ pub struct Args {
     /// Follow the skill's reference script where it differs from the rulebook (anomaly.md §0.3).
     #[arg(long)]
     pub script_compatible: bool,
+    /// Options of every command (`--strict`).
+    #[command(flatten)]
+    pub common: super::CommonArgs,
 }
 
 /// Runs the subcommand; returns the exit code.
@@ -39,6 +43,7 @@ pub fn run(args: Args) -> i32 {
             return super::EXIT_NOTHING;
         }
     };
+    let mut n_problems = super::print_walk_problems(&opener);
     let mut inv = Inventory::from_paths(&files);
     crate::parse::metadata::read_side_files(&mut inv, &opener);
     let cfg = if args.script_compatible {
@@ -82,19 +87,38 @@ pub fn run(args: Args) -> i32 {
             return super::EXIT_NOTHING;
         }
     }
-    let mut n_problems = 0;
+    for p in inv.notes.iter().map(|n| n.to_problem()) {
+        if p.severity >= Severity::Warning {
+            n_problems += 1;
+        }
+        super::print_problem(&p);
+    }
+    print_unanalysed(&inv, &ranks);
     for r in &ranks {
         for p in r.problems.kept() {
-            if p.severity >= crate::base::Severity::Warning {
-                eprintln!("{} [{}] {}", p.at, p.code, p.message);
+            if p.severity >= Severity::Warning {
+                super::print_problem(p);
                 n_problems += 1;
             }
         }
     }
-    if n_problems > 0 {
-        super::EXIT_PROBLEMS
-    } else {
-        super::EXIT_CLEAN
+    super::exit_code(true, n_problems, args.common.strict)
+}
+
+/// Rank folders of the inventory that the analysis skipped (no kernel table, no trace):
+/// one info line each, so no rank disappears silently (nothing was dropped: the folder has
+/// no input of this analysis; a folder named like a missing file is a walk warning).
+fn print_unanalysed(inv: &Inventory, ranks: &[RankAnalysis]) {
+    for r in &inv.ranks {
+        if ranks.iter().any(|a| a.meta.rank_dir == r.dir) {
+            continue;
+        }
+        super::print_problem(&Problem::new(
+            Severity::Info,
+            "ANOM-FILE-003",
+            Position::file(r.label()),
+            "rank folder not analysed: no kernel_details.csv, op_summary*.csv or trace_view.json in it",
+        ));
     }
 }
 

@@ -1,7 +1,6 @@
 //! `proflens memory <folder> [--format csv|json] [--out FILE] [--parity]`: the memory
 //! events of every rank folder under `<folder>` (ascend-memory.md), the same bytes as the
-//! page's export. Problems go to stderr; the exit code is non-zero only when nothing
-//! could be analysed.
+//! page's export. Problems go to stderr; exit codes follow [`super::exit_code`].
 
 use std::io::Write;
 use std::ops::ControlFlow;
@@ -68,6 +67,9 @@ pub struct Args {
     /// Do not print the progress line on stderr.
     #[arg(long)]
     pub quiet: bool,
+    /// Options of every command (`--strict`).
+    #[command(flatten)]
+    pub common: super::CommonArgs,
 }
 
 /// Runs the subcommand; returns the exit code.
@@ -79,6 +81,7 @@ pub fn run(args: Args) -> i32 {
             return super::EXIT_NOTHING;
         }
     };
+    let mut n_problems = super::print_walk_problems(&opener);
     let mut inv = Inventory::from_paths(&files);
     read_side_files(&mut inv, &opener);
     let mut opts = MemoryOptions::default();
@@ -121,31 +124,28 @@ pub fn run(args: Args) -> i32 {
         ControlFlow::Continue(())
     };
     let (run, drop_problems) = analyse_inventory(&inv, &opener, &opts, &mut progress);
-    let mut n_problems = 0u64;
-    let print = |p: &crate::base::Problem| {
-        let sev = match p.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Info => "info",
-        };
-        eprintln!("{sev} {}: {}: {}", p.code, p.at, p.message);
+    let mut hidden_total = 0;
+    let mut count = |p: &crate::base::Problem| {
+        if p.severity >= Severity::Warning {
+            n_problems += 1;
+        }
+        super::print_problem(p);
     };
     for p in drop_problems.kept() {
-        n_problems += 1;
-        print(p);
+        count(p);
     }
     for r in &run.ranks {
         for p in r.problems.kept() {
-            if p.severity != Severity::Info {
-                n_problems += 1;
-            }
-            print(p);
+            count(p);
         }
         let hidden = r.problems.total() - r.problems.kept().len() as u64;
         if hidden > 0 {
             eprintln!("… {hidden} more problems in {}", r.info.source_dir);
+            // Not printed, still counted for --strict (severity unknown here: counted as warnings).
+            hidden_total += hidden;
         }
     }
+    n_problems += hidden_total;
     let cols = if args.parity {
         Columns::Parity
     } else {
@@ -183,10 +183,5 @@ pub fn run(args: Args) -> i32 {
     if n_problems > 0 {
         eprintln!("proflens memory: {n_problems} problem(s) listed above");
     }
-    // The brief: non-zero only when nothing could be analysed.
-    if analysed == 0 {
-        super::EXIT_NOTHING
-    } else {
-        super::EXIT_CLEAN
-    }
+    super::exit_code(analysed > 0, n_problems, args.common.strict)
 }

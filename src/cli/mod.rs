@@ -8,16 +8,62 @@ pub mod fs_opener;
 pub mod memory;
 pub mod snapshot;
 
-/// Exit code: everything analysed, no problems.
+/// Exit code: something was analysed (warnings included, unless `--strict`).
 pub const EXIT_CLEAN: i32 = 0;
-/// Exit code: results written, with problems (listed on stderr).
+/// Exit code with `--strict` only: results written, but with warnings or errors (on stderr).
 pub const EXIT_PROBLEMS: i32 = 1;
 /// Exit code: nothing could be analysed, or bad usage.
 pub const EXIT_NOTHING: i32 = 2;
 
+/// The exit-code contract of every command, shown at the end of each `--help`.
+pub const EXIT_CODES_HELP: &str = "Exit codes (every command):
+  0  something was analysed; warnings and errors about parts of the input are on stderr
+  1  only with --strict: something was analysed, but with at least one warning or error
+  2  nothing could be analysed (no usable input, unreadable input, bad usage, write failure)";
+
+/// Options every command has.
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct CommonArgs {
+    /// Exit with 1 when anything was analysed with warnings or errors (default: 0).
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// The one exit-code contract ([`EXIT_CODES_HELP`]): [`EXIT_NOTHING`] when nothing was
+/// analysed; else [`EXIT_PROBLEMS`] when `strict` and at least one problem of severity
+/// warning or error was reported; else [`EXIT_CLEAN`].
+pub fn exit_code(analysed: bool, warnings: u64, strict: bool) -> i32 {
+    if !analysed {
+        EXIT_NOTHING
+    } else if strict && warnings > 0 {
+        EXIT_PROBLEMS
+    } else {
+        EXIT_CLEAN
+    }
+}
+
+/// Prints the walk's problems (unreadable folders, broken links, …) to stderr in the
+/// commands' problem format; returns how many there were (all are warnings).
+pub fn print_walk_problems(opener: &fs_opener::FsOpener) -> u64 {
+    for p in opener.walk_problems() {
+        print_problem(p);
+    }
+    opener.walk_problems().len() as u64
+}
+
+/// One problem on stderr: `<severity> <code>: <where>: <message>`.
+pub fn print_problem(p: &crate::base::Problem) {
+    let sev = match p.severity {
+        crate::base::Severity::Error => "error",
+        crate::base::Severity::Warning => "warning",
+        crate::base::Severity::Info => "info",
+    };
+    eprintln!("{sev} {}: {}: {}", p.code, p.at, p.message);
+}
+
 /// proflens: streaming analysis of Ascend profiler folders and PyTorch memory snapshots.
 #[derive(Parser, Debug)]
-#[command(name = "proflens", version, about)]
+#[command(name = "proflens", version, about, after_help = EXIT_CODES_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -26,15 +72,18 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Ascend memory events: operator_memory.csv rows matched to call stacks (ascend-memory.md).
+    #[command(after_help = EXIT_CODES_HELP)]
     Memory(memory::Args),
     /// Steps, device bubbles and anomalies (anomaly.md).
+    #[command(after_help = EXIT_CODES_HELP)]
     Anomaly(anomaly::Args),
     /// Memory-snapshot peaks from a PyTorch allocator snapshot pickle (torch-snapshot.md).
+    #[command(after_help = EXIT_CODES_HELP)]
     Snapshot(snapshot::Args),
 }
 
 /// Runs the CLI with `args` (without the program name); returns the process exit code
-/// ([`EXIT_CLEAN`], [`EXIT_PROBLEMS`] or [`EXIT_NOTHING`]).
+/// ([`EXIT_CLEAN`], [`EXIT_PROBLEMS`] or [`EXIT_NOTHING`], see [`exit_code`]).
 pub fn main(args: Vec<String>) -> i32 {
     let cli = match Cli::try_parse_from(std::iter::once("proflens".to_string()).chain(args)) {
         Ok(cli) => cli,

@@ -65,6 +65,9 @@ pub struct Args {
     /// Path-prefix mapping RECORDED=LOCAL (repeatable), e.g. /workspace/=/home/me/proj/.
     #[arg(long = "map")]
     pub map: Vec<String>,
+    /// Options of every command (`--strict`).
+    #[command(flatten)]
+    pub common: super::CommonArgs,
 }
 
 fn options(a: &Args) -> Result<SnapshotOptions, String> {
@@ -120,6 +123,7 @@ pub fn run(args: Args) -> i32 {
             return super::EXIT_NOTHING;
         }
     };
+    let mut n_problems = super::print_walk_problems(&opener);
     let Some(file) = files.first().filter(|_| files.len() == 1) else {
         eprintln!(
             "proflens snapshot: expected one snapshot file, got {} files under {}",
@@ -174,11 +178,11 @@ pub fn run(args: Args) -> i32 {
         let _ = g;
     }
     for p in run.problems.kept() {
-        eprintln!("{}: {} {}", p.at, p.code, p.message);
+        super::print_problem(p);
+        if p.severity >= crate::base::Severity::Warning {
+            n_problems += 1;
+        }
     }
-    if run.problems.is_empty() {
-        super::EXIT_CLEAN
-    } else {
-        super::EXIT_PROBLEMS
-    }
+    n_problems += run.problems.total() - run.problems.kept().len() as u64;
+    super::exit_code(true, n_problems, args.common.strict)
 }

@@ -188,6 +188,14 @@ pub fn analyse_rank(
                                 format!("trace ends inside the event array (truncated export): {} events used", ti.scan.events),
                             ));
                         }
+                        let at = Position::file(f.path.as_str());
+                        let first = ti.out_of_range.first_at.first().copied().unwrap_or(0);
+                        let what = format!("events dropped: ts or ts + dur outside the representable time range ({}); count and byte offsets", crate::base::arith::Tally::time_limit_text());
+                        problems.push_some(ti.out_of_range.problem(
+                            "ANOM-TV-010",
+                            at.at_byte(first),
+                            &what,
+                        ));
                         trace = Some(t);
                     }
                     Err(e) => file_problem(&mut problems, &e),
@@ -228,6 +236,12 @@ pub fn analyse_rank(
             ));
         }
     }
+    let what = format!("kernels dropped: start or end outside the representable time range ({}); count and source rows", crate::base::arith::Tally::time_limit_text());
+    problems.push_some(builder.rejected().problem(
+        "ANOM-KD-011",
+        Position::file(rank.label()),
+        &what,
+    ));
     // Time bases (Bad input: epoch vs monotonic) — refuse to combine clearly.
     if let Some(t) = &trace {
         if let (Some(k0), Some(t0)) = (builder_min_start(&builder, t), trace_min(t)) {

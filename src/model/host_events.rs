@@ -62,6 +62,7 @@ pub struct HostOpTable {
     stack: Vec<u32>,
     flows: Vec<FlowPoint>,
     threads: StringPool,
+    rejected: u64,
 }
 
 impl HostOpTable {
@@ -77,8 +78,24 @@ impl HostOpTable {
         k.push_str(tid);
         self.threads.intern(&k).index() as u32
     }
-    /// Appends one op (file order).
+    /// Appends one op (file order). An op whose `ts` or `ts + dur` lies outside the model's
+    /// time range (`base::arith::interval_ns`) is not added and is counted in
+    /// [`rejected`](Self::rejected); parsers that know the byte offset use
+    /// [`try_push`](Self::try_push) and report it themselves.
     pub fn push(&mut self, op: HostOp) {
+        if self.try_push(op).is_err() {
+            self.rejected += 1;
+        }
+    }
+    /// Ops [`push`](Self::push) refused (time out of range).
+    pub fn rejected(&self) -> u64 {
+        self.rejected
+    }
+    /// Like [`push`](Self::push), but an op out of the time range is returned as `Err` (not
+    /// counted). Every kept op has `ts_ns` and `ts_ns + dur_ns` within
+    /// `±base::arith::TIME_LIMIT_NS`, so lags and ends never overflow.
+    pub fn try_push(&mut self, op: HostOp) -> Result<(), crate::base::arith::OutOfRange> {
+        crate::base::arith::interval_ns(op.ts_ns, op.dur_ns.max(0))?;
         self.name.push(op.name);
         self.ts_ns.push(op.ts_ns);
         self.ts_us.push(op.ts_us);
@@ -88,6 +105,7 @@ impl HostOpTable {
         self.fwd_tid.push(op.fwd_tid.unwrap_or(NONE_I64));
         self.stack
             .push(op.stack.map(|s| s.index() as u32).unwrap_or(NONE_U32));
+        Ok(())
     }
     /// Appends one flow point.
     pub fn push_flow(&mut self, f: FlowPoint) {

@@ -7,6 +7,8 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+use crate::base::arith::{self, OutOfRange, Tally};
+
 /// Normalised execution unit of a kernel (anomaly.md §1.2.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TaskClass {
@@ -130,6 +132,10 @@ pub struct KernelTableBuilder {
     pool: Vec<String>,
     index: HashMap<String, NameId>,
     rows: Vec<RawRow>,
+    rejected: Tally,
+    /// Σ (duration + wait) of the rows kept, ns: bounded by `i64::MAX`, so every sum of
+    /// durations, waits or both over any subset of the table fits (§3.4 sums, op totals, cost).
+    cost_sum: i64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -178,14 +184,36 @@ impl KernelTableBuilder {
 
     /// Adds one kernel; its task class is derived from `core_raw` and `name` (§1.2.2).
     /// An empty `stream` becomes `hccl` for comm kernels and `unknown` otherwise (§1.2.4).
+    ///
+    /// A kernel whose start or end lies outside the model's time range
+    /// (`base::arith::interval_ns`), or whose duration + wait would make the table's total
+    /// exceed `i64::MAX` ns, is not added: it is counted in
+    /// [`rejected`](Self::rejected) (by source row) for the caller's problem. Parsers that can
+    /// locate the bad cell better use [`try_push`](Self::try_push).
     pub fn push(&mut self, k: &KernelRow) {
+        if self.try_push(k).is_err() {
+            self.rejected.record(k.row);
+        }
+    }
+
+    /// Kernels [`push`](Self::push) refused (time out of range), with their source rows.
+    pub fn rejected(&self) -> &Tally {
+        &self.rejected
+    }
+
+    /// Like [`push`](Self::push), but a kernel out of the time range is returned as `Err`
+    /// (and not counted): the caller reports it where it knows the line and column.
+    pub fn try_push(&mut self, k: &KernelRow) -> Result<(), OutOfRange> {
+        let (dur, wait) = (k.dur_ns.max(0), k.wait_ns.max(0));
+        arith::interval_ns(k.start_ns, dur)?;
+        self.cost_sum = arith::add(self.cost_sum, arith::add(dur, wait)?)?;
         let (class, inferred) = TaskClass::classify(&k.core_raw, &k.name);
         let comm = is_comm_kernel(class, &k.name);
         let stream = (!k.stream.is_empty()).then(|| self.intern(&k.stream));
         let raw = RawRow {
             start_ns: k.start_ns,
-            dur_ns: k.dur_ns.max(0),
-            wait_ns: k.wait_ns.max(0),
+            dur_ns: dur,
+            wait_ns: wait,
             stream,
             class,
             inferred,
@@ -199,6 +227,7 @@ impl KernelTableBuilder {
             pmu: [k.pmu_mac_ratio, k.pmu_mte2_ratio, k.pmu_memory_bound],
         };
         self.rows.push(raw);
+        Ok(())
     }
 
     /// Smallest start pushed so far, ns.
@@ -291,7 +320,8 @@ impl KernelTableBuilder {
 ///
 /// Invariants (set by [`KernelTableBuilder::finish`]): all columns have the same
 /// length; rows are sorted by `start_ns`, ties by stream key then source row;
-/// `dur_ns ≥ 0`, `wait_ns ≥ 0`. Every `NameId` indexes [`KernelTable::text`].
+/// `dur_ns ≥ 0`, `wait_ns ≥ 0`; `start_ns` and `start_ns + dur_ns` within
+/// `±base::arith::TIME_LIMIT_NS`; Σ (`dur_ns` + `wait_ns`) over the table ≤ `i64::MAX`. Every `NameId` indexes [`KernelTable::text`].
 #[derive(Clone, Debug, Default)]
 pub struct KernelTable {
     pool: Vec<String>,
@@ -477,6 +507,37 @@ mod tests {
         );
         assert!(is_comm_kernel(TaskClass::Other, "HcomSend"));
         assert!(!is_comm_kernel(TaskClass::AiCore, "MatMul"));
+    }
+
+    #[test]
+    fn kernels_outside_the_time_range_are_refused_and_counted() {
+        let mut b = KernelTableBuilder::new();
+        b.push(&row("ok", "AI_CORE", 1_700_000_000_000_000_000, "2", 2));
+        let mut big = row("late", "AI_CORE", i64::MAX - 5, "2", 3);
+        b.push(&big);
+        big.start_ns = i64::MIN;
+        big.row = 4;
+        b.push(&big);
+        assert_eq!(
+            b.try_push(&row("x", "AI_CORE", i64::MAX, "2", 5)),
+            Err(OutOfRange)
+        );
+        let mut long = row("long", "AI_CORE", 0, "2", 6);
+        long.dur_ns = 4_000_000_000_000_000_000;
+        b.push(&long);
+        long.row = 7;
+        b.push(&long);
+        long.row = 8;
+        b.push(&long);
+        assert_eq!(
+            b.rejected().count,
+            3,
+            "the third long one overflows the total"
+        );
+        assert_eq!(b.rejected().first_at, vec![3, 4, 8]);
+        let t = b.finish();
+        assert_eq!(t.len(), 3);
+        assert_eq!(t.end_ns(2), 1_700_000_000_000_000_010);
     }
 
     #[test]

@@ -71,7 +71,8 @@ pub struct MemoryEvent {
 
 /// Columns of one rank's memory events, in file order.
 ///
-/// Invariant: every column has `len()` entries.
+/// Invariant: every column has `len()` entries; every time is within
+/// `±base::arith::TIME_LIMIT_NS` ([`MemoryEvent::times_in_range`]).
 #[derive(Clone, Debug, Default)]
 pub struct MemoryEventTable {
     name: Vec<StrId>,
@@ -88,6 +89,7 @@ pub struct MemoryEventTable {
     device_type: Vec<StrId>,
     line: Vec<u64>,
     precision_lost: Vec<bool>,
+    rejected: u64,
 }
 
 fn enc_totals(t: Totals) -> [f64; 3] {
@@ -101,13 +103,41 @@ fn dec_totals(t: [f64; 3]) -> Totals {
     }
 }
 
+impl MemoryEvent {
+    /// `Ok` when the allocation, release and active-release times lie within the model's
+    /// time range (`±base::arith::TIME_LIMIT_NS`): then lags and lifetimes never overflow, and
+    /// no input time can collide with the table's `i64::MIN` "not released" encoding.
+    pub fn times_in_range(&self) -> Result<(), crate::base::arith::OutOfRange> {
+        use crate::base::arith::time_ns;
+        time_ns(self.alloc_time_ns)?;
+        for t in [self.release_time_ns, self.active_release_time_ns]
+            .into_iter()
+            .flatten()
+        {
+            time_ns(t)?;
+        }
+        Ok(())
+    }
+}
+
 impl MemoryEventTable {
+    /// Rows [`push`](Self::push) refused (a time out of range).
+    pub fn rejected(&self) -> u64 {
+        self.rejected
+    }
     /// An empty table.
     pub fn new() -> Self {
         Self::default()
     }
-    /// Appends one row (file order).
+    /// Appends one row (file order). Callers check the row's times first with
+    /// [`MemoryEvent::times_in_range`] (the CSV reader reports a row outside with its line);
+    /// a row that is not in range is not added here and is counted in
+    /// [`rejected`](Self::rejected).
     pub fn push(&mut self, e: MemoryEvent) {
+        if e.times_in_range().is_err() {
+            self.rejected += 1;
+            return;
+        }
         self.name.push(e.name);
         self.size_kb.push(e.size_kb);
         self.alloc_time_ns.push(e.alloc_time_ns);

@@ -89,6 +89,7 @@ pub struct HostEventTable {
     pub saw_stack: bool,
     /// True when any `Input Dims` arg was seen (capability inference, §1.1).
     pub saw_input_dims: bool,
+    rejected: u64,
 }
 
 impl HostEventTable {
@@ -119,7 +120,15 @@ impl HostEventTable {
         id
     }
 
-    /// Adds one host event (durations ≤ 0 are ignored: no coverage, §1.3).
+    /// Host events [`push`](Self::push) / [`push_ids`](Self::push_ids) refused because their
+    /// start or end lies outside the model's time range (`base::arith::interval_ns`; the trace
+    /// parser already drops those with their byte offsets, so this stays 0 for parsed traces).
+    pub fn rejected(&self) -> u64 {
+        self.rejected
+    }
+
+    /// Adds one host event (durations ≤ 0 are ignored: no coverage, §1.3; times out of the
+    /// model's range are counted in [`rejected`](Self::rejected)).
     pub fn push(
         &mut self,
         name: &str,
@@ -134,14 +143,7 @@ impl HostEventTable {
         }
         let name = self.intern(name);
         let cat = self.intern(cat);
-        self.events.push(HostEvent {
-            name,
-            cat,
-            thread,
-            lane,
-            start_ns,
-            dur_ns,
-        });
+        self.push_ids(name, cat, thread, lane, start_ns, dur_ns);
     }
 
     /// Adds one host event by already-interned ids (durations ≤ 0 are ignored).
@@ -154,7 +156,12 @@ impl HostEventTable {
         start_ns: i64,
         dur_ns: i64,
     ) {
-        if dur_ns > 0 {
+        if dur_ns <= 0 {
+            return;
+        }
+        if crate::base::arith::interval_ns(start_ns, dur_ns).is_err() {
+            self.rejected += 1;
+        } else {
             self.events.push(HostEvent {
                 name,
                 cat,

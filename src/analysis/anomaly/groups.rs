@@ -305,6 +305,17 @@ pub fn aggregate(
         .into_iter()
         .filter(|&(_, c)| c * 2 >= n && n > 0)
         .collect();
+    // §5.11.1 "underfeed high": the HEAVY tags are step tags, so the dominant ones are known
+    // before the group tags join.
+    let underfeed_high = under_heavy || dom.iter().any(|d| d.0.is_heavy());
+    // §5.11.3 row 3 adds UNTRACED_HOST_BLOCKING_RISK: a group tag like the others, so it
+    // takes its place in the §5.10.5 order below.
+    if underfeed_high
+        && wmean_host < cfg.host_untraced_max
+        && !group_tags.contains(&Tag::UntracedHostBlockingRisk)
+    {
+        group_tags.push(Tag::UntracedHostBlockingRisk);
+    }
     for &t in &group_tags {
         if !dom.iter().any(|d| d.0 == t) {
             dom.push((t, n));
@@ -317,9 +328,12 @@ pub fn aggregate(
             .then_with(|| a.0.as_str().cmp(b.0.as_str()))
     });
     let mut dominant_anomaly_tags: Vec<Tag> = dom.into_iter().map(|d| d.0).collect();
-    // §5.11.1 hidden issue.
-    let underfeed_high = under_heavy || dominant_anomaly_tags.iter().any(|t| t.is_heavy());
-    let internal_heavy = dominant_anomaly_tags.contains(&Tag::InternalBubbleHeavy);
+    // §5.11.1 hidden issue. "Largest bubble small" = no step of the group carries
+    // INTERNAL_BUBBLE_HEAVY; a local large bubble (in fewer than half of the steps, so not
+    // dominant and not making underfeed high) is the second row.
+    let internal_heavy = members
+        .iter()
+        .any(|&i| steps[i].tags.contains(&Tag::InternalBubbleHeavy));
     let (hidden, mut severity) = if !underfeed_high && !internal_heavy {
         (false, Level::None)
     } else if !underfeed_high {
@@ -356,13 +370,6 @@ pub fn aggregate(
     } else {
         Level::Medium
     };
-    if underfeed_high
-        && wmean_host < cfg.host_untraced_max
-        && !group_tags.contains(&Tag::UntracedHostBlockingRisk)
-    {
-        group_tags.push(Tag::UntracedHostBlockingRisk);
-        dominant_anomaly_tags.push(Tag::UntracedHostBlockingRisk);
-    }
     GroupResult {
         group_id,
         template_hash,

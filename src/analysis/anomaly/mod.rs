@@ -261,7 +261,7 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
         &bubble_results,
         &results,
         &raw_groups,
-        host_ix.as_ref().map(|h| h.kept_events),
+        host_ix.as_ref(),
         input,
         cfg,
     );
@@ -449,17 +449,20 @@ fn capabilities(input: &RankInput<'_>, k: &KernelTable, kept_host: usize) -> Cap
     }
 }
 
-/// §9 sparse host evidence: weighted host coverage over the significant windows < 0.05,
-/// or < 1 host event per 100 kernels (no trace counts as sparse).
+/// §9 sparse host evidence: weighted host coverage over the significant step windows < 0.05,
+/// or < 1 kept host event per 100 kernels in the dominant group's step windows (no trace
+/// counts as sparse). Both counts are taken over the dominant group's windows: kernels
+/// assigned to its steps (§3.3), host events whose start lies in one of its step windows
+/// (`S ≤ ts < E`). Without steps, the whole capture (all kernels, all kept host events).
 fn sparse_host(
     bubbles: &[BubbleResult],
     steps: &[StepResult],
     groups: &[steps::StepGroup],
-    kept: Option<usize>,
+    host: Option<&host_evidence::HostIndex>,
     input: &RankInput<'_>,
     cfg: &AnomalyConfig,
 ) -> bool {
-    let Some(kept) = kept else { return true };
+    let Some(host) = host else { return true };
     let (mut d, mut h) = (0.0, 0.0);
     for b in bubbles
         .iter()
@@ -469,11 +472,16 @@ fn sparse_host(
         d += len;
         h += len * b.evidence.host.unwrap_or(0.0);
     }
-    let dom_kernels: usize = groups
-        .first()
-        .map(|g| g.steps.iter().map(|&i| steps[i].kernels.len()).sum())
-        .unwrap_or(input.kernels.len());
-    (d > 0.0 && h / d < cfg.host_untraced_max) || (kept as f64) < dom_kernels as f64 / 100.0
+    let (dom_kernels, dom_events) = match groups.first() {
+        Some(g) => g.steps.iter().fold((0usize, 0usize), |(k, e), &i| {
+            (
+                k + steps[i].kernels.len(),
+                e + host.events_starting_in(steps[i].window),
+            )
+        }),
+        None => (input.kernels.len(), host.kept_events),
+    };
+    (d > 0.0 && h / d < cfg.host_untraced_max) || (dom_events as f64) < dom_kernels as f64 / 100.0
 }
 
 fn limitations(

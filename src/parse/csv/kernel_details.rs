@@ -33,6 +33,8 @@ pub mod codes {
     pub const INVALID_UTF8: &str = "ANOM-KD-007";
     /// Optional columns absent (Level0 has no `Stream ID`, …): informational.
     pub const MISSING_OPTIONAL: &str = "ANOM-KD-008";
+    /// Start or end outside the model's time range (`base::arith::TIME_LIMIT_NS`): row dropped.
+    pub const OUT_OF_RANGE: &str = "ANOM-KD-009";
 }
 
 /// What the header said and how many rows were used.
@@ -283,7 +285,18 @@ pub fn read<R: Read>(
         row.pmu_mac_ratio = pm(pmu[0]);
         row.pmu_mte2_ratio = pm(pmu[1]);
         row.pmu_memory_bound = pm(pmu[2]);
-        out.push(&row);
+        if out.try_push(&row).is_err() {
+            problems.push(Problem::new(
+                Severity::Error,
+                codes::OUT_OF_RANGE,
+                at().in_column(h.names()[start].as_str()),
+                format!(
+                    "row dropped: start {st} µs with duration {du} µs lies outside the representable time range ({}), or the table's durations add up past it",
+                    crate::base::arith::Tally::time_limit_text()
+                ),
+            ));
+            continue;
+        }
         info.rows_kept += 1;
     }
     if on_progress(t.progress()).is_break() {

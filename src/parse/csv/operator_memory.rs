@@ -284,6 +284,18 @@ pub fn read(
             CsvMode::Parity => parity_row(&t, &cols, line, strings),
         };
         match row {
+            Ok((ev, _)) if ev.times_in_range().is_err() => {
+                stats.rows_skipped += 1;
+                problems.push(Problem::new(
+                    Severity::Error,
+                    "MEM-CSV-010",
+                    t.position(),
+                    format!(
+                        "operator_memory.csv:{line}: a time lies outside the representable range ({}): row dropped",
+                        crate::base::arith::Tally::time_limit_text()
+                    ),
+                ));
+            }
             Ok((ev, warn)) => {
                 if let Some(v) = warn {
                     problems.push(Problem::new(Severity::Warning, "MEM-CSV-005", t.position(),

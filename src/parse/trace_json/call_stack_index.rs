@@ -85,6 +85,7 @@ pub fn read_host_ops<R: Read>(
     // Raw (escaped) `Call stack` bytes → interned stack: decode each distinct stack once.
     let mut raw_stacks: HashMap<Box<[u8]>, StackId> = HashMap::new();
     let mut last_thread: Option<(Vec<u8>, Vec<u8>, u32)> = None;
+    let mut out_of_range = crate::base::arith::Tally::default();
     let mut on_event = |ev: &[u8], at: u64| -> ControlFlow<()> {
         if cpu_op.find(ev).is_none() && (mode == TraceMode::Parity || fwdbwd.find(ev).is_none()) {
             return ControlFlow::Continue(());
@@ -192,7 +193,7 @@ pub fn read_host_ops<R: Read>(
             }
         };
         let int = |raw: Option<&[u8]>| raw.and_then(decimal_text).and_then(|s| parse_i64(s).ok());
-        host.push(HostOp {
+        let op = HostOp {
             name,
             ts_ns,
             ts_us,
@@ -201,7 +202,11 @@ pub fn read_host_ops<R: Read>(
             seq: int(seq),
             fwd_tid: int(fwd),
             stack,
-        });
+        };
+        if host.try_push(op).is_err() {
+            out_of_range.record(at);
+            return ControlFlow::Continue(());
+        }
         stats.cpu_ops += 1;
         if stack.is_some() {
             stats.with_stack += 1;
@@ -269,6 +274,9 @@ pub fn read_host_ops<R: Read>(
             ),
         ));
     }
+    let first = out_of_range.first_at.first().copied().unwrap_or(0);
+    let what = format!("trace_view.json: cpu_op events dropped, ts or ts + dur outside the representable time range ({}); count and byte offsets", crate::base::arith::Tally::time_limit_text());
+    problems.push_some(out_of_range.problem("MEM-TV-010", pos().at_byte(first), &what));
     stats.scan = scan;
     Ok((host, stats))
 }

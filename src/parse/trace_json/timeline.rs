@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use super::scan::{as_str, decimal_text, fields, time_ns};
 use super::splitter::{for_each_event, TraceScan};
+use crate::base::arith::{self, Tally};
 use crate::ingest::{ChunkReader, Progress};
 use crate::model::trace_events::{DeviceEvent, HostEventTable, Lane, MarkerEvent};
 use crate::parse::number::parse_time_ns;
@@ -42,6 +43,9 @@ pub struct TimelineInfo {
     pub unmatched_begin: u64,
     /// Process names seen.
     pub processes: Vec<String>,
+    /// Events dropped because `ts` or `ts + dur` lies outside the model's time range
+    /// (`base::arith::TIME_LIMIT_NS`), with the byte offsets of the first few.
+    pub out_of_range: Tally,
 }
 
 #[derive(Clone, Copy)]
@@ -84,7 +88,7 @@ pub fn read<R: Read>(
     let mut open: HashMap<u32, Vec<(u32, u32, i64)>> = HashMap::default();
     let file_arc: Arc<str> = Arc::from(file);
     let mut reader = ChunkReader::new(src, total);
-    let mut on_event = |obj: &[u8], _at: u64| -> ControlFlow<()> {
+    let mut on_event = |obj: &[u8], at: u64| -> ControlFlow<()> {
         let Some([ph, name, cat, pid, tid, ts, dur, args]) = fields(
             obj,
             ["ph", "name", "cat", "pid", "tid", "ts", "dur", "args"],
@@ -153,7 +157,10 @@ pub fn read<R: Read>(
             }
             return ControlFlow::Continue(());
         };
-        let ts = ts.ns;
+        let Ok(ts) = arith::time_ns(ts.ns) else {
+            info.out_of_range.record(at);
+            return ControlFlow::Continue(());
+        };
         match ph {
             "X" => {
                 let d = dur
@@ -161,6 +168,12 @@ pub fn read<R: Read>(
                     .and_then(|d| parse_time_ns(d).ok())
                     .map(|d| d.ns)
                     .unwrap_or(0);
+                // `ts + dur` must stay a model time too (a negative marker `dur` included).
+                let end = arith::time_ns(d).and_then(|d| arith::add(ts, d));
+                if end.and_then(arith::time_ns).is_err() {
+                    info.out_of_range.record(at);
+                    return ControlFlow::Continue(());
+                }
                 if is_marker_name(&name, custom_prefix) {
                     t.markers.push(MarkerEvent {
                         name: name.to_string(),
