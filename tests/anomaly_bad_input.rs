@@ -304,3 +304,117 @@ fn garbage_inputs_never_panic() {
         assert!(ranks.len() <= 1);
     }
 }
+
+fn problem<'a>(
+    r: &'a proflens::engine::anomaly::RankAnalysis,
+    code: &str,
+) -> &'a proflens::base::Problem {
+    r.problems
+        .kept()
+        .iter()
+        .find(|p| p.code == code)
+        .unwrap_or_else(|| panic!("no {code} in {:?}", r.problems.kept()))
+}
+
+/// Issue 11: garbage in the middle of the event array used to drop the whole trace with a
+/// Rust debug value (`Syntax { expected: … }`); now the events before it are used (marker 1
+/// still gives its step) and the message says where, as in the memory path.
+#[test]
+fn garbage_mid_array_keeps_the_events_before_it() {
+    let k = csv_owned(&[ai("a", 0.0, 10.0), ai("b", 100.0, 10.0)]);
+    let t = trace(&[(1, 0.0, 50.0)], &[]);
+    let cut = t.len() - 1;
+    let bad = format!("{}, @@@ {}]", &t[..cut], host("x", "cpu_op", 100.0, 5.0, 1));
+    let r = run_rank(k, Some(bad), &rb());
+    let p = problem(&r, "ANOM-TV-004");
+    let at = cut + 2;
+    assert_eq!(p.at.byte, Some(at as u64));
+    assert_eq!(
+        p.message,
+        format!("{TV} (byte {at}): expected an event, `,` or `]`; 3 events before it are used (the last one ends at byte {cut}); the rest of the file is not read")
+    );
+    assert!(r.problems.kept().iter().all(|p| !p.message.contains('{')));
+    assert_eq!(r.result.step_method.as_str(), "marker");
+    assert_eq!(r.result.steps[0].step_id, "ProfilerStep#1");
+}
+
+/// Issue 11: unreadable `ts` / `dur` (1e400, NaN) were dropped silently; they are counted
+/// with the offsets of the first events, and the readable events are used.
+#[test]
+fn unreadable_ts_and_dur_are_counted_with_offsets() {
+    let k = csv_owned(&[ai("a", 0.0, 10.0)]);
+    let ev = [
+        r#"{"ph":"X","name":"big","pid":1,"tid":1,"ts":"1e400","dur":1}"#.to_string(),
+        r#"{"ph":"X","name":"nan","pid":1,"tid":1,"ts":NaN,"dur":1}"#.to_string(),
+        r#"{"ph":"X","name":"nandur","pid":1,"tid":1,"ts":"5","dur":NaN}"#.to_string(),
+        host("ok", "cpu_op", 6.0, 2.0, 1),
+    ];
+    let t = trace(&[(1, 0.0, 50.0)], &ev);
+    let off = |s: &str| t.find(s).unwrap() as u64;
+    let (big, nan, nandur) = (off(&ev[0]), off(&ev[1]), off(&ev[2]));
+    let r = run_rank(k, Some(t.clone()), &rb());
+    let p = problem(&r, "ANOM-TV-003");
+    assert_eq!(p.at.byte, Some(big));
+    assert_eq!(p.message, format!("trace_view.json: 2 × event without a readable `ts` (missing, NaN, out of range or not a decimal µs number): skipped; at bytes {big}, {nan}"));
+    let p = problem(&r, "ANOM-TV-015");
+    assert_eq!(p.message, format!("trace_view.json: 1 × event whose `dur` is missing or unreadable: duration taken as 0; at byte {nandur}"));
+    let trace = r.trace.as_ref().unwrap();
+    let names: Vec<&str> = trace.events().iter().map(|e| trace.text(e.name)).collect();
+    assert_eq!(names, ["ProfilerStep#1", "ok"]);
+}
+
+/// Issue 11: invalid UTF-8 in a name (kept lossy, flagged), a duplicate key (last wins, as
+/// JSON.parse; was: first wins silently), a raw control byte, `,]` and bytes after the array
+/// (were: no diagnostic), a UTF-8 BOM (was: "expected `[` or `{`") and UTF-16 (named).
+#[test]
+fn strings_keys_commas_bom_and_encodings() {
+    let k = csv_owned(&[ai("a", 0.0, 10.0)]);
+    let t = trace(
+        &[(1, 0.0, 50.0)],
+        &[
+            r#"{"ph":"X","name":"first","name":"second","pid":1,"tid":1,"ts":"6","dur":2}"#.into(),
+            "{\"ph\":\"X\",\"name\":\"ctl\u{1}\",\"pid\":1,\"tid\":1,\"ts\":\"8\",\"dur\":1}"
+                .into(),
+            r#"{"ph":"X","name":"BAD","pid":1,"tid":1,"ts":"9","dur":1}"#.into(),
+        ],
+    );
+    let dup = t.find(r#"{"ph":"X","name":"first""#).unwrap() as u64;
+    let ctl = t.find("{\"ph\":\"X\",\"name\":\"ctl").unwrap() as u64 + 3;
+    let bad = t.find(r#"{"ph":"X","name":"BAD""#).unwrap() as u64 + 3;
+    let mut bytes = b"\xEF\xBB\xBF".to_vec();
+    bytes.extend_from_slice(t[..t.len() - 1].replace("BAD", "b\u{0}d").as_bytes());
+    let z = bytes.iter().position(|&b| b == 0).unwrap();
+    bytes[z] = 0xFF; // "b\xFFd": invalid UTF-8
+    bytes.extend_from_slice(b",] x");
+    let comma = bytes.len() as u64 - 4;
+    let r = &run_bytes(&[(KD, k.clone().into_bytes()), (TV, bytes.clone())], &rb())[0];
+    let p = problem(r, "ANOM-TV-012");
+    assert_eq!(
+        (p.severity, p.at.byte),
+        (proflens::base::Severity::Info, Some(0))
+    );
+    assert_eq!(
+        p.message,
+        "trace_view.json starts with a UTF-8 byte-order mark (EF BB BF); skipped"
+    );
+    assert_eq!(problem(r, "ANOM-TV-007").at.byte, Some(dup + 3));
+    assert_eq!(problem(r, "ANOM-TV-006").at.byte, Some(ctl));
+    assert_eq!(problem(r, "ANOM-TV-005").at.byte, Some(bad));
+    assert_eq!(problem(r, "ANOM-TV-009").at.byte, Some(comma));
+    assert_eq!(problem(r, "ANOM-TV-008").at.byte, Some(comma + 3));
+    let trace = r.trace.as_ref().unwrap();
+    let names: Vec<&str> = trace.events().iter().map(|e| trace.text(e.name)).collect();
+    assert_eq!(
+        names,
+        ["ProfilerStep#1", "second", "ctl\u{1}", "b\u{FFFD}d"]
+    );
+
+    let utf16: Vec<u8> = t.encode_utf16().flat_map(|u| u.to_be_bytes()).collect();
+    let r = &run_bytes(&[(KD, k.into_bytes()), (TV, utf16)], &rb())[0];
+    let p = problem(r, "ANOM-FILE-001");
+    assert_eq!(
+        p.message,
+        format!("{TV} (byte 0): the text is UTF-16 BE (a zero byte before the first character), not supported: re-save the file as UTF-8; file not used")
+    );
+    assert!(r.result.enabled);
+}

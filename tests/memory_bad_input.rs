@@ -120,11 +120,14 @@ fn truncated_trace_is_used_up_to_the_byte_offset() {
     let r = rank(&run, "run/bad/t_ascend_pt");
     assert_eq!(codes(r), ["MEM-TV-002"]);
     let p = &r.problems.kept()[0];
-    let at = full[..cut].rfind('{').unwrap() as u64;
-    assert_eq!(p.at.byte, Some(at));
+    // Issue 11: the offset is where the file ends (the cut), and the message also names the
+    // start of the cut event and the end of the last complete one.
+    let start = full[..cut].rfind('{').unwrap();
+    let last = full[..start].rfind('}').unwrap() + 1;
+    assert_eq!(p.at.byte, Some(cut as u64));
     assert_eq!(
         p.message,
-        format!("trace_view.json ends early (at byte {at}); events read so far are used")
+        format!("trace_view.json ends early (at byte {cut}, inside the event that starts at byte {start}); events read so far are used (1 event; the last one ends at byte {last})")
     );
     assert_eq!(r.len(), 2);
     assert_eq!(r.row(0).call_stack(), "x.py(1): f");
@@ -382,4 +385,122 @@ fn rank_list_filter_and_parity_refusal() {
         drop.kept()[0].message,
         "RL analysis currently only supports processing all ranks"
     );
+}
+
+/// One `cpu_op` event with raw JSON `ts` and raw `Call stack` bytes.
+fn raw_event(name: &[u8], ts: &str, stack: &[u8]) -> Vec<u8> {
+    let mut v = br#"{"ph":"X","name":""#.to_vec();
+    v.extend_from_slice(name);
+    v.extend_from_slice(
+        format!(r#"","pid":1,"tid":1,"ts":{ts},"dur":10,"cat":"cpu_op","args":{{"Call stack":""#)
+            .as_bytes(),
+    );
+    v.extend_from_slice(stack);
+    v.extend_from_slice(b"\"}}");
+    v
+}
+
+/// Issue 11 "silent drops": invalid UTF-8 in a `Call stack` (was: the stack became empty, no
+/// warning), a duplicate key (was: first wins), unreadable `ts` (was: counted without offset),
+/// a raw control byte, `,]` and bytes after the array (were: no diagnostic). Each finding is
+/// counted with its offset; the good events and the good rank are intact.
+#[test]
+fn trace_findings_are_located_and_the_good_events_kept() {
+    let mut o = with_good_rank();
+    let events: Vec<Vec<u8>> = vec![
+        raw_event(b"a", "\"100.0\"", b"x.py(1): f\xff"),
+        br#"{"ph":"X","name":"b","pid":1,"tid":1,"ts":"200.0","dur":10,"cat":"cpu_op","args":{"Call stack":"old.py(9): h","Call stack":"y.py(2): g"}}"#.to_vec(),
+        raw_event(b"c", "\"1e400\"", b"z.py(3): k"),
+        raw_event(b"d", "NaN", b"z.py(3): k"),
+        raw_event(b"e\x01", "\"300.0\"", b"w.py(4): m"),
+    ];
+    let mut tv = b"[".to_vec();
+    let mut at = Vec::new();
+    for e in &events {
+        at.push(tv.len() as u64);
+        tv.extend_from_slice(e);
+        tv.push(b',');
+    }
+    let comma = tv.len() as u64 - 1;
+    tv.extend_from_slice(b"]\n junk");
+    let junk = tv.len() as u64 - 4;
+    let csv = format!(
+        "{H15}\n{}\n{}\n",
+        csv_row("a", "1.0", "150.0"),
+        csv_row("b", "2.0", "250.0")
+    );
+    let dir = "run/bad/f_ascend_pt";
+    add_rank(&mut o, dir, 1, Some(csv), None);
+    o.add(format!("{dir}/ASCEND_PROFILER_OUTPUT/trace_view.json"), tv);
+    let (run, _) = analyse(&o, Mode::Default);
+    assert_good_intact(&run);
+    let r = rank(&run, dir);
+    let got: Vec<(&str, Option<u64>, &str)> = r
+        .problems
+        .kept()
+        .iter()
+        .map(|p| (p.code, p.at.byte, p.message.as_str()))
+        .collect();
+    let (a, b, c, d, e) = (at[0], at[1], at[2], at[3], at[4]);
+    let want = [
+        ("MEM-TV-008", Some(junk), format!("trace_view.json: bytes after the end of the trace at byte {junk}; ignored")),
+        ("MEM-TV-009", Some(comma), format!("trace_view.json: 1 × `,` right before the closing `]` (invalid JSON; torch_npu writes it when a chunk is empty): accepted; at byte {comma}")),
+        ("MEM-TV-003", Some(c), format!("trace_view.json: 2 × event without a readable `ts` (missing, NaN, out of range or not a decimal µs number): skipped; at bytes {c}, {d}")),
+        ("MEM-TV-005", Some(a), format!("trace_view.json: 1 × string with invalid UTF-8 (first in `Call stack`): kept with U+FFFD replacement characters; at byte {a}")),
+        ("MEM-TV-006", Some(e), format!("trace_view.json: 1 × string with a raw control byte or an invalid `\\` escape (invalid JSON) (first in `name`): kept as read; at byte {e}")),
+        ("MEM-TV-007", Some(b), format!("trace_view.json: 1 × object with a duplicate key (first in `Call stack`): the last value is used, as JSON.parse and Python do; at byte {b}")),
+    ];
+    let want: Vec<(&str, Option<u64>, &str)> =
+        want.iter().map(|(c, b, m)| (*c, *b, m.as_str())).collect();
+    assert_eq!(got, want);
+    assert_eq!(r.len(), 2);
+    assert_eq!(r.row(0).call_stack(), "x.py(1): f\u{FFFD}");
+    assert_eq!(r.row(1).call_stack(), "y.py(2): g");
+}
+
+/// Issue 11: garbage in the middle of the array keeps the events before it and says where
+/// (byte offset of the garbage and end of the last event read); a UTF-16 trace is named.
+#[test]
+fn garbage_mid_array_and_utf16_are_reported_in_words() {
+    let mut o = with_good_rank();
+    let good = trace(&[("a", "100.0", "x.py(1): f")]);
+    let cut = good.len() - 1; // before the closing `]`
+    let tv = format!("{}, @@@ {}]", &good[..cut], &good[1..cut]);
+    let csv = format!("{H15}\n{}\n", csv_row("a", "1.0", "150.0"));
+    add_rank(
+        &mut o,
+        "run/bad/g_ascend_pt",
+        1,
+        Some(csv.clone()),
+        Some(tv),
+    );
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain(good.encode_utf16().flat_map(|u| u.to_le_bytes()))
+        .collect();
+    add_rank(&mut o, "run/bad/u_ascend_pt", 2, Some(csv), None);
+    o.add(
+        "run/bad/u_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json",
+        utf16,
+    );
+    let (run, _) = analyse(&o, Mode::Default);
+    assert_good_intact(&run);
+    let r = rank(&run, "run/bad/g_ascend_pt");
+    let p = &r.problems.kept()[0];
+    let path = "run/bad/g_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json";
+    let at = cut + 2;
+    assert_eq!((p.code, p.at.byte), ("MEM-TV-004", Some(at as u64)));
+    assert_eq!(
+        p.message,
+        format!("{path} (byte {at}): expected an event, `,` or `]`; 1 event before it is used (the last one ends at byte {cut}); the rest of the file is not read")
+    );
+    assert_eq!(r.row(0).call_stack(), "x.py(1): f");
+    let r = rank(&run, "run/bad/u_ascend_pt");
+    let p = &r.problems.kept()[0];
+    assert_eq!(p.code, "MEM-TV-004");
+    assert_eq!(
+        p.message,
+        "run/bad/u_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json (byte 0): the text is UTF-16 LE (byte-order mark FF FE), not supported: re-save the file as UTF-8; rows get no call stacks"
+    );
+    assert_eq!(r.len(), 1);
 }

@@ -5,6 +5,7 @@
 # Pinned versions (must match Cargo.toml's `wasm-bindgen = "=…"` and Trunk.toml [tools]).
 TRUNK_VERSION="0.21.14"
 WASM_BINDGEN_VERSION="0.2.106"
+CARGO_FUZZ_VERSION="0.13.2"
 
 log() { echo "== $*" >&2; }
 
@@ -51,7 +52,7 @@ ensure_cargo_bin() {
   log "installing $crate $version (cargo install, takes minutes once)"
   # trunk builds with --locked; wasm-bindgen-cli's own lock file does not build on this
   # toolchain, so it resolves its dependencies afresh (checked on these machines).
-  if [ "$crate" = trunk ]; then
+  if [ "$crate" = trunk ] || [ "$crate" = cargo-fuzz ]; then
     cargo install "$crate" --version "$version" --locked
   else
     cargo install "$crate" --version "$version"
@@ -65,6 +66,14 @@ ensure_web_toolchain() {
   ensure_cargo_bin wasm-bindgen wasm-bindgen-cli "$WASM_BINDGEN_VERSION"
   ensure_cargo_bin trunk trunk "$TRUNK_VERSION"
   fetch_crates
+}
+
+# Fuzzing (scripts/fuzz-smoke.sh): cargo-fuzz drives libFuzzer, which needs nightly
+# compiler flags; RUSTC_BOOTSTRAP=1 (set by the caller) allows them on this stable toolchain.
+ensure_fuzz_tools() {
+  ensure_native_tools
+  ensure_apt python3 g++   # g++ builds libFuzzer's C++ sources (libfuzzer-sys)
+  ensure_cargo_bin cargo-fuzz cargo-fuzz "$CARGO_FUZZ_VERSION"
 }
 
 # Browser test needs: Debian's Chromium (driven by playwright-core), node + npm, the e2e npm deps.

@@ -18,6 +18,7 @@ use crate::model::kernels::{KernelRow, KernelTable, KernelTableBuilder};
 use crate::model::side_tables::{CommOp, StepTraceRow};
 use crate::model::trace_events::HostEventTable;
 use crate::parse::csv::{kernel_details, step_trace_time};
+use crate::parse::trace_json::diag;
 use crate::parse::trace_json::timeline::{TimelineBuilder, TimelineInfo};
 use crate::parse::{communication, ParseError};
 use crate::report::anomaly_json::RankMeta;
@@ -71,7 +72,7 @@ fn file_problem(problems: &mut Problems, e: &ParseError) {
         Severity::Error,
         codes::FILE,
         e.position().clone(),
-        format!("{:?}: file not used", e.kind()),
+        format!("{e}; file not used"),
     ));
 }
 
@@ -225,15 +226,13 @@ impl<'a> AnomalyPass<'a> {
             Ok(res) => {
                 self.inputs.push(f.path.clone());
                 match res {
-                    Ok((t, ti)) => {
-                        if let Some(at) = ti.scan.truncated_at {
-                            self.problems.push(Problem::new(
-                                Severity::Warning,
-                                "ANOM-TV-001",
-                                Position::file(f.path.as_str()).at_byte(at),
-                                format!("trace ends inside the event array (truncated export): {} events used", ti.scan.events),
-                            ));
+                    Ok((_, ti)) if ti.unusable().is_some() => {
+                        if let Some(e) = ti.unusable() {
+                            file_problem(&mut self.problems, e);
                         }
+                    }
+                    Ok((t, ti)) => {
+                        diag::push_problems(&f.path, &ti.scan, &diag::ANOMALY, &mut self.problems);
                         let at = Position::file(f.path.as_str());
                         let first = ti.out_of_range.first_at.first().copied().unwrap_or(0);
                         let what = format!("events dropped: ts or ts + dur outside the representable time range ({}); count and byte offsets", crate::base::arith::Tally::time_limit_text());

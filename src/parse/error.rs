@@ -6,10 +6,10 @@ use std::fmt;
 use crate::base::Position;
 
 /// Why a file (or the rest of it) could not be read. Boxed to keep `Result` small.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseError(Box<Inner>);
 
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Inner {
     at: Position,
     kind: ParseErrorKind,
@@ -37,6 +37,11 @@ pub enum ParseErrorKind {
     Syntax {
         /// What was expected at this position.
         expected: &'static str,
+    },
+    /// The text is not UTF-8 (e.g. UTF-16): only UTF-8 is read.
+    Encoding {
+        /// What was found, e.g. `UTF-16 LE (byte-order mark FF FE)`.
+        found: &'static str,
     },
     /// Well-formed but outside what we accept (e.g. a pickle opcode that would run code).
     Unsupported {
@@ -73,6 +78,12 @@ impl fmt::Display for ParseError {
                 write!(f, "missing column(s): {}", missing.join(", "))
             }
             ParseErrorKind::Syntax { expected } => write!(f, "expected {expected}"),
+            ParseErrorKind::Encoding { found } => {
+                write!(
+                    f,
+                    "the text is {found}, not supported: re-save the file as UTF-8"
+                )
+            }
             ParseErrorKind::Unsupported { what } => write!(f, "unsupported: {what}"),
         }
     }

@@ -76,9 +76,18 @@ pub fn host(name: &str, cat: &str, ts: f64, dur: f64, tid: u32) -> String {
 
 /// Runs the pipeline over in-memory files (paths relative to the dropped root).
 pub fn run_files(files: &[(&str, String)], cfg: &AnomalyConfig) -> Vec<RankAnalysis> {
+    let bytes: Vec<(&str, Vec<u8>)> = files
+        .iter()
+        .map(|(p, b)| (*p, b.clone().into_bytes()))
+        .collect();
+    run_bytes(&bytes, cfg)
+}
+
+/// [`run_files`] with raw bytes (files that are not UTF-8).
+pub fn run_bytes(files: &[(&str, Vec<u8>)], cfg: &AnomalyConfig) -> Vec<RankAnalysis> {
     let mut m = MemOpener::new();
     for (p, b) in files {
-        m.add(*p, b.clone().into_bytes());
+        m.add(*p, b.clone());
     }
     let inv = Inventory::from_paths(&m.list());
     analyse_all(&inv, &m, cfg, &mut |_| ControlFlow::Continue(()))

@@ -24,7 +24,10 @@ use crate::model::host_events::{FlowPoint, HostOp, HostOpTable};
 use crate::model::stacks::{StackId, StackPool};
 use crate::model::strings::StringPool;
 use crate::parse::number::{parse_f64_python, parse_i64, parse_time_ns};
-use crate::parse::trace_json::scan::{as_str, decimal_text, skip_ws, string_end, value_end, End};
+use crate::parse::trace_json::diag::{self, Issue, TraceDiagnostics};
+use crate::parse::trace_json::scan::{
+    decimal_text, decode_str, skip_ws, string_end, value_end, End, StrFlaws,
+};
 use crate::parse::trace_json::{for_each_event, TraceScan};
 use crate::parse::{ParseError, ParseErrorKind};
 
@@ -56,8 +59,8 @@ pub struct TraceStats {
 /// Reads one `trace_view.json` from `reader` into a new [`HostOpTable`], interning op names in
 /// `strings` (the rank's pool, shared with the memory rows) and stacks in `stacks`.
 ///
-/// `file` names the file in problems; problems (`MEM-TV-001`, `MEM-TV-002`, `MEM-TV-003`,
-/// `MEM-TV-004`) go to `problems`. The same as feeding a [`HostOpsReader`] from
+/// `file` names the file in problems; problems (`MEM-TV-001` wrapper, `MEM-TV-010` time
+/// range, and the findings of [`diag`] with the [`diag::MEMORY`] codes) go to `problems`. The same as feeding a [`HostOpsReader`] from
 /// [`for_each_event`] (which `engine::rank_pass` does, beside the other consumers of the
 /// same pass).
 ///
@@ -93,8 +96,11 @@ pub struct HostOpsReader<'a> {
     fatal: Option<ParseError>,
     cpu_op: memchr::memmem::Finder<'static>,
     fwdbwd: memchr::memmem::Finder<'static>,
-    /// Raw (escaped) `Call stack` bytes → interned stack: decode each distinct stack once.
-    raw_stacks: HashMap<Box<[u8]>, StackId>,
+    /// Raw (escaped) `Call stack` bytes → interned stack and what was wrong with its text:
+    /// decode each distinct stack once.
+    raw_stacks: HashMap<Box<[u8]>, (StackId, StrFlaws)>,
+    /// Findings in the values decoded here (the splitter notes the structural ones).
+    diag: TraceDiagnostics,
     last_thread: Option<(Vec<u8>, Vec<u8>, u32)>,
     out_of_range: crate::base::arith::Tally,
 }
@@ -122,6 +128,7 @@ impl<'a> HostOpsReader<'a> {
             cpu_op: memchr::memmem::Finder::new(b"cpu_op\""),
             fwdbwd: memchr::memmem::Finder::new(b"fwdbwd\""),
             raw_stacks: HashMap::new(),
+            diag: TraceDiagnostics::default(),
             last_thread: None,
             out_of_range: Default::default(),
         }
@@ -149,8 +156,10 @@ impl<'a> HostOpsReader<'a> {
             stack,
             seq,
             fwd,
+            dup,
         }) = extract(ev)
         else {
+            self.diag.note(Issue::Malformed, at, None);
             return ControlFlow::Continue(());
         };
         let cat = match cat {
@@ -168,10 +177,14 @@ impl<'a> HostOpsReader<'a> {
                 Some(b"\"f\"") => false,
                 _ => return ControlFlow::Continue(()),
             };
+            if let Some(k) = dup {
+                self.diag.note(Issue::DuplicateKey, at, Some(k));
+            }
             let Some(t) = ts
                 .and_then(decimal_text)
                 .and_then(|s| parse_time_ns(s).ok())
             else {
+                self.diag.note(Issue::BadTs, at, None);
                 return ControlFlow::Continue(());
             };
             let thread = self.host.thread_key(&text(pid), &text(tid));
@@ -187,6 +200,9 @@ impl<'a> HostOpsReader<'a> {
         }
         if mode == TraceMode::Parity && stack.is_none() {
             return ControlFlow::Continue(());
+        }
+        if let Some(k) = dup {
+            self.diag.note(Issue::DuplicateKey, at, Some(k));
         }
         let file = &self.file;
         let ts_text = ts.and_then(decimal_text);
@@ -209,24 +225,36 @@ impl<'a> HostOpsReader<'a> {
             }
             _ => {
                 self.stats.bad_ts += 1;
+                self.diag.note(Issue::BadTs, at, None);
                 return ControlFlow::Continue(());
             }
         };
-        let name = name.and_then(as_str);
-        let name = self.strings.intern(name.as_deref().unwrap_or(""));
-        let dur_ns = dur
-            .and_then(decimal_text)
-            .and_then(|s| parse_time_ns(s).ok())
-            .map(|t| t.ns)
-            .unwrap_or(0);
-        let stack = stack.map(|raw| match self.raw_stacks.get(raw) {
-            Some(id) => *id,
-            None => {
-                let s = as_str(raw);
-                let id = self.stacks.intern(s.as_deref().unwrap_or(""));
-                self.raw_stacks.insert(raw.into(), id);
-                id
+        let name = match name.and_then(decode_str) {
+            Some((text, flaws)) => {
+                note_flaws(&mut self.diag, flaws, at, "name");
+                self.strings.intern(&text)
             }
+            None => self.strings.intern(""),
+        };
+        let dur_ns = match dur.and_then(decimal_text).and_then(|s| parse_time_ns(s).ok()) {
+            Some(t) => t.ns,
+            None => {
+                self.diag.note(Issue::BadDur, at, None);
+                0
+            }
+        };
+        let stack = stack.map(|raw| {
+            let (id, flaws) = match self.raw_stacks.get(raw) {
+                Some(known) => *known,
+                None => {
+                    let (text, flaws) = decode_str(raw).unwrap_or_default();
+                    let id = self.stacks.intern(&text);
+                    self.raw_stacks.insert(raw.into(), (id, flaws));
+                    (id, flaws)
+                }
+            };
+            note_flaws(&mut self.diag, flaws, at, "Call stack");
+            id
         });
         let thread = match &self.last_thread {
             Some((p, t, k)) if pid == Some(p.as_slice()) && tid == Some(t.as_slice()) => *k,
@@ -266,11 +294,12 @@ impl<'a> HostOpsReader<'a> {
     ///
     /// # Errors
     ///
-    /// Default mode: only an empty file ([`ParseErrorKind::Empty`]) or one that is not a
-    /// trace at all (syntax error before the first event) or unreadable. A syntax error
-    /// after events were read keeps them (`MEM-TV-004`). Parity mode: also a wrapped file
-    /// gives `Ok` with no ops, and a truncated file, a syntax error anywhere or a kept event
-    /// without a numeric `ts` fail.
+    /// Default mode: only an empty file ([`ParseErrorKind::Empty`]), one that is not a trace
+    /// at all (not starting like a trace, UTF-16, or an error before the first kept event) or
+    /// unreadable. An error after events were read keeps them (`MEM-TV-004`, with the offset
+    /// of the error and the end of the last event). Parity mode: also a wrapped file gives
+    /// `Ok` with no ops, and a truncated file, an error anywhere or a kept event without a
+    /// numeric `ts` fail.
     pub fn finish(
         self,
         res: Result<TraceScan, ParseError>,
@@ -283,44 +312,23 @@ impl<'a> HostOpsReader<'a> {
             mut stats,
             fatal,
             out_of_range,
+            diag: mine,
             ..
         } = self;
         if let Some(e) = fatal {
             return Err(e);
         }
-        let scan = match (res, mode) {
-            (Ok(s), _) => s,
-            (Err(e), TraceMode::Parity) => return Err(e),
-            (Err(e), TraceMode::Default) => {
-                if stats.cpu_ops == 0 && stats.flows == 0
-                    || matches!(e.kind(), ParseErrorKind::Empty)
-                {
-                    return Err(e);
-                }
-                problems.push(Problem::new(
-                    Severity::Error,
-                    "MEM-TV-004",
-                    e.position().clone(),
-                    format!("trace_view.json: {e}; the events read before it are used"),
-                ));
-                TraceScan {
-                    bytes: e.position().byte.unwrap_or(0),
-                    ..Default::default()
-                }
-            }
-        };
+        let mut scan = res?;
+        scan.diag.merge(&mine);
         let pos = || Position::file(file.clone());
-        if scan.wrapped {
-            match mode {
-                TraceMode::Parity => {
-                    return Ok((HostOpTable::new(), TraceStats { scan, ..Default::default() }));
-                }
-                TraceMode::Default => problems.push(Problem::new(Severity::Warning, "MEM-TV-001", pos(),
-                    "trace_view.json is wrapped in an object; RL-Insight would find no call stacks here")),
+        if mode == TraceMode::Parity {
+            if let Some(e) = scan.error.take() {
+                return Err(e);
             }
-        }
-        if let Some(at) = scan.truncated_at {
-            if mode == TraceMode::Parity {
+            if scan.wrapped {
+                return Ok((HostOpTable::new(), TraceStats { scan, ..Default::default() }));
+            }
+            if let Some(at) = scan.truncated_at {
                 return Err(ParseError::new(
                     pos().at_byte(at),
                     ParseErrorKind::Syntax {
@@ -328,29 +336,31 @@ impl<'a> HostOpsReader<'a> {
                     },
                 ));
             }
-            problems.push(Problem::new(
-                Severity::Warning,
-                "MEM-TV-002",
-                pos().at_byte(at),
-                format!("trace_view.json ends early (at byte {at}); events read so far are used"),
-            ));
+        } else if let Some(e) = &scan.error {
+            if stats.cpu_ops == 0 && stats.flows == 0 {
+                return Err(e.clone());
+            }
         }
-        if stats.bad_ts > 0 {
-            problems.push(Problem::new(
-                Severity::Warning,
-                "MEM-TV-003",
-                pos(),
-                format!(
-                    "trace_view.json: {} cpu_op events without a readable ts were skipped",
-                    stats.bad_ts
-                ),
-            ));
+        if scan.wrapped {
+            problems.push(Problem::new(Severity::Warning, "MEM-TV-001", pos(),
+                "trace_view.json is wrapped in an object; RL-Insight would find no call stacks here"));
         }
+        diag::push_problems(&file, &scan, &diag::MEMORY, problems);
         let first = out_of_range.first_at.first().copied().unwrap_or(0);
         let what = format!("trace_view.json: cpu_op events dropped, ts or ts + dur outside the representable time range ({}); count and byte offsets", crate::base::arith::Tally::time_limit_text());
         problems.push_some(out_of_range.problem("MEM-TV-010", pos().at_byte(first), &what));
         stats.scan = scan;
         Ok((host, stats))
+    }
+}
+
+/// Notes the flaws of one decoded string of the event at `at`.
+fn note_flaws(diag: &mut TraceDiagnostics, flaws: StrFlaws, at: u64, key: &'static str) {
+    if flaws.invalid_utf8 {
+        diag.note(Issue::InvalidUtf8, at, Some(key));
+    }
+    if flaws.invalid_json {
+        diag.note(Issue::InvalidString, at, Some(key));
     }
 }
 
@@ -368,11 +378,14 @@ struct Ev<'a> {
     stack: Option<&'a [u8]>,
     seq: Option<&'a [u8]>,
     fwd: Option<&'a [u8]>,
+    /// The first key read here that occurs twice (the last value wins).
+    dup: Option<&'static str>,
 }
 
 /// Walks the members of the object `obj` once, descending into `args` instead of skipping it,
 /// so each byte of a kept event is scanned once more after the splitter (not twice).
-/// First occurrence of a duplicate key wins. `None` when `obj` is not a well-formed object.
+/// A duplicate key: the last occurrence wins (as `JSON.parse` and Python), and the first such
+/// key is named in `dup`. `None` when `obj` is not a well-formed object.
 fn extract(obj: &[u8]) -> Option<Ev<'_>> {
     let mut e = Ev::default();
     let mut i = skip_ws(obj, 0);
@@ -415,11 +428,11 @@ fn extract(obj: &[u8]) -> Option<Ev<'_>> {
             return None;
         };
         let v = Some(&obj[i..vend]);
-        let slot = if in_args {
+        let (slot, name) = if in_args {
             match key {
-                b"Call stack" => &mut e.stack,
-                b"Sequence number" => &mut e.seq,
-                b"Fwd thread id" => &mut e.fwd,
+                b"Call stack" => (&mut e.stack, "Call stack"),
+                b"Sequence number" => (&mut e.seq, "Sequence number"),
+                b"Fwd thread id" => (&mut e.fwd, "Fwd thread id"),
                 _ => {
                     i = vend;
                     continue;
@@ -427,23 +440,24 @@ fn extract(obj: &[u8]) -> Option<Ev<'_>> {
             }
         } else {
             match key {
-                b"cat" => &mut e.cat,
-                b"ph" => &mut e.ph,
-                b"name" => &mut e.name,
-                b"ts" => &mut e.ts,
-                b"dur" => &mut e.dur,
-                b"pid" => &mut e.pid,
-                b"tid" => &mut e.tid,
-                b"id" => &mut e.id,
+                b"cat" => (&mut e.cat, "cat"),
+                b"ph" => (&mut e.ph, "ph"),
+                b"name" => (&mut e.name, "name"),
+                b"ts" => (&mut e.ts, "ts"),
+                b"dur" => (&mut e.dur, "dur"),
+                b"pid" => (&mut e.pid, "pid"),
+                b"tid" => (&mut e.tid, "tid"),
+                b"id" => (&mut e.id, "id"),
                 _ => {
                     i = vend;
                     continue;
                 }
             }
         };
-        if slot.is_none() {
-            *slot = v;
+        if slot.is_some() && e.dup.is_none() {
+            e.dup = Some(name);
         }
+        *slot = v;
         i = vend;
     }
 }

@@ -7,6 +7,7 @@
 //! `serde_json::from_slice` only on the events they keep.
 
 pub mod call_stack_index;
+pub mod diag;
 pub mod scan;
 pub mod splitter;
 

@@ -43,62 +43,134 @@ pub fn string_end(buf: &[u8], i: usize) -> End {
 /// Objects and arrays are matched by depth, strings by quotes and escapes; scalars run to the
 /// next delimiter. Contents are not validated (decoding does that for the values kept).
 /// A scalar reaching the end of the buffer is [`End::Incomplete`] unless `eof`.
+/// The whole-buffer form of [`ValueScan`].
 pub fn value_end(buf: &[u8], i: usize, eof: bool) -> End {
-    let Some(&first) = buf.get(i) else {
-        return End::Incomplete;
-    };
-    match first {
-        b'{' | b'[' => {
-            // Only the opening bracket kind is counted: inside well-formed JSON the other
-            // kind nests properly between matching pairs, and strings are skipped whole.
-            let (open, close) = if first == b'{' {
-                (b'{', b'}')
-            } else {
-                (b'[', b']')
-            };
-            let mut depth: usize = 0;
-            let mut j = i;
-            loop {
-                let Some(k) = memchr::memchr3(b'"', open, close, &buf[j..]) else {
-                    return End::Incomplete;
-                };
-                j += k;
-                let b = buf[j];
-                if b == b'"' {
-                    match string_end(buf, j) {
-                        End::At(e) => {
-                            j = e;
-                            continue;
+    match ValueScan::default().resume(buf.get(i..).unwrap_or(&[]), eof) {
+        End::At(e) => End::At(i + e),
+        other => other,
+    }
+}
+
+/// A resumable scan for the end of one JSON value, so a value that arrives over many reads
+/// is scanned once in total (linear time), not once per read.
+///
+/// Call [`ValueScan::resume`] with the bytes from the value's first byte on, again with more
+/// bytes (the same prefix, longer) after each [`End::Incomplete`]. The scan remembers how far
+/// it got, the bracket depth and whether it is inside a string.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ValueScan {
+    /// Bytes of the value already scanned (relative to its first byte).
+    done: usize,
+    /// Depth of the opening bracket kind (objects or arrays).
+    depth: usize,
+    /// Inside a string (the value itself or one nested in it).
+    in_string: bool,
+    /// The last byte scanned is a backslash inside a string.
+    escape: bool,
+}
+
+impl ValueScan {
+    /// Bytes of the value scanned so far.
+    pub fn scanned(&self) -> usize {
+        self.done
+    }
+
+    /// Continues the scan over `v` (`v[0]` = the value's first byte, no leading whitespace).
+    /// Returns [`End::At`] with the length of the value, [`End::Incomplete`] when `v` ends
+    /// inside it (call again with more bytes), or [`End::Invalid`] when `v[0]` cannot start a
+    /// value. Only the opening bracket kind is counted: inside well-formed JSON the other kind
+    /// nests properly between matching pairs, and strings are skipped whole.
+    pub fn resume(&mut self, v: &[u8], eof: bool) -> End {
+        let Some(&first) = v.first() else {
+            return End::Incomplete;
+        };
+        if self.done == 0 {
+            match first {
+                b'{' | b'[' => self.depth = 1,
+                b'"' => self.in_string = true,
+                // `NaN` / `Infinity` are not JSON but Python's `json.dumps` writes them; they
+                // are scanned as scalars so that the reader can count them as unreadable.
+                b'-' | b'0'..=b'9' | b't' | b'f' | b'n' | b'N' | b'I' => {}
+                _ => return End::Invalid,
+            }
+            self.done = 1;
+        }
+        let mut j = self.done;
+        let end = match first {
+            b'{' | b'[' | b'"' => self.brackets(v, &mut j, first),
+            _ => {
+                let rest = v.get(j..).unwrap_or(&[]);
+                match rest
+                    .iter()
+                    .position(|b| matches!(b, b',' | b']' | b'}' | b' ' | b'\t' | b'\r' | b'\n'))
+                {
+                    Some(k) => End::At(j + k),
+                    None if eof => End::At(v.len()),
+                    None => {
+                        j = v.len();
+                        End::Incomplete
+                    }
+                }
+            }
+        };
+        self.done = j.min(v.len());
+        end
+    }
+
+    /// The scan of a bracketed value or a string, from `*j` on; `*j` is left where it got.
+    fn brackets(&mut self, v: &[u8], j: &mut usize, first: u8) -> End {
+        let (open, close) = if first == b'[' {
+            (b'[', b']')
+        } else {
+            (b'{', b'}')
+        };
+        loop {
+            if self.in_string {
+                if self.escape {
+                    if *j >= v.len() {
+                        return End::Incomplete;
+                    }
+                    *j += 1;
+                    self.escape = false;
+                }
+                match memchr::memchr2(b'"', b'\\', v.get(*j..).unwrap_or(&[])) {
+                    None => {
+                        *j = v.len();
+                        return End::Incomplete;
+                    }
+                    Some(k) => {
+                        let at = *j + k;
+                        *j = at + 1;
+                        if v[at] == b'"' {
+                            self.in_string = false;
+                            if self.depth == 0 {
+                                return End::At(*j);
+                            }
+                        } else {
+                            self.escape = true;
                         }
-                        other => return other,
-                    }
-                } else if b == open {
-                    depth += 1;
-                } else {
-                    depth -= 1;
-                    if depth == 0 {
-                        return End::At(j + 1);
                     }
                 }
-                j += 1;
+                continue;
             }
-        }
-        b'"' => string_end(buf, i),
-        b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => {
-            let mut j = i;
-            while j < buf.len() {
-                match buf[j] {
-                    b',' | b']' | b'}' | b' ' | b'\t' | b'\r' | b'\n' => return End::At(j),
-                    _ => j += 1,
-                }
-            }
-            if eof {
-                End::At(j)
+            let Some(k) = memchr::memchr3(b'"', open, close, v.get(*j..).unwrap_or(&[])) else {
+                *j = v.len();
+                return End::Incomplete;
+            };
+            let at = *j + k;
+            *j = at + 1;
+            let b = v[at];
+            if b == b'"' {
+                self.in_string = true;
+            } else if b == open {
+                self.depth += 1;
             } else {
-                End::Incomplete
+                self.depth -= 1;
+                if self.depth == 0 {
+                    return End::At(*j);
+                }
             }
         }
-        _ => End::Invalid,
     }
 }
 
@@ -113,18 +185,28 @@ pub fn skip_ws(buf: &[u8], mut i: usize) -> usize {
 /// Raw bytes of the top-level members `keys` of the object `obj` (a complete object).
 ///
 /// `out[k]` is the raw value text of `keys[k]` (strings keep their quotes), or `None` when
-/// absent. Keys are compared as raw bytes (keys with escapes never match). The first
-/// occurrence of a duplicate key wins; scanning stops once every key is found. Returns `None`
-/// when `obj` is not a well-formed object at the top level (up to the last key read).
+/// absent. Keys are compared as raw bytes (keys with escapes never match). A duplicate key:
+/// the last occurrence wins (as `JSON.parse` and Python's `json`); see [`fields_dup`].
+/// Returns `None` when `obj` is not a well-formed object at the top level.
 pub fn fields<'a, const N: usize>(obj: &'a [u8], keys: [&str; N]) -> Option<[Option<&'a [u8]>; N]> {
+    fields_dup(obj, keys).map(|(out, _)| out)
+}
+
+/// [`fields`], and the index in `keys` of the first key that occurs more than once (the
+/// object is read to its end; only the keys asked for are checked).
+pub fn fields_dup<'a, const N: usize>(
+    obj: &'a [u8],
+    keys: [&str; N],
+) -> Option<([Option<&'a [u8]>; N], Option<usize>)> {
     let mut out = [None; N];
+    let mut dup = None;
     let mut i = skip_ws(obj, 0);
     if obj.get(i) != Some(&b'{') {
         return None;
     }
     i = skip_ws(obj, i + 1);
     if obj.get(i) == Some(&b'}') {
-        return Some(out);
+        return Some((out, dup));
     }
     loop {
         if obj.get(i) != Some(&b'"') {
@@ -142,34 +224,142 @@ pub fn fields<'a, const N: usize>(obj: &'a [u8], keys: [&str; N]) -> Option<[Opt
         let End::At(vend) = value_end(obj, i, true) else {
             return None;
         };
-        for (k, want) in keys.iter().enumerate() {
-            if out[k].is_none() && key == want.as_bytes() {
-                out[k] = Some(&obj[i..vend]);
-                if out.iter().all(Option::is_some) {
-                    return Some(out);
-                }
+        if let Some(k) = keys.iter().position(|want| key == want.as_bytes()) {
+            if out[k].is_some() && dup.is_none() {
+                dup = Some(k);
             }
+            out[k] = Some(&obj[i..vend]);
         }
         i = skip_ws(obj, vend);
         match obj.get(i) {
             Some(b',') => i = skip_ws(obj, i + 1),
-            Some(b'}') => return Some(out),
+            Some(b'}') => return Some((out, dup)),
             _ => return None,
         }
     }
 }
 
-/// The text of a JSON string value (raw, with quotes). Borrowed when it has no escapes;
-/// decoded otherwise. `None` if `raw` is not a string.
-pub fn as_str(raw: &[u8]) -> Option<Cow<'_, str>> {
+/// What was wrong with a JSON string that was decoded anyway (issue 11: lossy text is kept
+/// and flagged).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StrFlaws {
+    /// Bytes that are not UTF-8 (or a lone `\u` surrogate): replaced by U+FFFD.
+    pub invalid_utf8: bool,
+    /// A raw control byte (below 0x20) or an invalid `\` escape: kept as read.
+    pub invalid_json: bool,
+}
+
+impl StrFlaws {
+    /// True when nothing was wrong.
+    pub fn is_clean(self) -> bool {
+        self == StrFlaws::default()
+    }
+}
+
+/// The text of a JSON string value (raw, with quotes), decoded leniently: borrowed when it
+/// has no escapes and is clean UTF-8; invalid UTF-8 becomes U+FFFD, raw control bytes and
+/// invalid escapes are kept as read, and [`StrFlaws`] says which happened. `None` if `raw` is
+/// not a string.
+pub fn decode_str(raw: &[u8]) -> Option<(Cow<'_, str>, StrFlaws)> {
     if raw.len() < 2 || raw[0] != b'"' || raw[raw.len() - 1] != b'"' {
         return None;
     }
     let inner = &raw[1..raw.len() - 1];
+    let mut flaws = StrFlaws {
+        invalid_utf8: false,
+        invalid_json: inner.iter().any(|&b| b < 0x20),
+    };
     if !inner.contains(&b'\\') {
-        return std::str::from_utf8(inner).ok().map(Cow::Borrowed);
+        let text = match std::str::from_utf8(inner) {
+            Ok(s) => Cow::Borrowed(s),
+            Err(_) => {
+                flaws.invalid_utf8 = true;
+                Cow::Owned(String::from_utf8_lossy(inner).into_owned())
+            }
+        };
+        return Some((text, flaws));
     }
-    serde_json::from_slice::<String>(raw).ok().map(Cow::Owned)
+    let mut out: Vec<u8> = Vec::with_capacity(inner.len());
+    let mut k = 0;
+    while k < inner.len() {
+        let b = inner[k];
+        if b != b'\\' {
+            out.push(b);
+            k += 1;
+            continue;
+        }
+        let e = inner.get(k + 1).copied();
+        k += 2;
+        let c = match e {
+            Some(b'"') => b'"',
+            Some(b'\\') => b'\\',
+            Some(b'/') => b'/',
+            Some(b'b') => 8,
+            Some(b'f') => 12,
+            Some(b'n') => b'\n',
+            Some(b'r') => b'\r',
+            Some(b't') => b'\t',
+            Some(b'u') => {
+                let Some(hi) = hex4(inner.get(k..k + 4)) else {
+                    flaws.invalid_json = true;
+                    out.extend_from_slice(b"\\u");
+                    continue;
+                };
+                k += 4;
+                let mut ch = None;
+                if (0xD800..0xDC00).contains(&hi) && inner.get(k..k + 2) == Some(b"\\u") {
+                    if let Some(lo) =
+                        hex4(inner.get(k + 2..k + 6)).filter(|l| (0xDC00..0xE000).contains(l))
+                    {
+                        ch = char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00));
+                        k += 6;
+                    }
+                }
+                let ch = ch.or_else(|| char::from_u32(hi)).unwrap_or_else(|| {
+                    flaws.invalid_utf8 = true;
+                    '\u{FFFD}'
+                });
+                let mut tmp = [0u8; 4];
+                out.extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
+                continue;
+            }
+            Some(other) => {
+                flaws.invalid_json = true;
+                out.push(b'\\');
+                out.push(other);
+                continue;
+            }
+            None => {
+                flaws.invalid_json = true;
+                out.push(b'\\');
+                continue;
+            }
+        };
+        out.push(c);
+    }
+    let text = match String::from_utf8(out) {
+        Ok(s) => s,
+        Err(e) => {
+            flaws.invalid_utf8 = true;
+            String::from_utf8_lossy(e.as_bytes()).into_owned()
+        }
+    };
+    Some((Cow::Owned(text), flaws))
+}
+
+fn hex4(d: Option<&[u8]>) -> Option<u32> {
+    let d = d?;
+    let s = std::str::from_utf8(d).ok()?;
+    if s.len() != 4 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u32::from_str_radix(s, 16).ok()
+}
+
+/// The text of a JSON string value (raw, with quotes), decoded leniently as [`decode_str`]
+/// does, without its flaws. `None` if `raw` is not a string.
+pub fn as_str(raw: &[u8]) -> Option<Cow<'_, str>> {
+    decode_str(raw).map(|(s, _)| s)
 }
 
 /// The decimal text of a value that is a number or a string holding a number

@@ -10,7 +10,8 @@ use std::io::Read;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use super::scan::{as_str, decimal_text, fields, time_ns};
+use super::diag::{Issue, TraceDiagnostics};
+use super::scan::{as_str, decimal_text, decode_str, fields, fields_dup, time_ns};
 use super::splitter::{for_each_event, TraceScan};
 use crate::base::arith::{self, Tally};
 use crate::ingest::{ChunkReader, Progress};
@@ -69,8 +70,11 @@ fn is_marker_name(name: &str, custom_prefix: &str) -> bool {
 /// The same as feeding a [`TimelineBuilder`] from [`for_each_event`] (which
 /// `engine::rank_pass` does, beside the other consumers of the same pass).
 ///
-/// Errors: those of [`for_each_event`] (empty file, not a trace, read failure). A truncated
-/// array is not an error: [`TraceScan::truncated_at`] is set and the events read are used.
+/// Errors: those of [`for_each_event`] (empty file, not a trace, UTF-16, read failure), and an
+/// error that stopped the read before any event ([`TimelineInfo::unusable`]). A truncated
+/// array or an error after some events is not an error: [`TraceScan::truncated_at`] /
+/// [`TraceScan::error`] are set and the events read are used; every finding is in
+/// `info.scan.diag` (problems: [`super::diag::push_problems`]).
 pub fn read<R: Read>(
     src: R,
     file: &str,
@@ -84,7 +88,18 @@ pub fn read<R: Read>(
     let scan = for_each_event(&mut reader, &file_arc, on_progress, &mut |ev, at| {
         b.event(ev, at)
     })?;
-    Ok(b.finish(scan))
+    let (t, info) = b.finish(scan);
+    match info.unusable() {
+        Some(e) => Err(e.clone()),
+        None => Ok((t, info)),
+    }
+}
+
+impl TimelineInfo {
+    /// The error that stopped the read before any event was read: the trace is not usable.
+    pub fn unusable(&self) -> Option<&ParseError> {
+        self.scan.error.as_ref().filter(|_| self.scan.events == 0)
+    }
 }
 
 /// The anomaly trace tables as a push consumer of one `trace_view.json` pass: feed it
@@ -103,7 +118,12 @@ pub struct TimelineBuilder {
     key_buf: Vec<u8>,
     raws: Vec<Raw>,
     open: HashMap<u32, Vec<(u32, u32, i64)>>,
+    /// Findings in the values decoded here (the splitter notes the structural ones).
+    diag: TraceDiagnostics,
 }
+
+/// The keys of an event the timeline reads.
+const KEYS: [&str; 8] = ["ph", "name", "cat", "pid", "tid", "ts", "dur", "args"];
 
 impl TimelineBuilder {
     /// A builder; `custom_prefix` is the user step-marker prefix (may be empty).
@@ -117,16 +137,28 @@ impl TimelineBuilder {
 
     /// One event object (raw bytes) at absolute byte offset `at`. Never `Break`s.
     pub fn event(&mut self, obj: &[u8], at: u64) -> ControlFlow<()> {
-        let Some([ph, name, cat, pid, tid, ts, dur, args]) = fields(
-            obj,
-            ["ph", "name", "cat", "pid", "tid", "ts", "dur", "args"],
-        ) else {
+        let Some(([ph, name, cat, pid, tid, ts, dur, args], dup)) = fields_dup(obj, KEYS) else {
             self.info.skipped += 1;
+            self.diag.note(Issue::Malformed, at, None);
             return ControlFlow::Continue(());
         };
+        if let Some(k) = dup {
+            self.diag.note(Issue::DuplicateKey, at, Some(KEYS[k]));
+        }
         let ph = ph.and_then(as_str);
         let ph = ph.as_deref().unwrap_or("");
-        let name = name.and_then(as_str).unwrap_or_default();
+        let name = match name.and_then(decode_str) {
+            Some((text, flaws)) => {
+                if flaws.invalid_utf8 {
+                    self.diag.note(Issue::InvalidUtf8, at, Some("name"));
+                }
+                if flaws.invalid_json {
+                    self.diag.note(Issue::InvalidString, at, Some("name"));
+                }
+                text
+            }
+            None => Default::default(),
+        };
         let pid_raw = pid.unwrap_or(b"null");
         let tid_raw = tid.unwrap_or(b"null");
         self.key_buf.clear();
@@ -152,13 +184,11 @@ impl TimelineBuilder {
             }
         };
         if ph == "M" {
-            #[derive(serde::Deserialize)]
-            struct NameArg {
-                name: Option<String>,
-            }
             let n = args
-                .and_then(|a| serde_json::from_slice::<NameArg>(a).ok())
-                .and_then(|a| a.name);
+                .and_then(|a| fields(a, ["name"]))
+                .and_then(|[n]| n)
+                .and_then(as_str)
+                .map(|n| n.into_owned());
             match (&*name, n) {
                 ("process_name", Some(n)) => {
                     self.pid_names.insert(pid_id, n);
@@ -181,9 +211,8 @@ impl TimelineBuilder {
             }
         }
         let Some(ts) = ts.and_then(time_ns) else {
-            if ph != "M" {
-                self.info.skipped += 1;
-            }
+            self.info.skipped += 1;
+            self.diag.note(Issue::BadTs, at, None);
             return ControlFlow::Continue(());
         };
         let Ok(ts) = arith::time_ns(ts.ns) else {
@@ -192,11 +221,13 @@ impl TimelineBuilder {
         };
         match ph {
             "X" => {
-                let d = dur
-                    .and_then(decimal_text)
-                    .and_then(|d| parse_time_ns(d).ok())
-                    .map(|d| d.ns)
-                    .unwrap_or(0);
+                let d = match dur.and_then(decimal_text).and_then(|d| parse_time_ns(d).ok()) {
+                    Some(d) => d.ns,
+                    None => {
+                        self.diag.note(Issue::BadDur, at, None);
+                        0
+                    }
+                };
                 // `ts + dur` must stay a model time too (a negative marker `dur` included).
                 let end = arith::time_ns(d).and_then(|d| arith::add(ts, d));
                 if end.and_then(arith::time_ns).is_err() {
@@ -280,9 +311,11 @@ impl TimelineBuilder {
             thread_tid,
             raws,
             open,
+            diag,
             ..
         } = self;
         info.scan = scan;
+        info.scan.diag.merge(&diag);
         info.unmatched_begin = open.values().map(|v| v.len() as u64).sum();
         // Resolve lanes now that all metadata is known.
         let lane_of = |pid: u32| -> Option<Lane> {

@@ -112,11 +112,13 @@ fn truncated_trace_keeps_what_was_read_with_the_byte_offset() {
     assert_eq!(p.code, "MEM-TV-002");
     let at = stats.scan.truncated_at.unwrap();
     assert_eq!(p.at.byte, Some(at));
+    assert_eq!(at as usize, cut);
+    let start = cut - 30;
+    let last = stats.scan.last_event_end.unwrap();
     assert_eq!(
         p.message,
-        format!("trace_view.json ends early (at byte {at}); events read so far are used")
+        format!("trace_view.json ends early (at byte {cut}, inside the event that starts at byte {start}); events read so far are used (2 events; the last one ends at byte {last})")
     );
-    assert_eq!(at as usize, cut - 30);
     assert!(run(&full[..cut], TraceMode::Parity).res.is_err());
 }
 

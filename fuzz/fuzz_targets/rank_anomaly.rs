@@ -1,0 +1,70 @@
+//! End to end, the anomaly analysis of two rank folders over a `MemOpener`
+//! (src/engine/anomaly.rs: kernels → trace timeline → steps, bubbles, groups, tags →
+//! cross-rank table), rulebook and script-compatible settings, then the JSON, the CSV
+//! exports and both Markdown reports (src/report/anomaly_*, arch_md.rs).
+//!
+//! Input: up to 10 files separated by NUL (see `proflens_fuzz::split_files`): for each of
+//! two rank folders `kernel_details.csv`, `trace_view.json`, `step_trace_time.csv`,
+//! `communication.json`, `profiler_info_<k>.json`.
+#![no_main]
+
+use std::ops::ControlFlow;
+
+use libfuzzer_sys::fuzz_target;
+use proflens::analysis::anomaly_config::AnomalyConfig;
+use proflens::engine::anomaly::{analyse_all, rank_reports, write_json};
+use proflens::ingest::inventory::Inventory;
+use proflens::ingest::MemOpener;
+use proflens::parse::metadata::read_side_files;
+use proflens::report::anomaly_csv::{write_bubbles, write_steps, CsvRank};
+use proflens_fuzz::{render_problems, split_files};
+
+const NAMES: [&str; 5] = [
+    "ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+    "ASCEND_PROFILER_OUTPUT/trace_view.json",
+    "ASCEND_PROFILER_OUTPUT/step_trace_time.csv",
+    "ASCEND_PROFILER_OUTPUT/communication.json",
+    "profiler_info_{k}.json",
+];
+
+fuzz_target!(|data: &[u8]| {
+    let mut o = MemOpener::new();
+    for (i, part) in split_files(data, 10).into_iter().enumerate() {
+        if let Some(bytes) = part {
+            let k = i / NAMES.len();
+            let name = NAMES[i % NAMES.len()].replace("{k}", &k.to_string());
+            o.add(format!("run/r{k}_ascend_pt/{name}"), bytes);
+        }
+    }
+    let mut inv = Inventory::from_paths(&o.list());
+    read_side_files(&mut inv, &o);
+    for cfg in [AnomalyConfig::spec_defaults(), AnomalyConfig::script_compatible()] {
+        let Ok((ranks, cross)) = analyse_all(&inv, &o, &cfg, &mut |_| ControlFlow::Continue(()))
+        else {
+            unreachable!("nothing cancels");
+        };
+        for r in &ranks {
+            render_problems(&r.problems);
+        }
+        let mut out = Vec::new();
+        write_json(&mut out, &ranks, &cfg).expect("JSON into memory");
+        serde_json::from_slice::<serde_json::Value>(&out).expect("the JSON output is JSON");
+        let csv: Vec<CsvRank<'_>> = ranks
+            .iter()
+            .map(|r| CsvRank {
+                rank_id: r.meta.rank_id,
+                rank_dir: &r.dir_name,
+                result: &r.result,
+                kernels: &r.kernels,
+            })
+            .collect();
+        out.clear();
+        write_steps(&csv, &mut out).expect("steps CSV into memory");
+        out.clear();
+        write_bubbles(&csv, &mut out).expect("bubbles CSV into memory");
+        for i in 0..ranks.len() {
+            let (_, md, _, arch) = rank_reports(&inv, &ranks, &cross, &cfg, i).expect("rank i exists");
+            assert!(!md.is_empty() && !arch.is_empty());
+        }
+    }
+});

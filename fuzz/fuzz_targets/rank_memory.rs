@@ -1,0 +1,58 @@
+//! End to end, the memory analysis of two rank folders over a `MemOpener`
+//! (src/engine/memory.rs: side files → trace → CSV → matching → curves → summary), in default
+//! and parity mode, then every export (CSV, JSON, Markdown summary: src/report/memory_*).
+//!
+//! Input: up to 8 files separated by NUL (see `proflens_fuzz::split_files`): for each of two
+//! rank folders `operator_memory.csv`, `trace_view.json`, `profiler_info_<k>.json`,
+//! `profiler_metadata.json`.
+#![no_main]
+
+use std::ops::ControlFlow;
+
+use libfuzzer_sys::fuzz_target;
+use proflens::engine::memory::{analyse_inventory, MemoryOptions, Mode};
+use proflens::ingest::inventory::Inventory;
+use proflens::ingest::MemOpener;
+use proflens::parse::metadata::read_side_files;
+use proflens::report::memory_md::write_summary;
+use proflens::report::memory_rows::{write_csv, write_json, Columns};
+use proflens_fuzz::{render_problems, split_files};
+
+const NAMES: [&str; 4] = [
+    "ASCEND_PROFILER_OUTPUT/operator_memory.csv",
+    "ASCEND_PROFILER_OUTPUT/trace_view.json",
+    "profiler_info_{k}.json",
+    "profiler_metadata.json",
+];
+
+fuzz_target!(|data: &[u8]| {
+    let mut o = MemOpener::new();
+    for (i, part) in split_files(data, 8).into_iter().enumerate() {
+        if let Some(bytes) = part {
+            let k = i / NAMES.len();
+            let name = NAMES[i % NAMES.len()].replace("{k}", &k.to_string());
+            o.add(format!("run/r{k}_ascend_pt/{name}"), bytes);
+        }
+    }
+    let mut inv = Inventory::from_paths(&o.list());
+    read_side_files(&mut inv, &o);
+    for (mode, cols) in [(Mode::Default, Columns::Full), (Mode::Parity, Columns::Parity)] {
+        let opts = MemoryOptions {
+            mode,
+            ..Default::default()
+        };
+        let (run, drop_problems) =
+            analyse_inventory(&inv, &o, &opts, &mut |_, _| ControlFlow::Continue(()));
+        render_problems(&drop_problems);
+        for r in &run.ranks {
+            render_problems(&r.problems);
+        }
+        let mut out = Vec::new();
+        write_csv(&run, cols, &mut out).expect("CSV export into memory");
+        out.clear();
+        write_json(&run, cols, &mut out).expect("JSON export into memory");
+        serde_json::from_slice::<serde_json::Value>(&out).expect("the JSON export is JSON");
+        out.clear();
+        write_summary(&run, &mut out).expect("Markdown summary into memory");
+    }
+});

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Builds the seed corpora of the fuzz targets (fuzz/corpus/<target>/) at run time.
+
+Seeds are small slices of the real fixtures (../shared/fixtures beside the project: the
+first lines of a CSV, the first events of a trace re-closed as a valid array, whole small
+side files and pickles) plus synthetic inputs made here (snapshot-shaped pickles with
+extreme integers). Nothing of this is committed: fuzz/corpus is .gitignored.
+
+Usage: fuzz/seed.py [FIXTURES_DIR] (default: <project>/../shared/fixtures). Idempotent:
+seeds are named by content hash, so rerunning adds nothing new. A missing fixture folder
+only costs the real-data seeds; the synthetic ones are always written.
+"""
+import hashlib
+import json
+import os
+import pickle
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIX = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "shared", "fixtures")
+CORPUS = os.path.join(HERE, "corpus")
+MSI = "ascend/Ascend__msinsight"
+# Largest trace seed (bytes): small inputs run fast; the fuzzer grows them where it pays.
+MAX_TRACE = 6000
+RANKS = [
+    f"{MSI}/test/data/pytorch/text/level0/rank0_ascend_pt",
+    f"{MSI}/test/data/pytorch/text/level1/rank1_ascend_pt",
+    f"{MSI}/server/src/test/test_data/test_rank_0",
+    "rl_insight/data/recipe/memory_data/20260526_085155_ascend_pt",
+]
+
+
+def put(target, data):
+    d = os.path.join(CORPUS, target)
+    os.makedirs(d, exist_ok=True)
+    name = hashlib.sha1(data).hexdigest()
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def read(rel):
+    p = os.path.join(FIX, rel)
+    try:
+        with open(p, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def head_lines(data, n):
+    return b"".join(data.splitlines(keepends=True)[:n])
+
+
+def first_events(data, n, wrapped=False):
+    """The first n events of a trace as a complete, valid trace (bare array or wrapper)."""
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return data[:4096]
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    # Prefer a mix: metadata, cpu_op with call stacks, flows, kernels.
+    candidates = events[:n // 2] + [e for e in events if e.get("cat") in ("cpu_op", "fwdbwd")][: n // 2]
+    picked, size = [], 0
+    for e in candidates:
+        size += len(json.dumps(e))
+        if size > MAX_TRACE and picked:
+            break
+        picked.append(e)
+    body = {"traceEvents": picked} if wrapped else picked
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def rank_file(rank, name):
+    return read(f"{rank}/ASCEND_PROFILER_OUTPUT/{name}") or read(f"{rank}/{name}")
+
+
+def info_file(rank):
+    d = os.path.join(FIX, rank)
+    if os.path.isdir(d):
+        for n in sorted(os.listdir(d)):
+            if n.startswith("profiler_info") and n.endswith(".json"):
+                return read(f"{rank}/{n}")
+    return None
+
+
+def traces():
+    out = []
+    for rank in RANKS:
+        t = rank_file(rank, "trace_view.json")
+        if t is None:
+            continue
+        out.append(t if len(t) <= 8192 else first_events(t, 40))
+        out.append(first_events(t, 12, wrapped=True))
+    return out
+
+
+def csv_seeds(name, lines=25):
+    out = []
+    for rank in RANKS:
+        c = rank_file(rank, name)
+        if c:
+            out.append(head_lines(c, lines))
+    return out
+
+
+def synthetic_pickles():
+    """Snapshot-shaped dicts (torch-snapshot.md §3) with ordinary and extreme integers."""
+    out = []
+    for big in (1 << 20, (1 << 63) - 1, (1 << 64) - 1, -1):
+        frame = {"filename": "train.py", "line": 12, "name": "forward"}
+        block = {"size": 512, "requested_size": 500, "address": 4096, "state": "active_allocated",
+                 "frames": [frame]}
+        seg = {"device": 0, "address": 4096, "total_size": 2 << 20, "allocated_size": 512,
+               "active_size": 512, "requested_size": 500, "stream": 0, "segment_type": "small",
+               "blocks": [block, {"size": big, "address": 4608, "state": "inactive"}]}
+        trace = [
+            {"action": "segment_alloc", "addr": 4096, "size": 2 << 20, "stream": 0, "time_us": 1},
+            {"action": "alloc", "addr": 4096, "size": 512, "stream": 0, "time_us": 2, "frames": [frame]},
+            {"action": "alloc", "addr": 4608, "size": big, "stream": big, "time_us": big, "frames": [frame]},
+            {"action": "free_requested", "addr": 4096, "size": 512, "stream": 0, "time_us": 3},
+            {"action": "free_completed", "addr": 4096, "size": 512, "stream": 0, "time_us": 4},
+        ]
+        snap = {"segments": [seg], "device_traces": [trace, trace], "allocator_settings": {"x": 1}}
+        for proto in (2, 4):
+            out.append(pickle.dumps(snap, protocol=proto))
+    return out
+
+
+def main():
+    for t in traces():
+        for chunk in (b"\x00", b"\x07"):
+            put("trace_splitter", chunk + t)
+            put("trace_host_ops", chunk + t)
+        put("trace_timeline", t)
+    for c in csv_seeds("operator_memory.csv"):
+        put("csv_operator_memory", c)
+    kd = csv_seeds("kernel_details.csv")
+    op_sum = read(f"ascend/neo-pan__ascend-msprof-skill/tests/fixtures/tilelang_design_feedback/"
+                  f"candidate_comparability/missing_raw_index_candidate/reports/app/"
+                  f"PROF_000001_20260605161708478_FRJKORBPFMHQMGLA/mindstudio_profiler_output/"
+                  f"op_summary_20260605161737.csv")
+    if op_sum:
+        kd.append(head_lines(op_sum, 25))
+    for c in kd:
+        put("csv_kernel_details", c)
+    for c in csv_seeds("step_trace_time.csv", 100):
+        put("csv_step_trace_time", c)
+    for rank in RANKS:
+        for b in (info_file(rank), read(f"{rank}/profiler_metadata.json")):
+            if b:
+                put("side_json", b)
+        c = rank_file(rank, "communication.json")
+        if c and len(c) <= 8192:
+            put("side_json", c)
+    # Inventory: the relative paths of real fixture trees (names only, no content).
+    for tree in (f"{MSI}/test/data/pytorch/text", f"{MSI}/server/src/test/test_data",
+                 "rl_insight/data", "ascend/a550580874__rl-insight/data/mstx_data"):
+        root = os.path.join(FIX, tree)
+        paths = []
+        for d, _, files in os.walk(root):
+            for n in files:
+                paths.append(os.path.relpath(os.path.join(d, n), os.path.dirname(root)))
+        if paths:
+            put("inventory_paths", ("all\n" + "\n".join(sorted(paths))).encode())
+    pickles = synthetic_pickles()
+    snaps = os.path.join(FIX, "torch_snapshots")
+    if os.path.isdir(snaps):
+        for n in sorted(os.listdir(snaps)):
+            b = read(f"torch_snapshots/{n}")
+            if b and len(b) <= 80_000:
+                pickles.append(b)
+    for p in pickles:
+        put("pickle_decode", p)
+        put("snapshot_report", p)
+    # Whole rank folders, files joined by NUL (fuzz/src/lib.rs split_files).
+    for rank in RANKS:
+        tv = rank_file(rank, "trace_view.json")
+        tv = first_events(tv, 40) if tv and len(tv) > 8192 else (tv or b"")
+        om = head_lines(rank_file(rank, "operator_memory.csv") or b"", 30)
+        kd = head_lines(rank_file(rank, "kernel_details.csv") or b"", 30)
+        st = rank_file(rank, "step_trace_time.csv") or b""
+        cm = rank_file(rank, "communication.json") or b""
+        cm = cm if len(cm) <= 8192 else b""
+        info = info_file(rank) or b""
+        meta = read(f"{rank}/profiler_metadata.json") or b""
+        if om:
+            mem = b"\x00".join([om, tv, info, meta])
+            put("rank_memory", mem)
+            put("rank_memory", mem + b"\x00" + mem)
+        if kd or tv:
+            an = b"\x00".join([kd, tv, st, cm, info])
+            put("rank_anomaly", an)
+            put("rank_anomaly", an + b"\x00" + an)
+    # Every target gets at least one seed.
+    for t in ("trace_splitter", "trace_host_ops", "trace_timeline", "csv_operator_memory",
+              "csv_kernel_details", "csv_step_trace_time", "side_json", "inventory_paths",
+              "pickle_decode", "snapshot_report", "rank_memory", "rank_anomaly"):
+        put(t, b"")
+    counts = {t: len(os.listdir(os.path.join(CORPUS, t))) for t in sorted(os.listdir(CORPUS))}
+    print("seed corpora:", ", ".join(f"{t} {n}" for t, n in counts.items()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Smoke run of every fuzz target (issue 11; ARCHITECTURE.md "Fuzzing"): installs cargo-fuzz
+# (pinned, idempotent), builds fuzz/ (libFuzzer; optimised with debug assertions and overflow
+# checks, no sanitizer: the crate has no unsafe code), seeds the corpora from the fixtures
+# (fuzz/seed.py, into the .gitignored fuzz/corpus), then runs each target for FUZZ_SECONDS
+# (default 25: 12 targets in ~5 min) at low priority. Any crash, panic, hang (> 10 s on one
+# input) or blow-up (> 2 GiB RSS) fails the target; the input is kept under fuzz/artifacts/<target>/.
+# Ends with an "N passed, N failed" line (one per target). Args: target names (default all).
+# FUZZ_FORK=1: longer runs that go on after a finding (libFuzzer -fork=1 -ignore_crashes=1
+# …, still one process at a time); every input that crashed, hung or ran out of memory is
+# kept, and the target counts as failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib/toolchain.sh
+set -e
+ensure_fuzz_tools
+set +e
+export RUSTC_BOOTSTRAP=1
+SECS="${FUZZ_SECONDS:-25}"
+TRIPLE="$(rustc -vV | sed -n 's/^host: //p')"
+BIN="fuzz/target/$TRIPLE/release"
+
+log "fuzz build (cargo fuzz build -s none)"
+(cd fuzz && nice -n 10 cargo fuzz build -s none) || { echo "0 passed, 1 failed"; exit 1; }
+python3 fuzz/seed.py || { echo "0 passed, 1 failed"; exit 1; }
+
+if [ $# -gt 0 ]; then TARGETS=("$@"); else mapfile -t TARGETS < <(cd fuzz && cargo fuzz list); fi
+PASSED=0
+FAILED=0
+FORK=()
+if [ "${FUZZ_FORK:-0}" = 1 ]; then FORK=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1); fi
+findings() { find "fuzz/artifacts/$1" -maxdepth 1 -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' | wc -l; }
+# dict_of TARGET: the libFuzzer dictionary of a target (fuzz/dict/), by input format.
+dict_of() {
+  case "$1" in
+    trace_*|side_json|rank_*) echo "-dict=fuzz/dict/json.dict" ;;
+    csv_*) echo "-dict=fuzz/dict/csv.dict" ;;
+    pickle_*|snapshot_*) echo "-dict=fuzz/dict/pickle.dict" ;;
+  esac
+}
+for t in "${TARGETS[@]}"; do
+  mkdir -p "fuzz/artifacts/$t" "fuzz/corpus/$t"
+  out="fuzz/artifacts/$t/smoke.log"
+  before=$(findings "$t")
+  nice -n 19 "$BIN/$t" "fuzz/corpus/$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="fuzz/artifacts/$t/" -print_final_stats=1 $(dict_of "$t") "${FORK[@]}" >"$out" 2>&1
+  rc=$?
+  new=$(( $(findings "$t") - before ))
+  stats=$(grep -E '^#[0-9]+' "$out" | tail -1 | sed -E 's/ +/ /g')
+  if [ "$rc" -eq 0 ] && [ "$new" -eq 0 ]; then
+    PASSED=$((PASSED + 1)); echo "fuzz $t: ok ($stats)"
+  else
+    FAILED=$((FAILED + 1)); echo "fuzz $t: FAILED (exit $rc, $new new findings in fuzz/artifacts/$t, log $out)"
+    grep -E "panicked at|^==[0-9]+== ERROR|^SUMMARY|Test unit written" -A2 "$out" | head -12
+  fi
+done
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
