@@ -44,7 +44,12 @@ fn missing_required_column_fails_that_file_and_keeps_the_other_rank() {
         .iter()
         .find(|p| p.code == "ANOM-FILE-001")
         .expect("file problem");
-    assert!(p.message.contains("Start Time(us)"), "{}", p.message);
+    // Issue 11: a sentence naming the file, the missing column and what the header has
+    // (was the Rust debug value `Header { missing: [..] }`).
+    assert_eq!(
+        p.message,
+        format!("{KD}:1: missing column(s): Start Time(us); the header has: \"Step Id\", \"Name\", \"Type\", \"Accelerator Core\", \"Duration(us)\"; file not used")
+    );
     assert_eq!(p.at.line, Some(1));
     assert!(!ranks[0].result.enabled);
     assert!(ranks[1].result.enabled);

@@ -71,8 +71,25 @@ struct BwInfo {
 /// (µs precision of the source, formats.md §7.3). Ops without a time block are skipped.
 /// Errors: [`ParseErrorKind::Syntax`] when the file is not this layout (byte offset unknown).
 pub fn read<R: Read>(src: R, file: &str) -> Result<Vec<CommOp>, ParseError> {
-    let rdr = std::io::BufReader::new(src);
-    let steps: BTreeMap<String, StepEntry> = serde_json::from_reader(rdr).map_err(|e| {
+    read_capped(src, file, MAX_COMM_FILE)
+}
+
+/// Largest `communication.json` read (bytes): the file is decoded whole (one op table per
+/// step), real ones are KiB to a few MiB. Past it, [`ParseErrorKind::TooLarge`] at the cap.
+pub const MAX_COMM_FILE: u64 = 64 << 20;
+
+fn read_capped<R: Read>(src: R, file: &str, cap: u64) -> Result<Vec<CommOp>, ParseError> {
+    let mut rdr = std::io::BufReader::new(src.take(cap + 1));
+    let parsed: Result<BTreeMap<String, StepEntry>, _> = serde_json::from_reader(&mut rdr);
+    if rdr.get_ref().limit() == 0 {
+        return Err(ParseError::new(
+            Position::file(file).at_byte(cap),
+            ParseErrorKind::TooLarge {
+                limit: cap as usize,
+            },
+        ));
+    }
+    let steps = parsed.map_err(|e| {
         ParseError::new(
             Position::file(file).at_line(e.line() as u64),
             ParseErrorKind::Syntax {
@@ -154,5 +171,17 @@ mod tests {
         assert_eq!(ops[0].start_ns, 10_500);
         assert_eq!(ops[0].message_size_bytes, 1.5 * 1_048_576.0);
         assert!(read(&b"[1,2]"[..], "c.json").is_err());
+    }
+
+    #[test]
+    fn a_file_over_the_cap_is_refused_at_the_cap() {
+        let j = format!("{{\"step1\": {{\"p2p\": [{}]}}}}", "0,".repeat(100) + "0");
+        let e = read_capped(j.as_bytes(), "c.json", 64).err().unwrap();
+        assert_eq!(e.kind(), &ParseErrorKind::TooLarge { limit: 64 });
+        assert_eq!(
+            e.to_string(),
+            "c.json (byte 64): one record is larger than 64 bytes"
+        );
+        assert!(read_capped(j.as_bytes(), "c.json", j.len() as u64).is_ok());
     }
 }

@@ -32,6 +32,8 @@ pub enum ParseErrorKind {
     Header {
         /// Names of the missing columns, in the spec's order.
         missing: Vec<String>,
+        /// The (trimmed) column names the header has, in file order.
+        found: Vec<String>,
     },
     /// Bytes that are not what the format allows here.
     Syntax {
@@ -74,8 +76,23 @@ impl fmt::Display for ParseError {
             ParseErrorKind::TooLarge { limit } => {
                 write!(f, "one record is larger than {limit} bytes")
             }
-            ParseErrorKind::Header { missing } => {
-                write!(f, "missing column(s): {}", missing.join(", "))
+            ParseErrorKind::Header { missing, found } => {
+                write!(f, "missing column(s): {}; ", missing.join(", "))?;
+                if found.is_empty() {
+                    return f.write_str("the header has no column");
+                }
+                f.write_str("the header has: ")?;
+                const SHOWN: usize = 20;
+                for (k, name) in found.iter().take(SHOWN).enumerate() {
+                    if k > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{name:?}")?;
+                }
+                if found.len() > SHOWN {
+                    write!(f, " … ({} columns)", found.len())?;
+                }
+                Ok(())
             }
             ParseErrorKind::Syntax { expected } => write!(f, "expected {expected}"),
             ParseErrorKind::Encoding { found } => {

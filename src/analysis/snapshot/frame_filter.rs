@@ -33,7 +33,9 @@ pub fn memoryviz_hidden(name: &str, filename: &str) -> bool {
 
 /// True when `filename` is a Python source file (`.py`, case-insensitive).
 pub fn is_python(filename: &str) -> bool {
-    filename.len() >= 3 && filename[filename.len() - 3..].eq_ignore_ascii_case(".py")
+    // Compared as bytes: the last 3 bytes may be inside a multi-byte character (`…データ`).
+    let b = filename.as_bytes();
+    b.len() >= 3 && b[b.len() - 3..].eq_ignore_ascii_case(b".py")
 }
 
 /// The project rule of §7.5: the Ascend user-frame rule (ascend-memory.md §6.3), one implementation.
@@ -42,6 +44,15 @@ pub use crate::analysis::user_frame::UserFrameRule as ProjectRule;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn is_python_on_names_ending_in_multibyte_characters() {
+        // Found by fuzz/snapshot_report: these sliced inside a character and panicked.
+        assert!(!is_python("x.\u{FFFD}pp"));
+        assert!(!is_python("/home/u/データ"));
+        assert!(is_python("/home/u/モデル.PY"));
+        assert!(!is_python("é"));
+    }
 
     #[test]
     fn project_rule_cases() {

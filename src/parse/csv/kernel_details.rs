@@ -109,7 +109,10 @@ pub fn read<R: Read>(
         }
         return Err(ParseError::new(
             crate::base::Position::file(file).at_line(1),
-            ParseErrorKind::Header { missing },
+            ParseErrorKind::Header {
+                missing,
+                found: h.names().to_vec(),
+            },
         ));
     };
     let ty = h.index_any(TYPE);

@@ -195,6 +195,7 @@ pub fn read(
             at(),
             ParseErrorKind::Header {
                 missing: vec![col::NAME.into()],
+                found: t.header().names().to_vec(),
             },
         ));
     }
@@ -213,7 +214,8 @@ pub fn read(
                 format!("operator_memory.csv: missing column '{c}'"),
             ));
         }
-        return Err(ParseError::new(at(), ParseErrorKind::Header { missing }));
+        let found = h.names().to_vec();
+        return Err(ParseError::new(at(), ParseErrorKind::Header { missing, found }));
     }
     if mode == CsvMode::Default {
         for c in col::OPTIONAL {

@@ -28,6 +28,7 @@ pub fn read<R: Read>(
             crate::base::Position::file(file).at_line(1),
             ParseErrorKind::Header {
                 missing: vec!["Step".into()],
+                found: h.names().to_vec(),
             },
         ));
     };
