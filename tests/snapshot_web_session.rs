@@ -1,4 +1,4 @@
-//! The snapshot tab's worker side (`engine::session` + `views::snapshot`) driven natively as
+//! The snapshot tab's worker side (`engine::session` + `engine::session::snapshot_view`) driven natively as
 //! the worker drives it: `Open`, `Run{Snapshot}`, the curve / live-set / stack / segments
 //! queries, settings and exports, on the real fixtures of `torch_snapshots`.
 //! Golden values: `EXPECTED.json` (`memoryviz_like` = the active curve, §8); export bytes:

@@ -14,6 +14,7 @@ pub mod anomaly;
 pub mod dto;
 pub mod memory;
 pub mod snapshot;
+pub mod snapshot_view;
 pub mod timeline;
 
 use std::collections::BTreeMap;

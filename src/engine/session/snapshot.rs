@@ -7,12 +7,12 @@
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
+use super::snapshot_view::SnapshotView;
 use super::{Sink, EXPORT_CHUNK};
 use crate::base::Problems;
 use crate::engine::snapshot::{run, SnapshotOptions};
 use crate::ingest::{InputFile, Opener};
 use crate::protocol::{Failure, Response, SnapRequest, SnapResponse, SnapshotSettingsDto};
-use crate::views::snapshot::SnapshotView;
 
 /// The snapshot results of the files this worker analysed, by snapshot index.
 #[derive(Default)]

@@ -21,7 +21,7 @@ use crate::protocol::anomaly::{
     AnomalyExportKind, AnomalyQuery, AnomalyReply, AnomalySummaryDto, CrossRankRowDto,
 };
 use crate::protocol::{AnalysisKind, Request, Response};
-use crate::views::anomaly::cross_rank_table;
+use crate::views::cross_rank::cross_rank_table;
 use crate::views::format;
 
 /// Sends `q` to the worker that ran the anomaly analysis of its rank and waits for the reply.

@@ -22,9 +22,11 @@ use super::timeline_draw::{
 use crate::protocol::{AnalysisKind, Request, Response, TimelineDto, TimelineItemDto};
 use crate::ui::client::client;
 use crate::ui::state::AppState;
-use crate::ui::widgets::zoom::{zoom_key, ZoomKey, PAN, STEP};
 use crate::views::format;
-use crate::views::timeline_axis::{box_at, bubble_at, clamp_view, pan, zoom, LABEL_COLORS};
+use crate::views::timeline_axis::{
+    box_at, bubble_at, clamp_view, pan, zoom, LABEL_COLORS, MIN_SPAN_MS,
+};
+use crate::views::zoom::{apply, zoom_key};
 
 /// Hover tooltip: position (CSS px) and lines.
 #[derive(Clone, Debug, PartialEq)]
@@ -358,18 +360,11 @@ pub fn Timeline(
             .get_value()
             .filter(|t| *t >= v.0 && *t <= v.1)
             .unwrap_or((v.0 + v.1) / 2.0);
-        let span = v.1 - v.0;
-        // The page's chart keys (widgets::zoom): W/S zoom around the pointer, A/D pan.
+        // The page's chart keys (views::zoom): W/S zoom around the pointer, A/D pan.
         let Some(key) = zoom_key(&ev.key()) else {
             return;
         };
-        let next = match key {
-            ZoomKey::In => zoom(v, full, at, STEP),
-            ZoomKey::Out => zoom(v, full, at, 1.0 / STEP),
-            ZoomKey::Left => pan(v, full, -PAN * span),
-            ZoomKey::Right => pan(v, full, PAN * span),
-            ZoomKey::Reset => full,
-        };
+        let next = apply(key, v, full, Some(at), MIN_SPAN_MS).unwrap_or(full);
         ev.prevent_default();
         set_view(next);
     };

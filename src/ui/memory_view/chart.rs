@@ -138,6 +138,7 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
             c.full_range_ms,
             t,
             factor,
+            min_span(c.full_range_ms),
         ));
     };
     let on_key = move |ev: ev::KeyboardEvent| {
@@ -145,7 +146,8 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
             return;
         };
         let shown = window.get_untracked().unwrap_or(c.full_range_ms);
-        if let Some(w) = zoom::on_key(&ev, shown, c.full_range_ms) {
+        if let Some(w) = zoom::on_key(&ev, shown, c.full_range_ms, None, min_span(c.full_range_ms))
+        {
             window.set(w);
         }
     };
@@ -252,4 +254,9 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
             </div>
         </section>
     }
+}
+
+/// Narrowest window of the memory chart: a millionth of the full range.
+fn min_span(full: (f64, f64)) -> f64 {
+    (full.1 - full.0) * zoom::MIN_FRACTION
 }
