@@ -119,7 +119,7 @@ fn main() {
         let (opener, files) = FsOpener::walk(std::path::Path::new(&dir)).unwrap();
         let mut inv = Inventory::from_paths(&files);
         read_side_files(&mut inv, &opener);
-        let (run, _) = analyse_inventory(&inv, &opener, &MemoryOptions::default(), &mut |_, _| {
+        let (run, _) = analyse_inventory(&inv, &opener, &MemoryOptions::default(), &mut |_| {
             ControlFlow::Continue(())
         });
         let s1 = t0.elapsed().as_secs_f64();

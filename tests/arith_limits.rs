@@ -16,7 +16,15 @@ fn problems(
     r: &proflens::engine::anomaly::RankAnalysis,
     code: &str,
 ) -> Vec<(Option<u64>, Option<u64>, String)> {
-    r.problems
+    with_code(&r.problems, code)
+}
+
+/// `(line, byte, message)` of the problems with `code`.
+fn with_code(
+    problems: &proflens::base::Problems,
+    code: &str,
+) -> Vec<(Option<u64>, Option<u64>, String)> {
+    problems
         .kept()
         .iter()
         .filter(|p| p.code == code)
@@ -164,18 +172,11 @@ mod memory {
             trace.clone().into_bytes(),
         );
         let inv = Inventory::from_paths(&o.list());
-        let (run, _) = analyse_inventory(&inv, &o, &MemoryOptions::default(), &mut |_, _| {
+        let (run, _) = analyse_inventory(&inv, &o, &MemoryOptions::default(), &mut |_| {
             ControlFlow::Continue(())
         });
         let r = &run.ranks[0];
-        let found = |code: &str| -> Vec<(Option<u64>, Option<u64>, String)> {
-            r.problems
-                .kept()
-                .iter()
-                .filter(|p| p.code == code)
-                .map(|p| (p.at.line, p.at.byte, p.message.clone()))
-                .collect()
-        };
+        let found = |code: &str| super::with_code(&r.problems, code);
         let csv_p = found("MEM-CSV-010");
         assert_eq!(
             csv_p.iter().map(|p| p.0).collect::<Vec<_>>(),

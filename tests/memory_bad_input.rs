@@ -43,7 +43,7 @@ fn analyse(o: &MemOpener, mode: Mode) -> (MemoryRun, Problems) {
         mode,
         ..Default::default()
     };
-    analyse_inventory(&inv, o, &opts, &mut |_, _| ControlFlow::Continue(()))
+    analyse_inventory(&inv, o, &opts, &mut |_| ControlFlow::Continue(()))
 }
 
 fn rank<'a>(run: &'a MemoryRun, dir: &str) -> &'a RankMemory {
@@ -351,7 +351,7 @@ fn rank_list_filter_and_parity_refusal() {
     read_side_files(&mut inv, &o);
     let mut opts = MemoryOptions::default();
     opts.selection.ranks = proflens::ingest::select::Selection::parse_ranks("3").unwrap();
-    let (run, _) = analyse_inventory(&inv, &o, &opts, &mut |_, _| ControlFlow::Continue(()));
+    let (run, _) = analyse_inventory(&inv, &o, &opts, &mut |_| ControlFlow::Continue(()));
     assert_eq!(run.ranks.len(), 1);
     let row = run.row(0).unwrap();
     assert_eq!((row.rank_id(), row.duration_ms()), (3, 5.0)); // Duration(us)=5000 → 5.0 ms
@@ -364,7 +364,7 @@ fn rank_list_filter_and_parity_refusal() {
         (0.0, 0.0, 0.0)
     ); // empty totals → 0.0
     opts.selection.roles = vec!["mem*".into()];
-    let (run, _) = analyse_inventory(&inv, &o, &opts, &mut |_, _| ControlFlow::Continue(()));
+    let (run, _) = analyse_inventory(&inv, &o, &opts, &mut |_| ControlFlow::Continue(()));
     assert!(run.is_empty());
     // parity: any non-`all` rank list gives zero rows and upstream's message
     let opts = MemoryOptions {
@@ -375,7 +375,7 @@ fn rank_list_filter_and_parity_refusal() {
         },
         ..Default::default()
     };
-    let (run, drop) = analyse_inventory(&inv, &o, &opts, &mut |_, _| ControlFlow::Continue(()));
+    let (run, drop) = analyse_inventory(&inv, &o, &opts, &mut |_| ControlFlow::Continue(()));
     assert!(run.is_empty());
     assert_eq!(drop.kept()[0].code, "MEM-RUN-002");
     assert_eq!(

@@ -27,7 +27,7 @@ fn export(root: &str, json: bool) -> Vec<u8> {
     let (opener, files) = FsOpener::walk(std::path::Path::new(root)).unwrap();
     let mut inv = Inventory::from_paths(&files);
     read_side_files(&mut inv, &opener);
-    let (run, _) = analyse_inventory(&inv, &opener, &MemoryOptions::default(), &mut |_, _| {
+    let (run, _) = analyse_inventory(&inv, &opener, &MemoryOptions::default(), &mut |_| {
         ControlFlow::Continue(())
     });
     let mut out = Vec::new();

@@ -26,7 +26,7 @@ fn run(rel: &str, opts: &MemoryOptions) -> MemoryRun {
     let (opener, files) = FsOpener::walk(&fixture(rel)).unwrap();
     let mut inv = Inventory::from_paths(&files);
     read_side_files(&mut inv, &opener);
-    let (run, drop) = analyse_inventory(&inv, &opener, opts, &mut |_, _| ControlFlow::Continue(()));
+    let (run, drop) = analyse_inventory(&inv, &opener, opts, &mut |_| ControlFlow::Continue(()));
     assert!(drop.is_empty(), "{:?}", drop.kept());
     run
 }

@@ -39,7 +39,7 @@ fn ours(root: &std::path::Path) -> String {
         mode: Mode::Parity,
         ..Default::default()
     };
-    let (run, _) = analyse_inventory(&inv, &opener, &opts, &mut |_, _| ControlFlow::Continue(()));
+    let (run, _) = analyse_inventory(&inv, &opener, &opts, &mut |_| ControlFlow::Continue(()));
     let mut out = Vec::new();
     write_csv(&run, Columns::Parity, &mut out).unwrap();
     String::from_utf8(out).unwrap()

@@ -51,12 +51,24 @@ pub fn total_len(segs: &[Interval]) -> i64 {
 }
 
 /// Merged busy segments of the kernels selected by `keep` (all streams in one set, §5.1).
+/// A kernel overrunning the next kernel of its stream counts up to that start
+/// (`KernelTable::busy_end_ns`, issue 11 Decision), so busy never exceeds the window.
 pub fn kernel_union(t: &KernelTable, mut keep: impl FnMut(usize) -> bool) -> Vec<Interval> {
     let v = (0..t.len())
         .filter(|&i| keep(i))
-        .map(|i| Interval::new(t.start_ns()[i], t.end_ns(i)))
+        .map(|i| Interval::new(t.start_ns()[i], t.busy_end_ns(i)))
         .collect();
     merge(v)
+}
+
+/// The busy union as the table states it, without clipping overruns (`end_ns`): the "raw"
+/// figure reported beside the headline busy union when `KernelTable::overruns` is not empty.
+pub fn raw_kernel_union(t: &KernelTable) -> Vec<Interval> {
+    merge(
+        (0..t.len())
+            .map(|i| Interval::new(t.start_ns()[i], t.end_ns(i)))
+            .collect(),
+    )
 }
 
 /// The parts of sorted disjoint `segs` inside `w` (clip of a union = union of clips, §5.1).

@@ -6,6 +6,8 @@
 //! The host-op table is not kept: matching results are compacted into a few
 //! 4–8-byte columns per row, strings and stacks stay interned.
 
+use std::sync::Arc;
+
 use super::memory_match::{MatchQuality, Matches};
 use super::memory_phase::{classify, Phase};
 use super::user_frame::{UserFrameRule, UserFrameStatus, UserFrames};
@@ -346,15 +348,21 @@ impl<'a> RowRef<'a> {
 /// All analysed ranks of a run and the §9.0 row order.
 #[derive(Clone, Debug, Default)]
 pub struct MemoryRun {
-    /// Ranks sorted by `(role, rank_id, source_index)`.
-    pub ranks: Vec<RankMemory>,
+    /// Ranks sorted by `(role, rank_id, source_index)` (shared with the engine's store, so
+    /// a merge never copies rows).
+    pub ranks: Vec<Arc<RankMemory>>,
     order: Vec<(u32, u32)>,
 }
 
 impl MemoryRun {
     /// Merges rank results (§9.0 default): ranks sorted by `(role, rank_id, source_index)`,
     /// rows concatenated in file order, then stable-sorted by `start_time_ms`.
-    pub fn merge(mut ranks: Vec<RankMemory>) -> MemoryRun {
+    pub fn merge(ranks: Vec<RankMemory>) -> MemoryRun {
+        MemoryRun::merge_shared(ranks.into_iter().map(Arc::new).collect())
+    }
+
+    /// [`MemoryRun::merge`] over ranks shared with a store.
+    pub fn merge_shared(mut ranks: Vec<Arc<RankMemory>>) -> MemoryRun {
         ranks.sort_by(|a, b| {
             (
                 &a.info.role,

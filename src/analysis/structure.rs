@@ -26,7 +26,7 @@ pub fn perspectives(k: &KernelTable, idx: impl IntoIterator<Item = usize>) -> Pe
     let (mut lo, mut hi, mut sum, mut cost) = (i64::MAX, i64::MIN, 0i64, 0i64);
     let mut ivs = Vec::new();
     for i in idx {
-        let (s, e) = (k.start_ns()[i], k.end_ns(i));
+        let (s, e) = (k.start_ns()[i], k.busy_end_ns(i));
         lo = lo.min(s);
         hi = hi.max(e);
         sum += k.dur_ns()[i];
@@ -222,7 +222,7 @@ pub fn segment_step(
                 split.push((i, ty.clone()));
                 did_split = true;
             }
-            max_end = max_end.max(k.end_ns(i));
+            max_end = max_end.max(k.busy_end_ns(i));
         }
     }
     if did_split {
@@ -318,14 +318,14 @@ fn summarise(
         side.kernels
             .iter()
             .filter(|&&i| k.class()[i] == TaskClass::Hccl)
-            .map(|&i| Interval::new(k.start_ns()[i], k.end_ns(i)))
+            .map(|&i| Interval::new(k.start_ns()[i], k.busy_end_ns(i)))
             .collect(),
     );
     let block_union = merge(
         block
             .kernels
             .iter()
-            .map(|&i| Interval::new(k.start_ns()[i], k.end_ns(i)))
+            .map(|&i| Interval::new(k.start_ns()[i], k.busy_end_ns(i)))
             .collect(),
     );
     let hccl_len: i64 = side_hccl.iter().map(Interval::len_ns).sum();
@@ -367,7 +367,7 @@ fn part_summary(k: &KernelTable, kernels: Vec<usize>, cfg: &AnomalyConfig) -> Pa
     let own = merge(
         kernels
             .iter()
-            .map(|&i| Interval::new(k.start_ns()[i], k.end_ns(i)))
+            .map(|&i| Interval::new(k.start_ns()[i], k.busy_end_ns(i)))
             .collect(),
     );
     let metrics = match (own.first(), own.last()) {

@@ -3,13 +3,13 @@
 //! array over ranks) to `--out` or stdout and, with `--report-dir`, the
 //! human-readable anomaly report and the model-architecture report per rank.
 
-use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use super::fs_opener::FsOpener;
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::base::{Position, Problem, Severity};
-use crate::engine::anomaly::{analyse_all, rank_reports, write_json, RankAnalysis};
+use crate::engine::anomaly::{write_json, RankAnalysis};
+use crate::engine::store::{Plan, Store};
 use crate::ingest::inventory::Inventory;
 
 /// Arguments of `proflens anomaly`.
@@ -51,10 +51,13 @@ pub fn run(args: Args) -> i32 {
     } else {
         AnomalyConfig::spec_defaults()
     };
-    let (ranks, cross) = match analyse_all(&inv, &opener, &cfg, &mut |_| ControlFlow::Continue(()))
-    {
-        Ok(x) => x,
-        Err(_) => return super::EXIT_NOTHING,
+    let plan = Plan {
+        anomaly: Some(cfg.clone()),
+        ..Plan::none()
+    };
+    let store = super::analyze::run_store(&inv, &opener, plan, None, false);
+    let Ok(ranks) = store.anomaly_ranks() else {
+        return super::EXIT_NOTHING;
     };
     if ranks.is_empty() {
         eprintln!("proflens anomaly: no rank folder with kernel_details.csv, op_summary*.csv or trace_view.json under {}", args.input.display());
@@ -82,7 +85,7 @@ pub fn run(args: Args) -> i32 {
         return super::EXIT_NOTHING;
     }
     if let Some(dir) = &args.report_dir {
-        if let Err(e) = write_reports(dir, &inv, &ranks, &cross, &cfg) {
+        if let Err(e) = write_reports(dir, &inv, &store) {
             eprintln!("proflens anomaly: cannot write reports: {e}");
             return super::EXIT_NOTHING;
         }
@@ -108,7 +111,7 @@ pub fn run(args: Args) -> i32 {
 /// Rank folders of the inventory that the analysis skipped (no kernel table, no trace):
 /// one info line each, so no rank disappears silently (nothing was dropped: the folder has
 /// no input of this analysis; a folder named like a missing file is a walk warning).
-fn print_unanalysed(inv: &Inventory, ranks: &[RankAnalysis]) {
+fn print_unanalysed(inv: &Inventory, ranks: &[&RankAnalysis]) {
     for r in &inv.ranks {
         if ranks.iter().any(|a| a.meta.rank_dir == r.dir) {
             continue;
@@ -122,22 +125,17 @@ fn print_unanalysed(inv: &Inventory, ranks: &[RankAnalysis]) {
     }
 }
 
-fn write_reports(
-    dir: &std::path::Path,
-    inv: &Inventory,
-    ranks: &[RankAnalysis],
-    cross: &[crate::analysis::anomaly::cross_rank::RankRow],
-    cfg: &AnomalyConfig,
-) -> std::io::Result<()> {
+fn write_reports(dir: &std::path::Path, inv: &Inventory, store: &Store) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    for i in 0..ranks.len() {
-        if let Some((a_name, md, m_name, arch)) = rank_reports(inv, ranks, cross, cfg, i) {
-            let a = dir.join(a_name);
-            let m = dir.join(m_name);
-            std::fs::write(&a, md)?;
-            std::fs::write(&m, arch)?;
-            eprintln!("wrote {} and {}", a.display(), m.display());
-        }
+    let reports = store
+        .anomaly_reports(inv)
+        .map_err(|_| std::io::Error::other("cancelled"))?;
+    for (a_name, md, m_name, arch) in reports {
+        let a = dir.join(a_name);
+        let m = dir.join(m_name);
+        std::fs::write(&a, md)?;
+        std::fs::write(&m, arch)?;
+        eprintln!("wrote {} and {}", a.display(), m.display());
     }
     Ok(())
 }

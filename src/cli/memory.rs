@@ -3,13 +3,13 @@
 //! page's export. Problems go to stderr; exit codes follow [`super::exit_code`].
 
 use std::io::Write;
-use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use super::fs_opener::FsOpener;
 use crate::analysis::memory_match::MatchStrategy;
 use crate::base::Severity;
-use crate::engine::memory::{analyse_inventory, MemoryOptions, Mode};
+use crate::engine::memory::{MemoryOptions, Mode};
+use crate::engine::store::Plan;
 use crate::ingest::inventory::Inventory;
 use crate::ingest::select::Selection;
 use crate::parse::metadata::read_side_files;
@@ -114,16 +114,12 @@ pub fn run(args: Args) -> i32 {
         .iter()
         .filter_map(|x| x.parse().ok())
         .collect();
-    let quiet = args.quiet;
-    let mut progress = |file: &str, p: crate::ingest::Progress| {
-        if !quiet {
-            if let Some(t) = p.bytes_total.filter(|t| *t > 64 << 20) {
-                eprint!("\r{file}: {} / {} MB   ", p.bytes_done >> 20, t >> 20);
-            }
-        }
-        ControlFlow::Continue(())
+    let plan = Plan {
+        memory: Some(opts),
+        ..Plan::none()
     };
-    let (run, drop_problems) = analyse_inventory(&inv, &opener, &opts, &mut progress);
+    let store = super::analyze::run_store(&inv, &opener, plan, None, !args.quiet);
+    let (run, drop_problems) = store.memory_run(&inv).unwrap_or_default();
     let mut hidden_total = 0;
     let mut count = |p: &crate::base::Problem| {
         if p.severity >= Severity::Warning {

@@ -3,6 +3,7 @@
 
 use clap::{Parser, Subcommand};
 
+pub mod analyze;
 pub mod anomaly;
 pub mod fs_opener;
 pub mod memory;
@@ -80,6 +81,8 @@ enum Command {
     /// Memory-snapshot peaks from a PyTorch allocator snapshot pickle (torch-snapshot.md).
     #[command(after_help = EXIT_CODES_HELP)]
     Snapshot(snapshot::Args),
+    /// Every analysis the inputs allow, from one read per file, into one folder.
+    Analyze(analyze::Args),
 }
 
 /// Runs the CLI with `args` (without the program name); returns the process exit code
@@ -101,5 +104,6 @@ pub fn main(args: Vec<String>) -> i32 {
         Command::Memory(a) => memory::run(a),
         Command::Anomaly(a) => anomaly::run(a),
         Command::Snapshot(a) => snapshot::run(a),
+        Command::Analyze(a) => analyze::run(a),
     }
 }

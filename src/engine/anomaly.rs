@@ -4,6 +4,7 @@
 //! stream join and the time-base check, runs [`analysis::anomaly::analyse`],
 //! and returns plain data for the CLI, the worker and the tests.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 
@@ -17,9 +18,13 @@ use crate::model::kernels::{KernelRow, KernelTable, KernelTableBuilder};
 use crate::model::side_tables::{CommOp, StepTraceRow};
 use crate::model::trace_events::HostEventTable;
 use crate::parse::csv::{kernel_details, step_trace_time};
-use crate::parse::trace_json::timeline;
+use crate::parse::trace_json::timeline::{TimelineBuilder, TimelineInfo};
 use crate::parse::{communication, ParseError};
 use crate::report::anomaly_json::RankMeta;
+
+use super::contract::{OnProgress, Target};
+use super::rank_pass::RankPlan;
+use super::store::{Plan, Store};
 
 /// Problem codes of the pipeline itself.
 pub mod codes {
@@ -33,17 +38,6 @@ pub mod codes {
     pub const STREAM_JOIN: &str = "ANOM-KD-010";
     /// `step_trace_time.csv` cross-check disagreement.
     pub const CROSS_CHECK: &str = "ANOM-ST-002";
-}
-
-/// Progress of one rank's analysis: which file, how far.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AnomalyProgress {
-    /// Rank folder.
-    pub rank_dir: String,
-    /// File being read.
-    pub file: String,
-    /// Bytes read of it.
-    pub progress: Progress,
 }
 
 /// The analysis was cancelled through the progress callback.
@@ -90,98 +84,150 @@ fn open_err(path: &str, e: std::io::Error) -> Problem {
     )
 }
 
-/// Analyses one rank folder. `on_progress` returning `Break` cancels.
+/// Analyses one rank folder through the one-read rank pass
+/// ([`super::rank_pass::analyse_rank`] with only the anomaly analysis planned).
+/// `on_progress` returning `Break` cancels.
 pub fn analyse_rank(
     rank: &RankFolder,
     opener: &dyn Opener,
     cfg: &AnomalyConfig,
-    on_progress: &mut dyn FnMut(&AnomalyProgress) -> ControlFlow<()>,
+    on_progress: &mut OnProgress<'_>,
 ) -> Result<RankAnalysis, Cancelled> {
-    let mut problems = Problems::new();
-    for n in &rank.notes {
-        problems.push(n.to_problem());
-    }
-    let mut inputs = Vec::new();
-    let mut cancelled = false;
-    let mut prog = |f: &RankFile, p: Progress| {
-        let r = on_progress(&AnomalyProgress {
-            rank_dir: rank.dir.clone(),
-            file: f.path.clone(),
-            progress: p,
-        });
-        r
+    let plan = RankPlan {
+        memory: None,
+        anomaly: Some(cfg),
     };
-    // Kernel source (§1.2, §1.2.3).
-    let mut builder = KernelTableBuilder::new();
-    let mut info = CaptureInfo {
-        record_shapes: rank.side.record_shapes,
-        with_stack: rank.side.with_stack,
-        profiler_level: rank.side.profiler_level.clone(),
-        ..Default::default()
-    };
-    let mut has_stream_col = false;
-    let mut aggregate_only = false;
-    let kernel_files: Vec<RankFile> = match rank.file(FileKind::KernelDetails) {
-        Some(f) => vec![f.clone()],
-        None => {
-            let mut v: Vec<RankFile> = rank.files_of(FileKind::OpSummary).cloned().collect();
-            v.sort_by_key(|f| slice_index(&f.rel));
-            info.op_summary_only = !v.is_empty();
-            v
+    super::rank_pass::analyse_rank(Target::Rank(0), rank, opener, &plan, on_progress)
+        .anomaly
+        .unwrap_or(Err(Cancelled))
+}
+
+/// True when rank folder `rank` has an input the anomaly analysis can start from
+/// (`kernel_details.csv`, `op_summary*.csv` or `trace_view.json`).
+pub fn usable(rank: &RankFolder) -> bool {
+    [
+        FileKind::KernelDetails,
+        FileKind::OpSummary,
+        FileKind::TraceView,
+    ]
+    .iter()
+    .any(|k| rank.file(*k).is_some())
+}
+
+/// The anomaly analysis of one rank folder in the phases of the rank pass:
+/// [`AnomalyPass::read_kernels`], the `trace_view.json` events through a
+/// [`TimelineBuilder`] ([`AnomalyPass::trace_builder`], [`AnomalyPass::after_trace`]),
+/// then [`AnomalyPass::finish`] (side files, joins, the analysis).
+pub struct AnomalyPass<'a> {
+    rank: &'a RankFolder,
+    cfg: &'a AnomalyConfig,
+    problems: Problems,
+    inputs: Vec<String>,
+    builder: KernelTableBuilder,
+    info: CaptureInfo,
+    has_stream_col: bool,
+    aggregate_only: bool,
+    kernel_files: Vec<RankFile>,
+    trace: Option<HostEventTable>,
+}
+
+impl<'a> AnomalyPass<'a> {
+    /// Starts the rank: inventory notes, capture facts, which kernel source (§1.2, §1.2.3).
+    pub fn new(rank: &'a RankFolder, cfg: &'a AnomalyConfig) -> Self {
+        let mut problems = Problems::new();
+        for n in &rank.notes {
+            problems.push(n.to_problem());
         }
-    };
-    for f in &kernel_files {
-        match opener.open(&f.path) {
-            Err(e) => problems.push(open_err(&f.path, e)),
-            Ok(r) => {
-                inputs.push(f.path.clone());
-                let res = kernel_details::read(
-                    r,
-                    &f.path,
-                    Some(f.size),
-                    &mut builder,
-                    &mut problems,
-                    &mut |p| {
-                        let c = prog(f, p);
-                        cancelled |= c.is_break();
-                        c
-                    },
-                );
-                match res {
-                    Ok(i) => {
-                        has_stream_col |= i.has_stream;
-                        aggregate_only |= i.aggregate_only;
+        let mut info = CaptureInfo {
+            record_shapes: rank.side.record_shapes,
+            with_stack: rank.side.with_stack,
+            profiler_level: rank.side.profiler_level.clone(),
+            ..Default::default()
+        };
+        let kernel_files: Vec<RankFile> = match rank.file(FileKind::KernelDetails) {
+            Some(f) => vec![f.clone()],
+            None => {
+                let mut v: Vec<RankFile> = rank.files_of(FileKind::OpSummary).cloned().collect();
+                v.sort_by_key(|f| slice_index(&f.rel));
+                info.op_summary_only = !v.is_empty();
+                v
+            }
+        };
+        AnomalyPass {
+            rank,
+            cfg,
+            problems,
+            inputs: Vec::new(),
+            builder: KernelTableBuilder::new(),
+            info,
+            has_stream_col: false,
+            aggregate_only: false,
+            kernel_files,
+            trace: None,
+        }
+    }
+
+    /// Reads the kernel source files (each once). `on_progress` gets each file's bytes;
+    /// `Break` cancels (then `Break` is returned).
+    pub fn read_kernels(
+        &mut self,
+        opener: &dyn Opener,
+        on_progress: &mut dyn FnMut(&str, Progress) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let mut cancelled = false;
+        for f in &self.kernel_files {
+            match opener.open(&f.path) {
+                Err(e) => self.problems.push(open_err(&f.path, e)),
+                Ok(r) => {
+                    self.inputs.push(f.path.clone());
+                    let res = kernel_details::read(
+                        r,
+                        &f.path,
+                        Some(f.size),
+                        &mut self.builder,
+                        &mut self.problems,
+                        &mut |p| {
+                            let c = on_progress(&f.path, p);
+                            cancelled |= c.is_break();
+                            c
+                        },
+                    );
+                    match res {
+                        Ok(i) => {
+                            self.has_stream_col |= i.has_stream;
+                            self.aggregate_only |= i.aggregate_only;
+                        }
+                        Err(e) => file_problem(&mut self.problems, &e),
                     }
-                    Err(e) => file_problem(&mut problems, &e),
                 }
             }
+            if cancelled {
+                return ControlFlow::Break(());
+            }
         }
-        if cancelled {
-            return Err(Cancelled);
-        }
+        ControlFlow::Continue(())
     }
-    // Trace (§1.3).
-    let mut trace = None;
-    if let Some(f) = rank.file(FileKind::TraceView) {
-        match opener.open(&f.path) {
-            Err(e) => problems.push(open_err(&f.path, e)),
-            Ok(r) => {
-                inputs.push(f.path.clone());
-                let res = timeline::read(
-                    r,
-                    &f.path,
-                    Some(f.size),
-                    &cfg.custom_step_prefix,
-                    &mut |p| {
-                        let c = prog(f, p);
-                        cancelled |= c.is_break();
-                        c
-                    },
-                );
+
+    /// The trace-table consumer of the rank's `trace_view.json` pass.
+    pub fn trace_builder(&self) -> TimelineBuilder {
+        TimelineBuilder::new(&self.cfg.custom_step_prefix)
+    }
+
+    /// Takes the result of the trace pass over `f`: `None` when the file could not be opened
+    /// (`Err` inside: the pass failed, the trace is not used).
+    pub fn after_trace(
+        &mut self,
+        f: &RankFile,
+        res: Result<Result<(HostEventTable, TimelineInfo), &ParseError>, std::io::Error>,
+    ) {
+        match res {
+            Err(e) => self.problems.push(open_err(&f.path, e)),
+            Ok(res) => {
+                self.inputs.push(f.path.clone());
                 match res {
                     Ok((t, ti)) => {
                         if let Some(at) = ti.scan.truncated_at {
-                            problems.push(Problem::new(
+                            self.problems.push(Problem::new(
                                 Severity::Warning,
                                 "ANOM-TV-001",
                                 Position::file(f.path.as_str()).at_byte(at),
@@ -191,167 +237,182 @@ pub fn analyse_rank(
                         let at = Position::file(f.path.as_str());
                         let first = ti.out_of_range.first_at.first().copied().unwrap_or(0);
                         let what = format!("events dropped: ts or ts + dur outside the representable time range ({}); count and byte offsets", crate::base::arith::Tally::time_limit_text());
-                        problems.push_some(ti.out_of_range.problem(
+                        self.problems.push_some(ti.out_of_range.problem(
                             "ANOM-TV-010",
                             at.at_byte(first),
                             &what,
                         ));
-                        trace = Some(t);
+                        self.trace = Some(t);
                     }
-                    Err(e) => file_problem(&mut problems, &e),
+                    Err(e) => file_problem(&mut self.problems, e),
                 }
             }
         }
-        if cancelled {
-            return Err(Cancelled);
-        }
     }
-    // Kernels from the trace's device lanes when no kernel CSV exists.
-    if kernel_files.is_empty() {
-        if let Some(t) = &trace {
-            info.kernels_from_trace = true;
-            let mut row = KernelRow::default();
-            for d in &t.device_events {
-                row.name = t.text(d.name).to_string();
-                row.core_raw = if d.hccl_lane {
-                    "HCCL".into()
-                } else {
-                    String::new()
-                };
-                row.start_ns = d.ts_ns;
-                row.dur_ns = d.dur_ns;
-                row.stream = if d.hccl_lane {
-                    String::new()
-                } else {
-                    t.text(d.stream).to_string()
-                };
-                builder.push(&row);
-            }
-        } else {
-            problems.push(Problem::new(
-                Severity::Error,
-                codes::NO_KERNELS,
-                Position::file(rank.label()),
-                "no kernel_details.csv, no op_summary*.csv and no trace_view.json device lanes: bubble analysis unavailable",
-            ));
-        }
-    }
-    let what = format!("kernels dropped: start or end outside the representable time range ({}); count and source rows", crate::base::arith::Tally::time_limit_text());
-    problems.push_some(builder.rejected().problem(
-        "ANOM-KD-011",
-        Position::file(rank.label()),
-        &what,
-    ));
-    // Time bases (Bad input: epoch vs monotonic) — refuse to combine clearly.
-    if let Some(t) = &trace {
-        if let (Some(k0), Some(t0)) = (builder_min_start(&builder, t), trace_min(t)) {
-            if (k0 - t0).abs() > 86_400 * 1_000_000_000 {
+
+    /// Reads the side files (`communication.json`, `step_trace_time.csv`, each once), joins
+    /// and checks the tables and runs the analysis.
+    pub fn finish(self, opener: &dyn Opener) -> RankAnalysis {
+        let AnomalyPass {
+            rank,
+            cfg,
+            mut problems,
+            mut inputs,
+            mut builder,
+            mut info,
+            has_stream_col,
+            aggregate_only,
+            kernel_files,
+            mut trace,
+        } = self;
+        // Kernels from the trace's device lanes when no kernel CSV exists.
+        if kernel_files.is_empty() {
+            if let Some(t) = &trace {
+                info.kernels_from_trace = true;
+                let mut row = KernelRow::default();
+                for d in &t.device_events {
+                    row.name = t.text(d.name).to_string();
+                    row.core_raw = if d.hccl_lane {
+                        "HCCL".into()
+                    } else {
+                        String::new()
+                    };
+                    row.start_ns = d.ts_ns;
+                    row.dur_ns = d.dur_ns;
+                    row.stream = if d.hccl_lane {
+                        String::new()
+                    } else {
+                        t.text(d.stream).to_string()
+                    };
+                    builder.push(&row);
+                }
+            } else {
                 problems.push(Problem::new(
                     Severity::Error,
-                    codes::TIME_BASE,
-                    Position::file(rank.file(FileKind::TraceView).map(|f| f.path.as_str()).unwrap_or("")),
-                    format!(
-                        "timestamps in different bases: kernels start at {} µs, trace events at {} µs (more than a day apart: epoch vs monotonic clock); trace_view.json is not combined (no markers, no host evidence)",
-                        k0 / 1000,
-                        t0 / 1000
-                    ),
+                    codes::NO_KERNELS,
+                    Position::file(rank.label()),
+                    "no kernel_details.csv, no op_summary*.csv and no trace_view.json device lanes: bubble analysis unavailable",
                 ));
-                trace = None;
             }
         }
-    }
-    // Level0 stream join (§1.2.4).
-    if !has_stream_col && !kernel_files.is_empty() {
-        let missing = builder.missing_streams();
+        let what = format!("kernels dropped: start or end outside the representable time range ({}); count and source rows", crate::base::arith::Tally::time_limit_text());
+        problems.push_some(builder.rejected().problem(
+            "ANOM-KD-011",
+            Position::file(rank.label()),
+            &what,
+        ));
+        // Time bases (Bad input: epoch vs monotonic) — refuse to combine clearly.
         if let Some(t) = &trace {
-            let mut map: HashMap<(u32, i64), u32> = HashMap::new();
-            for d in t.device_events.iter().filter(|d| !d.hccl_lane) {
-                map.insert((d.name, d.ts_ns), d.stream);
-            }
-            let mut by_name: HashMap<&str, u32> = HashMap::new();
-            for id in 0..t.text_count() as u32 {
-                by_name.insert(t.text(id), id);
-            }
-            let joined = builder.join_streams(|name, ts| {
-                let id = by_name.get(name)?;
-                map.get(&(*id, ts)).map(|s| t.text(*s).to_string())
-            });
-            problems.push(Problem::new(
-                Severity::Info,
-                codes::STREAM_JOIN,
-                Position::file(kernel_files[0].path.as_str()),
-                format!("no Stream ID column: {joined} of {missing} non-communication rows joined to trace device lanes by (name, ts)"),
-            ));
-        }
-    }
-    // Side inputs.
-    let mut comm_ops = Vec::new();
-    if let Some(f) = rank.file(FileKind::Communication) {
-        match opener.open(&f.path) {
-            Err(e) => problems.push(open_err(&f.path, e)),
-            Ok(r) => match communication::read(r, &f.path) {
-                Ok(v) => {
-                    inputs.push(f.path.clone());
-                    info.comm_file = true;
-                    comm_ops = v;
+            if let (Some(k0), Some(t0)) = (builder_min_start(&builder, t), trace_min(t)) {
+                if (k0 - t0).abs() > 86_400 * 1_000_000_000 {
+                    problems.push(Problem::new(
+                        Severity::Error,
+                        codes::TIME_BASE,
+                        Position::file(rank.file(FileKind::TraceView).map(|f| f.path.as_str()).unwrap_or("")),
+                        format!(
+                            "timestamps in different bases: kernels start at {} µs, trace events at {} µs (more than a day apart: epoch vs monotonic clock); trace_view.json is not combined (no markers, no host evidence)",
+                            k0 / 1000,
+                            t0 / 1000
+                        ),
+                    ));
+                    trace = None;
                 }
-                Err(e) => file_problem(&mut problems, &e),
-            },
+            }
         }
-    }
-    let mut step_trace = Vec::new();
-    if let Some(f) = rank.file(FileKind::StepTraceTime) {
-        match opener.open(&f.path) {
-            Err(e) => problems.push(open_err(&f.path, e)),
-            Ok(r) => match step_trace_time::read(r, &f.path, &mut problems) {
-                Ok(v) => {
-                    inputs.push(f.path.clone());
-                    step_trace = v;
+        // Level0 stream join (§1.2.4).
+        if !has_stream_col && !kernel_files.is_empty() {
+            let missing = builder.missing_streams();
+            if let Some(t) = &trace {
+                let mut map: HashMap<(u32, i64), u32> = HashMap::new();
+                for d in t.device_events.iter().filter(|d| !d.hccl_lane) {
+                    map.insert((d.name, d.ts_ns), d.stream);
                 }
-                Err(e) => file_problem(&mut problems, &e),
-            },
+                let mut by_name: HashMap<&str, u32> = HashMap::new();
+                for id in 0..t.text_count() as u32 {
+                    by_name.insert(t.text(id), id);
+                }
+                let joined = builder.join_streams(|name, ts| {
+                    let id = by_name.get(name)?;
+                    map.get(&(*id, ts)).map(|s| t.text(*s).to_string())
+                });
+                problems.push(Problem::new(
+                    Severity::Info,
+                    codes::STREAM_JOIN,
+                    Position::file(kernel_files[0].path.as_str()),
+                    format!("no Stream ID column: {joined} of {missing} non-communication rows joined to trace device lanes by (name, ts)"),
+                ));
+            }
+        }
+        // Side inputs.
+        let mut comm_ops = Vec::new();
+        if let Some(f) = rank.file(FileKind::Communication) {
+            match opener.open(&f.path) {
+                Err(e) => problems.push(open_err(&f.path, e)),
+                Ok(r) => match communication::read(r, &f.path) {
+                    Ok(v) => {
+                        inputs.push(f.path.clone());
+                        info.comm_file = true;
+                        comm_ops = v;
+                    }
+                    Err(e) => file_problem(&mut problems, &e),
+                },
+            }
+        }
+        let mut step_trace = Vec::new();
+        if let Some(f) = rank.file(FileKind::StepTraceTime) {
+            match opener.open(&f.path) {
+                Err(e) => problems.push(open_err(&f.path, e)),
+                Ok(r) => match step_trace_time::read(r, &f.path, &mut problems) {
+                    Ok(v) => {
+                        inputs.push(f.path.clone());
+                        step_trace = v;
+                    }
+                    Err(e) => file_problem(&mut problems, &e),
+                },
+            }
+        }
+        let kernels = if aggregate_only {
+            KernelTableBuilder::new().finish()
+        } else {
+            builder.finish()
+        };
+        overrun_problems(&kernels, &kernel_files, rank, &mut problems);
+        let input = RankInput {
+            kernels: &kernels,
+            trace: trace.as_ref(),
+            comm_ops: &comm_ops,
+            step_trace: &step_trace,
+            info,
+        };
+        let mut result = analysis::analyse(&input, cfg);
+        if aggregate_only {
+            result.limitations.push("op_summary has aggregate columns only: op-level statistics only, bubble analysis unavailable".into());
+        }
+        let cross_check = cross_check(&result, &kernels, &step_trace, &mut problems);
+        let dir_name = rank.dir.rsplit('/').next().unwrap_or("").to_string();
+        let meta = RankMeta {
+            rank_id: rank.rank_id,
+            role: Some(rank.role.clone()).filter(|r| !r.is_empty()),
+            rank_dir: rank.dir.clone(),
+            inputs,
+            problems: problems
+                .kept()
+                .iter()
+                .map(|p| format!("{} [{}] {}", p.at, p.code, p.message))
+                .collect(),
+        };
+        RankAnalysis {
+            meta,
+            dir_name,
+            kernels,
+            trace,
+            comm_ops,
+            step_trace,
+            result,
+            problems,
+            cross_check,
         }
     }
-    let kernels = if aggregate_only {
-        KernelTableBuilder::new().finish()
-    } else {
-        builder.finish()
-    };
-    let input = RankInput {
-        kernels: &kernels,
-        trace: trace.as_ref(),
-        comm_ops: &comm_ops,
-        step_trace: &step_trace,
-        info,
-    };
-    let mut result = analysis::analyse(&input, cfg);
-    if aggregate_only {
-        result.limitations.push("op_summary has aggregate columns only: op-level statistics only, bubble analysis unavailable".into());
-    }
-    let cross_check = cross_check(&result, &kernels, &step_trace, &mut problems);
-    let dir_name = rank.dir.rsplit('/').next().unwrap_or("").to_string();
-    let meta = RankMeta {
-        rank_id: rank.rank_id,
-        role: Some(rank.role.clone()).filter(|r| !r.is_empty()),
-        rank_dir: rank.dir.clone(),
-        inputs,
-        problems: problems
-            .kept()
-            .iter()
-            .map(|p| format!("{} [{}] {}", p.at, p.code, p.message))
-            .collect(),
-    };
-    Ok(RankAnalysis {
-        meta,
-        dir_name,
-        kernels,
-        trace,
-        comm_ops,
-        step_trace,
-        result,
-        problems,
-        cross_check,
-    })
 }
 
 fn slice_index(rel: &str) -> (u64, String) {
@@ -362,6 +423,43 @@ fn slice_index(rel: &str) -> (u64, String) {
         .and_then(|d| d.parse().ok())
         .unwrap_or(0);
     (k, rel.to_string())
+}
+
+/// One warning per kernel clipped at the next kernel of its stream (issue 11 Decision),
+/// at its line in the kernel table (trace-derived kernels: the trace file).
+fn overrun_problems(
+    k: &KernelTable,
+    kernel_files: &[RankFile],
+    rank: &RankFolder,
+    problems: &mut Problems,
+) {
+    for o in k.overruns() {
+        let row = k.row()[o.kernel];
+        let at = match kernel_files.first() {
+            Some(f) if row > 0 => Position::file(f.path.as_str()).at_line(row),
+            _ => Position::file(
+                rank.file(FileKind::TraceView)
+                    .map(|f| f.path.as_str())
+                    .unwrap_or(rank.label()),
+            ),
+        };
+        let next_row = k.row()[o.next];
+        problems.push(Problem::new(
+            Severity::Warning,
+            "ANOM-KD-012",
+            at,
+            format!(
+                "kernel `{}` ({}, stream {}) runs {} µs past the start of the next kernel on its stream (`{}`{}): kernels of one stream run one after another, so the busy union counts it only up to that start (raw end {} µs)",
+                k.name_of(o.kernel),
+                k.core_of(o.kernel),
+                k.stream_of(o.kernel),
+                crate::report::float::ns_to_us_text(o.overrun_ns),
+                k.name_of(o.next),
+                if next_row > 0 { format!(", line {next_row}") } else { String::new() },
+                crate::report::float::ns_to_us_text(k.end_ns(o.kernel)),
+            ),
+        ));
+    }
 }
 
 fn builder_min_start(b: &KernelTableBuilder, t: &HostEventTable) -> Option<i64> {
@@ -442,35 +540,36 @@ fn cross_check(
 }
 
 /// Analyses every rank of the inventory, in inventory order; ranks that cannot
-/// run the anomaly analysis are skipped with their readiness reasons as problems.
-/// Returns the ranks and the cross-rank table (§13.4).
+/// run the anomaly analysis ([`usable`]) are skipped. Returns the ranks and the cross-rank
+/// table (§13.4). The same code path as `proflens anomaly` and `proflens analyze`
+/// ([`super::store::Store`]).
 pub fn analyse_all(
     inv: &Inventory,
     opener: &dyn Opener,
     cfg: &AnomalyConfig,
-    on_progress: &mut dyn FnMut(&AnomalyProgress) -> ControlFlow<()>,
+    on_progress: &mut OnProgress<'_>,
 ) -> Result<(Vec<RankAnalysis>, Vec<RankRow>), Cancelled> {
-    let mut out = Vec::new();
-    for rank in &inv.ranks {
-        let usable = [
-            FileKind::KernelDetails,
-            FileKind::OpSummary,
-            FileKind::TraceView,
-        ]
-        .iter()
-        .any(|k| rank.file(*k).is_some());
-        if !usable {
-            continue;
-        }
-        out.push(analyse_rank(rank, opener, cfg, on_progress)?);
-    }
-    let pairs: Vec<(i64, &AnomalyResult)> = out
+    let mut store = Store::new(Plan {
+        anomaly: Some(cfg.clone()),
+        ..Plan::none()
+    });
+    store.run_inventory(inv, opener, on_progress);
+    let out = store.take_anomaly()?;
+    let rows = cross_rows(&out, cfg);
+    Ok((out, rows))
+}
+
+/// The cross-rank table (§13.4) over `ranks` (in their order).
+pub fn cross_rows<R: Borrow<RankAnalysis>>(ranks: &[R], cfg: &AnomalyConfig) -> Vec<RankRow> {
+    let pairs: Vec<(i64, &AnomalyResult)> = ranks
         .iter()
         .enumerate()
-        .map(|(i, r)| (r.meta.rank_id.unwrap_or(i as i64), &r.result))
+        .map(|(i, r)| {
+            let r = r.borrow();
+            (r.meta.rank_id.unwrap_or(i as i64), &r.result)
+        })
         .collect();
-    let rows = cross_rank::compare(&pairs, cfg);
-    Ok((out, rows))
+    cross_rank::compare(&pairs, cfg)
 }
 
 /// The per-rank report files of `proflens anomaly --report-dir` (§1.6): for rank `i` of
@@ -478,14 +577,14 @@ pub fn analyse_all(
 /// architecture report text)`. `<base>` is the dropped root folder (else the rank folder); the
 /// `_rank<N>` suffix is added only when more than one rank was analysed. The CLI and the
 /// page's export both call this, so the bytes are identical.
-pub fn rank_reports(
+pub fn rank_reports<R: Borrow<RankAnalysis>>(
     inv: &Inventory,
-    ranks: &[RankAnalysis],
+    ranks: &[R],
     cross: &[RankRow],
     cfg: &AnomalyConfig,
     i: usize,
 ) -> Option<(String, String, String, String)> {
-    let r = ranks.get(i)?;
+    let r = ranks.get(i)?.borrow();
     let root = inv.root_label();
     let base = if root == "the dropped files" || root.is_empty() {
         r.dir_name.clone()
@@ -520,14 +619,17 @@ pub fn rank_reports(
 /// one `\n`), streamed to `w`.
 ///
 /// Errors: those of `w`.
-pub fn write_json(
+pub fn write_json<R: Borrow<RankAnalysis>>(
     w: &mut dyn std::io::Write,
-    ranks: &[RankAnalysis],
+    ranks: &[R],
     cfg: &AnomalyConfig,
 ) -> std::io::Result<()> {
     let json: Vec<_> = ranks
         .iter()
-        .map(|r| crate::report::anomaly_json::build(&r.kernels, &r.result, &r.meta, cfg))
+        .map(|r| {
+            let r = r.borrow();
+            crate::report::anomaly_json::build(&r.kernels, &r.result, &r.meta, cfg)
+        })
         .collect();
     serde_json::to_writer_pretty(&mut *w, &json).map_err(std::io::Error::other)?;
     w.write_all(b"\n")?;

@@ -17,15 +17,19 @@ use crate::analysis::memory_match::{match_rows, MatchOptions};
 use crate::analysis::memory_result::{MemoryRun, RankInfo, RankMemory, RankStatus, TraceFacts};
 use crate::analysis::user_frame::UserFrameRule;
 use crate::base::{Position, Problem, Problems, Severity};
-use crate::ingest::inventory::{FileKind, Inventory, RankFolder};
+use crate::ingest::inventory::{FileKind, Inventory, RankFile, RankFolder};
 use crate::ingest::select::Selection;
-use crate::ingest::{ChunkReader, Opener, Progress};
+use crate::ingest::{Opener, Progress};
 use crate::model::host_events::{CallStackIndex, HostOpTable};
 use crate::model::memory_events::MemoryEventTable;
 use crate::model::stacks::StackPool;
 use crate::model::strings::StringPool;
 use crate::parse::csv::operator_memory::{self, CsvMode};
-use crate::parse::trace_json::call_stack_index::{read_host_ops, TraceMode};
+use crate::parse::trace_json::call_stack_index::{HostOpsReader, TraceMode, TraceStats};
+
+use super::contract::{OnProgress, Target};
+use super::rank_pass::RankPlan;
+use super::store::{Plan, Store};
 use crate::parse::ParseErrorKind;
 
 /// Output mode (ascend-memory.md intro table).
@@ -51,9 +55,6 @@ pub struct MemoryOptions {
     pub selection: Selection,
 }
 
-/// Progress callback: `(file path, bytes read)`; `Break` cancels.
-pub type OnProgress<'a> = dyn FnMut(&str, Progress) -> ControlFlow<()> + 'a;
-
 fn info_of(rank: &RankFolder) -> RankInfo {
     RankInfo {
         role: rank.role.clone(),
@@ -63,7 +64,8 @@ fn info_of(rank: &RankFolder) -> RankInfo {
     }
 }
 
-/// Analyses ONE rank folder (§7 per-rank orchestration).
+/// Analyses ONE rank folder (§7 per-rank orchestration) through the one-read rank pass
+/// ([`super::rank_pass::analyse_rank`] with only the memory analysis planned).
 ///
 /// Reads `trace_view.json` (if present) then `operator_memory.csv` through `opener`,
 /// reporting bytes read per file to `on_progress` (a `Break` cancels: the rank comes back
@@ -76,176 +78,269 @@ pub fn analyse_rank(
     opts: &MemoryOptions,
     on_progress: &mut OnProgress<'_>,
 ) -> RankMemory {
-    let info = info_of(rank);
-    let mut problems = Problems::new();
-    for n in &rank.notes {
-        problems.push(n.to_problem());
-    }
-    let label = rank.label().to_string();
-    let fail = |info: RankInfo, problems: Problems, why: String| {
-        RankMemory::empty(info, RankStatus::Failed(why), problems)
+    let plan = RankPlan {
+        memory: Some(opts),
+        anomaly: None,
     };
-    if rank.rank_id.is_none() {
-        return fail(
-            info,
-            problems,
-            format!("Cannot determine rank id for {label}; skipped"),
-        );
-    }
-    let Some(csv) = rank.file(FileKind::OperatorMemory) else {
-        problems.push(Problem::new(
-            Severity::Error,
-            "MEM-FILE-001",
-            Position::file(label.as_str()),
-            format!("operator_memory.csv not found in {label}"),
-        ));
-        return fail(info, problems, "operator_memory.csv not found".into());
-    };
-    let parity = opts.mode == Mode::Parity;
-    let r = info.rank_id;
-    let mut strings = StringPool::new();
-    let mut stacks = StackPool::new();
-    let mut cancelled = false;
-    // 1. call-stack index
-    let mut host = HostOpTable::new();
-    let mut trace = TraceFacts::default();
-    match rank.file(FileKind::TraceView) {
-        None if parity => {
-            problems.push(Problem::new(Severity::Warning, "MEM-FILE-002", Position::file(label.as_str()),
-                format!("Rank {r}: trace_view.json not found at {label}/ASCEND_PROFILER_OUTPUT")));
-            return fail(info, problems, "trace_view.json not found (RL-Insight parity drops the rank)".into());
-        }
-        None => problems.push(Problem::new(Severity::Warning, "MEM-FILE-002", Position::file(label.as_str()),
-            format!("No call stacks for rank {r}: trace_view.json missing or recorded with with_stack=false"))),
-        Some(tv) => {
-            let path = tv.path.clone();
-            let res = opener
-                .open(&path)
-                .map_err(|e| format!("cannot open {path}: {e}"))
-                .and_then(|src| {
-                    let mut rdr = ChunkReader::new(src, Some(tv.size));
-                    let mode = if parity { TraceMode::Parity } else { TraceMode::Default };
-                    let mut prog = |p: Progress| {
-                        let f = on_progress(&path, p);
-                        cancelled |= f.is_break();
-                        f
-                    };
-                    read_host_ops(&mut rdr, &path, mode, &mut strings, &mut stacks, &mut problems, &mut prog)
-                        .map_err(|e| {
-                            if matches!(e.kind(), ParseErrorKind::Empty) {
-                                format!("File is empty: {path}")
-                            } else {
-                                e.to_string()
-                            }
-                        })
-                });
-            match res {
-                Ok((h, stats)) => {
-                    trace = TraceFacts { present: true, cpu_ops: stats.cpu_ops, with_stack: stats.with_stack };
-                    host = h;
-                }
-                Err(msg) => {
-                    if parity {
-                        problems.push(Problem::new(Severity::Error, "MEM-TV-004", Position::file(path.as_str()), msg.clone()));
-                        return fail(info, problems, format!("trace_view.json unusable: {msg}"));
-                    }
-                    problems.push(Problem::new(Severity::Error, "MEM-TV-004", Position::file(path.as_str()),
-                        format!("{msg}; rows get no call stacks")));
-                }
-            }
-            if !parity && trace.present && trace.with_stack == 0 {
-                problems.push(Problem::new(Severity::Warning, "MEM-FILE-002", Position::file(path.as_str()),
-                    format!("No call stacks for rank {r}: trace_view.json missing or recorded with with_stack=false")));
-            }
-        }
-    }
-    if cancelled {
-        return RankMemory::empty(info, RankStatus::Cancelled, problems);
-    }
-    // 2. operator_memory.csv
-    let mut events = MemoryEventTable::new();
-    let csv_path: Arc<str> = csv.path.as_str().into();
-    let res = match opener.open(&csv.path) {
-        Err(e) => Err(format!("cannot open {}: {e}", csv.path)),
-        Ok(mut src) => {
-            let mode = if parity {
-                CsvMode::Parity
-            } else {
-                CsvMode::Default
-            };
-            let mut prog = |p: Progress| {
-                let f = on_progress(&csv_path, p);
-                cancelled |= f.is_break();
-                f
-            };
-            operator_memory::read(
-                &mut src,
-                &csv.path,
-                Some(csv.size),
-                mode,
-                &mut strings,
-                &mut events,
-                &mut problems,
-                &mut prog,
-            )
-            .map_err(|e| match e.kind() {
-                ParseErrorKind::Empty => format!("File is empty: {}", csv.path),
-                _ => e.to_string(),
-            })
-        }
-    };
-    match res {
-        Ok(stats) if stats.stopped || cancelled => {
-            return RankMemory::empty(info, RankStatus::Cancelled, problems)
-        }
-        Ok(_) => {}
-        Err(msg) => {
-            if problems.count("MEM-CSV-001") == 0
-                && !(parity
-                    && problems
-                        .kept()
-                        .iter()
-                        .any(|p| p.code.starts_with("MEM-CSV")))
-            {
-                problems.push(Problem::new(
-                    Severity::Error,
-                    "MEM-FILE-003",
-                    Position::file(csv.path.as_str()),
-                    msg.clone(),
-                ));
-            }
-            return fail(info, problems, msg);
-        }
-    }
-    // 3. match
-    let idx = CallStackIndex::build(&host);
-    let matches = match_rows(&events, &host, &idx, &opts.matching);
-    drop(idx);
-    let r = RankMemory::from_parts(
-        info,
-        strings,
-        stacks,
-        events,
-        &host,
-        &matches,
-        &opts.user_frame,
-        problems,
-        trace,
-    );
-    drop(host);
-    r
+    super::rank_pass::analyse_rank(Target::Rank(0), rank, opener, &plan, on_progress)
+        .memory
+        .map(Arc::unwrap_or_clone)
+        .unwrap_or_else(|| RankMemory::empty(info_of(rank), RankStatus::Cancelled, Problems::new()))
 }
 
-/// Runs [`analyse_rank`] on every rank folder of `inv` whose memory analysis can start, and
-/// merges the results (§9.0). Folders that cannot run come back failed with their reason.
-/// Drop-level notes (e.g. `MEM-DISC-001`) are returned beside the run.
-pub fn analyse_inventory(
-    inv: &Inventory,
-    opener: &dyn Opener,
-    opts: &MemoryOptions,
-    on_progress: &mut OnProgress<'_>,
-) -> (MemoryRun, Problems) {
-    let mut ranks = Vec::with_capacity(inv.ranks.len());
+/// The memory analysis of one rank folder in the phases of the rank pass: [`MemoryPass::start`]
+/// (checks that need no reading), the `trace_view.json` events through
+/// [`MemoryPass::trace_reader`] and [`MemoryPass::after_trace`], then
+/// [`MemoryPass::finish`] (reads `operator_memory.csv`, matches, compacts).
+pub struct MemoryPass<'o> {
+    opts: &'o MemoryOptions,
+    info: RankInfo,
+    label: String,
+    csv: RankFile,
+    problems: Problems,
+    strings: StringPool,
+    stacks: StackPool,
+    host: HostOpTable,
+    trace: TraceFacts,
+}
+
+impl<'o> MemoryPass<'o> {
+    /// Starts the rank: inventory notes, rank id and `operator_memory.csv` presence.
+    /// `Err` is the finished (failed) rank when nothing can be read.
+    pub fn start(rank: &RankFolder, opts: &'o MemoryOptions) -> Result<Self, RankMemory> {
+        let info = info_of(rank);
+        let mut problems = Problems::new();
+        for n in &rank.notes {
+            problems.push(n.to_problem());
+        }
+        let label = rank.label().to_string();
+        if rank.rank_id.is_none() {
+            let why = format!("Cannot determine rank id for {label}; skipped");
+            return Err(RankMemory::empty(info, RankStatus::Failed(why), problems));
+        }
+        let Some(csv) = rank.file(FileKind::OperatorMemory) else {
+            problems.push(Problem::new(
+                Severity::Error,
+                "MEM-FILE-001",
+                Position::file(label.as_str()),
+                format!("operator_memory.csv not found in {label}"),
+            ));
+            let why = "operator_memory.csv not found".to_string();
+            return Err(RankMemory::empty(info, RankStatus::Failed(why), problems));
+        };
+        Ok(MemoryPass {
+            opts,
+            info,
+            label,
+            csv: csv.clone(),
+            problems,
+            strings: StringPool::new(),
+            stacks: StackPool::new(),
+            host: HostOpTable::new(),
+            trace: TraceFacts::default(),
+        })
+    }
+
+    fn parity(&self) -> bool {
+        self.opts.mode == Mode::Parity
+    }
+
+    fn fail(self, why: String) -> RankMemory {
+        RankMemory::empty(self.info, RankStatus::Failed(why), self.problems)
+    }
+
+    /// The rank has no `trace_view.json`: parity drops it (`Err`, finished), default goes on
+    /// without call stacks (`MEM-FILE-002`).
+    pub fn no_trace(mut self) -> Result<Self, RankMemory> {
+        let r = self.info.rank_id;
+        let at = Position::file(self.label.as_str());
+        if self.parity() {
+            self.problems.push(Problem::new(
+                Severity::Warning,
+                "MEM-FILE-002",
+                at,
+                format!(
+                    "Rank {r}: trace_view.json not found at {}/ASCEND_PROFILER_OUTPUT",
+                    self.label
+                ),
+            ));
+            return Err(
+                self.fail("trace_view.json not found (RL-Insight parity drops the rank)".into())
+            );
+        }
+        self.problems.push(Problem::new(Severity::Warning, "MEM-FILE-002", at,
+            format!("No call stacks for rank {r}: trace_view.json missing or recorded with with_stack=false")));
+        Ok(self)
+    }
+
+    /// The call-stack index consumer of the rank's `trace_view.json` pass (`file`: its path).
+    pub fn trace_reader(&mut self, file: &str) -> HostOpsReader<'_> {
+        let mode = if self.parity() {
+            TraceMode::Parity
+        } else {
+            TraceMode::Default
+        };
+        HostOpsReader::new(
+            file,
+            mode,
+            &mut self.strings,
+            &mut self.stacks,
+            &mut self.problems,
+        )
+    }
+
+    /// Takes the result of the trace pass (`Err`: the file could not be opened or parsed, in
+    /// words). Parity fails the rank on an error (`Err`, finished); default keeps going
+    /// without call stacks (`MEM-TV-004`).
+    pub fn after_trace(
+        mut self,
+        path: &str,
+        res: Result<(HostOpTable, TraceStats), String>,
+    ) -> Result<Self, RankMemory> {
+        let parity = self.parity();
+        match res {
+            Ok((h, stats)) => {
+                self.trace = TraceFacts {
+                    present: true,
+                    cpu_ops: stats.cpu_ops,
+                    with_stack: stats.with_stack,
+                };
+                self.host = h;
+            }
+            Err(msg) => {
+                if parity {
+                    self.problems.push(Problem::new(
+                        Severity::Error,
+                        "MEM-TV-004",
+                        Position::file(path),
+                        msg.clone(),
+                    ));
+                    return Err(self.fail(format!("trace_view.json unusable: {msg}")));
+                }
+                self.problems.push(Problem::new(
+                    Severity::Error,
+                    "MEM-TV-004",
+                    Position::file(path),
+                    format!("{msg}; rows get no call stacks"),
+                ));
+            }
+        }
+        if !parity && self.trace.present && self.trace.with_stack == 0 {
+            let r = self.info.rank_id;
+            self.problems.push(Problem::new(Severity::Warning, "MEM-FILE-002", Position::file(path),
+                format!("No call stacks for rank {r}: trace_view.json missing or recorded with with_stack=false")));
+        }
+        Ok(self)
+    }
+
+    /// The rank was cancelled during another file's read.
+    pub fn cancelled(self) -> RankMemory {
+        RankMemory::empty(self.info, RankStatus::Cancelled, self.problems)
+    }
+
+    /// Reads `operator_memory.csv` (once), matches every row to the call-stack index (§6)
+    /// and compacts the result; the host-op table is dropped. `on_progress` gets the CSV's
+    /// bytes read; `Break` cancels.
+    pub fn finish(
+        mut self,
+        opener: &dyn Opener,
+        on_progress: &mut dyn FnMut(&str, Progress) -> ControlFlow<()>,
+    ) -> RankMemory {
+        let parity = self.parity();
+        let mut cancelled = false;
+        let mut events = MemoryEventTable::new();
+        let csv = self.csv.clone();
+        let res = match opener.open(&csv.path) {
+            Err(e) => Err(format!("cannot open {}: {e}", csv.path)),
+            Ok(mut src) => {
+                let mode = if parity {
+                    CsvMode::Parity
+                } else {
+                    CsvMode::Default
+                };
+                let mut prog = |p: Progress| {
+                    let f = on_progress(&csv.path, p);
+                    cancelled |= f.is_break();
+                    f
+                };
+                operator_memory::read(
+                    &mut src,
+                    &csv.path,
+                    Some(csv.size),
+                    mode,
+                    &mut self.strings,
+                    &mut events,
+                    &mut self.problems,
+                    &mut prog,
+                )
+                .map_err(|e| match e.kind() {
+                    ParseErrorKind::Empty => format!("File is empty: {}", csv.path),
+                    _ => e.to_string(),
+                })
+            }
+        };
+        match res {
+            Ok(stats) if stats.stopped || cancelled => return self.cancelled(),
+            Ok(_) => {}
+            Err(msg) => {
+                if self.problems.count("MEM-CSV-001") == 0
+                    && !(parity
+                        && self
+                            .problems
+                            .kept()
+                            .iter()
+                            .any(|p| p.code.starts_with("MEM-CSV")))
+                {
+                    self.problems.push(Problem::new(
+                        Severity::Error,
+                        "MEM-FILE-003",
+                        Position::file(csv.path.as_str()),
+                        msg.clone(),
+                    ));
+                }
+                return self.fail(msg);
+            }
+        }
+        let idx = CallStackIndex::build(&self.host);
+        let matches = match_rows(&events, &self.host, &idx, &self.opts.matching);
+        drop(idx);
+        RankMemory::from_parts(
+            self.info,
+            self.strings,
+            self.stacks,
+            events,
+            &self.host,
+            &matches,
+            &self.opts.user_frame,
+            self.problems,
+            self.trace,
+        )
+    }
+}
+
+/// The text of a trace read failure as memory reports it (`MEM-TV-004`).
+pub fn trace_failure(path: &str, e: &crate::parse::ParseError) -> String {
+    if matches!(e.kind(), ParseErrorKind::Empty) {
+        format!("File is empty: {path}")
+    } else {
+        e.to_string()
+    }
+}
+
+impl MemoryOptions {
+    /// True when rank folder `r` is analysed under these options: the §2.2 filters select it,
+    /// and not parity with a rank filter (upstream never implemented rank filtering: nothing
+    /// is analysed, `MEM-RUN-002`).
+    pub fn selects(&self, r: &RankFolder) -> bool {
+        !(self.mode == Mode::Parity && self.selection.restricts_ranks())
+            && self.selection.selects(&r.role, r.rank_id, r.source_index)
+    }
+}
+
+/// The drop-level problems of a memory run over `inv` whose analysed ranks are `ranks`:
+/// the inventory's notes (e.g. `MEM-DISC-001`), `MEM-RUN-002` (parity with a rank filter),
+/// `MEM-RUN-001` when no rank produced rows.
+pub fn run_problems(inv: &Inventory, opts: &MemoryOptions, ranks: &[&RankMemory]) -> Problems {
     let mut drop_problems = Problems::new();
     for n in &inv.notes {
         drop_problems.push(n.to_problem());
@@ -258,27 +353,8 @@ pub fn analyse_inventory(
             Position::file(""),
             "RL analysis currently only supports processing all ranks",
         ));
-        drop_problems.push(Problem::new(
-            Severity::Error,
-            "MEM-RUN-001",
-            Position::file(""),
-            "No valid data collected from any rank",
-        ));
-        return (MemoryRun::merge(Vec::new()), drop_problems);
     }
-    for rank in inv
-        .ranks
-        .iter()
-        .filter(|r| opts.selection.selects(&r.role, r.rank_id, r.source_index))
-    {
-        let r = analyse_rank(rank, opener, opts, on_progress);
-        let stop = r.status == RankStatus::Cancelled;
-        ranks.push(r);
-        if stop {
-            break;
-        }
-    }
-    if parity_nothing(opts, &ranks) {
+    if ranks.iter().all(|r| r.is_empty()) {
         drop_problems.push(Problem::new(
             Severity::Error,
             "MEM-RUN-001",
@@ -286,9 +362,26 @@ pub fn analyse_inventory(
             "No valid data collected from any rank",
         ));
     }
-    (MemoryRun::merge(ranks), drop_problems)
+    drop_problems
 }
 
-fn parity_nothing(_opts: &MemoryOptions, ranks: &[RankMemory]) -> bool {
-    ranks.iter().all(|r| r.is_empty())
+/// Runs the memory analysis on every rank folder of `inv` that `opts` selects, in inventory
+/// order (stopping after a cancelled rank), and merges the results (§9.0). Folders that
+/// cannot run come back failed with their reason. Drop-level problems
+/// ([`run_problems`]) are returned beside the run. The same code path as
+/// `proflens memory` and `proflens analyze` ([`super::store::Store`]).
+pub fn analyse_inventory(
+    inv: &Inventory,
+    opener: &dyn Opener,
+    opts: &MemoryOptions,
+    on_progress: &mut OnProgress<'_>,
+) -> (MemoryRun, Problems) {
+    let mut store = Store::new(Plan {
+        memory: Some(opts.clone()),
+        ..Plan::none()
+    });
+    store.run_inventory(inv, opener, on_progress);
+    store
+        .memory_run(inv)
+        .unwrap_or_else(|| (MemoryRun::merge(Vec::new()), Problems::new()))
 }

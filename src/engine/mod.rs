@@ -1,6 +1,13 @@
-//! The one place where the core layers meet: per-analysis pipelines used by
-//! the CLI, the worker and the tests.
+//! The one place where the core layers meet: the analysis contract ([`contract`]), the
+//! per-target result store fed by one read per input file ([`store`], [`rank_pass`]), the
+//! per-analysis phases ([`memory`], [`anomaly`], [`snapshot`]), the native multi-core driver
+//! ([`parallel`]) and the worker's session. Used by the CLI, the worker and the tests.
 pub mod anomaly;
+pub mod contract;
 pub mod memory;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod parallel;
+pub mod rank_pass;
 pub mod session;
 pub mod snapshot;
+pub mod store;

@@ -292,6 +292,8 @@ impl KernelTableBuilder {
             step_tag: Vec::with_capacity(n),
             row: Vec::with_capacity(n),
             pmu: Vec::new(),
+            busy_end: Vec::new(),
+            overruns: Vec::new(),
         };
         let has_pmu = self.rows.iter().any(|r| r.pmu.iter().any(Option::is_some));
         for r in &self.rows {
@@ -312,6 +314,7 @@ impl KernelTableBuilder {
                 t.pmu.push(r.pmu);
             }
         }
+        t.clip_stream_overruns();
         t
     }
 }
@@ -339,9 +342,81 @@ pub struct KernelTable {
     step_tag: Vec<Option<i64>>,
     row: Vec<u64>,
     pmu: Vec<[Option<f32>; 3]>,
+    /// Busy end per kernel (empty when no kernel overruns: then it is `end_ns`).
+    busy_end: Vec<i64>,
+    overruns: Vec<Overrun>,
+}
+
+/// A kernel that runs past the start of the next kernel on the same known stream (a stall
+/// artefact: kernels of one stream run one after another). Issue 11 Decision: its busy end
+/// is clipped at that start ([`KernelTable::busy_end_ns`]); the raw end stays `end_ns`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Overrun {
+    /// Index of the overrunning kernel.
+    pub kernel: usize,
+    /// Index of the next kernel on its stream (the clip point is its start).
+    pub next: usize,
+    /// Raw end − clip point, ns (> 0).
+    pub overrun_ns: i64,
 }
 
 impl KernelTable {
+    /// Sets the busy ends: on a numeric stream (the `Stream ID` column, or a Level0 join), a
+    /// kernel ending after the next later-starting kernel of the same stream ends there.
+    /// `hccl` / `unknown` streams are never clipped (kernels of different streams share
+    /// those keys and may overlap legitimately). O(n).
+    fn clip_stream_overruns(&mut self) {
+        let known: Vec<bool> = self.pool.iter().map(|s| s.parse::<i64>().is_ok()).collect();
+        // Per stream: (last kernel seen going backwards, first kernel starting after it).
+        let mut later: Vec<Option<(usize, Option<usize>)>> = vec![None; self.pool.len()];
+        let mut overruns = Vec::new();
+        for i in (0..self.len()).rev() {
+            let sid = self.stream[i] as usize;
+            if !known[sid] {
+                continue;
+            }
+            let next = match later[sid] {
+                Some((j, _)) if self.start_ns[j] > self.start_ns[i] => Some(j),
+                Some((_, n)) => n,
+                None => None,
+            };
+            if let Some(j) = next {
+                let over = self.end_ns(i) - self.start_ns[j];
+                if over > 0 {
+                    overruns.push(Overrun {
+                        kernel: i,
+                        next: j,
+                        overrun_ns: over,
+                    });
+                }
+            }
+            later[sid] = Some((i, next));
+        }
+        if overruns.is_empty() {
+            return;
+        }
+        overruns.reverse();
+        self.busy_end = (0..self.len()).map(|i| self.end_ns(i)).collect();
+        for o in &overruns {
+            self.busy_end[o.kernel] = self.start_ns[o.next];
+        }
+        self.overruns = overruns;
+    }
+
+    /// End of kernel `i` for busy unions and walls, ns: `end_ns(i)`, except for an
+    /// [`Overrun`], which ends at the next kernel's start on its stream (issue 11 Decision).
+    pub fn busy_end_ns(&self, i: usize) -> i64 {
+        match self.busy_end.get(i) {
+            Some(&e) => e,
+            None => self.end_ns(i),
+        }
+    }
+
+    /// The kernels whose busy end was clipped, in table order.
+    pub fn overruns(&self) -> &[Overrun] {
+        &self.overruns
+    }
+
     /// Number of kernels.
     pub fn len(&self) -> usize {
         self.start_ns.len()
@@ -538,6 +613,35 @@ mod tests {
         let t = b.finish();
         assert_eq!(t.len(), 3);
         assert_eq!(t.end_ns(2), 1_700_000_000_000_000_010);
+    }
+
+    #[test]
+    fn an_overrunning_kernel_is_clipped_at_the_next_start_on_its_stream_only() {
+        let mut b = KernelTableBuilder::new();
+        let mut stall = row("stall", "AI_CORE", 100, "2", 2);
+        stall.dur_ns = 1_000_000; // runs over both later kernels of stream 2
+        b.push(&stall);
+        b.push(&row("same_start", "AI_CORE", 100, "2", 3)); // equal start: not the clip point
+        b.push(&row("next", "AI_CORE", 150, "2", 4));
+        b.push(&row("other", "AI_CORE", 120, "3", 5)); // another stream: not a clip point
+        let mut l0 = row("level0", "AI_CORE", 100, "", 6); // unknown stream: never clipped
+        l0.dur_ns = 1_000_000;
+        b.push(&l0);
+        b.push(&row("l0_next", "AI_CORE", 200, "", 7));
+        let t = b.finish();
+        let at = |n: &str| (0..t.len()).find(|&i| t.name_of(i) == n).unwrap();
+        assert_eq!(t.busy_end_ns(at("stall")), 150);
+        assert_eq!(t.end_ns(at("stall")), 1_000_100);
+        assert_eq!(t.busy_end_ns(at("same_start")), 110);
+        assert_eq!(t.busy_end_ns(at("level0")), 1_000_100);
+        assert_eq!(
+            t.overruns(),
+            [Overrun {
+                kernel: at("stall"),
+                next: at("next"),
+                overrun_ns: 999_950
+            }]
+        );
     }
 
     #[test]

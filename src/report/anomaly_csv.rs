@@ -6,9 +6,9 @@
 
 use std::io::{self, Write};
 
-use super::float::py_repr;
+use super::float::{exact_number_text, py_repr};
 use crate::analysis::anomaly::AnomalyResult;
-use crate::base::units::{ns_to_ms, ns_to_us};
+use crate::base::units::ns_to_ms;
 use crate::model::kernels::KernelTable;
 
 /// One rank to export: rank id (empty cell when unknown), rank folder, result.
@@ -110,8 +110,8 @@ pub fn write_steps(ranks: &[CsvRank<'_>], out: &mut dyn Write) -> io::Result<()>
                 rk.rank_dir.to_string(),
                 s.step_id.clone(),
                 s.group_id.clone(),
-                py_repr(ns_to_us(s.window.start_ns)),
-                py_repr(ns_to_us(s.window.end_ns)),
+                exact_number_text(s.window.start_ns, 3),
+                exact_number_text(s.window.end_ns, 3),
                 py_repr(ns_to_ms(m.service_ns)),
                 py_repr(ns_to_ms(m.busy_ns)),
                 py_repr(ns_to_ms(m.underfeed_ns)),
@@ -181,8 +181,8 @@ pub fn write_bubbles(ranks: &[CsvRank<'_>], out: &mut dyn Write) -> io::Result<(
                 step.map(|s| s.step_id.clone())
                     .unwrap_or_else(|| "global".into()),
                 step.map(|s| s.group_id.clone()).unwrap_or_default(),
-                py_repr(ns_to_us(win.interval.start_ns)),
-                py_repr(ns_to_us(win.interval.end_ns)),
+                exact_number_text(win.interval.start_ns, 3),
+                exact_number_text(win.interval.end_ns, 3),
                 py_repr(ns_to_ms(win.interval.len_ns())),
                 opt(b.evidence.host),
                 opt(b.evidence.sync),

@@ -10,9 +10,10 @@ use super::anomaly_json::RankMeta;
 use crate::analysis::anomaly::AnomalyResult;
 use crate::analysis::architecture::{config_tokens, role_of, Architecture, Layer, LayerType};
 use crate::analysis::intervals::{merge, percentile, total_len, Interval};
-use crate::base::units::{ns_to_ms, ns_to_us};
+use crate::base::units::ns_to_ms;
 use crate::model::kernels::KernelTable;
 use crate::model::side_tables::CommOp;
+use crate::report::float::ns_to_us_text;
 
 fn wall(k: &KernelTable, l: &Layer) -> i64 {
     let s = l
@@ -221,14 +222,14 @@ pub fn render(
             .collect();
         let _ = writeln!(
             o,
-            "| {pi} | {} | {:.3}–{:.3} | {:.6} | {:.3} | {} | {} |",
+            "| {pi} | {} | {}–{} | {:.6} | {:.3} | {} | {} |",
             if p.fia.is_empty() {
                 "—".into()
             } else {
                 format!("#{}–#{}", p.fia.start, p.fia.end - 1)
             },
-            ns_to_us(s),
-            ns_to_us(e),
+            ns_to_us_text(s),
+            ns_to_us_text(e),
             (s - r.global.capture.start_ns) as f64 / 1e9,
             ns_to_ms(e - s),
             if pf.is_empty() {

@@ -137,6 +137,41 @@ pub fn ns_to_us_text(ns: i64) -> String {
     )
 }
 
+/// `ns / 10^scale` as a number text that is exactly the value (issue 11, exact times):
+/// Python's `repr` of the correctly rounded f64 whenever that repr is the exact value (up to
+/// 15 significant digits: what every earlier export wrote, so those bytes do not change),
+/// else the exact decimal with trailing zeros removed (`1700000000000080.123`; an f64 would
+/// print `1700000000000080.2`). Never an exponent for values of 16 or more digits.
+pub fn exact_number_text(ns: i64, scale: u32) -> String {
+    let p = 10i128.pow(scale);
+    let v = (ns as i128).abs();
+    let (q, r) = (v / p, v % p);
+    let mut frac = format!("{r:0width$}", width = scale as usize);
+    while frac.len() > 1 && frac.ends_with('0') {
+        frac.pop();
+    }
+    let int = q.to_string();
+    let sig = format!("{int}{frac}");
+    let sig = sig.trim_start_matches('0').trim_end_matches('0');
+    if sig.len() <= 15 {
+        return py_repr(scaled(ns, scale));
+    }
+    format!("{}{int}.{frac}", if ns < 0 { "-" } else { "" })
+}
+
+/// A time in µs written exactly from its ns ([`exact_number_text`] with 3 decimals): a JSON
+/// number in serde output (raw text, so no f64 rounding), e.g. `start_us`, `end_us`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ExactUs(pub i64);
+
+impl serde::Serialize for ExactUs {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let raw = serde_json::value::RawValue::from_string(exact_number_text(self.0, 3))
+            .map_err(serde::ser::Error::custom)?;
+        raw.serialize(s)
+    }
+}
+
 /// Exact ns → µs (correctly rounded).
 pub fn ns_to_us(ns: i64) -> f64 {
     scaled(ns, 3)
@@ -150,6 +185,38 @@ pub fn ns_to_ms(ns: i64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exact_number_text_is_the_value_and_repr_where_repr_is_exact() {
+        // The issue's case: a window at …080 µs (an f64 division printed …079.75).
+        assert_eq!(
+            exact_number_text(1_700_000_000_000_080_000, 3),
+            "1700000000000080.0"
+        );
+        assert_eq!(
+            exact_number_text(1_700_000_000_000_080_123, 3),
+            "1700000000000080.123"
+        );
+        assert_eq!(
+            exact_number_text(-1_700_000_000_000_080_120, 3),
+            "-1700000000000080.12"
+        );
+        assert_eq!(
+            exact_number_text(1_700_000_000_000_080_123, 6),
+            "1700000000000.080123"
+        );
+        // Up to 15 significant digits: Python repr (bytes of earlier exports unchanged).
+        assert_eq!(
+            exact_number_text(1_736_408_883_743_000, 3),
+            "1736408883743.0"
+        );
+        assert_eq!(exact_number_text(100_500, 3), "100.5");
+        assert_eq!(exact_number_text(1, 6), "1e-06");
+        assert_eq!(exact_number_text(0, 3), "0.0");
+        assert_eq!(exact_number_text(i64::MIN, 3), "-9223372036854775.808");
+        let j = serde_json::to_string(&[ExactUs(1_700_000_000_000_080_000), ExactUs(5)]).unwrap();
+        assert_eq!(j, "[1700000000000080.0,0.005]");
+    }
 
     #[test]
     fn matches_python_repr() {

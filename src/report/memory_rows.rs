@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-use super::float::{ns_to_ms, ns_to_us, write_py_repr};
+use super::float::{exact_number_text, write_py_repr};
 use crate::analysis::memory_result::{MemoryRun, RowRef};
 
 /// One output column.
@@ -176,6 +176,8 @@ pub enum Cell<'a> {
     F64(f64),
     /// An integer.
     I64(i64),
+    /// A time `ns / 10^scale`, written exactly (`float::exact_number_text`).
+    Exact(i64, u32),
     /// A boolean.
     Bool(bool),
     /// No value.
@@ -184,6 +186,10 @@ pub enum Cell<'a> {
 
 fn of(v: Option<f64>) -> Cell<'static> {
     v.map(Cell::F64).unwrap_or(Cell::Null)
+}
+
+fn exact(ns: Option<i64>, scale: u32) -> Cell<'static> {
+    ns.map(|n| Cell::Exact(n, scale)).unwrap_or(Cell::Null)
 }
 
 /// The value of `col` for `row`.
@@ -206,12 +212,12 @@ pub fn cell<'a>(row: &RowRef<'a>, col: Col) -> Cell<'a> {
         Col::UserFrameStatus => s(row.user_frame().1.as_str()),
         Col::MatchQuality => s(row.match_quality().as_str()),
         Col::MatchLagUs => of(row.match_lag_ns().map(|l| l as f64 / 1000.0)),
-        Col::MatchedOpTsUs => of(row.matched_op_ts_ns().map(ns_to_us)),
+        Col::MatchedOpTsUs => exact(row.matched_op_ts_ns(), 3),
         Col::StackOrigin => Cell::Str(Cow::Owned(row.stack_origin())),
         Col::CallStackFrames => s(row.stack_text()),
         Col::Released => Cell::Bool(row.release_time_ns().is_some()),
-        Col::ReleaseTimeMs => of(row.release_time_ns().map(ns_to_ms)),
-        Col::ActiveReleaseTimeMs => of(row.active_release_time_ns().map(ns_to_ms)),
+        Col::ReleaseTimeMs => exact(row.release_time_ns(), 6),
+        Col::ActiveReleaseTimeMs => exact(row.active_release_time_ns(), 6),
         Col::ActiveDurationMs => of(row.active_duration_ms()),
         Col::ReleaseTotalAllocatedMb => of(row.release_totals().allocated),
         Col::ReleaseTotalReservedMb => of(row.release_totals().reserved),
@@ -281,6 +287,7 @@ pub fn write_csv(run: &MemoryRun, cols: Columns, out: &mut dyn Write) -> io::Res
                 Cell::Str(v) => push_csv_field(&mut line, &v),
                 Cell::F64(x) => write_py_repr(&mut line, x),
                 Cell::I64(i) => line.push_str(&i.to_string()),
+                Cell::Exact(ns, scale) => line.push_str(&exact_number_text(ns, scale)),
                 Cell::Bool(b) => line.push_str(if b { "true" } else { "false" }),
                 Cell::Null => {}
             }
@@ -318,6 +325,7 @@ pub fn write_json(run: &MemoryRun, cols: Columns, out: &mut dyn Write) -> io::Re
                 Cell::F64(x) if x.is_finite() => write_py_repr(&mut line, x),
                 Cell::F64(_) | Cell::Null => line.push_str("null"),
                 Cell::I64(i) => line.push_str(&i.to_string()),
+                Cell::Exact(ns, scale) => line.push_str(&exact_number_text(ns, scale)),
                 Cell::Bool(b) => line.push_str(if b { "true" } else { "false" }),
             }
         }

@@ -11,9 +11,7 @@ use std::ops::ControlFlow;
 
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::base::Problems;
-use crate::engine::anomaly::{
-    analyse_all, analyse_rank, rank_reports, write_json, AnomalyProgress, RankAnalysis,
-};
+use crate::engine::anomaly::{analyse_all, analyse_rank, rank_reports, write_json, RankAnalysis};
 use crate::ingest::inventory::{Inventory, RankFolder};
 use crate::ingest::Opener;
 use crate::protocol::{Response, Summary};
@@ -62,7 +60,7 @@ pub fn run_rank(
     index: u32,
     folder: &RankFolder,
     opener: &dyn Opener,
-    on_progress: &mut dyn FnMut(&AnomalyProgress) -> ControlFlow<()>,
+    on_progress: &mut crate::engine::contract::OnProgress<'_>,
 ) -> RankOutcome {
     let cfg = config();
     match analyse_rank(folder, opener, &cfg, on_progress) {

@@ -4,7 +4,6 @@
 //! [`crate::engine::memory::analyse_inventory`] and the report writers, exactly as the CLI.
 
 use std::io::{self, Write};
-use std::ops::ControlFlow;
 
 use super::Sink;
 use crate::analysis::memory_match::MatchQuality;
@@ -46,7 +45,7 @@ fn quality_index(q: MatchQuality) -> u8 {
 /// Analyses rank folder `index` of the inventory (default mode, the CLI's default options).
 pub fn run_rank(index: u32, folder: &RankFolder, opener: &dyn Opener) -> RankOutcome {
     let opts = MemoryOptions::default();
-    let mut progress = |_: &str, _| ControlFlow::Continue(());
+    let mut progress = crate::engine::contract::no_progress;
     let r = analyse_rank(folder, opener, &opts, &mut progress);
     let problems = r.problems.clone();
     match &r.status {
@@ -229,7 +228,7 @@ pub fn export(
     w: &mut dyn Write,
 ) -> io::Result<(String, String)> {
     let opts = MemoryOptions::default();
-    let mut progress = |_: &str, _| ControlFlow::Continue(());
+    let mut progress = crate::engine::contract::no_progress;
     let (run, _drop_problems) = analyse_inventory(inv, opener, &opts, &mut progress);
     let (name, mime) = match what {
         MemoryExportKind::MemoryCsv => {

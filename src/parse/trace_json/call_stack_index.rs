@@ -57,14 +57,13 @@ pub struct TraceStats {
 /// `strings` (the rank's pool, shared with the memory rows) and stacks in `stacks`.
 ///
 /// `file` names the file in problems; problems (`MEM-TV-001`, `MEM-TV-002`, `MEM-TV-003`,
-/// `MEM-TV-004`) go to `problems`.
+/// `MEM-TV-004`) go to `problems`. The same as feeding a [`HostOpsReader`] from
+/// [`for_each_event`] (which `engine::rank_pass` does, beside the other consumers of the
+/// same pass).
 ///
 /// # Errors
 ///
-/// Default mode: only an empty file ([`ParseErrorKind::Empty`]) or one that is not a trace at
-/// all (syntax error before the first event) or unreadable. A syntax error after events were
-/// read keeps them (`MEM-TV-004`). Parity mode: also a wrapped file gives `Ok` with no ops,
-/// and a truncated file, a syntax error anywhere or a kept event without a numeric `ts` fail.
+/// See [`HostOpsReader::finish`].
 pub fn read_host_ops<R: Read>(
     reader: &mut ChunkReader<R>,
     file: &str,
@@ -74,20 +73,68 @@ pub fn read_host_ops<R: Read>(
     problems: &mut Problems,
     on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
 ) -> Result<(HostOpTable, TraceStats), ParseError> {
+    let mut r = HostOpsReader::new(file, mode, strings, stacks, problems);
     let file: Arc<str> = file.into();
-    let mut host = HostOpTable::new();
-    let mut stats = TraceStats::default();
-    let mut fatal: Option<ParseError> = None;
-    // Cheap pre-filter: an event can only be kept if its bytes contain one of the two
-    // category values; most events (device kernels, counters, python_function) do not.
-    let cpu_op = memchr::memmem::Finder::new(b"cpu_op\"");
-    let fwdbwd = memchr::memmem::Finder::new(b"fwdbwd\"");
-    // Raw (escaped) `Call stack` bytes → interned stack: decode each distinct stack once.
-    let mut raw_stacks: HashMap<Box<[u8]>, StackId> = HashMap::new();
-    let mut last_thread: Option<(Vec<u8>, Vec<u8>, u32)> = None;
-    let mut out_of_range = crate::base::arith::Tally::default();
-    let mut on_event = |ev: &[u8], at: u64| -> ControlFlow<()> {
-        if cpu_op.find(ev).is_none() && (mode == TraceMode::Parity || fwdbwd.find(ev).is_none()) {
+    let res = for_each_event(reader, &file, on_progress, &mut |ev, at| r.event(ev, at));
+    r.finish(res)
+}
+
+/// The call-stack index as a push consumer of one `trace_view.json` pass: feed it every
+/// event of [`for_each_event`] with [`HostOpsReader::event`], then [`HostOpsReader::finish`]
+/// with the splitter's result. Borrowing the rank's pools and problem list for the pass.
+pub struct HostOpsReader<'a> {
+    file: Arc<str>,
+    mode: TraceMode,
+    strings: &'a mut StringPool,
+    stacks: &'a mut StackPool,
+    problems: &'a mut Problems,
+    host: HostOpTable,
+    stats: TraceStats,
+    fatal: Option<ParseError>,
+    cpu_op: memchr::memmem::Finder<'static>,
+    fwdbwd: memchr::memmem::Finder<'static>,
+    /// Raw (escaped) `Call stack` bytes → interned stack: decode each distinct stack once.
+    raw_stacks: HashMap<Box<[u8]>, StackId>,
+    last_thread: Option<(Vec<u8>, Vec<u8>, u32)>,
+    out_of_range: crate::base::arith::Tally,
+}
+
+impl<'a> HostOpsReader<'a> {
+    /// A reader for `file` (named in problems) in `mode`.
+    pub fn new(
+        file: &str,
+        mode: TraceMode,
+        strings: &'a mut StringPool,
+        stacks: &'a mut StackPool,
+        problems: &'a mut Problems,
+    ) -> Self {
+        HostOpsReader {
+            file: file.into(),
+            mode,
+            strings,
+            stacks,
+            problems,
+            host: HostOpTable::new(),
+            stats: TraceStats::default(),
+            fatal: None,
+            // Cheap pre-filter: an event can only be kept if its bytes contain one of the two
+            // category values; most events (device kernels, counters, python_function) do not.
+            cpu_op: memchr::memmem::Finder::new(b"cpu_op\""),
+            fwdbwd: memchr::memmem::Finder::new(b"fwdbwd\""),
+            raw_stacks: HashMap::new(),
+            last_thread: None,
+            out_of_range: Default::default(),
+        }
+    }
+
+    /// One event object (raw bytes) at absolute byte offset `at`. `Break` only in parity
+    /// mode, when the rank has failed (a kept event without a numeric `ts`): the reader
+    /// needs no more events.
+    pub fn event(&mut self, ev: &[u8], at: u64) -> ControlFlow<()> {
+        let mode = self.mode;
+        if self.cpu_op.find(ev).is_none()
+            && (mode == TraceMode::Parity || self.fwdbwd.find(ev).is_none())
+        {
             return ControlFlow::Continue(());
         }
         let Some(Ev {
@@ -127,20 +174,21 @@ pub fn read_host_ops<R: Read>(
             else {
                 return ControlFlow::Continue(());
             };
-            let thread = host.thread_key(&text(pid), &text(tid));
-            let idv = strings.intern(&text(id));
-            host.push_flow(FlowPoint {
+            let thread = self.host.thread_key(&text(pid), &text(tid));
+            let idv = self.strings.intern(&text(id));
+            self.host.push_flow(FlowPoint {
                 id: idv,
                 is_start,
                 ts_ns: t.ns,
                 thread,
             });
-            stats.flows += 1;
+            self.stats.flows += 1;
             return ControlFlow::Continue(());
         }
         if mode == TraceMode::Parity && stack.is_none() {
             return ControlFlow::Continue(());
         }
+        let file = &self.file;
         let ts_text = ts.and_then(decimal_text);
         let ts_us = ts_text.and_then(|s| parse_f64_python(s).ok());
         let ts_ns = ts_text.and_then(|s| parse_time_ns(s).ok()).map(|t| t.ns);
@@ -151,40 +199,40 @@ pub fn read_host_ops<R: Read>(
                 let got = ts
                     .map(|r| String::from_utf8_lossy(r).into_owned())
                     .unwrap_or_else(|| "nothing".into());
-                fatal = Some(ParseError::new(
+                self.fatal = Some(ParseError::new(
                     Position::file(file.clone()).at_byte(at).in_column("ts"),
                     ParseErrorKind::Syntax { expected: "a numeric `ts` in every cpu_op event with a Call stack (RL-Insight fails the rank)" },
                 ));
-                problems.push(Problem::new(Severity::Error, "MEM-TV-003", Position::file(file.clone()).at_byte(at).in_column("ts"),
+                self.problems.push(Problem::new(Severity::Error, "MEM-TV-003", Position::file(file.clone()).at_byte(at).in_column("ts"),
                     format!("trace_view.json: cpu_op event at byte {at} has no numeric ts (found {got})")));
                 return ControlFlow::Break(());
             }
             _ => {
-                stats.bad_ts += 1;
+                self.stats.bad_ts += 1;
                 return ControlFlow::Continue(());
             }
         };
         let name = name.and_then(as_str);
-        let name = strings.intern(name.as_deref().unwrap_or(""));
+        let name = self.strings.intern(name.as_deref().unwrap_or(""));
         let dur_ns = dur
             .and_then(decimal_text)
             .and_then(|s| parse_time_ns(s).ok())
             .map(|t| t.ns)
             .unwrap_or(0);
-        let stack = stack.map(|raw| match raw_stacks.get(raw) {
+        let stack = stack.map(|raw| match self.raw_stacks.get(raw) {
             Some(id) => *id,
             None => {
                 let s = as_str(raw);
-                let id = stacks.intern(s.as_deref().unwrap_or(""));
-                raw_stacks.insert(raw.into(), id);
+                let id = self.stacks.intern(s.as_deref().unwrap_or(""));
+                self.raw_stacks.insert(raw.into(), id);
                 id
             }
         });
-        let thread = match &last_thread {
+        let thread = match &self.last_thread {
             Some((p, t, k)) if pid == Some(p.as_slice()) && tid == Some(t.as_slice()) => *k,
             _ => {
-                let k = host.thread_key(&text(pid), &text(tid));
-                last_thread = Some((
+                let k = self.host.thread_key(&text(pid), &text(tid));
+                self.last_thread = Some((
                     pid.unwrap_or_default().to_vec(),
                     tid.unwrap_or_default().to_vec(),
                     k,
@@ -203,82 +251,107 @@ pub fn read_host_ops<R: Read>(
             fwd_tid: int(fwd),
             stack,
         };
-        if host.try_push(op).is_err() {
-            out_of_range.record(at);
+        if self.host.try_push(op).is_err() {
+            self.out_of_range.record(at);
             return ControlFlow::Continue(());
         }
-        stats.cpu_ops += 1;
+        self.stats.cpu_ops += 1;
         if stack.is_some() {
-            stats.with_stack += 1;
+            self.stats.with_stack += 1;
         }
         ControlFlow::Continue(())
-    };
-    let res = for_each_event(reader, &file, on_progress, &mut on_event);
-    if let Some(e) = fatal {
-        return Err(e);
     }
-    let scan = match (res, mode) {
-        (Ok(s), _) => s,
-        (Err(e), TraceMode::Parity) => return Err(e),
-        (Err(e), TraceMode::Default) => {
-            if stats.cpu_ops == 0 && stats.flows == 0 || matches!(e.kind(), ParseErrorKind::Empty) {
-                return Err(e);
+
+    /// Ends the pass with the splitter's result `res` and returns the table and counts.
+    ///
+    /// # Errors
+    ///
+    /// Default mode: only an empty file ([`ParseErrorKind::Empty`]) or one that is not a
+    /// trace at all (syntax error before the first event) or unreadable. A syntax error
+    /// after events were read keeps them (`MEM-TV-004`). Parity mode: also a wrapped file
+    /// gives `Ok` with no ops, and a truncated file, a syntax error anywhere or a kept event
+    /// without a numeric `ts` fail.
+    pub fn finish(
+        self,
+        res: Result<TraceScan, ParseError>,
+    ) -> Result<(HostOpTable, TraceStats), ParseError> {
+        let HostOpsReader {
+            file,
+            mode,
+            problems,
+            host,
+            mut stats,
+            fatal,
+            out_of_range,
+            ..
+        } = self;
+        if let Some(e) = fatal {
+            return Err(e);
+        }
+        let scan = match (res, mode) {
+            (Ok(s), _) => s,
+            (Err(e), TraceMode::Parity) => return Err(e),
+            (Err(e), TraceMode::Default) => {
+                if stats.cpu_ops == 0 && stats.flows == 0
+                    || matches!(e.kind(), ParseErrorKind::Empty)
+                {
+                    return Err(e);
+                }
+                problems.push(Problem::new(
+                    Severity::Error,
+                    "MEM-TV-004",
+                    e.position().clone(),
+                    format!("trace_view.json: {e}; the events read before it are used"),
+                ));
+                TraceScan {
+                    bytes: e.position().byte.unwrap_or(0),
+                    ..Default::default()
+                }
+            }
+        };
+        let pos = || Position::file(file.clone());
+        if scan.wrapped {
+            match mode {
+                TraceMode::Parity => {
+                    return Ok((HostOpTable::new(), TraceStats { scan, ..Default::default() }));
+                }
+                TraceMode::Default => problems.push(Problem::new(Severity::Warning, "MEM-TV-001", pos(),
+                    "trace_view.json is wrapped in an object; RL-Insight would find no call stacks here")),
+            }
+        }
+        if let Some(at) = scan.truncated_at {
+            if mode == TraceMode::Parity {
+                return Err(ParseError::new(
+                    pos().at_byte(at),
+                    ParseErrorKind::Syntax {
+                        expected: "the end of the event array (the file is truncated)",
+                    },
+                ));
             }
             problems.push(Problem::new(
-                Severity::Error,
-                "MEM-TV-004",
-                e.position().clone(),
-                format!("trace_view.json: {e}; the events read before it are used"),
-            ));
-            TraceScan {
-                bytes: e.position().byte.unwrap_or(0),
-                ..Default::default()
-            }
-        }
-    };
-    let pos = || Position::file(file.clone());
-    if scan.wrapped {
-        match mode {
-            TraceMode::Parity => {
-                stats.scan = scan;
-                return Ok((HostOpTable::new(), TraceStats { scan: stats.scan, ..Default::default() }));
-            }
-            TraceMode::Default => problems.push(Problem::new(Severity::Warning, "MEM-TV-001", pos(),
-                "trace_view.json is wrapped in an object; RL-Insight would find no call stacks here")),
-        }
-    }
-    if let Some(at) = scan.truncated_at {
-        if mode == TraceMode::Parity {
-            return Err(ParseError::new(
+                Severity::Warning,
+                "MEM-TV-002",
                 pos().at_byte(at),
-                ParseErrorKind::Syntax {
-                    expected: "the end of the event array (the file is truncated)",
-                },
+                format!("trace_view.json ends early (at byte {at}); events read so far are used"),
             ));
         }
-        problems.push(Problem::new(
-            Severity::Warning,
-            "MEM-TV-002",
-            pos().at_byte(at),
-            format!("trace_view.json ends early (at byte {at}); events read so far are used"),
-        ));
+        if stats.bad_ts > 0 {
+            problems.push(Problem::new(
+                Severity::Warning,
+                "MEM-TV-003",
+                pos(),
+                format!(
+                    "trace_view.json: {} cpu_op events without a readable ts were skipped",
+                    stats.bad_ts
+                ),
+            ));
+        }
+        let first = out_of_range.first_at.first().copied().unwrap_or(0);
+        let what = format!("trace_view.json: cpu_op events dropped, ts or ts + dur outside the representable time range ({}); count and byte offsets", crate::base::arith::Tally::time_limit_text());
+        problems.push_some(out_of_range.problem("MEM-TV-010", pos().at_byte(first), &what));
+        stats.scan = scan;
+        Ok((host, stats))
     }
-    if stats.bad_ts > 0 {
-        problems.push(Problem::new(
-            Severity::Warning,
-            "MEM-TV-003",
-            pos(),
-            format!(
-                "trace_view.json: {} cpu_op events without a readable ts were skipped",
-                stats.bad_ts
-            ),
-        ));
-    }
-    let first = out_of_range.first_at.first().copied().unwrap_or(0);
-    let what = format!("trace_view.json: cpu_op events dropped, ts or ts + dur outside the representable time range ({}); count and byte offsets", crate::base::arith::Tally::time_limit_text());
-    problems.push_some(out_of_range.problem("MEM-TV-010", pos().at_byte(first), &what));
-    stats.scan = scan;
-    Ok((host, stats))
 }
 
 /// The members of one event that this reader uses (raw JSON value bytes).

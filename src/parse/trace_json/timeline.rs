@@ -66,6 +66,8 @@ fn is_marker_name(name: &str, custom_prefix: &str) -> bool {
 }
 
 /// Reads one `trace_view.json`. `custom_prefix` is the user step-marker prefix (may be empty).
+/// The same as feeding a [`TimelineBuilder`] from [`for_each_event`] (which
+/// `engine::rank_pass` does, beside the other consumers of the same pass).
 ///
 /// Errors: those of [`for_each_event`] (empty file, not a trace, read failure). A truncated
 /// array is not an error: [`TraceScan::truncated_at`] is set and the events read are used.
@@ -76,24 +78,50 @@ pub fn read<R: Read>(
     custom_prefix: &str,
     on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
 ) -> Result<(HostEventTable, TimelineInfo), ParseError> {
-    let mut t = HostEventTable::new();
-    let mut info = TimelineInfo::default();
-    let mut pid_ids: HashMap<Vec<u8>, u32> = HashMap::default();
-    let mut pid_names: HashMap<u32, String> = HashMap::default();
-    let mut thread_names: HashMap<u32, String> = HashMap::default();
-    let mut thread_tid: Vec<u32> = Vec::new();
-    let mut thread_cache: HashMap<Vec<u8>, (u32, u32)> = HashMap::default();
-    let mut key_buf: Vec<u8> = Vec::new();
-    let mut raws: Vec<Raw> = Vec::new();
-    let mut open: HashMap<u32, Vec<(u32, u32, i64)>> = HashMap::default();
+    let mut b = TimelineBuilder::new(custom_prefix);
     let file_arc: Arc<str> = Arc::from(file);
     let mut reader = ChunkReader::new(src, total);
-    let mut on_event = |obj: &[u8], at: u64| -> ControlFlow<()> {
+    let scan = for_each_event(&mut reader, &file_arc, on_progress, &mut |ev, at| {
+        b.event(ev, at)
+    })?;
+    Ok(b.finish(scan))
+}
+
+/// The anomaly trace tables as a push consumer of one `trace_view.json` pass: feed it
+/// every event of [`for_each_event`] with [`TimelineBuilder::event`], then
+/// [`TimelineBuilder::finish`] with the splitter's report.
+#[derive(Default)]
+pub struct TimelineBuilder {
+    custom_prefix: String,
+    t: HostEventTable,
+    info: TimelineInfo,
+    pid_ids: HashMap<Vec<u8>, u32>,
+    pid_names: HashMap<u32, String>,
+    thread_names: HashMap<u32, String>,
+    thread_tid: Vec<u32>,
+    thread_cache: HashMap<Vec<u8>, (u32, u32)>,
+    key_buf: Vec<u8>,
+    raws: Vec<Raw>,
+    open: HashMap<u32, Vec<(u32, u32, i64)>>,
+}
+
+impl TimelineBuilder {
+    /// A builder; `custom_prefix` is the user step-marker prefix (may be empty).
+    pub fn new(custom_prefix: &str) -> Self {
+        TimelineBuilder {
+            custom_prefix: custom_prefix.to_string(),
+            t: HostEventTable::new(),
+            ..Default::default()
+        }
+    }
+
+    /// One event object (raw bytes) at absolute byte offset `at`. Never `Break`s.
+    pub fn event(&mut self, obj: &[u8], at: u64) -> ControlFlow<()> {
         let Some([ph, name, cat, pid, tid, ts, dur, args]) = fields(
             obj,
             ["ph", "name", "cat", "pid", "tid", "ts", "dur", "args"],
         ) else {
-            info.skipped += 1;
+            self.info.skipped += 1;
             return ControlFlow::Continue(());
         };
         let ph = ph.and_then(as_str);
@@ -101,24 +129,25 @@ pub fn read<R: Read>(
         let name = name.and_then(as_str).unwrap_or_default();
         let pid_raw = pid.unwrap_or(b"null");
         let tid_raw = tid.unwrap_or(b"null");
-        key_buf.clear();
-        key_buf.extend_from_slice(pid_raw);
-        key_buf.push(0);
-        key_buf.extend_from_slice(tid_raw);
-        let (pid_id, thread) = match thread_cache.get(key_buf.as_slice()) {
+        self.key_buf.clear();
+        self.key_buf.extend_from_slice(pid_raw);
+        self.key_buf.push(0);
+        self.key_buf.extend_from_slice(tid_raw);
+        let (pid_id, thread) = match self.thread_cache.get(self.key_buf.as_slice()) {
             Some(&x) => x,
             None => {
-                let next = pid_ids.len() as u32;
-                let pid_id = *pid_ids.entry(pid_raw.to_vec()).or_insert(next);
-                let (thread, _) = t.thread_key_bytes(pid_raw, tid_raw);
-                if thread as usize == thread_tid.len() {
+                let next = self.pid_ids.len() as u32;
+                let pid_id = *self.pid_ids.entry(pid_raw.to_vec()).or_insert(next);
+                let (thread, _) = self.t.thread_key_bytes(pid_raw, tid_raw);
+                if thread as usize == self.thread_tid.len() {
                     let tid_text = decimal_text(tid_raw)
                         .unwrap_or("")
                         .trim_matches('"')
                         .to_string();
-                    thread_tid.push(t.intern(&tid_text));
+                    self.thread_tid.push(self.t.intern(&tid_text));
                 }
-                thread_cache.insert(key_buf.clone(), (pid_id, thread));
+                self.thread_cache
+                    .insert(self.key_buf.clone(), (pid_id, thread));
                 (pid_id, thread)
             }
         };
@@ -132,33 +161,33 @@ pub fn read<R: Read>(
                 .and_then(|a| a.name);
             match (&*name, n) {
                 ("process_name", Some(n)) => {
-                    pid_names.insert(pid_id, n);
+                    self.pid_names.insert(pid_id, n);
                 }
                 ("thread_name", Some(n)) => {
-                    thread_names.insert(thread, n);
+                    self.thread_names.insert(thread, n);
                 }
                 _ => {}
             }
             return ControlFlow::Continue(());
         }
-        if !t.saw_stack || !t.saw_input_dims {
+        if !self.t.saw_stack || !self.t.saw_input_dims {
             let c = cat.and_then(as_str);
             if c.as_deref() == Some("python_function") {
-                t.saw_stack = true;
+                self.t.saw_stack = true;
             } else if c.as_deref() == Some("cpu_op") {
                 let has = |n: &[u8]| args.is_some_and(|a| memchr::memmem::find(a, n).is_some());
-                t.saw_stack |= has(b"Call stack");
-                t.saw_input_dims |= has(b"Input Dims");
+                self.t.saw_stack |= has(b"Call stack");
+                self.t.saw_input_dims |= has(b"Input Dims");
             }
         }
         let Some(ts) = ts.and_then(time_ns) else {
             if ph != "M" {
-                info.skipped += 1;
+                self.info.skipped += 1;
             }
             return ControlFlow::Continue(());
         };
         let Ok(ts) = arith::time_ns(ts.ns) else {
-            info.out_of_range.record(at);
+            self.info.out_of_range.record(at);
             return ControlFlow::Continue(());
         };
         match ph {
@@ -171,11 +200,11 @@ pub fn read<R: Read>(
                 // `ts + dur` must stay a model time too (a negative marker `dur` included).
                 let end = arith::time_ns(d).and_then(|d| arith::add(ts, d));
                 if end.and_then(arith::time_ns).is_err() {
-                    info.out_of_range.record(at);
+                    self.info.out_of_range.record(at);
                     return ControlFlow::Continue(());
                 }
-                if is_marker_name(&name, custom_prefix) {
-                    t.markers.push(MarkerEvent {
+                if is_marker_name(&name, &self.custom_prefix) {
+                    self.t.markers.push(MarkerEvent {
                         name: name.to_string(),
                         ts_ns: ts,
                         dur_ns: d,
@@ -183,9 +212,9 @@ pub fn read<R: Read>(
                 }
                 if d > 0 {
                     let cat = cat.and_then(as_str).unwrap_or_default();
-                    raws.push(Raw {
-                        name: t.intern(&name),
-                        cat: t.intern(&cat),
+                    self.raws.push(Raw {
+                        name: self.t.intern(&name),
+                        cat: self.t.intern(&cat),
                         pid: pid_id,
                         thread,
                         ts,
@@ -195,21 +224,21 @@ pub fn read<R: Read>(
             }
             "B" => {
                 let cat = cat.and_then(as_str).unwrap_or_default();
-                let (n, c) = (t.intern(&name), t.intern(&cat));
-                open.entry(thread).or_default().push((n, c, ts));
+                let (n, c) = (self.t.intern(&name), self.t.intern(&cat));
+                self.open.entry(thread).or_default().push((n, c, ts));
             }
             "E" => {
-                if let Some((n, c, b)) = open.get_mut(&thread).and_then(Vec::pop) {
-                    let nm = t.text(n).to_string();
-                    if is_marker_name(&nm, custom_prefix) {
-                        t.markers.push(MarkerEvent {
+                if let Some((n, c, b)) = self.open.get_mut(&thread).and_then(Vec::pop) {
+                    let nm = self.t.text(n).to_string();
+                    if is_marker_name(&nm, &self.custom_prefix) {
+                        self.t.markers.push(MarkerEvent {
                             name: nm,
                             ts_ns: b,
                             dur_ns: ts - b,
                         });
                     }
                     if ts > b {
-                        raws.push(Raw {
+                        self.raws.push(Raw {
                             name: n,
                             cat: c,
                             pid: pid_id,
@@ -223,12 +252,12 @@ pub fn read<R: Read>(
             "f" => {
                 let c = cat.and_then(as_str).unwrap_or_default();
                 if c == "HostToDevice" || c == "async_npu" || name == "torch_to_npu" {
-                    t.h2d_flow_ends_ns.push(ts);
+                    self.t.h2d_flow_ends_ns.push(ts);
                 }
             }
             "i" | "I" => {
-                if is_marker_name(&name, custom_prefix) {
-                    t.markers.push(MarkerEvent {
+                if is_marker_name(&name, &self.custom_prefix) {
+                    self.t.markers.push(MarkerEvent {
                         name: name.to_string(),
                         ts_ns: ts,
                         dur_ns: 0,
@@ -238,54 +267,69 @@ pub fn read<R: Read>(
             _ => {}
         }
         ControlFlow::Continue(())
-    };
-    info.scan = for_each_event(&mut reader, &file_arc, on_progress, &mut on_event)?;
-    info.unmatched_begin = open.values().map(|v| v.len() as u64).sum();
-    // Resolve lanes now that all metadata is known.
-    let lane_of = |pid: u32| -> Option<Lane> {
-        match pid_names.get(&pid).map(String::as_str) {
-            Some("Ascend Hardware") | Some("Overlap Analysis") => None,
-            Some("HCCL") => Some(Lane::HcclDevice),
-            Some(n) if DEVICE_PROCESSES.contains(&n) => None,
-            Some("Python") | Some("Python GC") => Some(Lane::Python),
-            Some("CANN") => Some(Lane::Cann),
-            _ => Some(Lane::OtherHost),
-        }
-    };
-    for r in &raws {
-        let pname = pid_names.get(&r.pid).map(String::as_str);
-        if pname == Some("Ascend Hardware") {
-            t.device_events.push(DeviceEvent {
-                name: r.name,
-                ts_ns: r.ts,
-                dur_ns: r.dur,
-                stream: thread_tid[r.thread as usize],
-                hccl_lane: false,
-            });
-        } else if pname == Some("HCCL") {
-            let op_level = thread_names
-                .get(&r.thread)
-                .is_none_or(|n| !n.starts_with("Plane"));
-            if op_level {
+    }
+
+    /// Ends the pass (`scan`: the splitter's report) and resolves lanes now that all
+    /// process metadata is known.
+    pub fn finish(self, scan: TraceScan) -> (HostEventTable, TimelineInfo) {
+        let TimelineBuilder {
+            mut t,
+            mut info,
+            pid_names,
+            thread_names,
+            thread_tid,
+            raws,
+            open,
+            ..
+        } = self;
+        info.scan = scan;
+        info.unmatched_begin = open.values().map(|v| v.len() as u64).sum();
+        // Resolve lanes now that all metadata is known.
+        let lane_of = |pid: u32| -> Option<Lane> {
+            match pid_names.get(&pid).map(String::as_str) {
+                Some("Ascend Hardware") | Some("Overlap Analysis") => None,
+                Some("HCCL") => Some(Lane::HcclDevice),
+                Some(n) if DEVICE_PROCESSES.contains(&n) => None,
+                Some("Python") | Some("Python GC") => Some(Lane::Python),
+                Some("CANN") => Some(Lane::Cann),
+                _ => Some(Lane::OtherHost),
+            }
+        };
+        for r in &raws {
+            let pname = pid_names.get(&r.pid).map(String::as_str);
+            if pname == Some("Ascend Hardware") {
                 t.device_events.push(DeviceEvent {
                     name: r.name,
                     ts_ns: r.ts,
                     dur_ns: r.dur,
                     stream: thread_tid[r.thread as usize],
-                    hccl_lane: true,
+                    hccl_lane: false,
                 });
+            } else if pname == Some("HCCL") {
+                let op_level = thread_names
+                    .get(&r.thread)
+                    .is_none_or(|n| !n.starts_with("Plane"));
+                if op_level {
+                    t.device_events.push(DeviceEvent {
+                        name: r.name,
+                        ts_ns: r.ts,
+                        dur_ns: r.dur,
+                        stream: thread_tid[r.thread as usize],
+                        hccl_lane: true,
+                    });
+                }
+            }
+            if let Some(lane) = lane_of(r.pid) {
+                t.push_ids(r.name, r.cat, r.thread, lane, r.ts, r.dur);
             }
         }
-        if let Some(lane) = lane_of(r.pid) {
-            t.push_ids(r.name, r.cat, r.thread, lane, r.ts, r.dur);
-        }
+        let mut procs: Vec<String> = pid_names.into_values().collect();
+        procs.sort();
+        procs.dedup();
+        info.processes = procs;
+        t.finish();
+        (t, info)
     }
-    let mut procs: Vec<String> = pid_names.into_values().collect();
-    procs.sort();
-    procs.dedup();
-    info.processes = procs;
-    t.finish();
-    Ok((t, info))
 }
 
 #[cfg(test)]

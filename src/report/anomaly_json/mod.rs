@@ -10,6 +10,7 @@ use crate::analysis::intervals::Interval;
 use crate::analysis::structure::{PartSummary, Perspectives, Structure};
 use crate::base::units::{ns_to_ms, ns_to_us};
 use crate::model::kernels::KernelTable;
+use crate::report::float::ExactUs;
 use wire::*;
 
 /// Identity of the rank the result belongs to.
@@ -35,7 +36,7 @@ fn kernel(k: &KernelTable, i: usize) -> KernelJson {
         dur_us: ns_to_us(k.dur_ns()[i]),
         wait_us: ns_to_us(k.wait_ns()[i]),
         stream: k.stream_of(i).to_string(),
-        start_us: ns_to_us(k.start_ns()[i]),
+        start_us: ExactUs(k.start_ns()[i]),
         row: k.row()[i],
     }
 }
@@ -56,9 +57,28 @@ fn perspectives(p: &Perspectives) -> PerspectivesJson {
 
 fn window(i: Interval) -> WindowJson {
     WindowJson {
-        start_us: ns_to_us(i.start_ns),
-        end_us: ns_to_us(i.end_ns),
+        start_us: ExactUs(i.start_ns),
+        end_us: ExactUs(i.end_ns),
     }
+}
+
+/// The clipped kernels of `k` (issue 11 Decision), in table order.
+pub fn overruns(k: &KernelTable) -> Vec<OverrunJson> {
+    k.overruns()
+        .iter()
+        .map(|o| OverrunJson {
+            row: k.row()[o.kernel],
+            name: k.name_of(o.kernel).to_string(),
+            task_type: k.core_of(o.kernel).to_string(),
+            stream: k.stream_of(o.kernel).to_string(),
+            start_us: ExactUs(k.start_ns()[o.kernel]),
+            end_us: ExactUs(k.end_ns(o.kernel)),
+            clipped_at_us: ExactUs(k.busy_end_ns(o.kernel)),
+            overrun_us: ExactUs(o.overrun_ns),
+            next_row: k.row()[o.next],
+            next_name: k.name_of(o.next).to_string(),
+        })
+        .collect()
 }
 
 /// Per-step JSON (issue 3 `steps[]`).
@@ -70,6 +90,7 @@ pub fn step_json(s: &StepResult) -> StepJson {
         window: window(s.window),
         service_ms: ns_to_ms(m.service_ns),
         device_busy_union_ms: ns_to_ms(m.busy_ns),
+        device_busy_union_raw_ms: None,
         underfeed_ms: ns_to_ms(m.underfeed_ns),
         underfeed_ratio: m.underfeed_ratio,
         prelaunch_gap_ms: ns_to_ms(m.prelaunch_ns),
@@ -142,8 +163,8 @@ pub fn structure_json(k: &KernelTable, step: &StepResult, s: &Structure) -> Stru
         structure_id: s.structure_id.clone(),
         structure_type: s.structure_type.clone(),
         kernel_count: s.kernels.len(),
-        start_us: ns_to_us(s.span.start_ns),
-        end_us: ns_to_us(s.span.end_ns),
+        start_us: ExactUs(s.span.start_ns),
+        end_us: ExactUs(s.span.end_ns),
         wall_ms: ns_to_ms(p.wall_ns),
         device_busy_union_ms: ns_to_ms(p.busy_ns),
         busy_union_ms: ns_to_ms(p.busy_ns),
@@ -173,7 +194,15 @@ pub fn structure_json(k: &KernelTable, step: &StepResult, s: &Structure) -> Stru
 
 /// The `anomaly_discovery` object and the per-rank wrapper.
 pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyConfig) -> RankJson {
-    let steps: Vec<StepJson> = r.steps.iter().map(step_json).collect();
+    let mut steps: Vec<StepJson> = r.steps.iter().map(step_json).collect();
+    if !k.overruns().is_empty() {
+        let raw = crate::analysis::intervals::raw_kernel_union(k);
+        for (j, s) in steps.iter_mut().zip(&r.steps) {
+            j.device_busy_union_raw_ms = Some(ns_to_ms(crate::analysis::intervals::covered_ns(
+                &raw, s.window,
+            )));
+        }
+    }
     let structures: Vec<StructureJson> = r
         .steps
         .iter()
@@ -263,8 +292,8 @@ pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyC
                     .map(|s| r.steps[s].step_id.clone())
                     .unwrap_or_else(|| "global".into()),
                 group_id: w.step.map(|s| r.steps[s].group_id.clone()),
-                start_us: ns_to_us(w.interval.start_ns),
-                end_us: ns_to_us(w.interval.end_ns),
+                start_us: ExactUs(w.interval.start_ns),
+                end_us: ExactUs(w.interval.end_ns),
                 duration_ms: ns_to_ms(w.interval.len_ns()),
                 host_visible_coverage_ratio: b.evidence.host,
                 sync_marker_overlap_ratio: b.evidence.sync,
@@ -347,13 +376,13 @@ pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyC
                 .top
                 .iter()
                 .map(|t| GapJson {
-                    start_us: ns_to_us(t.start_ns),
-                    end_us: ns_to_us(t.end_ns),
+                    start_us: ExactUs(t.start_ns),
+                    end_us: ExactUs(t.end_ns),
                     duration_ms: ns_to_ms(t.len_ns()),
                 })
                 .collect(),
-            capture_start_us: ns_to_us(g.capture.start_ns),
-            capture_end_us: ns_to_us(g.capture.end_ns),
+            capture_start_us: ExactUs(g.capture.start_ns),
+            capture_end_us: ExactUs(g.capture.end_ns),
             gap_count: g.gaps.len(),
         },
         step_group_anomalies: groups,
@@ -452,6 +481,7 @@ pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyC
             compat: cfg.compat.as_str(),
             inputs: meta.inputs.clone(),
             problems: meta.problems.clone(),
+            kernel_overruns: overruns(k),
         },
     }
 }

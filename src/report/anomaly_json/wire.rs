@@ -6,6 +6,7 @@
 // §6.1–6.6 and §8 (linked from each struct doc); documenting each field again would copy them.
 #![allow(missing_docs)]
 
+use crate::report::float::ExactUs;
 use serde::Serialize;
 
 /// One rank: `{"rank_id","role","anomaly_discovery","steps","structures",…}`.
@@ -38,6 +39,26 @@ pub struct ToolJson {
     pub inputs: Vec<String>,
     /// Problems found while reading (file:line — message).
     pub problems: Vec<String>,
+    /// Kernels whose busy end was clipped at the next kernel of their stream (issue 11
+    /// Decision); absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernel_overruns: Vec<OverrunJson>,
+}
+
+/// One clipped kernel: `{row, name, task_type, stream, start_us, end_us, clipped_at_us,
+/// overrun_us, next_row, next_name}` (times exact µs; `row` = source line, 0 from a trace).
+#[derive(Clone, Debug, Serialize)]
+pub struct OverrunJson {
+    pub row: u64,
+    pub name: String,
+    pub task_type: String,
+    pub stream: String,
+    pub start_us: ExactUs,
+    pub end_us: ExactUs,
+    pub clipped_at_us: ExactUs,
+    pub overrun_us: ExactUs,
+    pub next_row: u64,
+    pub next_name: String,
 }
 
 /// §6.1 root.
@@ -74,16 +95,16 @@ pub struct GlobalJson {
     pub device_gap_ratio: f64,
     pub largest_gap_ms: f64,
     pub top_gap_windows: Vec<GapJson>,
-    pub capture_start_us: f64,
-    pub capture_end_us: f64,
+    pub capture_start_us: ExactUs,
+    pub capture_end_us: ExactUs,
     pub gap_count: usize,
 }
 
 /// A `{start_us, end_us, duration_ms}` window.
 #[derive(Clone, Debug, Serialize)]
 pub struct GapJson {
-    pub start_us: f64,
-    pub end_us: f64,
+    pub start_us: ExactUs,
+    pub end_us: ExactUs,
     pub duration_ms: f64,
 }
 
@@ -128,7 +149,7 @@ pub struct KernelJson {
     pub dur_us: f64,
     pub wait_us: f64,
     pub stream: String,
-    pub start_us: f64,
+    pub start_us: ExactUs,
     pub row: u64,
 }
 
@@ -139,8 +160,8 @@ pub struct BubbleJson {
     pub scope: &'static str,
     pub step_id: String,
     pub group_id: Option<String>,
-    pub start_us: f64,
-    pub end_us: f64,
+    pub start_us: ExactUs,
+    pub end_us: ExactUs,
     pub duration_ms: f64,
     pub host_visible_coverage_ratio: Option<f64>,
     pub sync_marker_overlap_ratio: Option<f64>,
@@ -250,8 +271,8 @@ pub struct AicpuJson {
 /// A `{start_us, end_us}` window.
 #[derive(Clone, Debug, Serialize)]
 pub struct WindowJson {
-    pub start_us: f64,
-    pub end_us: f64,
+    pub start_us: ExactUs,
+    pub end_us: ExactUs,
 }
 
 /// §4.5 four perspectives.
@@ -281,6 +302,9 @@ pub struct StepJson {
     pub window: WindowJson,
     pub service_ms: f64,
     pub device_busy_union_ms: f64,
+    /// The busy union without clipping overruns (only when the rank has any, issue 11).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_busy_union_raw_ms: Option<f64>,
     pub underfeed_ms: f64,
     pub underfeed_ratio: f64,
     pub prelaunch_gap_ms: f64,
@@ -335,8 +359,8 @@ pub struct StructureJson {
     pub structure_id: String,
     pub structure_type: String,
     pub kernel_count: usize,
-    pub start_us: f64,
-    pub end_us: f64,
+    pub start_us: ExactUs,
+    pub end_us: ExactUs,
     pub wall_ms: f64,
     pub device_busy_union_ms: f64,
     pub busy_union_ms: f64,

@@ -1,0 +1,278 @@
+//! `proflens analyze <folder|files...> --out-dir DIR`: every analysis the inputs allow, from
+//! one read per input file, on every core (issue 9).
+//!
+//! Writes, from the engine's store ([`crate::engine::store::Store`]), never re-reading a file:
+//! * `DIR/memory.csv` — the bytes of `proflens memory --format csv` (when a rank folder has
+//!   `operator_memory.csv`);
+//! * `DIR/anomaly.json` — the bytes of `proflens anomaly --out`, and `DIR/reports/` the files
+//!   of its `--report-dir` (when a rank folder has a kernel source or a trace);
+//! * `DIR/snapshots/<file name>.json` and `.md` per snapshot pickle — the bytes of
+//!   `proflens snapshot --json` / `--report` with default options (a repeated file name gets
+//!   `_2`, `_3`… before the extension).
+//!
+//! The single commands run the same store ([`run_store`]), so the bytes agree by construction.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+
+use super::fs_opener::FsOpener;
+use crate::base::Severity;
+use crate::engine::contract::Progress;
+use crate::engine::parallel;
+use crate::engine::store::{Export, Plan, Store};
+use crate::ingest::inventory::{FileKind, Inventory};
+use crate::ingest::{InputFile, Opener};
+use crate::parse::metadata::read_side_files;
+use crate::report::memory_rows::Columns;
+
+/// Arguments of `proflens analyze`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Dropped folders or files: a run root, rank folders, snapshot pickles (several allowed).
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Folder the results are written to (created when missing).
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: PathBuf,
+    /// Threads to run targets on (default: every core).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Do not print progress and the written files on stderr.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Options of every command (`--strict`).
+    #[command(flatten)]
+    pub common: super::CommonArgs,
+}
+
+/// Several dropped roots as one [`Opener`]: each file path is looked up in the root it was
+/// listed from (the first root wins for a path listed twice).
+pub struct MultiOpener {
+    roots: Vec<FsOpener>,
+    by_path: HashMap<String, usize>,
+    /// Walk problems printed (unreadable folders, broken links…), all warnings.
+    pub walk_problems: u64,
+}
+
+impl MultiOpener {
+    /// Walks every input (see [`FsOpener::walk`]; its walk problems are printed on stderr);
+    /// returns the opener and the files, sorted by path, without duplicates.
+    ///
+    /// Errors: an input is unreadable (the message names it).
+    pub fn walk(inputs: &[PathBuf]) -> Result<(MultiOpener, Vec<InputFile>), String> {
+        let mut roots = Vec::new();
+        let mut by_path = HashMap::new();
+        let mut files = Vec::new();
+        let mut walk_problems = 0;
+        for p in inputs {
+            let (o, fs) =
+                FsOpener::walk(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+            walk_problems += super::print_walk_problems(&o);
+            for f in fs {
+                if !by_path.contains_key(&f.path) {
+                    by_path.insert(f.path.clone(), roots.len());
+                    files.push(f);
+                }
+            }
+            roots.push(o);
+        }
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        let o = MultiOpener {
+            roots,
+            by_path,
+            walk_problems,
+        };
+        Ok((o, files))
+    }
+}
+
+impl Opener for MultiOpener {
+    fn open(&self, path: &str) -> io::Result<Box<dyn io::Read + '_>> {
+        match self.by_path.get(path) {
+            Some(&k) => self.roots[k].open(path),
+            None => Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("no input file {path}"),
+            )),
+        }
+    }
+}
+
+/// Runs `plan` over `inv` on `threads` threads (default: every core) and returns the store;
+/// with `show_progress`, big files' progress goes to stderr. The one run of every
+/// subcommand.
+pub fn run_store(
+    inv: &Inventory,
+    opener: &(dyn Opener + Sync),
+    plan: Plan,
+    threads: Option<usize>,
+    show_progress: bool,
+) -> Store {
+    let mut store = Store::new(plan);
+    let progress = |p: &Progress<'_>| {
+        if show_progress {
+            if let Some(t) = p.bytes.bytes_total.filter(|t| *t > 64 << 20) {
+                eprint!(
+                    "\r{}: {} / {} MB   ",
+                    p.file,
+                    p.bytes.bytes_done >> 20,
+                    t >> 20
+                );
+            }
+        }
+        ControlFlow::Continue(())
+    };
+    let threads = threads.unwrap_or_else(parallel::default_threads);
+    parallel::run_inventory(&mut store, inv, opener, threads, &progress);
+    if show_progress {
+        eprint!("\r");
+    }
+    store
+}
+
+fn write_file(path: &Path, f: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), String> {
+    let file = std::fs::File::create(path)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let mut w = io::BufWriter::with_capacity(1 << 20, file);
+    f(&mut w)
+        .and_then(|_| w.flush())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// `DIR/snapshots/` file stems for the pickles of `inv`: the file name, `_2`, `_3`… for repeats.
+fn snapshot_names(inv: &Inventory) -> Vec<String> {
+    let mut seen: HashMap<String, u32> = HashMap::new();
+    inv.snapshots
+        .iter()
+        .map(|f| {
+            let name = f.path.rsplit('/').next().unwrap_or(&f.path).to_string();
+            let n = seen.entry(name.clone()).or_insert(0);
+            *n += 1;
+            if *n == 1 {
+                name
+            } else {
+                format!("{name}_{n}")
+            }
+        })
+        .collect()
+}
+
+/// Runs the subcommand; returns the exit code.
+pub fn run(args: Args) -> i32 {
+    let (opener, files) = match MultiOpener::walk(&args.inputs) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("proflens analyze: {e}");
+            return super::EXIT_NOTHING;
+        }
+    };
+    let mut inv = Inventory::from_paths(&files);
+    read_side_files(&mut inv, &opener);
+    let has = |k: FileKind| inv.ranks.iter().any(|r| r.file(k).is_some());
+    let mut plan = Plan::defaults();
+    if !has(FileKind::OperatorMemory) {
+        plan.memory = None;
+    }
+    if !inv.ranks.iter().any(crate::engine::anomaly::usable) {
+        plan.anomaly = None;
+    }
+    if inv.snapshots.is_empty() {
+        plan.snapshot = None;
+    }
+    if plan.memory.is_none() && plan.anomaly.is_none() && plan.snapshot.is_none() {
+        eprintln!("proflens analyze: nothing to analyse: no rank folder with operator_memory.csv, kernel_details.csv, op_summary*.csv or trace_view.json, and no snapshot pickle");
+        for n in &inv.notes {
+            eprintln!("  {}: {}", n.file, n.message);
+        }
+        return super::EXIT_NOTHING;
+    }
+    let store = run_store(&inv, &opener, plan, args.threads, !args.quiet);
+    match write_outputs(&args.out_dir, &inv, &store, args.quiet) {
+        Ok(()) => {}
+        Err(e) => {
+            eprintln!("proflens analyze: {e}");
+            return super::EXIT_NOTHING;
+        }
+    }
+    let mut n_problems = opener.walk_problems;
+    let mut done = 0u64;
+    for (_, kind, status, problems) in store.outcomes() {
+        if status == crate::engine::contract::Status::Done {
+            done += 1;
+        }
+        for p in problems.kept() {
+            if p.severity >= Severity::Warning {
+                n_problems += 1;
+            }
+            eprint!("{}: ", kind.name());
+            super::print_problem(p);
+        }
+        if let crate::engine::contract::Status::Failed(why) = status {
+            n_problems += 1;
+            eprintln!("{}: {why}", kind.name());
+        }
+    }
+    super::exit_code(done > 0, n_problems, args.common.strict)
+}
+
+/// Writes every output of the store under `dir` (see the module doc).
+fn write_outputs(dir: &Path, inv: &Inventory, store: &Store, quiet: bool) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let say = |p: &Path| {
+        if !quiet {
+            eprintln!("wrote {}", p.display());
+        }
+    };
+    let plan = store.plan();
+    if plan.memory.is_some() {
+        let p = dir.join("memory.csv");
+        write_file(&p, |w| {
+            store.write(inv, Export::MemoryCsv(Columns::Full), w)
+        })?;
+        say(&p);
+    }
+    if plan.anomaly.is_some() {
+        let p = dir.join("anomaly.json");
+        write_file(&p, |w| store.write(inv, Export::AnomalyJson, w))?;
+        say(&p);
+        let reports = dir.join("reports");
+        std::fs::create_dir_all(&reports)
+            .map_err(|e| format!("cannot create {}: {e}", reports.display()))?;
+        let files = store
+            .anomaly_reports(inv)
+            .map_err(|_| "the anomaly analysis was cancelled".to_string())?;
+        for (a_name, md, m_name, arch) in files {
+            for (name, text) in [(a_name, md), (m_name, arch)] {
+                let p = reports.join(name);
+                write_file(&p, |w| w.write_all(text.as_bytes()))?;
+                say(&p);
+            }
+        }
+    }
+    if plan.snapshot.is_some() {
+        let snaps = dir.join("snapshots");
+        std::fs::create_dir_all(&snaps)
+            .map_err(|e| format!("cannot create {}: {e}", snaps.display()))?;
+        for (i, name) in snapshot_names(inv).into_iter().enumerate() {
+            match store.snapshot(i as u32) {
+                Some(Ok(_)) => {
+                    for (ext, what) in [
+                        ("json", Export::SnapshotJson(i as u32)),
+                        ("md", Export::SnapshotMd(i as u32)),
+                    ] {
+                        let p = snaps.join(format!("{name}.{ext}"));
+                        write_file(&p, |w| store.write(inv, what, w))?;
+                        say(&p);
+                    }
+                }
+                Some(Err(e)) => {
+                    eprintln!("proflens analyze: snapshot {}: {e}", inv.snapshots[i].path)
+                }
+                None => {}
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,75 @@
+//! Every core, natively (issue 9): the targets of a drop (rank folders, snapshot files) run
+//! on `threads` scoped threads, each target read once by [`super::store::run_target`]; the
+//! results go into the [`Store`] by target, so output order never depends on scheduling.
+//!
+//! Native only (`std::thread` does not exist on `wasm32-unknown-unknown`; the browser
+//! spreads targets over its worker pool instead). Targets are taken largest input first, so
+//! one big rank does not start last.
+
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use super::contract::{Progress, Target};
+use super::store::{run_target, Store, TargetEntry};
+use crate::ingest::inventory::Inventory;
+use crate::ingest::Opener;
+
+/// Threads to use by default: the machine's available parallelism (1 when unknown).
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn input_bytes(inv: &Inventory, t: Target) -> u64 {
+    match t {
+        Target::Rank(i) => inv.ranks[i as usize].files.iter().map(|f| f.size).sum(),
+        Target::Snapshot(i) => inv.snapshots[i as usize].size,
+    }
+}
+
+/// Runs every planned target of `inv` ([`super::store::Plan::targets`]) into `store` on up
+/// to `threads` threads (at least one). `on_progress` is called from the worker threads;
+/// a `Break` cancels the target being read and no further target is started.
+pub fn run_inventory(
+    store: &mut Store,
+    inv: &Inventory,
+    opener: &(dyn Opener + Sync),
+    threads: usize,
+    on_progress: &(dyn Fn(&Progress<'_>) -> ControlFlow<()> + Sync),
+) {
+    let mut targets = store.plan().targets(inv);
+    // Largest first; ties by target order (stable sort), so the schedule is deterministic.
+    targets.sort_by_key(|t| std::cmp::Reverse(input_bytes(inv, *t)));
+    let threads = threads.clamp(1, targets.len().max(1));
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let done: Mutex<Vec<(Target, TargetEntry)>> = Mutex::new(Vec::with_capacity(targets.len()));
+    let plan = store.plan();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&t) = targets.get(k) else { return };
+                let mut cb = |p: &Progress<'_>| {
+                    let c = on_progress(p);
+                    if c.is_break() {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    c
+                };
+                if let Some(e) = run_target(plan, inv, t, opener, &mut cb) {
+                    if let Ok(mut d) = done.lock() {
+                        d.push((t, e));
+                    }
+                }
+            });
+        }
+    });
+    let done = done.into_inner().unwrap_or_else(|p| p.into_inner());
+    for (t, e) in done {
+        store.insert(t, e);
+    }
+}

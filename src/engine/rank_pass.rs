@@ -1,0 +1,165 @@
+//! One read per input file of a rank folder, feeding every planned analysis (issue 9).
+//!
+//! The files of one rank are read in this order, each at most once:
+//!
+//! 1. the kernel source (`kernel_details.csv`, else `op_summary*.csv`) — anomaly;
+//! 2. `trace_view.json` — ONE streaming pass through [`for_each_event`]; each event object
+//!    is handed to the memory call-stack index ([`HostOpsReader`]) and to the anomaly
+//!    trace tables ([`crate::parse::trace_json::timeline::TimelineBuilder`]) in turn;
+//! 3. `operator_memory.csv` — memory;
+//! 4. `communication.json`, `step_trace_time.csv` — anomaly.
+//!
+//! This order keeps each analysis' own reading order (memory: trace, then CSV; anomaly:
+//! kernels, trace, side files), so each analysis' problems come out in the same order as
+//! when it runs alone, and `proflens analyze` writes the single commands' bytes.
+//! Each analysis keeps its own problem list; a failure of one (a parity trace error, say)
+//! never stops the other's use of the same pass. A `Break` from the progress callback
+//! cancels the whole rank.
+
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use super::anomaly::{AnomalyPass, Cancelled, RankAnalysis};
+use super::contract::{OnProgress, Progress, Target};
+use super::memory::{trace_failure, MemoryOptions, MemoryPass};
+use crate::analysis::anomaly_config::AnomalyConfig;
+use crate::analysis::memory_result::{RankMemory, RankStatus};
+use crate::ingest::inventory::{FileKind, RankFolder};
+use crate::ingest::{ChunkReader, Opener};
+use crate::parse::trace_json::for_each_event;
+
+/// Which analyses run on one rank folder, with their settings (`None`: not run).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RankPlan<'a> {
+    /// The memory analysis (ascend-memory.md).
+    pub memory: Option<&'a MemoryOptions>,
+    /// The anomaly analysis (anomaly.md).
+    pub anomaly: Option<&'a AnomalyConfig>,
+}
+
+/// The results of one rank folder, one per planned analysis (`None`: not planned).
+#[derive(Default)]
+pub struct RankEntry {
+    /// Memory rows (status, problems inside; shared with merged runs and exports).
+    pub memory: Option<Arc<RankMemory>>,
+    /// Anomaly result, or cancelled.
+    pub anomaly: Option<Result<RankAnalysis, Cancelled>>,
+}
+
+impl RankEntry {
+    /// True when the rank was cancelled (no analysis of it completed).
+    pub fn cancelled(&self) -> bool {
+        self.memory
+            .as_ref()
+            .is_some_and(|m| m.status == RankStatus::Cancelled)
+            || matches!(self.anomaly, Some(Err(Cancelled)))
+    }
+}
+
+/// Reads rank folder `folder` (inventory target `target`) once and runs every analysis of
+/// `plan` on it. `on_progress` gets every chunk of every file; `Break` cancels the rank
+/// (every planned analysis then comes back cancelled, except a memory rank that had
+/// already failed before reading).
+pub fn analyse_rank(
+    target: Target,
+    folder: &RankFolder,
+    opener: &dyn Opener,
+    plan: &RankPlan<'_>,
+    on_progress: &mut OnProgress<'_>,
+) -> RankEntry {
+    let label = folder.dir.as_str();
+    let mut prog = |file: &str, bytes: crate::ingest::Progress| {
+        on_progress(&Progress {
+            target,
+            label,
+            file,
+            bytes,
+        })
+    };
+    let mut cancelled = false;
+    let mut mem = plan.memory.map(|o| MemoryPass::start(folder, o));
+    let mut anom = plan.anomaly.map(|c| AnomalyPass::new(folder, c));
+    // 1. kernel source
+    if let Some(a) = &mut anom {
+        cancelled |= a.read_kernels(opener, &mut prog).is_break();
+    }
+    // 2. trace_view.json, one pass for both
+    match folder.file(FileKind::TraceView) {
+        _ if cancelled => {}
+        None => mem = mem.map(|m| m.and_then(MemoryPass::no_trace)),
+        Some(f) if matches!(mem, Some(Ok(_))) || anom.is_some() => {
+            let path = f.path.as_str();
+            match opener.open(path) {
+                Err(e) => {
+                    let msg = format!("cannot open {path}: {e}");
+                    mem = mem.map(|m| m.and_then(|m| m.after_trace(path, Err(msg))));
+                    if let Some(a) = &mut anom {
+                        a.after_trace(f, Err(e));
+                    }
+                }
+                Ok(src) => {
+                    let mut rdr = ChunkReader::new(src, Some(f.size));
+                    let file: Arc<str> = path.into();
+                    let mut host = match &mut mem {
+                        Some(Ok(m)) => Some(m.trace_reader(path)),
+                        _ => None,
+                    };
+                    let mut tl = anom.as_ref().map(AnomalyPass::trace_builder);
+                    let mut host_live = host.is_some();
+                    let res = for_each_event(
+                        &mut rdr,
+                        &file,
+                        &mut |p| {
+                            let c = prog(path, p);
+                            cancelled |= c.is_break();
+                            c
+                        },
+                        &mut |ev, at| {
+                            if host_live {
+                                if let Some(h) = &mut host {
+                                    host_live = h.event(ev, at).is_continue();
+                                }
+                            }
+                            if let Some(t) = &mut tl {
+                                let _ = t.event(ev, at);
+                            } else if !host_live {
+                                return ControlFlow::Break(());
+                            }
+                            ControlFlow::Continue(())
+                        },
+                    );
+                    if let (Some(a), Some(t)) = (&mut anom, tl) {
+                        a.after_trace(f, Ok(res.as_ref().map(|s| t.finish(s.clone()))));
+                    }
+                    if let Some(h) = host {
+                        let r = h.finish(res).map_err(|e| trace_failure(path, &e));
+                        mem = mem.map(|m| m.and_then(|m| m.after_trace(path, r)));
+                    }
+                }
+            }
+        }
+        Some(_) => {}
+    }
+    // 3. operator_memory.csv
+    let memory = mem.map(|m| match m {
+        Err(done) => done,
+        Ok(m) if cancelled => m.cancelled(),
+        Ok(m) => {
+            let r = m.finish(opener, &mut prog);
+            cancelled |= r.status == RankStatus::Cancelled;
+            r
+        }
+    });
+    // 4. side files, analysis
+    let anomaly = anom.map(|a| {
+        if cancelled {
+            Err(Cancelled)
+        } else {
+            Ok(a.finish(opener))
+        }
+    });
+    RankEntry {
+        memory: memory.map(Arc::new),
+        anomaly,
+    }
+}

@@ -1,0 +1,330 @@
+//! Issue 9, engine half: one read per input byte (a counting opener around the real
+//! fixtures), and `proflens analyze` writing the single commands' bytes.
+
+use std::collections::BTreeMap;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use proflens::cli::fs_opener::FsOpener;
+use proflens::engine::contract::{no_progress, AnalysisKind, Status, Target};
+use proflens::engine::store::{Export, Plan, Store};
+use proflens::ingest::inventory::Inventory;
+use proflens::ingest::Opener;
+use proflens::parse::metadata::read_side_files;
+use proflens::report::memory_rows::Columns;
+
+const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures");
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(FIX).join(rel)
+}
+
+const LEVEL1: &str = "ascend/Ascend__msinsight/test/data/pytorch/text/level1";
+const RLI_MEMORY: &str = "rl_insight/data/recipe/memory_data";
+
+/// Per path: times opened and bytes handed out.
+type Counts = Arc<Mutex<BTreeMap<String, (u32, u64)>>>;
+
+/// An opener that counts every open and every byte read, per path.
+struct Counting {
+    inner: FsOpener,
+    counts: Counts,
+}
+
+struct CountingReader<'a> {
+    inner: Box<dyn Read + 'a>,
+    path: String,
+    counts: Counts,
+}
+
+impl Read for CountingReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.counts.lock().unwrap().get_mut(&self.path).unwrap().1 += n as u64;
+        Ok(n)
+    }
+}
+
+impl Opener for Counting {
+    fn open(&self, path: &str) -> io::Result<Box<dyn Read + '_>> {
+        let inner = self.inner.open(path)?;
+        self.counts
+            .lock()
+            .unwrap()
+            .entry(path.to_string())
+            .or_default()
+            .0 += 1;
+        Ok(Box::new(CountingReader {
+            inner,
+            path: path.to_string(),
+            counts: self.counts.clone(),
+        }))
+    }
+}
+
+#[test]
+fn memory_and_anomaly_read_each_input_byte_once() {
+    let root = fixture(&format!("{LEVEL1}/rank0_ascend_pt"));
+    let (fs, files) = FsOpener::walk(&root).unwrap();
+    let counts: Counts = Default::default();
+    let opener = Counting {
+        inner: fs,
+        counts: counts.clone(),
+    };
+    let mut inv = Inventory::from_paths(&files);
+    read_side_files(&mut inv, &opener);
+    let mut plan = Plan::defaults();
+    plan.snapshot = None;
+    let mut store = Store::new(plan);
+    store.run_inventory(&inv, &opener, &mut no_progress);
+    assert!(store.memory(0).is_some_and(|m| m.len() > 0));
+    assert!(store.anomaly(0).is_some_and(|a| a.kernels.len() > 0));
+    // Every export reads the store, never the files.
+    let before = counts.lock().unwrap().clone();
+    let mut sink = Vec::new();
+    store
+        .write(&inv, Export::MemoryCsv(Columns::Full), &mut sink)
+        .unwrap();
+    store.write(&inv, Export::AnomalyJson, &mut sink).unwrap();
+    assert!(!store.anomaly_reports(&inv).unwrap().is_empty());
+    let counts = counts.lock().unwrap().clone();
+    assert_eq!(before, counts, "exports read no file");
+    let size: BTreeMap<&str, u64> = files.iter().map(|f| (f.path.as_str(), f.size)).collect();
+    for (path, (opens, bytes)) in &counts {
+        assert_eq!(*opens, 1, "{path} opened {opens} times");
+        assert_eq!(*bytes, size[path.as_str()], "{path}: bytes read vs size");
+    }
+    let name = |p: &String| p.rsplit('/').next().unwrap().to_string();
+    let read: Vec<String> = counts.keys().map(name).collect();
+    for must in [
+        "trace_view.json",
+        "operator_memory.csv",
+        "kernel_details.csv",
+        "communication.json",
+        "step_trace_time.csv",
+    ] {
+        assert!(read.iter().any(|r| r == must), "{must} not read: {read:?}");
+    }
+    let total: u64 = counts.values().map(|c| c.1).sum();
+    let read_sizes: u64 = counts.keys().map(|p| size[p.as_str()]).sum();
+    assert_eq!(total, read_sizes);
+}
+
+#[test]
+fn contract_reports_status_and_problems_for_every_target() {
+    let root = fixture(LEVEL1);
+    let (fs, files) = FsOpener::walk(&root).unwrap();
+    let mut inv = Inventory::from_paths(&files);
+    read_side_files(&mut inv, &fs);
+    let mut store = Store::new(Plan::defaults());
+    store.run_inventory(&inv, &fs, &mut no_progress);
+    let got: Vec<(Target, AnalysisKind, Status)> = store
+        .outcomes()
+        .into_iter()
+        .map(|(t, k, s, _)| (t, k, s))
+        .collect();
+    use AnalysisKind::*;
+    assert_eq!(
+        got,
+        vec![
+            (Target::Rank(0), Memory, Status::Done),
+            (Target::Rank(0), Anomaly, Status::Done),
+            (Target::Rank(1), Memory, Status::Done),
+            (Target::Rank(1), Anomaly, Status::Done),
+        ]
+    );
+}
+
+#[test]
+fn cancel_from_progress_stops_the_rank_and_the_run() {
+    let root = fixture(LEVEL1);
+    let (fs, files) = FsOpener::walk(&root).unwrap();
+    let mut inv = Inventory::from_paths(&files);
+    read_side_files(&mut inv, &fs);
+    let mut plan = Plan::defaults();
+    plan.snapshot = None;
+    let mut store = Store::new(plan);
+    let mut seen = Vec::new();
+    store.run_inventory(&inv, &fs, &mut |p| {
+        seen.push(p.file.rsplit('/').next().unwrap().to_string());
+        if p.file.ends_with("trace_view.json") {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    });
+    assert!(store.cancelled(Target::Rank(0)));
+    assert!(store.rank(1).is_none(), "no rank starts after a cancel");
+    assert_eq!(store.memory(0).map(|m| m.len()), Some(0));
+    assert!(store.anomaly(0).is_none());
+    assert_eq!(seen.last().map(String::as_str), Some("trace_view.json"));
+}
+
+fn proflens(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_proflens"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("proflens_analyze_{name}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn read(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn files_in(d: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// `analyze` on `input` against `memory --format csv`, `anomaly --out --report-dir`.
+fn check_rank_outputs(input: &Path, name: &str, expect_anomaly: bool) {
+    let out = tmp(name);
+    let dir = out.join("analyze");
+    let inp = input.to_str().unwrap();
+    let o = proflens(&[
+        "analyze",
+        inp,
+        "--out-dir",
+        dir.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(
+        o.status.code().unwrap() < 2,
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mem = out.join("memory.csv");
+    proflens(&[
+        "memory",
+        inp,
+        "--format",
+        "csv",
+        "--out",
+        mem.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let csv = read(&dir.join("memory.csv"));
+    assert!(csv.len() > 1000, "memory.csv has rows");
+    assert_eq!(csv, read(&mem), "memory.csv");
+    if !expect_anomaly {
+        assert!(!dir.join("anomaly.json").exists());
+        return;
+    }
+    let json = out.join("anomaly.json");
+    let reports = out.join("reports");
+    proflens(&[
+        "anomaly",
+        inp,
+        "--out",
+        json.to_str().unwrap(),
+        "--report-dir",
+        reports.to_str().unwrap(),
+    ]);
+    assert_eq!(read(&dir.join("anomaly.json")), read(&json), "anomaly.json");
+    let names = files_in(&reports);
+    assert!(!names.is_empty());
+    assert_eq!(files_in(&dir.join("reports")), names);
+    for n in names {
+        assert_eq!(
+            read(&dir.join("reports").join(&n)),
+            read(&reports.join(&n)),
+            "{n}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn analyze_equals_single_commands_on_level1_both_ranks() {
+    check_rank_outputs(&fixture(LEVEL1), "level1", true);
+}
+
+#[test]
+fn analyze_equals_single_commands_on_one_rank_folder() {
+    check_rank_outputs(
+        &fixture(&format!("{LEVEL1}/rank1_ascend_pt")),
+        "rank1",
+        true,
+    );
+}
+
+#[test]
+fn analyze_equals_memory_on_rl_insight_memory_folder() {
+    let p = fixture(RLI_MEMORY);
+    let has_trace_or_kernels = walk_names(&p)
+        .iter()
+        .any(|n| n == "trace_view.json" || n == "kernel_details.csv");
+    check_rank_outputs(&p, "rli", has_trace_or_kernels);
+}
+
+fn walk_names(p: &Path) -> Vec<String> {
+    let (_, files) = FsOpener::walk(p).unwrap();
+    files
+        .iter()
+        .map(|f| f.path.rsplit('/').next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn analyze_writes_each_snapshot_as_the_snapshot_command() {
+    let snaps = [
+        "Muduard_LayoutEditing__memory_snapshot.pkl",
+        "jogregoire_How-Diffusion-Models-Work__my_snapshot.pickle",
+        "Ascend_msinsight__scripts_MemSnapDump_test_test-data_snapshot_expandable.pkl",
+    ];
+    let out = tmp("snap");
+    let dir = out.join("analyze");
+    let mut args: Vec<String> = vec!["analyze".into()];
+    let paths: Vec<PathBuf> = snaps
+        .iter()
+        .map(|s| fixture(&format!("torch_snapshots/{s}")))
+        .collect();
+    args.extend(paths.iter().map(|p| p.to_str().unwrap().to_string()));
+    args.extend([
+        "--out-dir".into(),
+        dir.to_str().unwrap().into(),
+        "--quiet".into(),
+    ]);
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = proflens(&a);
+    assert!(
+        o.status.code().unwrap() < 2,
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!dir.join("memory.csv").exists());
+    for (s, p) in snaps.iter().zip(&paths) {
+        let j = out.join(format!("{s}.json"));
+        let m = out.join(format!("{s}.md"));
+        proflens(&[
+            "snapshot",
+            p.to_str().unwrap(),
+            "--json",
+            j.to_str().unwrap(),
+            "--report",
+            m.to_str().unwrap(),
+        ]);
+        let got_j = read(&dir.join("snapshots").join(format!("{s}.json")));
+        assert!(got_j.len() > 100);
+        assert_eq!(got_j, read(&j), "{s}.json");
+        assert_eq!(
+            read(&dir.join("snapshots").join(format!("{s}.md"))),
+            read(&m),
+            "{s}.md"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
