@@ -131,8 +131,11 @@ fn blank(text: &str) -> String {
                 wipe(&mut out, i, end);
                 i = end;
             }
+            // Raw strings, byte raw strings included (`r"…"`, `r#"…"#`, `br#"…"#`).
             b'r' if (b.get(i + 1) == Some(&b'"') || b.get(i + 1) == Some(&b'#'))
-                && (i == 0 || !is_ident(b[i - 1])) =>
+                && (i == 0
+                    || !is_ident(b[i - 1])
+                    || (b[i - 1] == b'b' && (i == 1 || !is_ident(b[i - 2])))) =>
             {
                 let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
                 if b.get(i + 1 + hashes) != Some(&b'"') {
@@ -633,6 +636,7 @@ fn guard_ignores_comments_strings_and_test_code() {
     let text = "//! See [`crate::engine::memory`].\n\
                 const S: &str = \"crate::engine::x std::fs\";\n\
                 const R: &str = r#\"web_sys::\"#;\n\
+                const B: &[u8] = br#\"{\"traceEvents\":[{\"#;\n\
                 fn f<'a>(c: char) -> bool { c == '\"' }\n\
                 #[cfg(test)]\nmod tests {\n    use crate::engine::memory;\n    fn t() { let _ = std::fs::read(\"x\"); }\n}\n";
     assert!(check("src/views/memory.rs", text).is_empty());
