@@ -6,7 +6,8 @@
 use proflens::cli::fs_opener::FsOpener;
 use proflens::engine::session::{Collected, Session};
 use proflens::protocol::{
-    AnalysisKind, CurveDto, Envelope, FileMeta, LiveAtDto, MemorySummaryDto, Request, Response,
+    AnalysisKind, CurveDto, Envelope, FileMeta, LiveAtDto, MemoryQuery, MemoryReply,
+    MemorySummaryDto, Query, Reply, Request, Response, Summary,
 };
 
 fn fixture(rel: &str) -> std::path::PathBuf {
@@ -53,7 +54,10 @@ fn summaries(s: &mut Session, rel: &str) -> (FsOpener, Vec<MemorySummaryDto>) {
     let done = handle(s, &opener, run)
         .into_iter()
         .filter_map(|r| match r {
-            Response::RankDone(d) => Some(d),
+            Response::Done {
+                summary: Summary::Memory(d),
+                ..
+            } => Some(d),
             _ => None,
         })
         .collect();
@@ -61,25 +65,25 @@ fn summaries(s: &mut Session, rel: &str) -> (FsOpener, Vec<MemorySummaryDto>) {
 }
 
 fn curve(s: &mut Session, opener: &FsOpener, rank: u32) -> CurveDto {
-    let q = Request::Curve {
+    let q = Request::Query(Query::Memory(MemoryQuery::Curve {
         rank,
         x_range: None,
         width_px: 1000,
-    };
+    }));
     match handle(s, opener, q).pop() {
-        Some(Response::Curve(c)) => c,
+        Some(Response::Reply(Reply::Memory(MemoryReply::Curve(c)))) => c,
         other => panic!("{other:?}"),
     }
 }
 
 fn live_at(s: &mut Session, opener: &FsOpener, rank: u32, t_ms: f64) -> LiveAtDto {
-    let q = Request::LiveAt {
+    let q = Request::Query(Query::Memory(MemoryQuery::LiveAt {
         rank,
         t_ms,
         limit: 3,
-    };
+    }));
     match handle(s, opener, q).pop() {
-        Some(Response::LiveAt(l)) => l,
+        Some(Response::Reply(Reply::Memory(MemoryReply::LiveAt(l)))) => l,
         other => panic!("{other:?}"),
     }
 }

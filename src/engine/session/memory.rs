@@ -14,7 +14,7 @@ use crate::base::units::NS_PER_MS;
 use crate::engine::memory::{analyse_inventory, analyse_rank, MemoryOptions};
 use crate::ingest::inventory::{Inventory, RankFolder};
 use crate::ingest::Opener;
-use crate::protocol::{ExportKind, GroupDto, MatchCountsDto, MemorySummaryDto, Response};
+use crate::protocol::{GroupDto, MatchCountsDto, MemoryExportKind, MemorySummaryDto, Response};
 use crate::report::memory_md::write_summary;
 use crate::report::memory_rows::{write_csv, write_json, Columns};
 use crate::views::memory::{MemoryRows, RowIn};
@@ -219,37 +219,30 @@ impl Write for ChunkWriter<'_> {
     }
 }
 
-/// Re-analyses every rank folder of `inv` as `proflens memory` does and streams the export.
-/// Returns `(file name, MIME type)`.
+/// Re-analyses every rank folder of `inv` as `proflens memory` does and writes the export to
+/// `w`. Returns `(file name, MIME type)`.
 pub fn export(
-    seq: u32,
-    what: ExportKind,
+    what: MemoryExportKind,
     inv: &Inventory,
     opener: &dyn Opener,
-    out: &mut dyn Sink,
+    w: &mut dyn Write,
 ) -> io::Result<(String, String)> {
     let opts = MemoryOptions::default();
     let mut progress = crate::engine::contract::no_progress;
     let (run, _drop_problems) = analyse_inventory(inv, opener, &opts, &mut progress);
-    let mut w = ChunkWriter {
-        seq,
-        buf: Vec::with_capacity(1 << 20),
-        out,
-    };
     let (name, mime) = match what {
-        ExportKind::MemoryCsv => {
-            write_csv(&run, Columns::Full, &mut w)?;
+        MemoryExportKind::MemoryCsv => {
+            write_csv(&run, Columns::Full, w)?;
             ("proflens-memory-events.csv", "text/csv")
         }
-        ExportKind::MemoryJson => {
-            write_json(&run, Columns::Full, &mut w)?;
+        MemoryExportKind::MemoryJson => {
+            write_json(&run, Columns::Full, w)?;
             ("proflens-memory-events.json", "application/json")
         }
-        ExportKind::MemorySummaryMd => {
-            write_summary(&run, &mut w)?;
+        MemoryExportKind::MemorySummaryMd => {
+            write_summary(&run, w)?;
             ("proflens-memory-summary.md", "text/markdown")
         }
     };
-    w.flush()?;
     Ok((name.to_string(), mime.to_string()))
 }

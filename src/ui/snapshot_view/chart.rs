@@ -13,7 +13,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use web_sys::CanvasRenderingContext2d;
 
-use crate::protocol::{SnapAxis, SnapCurveDto, SnapCurveQuery, SnapRequest, SnapResponse};
+use crate::protocol::{SnapAxis, SnapCurveDto, SnapCurveQuery, SnapQuery, SnapReply};
 use crate::ui::widgets::chart::{context, nice_step, plot_columns, stroke_min_max, MARGIN};
 use crate::views::format;
 
@@ -73,8 +73,8 @@ pub fn SnapChart(
                 range: win,
                 width_px,
             };
-            match snap(target, SnapRequest::Curve(q)).await {
-                Ok(SnapResponse::Curve(c)) => {
+            match snap(SnapQuery::Curve(q)).await {
+                Ok(SnapReply::Curve(c)) => {
                     if generation.try_get_value() == Some(g) {
                         error.set(None);
                         curve.set(Some(c));
