@@ -25,9 +25,9 @@ pub mod writer;
 use std::io::Read;
 use std::ops::ControlFlow;
 
+pub use devices::MAX_DEVICES;
 pub use error::{sniff, PickleError, PickleErrorKind};
 pub use ranges::{MAX_TIME_US, MAX_TOTAL_BYTES};
-pub use devices::MAX_DEVICES;
 pub use schema::GENERIC_CAP;
 pub use vm::{DecodeStats, Status, MAX_MARKS, MAX_STACK};
 

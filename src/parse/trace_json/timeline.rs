@@ -221,7 +221,10 @@ impl TimelineBuilder {
         };
         match ph {
             "X" => {
-                let d = match dur.and_then(decimal_text).and_then(|d| parse_time_ns(d).ok()) {
+                let d = match dur
+                    .and_then(decimal_text)
+                    .and_then(|d| parse_time_ns(d).ok())
+                {
                     Some(d) => d.ns,
                     None => {
                         self.diag.note(Issue::BadDur, at, None);
