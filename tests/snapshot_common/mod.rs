@@ -103,3 +103,15 @@ pub fn temp_path(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }
+
+/// `{"segments": [], "device_traces": [[<entries>]]}` (protocol 4) with `entries` written by `f`.
+pub fn snapshot_with(
+    f: impl FnOnce(&mut proflens::parse::pickle::writer::PickleWriter<Vec<u8>>),
+) -> Vec<u8> {
+    let mut w = hostile::open_top(4);
+    w.list().unwrap();
+    w.list().unwrap();
+    f(&mut w);
+    w.append().unwrap();
+    hostile::close_top(w)
+}
