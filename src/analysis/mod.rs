@@ -5,6 +5,7 @@ pub mod anomaly;
 pub mod anomaly_config;
 pub mod architecture;
 pub mod bubbles;
+pub mod device_lag;
 pub mod host_evidence;
 pub mod intervals;
 pub mod memory_curve;
