@@ -159,11 +159,15 @@ fn above_five_percent_switches_to_device_side_windows() {
 }
 
 #[test]
-fn kernels_without_a_marker_step_id_leave_marker_windows_unchecked() {
-    // Step Ids that name no marker: the launch step is unknown, no check, no note.
-    let k = kernels(&[(7, "a", 10.0, 80.0), (7, "b", 101.0, 50.0)]);
+fn step_ids_naming_fewer_than_two_markers_leave_marker_windows_unchecked() {
+    // Step Ids that name no marker, or one Step Id for every kernel of several windows: the
+    // launch step is unknown, no check, no note.
     let t = trace(&[(1, 0.0, 90.0), (2, 100.0, 90.0)], &[]);
-    let r = run_rank(k, Some(t), &AnomalyConfig::spec_defaults());
-    assert_eq!(r.result.step_detection_method(), "marker");
-    assert!(r.result.device_lag.is_none());
+    for step in [7, 1] {
+        let k = kernels(&[(step, "a", 10.0, 80.0), (step, "b", 101.0, 50.0)]);
+        let r = run_rank(k, Some(t.clone()), &AnomalyConfig::spec_defaults());
+        assert_eq!(r.result.step_detection_method(), "marker");
+        assert!(r.result.device_lag.is_none());
+        assert_eq!(windows(&r)[1], Interval::new(100_000, 151_000));
+    }
 }

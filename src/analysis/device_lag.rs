@@ -16,6 +16,8 @@
 //! starts before `S_i` (it overlaps the previous step's tail on another stream) therefore stays
 //! in the earlier range; [`DeviceLag::moved_kernels`] counts them and the note says so.
 
+use std::collections::HashSet;
+
 use super::anomaly_config::AnomalyConfig;
 use super::intervals::{percentile, Interval};
 use super::steps::Step;
@@ -89,7 +91,7 @@ fn marker_number(step_id: &str) -> Option<i64> {
 }
 
 /// Launch step (index into `steps`) per kernel, and the source used; `None` when no kernel
-/// has a launch time or a `Step Id` that names a marker step.
+/// has a launch time and the `Step Id`s name fewer than two marker steps.
 fn launch_steps(
     kernels: &KernelTable,
     steps: &[Step],
@@ -117,15 +119,17 @@ fn launch_steps(
             numbers.iter().find(|(n, _)| *n == t).map(|&(_, j)| j)
         })
         .collect();
-    v.iter()
-        .any(Option::is_some)
-        .then_some((LaunchSource::StepId, v))
+    // `Step Id` is a launch tag only when it names at least two marker steps: a column that
+    // holds one value for every kernel (or for kernels of several windows) says nothing
+    // about when each kernel was launched.
+    let named: HashSet<usize> = v.iter().flatten().copied().collect();
+    (named.len() >= 2).then_some((LaunchSource::StepId, v))
 }
 
 /// Checks marker `steps` (host windows, in time order) for device lag and, when more than
 /// `cfg.device_lag_share` of some window's kernel time was launched in an earlier step,
 /// replaces them by device-side windows in place. Returns `None` when the launch steps are
-/// unknown (no launch times, no `Step Id` naming a marker), else the check with its facts.
+/// unknown (no launch times, `Step Id`s naming fewer than two markers), else the check.
 pub fn apply(
     kernels: &KernelTable,
     steps: &mut [Step],

@@ -6,6 +6,8 @@ pub mod anomaly_config;
 pub mod architecture;
 pub mod bubbles;
 pub mod device_lag;
+pub mod gpu_breakdown;
+pub mod gpu_kernel_class;
 pub mod host_evidence;
 pub mod intervals;
 pub mod memory_curve;
