@@ -520,7 +520,10 @@ fn a_csv_record_past_the_cap_keeps_the_rows_before_and_says_where() {
     let mut csv = head.into_bytes();
     csv.resize(csv.len() + (20 << 20), b'x');
     o.add("run/bad/big_ascend_pt/profiler_info_3.json", "{}");
-    o.add("run/bad/big_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_memory.csv", csv);
+    o.add(
+        "run/bad/big_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_memory.csv",
+        csv,
+    );
     o.add(
         "run/bad/big_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json",
         trace(&[("a", "100.0", "x.py(1): f"), ("b", "155.0", "y.py(2): g")]),

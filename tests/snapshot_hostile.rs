@@ -497,7 +497,10 @@ fn segment_fields_that_are_not_integers_are_reported_not_read_as_zero() {
     let d = read_snapshot_bytes("segs.pickle", &bytes).unwrap();
     assert_eq!(d.snapshot.segments.len(), 1);
     assert_eq!(
-        (d.snapshot.segments[0].address, d.snapshot.segments[0].total_size),
+        (
+            d.snapshot.segments[0].address,
+            d.snapshot.segments[0].total_size
+        ),
         (0x1000, 4096)
     );
     assert_eq!(

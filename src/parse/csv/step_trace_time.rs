@@ -60,7 +60,9 @@ pub fn read<R: Read>(
                 problems.push(Problem::new(
                     Severity::Warning,
                     BAD_ROW,
-                    crate::base::Position::file(file).at_line(line).at_byte(byte),
+                    crate::base::Position::file(file)
+                        .at_line(line)
+                        .at_byte(byte),
                     r.too_long_message().unwrap_or_default(),
                 ));
                 break;
@@ -111,7 +113,11 @@ mod tests {
         let rows = read(&text[..], "step_trace_time.csv", &mut problems).unwrap();
         let steps: Vec<&str> = rows.iter().map(|r| r.step.as_str()).collect();
         assert_eq!(steps, ["1", "3"]);
-        let got: Vec<_> = problems.kept().iter().map(|p| (p.code, p.at.line)).collect();
+        let got: Vec<_> = problems
+            .kept()
+            .iter()
+            .map(|p| (p.code, p.at.line))
+            .collect();
         assert_eq!(got, [(BAD_ROW, Some(3))]);
         assert_eq!(
             problems.kept()[0].message,

@@ -500,7 +500,10 @@ mod tests {
         // cap (the 1 MiB read buffer past it at most), never buffer the whole cell.
         let mut text = b"a,b\n1,2\n3,\"".to_vec();
         text.resize(text.len() + (8 << 20), b'x');
-        let mut src = Counting { data: &text, taken: 0 };
+        let mut src = Counting {
+            data: &text,
+            taken: 0,
+        };
         let mut t = CsvTable::open_capped(&mut src, "big.csv", None, 2 << 20).unwrap();
         assert_eq!(t.read_row().unwrap(), RowRead::Row);
         assert_eq!((t.line(), t.cell(1)), (2, Some("2")));
@@ -520,7 +523,11 @@ mod tests {
         );
         assert_eq!(t.read_row().unwrap(), RowRead::End);
         drop(t);
-        assert!(src.taken <= (2 << 20) + (2 << 20), "read {} bytes", src.taken);
+        assert!(
+            src.taken <= (2 << 20) + (2 << 20),
+            "read {} bytes",
+            src.taken
+        );
     }
 
     #[test]
@@ -530,7 +537,10 @@ mod tests {
             .err()
             .unwrap();
         assert_eq!(e.kind(), &ParseErrorKind::TooLarge { limit: 1 << 20 });
-        assert_eq!(e.to_string(), "h.csv:1 (byte 0): one record is larger than 1048576 bytes");
+        assert_eq!(
+            e.to_string(),
+            "h.csv:1 (byte 0): one record is larger than 1048576 bytes"
+        );
     }
 
     #[test]
