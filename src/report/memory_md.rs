@@ -171,6 +171,64 @@ pub fn write_summary(run: &MemoryRun, out: &mut dyn Write) -> io::Result<()> {
     out.write_all(s.as_bytes())
 }
 
+/// The short summary `proflens memory` prints on a terminal: per rank its rows and, per
+/// allocator pool, the peak and the live set at it, in human units (plain text, a few lines).
+pub fn write_brief(run: &MemoryRun, out: &mut dyn Write) -> io::Result<()> {
+    let mut s = String::new();
+    for r in &run.ranks {
+        s.push_str(&format!(
+            "{} / rank {} ({}): ",
+            r.info.role, r.info.rank_id, r.info.source_dir
+        ));
+        match &r.status {
+            RankStatus::Failed(why) => {
+                s.push_str(&format!("not analysed: {why}\n"));
+                continue;
+            }
+            RankStatus::Cancelled => {
+                s.push_str("cancelled\n");
+                continue;
+            }
+            RankStatus::Analysed => {}
+        }
+        let m = summarize(r);
+        s.push_str(&format!(
+            "{} rows ({} allocations, {}), {} with a call stack\n",
+            m.rows,
+            m.alloc_rows,
+            format::kib(m.alloc_kb),
+            m.rows_with_call_stack
+        ));
+        let t0_ns = r
+            .events()
+            .alloc_time_ns()
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or(0);
+        for pool in &m.pools {
+            let c = pool.component;
+            s.push_str(&format!(
+                "  {} ({}), {} rows: ",
+                c.as_str(),
+                c.label(),
+                pool.rows
+            ));
+            match &pool.peak {
+                Some(p) => s.push_str(&format!(
+                    "peak {} at {}, live at peak {} row(s), {}\n",
+                    format::mib(p.peak.peak_allocated_mb),
+                    format::offset_ms((p.peak.peak_time_ns - t0_ns) as f64 / 1e6, 0.0),
+                    p.peak.live_rows.len(),
+                    format::kib(p.peak.live_kb)
+                )),
+                None => s.push_str("no allocated total\n"),
+            }
+        }
+    }
+    out.write_all(s.as_bytes())
+}
+
 /// One allocator pool's section: which rows, its peak (§9.6 over its own series) and the live
 /// set at it.
 fn write_pool(s: &mut String, r: &RankMemory, pool: &PoolSummary, t0_ns: i64) {
