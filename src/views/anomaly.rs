@@ -144,7 +144,7 @@ pub fn summary(id: &RankIdentity, k: &KernelTable, r: &AnomalyResult) -> Anomaly
         dir: id.dir.clone(),
         enabled: r.enabled,
         steps: r.steps.len() as u32,
-        step_detection_method: r.step_method.as_str().into(),
+        step_detection_method: r.step_detection_method().into(),
         kernels: k.len() as u64,
         service_ms_avg: row.service_ms_avg,
         busy_union_ms_avg: row.busy_union_ms_avg,
