@@ -272,7 +272,12 @@ fn Results() -> impl IntoView {
                     let inv = state
                         .inventory
                         .with(|i| i.as_ref().map(|i| i.problems.len() as u64).unwrap_or(0));
-                    format!("{} ({})", v.label, state.problems_total.get() + inv)
+                    let failed = state.failures.with(|f| f.len()) as u64;
+                    format!(
+                        "{} ({})",
+                        v.label,
+                        state.problems_total.get() + inv + failed
+                    )
                 } else {
                     v.label.to_string()
                 };

@@ -4,7 +4,49 @@
 use leptos::prelude::*;
 
 use super::state::AppState;
-use crate::protocol::SeverityDto;
+use crate::protocol::{AnalysisKind, ProblemDto, SeverityDto};
+
+/// Problem code of an analysis that stopped for a whole target (a worker that died — out of
+/// memory, a trap — or a target the worker refused): listed beside the file problems.
+pub const TARGET_FAILED: &str = "TARGET-FAILED";
+
+/// One error row per failed (analysis, target), on the rank folder or snapshot file it is
+/// about (issue 11: a worker that fails is reported for its rank while the others finish).
+pub fn failure_problems(state: &AppState) -> Vec<ProblemDto> {
+    let inv = state.inventory.get().unwrap_or_default();
+    state.failures.with(|f| {
+        f.iter()
+            .map(|((kind, target), why)| {
+                let (what, file) = match kind {
+                    AnalysisKind::Snapshot => (
+                        "snapshot analysis",
+                        inv.snapshots.get(*target as usize).map(|s| s.path.clone()),
+                    ),
+                    k => (
+                        if *k == AnalysisKind::Memory {
+                            "memory analysis"
+                        } else {
+                            "steps & bubbles analysis"
+                        },
+                        inv.ranks
+                            .iter()
+                            .find(|r| r.index == *target)
+                            .map(|r| r.dir.clone()),
+                    ),
+                };
+                ProblemDto {
+                    severity: SeverityDto::Error,
+                    code: TARGET_FAILED.to_string(),
+                    file: file.unwrap_or_else(|| format!("target {target}")),
+                    line: None,
+                    byte: None,
+                    column: None,
+                    message: format!("the {what} did not finish: {why}; the other targets went on"),
+                }
+            })
+            .collect()
+    })
+}
 
 /// The problems tab.
 #[component]
@@ -17,6 +59,7 @@ pub fn ProblemsView() -> impl IntoView {
         if let Some(inv) = state.inventory.get() {
             list.splice(0..0, inv.problems);
         }
+        list.extend(failure_problems(&state));
         list.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.file.cmp(&b.file)));
         list.into_iter()
             .filter(|p| {
@@ -64,8 +107,9 @@ pub fn ProblemsView() -> impl IntoView {
             <p class="summary">
                 {move || {
                     let inv = state.inventory.with(|i| i.as_ref().map(|i| i.problems.len() as u64).unwrap_or(0));
-                    let total = state.problems_total.get() + inv;
-                    let kept = state.problems.with(|p| p.len()) as u64 + inv;
+                    let failed = state.failures.with(|f| f.len()) as u64;
+                    let total = state.problems_total.get() + inv + failed;
+                    let kept = state.problems.with(|p| p.len()) as u64 + inv + failed;
                     if total > kept {
                         format!("{total} problem(s); the first {kept} are listed.")
                     } else {
