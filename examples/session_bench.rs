@@ -25,7 +25,7 @@ impl Sink for Count {
                 self.ranks = inv.ranks.len() as u32;
                 self.snapshots = inv.snapshots.len() as u32;
             }
-            Response::RankFailed { message, .. } => self.failed.push(message),
+            Response::TargetFailed { message, .. } => self.failed.push(message),
             Response::RunDone { done, .. } => self.done = done,
             _ => {}
         }

@@ -7,7 +7,9 @@ use proflens::engine::session::{Collected, Session};
 use proflens::protocol::anomaly::{
     AnomalyExportKind, AnomalyQuery, AnomalyReply, BubbleColumn, BubbleQuery,
 };
-use proflens::protocol::{AnalysisKind, Envelope, FileMeta, Request, Response};
+use proflens::protocol::{
+    AnalysisKind, Envelope, ExportRequest, FileMeta, Query, Reply, Request, Response, Summary,
+};
 
 const LEVEL1: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -51,7 +53,7 @@ fn run_queries_and_export_through_the_session() {
         &mut s,
         &opener,
         2,
-        Request::Anomaly(AnomalyQuery::Steps { rank: 0 }),
+        Request::Query(Query::Anomaly(AnomalyQuery::Steps { rank: 0 })),
     );
     assert!(
         matches!(&early.out[0].1, Response::Failed(f) if f.message.contains("no anomaly analysis"))
@@ -69,7 +71,10 @@ fn run_queries_and_export_through_the_session() {
         .out
         .iter()
         .filter_map(|(seq, r)| match r {
-            Response::AnomalyDone(d) => Some((*seq, d.clone())),
+            Response::Done {
+                summary: Summary::Anomaly(d),
+                ..
+            } => Some((*seq, d.clone())),
             _ => None,
         })
         .collect();
@@ -82,9 +87,9 @@ fn run_queries_and_export_through_the_session() {
     // The unknown target fails alone; RunDone counts both.
     assert!(run.out.iter().any(|(_, r)| matches!(
         r,
-        Response::RankFailed {
+        Response::TargetFailed {
             analysis: AnalysisKind::Anomaly,
-            rank: 9,
+            target: 9,
             ..
         }
     )));
@@ -101,9 +106,10 @@ fn run_queries_and_export_through_the_session() {
         &mut s,
         &opener,
         4,
-        Request::Anomaly(AnomalyQuery::Steps { rank: 1 }),
+        Request::Query(Query::Anomaly(AnomalyQuery::Steps { rank: 1 })),
     );
-    let Response::Anomaly(AnomalyReply::Steps { rank: 1, steps }) = &steps.out[0].1 else {
+    let Response::Reply(Reply::Anomaly(AnomalyReply::Steps { rank: 1, steps })) = &steps.out[0].1
+    else {
         panic!("{:?}", steps.out[0].1)
     };
     assert_eq!(steps.len(), 1);
@@ -112,7 +118,7 @@ fn run_queries_and_export_through_the_session() {
         &mut s,
         &opener,
         5,
-        Request::Anomaly(AnomalyQuery::Bubbles(BubbleQuery {
+        Request::Query(Query::Anomaly(AnomalyQuery::Bubbles(BubbleQuery {
             rank: 0,
             sort: BubbleColumn::Duration,
             descending: true,
@@ -121,9 +127,9 @@ fn run_queries_and_export_through_the_session() {
             step: None,
             offset: 0,
             limit: 2,
-        })),
+        }))),
     );
-    let Response::Anomaly(AnomalyReply::Bubbles(p)) = &page.out[0].1 else {
+    let Response::Reply(Reply::Anomaly(AnomalyReply::Bubbles(p))) = &page.out[0].1 else {
         panic!("{:?}", page.out[0].1)
     };
     assert_eq!((p.total, p.matching, p.rows.len()), (56, 5, 2));
@@ -134,12 +140,12 @@ fn run_queries_and_export_through_the_session() {
         &mut s,
         &opener,
         6,
-        Request::Anomaly(AnomalyQuery::Bubble {
+        Request::Query(Query::Anomaly(AnomalyQuery::Bubble {
             rank: 0,
             index: p.rows[0].index,
-        }),
+        })),
     );
-    let Response::Anomaly(AnomalyReply::Bubble(d)) = &detail.out[0].1 else {
+    let Response::Reply(Reply::Anomaly(AnomalyReply::Bubble(d))) = &detail.out[0].1 else {
         panic!("{:?}", detail.out[0].1)
     };
     assert_eq!(d.bubble.bubble_id, "global:global:0");
@@ -153,10 +159,10 @@ fn run_queries_and_export_through_the_session() {
         &mut s,
         &opener,
         7,
-        Request::AnomalyExport {
+        Request::Export(ExportRequest::Anomaly {
             what: AnomalyExportKind::Json,
             rank: None,
-        },
+        }),
     );
     assert!(
         matches!(exp.out.last().unwrap().1, Response::ExportDone { ref file_name, .. } if file_name == "anomaly_level1.json")
@@ -170,10 +176,10 @@ fn run_queries_and_export_through_the_session() {
         &mut s,
         &opener,
         8,
-        Request::AnomalyExport {
+        Request::Export(ExportRequest::Anomaly {
             what: AnomalyExportKind::ArchitectureMd,
             rank: None,
-        },
+        }),
     );
     assert!(
         matches!(&md.out.last().unwrap().1, Response::Failed(f) if f.message.contains("no rank folder chosen"))

@@ -12,7 +12,7 @@ use proflens::ingest::inventory::Inventory;
 use proflens::protocol::anomaly::{
     AnomalyQuery, AnomalyReply, BubbleColumn, BubbleQuery, StepRowDto, TreeNodeDto,
 };
-use proflens::views::anomaly::cross_rank_table;
+use proflens::views::cross_rank::cross_rank_table;
 use serde_json::Value;
 
 const LEVEL1: &str = concat!(

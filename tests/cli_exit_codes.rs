@@ -115,8 +115,25 @@ fn snapshot_exit_codes() {
 }
 
 #[test]
+fn analyze_exit_codes() {
+    let out = temp("analyze");
+    let dir = out.join("out");
+    let c = ["analyze", "--out-dir", s(&dir), "--quiet"];
+    let err = both(&c, &fixture(LEVEL1), 0, 0);
+    assert!(!err.contains("warning") && !err.contains("error"), "{err}");
+    let err = both(&c, &fixture(SHORT_ROW), 0, 1);
+    assert!(err.contains("ANOM-KD-006"), "{err}");
+    both(&c, &fixture(SNAP_CLEAN), 0, 0);
+    both(&c, &fixture(SNAP_WARN), 0, 1);
+    let empty = out.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    std::fs::write(empty.join("notes.txt"), "nothing").unwrap();
+    both(&c, &empty, 2, 2);
+}
+
+#[test]
 fn help_states_the_contract() {
-    for cmd in ["memory", "anomaly", "snapshot"] {
+    for cmd in ["memory", "anomaly", "snapshot", "analyze"] {
         let (code, out, _) = proflens(&[cmd, "--help"]);
         assert_eq!(code, 0);
         assert!(out.contains("--strict"), "{cmd}: {out}");

@@ -1,59 +1,51 @@
 //! Inputs found by the fuzz targets (fuzz/, ARCHITECTURE.md "Fuzzing"), minimised and
 //! rebuilt here from our own bytes: each test failed (panicked) on the code before its fix.
 
+mod snapshot_common;
+
 use proflens::engine::snapshot::{analyse, SnapshotOptions};
 use proflens::ingest::InputFile;
-use proflens::parse::pickle::read_snapshot;
-use proflens::parse::pickle::writer::PickleWriter;
+use snapshot_common::{decode_bytes, snapshot_with};
 
 /// `{"segments": [], "device_traces": [[alloc 512 @16, alloc 256 @1024]]}`, both allocations
 /// with the frames `(filename, line)` (innermost first).
 fn two_allocs_with_frames(frames: &[(&str, i128)]) -> Vec<u8> {
-    let mut w = PickleWriter::new(Vec::new(), 4).unwrap();
-    w.dict().unwrap();
-    w.mark().unwrap();
-    w.str("segments").unwrap();
-    w.list().unwrap();
-    w.str("device_traces").unwrap();
-    w.list().unwrap();
-    w.list().unwrap();
-    for (i, (addr, size)) in [(16, 512), (1024, 256)].into_iter().enumerate() {
-        w.dict().unwrap();
-        w.mark().unwrap();
-        for (k, v) in [("action", "alloc")] {
-            w.str(k).unwrap();
-            w.str(v).unwrap();
-        }
-        for (k, v) in [
-            ("addr", addr),
-            ("size", size),
-            ("stream", 0),
-            ("time_us", i as i128 + 1),
-        ] {
-            w.str(k).unwrap();
-            w.int(v).unwrap();
-        }
-        w.str("frames").unwrap();
-        w.list().unwrap();
-        w.mark().unwrap();
-        for (file, line) in frames {
+    snapshot_with(|w| {
+        for (i, (addr, size)) in [(16, 512), (1024, 256)].into_iter().enumerate() {
             w.dict().unwrap();
             w.mark().unwrap();
-            w.str("filename").unwrap();
-            w.str(file).unwrap();
-            w.str("line").unwrap();
-            w.int(*line).unwrap();
-            w.str("name").unwrap();
-            w.str("f").unwrap();
+            for (k, v) in [("action", "alloc")] {
+                w.str(k).unwrap();
+                w.str(v).unwrap();
+            }
+            for (k, v) in [
+                ("addr", addr),
+                ("size", size),
+                ("stream", 0),
+                ("time_us", i as i128 + 1),
+            ] {
+                w.str(k).unwrap();
+                w.int(v).unwrap();
+            }
+            w.str("frames").unwrap();
+            w.list().unwrap();
+            w.mark().unwrap();
+            for (file, line) in frames {
+                w.dict().unwrap();
+                w.mark().unwrap();
+                w.str("filename").unwrap();
+                w.str(file).unwrap();
+                w.str("line").unwrap();
+                w.int(*line).unwrap();
+                w.str("name").unwrap();
+                w.str("f").unwrap();
+                w.setitems().unwrap();
+            }
+            w.appends().unwrap();
             w.setitems().unwrap();
+            w.append().unwrap();
         }
-        w.appends().unwrap();
-        w.setitems().unwrap();
-        w.append().unwrap();
-    }
-    w.append().unwrap();
-    w.setitems().unwrap();
-    w.stop().unwrap()
+    })
 }
 
 /// fuzz target `snapshot_report`: a frame file name whose last 3 bytes are inside a
@@ -63,13 +55,7 @@ fn two_allocs_with_frames(frames: &[(&str, i128)]) -> Vec<u8> {
 fn frame_file_names_ending_in_multibyte_characters_are_attributed() {
     for odd in ["x.\u{FFFD}pp", "/home/u/データ"] {
         let bytes = two_allocs_with_frames(&[(odd, 3), ("/home/u/train.py", 7)]);
-        let d = read_snapshot(
-            "t.pickle",
-            &mut &bytes[..],
-            Some(bytes.len() as u64),
-            &mut |_| std::ops::ControlFlow::Continue(()),
-        )
-        .unwrap();
+        let d = decode_bytes("t.pickle", &bytes).unwrap();
         let file = InputFile {
             path: "t.pickle".into(),
             size: bytes.len() as u64,

@@ -5,7 +5,7 @@ mod snapshot_common;
 
 use proflens::parse::pickle::writer::PickleWriter;
 use proflens::parse::pickle::{Decoded, PickleError, PickleErrorKind};
-use snapshot_common::{decode_bytes, fixture_dir, Trickle};
+use snapshot_common::{decode_bytes, fixture_dir, snapshot_with, Trickle};
 
 fn err(bytes: &[u8]) -> PickleError {
     match decode_bytes("bad.pickle", bytes) {
@@ -16,22 +16,6 @@ fn err(bytes: &[u8]) -> PickleError {
 
 fn ok(bytes: &[u8]) -> Decoded {
     decode_bytes("x.pickle", bytes).unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// `{"segments": [], "device_traces": [[<entries>]]}` with `entries` written by `f`.
-fn snapshot_with(f: impl FnOnce(&mut PickleWriter<Vec<u8>>)) -> Vec<u8> {
-    let mut w = PickleWriter::new(Vec::new(), 4).unwrap();
-    w.dict().unwrap();
-    w.mark().unwrap();
-    w.str("segments").unwrap();
-    w.list().unwrap();
-    w.str("device_traces").unwrap();
-    w.list().unwrap();
-    w.list().unwrap();
-    f(&mut w);
-    w.append().unwrap();
-    w.setitems().unwrap();
-    w.stop().unwrap()
 }
 
 fn entry(w: &mut PickleWriter<Vec<u8>>, action: &str, addr: i128, size: i128) {

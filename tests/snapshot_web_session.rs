@@ -1,4 +1,4 @@
-//! The snapshot tab's worker side (`engine::session` + `views::snapshot`) driven natively as
+//! The snapshot tab's worker side (`engine::session` + `engine::session::snapshot_view`) driven natively as
 //! the worker drives it: `Open`, `Run{Snapshot}`, the curve / live-set / stack / segments
 //! queries, settings and exports, on the real fixtures of `torch_snapshots`.
 //! Golden values: `EXPECTED.json` (`memoryviz_like` = the active curve, §8); export bytes:
@@ -11,8 +11,9 @@ use std::process::Command;
 use proflens::cli::fs_opener::FsOpener;
 use proflens::engine::session::{Collected, Session};
 use proflens::protocol::{
-    AnalysisKind, Envelope, FileMeta, Request, Response, SnapAxis, SnapCurveQuery, SnapExportKind,
-    SnapLiveQuery, SnapRequest, SnapResponse, SnapshotSettingsDto, SnapshotSummaryDto,
+    AnalysisKind, Envelope, ExportRequest, FileMeta, Query, Reply, Request, Response, SnapAxis,
+    SnapCurveQuery, SnapExportKind, SnapLiveQuery, SnapQuery, SnapReply, SnapshotSettingsDto,
+    SnapshotSummaryDto, Summary,
 };
 use snapshot_common::{expected, fixture_dir, fixture_names, temp_path};
 
@@ -52,8 +53,11 @@ impl Tab {
         let mut failed = Vec::new();
         for (_, r) in out.out {
             match r {
-                Response::Snapshot(SnapResponse::Summary(s)) => sums.push(s),
-                Response::RankFailed { message, .. } => failed.push(message),
+                Response::Done {
+                    summary: Summary::Snapshot(s),
+                    ..
+                } => sums.push(s),
+                Response::TargetFailed { message, .. } => failed.push(message),
                 _ => {}
             }
         }
@@ -74,16 +78,16 @@ impl Tab {
         out
     }
 
-    fn snap(&mut self, q: SnapRequest) -> SnapResponse {
-        let out = self.send(Request::Snapshot(q));
+    fn snap(&mut self, q: SnapQuery) -> SnapReply {
+        let out = self.send(Request::Query(Query::Snapshot(q)));
         match out.out.into_iter().next().map(|r| r.1) {
-            Some(Response::Snapshot(r)) => r,
+            Some(Response::Reply(Reply::Snapshot(r))) => r,
             other => panic!("unexpected reply {other:?}"),
         }
     }
 
     fn export(&mut self, target: u32, what: SnapExportKind) -> (String, Vec<u8>) {
-        let out = self.send(Request::Snapshot(SnapRequest::Export { target, what }));
+        let out = self.send(Request::Export(ExportRequest::Snapshot { target, what }));
         let name = match out.out.last().map(|r| &r.1) {
             Some(Response::ExportDone { file_name, .. }) => file_name.clone(),
             other => panic!("expected ExportDone, got {other:?}"),
@@ -128,7 +132,7 @@ fn every_fixture_runs_and_the_active_curve_peaks_at_the_memoryviz_maximum() {
             );
             // The downsampled curve keeps that maximum whatever the width.
             for width_px in [37, 1000] {
-                let SnapResponse::Curve(c) = tab.snap(SnapRequest::Curve(SnapCurveQuery {
+                let SnapReply::Curve(c) = tab.snap(SnapQuery::Curve(SnapCurveQuery {
                     target: s.target,
                     slot: d.slot,
                     axis: SnapAxis::Index,
@@ -144,7 +148,7 @@ fn every_fixture_runs_and_the_active_curve_peaks_at_the_memoryviz_maximum() {
             // The live set at the global peak is the report's live set at that point.
             let g = &d.points[0];
             assert_eq!(g.kind, "global_peak");
-            let SnapResponse::Live(l) = tab.snap(SnapRequest::Live(SnapLiveQuery {
+            let SnapReply::Live(l) = tab.snap(SnapQuery::Live(SnapLiveQuery {
                 target: s.target,
                 slot: d.slot,
                 axis: SnapAxis::Index,
@@ -181,7 +185,7 @@ fn zidongliu_peak_live_set_time_axis_and_segments() {
     let peak_ms = d.max_active.time_ms.unwrap();
     // A click on the time axis at the peak's time gives the last entry at that time, whose
     // level is the peak (entries sharing a time_us stay at or below it).
-    let SnapResponse::Live(l) = tab.snap(SnapRequest::Live(SnapLiveQuery {
+    let SnapReply::Live(l) = tab.snap(SnapQuery::Live(SnapLiveQuery {
         target: 0,
         slot: 0,
         axis: SnapAxis::Time,
@@ -192,7 +196,7 @@ fn zidongliu_peak_live_set_time_axis_and_segments() {
     };
     assert!(l.index >= 11205);
     assert_eq!(l.time_ms, Some(peak_ms));
-    let SnapResponse::Live(l) = tab.snap(SnapRequest::Live(SnapLiveQuery {
+    let SnapReply::Live(l) = tab.snap(SnapQuery::Live(SnapLiveQuery {
         target: 0,
         slot: 0,
         axis: SnapAxis::Index,
@@ -213,7 +217,7 @@ fn zidongliu_peak_live_set_time_axis_and_segments() {
         .iter()
         .all(|c| !c.site.contains("site-packages") || c.site_kind != "project"));
     // The stack of the largest tensor.
-    let SnapResponse::Stack(st) = tab.snap(SnapRequest::Stack {
+    let SnapReply::Stack(st) = tab.snap(SnapQuery::Stack {
         target: 0,
         slot: 0,
         record: l.tensors[0].record,
@@ -222,7 +226,7 @@ fn zidongliu_peak_live_set_time_axis_and_segments() {
     };
     assert!(!st.frames.is_empty());
     // EXPECTED.json segments: 61 segments, Σ total_size 1,897,922,560, Σ allocated 1,014,430,208.
-    let SnapResponse::Segments(sg) = tab.snap(SnapRequest::Segments {
+    let SnapReply::Segments(sg) = tab.snap(SnapQuery::Segments {
         target: 0,
         slot: 0,
         limit: 10,
@@ -283,7 +287,7 @@ fn exports_are_the_cli_bytes_with_default_and_changed_settings() {
             path_map: vec![("/".into(), "/home/u/proj/".into())],
             ..Default::default()
         };
-        let SnapResponse::Summary(s) = tab.snap(SnapRequest::Settings {
+        let SnapReply::Summary(s) = tab.snap(SnapQuery::Settings {
             target: 0,
             settings: settings.clone(),
         }) else {
@@ -318,20 +322,20 @@ fn queries_about_unknown_targets_or_slots_fail_clearly() {
     let file =
         fixture_dir().join("shreyansh26_MLSys-Experiments__model_memory_usage_profile_grad.pkl");
     let (mut tab, _, _) = Tab::open(&file);
-    let out = tab.send(Request::Snapshot(SnapRequest::Segments {
+    let out = tab.send(Request::Query(Query::Snapshot(SnapQuery::Segments {
         target: 7,
         slot: 0,
         limit: 1,
-    }));
+    })));
     match &out.out[0].1 {
         Response::Failed(f) => assert!(f.message.contains("snapshot 7 has not been analysed")),
         other => panic!("{other:?}"),
     }
-    let out = tab.send(Request::Snapshot(SnapRequest::Stack {
+    let out = tab.send(Request::Query(Query::Snapshot(SnapQuery::Stack {
         target: 0,
         slot: 3,
         record: 0,
-    }));
+    })));
     match &out.out[0].1 {
         Response::Failed(f) => assert!(f.message.contains("no device slot 3"), "{}", f.message),
         other => panic!("{other:?}"),

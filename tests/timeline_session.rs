@@ -1,9 +1,12 @@
-//! `Request::Timeline` / `Request::KernelAt` through the worker's session handler, natively,
+//! `AnomalyQuery::Timeline` / `AnomalyQuery::KernelAt` through the worker's session handler, natively,
 //! on the real level1 folder (as the worker runs them in the browser).
 
 use proflens::cli::fs_opener::FsOpener;
 use proflens::engine::session::{Collected, Session};
-use proflens::protocol::{AnalysisKind, Envelope, FileMeta, LaneKind, Request, Response};
+use proflens::protocol::{
+    AnalysisKind, AnomalyQuery, AnomalyReply, Envelope, FileMeta, LaneKind, Query, Reply, Request,
+    Response,
+};
 
 fn ask(s: &mut Session, opener: &FsOpener, body: Request) -> Response {
     let mut out = Collected::default();
@@ -42,11 +45,11 @@ fn timeline_and_kernel_at_answer_from_the_anomaly_results() {
     let before = ask(
         &mut s,
         &opener,
-        Request::Timeline {
+        Request::Query(Query::Anomaly(AnomalyQuery::Timeline {
             rank: 0,
             x_range_ms: None,
             width_px: 800,
-        },
+        })),
     );
     assert!(
         matches!(before, Response::Failed(ref f) if f.message.contains("not been analysed")),
@@ -63,14 +66,14 @@ fn timeline_and_kernel_at_answer_from_the_anomaly_results() {
         &opener,
         &mut out,
     );
-    let Response::Timeline(d) = ask(
+    let Response::Reply(Reply::Anomaly(AnomalyReply::Timeline(d))) = ask(
         &mut s,
         &opener,
-        Request::Timeline {
+        Request::Query(Query::Anomaly(AnomalyQuery::Timeline {
             rank: 0,
             x_range_ms: None,
             width_px: 1600,
-        },
+        })),
     ) else {
         panic!("timeline reply");
     };
@@ -99,15 +102,15 @@ fn timeline_and_kernel_at_answer_from_the_anomaly_results() {
     assert_eq!(d.steps.len(), 1);
     // The first HCCL box: its kernel row.
     let t = d.lanes[2].boxes.start_ms[0] + 0.001;
-    let Response::KernelAt(Some(k)) = ask(
+    let Response::Reply(Reply::Anomaly(AnomalyReply::KernelAt(Some(k)))) = ask(
         &mut s,
         &opener,
-        Request::KernelAt {
+        Request::Query(Query::Anomaly(AnomalyQuery::KernelAt {
             rank: 0,
             t_ms: t,
             lane: 2,
             slop_ms: 0.0,
-        },
+        })),
     ) else {
         panic!("kernel reply");
     };
@@ -123,37 +126,37 @@ fn timeline_and_kernel_at_answer_from_the_anomaly_results() {
         ask(
             &mut s,
             &opener,
-            Request::KernelAt {
+            Request::Query(Query::Anomaly(AnomalyQuery::KernelAt {
                 rank: 0,
                 t_ms: -50.0,
                 lane: 2,
                 slop_ms: 0.0
-            }
+            }))
         ),
-        Response::KernelAt(None)
+        Response::Reply(Reply::Anomaly(AnomalyReply::KernelAt(None)))
     );
     assert!(matches!(
         ask(
             &mut s,
             &opener,
-            Request::KernelAt {
+            Request::Query(Query::Anomaly(AnomalyQuery::KernelAt {
                 rank: 7,
                 t_ms: 1.0,
                 lane: 0,
                 slop_ms: 0.0
-            }
+            }))
         ),
         Response::Failed(_)
     ));
     // Rank 1 is served from the same session.
-    let Response::Timeline(d1) = ask(
+    let Response::Reply(Reply::Anomaly(AnomalyReply::Timeline(d1))) = ask(
         &mut s,
         &opener,
-        Request::Timeline {
+        Request::Query(Query::Anomaly(AnomalyQuery::Timeline {
             rank: 1,
             x_range_ms: Some((20.0, 21.0)),
             width_px: 800,
-        },
+        })),
     ) else {
         panic!("timeline reply");
     };

@@ -10,7 +10,9 @@ use std::rc::Rc;
 
 use js_sys::{Array, Uint8Array};
 use proflens::engine::session::{Collected, Session};
-use proflens::protocol::{AnalysisKind, Envelope, FileMeta, ProgressDto, Request, Response};
+use proflens::protocol::{
+    AnalysisKind, Envelope, FileMeta, ProgressDto, Request, Response, Summary,
+};
 use proflens::worker::blob_reader::{BlobReader, FileOpener, SLICE_BYTES};
 use wasm_bindgen_test::*;
 use web_sys::{Blob, File};
@@ -97,14 +99,20 @@ fn session_analyses_file_objects_of_the_sample() {
         .out
         .iter()
         .filter_map(|(_, r)| match r {
-            Response::RankDone(d) => Some(d.rows),
+            Response::Done {
+                summary: Summary::Memory(d),
+                ..
+            } => Some(d.rows),
             _ => None,
         })
         .collect();
     // make_sample.py writes 8 ops × 3 steps per rank; 7 of the 8 ops carry a stack.
     assert_eq!(rows, vec![24, 24]);
     let with_stack = out.out.iter().find_map(|(_, r)| match r {
-        Response::RankDone(d) => Some(d.rows - d.matches.none),
+        Response::Done {
+            summary: Summary::Memory(d),
+            ..
+        } => Some(d.rows - d.matches.none),
         _ => None,
     });
     assert_eq!(with_stack, Some(21));

@@ -4,7 +4,10 @@
 
 use proflens::cli::fs_opener::FsOpener;
 use proflens::engine::session::{Collected, Session};
-use proflens::protocol::{AnalysisKind, Envelope, FileMeta, Request, Response};
+use proflens::protocol::{
+    AnalysisKind, Envelope, FileMeta, MemoryQuery, MemoryReply, Query, Reply, Request, Response,
+    Summary,
+};
 
 fn fixture(rel: &str) -> std::path::PathBuf {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -81,7 +84,7 @@ fn queries_before_a_run_fail_with_a_message() {
     s.handle(
         Envelope {
             seq: 9,
-            body: Request::Stack { rank: 0, row: 0 },
+            body: Request::Query(Query::Memory(MemoryQuery::Stack { rank: 0, row: 0 })),
         },
         &opener,
         &mut out,
@@ -124,7 +127,10 @@ fn run_then_query_level1_rank0_golden_values() {
     let done: Vec<_> = replies
         .iter()
         .filter_map(|(_, r)| match r {
-            Response::RankDone(d) => Some(d.clone()),
+            Response::Done {
+                summary: Summary::Memory(d),
+                ..
+            } => Some(d.clone()),
             _ => None,
         })
         .collect();
@@ -163,15 +169,15 @@ fn run_then_query_level1_rank0_golden_values() {
     let page = match ask(
         &mut s,
         &opener,
-        Request::Rows(RowsQuery {
+        Request::Query(Query::Memory(MemoryQuery::Rows(RowsQuery {
             rank: 0,
             offset: 0,
             limit: 3,
             sort: None,
             filter: RowFilter::default(),
-        }),
+        }))),
     ) {
-        Response::Rows(p) => p,
+        Response::Reply(Reply::Memory(MemoryReply::Rows(p))) => p,
         other => panic!("{other:?}"),
     };
     assert_eq!((page.total_rows, page.matching_rows), (184, 184));
@@ -181,7 +187,7 @@ fn run_then_query_level1_rank0_golden_values() {
     let page = match ask(
         &mut s,
         &opener,
-        Request::Rows(RowsQuery {
+        Request::Query(Query::Memory(MemoryQuery::Rows(RowsQuery {
             rank: 0,
             offset: 0,
             limit: 200,
@@ -190,9 +196,9 @@ fn run_then_query_level1_rank0_golden_values() {
                 text: "imagenet_script/main.py(354): train".into(),
                 ..Default::default()
             },
-        }),
+        }))),
     ) {
-        Response::Rows(p) => p,
+        Response::Reply(Reply::Memory(MemoryReply::Rows(p))) => p,
         other => panic!("{other:?}"),
     };
     let with_354 = page
@@ -207,8 +213,12 @@ fn run_then_query_level1_rank0_golden_values() {
     assert!(with_354 >= 25, "{with_354}");
     // Stack of such a row: frames one per line, the user frame marked.
     let row = page.rows[0].row;
-    let stack = match ask(&mut s, &opener, Request::Stack { rank: 0, row }) {
-        Response::Stack(st) => st,
+    let stack = match ask(
+        &mut s,
+        &opener,
+        Request::Query(Query::Memory(MemoryQuery::Stack { rank: 0, row })),
+    ) {
+        Response::Reply(Reply::Memory(MemoryReply::Stack(st))) => st,
         other => panic!("{other:?}"),
     };
     let users: Vec<_> = stack.frames.iter().filter(|f| f.user).collect();
@@ -222,13 +232,13 @@ fn run_then_query_level1_rank0_golden_values() {
     match ask(
         &mut s,
         &opener,
-        Request::Curve {
+        Request::Query(Query::Memory(MemoryQuery::Curve {
             rank: 0,
             x_range: None,
             width_px: 800,
-        },
+        })),
     ) {
-        Response::Curve(c) => {
+        Response::Reply(Reply::Memory(MemoryReply::Curve(c))) => {
             assert_eq!(c.peak.map(|p| p.1), Some(1187.9814453125));
             assert_eq!(c.series.len(), 4);
             assert_eq!(c.series[0].max.len(), 800);
@@ -247,13 +257,13 @@ fn run_then_query_level1_rank0_golden_values() {
     match ask(
         &mut s,
         &opener,
-        Request::LiveAt {
+        Request::Query(Query::Memory(MemoryQuery::LiveAt {
             rank: 0,
             t_ms: t,
             limit: 2,
-        },
+        })),
     ) {
-        Response::LiveAt(l) => {
+        Response::Reply(Reply::Memory(MemoryReply::LiveAt(l))) => {
             assert_eq!(l.live_rows, 41);
             assert_eq!(l.live_mb * 1024.0, 498_238.5);
             assert_eq!(l.largest[0].size_kb, 147_456.5);
@@ -264,7 +274,7 @@ fn run_then_query_level1_rank0_golden_values() {
 
 #[test]
 fn exports_are_byte_identical_to_the_cli() {
-    use proflens::protocol::ExportKind;
+    use proflens::protocol::{ExportRequest, MemoryExportKind as ExportKind};
     let mut s = Session::new();
     let (opener, _) = open(&mut s, LEVEL1);
     let dir = std::env::temp_dir().join(format!("proflens-web-export-{}", std::process::id()));
@@ -278,7 +288,7 @@ fn exports_are_byte_identical_to_the_cli() {
         s.handle(
             Envelope {
                 seq: 4,
-                body: Request::Export { what },
+                body: Request::Export(ExportRequest::Memory(what)),
             },
             &opener,
             &mut out,

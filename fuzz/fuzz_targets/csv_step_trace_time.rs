@@ -10,7 +10,11 @@ use proflens_fuzz::render_problems;
 
 fuzz_target!(|data: &[u8]| {
     let mut problems = Problems::new();
-    match read(data, "r_ascend_pt/ASCEND_PROFILER_OUTPUT/step_trace_time.csv", &mut problems) {
+    match read(
+        data,
+        "r_ascend_pt/ASCEND_PROFILER_OUTPUT/step_trace_time.csv",
+        &mut problems,
+    ) {
         Ok(rows) => {
             let _ = rows.len();
         }

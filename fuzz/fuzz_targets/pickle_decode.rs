@@ -11,7 +11,12 @@ use proflens_fuzz::{go_on, render_problems};
 
 fuzz_target!(|data: &[u8]| {
     let mut src = data;
-    match read_snapshot("snapshot.pickle", &mut src, Some(data.len() as u64), &mut go_on) {
+    match read_snapshot(
+        "snapshot.pickle",
+        &mut src,
+        Some(data.len() as u64),
+        &mut go_on,
+    ) {
         Ok(d) => {
             render_problems(&d.problems);
         }

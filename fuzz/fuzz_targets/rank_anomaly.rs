@@ -3,7 +3,7 @@
 //! cross-rank table), rulebook and script-compatible settings, then the JSON, the CSV
 //! exports and both Markdown reports (src/report/anomaly_*, arch_md.rs).
 //!
-//! Input: up to 10 files separated by NUL (see `proflens_fuzz::split_files`): for each of
+//! Input: up to 10 files separated by NUL (see `proflens_fuzz::rank_folders`): for each of
 //! two rank folders `kernel_details.csv`, `trace_view.json`, `step_trace_time.csv`,
 //! `communication.json`, `profiler_info_<k>.json`.
 #![no_main]
@@ -13,11 +13,8 @@ use std::ops::ControlFlow;
 use libfuzzer_sys::fuzz_target;
 use proflens::analysis::anomaly_config::AnomalyConfig;
 use proflens::engine::anomaly::{analyse_all, rank_reports, write_json};
-use proflens::ingest::inventory::Inventory;
-use proflens::ingest::MemOpener;
-use proflens::parse::metadata::read_side_files;
 use proflens::report::anomaly_csv::{write_bubbles, write_steps, CsvRank};
-use proflens_fuzz::{render_problems, split_files};
+use proflens_fuzz::{rank_folders, render_problems};
 
 const NAMES: [&str; 5] = [
     "ASCEND_PROFILER_OUTPUT/kernel_details.csv",
@@ -28,17 +25,11 @@ const NAMES: [&str; 5] = [
 ];
 
 fuzz_target!(|data: &[u8]| {
-    let mut o = MemOpener::new();
-    for (i, part) in split_files(data, 10).into_iter().enumerate() {
-        if let Some(bytes) = part {
-            let k = i / NAMES.len();
-            let name = NAMES[i % NAMES.len()].replace("{k}", &k.to_string());
-            o.add(format!("run/r{k}_ascend_pt/{name}"), bytes);
-        }
-    }
-    let mut inv = Inventory::from_paths(&o.list());
-    read_side_files(&mut inv, &o);
-    for cfg in [AnomalyConfig::spec_defaults(), AnomalyConfig::script_compatible()] {
+    let (o, inv) = rank_folders(data, &NAMES);
+    for cfg in [
+        AnomalyConfig::spec_defaults(),
+        AnomalyConfig::script_compatible(),
+    ] {
         let Ok((ranks, cross)) = analyse_all(&inv, &o, &cfg, &mut |_| ControlFlow::Continue(()))
         else {
             unreachable!("nothing cancels");
@@ -63,7 +54,8 @@ fuzz_target!(|data: &[u8]| {
         out.clear();
         write_bubbles(&csv, &mut out).expect("bubbles CSV into memory");
         for i in 0..ranks.len() {
-            let (_, md, _, arch) = rank_reports(&inv, &ranks, &cross, &cfg, i).expect("rank i exists");
+            let (_, md, _, arch) =
+                rank_reports(&inv, &ranks, &cross, &cfg, i).expect("rank i exists");
             assert!(!md.is_empty() && !arch.is_empty());
         }
     }

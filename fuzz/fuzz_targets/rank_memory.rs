@@ -2,7 +2,7 @@
 //! (src/engine/memory.rs: side files → trace → CSV → matching → curves → summary), in default
 //! and parity mode, then every export (CSV, JSON, Markdown summary: src/report/memory_*).
 //!
-//! Input: up to 8 files separated by NUL (see `proflens_fuzz::split_files`): for each of two
+//! Input: up to 8 files separated by NUL (see `proflens_fuzz::rank_folders`): for each of two
 //! rank folders `operator_memory.csv`, `trace_view.json`, `profiler_info_<k>.json`,
 //! `profiler_metadata.json`.
 #![no_main]
@@ -11,12 +11,9 @@ use std::ops::ControlFlow;
 
 use libfuzzer_sys::fuzz_target;
 use proflens::engine::memory::{analyse_inventory, MemoryOptions, Mode};
-use proflens::ingest::inventory::Inventory;
-use proflens::ingest::MemOpener;
-use proflens::parse::metadata::read_side_files;
 use proflens::report::memory_md::write_summary;
 use proflens::report::memory_rows::{write_csv, write_json, Columns};
-use proflens_fuzz::{render_problems, split_files};
+use proflens_fuzz::{rank_folders, render_problems};
 
 const NAMES: [&str; 4] = [
     "ASCEND_PROFILER_OUTPUT/operator_memory.csv",
@@ -26,23 +23,17 @@ const NAMES: [&str; 4] = [
 ];
 
 fuzz_target!(|data: &[u8]| {
-    let mut o = MemOpener::new();
-    for (i, part) in split_files(data, 8).into_iter().enumerate() {
-        if let Some(bytes) = part {
-            let k = i / NAMES.len();
-            let name = NAMES[i % NAMES.len()].replace("{k}", &k.to_string());
-            o.add(format!("run/r{k}_ascend_pt/{name}"), bytes);
-        }
-    }
-    let mut inv = Inventory::from_paths(&o.list());
-    read_side_files(&mut inv, &o);
-    for (mode, cols) in [(Mode::Default, Columns::Full), (Mode::Parity, Columns::Parity)] {
+    let (o, inv) = rank_folders(data, &NAMES);
+    for (mode, cols) in [
+        (Mode::Default, Columns::Full),
+        (Mode::Parity, Columns::Parity),
+    ] {
         let opts = MemoryOptions {
             mode,
             ..Default::default()
         };
         let (run, drop_problems) =
-            analyse_inventory(&inv, &o, &opts, &mut |_, _| ControlFlow::Continue(()));
+            analyse_inventory(&inv, &o, &opts, &mut |_| ControlFlow::Continue(()));
         render_problems(&drop_problems);
         for r in &run.ranks {
             render_problems(&r.problems);

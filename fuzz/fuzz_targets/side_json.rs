@@ -25,7 +25,10 @@ fuzz_target!(|data: &[u8]| {
     let mut o = MemOpener::new();
     o.add(format!("{DIR}/profiler_info_3.json"), data);
     o.add(format!("{DIR}/profiler_metadata.json"), data);
-    o.add(format!("{DIR}/ASCEND_PROFILER_OUTPUT/trace_view.json"), "[]");
+    o.add(
+        format!("{DIR}/ASCEND_PROFILER_OUTPUT/trace_view.json"),
+        "[]",
+    );
     let mut inv = Inventory::from_paths(&o.list());
     read_side_files(&mut inv, &o);
     assert_eq!(inv.ranks.len(), 1);

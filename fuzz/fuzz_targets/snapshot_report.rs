@@ -14,8 +14,12 @@ use proflens_fuzz::{go_on, render_problems};
 
 fuzz_target!(|data: &[u8]| {
     let mut src = data;
-    let Ok(d) = read_snapshot("snapshot.pickle", &mut src, Some(data.len() as u64), &mut go_on)
-    else {
+    let Ok(d) = read_snapshot(
+        "snapshot.pickle",
+        &mut src,
+        Some(data.len() as u64),
+        &mut go_on,
+    ) else {
         return;
     };
     let file = InputFile {
@@ -25,7 +29,9 @@ fuzz_target!(|data: &[u8]| {
     let opts = SnapshotOptions::spec_defaults();
     let run = analyse(&file, d.snapshot, d.problems, &opts);
     render_problems(&run.problems);
-    let json = run.json_text(&opts.report).expect("the report encodes as JSON");
+    let json = run
+        .json_text(&opts.report)
+        .expect("the report encodes as JSON");
     let md = run.markdown(&opts.report);
     assert!(!json.is_empty() && !md.is_empty());
 });

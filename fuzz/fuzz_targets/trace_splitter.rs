@@ -42,7 +42,10 @@ fn scan_keys(ev: &[u8]) {
         }
     }
     if let Ok(serde_json::Value::Object(_)) = serde_json::from_slice::<serde_json::Value>(ev) {
-        assert!(got.is_some(), "serde_json reads an object that scan::fields rejects");
+        assert!(
+            got.is_some(),
+            "serde_json reads an object that scan::fields rejects"
+        );
     }
 }
 

@@ -10,7 +10,13 @@ use proflens_fuzz::go_on;
 
 fuzz_target!(|data: &[u8]| {
     for prefix in ["", "Step"] {
-        match timeline::read(data, "trace_view.json", Some(data.len() as u64), prefix, &mut go_on) {
+        match timeline::read(
+            data,
+            "trace_view.json",
+            Some(data.len() as u64),
+            prefix,
+            &mut go_on,
+        ) {
             Ok((_table, info)) => {
                 assert!(info.skipped <= info.scan.events);
             }

@@ -9,7 +9,9 @@
 use std::ops::ControlFlow;
 
 use proflens::base::Problems;
-use proflens::ingest::Progress;
+use proflens::ingest::inventory::Inventory;
+use proflens::ingest::{MemOpener, Progress};
+use proflens::parse::metadata::read_side_files;
 
 /// Splits `data` at NUL into at most `slots` parts (the last part keeps any further NULs).
 /// `out[k]` is `None` when the input has fewer than `k + 1` parts.
@@ -41,4 +43,21 @@ pub fn chunk_of(b: u8) -> usize {
         0 => proflens::ingest::chunk_reader::DEFAULT_CHUNK,
         b => 1 + (b as usize % 64),
     }
+}
+
+/// Two rank folders `run/r0_ascend_pt`, `run/r1_ascend_pt` from `data`: part `i` of
+/// [`split_files`] is the file `names[i % names.len()]` of rank `i / names.len()` (`{k}` in a
+/// name is the rank number). Returns the opener and the inventory after its side files.
+pub fn rank_folders(data: &[u8], names: &[&str]) -> (MemOpener, Inventory) {
+    let mut o = MemOpener::new();
+    for (i, part) in split_files(data, 2 * names.len()).into_iter().enumerate() {
+        if let Some(bytes) = part {
+            let k = i / names.len();
+            let name = names[i % names.len()].replace("{k}", &k.to_string());
+            o.add(format!("run/r{k}_ascend_pt/{name}"), bytes);
+        }
+    }
+    let mut inv = Inventory::from_paths(&o.list());
+    read_side_files(&mut inv, &o);
+    (o, inv)
 }

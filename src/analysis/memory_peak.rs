@@ -65,6 +65,42 @@ pub fn allocator_series(mem: &MemoryEventTable) -> Vec<AllocatorSample> {
     s
 }
 
+/// The live rule of §9.6, for the peak and for any instant: a row is live at `t_ns` when it
+/// is an allocation (`size_kb > 0`) made at or before `t_ns` and not released at or before
+/// `t_ns` (a row released exactly at `t` is not live at `t`; one allocated at `t` is).
+pub fn is_live(size_kb: f64, alloc_ns: i64, release_ns: Option<i64>, t_ns: i64) -> bool {
+    size_kb > 0.0 && alloc_ns <= t_ns && release_ns.is_none_or(|r| r > t_ns)
+}
+
+/// The live set of the rows alone as a step series: `(t_ns, Σ size_kb of the rows live at
+/// t)` ([`is_live`]) at every instant where it changes, sorted by time. Starts from 0, so it
+/// ignores memory allocated before the capture (unlike [`allocator_series`]).
+pub fn live_series(mem: &MemoryEventTable) -> Vec<(i64, f64)> {
+    // Releases sort before allocations at equal times: after all changes at `t` the level is
+    // exactly the live set at `t`.
+    let mut ev: Vec<(i64, u8, f64)> = Vec::new();
+    for i in 0..mem.len() {
+        let kb = mem.size_kb()[i];
+        if kb > 0.0 {
+            ev.push((mem.alloc_time_ns()[i], 1, kb));
+            if let Some(r) = mem.release_time_ns(i) {
+                ev.push((r, 0, -kb));
+            }
+        }
+    }
+    ev.sort_by_key(|e| (e.0, e.1));
+    let mut out: Vec<(i64, f64)> = Vec::new();
+    let mut live = 0.0;
+    for (t, _, d) in ev {
+        live += d;
+        match out.last_mut() {
+            Some(last) if last.0 == t => last.1 = live,
+            _ => out.push((t, live)),
+        }
+    }
+    out
+}
+
 /// The peak of the allocated series and the live set at it (§9.6).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Peak {
@@ -115,8 +151,7 @@ pub fn find_peak(mem: &MemoryEventTable, samples: &[AllocatorSample]) -> Option<
     let mut live_kb = 0.0;
     for i in 0..mem.len() {
         let size = mem.size_kb()[i];
-        if size > 0.0 && mem.alloc_time_ns()[i] <= t && mem.release_time_ns(i).is_none_or(|r| r > t)
-        {
+        if is_live(size, mem.alloc_time_ns()[i], mem.release_time_ns(i), t) {
             live_rows.push(i as u32);
             live_kb += size;
         }
@@ -234,6 +269,35 @@ mod tests {
                 count: 2
             }
         ); // tie: key order
+    }
+
+    #[test]
+    fn live_series_follows_the_live_rule() {
+        let mut m = MemoryEventTable::new();
+        m.push(ev(1024.0, 10, Some(100), 5.0, Some(4.0), 2));
+        m.push(ev(2048.0, 20, Some(50), 7.0, Some(9.0), 3));
+        m.push(ev(512.0, 50, None, 7.5, None, 4)); // allocated when row 1 is released
+        m.push(ev(-512.0, 40, None, 7.0, None, 5)); // a free row: never live
+                                                    // At 50: −2048 then +512 → 1536; the level at each instant is is_live's sum.
+        let s = live_series(&m);
+        assert_eq!(
+            s,
+            vec![(10, 1024.0), (20, 3072.0), (50, 1536.0), (100, 512.0)]
+        );
+        for &(t, kb) in &s {
+            let sum: f64 = (0..m.len())
+                .filter(|&i| {
+                    is_live(
+                        m.size_kb()[i],
+                        m.alloc_time_ns()[i],
+                        m.release_time_ns(i),
+                        t,
+                    )
+                })
+                .map(|i| m.size_kb()[i])
+                .sum();
+            assert_eq!(sum, kb, "t = {t}");
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use super::memory_curve::naive_curve;
 use super::memory_match::MatchQuality;
-use super::memory_peak::{allocator_series, find_peak, group_rows, Group, Peak};
+use super::memory_peak::{allocator_series, find_peak, group_rows, AllocatorSample, Group, Peak};
 use super::memory_result::RankMemory;
 use super::user_frame::UserFrameStatus;
 
@@ -68,6 +68,12 @@ pub struct RankSummary {
 
 /// Computes the summary of `r`.
 pub fn summarize(r: &RankMemory) -> RankSummary {
+    summarize_with(r, &allocator_series(r.events()))
+}
+
+/// [`summarize`] with the rank's [`allocator_series`] already built (the worker keeps the
+/// series for its chart, so the sort is done once).
+pub fn summarize_with(r: &RankMemory, samples: &[AllocatorSample]) -> RankSummary {
     let n = r.len();
     let ev = r.events();
     let mut s = RankSummary {
@@ -125,8 +131,7 @@ pub fn summarize(r: &RankMemory) -> RankSummary {
         uf,
         TOP_GROUPS,
     );
-    let samples = allocator_series(ev);
-    s.allocator_peak = find_peak(ev, &samples).map(|peak| {
+    s.allocator_peak = find_peak(ev, samples).map(|peak| {
         let mut largest = peak.live_rows.clone();
         largest.sort_by(|a, b| {
             ev.size_kb()[*b as usize]

@@ -206,12 +206,12 @@ pub fn run(args: Args) -> i32 {
             if p.severity >= Severity::Warning {
                 n_problems += 1;
             }
-            eprint!("{}: ", kind.name());
+            eprint!("{}: ", crate::engine::contract::kind_name(kind));
             super::print_problem(p);
         }
         if let crate::engine::contract::Status::Failed(why) = status {
             n_problems += 1;
-            eprintln!("{}: {why}", kind.name());
+            eprintln!("{}: {why}", crate::engine::contract::kind_name(kind));
         }
     }
     super::exit_code(done > 0, n_problems, args.common.strict)

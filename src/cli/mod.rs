@@ -82,6 +82,7 @@ enum Command {
     #[command(after_help = EXIT_CODES_HELP)]
     Snapshot(snapshot::Args),
     /// Every analysis the inputs allow, from one read per file, into one folder.
+    #[command(after_help = EXIT_CODES_HELP)]
     Analyze(analyze::Args),
 }
 

@@ -24,32 +24,15 @@ use std::ops::ControlFlow;
 
 use crate::base::Problems;
 
-/// The analyses of proflens.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum AnalysisKind {
-    /// Ascend memory events (ascend-memory.md): `operator_memory.csv` matched to call stacks.
-    Memory,
-    /// Steps, device bubbles and anomalies (anomaly.md).
-    Anomaly,
-    /// Memory-snapshot peaks of one PyTorch allocator pickle (torch-snapshot.md).
-    Snapshot,
-}
+/// The analyses of proflens (one enum for the engine and the protocol).
+pub use crate::protocol::AnalysisKind;
 
-impl AnalysisKind {
-    /// All kinds, in the order analyses are listed and exported.
-    pub const ALL: [AnalysisKind; 3] = [
-        AnalysisKind::Memory,
-        AnalysisKind::Anomaly,
-        AnalysisKind::Snapshot,
-    ];
-
-    /// Lower-case name (`memory`, `anomaly`, `snapshot`), as the CLI subcommands.
-    pub fn name(self) -> &'static str {
-        match self {
-            AnalysisKind::Memory => "memory",
-            AnalysisKind::Anomaly => "anomaly",
-            AnalysisKind::Snapshot => "snapshot",
-        }
+/// Lower-case name of `kind` (`memory`, `anomaly`, `snapshot`), as the CLI subcommands.
+pub fn kind_name(kind: AnalysisKind) -> &'static str {
+    match kind {
+        AnalysisKind::Memory => "memory",
+        AnalysisKind::Anomaly => "anomaly",
+        AnalysisKind::Snapshot => "snapshot",
     }
 }
 

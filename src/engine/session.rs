@@ -6,14 +6,18 @@
 //! * `Open`: inventory step 1 (paths) and step 2 (side files), no parsing of data files.
 //! * `Run`: the memory engine per rank folder; each rank's rows are kept as compact
 //!   [`MemoryRows`] for the queries; one rank failing never stops the next.
-//! * `Rows`, `Curve`, `LiveAt`, `Sites`, `Stack`: answered from [`MemoryRows`].
-//! * `Export`: the engine runs again over the analysed ranks and the report writer streams
-//!   its bytes in chunks, so the bytes are the CLI's bytes.
+//! * `Query`: answered from the results held here ([`MemoryRows`] for memory, the anomaly
+//!   store and its timeline cache, the snapshot views), in the query's own analysis'
+//!   vocabulary ([`Reply`]).
+//! * `Export`: memory and anomaly exports run the engine again over every rank folder and the
+//!   report writers stream their bytes in chunks, so the bytes are the CLI's bytes; a
+//!   snapshot export is written from the snapshot held here.
 
 pub mod anomaly;
 pub mod dto;
 pub mod memory;
 pub mod snapshot;
+pub mod snapshot_view;
 pub mod timeline;
 
 use std::collections::BTreeMap;
@@ -21,7 +25,10 @@ use std::collections::BTreeMap;
 use crate::ingest::inventory::Inventory;
 use crate::ingest::{InputFile, Opener};
 use crate::parse::metadata::read_side_files;
-use crate::protocol::{AnalysisKind, Envelope, Failure, FileMeta, Request, Response};
+use crate::protocol::{
+    AnalysisKind, AnomalyQuery, Envelope, ExportRequest, Failure, FileMeta, MemoryQuery,
+    MemoryReply, Query, Reply, Request, Response, Summary,
+};
 use crate::views::memory::MemoryRows;
 
 pub use memory::EXPORT_CHUNK;
@@ -109,104 +116,80 @@ impl Session {
                 out.send(seq, Response::Inventory(reply));
             }
             Request::Run { analysis, targets } => self.run(seq, analysis, &targets, opener, out),
-            Request::Rows(q) => {
-                let reply = match self.ranks.get_mut(&q.rank) {
-                    Some(r) => Response::Rows(r.rows.rows(&q)),
-                    None => self.unknown_rank(q.rank),
-                };
-                out.send(seq, reply);
-            }
-            Request::Curve {
-                rank,
-                x_range,
-                width_px,
-            } => {
-                let reply = match self.ranks.get(&rank) {
-                    Some(r) => Response::Curve(r.rows.curve(x_range, width_px)),
-                    None => self.unknown_rank(rank),
-                };
-                out.send(seq, reply);
-            }
-            Request::LiveAt { rank, t_ms, limit } => {
-                let reply = match self.ranks.get(&rank) {
-                    Some(r) => Response::LiveAt(r.rows.live_at(t_ms, limit)),
-                    None => self.unknown_rank(rank),
-                };
-                out.send(seq, reply);
-            }
-            Request::Sites {
-                rank,
-                group_by,
-                limit,
-            } => {
-                let reply = match self.ranks.get(&rank) {
-                    Some(r) => Response::Sites(r.rows.sites(group_by, limit)),
-                    None => self.unknown_rank(rank),
-                };
-                out.send(seq, reply);
-            }
-            Request::Stack { rank, row } => {
-                let reply = match self.ranks.get(&rank).map(|r| r.rows.stack(row)) {
-                    Some(Some(s)) => Response::Stack(s),
-                    Some(None) => fail(format!("rank folder {rank} has no row {row}")),
-                    None => self.unknown_rank(rank),
-                };
-                out.send(seq, reply);
-            }
-            Request::Snapshot(q) => self.snapshot.handle(seq, q, out),
-            Request::Timeline { .. } | Request::KernelAt { .. } => {
-                let reply = self
-                    .timeline
-                    .handle(&self.anomaly, &env.body)
-                    .unwrap_or_else(|| self.unknown_rank(timeline::rank_of(&env.body)));
-                out.send(seq, reply);
-            }
-            Request::Export { what } => {
-                let Some(inv) = &self.inventory else {
-                    out.send(seq, fail("Export before Open: nothing is loaded"));
-                    return;
-                };
-                match memory::export(seq, what, inv, opener, out) {
-                    Ok((file_name, mime)) => {
-                        out.send(seq, Response::ExportDone { file_name, mime })
-                    }
-                    Err(e) => out.send(seq, fail(format!("export {what:?} failed: {e}"))),
-                }
-            }
-            Request::Anomaly(q) => {
-                let reply = match self.anomaly.query(&q) {
-                    Ok(r) => Response::Anomaly(r),
-                    Err(_) if self.inventory.is_none() => {
+            Request::Query(q) => {
+                let reply = self.query(q).unwrap_or_else(|e| {
+                    if self.inventory.is_none() {
                         fail("nothing is loaded: drop a folder first")
+                    } else {
+                        fail(e)
                     }
-                    Err(e) => fail(e),
-                };
+                });
                 out.send(seq, reply);
             }
-            Request::AnomalyExport { what, rank } => {
-                let Some(inv) = &self.inventory else {
-                    out.send(seq, fail("Export before Open: nothing is loaded"));
-                    return;
-                };
-                let mut w = memory::ChunkWriter::new(seq, out);
-                let res = anomaly::export(what, rank, inv, opener, &mut w);
-                let flushed = std::io::Write::flush(&mut w);
-                drop(w);
-                match res.and_then(|x| flushed.map(|_| x)) {
-                    Ok((file_name, mime)) => {
-                        out.send(seq, Response::ExportDone { file_name, mime })
-                    }
-                    Err(e) => out.send(seq, fail(format!("export {what:?} failed: {e}"))),
-                }
-            }
+            Request::Export(what) => self.export(seq, what, opener, out),
         }
     }
 
-    fn unknown_rank(&self, rank: u32) -> Response {
-        if self.inventory.is_none() {
-            fail("nothing is loaded: drop a folder first")
-        } else {
-            fail(format!("rank folder {rank} has not been analysed here"))
+    /// Answers one query from the results this session holds.
+    fn query(&mut self, q: Query) -> Result<Response, String> {
+        let target = q.target();
+        Ok(Response::Reply(match q {
+            Query::Memory(q) => {
+                let Some(r) = self.ranks.get_mut(&target) else {
+                    return Err(format!("rank folder {target} has not been analysed here"));
+                };
+                Reply::Memory(match q {
+                    MemoryQuery::Rows(q) => MemoryReply::Rows(r.rows.rows(&q)),
+                    MemoryQuery::Curve {
+                        x_range, width_px, ..
+                    } => MemoryReply::Curve(r.rows.curve(x_range, width_px)),
+                    MemoryQuery::LiveAt { t_ms, limit, .. } => {
+                        MemoryReply::LiveAt(r.rows.live_at(t_ms, limit))
+                    }
+                    MemoryQuery::Sites {
+                        group_by, limit, ..
+                    } => MemoryReply::Sites(r.rows.sites(group_by, limit)),
+                    MemoryQuery::Stack { row, .. } => MemoryReply::Stack(
+                        r.rows
+                            .stack(row)
+                            .ok_or_else(|| format!("rank folder {target} has no row {row}"))?,
+                    ),
+                })
+            }
+            Query::Anomaly(q @ (AnomalyQuery::Timeline { .. } | AnomalyQuery::KernelAt { .. })) => {
+                Reply::Anomaly(
+                    self.timeline.handle(&self.anomaly, &q).ok_or_else(|| {
+                        format!("rank folder {target} has not been analysed here")
+                    })?,
+                )
+            }
+            Query::Anomaly(q) => Reply::Anomaly(self.anomaly.query(&q)?),
+            Query::Snapshot(q) => Reply::Snapshot(self.snapshot.query(q)?),
+        }))
+    }
+
+    /// Writes one export as chunks, then `ExportDone` (or `Failed`).
+    fn export(&mut self, seq: u32, what: ExportRequest, opener: &dyn Opener, out: &mut dyn Sink) {
+        if let ExportRequest::Snapshot { target, what } = what {
+            return self.snapshot.export(seq, target, what, out);
+        }
+        let Some(inv) = &self.inventory else {
+            out.send(seq, fail("Export before Open: nothing is loaded"));
+            return;
+        };
+        let mut w = memory::ChunkWriter::new(seq, out);
+        let res = match &what {
+            ExportRequest::Memory(kind) => memory::export(*kind, inv, opener, &mut w),
+            ExportRequest::Anomaly { what, rank } => {
+                anomaly::export(*what, *rank, inv, opener, &mut w)
+            }
+            ExportRequest::Snapshot { .. } => Err(std::io::Error::other("snapshot export")),
+        };
+        let flushed = std::io::Write::flush(&mut w);
+        drop(w);
+        match res.and_then(|x| flushed.map(|_| x)) {
+            Ok((file_name, mime)) => out.send(seq, Response::ExportDone { file_name, mime }),
+            Err(e) => out.send(seq, fail(format!("export {what:?} failed: {e}"))),
         }
     }
 
@@ -258,9 +241,9 @@ impl Session {
                     failed += 1;
                     out.send(
                         seq,
-                        Response::RankFailed {
+                        Response::TargetFailed {
                             analysis,
-                            rank: target,
+                            target,
                             message,
                         },
                     );
@@ -294,7 +277,13 @@ fn run_memory(
     match (o.rows, o.summary, o.failure) {
         (Some(rows), Some(summary), None) => {
             store.insert(rank, RankResult { rows });
-            out.send(seq, Response::RankDone(summary));
+            out.send(
+                seq,
+                Response::Done {
+                    target: rank,
+                    summary: Summary::Memory(summary),
+                },
+            );
             Ok(())
         }
         (_, _, why) => Err(why.unwrap_or_else(|| "no result".into())),

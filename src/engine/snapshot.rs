@@ -1,6 +1,7 @@
 //! The snapshot pipeline: one pickle through an [`Opener`] → decode → per-device analysis
 //! → JSON / Markdown (torch-snapshot.md). Used by the CLI and (later) the web worker.
 
+use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use crate::analysis::snapshot::curves::CurveKind;
@@ -13,6 +14,11 @@ use crate::protocol::snapshot::SnapshotSettingsDto;
 use crate::report::snapshot_json::{self, InputInfo, ReportOptions, SnapshotJson};
 use crate::report::snapshot_links::LinkStyle;
 use crate::report::snapshot_md;
+
+/// Most devices analysed per snapshot (traced ones first). A process sees a few dozen devices at
+/// most; every analysis scans the segments list, so a hostile file naming a million devices would
+/// otherwise cost devices × segments.
+pub const MAX_ANALYSED_DEVICES: usize = 64;
 
 /// Options of one run.
 #[derive(Clone, Debug, PartialEq)]
@@ -169,19 +175,30 @@ impl SnapshotRun {
         let file = &self.file;
         let mut problems = self.decode_problems.clone();
         let mut devices = Vec::new();
+        let mut not_analysed: Vec<i64> = Vec::new();
         for dev in snapshot.devices.iter().filter(|d| !d.entries.is_empty()) {
-            devices.push(analyze(snapshot, dev, &opts.analysis));
+            if devices.len() < MAX_ANALYSED_DEVICES {
+                devices.push(analyze(snapshot, dev, &opts.analysis));
+            } else {
+                not_analysed.push(dev.device as i64);
+            }
         }
         // Devices that own end-state segments but have no trace entries.
+        let traced: HashSet<i64> = snapshot
+            .devices
+            .iter()
+            .filter(|t| !t.entries.is_empty())
+            .map(|t| t.device as i64)
+            .collect();
         let mut seg_devs: Vec<i64> = snapshot.segments.iter().map(|s| s.device).collect();
         seg_devs.sort_unstable();
         seg_devs.dedup();
         for d in seg_devs {
-            let traced = snapshot
-                .devices
-                .iter()
-                .any(|t| t.device as i64 == d && !t.entries.is_empty());
-            if traced || d < 0 || d > u32::MAX as i64 {
+            if traced.contains(&d) {
+                continue;
+            }
+            if d < 0 || d > u32::MAX as i64 || devices.len() >= MAX_ANALYSED_DEVICES {
+                not_analysed.push(d);
                 continue;
             }
             let empty = DeviceTrace {
@@ -189,6 +206,22 @@ impl SnapshotRun {
                 ..Default::default()
             };
             devices.push(analyze(snapshot, &empty, &opts.analysis));
+        }
+        if !not_analysed.is_empty() {
+            let first: Vec<String> = not_analysed.iter().take(5).map(|d| d.to_string()).collect();
+            let more = if not_analysed.len() > 5 { ", …" } else { "" };
+            problems.push(Problem::new(
+                Severity::Warning,
+                "SNAP-DEVICES",
+                Position::file(file.path.as_str()),
+                format!(
+                    "{} devices are not analysed (devices {}{more}): only devices 0 to {} can be, \
+                     and at most {MAX_ANALYSED_DEVICES} per snapshot",
+                    not_analysed.len(),
+                    first.join(", "),
+                    u32::MAX
+                ),
+            ));
         }
         if devices.is_empty() {
             problems.push(Problem::new(

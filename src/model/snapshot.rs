@@ -91,6 +91,9 @@ impl Action {
     }
 }
 
+/// Streams looked up by a linear scan before [`EntryTable`] builds a hash index.
+const STREAM_SCAN: usize = 16;
+
 /// Marker in [`EntryTable::time_us`] for an entry without `time_us`.
 pub const NO_TIME: i64 = i64::MIN;
 /// Marker in [`EntryTable::stack`] for an entry without a `frames` key.
@@ -131,6 +134,9 @@ pub struct EntryTable {
     size: Vec<u64>,
     stream: Vec<u32>,
     stream_values: Vec<i64>,
+    /// Index of `stream_values`, built once there are more than [`STREAM_SCAN`] streams (a
+    /// hostile file with a distinct stream per entry stays linear).
+    stream_index: std::collections::HashMap<i64, u32>,
     time_us: Vec<i64>,
     stack: Vec<StackId>,
     compile_ctx: Vec<StrId>,
@@ -146,11 +152,25 @@ impl EntryTable {
         self.action.push(row.action);
         self.addr.push(row.addr);
         self.size.push(row.size);
-        let s = match self.stream_values.iter().position(|&v| v == row.stream) {
+        let s = if self.stream_values.len() <= STREAM_SCAN {
+            self.stream_values.iter().position(|&v| v == row.stream)
+        } else {
+            if self.stream_index.is_empty() {
+                for (i, &v) in self.stream_values.iter().enumerate() {
+                    self.stream_index.insert(v, i as u32);
+                }
+            }
+            self.stream_index.get(&row.stream).map(|&i| i as usize)
+        };
+        let s = match s {
             Some(i) => i as u32,
             None => {
+                let i = self.stream_values.len() as u32;
                 self.stream_values.push(row.stream);
-                (self.stream_values.len() - 1) as u32
+                if !self.stream_index.is_empty() {
+                    self.stream_index.insert(row.stream, i);
+                }
+                i
             }
         };
         self.stream.push(s);
@@ -267,6 +287,10 @@ pub struct DeviceTrace {
     pub unknown_actions: Vec<(String, u64)>,
     /// Entries skipped because a field had the wrong type (§5.2 `bad_entries`).
     pub bad_entries: u64,
+    /// This slot's list is the *same pickle object* as the trace of device slot `k` (a memo
+    /// reference): its entries are not copied and not analysed again (ARCHITECTURE.md,
+    /// "Decision: shared trace lists"); `entries` stays empty.
+    pub same_as: Option<u32>,
 }
 
 impl DeviceTrace {

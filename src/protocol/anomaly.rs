@@ -459,6 +459,28 @@ pub enum AnomalyQuery {
         /// Rank folder index.
         rank: u32,
     },
+    /// The steps/bubbles timeline for one visible window, merged for a chart `width_px`
+    /// wide (views::timeline). Replies [`AnomalyReply::Timeline`].
+    Timeline {
+        /// Rank folder index.
+        rank: u32,
+        /// Visible window, ms relative to [`TimelineDto::origin_ms`]; `None` = everything.
+        x_range_ms: Option<(f64, f64)>,
+        /// Chart width in pixels.
+        width_px: u32,
+    },
+    /// The kernel (device lane) or host event (host lane) under the pointer.
+    /// Replies [`AnomalyReply::KernelAt`].
+    KernelAt {
+        /// Rank folder index.
+        rank: u32,
+        /// Instant, ms relative to [`TimelineDto::origin_ms`].
+        t_ms: f64,
+        /// Lane id ([`LaneDto::id`]).
+        lane: u32,
+        /// Accept the nearest item within this distance, ms (a few pixels).
+        slop_ms: f64,
+    },
 }
 
 impl AnomalyQuery {
@@ -468,7 +490,9 @@ impl AnomalyQuery {
             AnomalyQuery::Steps { rank }
             | AnomalyQuery::Bubble { rank, .. }
             | AnomalyQuery::Structure { rank, .. }
-            | AnomalyQuery::Ops { rank } => *rank,
+            | AnomalyQuery::Ops { rank }
+            | AnomalyQuery::Timeline { rank, .. }
+            | AnomalyQuery::KernelAt { rank, .. } => *rank,
             AnomalyQuery::Bubbles(q) => q.rank,
         }
     }
@@ -492,12 +516,16 @@ pub enum AnomalyReply {
     Structure(StructureTreeDto),
     /// Op tables.
     Ops(AnomalyOpsDto),
+    /// The timeline of a window.
+    Timeline(TimelineDto),
+    /// The item under the pointer; `None` when nothing is that close.
+    KernelAt(Option<TimelineItemDto>),
 }
 
 // ---- Timeline payloads (the timeline view, `views::timeline`). ----
 
 /// The timeline of one rank for one visible window, level-of-detail merged in the worker
-/// (reply to `Request::Timeline`). Times are **ms relative to [`TimelineDto::origin_ms`]**
+/// (reply to [`AnomalyQuery::Timeline`]). Times are **ms relative to [`TimelineDto::origin_ms`]**
 /// (relative values keep sub-ns precision in an f64; absolute epoch ms would not).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TimelineDto {
@@ -604,7 +632,7 @@ pub struct BubbleMarkDto {
     pub merged: u32,
 }
 
-/// One kernel or host event under the pointer (reply to `Request::KernelAt`).
+/// One kernel or host event under the pointer (reply to [`AnomalyQuery::KernelAt`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TimelineItemDto {
     /// Lane id.

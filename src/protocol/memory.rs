@@ -279,3 +279,84 @@ pub struct StackDto {
     /// `same_op`, `forward:<name>` or `""`.
     pub stack_origin: String,
 }
+
+/// Memory export formats ([`crate::protocol::ExportRequest::Memory`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MemoryExportKind {
+    /// Rows as CSV (parity columns first), byte-identical to `proflens memory --format csv`.
+    MemoryCsv,
+    /// Rows as JSON, byte-identical to `proflens memory --format json`.
+    MemoryJson,
+    /// Per-rank summary as Markdown.
+    MemorySummaryMd,
+}
+
+/// The memory view's queries ([`crate::protocol::Query::Memory`]) about one rank folder.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum MemoryQuery {
+    /// A page of memory event rows (sorted and filtered in the worker). Replies
+    /// [`MemoryReply::Rows`].
+    Rows(RowsQuery),
+    /// Downsampled memory curves for a chart `width_px` wide. Replies [`MemoryReply::Curve`].
+    Curve {
+        /// Rank folder index.
+        rank: u32,
+        /// Visible time window in ms (absolute); `None` = everything.
+        x_range: Option<(f64, f64)>,
+        /// Chart width in pixel columns (one min/max pair per column).
+        width_px: u32,
+    },
+    /// The largest allocations live at time `t_ms`. Replies [`MemoryReply::LiveAt`].
+    LiveAt {
+        /// Rank folder index.
+        rank: u32,
+        /// Instant in ms (absolute); [`CurveDto::peak`]'s time means the peak sample itself.
+        t_ms: f64,
+        /// At most this many allocations.
+        limit: u32,
+    },
+    /// Allocation sites grouped by `group_by`, largest first. Replies [`MemoryReply::Sites`].
+    Sites {
+        /// Rank folder index.
+        rank: u32,
+        /// Grouping key.
+        group_by: SiteKey,
+        /// At most this many groups.
+        limit: u32,
+    },
+    /// The full call stack of one row. Replies [`MemoryReply::Stack`].
+    Stack {
+        /// Rank folder index.
+        rank: u32,
+        /// Row id ([`MemoryRowDto::row`]).
+        row: u32,
+    },
+}
+
+impl MemoryQuery {
+    /// The rank folder the query is about.
+    pub fn rank(&self) -> u32 {
+        match self {
+            MemoryQuery::Rows(q) => q.rank,
+            MemoryQuery::Curve { rank, .. }
+            | MemoryQuery::LiveAt { rank, .. }
+            | MemoryQuery::Sites { rank, .. }
+            | MemoryQuery::Stack { rank, .. } => *rank,
+        }
+    }
+}
+
+/// Answers to [`MemoryQuery`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum MemoryReply {
+    /// A page of rows.
+    Rows(RowsPage),
+    /// Curves.
+    Curve(CurveDto),
+    /// The live set at an instant.
+    LiveAt(LiveAtDto),
+    /// Grouped sites.
+    Sites(SitesDto),
+    /// One row's stack.
+    Stack(StackDto),
+}

@@ -67,7 +67,9 @@ impl AnalysisKind {
     ];
 }
 
-/// UI → worker.
+/// UI → worker: the whole vocabulary. Every analysis uses the same five shapes; a new
+/// analysis adds a variant to [`Query`], [`Reply`], [`Summary`] and [`ExportRequest`], never a
+/// new kind of message.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Request {
     /// The files this worker may read (the `File` objects travel beside, same order).
@@ -78,92 +80,106 @@ pub enum Request {
     },
     /// Runs `analysis` on `targets`: rank folder indices ([`InventoryDto::ranks`]) for Memory
     /// and Anomaly, snapshot indices ([`InventoryDto::snapshots`]) for Snapshot.
-    /// Replies [`Response::Progress`] while reading, then per target one "done" reply of the
-    /// analysis (e.g. [`Response::RankDone`] for Memory) or a [`Response::RankFailed`], then
-    /// [`Response::Problems`] and [`Response::RunDone`].
+    /// Replies [`Response::Progress`] while reading, then per target [`Response::Done`] or
+    /// [`Response::TargetFailed`], then [`Response::Problems`] and [`Response::RunDone`].
     Run {
         /// Which analysis.
         analysis: AnalysisKind,
         /// Target indices (see above).
         targets: Vec<u32>,
     },
-    /// A page of memory event rows (sorted and filtered in the worker). Replies [`Response::Rows`].
-    Rows(RowsQuery),
-    /// Downsampled memory curves for a chart `width_px` wide. Replies [`Response::Curve`].
-    Curve {
-        /// Rank folder index.
-        rank: u32,
-        /// Visible time window in ms (absolute); `None` = everything.
-        x_range: Option<(f64, f64)>,
-        /// Chart width in pixel columns (one min/max pair per column).
-        width_px: u32,
-    },
-    /// The largest allocations live at time `t_ms`. Replies [`Response::LiveAt`].
-    LiveAt {
-        /// Rank folder index.
-        rank: u32,
-        /// Instant in ms (absolute).
-        t_ms: f64,
-        /// At most this many allocations.
-        limit: u32,
-    },
-    /// Allocation sites grouped by `group_by`, largest first. Replies [`Response::Sites`].
-    Sites {
-        /// Rank folder index.
-        rank: u32,
-        /// Grouping key.
-        group_by: SiteKey,
-        /// At most this many groups.
-        limit: u32,
-    },
-    /// The full call stack of one row. Replies [`Response::Stack`].
-    Stack {
-        /// Rank folder index.
-        rank: u32,
-        /// Row id ([`MemoryRowDto::row`]).
-        row: u32,
-    },
-    /// Writes an export of the ranks this worker analysed. Replies [`Response::ExportChunk`]s
-    /// then [`Response::ExportDone`].
-    Export {
-        /// What to write.
-        what: ExportKind,
-    },
-    /// A query of the snapshot view (issue 4); replies [`Response::Snapshot`] (or export
-    /// chunks for [`SnapRequest::Export`]).
-    Snapshot(SnapRequest),
-    /// A steps / bubbles view query about one rank folder the worker ran the anomaly analysis
-    /// on. Replies [`Response::Anomaly`].
+    /// A view query about one target of one analysis, answered from the results the worker
+    /// holds. Replies [`Response::Reply`] (or [`Response::Failed`]).
+    Query(Query),
+    /// An export, the bytes the CLI writes. Replies [`Response::ExportChunk`]s then
+    /// [`Response::ExportDone`] (or [`Response::Failed`]).
+    Export(ExportRequest),
+}
+
+/// A query: the variant names the analysis, the query names its target
+/// ([`Query::target`]), so the UI routes it to the worker that ran that analysis on it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Query {
+    /// Memory events view. Replies [`Reply::Memory`].
+    Memory(MemoryQuery),
+    /// Steps / bubbles view and timeline. Replies [`Reply::Anomaly`].
     Anomaly(AnomalyQuery),
-    /// Writes an anomaly export (re-analysing every rank folder as `proflens anomaly` does).
-    /// Replies [`Response::ExportChunk`]s then [`Response::ExportDone`].
-    AnomalyExport {
+    /// Snapshot view. Replies [`Reply::Snapshot`].
+    Snapshot(SnapQuery),
+}
+
+impl Query {
+    /// The analysis the query is about.
+    pub fn analysis(&self) -> AnalysisKind {
+        match self {
+            Query::Memory(_) => AnalysisKind::Memory,
+            Query::Anomaly(_) => AnalysisKind::Anomaly,
+            Query::Snapshot(_) => AnalysisKind::Snapshot,
+        }
+    }
+    /// The target (rank folder or snapshot index) the query is about.
+    pub fn target(&self) -> u32 {
+        match self {
+            Query::Memory(q) => q.rank(),
+            Query::Anomaly(q) => q.rank(),
+            Query::Snapshot(q) => q.target(),
+        }
+    }
+}
+
+/// The answer to a [`Query`], in the same analysis' vocabulary.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Reply {
+    /// Answer to [`Query::Memory`].
+    Memory(MemoryReply),
+    /// Answer to [`Query::Anomaly`].
+    Anomaly(AnomalyReply),
+    /// Answer to [`Query::Snapshot`].
+    Snapshot(SnapReply),
+}
+
+/// What one target's analysis produced: the payload of [`Response::Done`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Summary {
+    /// A rank folder's memory summary.
+    Memory(MemorySummaryDto),
+    /// A rank folder's steps / bubbles summary.
+    Anomaly(AnomalySummaryDto),
+    /// A snapshot file's summary.
+    Snapshot(SnapshotSummaryDto),
+}
+
+impl Summary {
+    /// The analysis it summarises.
+    pub fn analysis(&self) -> AnalysisKind {
+        match self {
+            Summary::Memory(_) => AnalysisKind::Memory,
+            Summary::Anomaly(_) => AnalysisKind::Anomaly,
+            Summary::Snapshot(_) => AnalysisKind::Snapshot,
+        }
+    }
+}
+
+/// An export request. Memory and anomaly exports cover every rank folder, as their CLI
+/// commands do (the UI runs them in a fresh worker); a snapshot export is written by the
+/// worker that holds the snapshot, with its current settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ExportRequest {
+    /// `proflens memory --format csv|json|md` over every rank folder.
+    Memory(MemoryExportKind),
+    /// `proflens anomaly` outputs; `rank` picks the rank of the per-rank Markdown reports.
+    Anomaly {
         /// What to write.
         what: AnomalyExportKind,
         /// Rank folder of the per-rank Markdown reports.
         rank: Option<u32>,
     },
-    /// The steps/bubbles timeline of an anomaly-analysed rank for one visible window, merged
-    /// for a chart `width_px` wide (views::timeline). Replies [`Response::Timeline`].
-    Timeline {
-        /// Rank folder index.
-        rank: u32,
-        /// Visible window, ms relative to [`TimelineDto::origin_ms`]; `None` = everything.
-        x_range_ms: Option<(f64, f64)>,
-        /// Chart width in pixels.
-        width_px: u32,
-    },
-    /// The kernel (device lane) or host event (host lane) under the pointer.
-    /// Replies [`Response::KernelAt`].
-    KernelAt {
-        /// Rank folder index.
-        rank: u32,
-        /// Instant, ms relative to [`TimelineDto::origin_ms`].
-        t_ms: f64,
-        /// Lane id ([`LaneDto::id`]).
-        lane: u32,
-        /// Accept the nearest item within this distance, ms (a few pixels).
-        slop_ms: f64,
+    /// `proflens snapshot --report|--json` of snapshot `target`.
+    Snapshot {
+        /// Snapshot index.
+        target: u32,
+        /// What to write.
+        what: SnapExportKind,
     },
 }
 
@@ -176,14 +192,19 @@ pub enum Response {
     Inventory(InventoryDto),
     /// Bytes read of one file (at least every 250 ms while reading, and at its end).
     Progress(ProgressDto),
-    /// One rank folder finished the memory analysis.
-    RankDone(MemorySummaryDto),
-    /// One target (rank folder or snapshot) could not be analysed; the others go on.
-    RankFailed {
+    /// One target finished its analysis ([`Summary::analysis`]); its queries may follow.
+    Done {
+        /// Target index (rank folder or snapshot, see [`Request::Run`]).
+        target: u32,
+        /// The summary of the result.
+        summary: Summary,
+    },
+    /// One target could not be analysed; the others go on.
+    TargetFailed {
         /// The analysis that failed.
         analysis: AnalysisKind,
         /// Target index (rank folder or snapshot, see [`Request::Run`]).
-        rank: u32,
+        target: u32,
         /// What went wrong, with the file and position when known.
         message: String,
     },
@@ -198,16 +219,8 @@ pub enum Response {
         /// Targets that failed.
         failed: u32,
     },
-    /// Reply to [`Request::Rows`].
-    Rows(RowsPage),
-    /// Reply to [`Request::Curve`].
-    Curve(CurveDto),
-    /// Reply to [`Request::LiveAt`].
-    LiveAt(LiveAtDto),
-    /// Reply to [`Request::Sites`].
-    Sites(SitesDto),
-    /// Reply to [`Request::Stack`].
-    Stack(StackDto),
+    /// Reply to [`Request::Query`].
+    Reply(Reply),
     /// One piece of an export; its bytes travel beside as a transferred `ArrayBuffer`.
     ExportChunk {
         /// Number of bytes in the attached buffer.
@@ -228,17 +241,6 @@ pub enum Response {
     },
     /// The request could not be served (unknown rank, nothing loaded, bad input message…).
     Failed(Failure),
-    /// A reply of the snapshot analysis (issue 4): a file's summary (its "done" reply to
-    /// [`Request::Run`]) or the answer to a [`Request::Snapshot`] query.
-    Snapshot(SnapResponse),
-    /// One rank folder finished the anomaly analysis.
-    AnomalyDone(AnomalySummaryDto),
-    /// Reply to [`Request::Anomaly`].
-    Anomaly(AnomalyReply),
-    /// Reply to [`Request::Timeline`].
-    Timeline(TimelineDto),
-    /// Reply to [`Request::KernelAt`]; `None` when nothing is that close.
-    KernelAt(Option<TimelineItemDto>),
 }
 
 /// Why a request failed.
@@ -372,15 +374,4 @@ pub struct InventoryDto {
     pub total_bytes: u64,
     /// Inventory-level problems (no rank folder, unreadable metadata…).
     pub problems: Vec<ProblemDto>,
-}
-
-/// Export formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum ExportKind {
-    /// Rows as CSV (parity columns first), byte-identical to `proflens memory --format csv`.
-    MemoryCsv,
-    /// Rows as JSON, byte-identical to `proflens memory --format json`.
-    MemoryJson,
-    /// Per-rank summary as Markdown.
-    MemorySummaryMd,
 }

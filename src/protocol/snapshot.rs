@@ -466,15 +466,15 @@ pub enum SnapExportKind {
     Json,
 }
 
-/// The snapshot view's queries (one [`crate::protocol::Request::Snapshot`] variant), each
-/// answered by the worker that analysed `target`.
+/// The snapshot view's queries ([`crate::protocol::Query::Snapshot`]), each answered by the
+/// worker that analysed `target`. Exports are [`crate::protocol::ExportRequest::Snapshot`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum SnapRequest {
-    /// Curves of one device. Replies [`SnapResponse::Curve`].
+pub enum SnapQuery {
+    /// Curves of one device. Replies [`SnapReply::Curve`].
     Curve(SnapCurveQuery),
-    /// Live set after one entry. Replies [`SnapResponse::Live`].
+    /// Live set after one entry. Replies [`SnapReply::Live`].
     Live(SnapLiveQuery),
-    /// Stack of one record. Replies [`SnapResponse::Stack`].
+    /// Stack of one record. Replies [`SnapReply::Stack`].
     Stack {
         /// Target.
         target: u32,
@@ -483,7 +483,7 @@ pub enum SnapRequest {
         /// Record id ([`SnapTensorDto::record`]).
         record: u32,
     },
-    /// End-state segments of one device. Replies [`SnapResponse::Segments`].
+    /// End-state segments of one device. Replies [`SnapReply::Segments`].
     Segments {
         /// Target.
         target: u32,
@@ -492,48 +492,40 @@ pub enum SnapRequest {
         /// At most this many segment rows.
         limit: u32,
     },
-    /// New settings: re-analyses the decoded snapshot. Replies [`SnapResponse::Summary`].
+    /// New settings: re-analyses the decoded snapshot. Replies [`SnapReply::Summary`].
     Settings {
         /// Target.
         target: u32,
         /// The settings.
         settings: SnapshotSettingsDto,
     },
-    /// Writes an export with the current settings. Replies `ExportChunk`s then `ExportDone`.
-    Export {
-        /// Target.
-        target: u32,
-        /// What to write.
-        what: SnapExportKind,
-    },
 }
 
-impl SnapRequest {
+impl SnapQuery {
     /// The target the request is about.
     pub fn target(&self) -> u32 {
         match self {
-            SnapRequest::Curve(q) => q.target,
-            SnapRequest::Live(q) => q.target,
-            SnapRequest::Stack { target, .. }
-            | SnapRequest::Segments { target, .. }
-            | SnapRequest::Settings { target, .. }
-            | SnapRequest::Export { target, .. } => *target,
+            SnapQuery::Curve(q) => q.target,
+            SnapQuery::Live(q) => q.target,
+            SnapQuery::Stack { target, .. }
+            | SnapQuery::Segments { target, .. }
+            | SnapQuery::Settings { target, .. } => *target,
         }
     }
 }
 
-/// Replies of the snapshot analysis (one [`crate::protocol::Response::Snapshot`] variant).
+/// Replies to [`SnapQuery`] ([`crate::protocol::Reply::Snapshot`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum SnapResponse {
-    /// A snapshot was analysed (its "done" reply to `Run`) or re-analysed (reply to
-    /// [`SnapRequest::Settings`]).
+pub enum SnapReply {
+    /// The snapshot re-analysed with new settings (reply to [`SnapQuery::Settings`]; the
+    /// first summary arrives in [`crate::protocol::Response::Done`]).
     Summary(SnapshotSummaryDto),
-    /// Reply to [`SnapRequest::Curve`].
+    /// Reply to [`SnapQuery::Curve`].
     Curve(SnapCurveDto),
-    /// Reply to [`SnapRequest::Live`].
+    /// Reply to [`SnapQuery::Live`].
     Live(SnapLiveDto),
-    /// Reply to [`SnapRequest::Stack`].
+    /// Reply to [`SnapQuery::Stack`].
     Stack(SnapStackDto),
-    /// Reply to [`SnapRequest::Segments`].
+    /// Reply to [`SnapQuery::Segments`].
     Segments(SnapSegmentsDto),
 }

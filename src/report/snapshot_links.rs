@@ -94,21 +94,47 @@ impl LinkOptions {
         } else {
             p.clone()
         };
+        let url_path = || encode_path(&ensure_slash(&abs));
         match self.style {
-            LinkStyle::Vscode => Some(format!("vscode://file{}:{line}", ensure_slash(&abs))),
-            LinkStyle::Cursor => Some(format!("cursor://file{}:{line}", ensure_slash(&abs))),
-            LinkStyle::File => Some(format!("file://{}", ensure_slash(&abs))),
+            LinkStyle::Vscode => Some(format!("vscode://file{}:{line}", url_path())),
+            LinkStyle::Cursor => Some(format!("cursor://file{}:{line}", url_path())),
+            LinkStyle::File => Some(format!("file://{}", url_path())),
             LinkStyle::Github => {
                 let repo = self.repo_url.as_deref()?.trim_end_matches('/');
+                if !(repo.starts_with("https://") || repo.starts_with("http://"))
+                    || repo
+                        .chars()
+                        .any(|c| c.is_whitespace() || "()<>\"`\\".contains(c))
+                {
+                    return None;
+                }
                 let rel = self.relative(filename).or_else(|| {
                     (!p.starts_with('/') && !abs.starts_with('/')).then(|| p.clone())
                 })?;
-                let commit = self.commit.as_deref().unwrap_or("main");
-                Some(format!("{repo}/blob/{commit}/{rel}#L{line}"))
+                let commit = encode_path(self.commit.as_deref().unwrap_or("main"));
+                Some(format!(
+                    "{repo}/blob/{commit}/{}#L{line}",
+                    encode_path(&rel)
+                ))
             }
             LinkStyle::None => None,
         }
     }
+}
+
+/// Percent-encodes a recorded path for a URL: everything but letters, digits and
+/// `-._~/:@!$&'*+,;=` (so spaces, parentheses, `<>`, `%`, `#`, `?` and non-ASCII bytes cannot end
+/// or alter a link, in Markdown or HTML).
+fn encode_path(p: &str) -> String {
+    let mut out = String::with_capacity(p.len());
+    for &b in p.as_bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/:@!$&'*+,;=".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 fn ensure_slash(p: &str) -> String {
@@ -156,5 +182,23 @@ mod tests {
         assert_eq!(o.display("/remote/job/b.py"), "b.py");
         o.style = LinkStyle::None;
         assert_eq!(o.link("/home/u/proj/m/a.py", 42), None);
+    }
+
+    #[test]
+    fn hostile_paths_are_percent_encoded_and_repo_urls_need_http() {
+        let mut o = LinkOptions::default();
+        assert_eq!(
+            o.link("/a b/x).py<img src=x>#?%é", 3).unwrap(),
+            "vscode://file/a%20b/x%29.py%3Cimg%20src=x%3E%23%3F%25%C3%A9:3"
+        );
+        o.style = LinkStyle::Github;
+        o.repo_url = Some("javascript:alert(1)//".into());
+        assert_eq!(o.link("m/a.py", 1), None);
+        o.repo_url = Some("https://github.com/o/r".into());
+        o.commit = Some("main) [x](javascript:y".into());
+        assert_eq!(
+            o.link("m/a (1).py", 1).unwrap(),
+            "https://github.com/o/r/blob/main%29%20%5Bx%5D%28javascript:y/m/a%20%281%29.py#L1"
+        );
     }
 }

@@ -58,8 +58,71 @@ pub fn exact(bytes: i64) -> String {
     format!("{} ({} bytes)", human(bytes), thousands(bytes))
 }
 
+/// Pickle-derived text (frame names, paths, annotations, problem messages) made inert for
+/// Markdown, in running text or a table cell: Markdown punctuation is backslash-escaped, `<`, `>`
+/// and `&` become entities (no raw HTML), line breaks and other control characters become
+/// spaces. `<img onerror=…>` and `[x](javascript:…)` come out as visible text.
+pub fn md_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '!' | '|' | '~' | '#' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A code span holding `s` verbatim (Markdown renders nothing inside one): the fence is one
+/// backtick longer than the longest run in `s`; line breaks become spaces; `|` is escaped so a
+/// table cell is not split (GFM).
+pub fn md_code(s: &str) -> String {
+    let body: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect::<String>()
+        .replace('|', "\\|");
+    let mut longest = 0;
+    let mut run = 0;
+    for c in body.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if body.starts_with('`') || body.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{body}{pad}{fence}")
+}
+
+/// `[text](url)` when `url` has a scheme the report links with (`vscode`, `cursor`, `file`,
+/// `https`, `http`) and no character that could end the destination; the text alone otherwise.
+pub fn md_link(text: &str, url: Option<&str>) -> String {
+    let safe = |u: &str| {
+        ["vscode://", "cursor://", "file://", "https://", "http://"]
+            .iter()
+            .any(|p| u.starts_with(p))
+            && !u
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control() || "()<>\"`\\".contains(c))
+    };
+    match url {
+        Some(u) if safe(u) => format!("[{}]({u})", md_text(text)),
+        _ => md_text(text),
+    }
+}
+
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    md_text(s)
 }
 
 fn secs(t: Option<i64>, first: Option<i64>) -> String {
@@ -70,18 +133,15 @@ fn secs(t: Option<i64>, first: Option<i64>) -> String {
 }
 
 fn site_md(c: &ContributorJson) -> String {
-    match &c.link {
-        Some(l) => format!("[{}]({})", cell(&c.site), l),
-        None => cell(&c.site),
-    }
+    md_link(&c.site, c.link.as_deref())
 }
 
 /// Renders the whole report.
 pub fn render(j: &SnapshotJson) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "# Memory peak analysis: `{}`\n", j.file);
+    let _ = writeln!(o, "# Memory peak analysis: {}\n", md_code(&j.file));
     let f = &j.format;
-    let _ = writeln!(o, "- File: `{}`, {}", j.file, exact(j.bytes as i64));
+    let _ = writeln!(o, "- File: {}, {}", md_code(&j.file), exact(j.bytes as i64));
     let mut feats = vec![
         format!("pickle protocol {}", f.protocol),
         f.top_level.to_string(),
@@ -116,7 +176,7 @@ pub fn render(j: &SnapshotJson) -> String {
                     "expandable_segments" | "max_split_size" | "garbage_collection_threshold"
                 )
             })
-            .map(|(k, v)| format!("{k} = {v}"))
+            .map(|(k, v)| format!("{k} = {}", md_text(&v.to_string())))
             .collect();
         if !pick.is_empty() {
             let _ = writeln!(o, "- Allocator settings: {}", pick.join(", "));
@@ -275,7 +335,7 @@ fn device(o: &mut String, d: &DeviceJson) {
             ("user metadata", &p.user_metadata),
         ] {
             if let Some(v) = v {
-                let _ = writeln!(o, "{name}: `{}`\n", cell(v));
+                let _ = writeln!(o, "{name}: {}\n", md_text(v));
             }
         }
         let _ = writeln!(
@@ -295,10 +355,7 @@ fn device(o: &mut String, d: &DeviceJson) {
         if !p.top_tensors.is_empty() {
             let _ = writeln!(o, "\nLargest tensors:\n\n| bytes | address | alloc entry | site |\n|---:|---|---:|---|");
             for t in &p.top_tensors {
-                let site = match &t.link {
-                    Some(l) => format!("[{}]({l})", cell(&t.site)),
-                    None => cell(&t.site),
-                };
+                let site = md_link(&t.site, t.link.as_deref());
                 let _ = writeln!(
                     o,
                     "| {} | `{}` | {} | {} |",

@@ -7,7 +7,9 @@
 //! [`MAX_WORKERS`]) workers, each given all `File` handles (cheap: handles, not bytes) and a
 //! share of the jobs, largest input first to the least loaded worker; each worker gets one
 //! [`Request::Run`] per analysis. A target's queries go to the worker that analysed it
-//! ([`EngineClient::query`]). One target failing never stops the others: failures are per
+//! ([`EngineClient::query`]); every analysis' run replies the same way ([`Response::Done`]
+//! with its [`Summary`], or [`Response::TargetFailed`]), so routing has one arm per reply
+//! shape, not per analysis. One target failing never stops the others: failures are per
 //! (analysis, target), and a worker that dies takes only its own jobs down.
 //!
 //! Cancel terminates every worker (a worker in a synchronous read cannot receive messages)
@@ -26,7 +28,8 @@ use web_sys::{File, MessageEvent, Worker};
 
 use super::state::{AppState, FileProgress, Phase};
 use crate::protocol::{
-    AnalysisKind, Envelope, ExportKind, FileMeta, InventoryDto, Request, Response,
+    AnalysisKind, Envelope, ExportRequest, FileMeta, InventoryDto, Query, Reply, Request, Response,
+    Summary,
 };
 
 /// Upper bound of the pool size (each worker may use up to 4 GiB of wasm memory).
@@ -365,43 +368,38 @@ impl EngineClient {
         seq
     }
 
-    /// Sends a query about `target` (a rank folder index, or a snapshot index for
-    /// [`AnalysisKind::Snapshot`]) to the worker that ran `analysis` on it and waits for the
-    /// reply.
-    pub async fn query(
-        &self,
-        analysis: AnalysisKind,
-        target: u32,
-        body: Request,
-    ) -> Result<Response, String> {
+    /// Sends `q` to the worker that ran its analysis on its target ([`Query::analysis`],
+    /// [`Query::target`]) and waits for the reply.
+    pub async fn query(&self, q: Query) -> Result<Reply, String> {
+        let (analysis, target) = (q.analysis(), q.target());
         let slot = self.inner.borrow().owner.get(&(analysis, target)).copied();
         let Some(slot) = slot else {
             return Err(format!("{analysis:?} target {target} is not loaded"));
         };
-        let seq = self.post(slot, body, None);
+        let seq = self.post(slot, Request::Query(q), None);
         match self.wait(seq).await {
+            Ok(Response::Reply(r)) => Ok(r),
             Ok(Response::Failed(f)) => Err(f.message),
-            Ok(r) => Ok(r),
+            Ok(other) => Err(format!("unexpected reply to a query: {other:?}")),
             Err(_) => Err("the worker stopped (cancelled or reloaded)".into()),
         }
     }
 
-    /// Writes an export and downloads it. A fresh worker re-analyses every rank folder
-    /// exactly as `proflens memory` does (so the bytes are the CLI's), streams the file in
-    /// chunks, and is terminated; the pool stays free for the views meanwhile.
-    pub async fn export(&self, what: ExportKind) -> Result<(), String> {
-        self.export_request(Request::Export { what }).await
-    }
-
-    /// Like [`Self::export`] for any export request (e.g. [`Request::AnomalyExport`]).
-    pub async fn export_request(&self, body: Request) -> Result<(), String> {
+    /// Writes an export and downloads it. Memory and anomaly exports cover every rank folder:
+    /// a fresh worker re-analyses them exactly as the CLI does (so the bytes are the CLI's),
+    /// streams the file in chunks, and is terminated; the pool stays free for the views. A
+    /// snapshot export is written by the worker that holds the snapshot (its settings).
+    pub async fn export(&self, req: ExportRequest) -> Result<(), String> {
+        if let ExportRequest::Snapshot { target, .. } = req {
+            return self.export_from(AnalysisKind::Snapshot, target, req).await;
+        }
         if self.inner.borrow().files.is_empty() {
             return Err("nothing loaded".into());
         }
         let rx = self.begin_export()?;
         let slot = self.spawn(Role::Export);
         self.post_open(slot);
-        self.post(slot, body, None);
+        self.post(slot, Request::Export(req), None);
         let res = rx
             .await
             .unwrap_or_else(|_| Err("export interrupted".into()));
@@ -425,21 +423,20 @@ impl EngineClient {
         Ok(rx)
     }
 
-    /// Asks the worker that ran `analysis` on `target` for an export (`body` must make it
-    /// reply `ExportChunk`s then `ExportDone`, e.g. a snapshot export, which that worker
-    /// writes from the results it holds) and downloads it.
-    pub async fn export_from(
+    /// Asks the worker that ran `analysis` on `target` for an export it writes from the
+    /// results it holds, and downloads it.
+    async fn export_from(
         &self,
         analysis: AnalysisKind,
         target: u32,
-        body: Request,
+        req: ExportRequest,
     ) -> Result<(), String> {
         let slot = self.inner.borrow().owner.get(&(analysis, target)).copied();
         let Some(slot) = slot else {
             return Err(format!("{analysis:?} target {target} is not loaded"));
         };
         let rx = self.begin_export()?;
-        let seq = self.post(slot, body, None);
+        let seq = self.post(slot, Request::Export(req), None);
         // A `Failed` reply arrives through the request's own pending entry.
         let failed = self.wait(seq);
         match futures::future::select(rx, failed).await {
@@ -506,6 +503,30 @@ impl EngineClient {
         }
     }
 
+    /// A snapshot's summary: its first one (the `Run`'s done reply) or a new one after a
+    /// settings change ([`crate::protocol::SnapReply::Summary`], see [`Self::set_snapshot`]).
+    fn snapshot_done(&self, target: u32, s: crate::protocol::SnapshotSummaryDto) {
+        let state = self.state();
+        state.snapshots.update(|m| {
+            m.insert(target, s);
+        });
+        if state.selected_snapshot.get_untracked().is_none() {
+            state.selected_snapshot.set(Some(target));
+            // Only snapshots dropped: show them rather than the inventory.
+            let no_ranks = state
+                .inventory
+                .with_untracked(|i| i.as_ref().is_some_and(|i| i.ranks.is_empty()));
+            if no_ranks && state.tab.get_untracked() == super::state::Tab::Inventory {
+                state.tab.set(super::state::Tab::Snapshot);
+            }
+        }
+    }
+
+    /// Records the summary a snapshot settings change replied with.
+    pub fn set_snapshot(&self, target: u32, s: crate::protocol::SnapshotSummaryDto) {
+        self.snapshot_done(target, s);
+    }
+
     fn on_message(&self, generation: u32, idx: usize, ev: MessageEvent) {
         if self.inner.borrow().generation != generation {
             return;
@@ -546,60 +567,35 @@ impl EngineClient {
                     m.insert(p.file, FileProgress { last: p });
                 });
             }
-            Response::Snapshot(crate::protocol::SnapResponse::Summary(s)) if role == Role::Pool => {
-                // A snapshot's "done" reply to `Run`, or the reply to new settings.
+            Response::Done { target, summary } if role == Role::Pool => {
                 state.finished.update(|f| {
-                    f.insert((AnalysisKind::Snapshot, s.target));
+                    f.insert((summary.analysis(), target));
                 });
-                let tx = self.inner.borrow_mut().pending.remove(&env.seq);
-                state.snapshots.update(|m| {
-                    m.insert(s.target, s.clone());
-                });
-                if state.selected_snapshot.get_untracked().is_none() {
-                    state.selected_snapshot.set(Some(s.target));
-                    // Only snapshots dropped: show them rather than the inventory.
-                    let no_ranks = state
-                        .inventory
-                        .with_untracked(|i| i.as_ref().is_some_and(|i| i.ranks.is_empty()));
-                    if no_ranks && state.tab.get_untracked() == super::state::Tab::Inventory {
-                        state.tab.set(super::state::Tab::Snapshot);
+                match summary {
+                    Summary::Memory(s) => state.summaries.update(|m| {
+                        m.insert(target, s);
+                    }),
+                    Summary::Anomaly(s) => {
+                        if state.anomaly_rank.get_untracked().is_none() {
+                            state.anomaly_rank.set(Some(target));
+                        }
+                        state.anomaly.update(|m| {
+                            m.insert(target, s);
+                        });
                     }
-                }
-                if let Some(tx) = tx {
-                    let _ = tx.send(Response::Snapshot(crate::protocol::SnapResponse::Summary(
-                        s,
-                    )));
+                    Summary::Snapshot(s) => self.snapshot_done(target, s),
                 }
             }
-            Response::RankDone(s) if role == Role::Pool => {
-                state.finished.update(|f| {
-                    f.insert((AnalysisKind::Memory, s.rank));
-                });
-                state.summaries.update(|m| {
-                    m.insert(s.rank, s);
-                });
-            }
-            Response::AnomalyDone(s) if role == Role::Pool => {
-                state.finished.update(|f| {
-                    f.insert((AnalysisKind::Anomaly, s.rank));
-                });
-                if state.anomaly_rank.get_untracked().is_none() {
-                    state.anomaly_rank.set(Some(s.rank));
-                }
-                state.anomaly.update(|m| {
-                    m.insert(s.rank, s);
-                });
-            }
-            Response::RankFailed {
+            Response::TargetFailed {
                 analysis,
-                rank,
+                target,
                 message,
             } if role == Role::Pool => {
                 state.finished.update(|f| {
-                    f.insert((analysis, rank));
+                    f.insert((analysis, target));
                 });
                 state.failures.update(|m| {
-                    m.insert((analysis, rank), message);
+                    m.insert((analysis, target), message);
                 });
             }
             Response::Problems(p) if role == Role::Pool => {
@@ -613,9 +609,8 @@ impl EngineClient {
                 self.check_all_done();
             }
             Response::Progress(_)
-            | Response::AnomalyDone(_)
-            | Response::RankDone(_)
-            | Response::RankFailed { .. }
+            | Response::Done { .. }
+            | Response::TargetFailed { .. }
             | Response::Problems(_)
             | Response::RunDone { .. } => {}
             Response::ExportChunk { .. } => {

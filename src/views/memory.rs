@@ -7,17 +7,18 @@
 //! `f64` column per number), so the queries never touch the parsers' types. Exports are not
 //! served from here: they re-run the engine so they stay byte-identical to the CLI.
 //!
-//! Curves (ascend-memory.md §9.5, §11): the allocator's own totals as step series — one
-//! sample per row at allocation (`Allocation Total …`) and one per released row at release
-//! (`Release Total …`), sorted by `(t, alloc before release, line)` — plus the live bytes
-//! reconstructed from the rows alone (`+size` at allocation, `−size` at release, rows with
-//! `size_kb > 0`; a row released at `t` is not live at `t`), which starts at 0 and ignores
-//! memory allocated before the capture.
+//! No memory rule is computed here (ascend-memory.md §9.5–9.6 live in
+//! [`crate::analysis::memory_peak`], once): the curves are the analysis' allocator series and
+//! live series ([`MemoryRows::set_series`]), the peak marker is the analysis' peak (the summary
+//! card's), and the live set at an instant uses [`is_live`] on the rows' exact ns times. This
+//! module converts units (ns → ms, KiB → MiB), downsamples, sorts, filters and pages.
 
 use rustc_hash::FxHashMap as HashMap;
 
 use super::curve::{step_min_max, value_at};
 use super::table::{cmp_f64, contains_ci, order_rows, page};
+use crate::analysis::memory_peak::{is_live, AllocatorSample, Peak};
+use crate::base::units::{ns_to_ms, NS_PER_MS};
 use crate::protocol::{
     CurveDto, FrameDto, GroupDto, LiveAtDto, MemColumn, MemoryRowDto, RowFilter, RowsPage,
     RowsQuery, SeriesDto, SiteKey, SitesDto, SortKey, StackDto,
@@ -46,19 +47,16 @@ pub struct RowIn<'a> {
     pub start_time_ms: f64,
     /// Duration, ms (`0.0` = not released).
     pub duration_ms: f64,
-    /// Release time, ms, when released.
-    pub release_time_ms: Option<f64>,
+    /// Allocation time, exact ns (the live rule's clock).
+    pub alloc_ns: i64,
+    /// Release time, exact ns, when released.
+    pub release_ns: Option<i64>,
     /// Allocator totals at allocation, MiB (`total_*_mb` parity columns).
     pub total_allocated_mb: f64,
     /// Reserved total at allocation, MiB.
     pub total_reserved_mb: f64,
     /// Active total at allocation, MiB.
     pub total_active_mb: f64,
-    /// Allocator totals at release, MiB (allocated, reserved, active), each when present.
-    pub release_totals_mb: (Option<f64>, Option<f64>, Option<f64>),
-    /// Whether the allocation-time totals were present in the CSV (empty cells give 0.0 in
-    /// the parity columns but no allocator sample).
-    pub has_alloc_totals: (bool, bool, bool),
     /// Matched stack frames, innermost first (the default-mode stack; empty when none).
     /// May be left empty when `stack_key` is one [`MemoryRows::knows_stack`] already knows.
     pub frames: Vec<&'a str>,
@@ -90,7 +88,8 @@ pub struct MemoryRows {
     size_kb: Vec<f64>,
     start_ms: Vec<f64>,
     duration_ms: Vec<f64>,
-    release_ms: Vec<f64>,
+    alloc_ns: Vec<i64>,
+    release_ns: Vec<Option<i64>>,
     allocated_mb: Vec<f64>,
     reserved_mb: Vec<f64>,
     active_mb: Vec<f64>,
@@ -100,17 +99,19 @@ pub struct MemoryRows {
     origin: Vec<u32>,
     line: Vec<u64>,
     stack: Vec<u32>,
-    // Curves: allocator samples and reconstructed live MiB, each sorted by time.
+    // Curves (ms, MiB): the analysis' allocator series and live series.
     sample_t: Vec<f64>,
     sample_alloc: Vec<f64>,
     sample_res: Vec<f64>,
     sample_act: Vec<f64>,
     live_t: Vec<f64>,
     live_mb: Vec<f64>,
+    /// The analysis' allocator peak: (ms, MiB) for the marker; its exact instant and the
+    /// totals holding at it (allocated, reserved, active; MiB) for the live set there.
     peak: Option<(f64, f64)>,
+    peak_at: Option<(i64, (f64, f64, f64))>,
     // Last (sort, filter) asked for, and its row order.
     cache: Option<(Option<SortKey>, RowFilter, Vec<u32>)>,
-    pending_samples: Vec<(f64, u8, u64, f64, f64, f64)>,
 }
 
 impl MemoryRows {
@@ -181,7 +182,8 @@ impl MemoryRows {
         self.size_kb.push(r.size_kb);
         self.start_ms.push(r.start_time_ms);
         self.duration_ms.push(r.duration_ms);
-        self.release_ms.push(r.release_time_ms.unwrap_or(f64::NAN));
+        self.alloc_ns.push(r.alloc_ns);
+        self.release_ns.push(r.release_ns);
         self.allocated_mb.push(r.total_allocated_mb);
         self.reserved_mb.push(r.total_reserved_mb);
         self.active_mb.push(r.total_active_mb);
@@ -191,68 +193,35 @@ impl MemoryRows {
         self.origin.push(origin);
         self.line.push(r.source_line);
         self.stack.push(stack);
-        let nan_unless = |ok: bool, v: f64| if ok { v } else { f64::NAN };
-        let (a, b, c) = r.has_alloc_totals;
-        self.pending_samples.push((
-            r.start_time_ms,
-            0,
-            r.source_line,
-            nan_unless(a, r.total_allocated_mb),
-            nan_unless(b, r.total_reserved_mb),
-            nan_unless(c, r.total_active_mb),
-        ));
-        if let Some(t) = r.release_time_ms {
-            let (a, b, c) = r.release_totals_mb;
-            self.pending_samples.push((
-                t,
-                1,
-                r.source_line,
-                a.unwrap_or(f64::NAN),
-                b.unwrap_or(f64::NAN),
-                c.unwrap_or(f64::NAN),
-            ));
-        }
     }
 
-    /// Builds the curve samples; call once after the last [`MemoryRows::push`].
-    pub fn finish(&mut self) {
-        let mut s = std::mem::take(&mut self.pending_samples);
-        s.sort_by(|x, y| cmp_f64(x.0, y.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
-        self.peak = None;
-        for (t, _, _, a, r, c) in &s {
-            self.sample_t.push(*t);
-            self.sample_alloc.push(*a);
-            self.sample_res.push(*r);
-            self.sample_act.push(*c);
-            if !a.is_nan() && self.peak.is_none_or(|(_, p)| *a > p) {
-                self.peak = Some((*t, *a));
-            }
-        }
-        // Live bytes from the rows: releases before allocations at equal times.
-        let mut ev: Vec<(f64, u8, f64)> = Vec::new();
-        for i in 0..self.size_kb.len() {
-            let kb = self.size_kb[i];
-            if kb > 0.0 {
-                ev.push((self.start_ms[i], 1, kb));
-                if !self.release_ms[i].is_nan() {
-                    ev.push((self.release_ms[i], 0, -kb));
-                }
-            }
-        }
-        ev.sort_by(|x, y| cmp_f64(x.0, y.0).then(x.1.cmp(&y.1)));
-        let mut live = 0.0;
-        for (t, _, d) in ev {
-            live += d;
-            let mb = live / 1024.0;
-            if self.live_t.last() == Some(&t) {
-                if let Some(v) = self.live_mb.last_mut() {
-                    *v = mb;
-                }
-            } else {
-                self.live_t.push(t);
-                self.live_mb.push(mb);
-            }
-        }
+    /// Sets the curves and the peak from the rank's analysis: `samples` from
+    /// [`crate::analysis::memory_peak::allocator_series`] (§9.5), `live_kb` from
+    /// [`crate::analysis::memory_peak::live_series`], `peak` from
+    /// [`crate::analysis::memory_peak::find_peak`] (the summary card's peak, so the chart's
+    /// marker is the card's). Missing totals become gaps (NaN).
+    pub fn set_series(
+        &mut self,
+        samples: &[AllocatorSample],
+        live_kb: &[(i64, f64)],
+        peak: Option<&Peak>,
+    ) {
+        let nan = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        self.sample_t = samples.iter().map(|s| ns_to_ms(s.t_ns)).collect();
+        self.sample_alloc = samples.iter().map(|s| nan(s.totals.allocated)).collect();
+        self.sample_res = samples.iter().map(|s| nan(s.totals.reserved)).collect();
+        self.sample_act = samples.iter().map(|s| nan(s.totals.active)).collect();
+        self.live_t = live_kb.iter().map(|l| ns_to_ms(l.0)).collect();
+        self.live_mb = live_kb.iter().map(|l| l.1 / 1024.0).collect();
+        self.peak = peak.map(|p| (ns_to_ms(p.peak_time_ns), p.peak_allocated_mb));
+        self.peak_at = peak.map(|p| {
+            let totals = (
+                p.peak_allocated_mb,
+                nan(p.reserved_at_peak_mb),
+                nan(p.active_at_peak_mb),
+            );
+            (p.peak_time_ns, totals)
+        });
     }
 
     /// Number of rows.
@@ -425,15 +394,22 @@ impl MemoryRows {
         }
     }
 
-    /// The rows live at `t_ms` (`size_kb > 0`, allocated at or before `t`, not released at
-    /// or before `t`), the `limit` largest first, with the allocator totals holding at `t`.
+    /// The peak's exact instant and totals when `t_ms` is the peak's time as sent (ms cannot
+    /// hold epoch ns exactly, so the marker's time stands for the peak sample itself).
+    fn at_peak(&self, t_ms: f64) -> Option<(i64, (f64, f64, f64))> {
+        self.peak.filter(|p| p.0 == t_ms).and(self.peak_at)
+    }
+
+    /// The rows live at `t_ms` ([`is_live`], §9.6), the `limit` largest first, with the
+    /// allocator totals holding at `t`.
     pub fn live_at(&self, t_ms: f64, limit: u32) -> LiveAtDto {
+        let peak = self.at_peak(t_ms);
+        let t_ns = peak.map_or((t_ms * NS_PER_MS as f64).round() as i64, |p| p.0);
         let mut live: Vec<u32> = Vec::new();
         let mut kb = 0.0;
         for i in 0..self.len() {
             let s = self.size_kb[i];
-            let r = self.release_ms[i];
-            if s > 0.0 && self.start_ms[i] <= t_ms && (r.is_nan() || r > t_ms) {
+            if is_live(s, self.alloc_ns[i], self.release_ns[i], t_ns) {
                 live.push(i as u32);
                 kb += s;
             }
@@ -441,13 +417,9 @@ impl MemoryRows {
         let live_rows = live.len() as u64;
         live.sort_by(|&a, &b| cmp_f64(self.size_kb[b as usize], self.size_kb[a as usize]));
         live.truncate(limit as usize);
-        let totals = match (
-            value_at(&self.sample_t, &self.sample_alloc, t_ms),
-            value_at(&self.sample_t, &self.sample_res, t_ms),
-            value_at(&self.sample_t, &self.sample_act, t_ms),
-        ) {
-            (Some(a), Some(r), c) => Some((a, r, c.unwrap_or(f64::NAN))),
-            _ => None,
+        let totals = match peak {
+            Some((_, totals)) => Some(totals),
+            None => self.totals_at(t_ms),
         };
         LiveAtDto {
             rank: self.rank,
@@ -456,6 +428,18 @@ impl MemoryRows {
             live_mb: kb / 1024.0,
             live_rows,
             largest: live.into_iter().map(|i| self.row_dto(i)).collect(),
+        }
+    }
+
+    /// The allocator totals holding at `t_ms` (the last samples at or before it).
+    fn totals_at(&self, t_ms: f64) -> Option<(f64, f64, f64)> {
+        match (
+            value_at(&self.sample_t, &self.sample_alloc, t_ms),
+            value_at(&self.sample_t, &self.sample_res, t_ms),
+            value_at(&self.sample_t, &self.sample_act, t_ms),
+        ) {
+            (Some(a), Some(r), c) => Some((a, r, c.unwrap_or(f64::NAN))),
+            _ => None,
         }
     }
 

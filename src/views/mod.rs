@@ -4,20 +4,24 @@
 //!
 //! * [`curve`]: per-pixel-column min/max of step series (so 1M samples draw as ~1000 columns).
 //! * [`table`]: the row order of a big table for one sort + filter, computed once and paged.
-//! * [`anomaly`], [`anomaly_bubbles`], [`anomaly_structure`]: the steps / bubbles view (issue 3).
+//! * [`anomaly`], [`anomaly_bubbles`], [`anomaly_structure`]: the steps / bubbles view (issue 3);
+//!   [`cross_rank`]: the cross-rank table over every worker's rank summaries (§13.4).
 //! * [`format`]: human units for display.
+//! * [`zoom`]: zoom and pan of every chart's x window (wheel, drag, keys).
 //! * [`view_state`]: the URL-fragment view state (`tab=memory&rank=1&…`), parsed and written.
 //! * [`timeline`], [`timeline_axis`]: level-of-detail lanes of the steps/bubbles timeline, ticks, hit-tests.
 
 pub mod anomaly;
 pub mod anomaly_bubbles;
 pub mod anomaly_structure;
+pub mod cross_rank;
 pub mod curve;
 pub mod format;
 pub mod memory;
-pub mod snapshot;
+pub mod snapshot_axis;
 pub mod table;
 pub mod timeline;
 pub mod timeline_axis;
 pub mod timeline_lod;
 pub mod view_state;
+pub mod zoom;

@@ -67,7 +67,7 @@ pub struct TimelineIndex {
     bubble_reach: Vec<i64>,
 }
 
-/// The visible window and the chart width of one `Request::Timeline`.
+/// The visible window and the chart width of one `AnomalyQuery::Timeline`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TimelineQuery {
     /// Visible window, ms relative to the origin; `None` (or an empty/invalid range) = all.
@@ -315,7 +315,7 @@ impl TimelineIndex {
             .0
     }
 
-    /// Builds the payload of one `Request::Timeline` (see the module doc for the merging rule).
+    /// Builds the payload of one `AnomalyQuery::Timeline` (see the module doc for the merging rule).
     pub fn build(&self, src: TimelineSource<'_>, rank: u32, q: &TimelineQuery) -> TimelineDto {
         let (x0, x1) = self.window_ns(q);
         let width = q.width_px.max(1);

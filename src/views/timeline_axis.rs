@@ -88,43 +88,21 @@ pub fn ticks(x0: f64, x1: f64, width_px: f64, min_px: f64) -> Vec<Tick> {
 /// Smallest visible span, ms (1 ns): zooming further in stops here.
 pub const MIN_SPAN_MS: f64 = 1e-6;
 
-/// `view` moved and shrunk into `full`: a span ≥ the full span gives `full`; a span below
-/// [`MIN_SPAN_MS`] grows to it around its centre; then it is shifted inside `full`.
+/// `view` moved and shrunk into `full` ([`super::zoom::clamp`] with a 1 ns minimum): a span
+/// ≥ the full span gives `full`; a span below [`MIN_SPAN_MS`] grows to it around its centre.
 pub fn clamp_view(view: (f64, f64), full: (f64, f64)) -> (f64, f64) {
-    let (f0, f1) = full;
-    let (mut a, mut b) = view;
-    if !(a.is_finite() && b.is_finite()) || b - a >= f1 - f0 {
-        return full;
-    }
-    if b - a < MIN_SPAN_MS {
-        let c = (a + b) / 2.0;
-        a = c - MIN_SPAN_MS / 2.0;
-        b = c + MIN_SPAN_MS / 2.0;
-    }
-    if a < f0 {
-        b += f0 - a;
-        a = f0;
-    }
-    if b > f1 {
-        a -= b - f1;
-        b = f1;
-    }
-    (a, b)
+    super::zoom::clamp(view, full, MIN_SPAN_MS).unwrap_or(full)
 }
 
-/// Zooms `view` by `factor` (< 1 zooms in) keeping the time `at_ms` under the same pixel,
-/// then [`clamp_view`].
+/// Zooms `view` by `factor` (< 1 zooms in) keeping the time `at_ms` under the same pixel
+/// ([`super::zoom::zoom_around`]), then [`clamp_view`].
 pub fn zoom(view: (f64, f64), full: (f64, f64), at_ms: f64, factor: f64) -> (f64, f64) {
-    let at = at_ms.clamp(view.0, view.1);
-    clamp_view(
-        (at - (at - view.0) * factor, at + (view.1 - at) * factor),
-        full,
-    )
+    super::zoom::zoom_around(view, full, at_ms, factor, MIN_SPAN_MS).unwrap_or(full)
 }
 
 /// Moves `view` by `delta_ms` (positive = later), then [`clamp_view`].
 pub fn pan(view: (f64, f64), full: (f64, f64), delta_ms: f64) -> (f64, f64) {
-    clamp_view((view.0 + delta_ms, view.1 + delta_ms), full)
+    super::zoom::pan(view, full, delta_ms, MIN_SPAN_MS).unwrap_or(full)
 }
 
 /// Vertical layout of the lanes, CSS px: the ruler on top, then one row per lane.

@@ -1,6 +1,8 @@
 //! Shared helpers of the `snapshot_*` integration tests.
 #![allow(dead_code)]
 
+pub mod hostile;
+
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -100,4 +102,16 @@ pub fn temp_path(name: &str) -> PathBuf {
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("snapshot_tmp_{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
+}
+
+/// `{"segments": [], "device_traces": [[<entries>]]}` (protocol 4) with `entries` written by `f`.
+pub fn snapshot_with(
+    f: impl FnOnce(&mut proflens::parse::pickle::writer::PickleWriter<Vec<u8>>),
+) -> Vec<u8> {
+    let mut w = hostile::open_top(4);
+    w.list().unwrap();
+    w.list().unwrap();
+    f(&mut w);
+    w.append().unwrap();
+    hostile::close_top(w)
 }

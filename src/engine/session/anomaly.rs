@@ -14,7 +14,7 @@ use crate::base::Problems;
 use crate::engine::anomaly::{analyse_all, analyse_rank, rank_reports, write_json, RankAnalysis};
 use crate::ingest::inventory::{Inventory, RankFolder};
 use crate::ingest::Opener;
-use crate::protocol::Response;
+use crate::protocol::{Response, Summary};
 
 use super::Sink;
 use crate::protocol::anomaly::{AnomalyExportKind, AnomalyQuery, AnomalyReply, AnomalySummaryDto};
@@ -89,7 +89,7 @@ pub fn run_rank(
 }
 
 impl AnomalyStore {
-    /// Analyses rank folder `rank`, keeps the result and sends [`Response::AnomalyDone`] for
+    /// Analyses rank folder `rank`, keeps the result and sends [`Response::Done`] for
     /// `seq`; its problems go to `problems`. `Err` = the rank failed (message for the UI).
     pub fn run_rank(
         &mut self,
@@ -103,7 +103,13 @@ impl AnomalyStore {
         let o = run_rank(rank, folder, opener, &mut |_| ControlFlow::Continue(()));
         problems.extend(o.problems);
         let r = o.rank?;
-        out.send(seq, Response::AnomalyDone(r.summary.clone()));
+        out.send(
+            seq,
+            Response::Done {
+                target: rank,
+                summary: Summary::Anomaly(r.summary.clone()),
+            },
+        );
         self.insert(rank, r);
         Ok(())
     }
@@ -137,6 +143,9 @@ impl AnomalyStore {
                     .ok_or_else(|| format!("rank folder {rank} has no step {step}"))?,
             ),
             AnomalyQuery::Ops { .. } => AnomalyReply::Ops(ops(rank, res)),
+            AnomalyQuery::Timeline { .. } | AnomalyQuery::KernelAt { .. } => {
+                return Err("timeline queries are answered by the session's timeline cache".into())
+            }
         })
     }
 }

@@ -7,13 +7,14 @@ use std::io::{self, Write};
 
 use super::Sink;
 use crate::analysis::memory_match::MatchQuality;
+use crate::analysis::memory_peak::{allocator_series, live_series};
 use crate::analysis::memory_result::{MemoryRun, RankMemory, RankStatus};
-use crate::analysis::memory_summary::summarize;
+use crate::analysis::memory_summary::{summarize_with, RankSummary};
 use crate::base::units::NS_PER_MS;
 use crate::engine::memory::{analyse_inventory, analyse_rank, MemoryOptions};
 use crate::ingest::inventory::{Inventory, RankFolder};
 use crate::ingest::Opener;
-use crate::protocol::{ExportKind, GroupDto, MatchCountsDto, MemorySummaryDto, Response};
+use crate::protocol::{GroupDto, MatchCountsDto, MemoryExportKind, MemorySummaryDto, Response};
 use crate::report::memory_md::write_summary;
 use crate::report::memory_rows::{write_csv, write_json, Columns};
 use crate::views::memory::{MemoryRows, RowIn};
@@ -61,16 +62,20 @@ pub fn run_rank(index: u32, folder: &RankFolder, opener: &dyn Opener) -> RankOut
             problems,
         },
         _ => {
-            let summary = summary_dto(index, &r);
+            // §9.5–9.6 once, in the analysis: the card's summary and the chart's series and
+            // peak come from the same samples.
+            let samples = allocator_series(r.events());
+            let live = live_series(r.events());
+            let s = summarize_with(&r, &samples);
+            let summary = summary_dto(index, &r, &s);
+            let mut rows = MemoryRows::new(index);
+            rows.set_series(&samples, &live, s.allocator_peak.as_ref().map(|p| &p.peak));
+            drop((samples, live, s));
             // Rows in export order (§9.0 for one rank: stable by start_time_ms).
             let run = MemoryRun::merge(vec![r]);
-            let mut rows = MemoryRows::new(index);
             for row in run.rows() {
                 push_row(&mut rows, &row);
             }
-            // The engine's columns are no longer needed: free them before the curve sort.
-            drop(run);
-            rows.finish();
             RankOutcome {
                 rows: Some(rows),
                 summary: Some(summary),
@@ -84,8 +89,6 @@ pub fn run_rank(index: u32, folder: &RankFolder, opener: &dyn Opener) -> RankOut
 fn push_row(rows: &mut MemoryRows, row: &crate::analysis::memory_result::RowRef<'_>) {
     let rank = row.rank();
     let i = row.index();
-    let alloc = rank.events().alloc_totals(i);
-    let rel = row.release_totals();
     let stack_key = row.stack().map(|s| s.index() as u32);
     let frames: Vec<&str> = match row.stack() {
         Some(s) if !rows.knows_stack(s.index() as u32) => rank.stacks().frames(s).collect(),
@@ -97,16 +100,11 @@ fn push_row(rows: &mut MemoryRows, row: &crate::analysis::memory_result::RowRef<
         size_kb: row.size_kb(),
         start_time_ms: row.start_time_ms(),
         duration_ms: row.duration_ms(),
-        release_time_ms: row.release_time_ns().map(ms),
+        alloc_ns: rank.events().alloc_time_ns()[i],
+        release_ns: row.release_time_ns(),
         total_allocated_mb: row.total_allocated_mb(),
         total_reserved_mb: row.total_reserved_mb(),
         total_active_mb: row.total_active_mb(),
-        release_totals_mb: (rel.allocated, rel.reserved, rel.active),
-        has_alloc_totals: (
-            alloc.allocated.is_some(),
-            alloc.reserved.is_some(),
-            alloc.active.is_some(),
-        ),
         frames,
         stack_key,
         call_stack_top: row.call_stack_top(),
@@ -127,8 +125,7 @@ fn groups(g: &[crate::analysis::memory_peak::Group<String>]) -> Vec<GroupDto> {
         .collect()
 }
 
-fn summary_dto(index: u32, r: &RankMemory) -> MemorySummaryDto {
-    let s = summarize(r);
+fn summary_dto(index: u32, r: &RankMemory, s: &RankSummary) -> MemorySummaryDto {
     let q = s.quality_counts;
     let peak = s.allocator_peak.as_ref();
     let ev = r.events();
@@ -222,37 +219,30 @@ impl Write for ChunkWriter<'_> {
     }
 }
 
-/// Re-analyses every rank folder of `inv` as `proflens memory` does and streams the export.
-/// Returns `(file name, MIME type)`.
+/// Re-analyses every rank folder of `inv` as `proflens memory` does and writes the export to
+/// `w`. Returns `(file name, MIME type)`.
 pub fn export(
-    seq: u32,
-    what: ExportKind,
+    what: MemoryExportKind,
     inv: &Inventory,
     opener: &dyn Opener,
-    out: &mut dyn Sink,
+    w: &mut dyn Write,
 ) -> io::Result<(String, String)> {
     let opts = MemoryOptions::default();
     let mut progress = crate::engine::contract::no_progress;
     let (run, _drop_problems) = analyse_inventory(inv, opener, &opts, &mut progress);
-    let mut w = ChunkWriter {
-        seq,
-        buf: Vec::with_capacity(1 << 20),
-        out,
-    };
     let (name, mime) = match what {
-        ExportKind::MemoryCsv => {
-            write_csv(&run, Columns::Full, &mut w)?;
+        MemoryExportKind::MemoryCsv => {
+            write_csv(&run, Columns::Full, w)?;
             ("proflens-memory-events.csv", "text/csv")
         }
-        ExportKind::MemoryJson => {
-            write_json(&run, Columns::Full, &mut w)?;
+        MemoryExportKind::MemoryJson => {
+            write_json(&run, Columns::Full, w)?;
             ("proflens-memory-events.json", "application/json")
         }
-        ExportKind::MemorySummaryMd => {
-            write_summary(&run, &mut w)?;
+        MemoryExportKind::MemorySummaryMd => {
+            write_summary(&run, w)?;
             ("proflens-memory-summary.md", "text/markdown")
         }
     };
-    w.flush()?;
     Ok((name.to_string(), mime.to_string()))
 }

@@ -7,12 +7,14 @@
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
+use super::snapshot_view::SnapshotView;
 use super::{Sink, EXPORT_CHUNK};
 use crate::base::Problems;
 use crate::engine::snapshot::{run, SnapshotOptions};
 use crate::ingest::{InputFile, Opener};
-use crate::protocol::{Failure, Response, SnapRequest, SnapResponse, SnapshotSettingsDto};
-use crate::views::snapshot::SnapshotView;
+use crate::protocol::{
+    Failure, Response, SnapExportKind, SnapQuery, SnapReply, SnapshotSettingsDto, Summary,
+};
 
 /// The snapshot results of the files this worker analysed, by snapshot index.
 #[derive(Default)]
@@ -27,7 +29,7 @@ fn fail(message: String) -> Response {
 
 impl SnapshotStore {
     /// Analyses snapshot `index`, keeps the result and sends its "done" reply
-    /// ([`SnapResponse::Summary`]) for `seq`; problems go to `problems`.
+    /// ([`Response::Done`]) for `seq`; problems go to `problems`.
     ///
     /// # Errors
     ///
@@ -49,15 +51,42 @@ impl SnapshotStore {
         let view = SnapshotView::from_parts(index, r, settings, opts);
         out.send(
             seq,
-            Response::Snapshot(SnapResponse::Summary(view.summary())),
+            Response::Done {
+                target: index,
+                summary: Summary::Snapshot(view.summary()),
+            },
         );
         self.files.insert(index, view);
         Ok(())
     }
 
-    /// Answers one snapshot query for `seq` (export: chunks then `ExportDone`).
-    pub fn handle(&mut self, seq: u32, q: SnapRequest, out: &mut dyn Sink) {
+    /// Answers one snapshot query from the snapshot held here.
+    ///
+    /// # Errors
+    ///
+    /// The snapshot was not analysed here, or the query names no such device / record.
+    pub fn query(&mut self, q: SnapQuery) -> Result<SnapReply, String> {
         let target = q.target();
+        let v = self
+            .files
+            .get_mut(&target)
+            .ok_or_else(|| format!("snapshot {target} has not been analysed by this worker"))?;
+        match q {
+            SnapQuery::Curve(q) => v.curve(&q).map(SnapReply::Curve),
+            SnapQuery::Live(q) => v.live_at(&q).map(SnapReply::Live),
+            SnapQuery::Stack { slot, record, .. } => v.stack(slot, record).map(SnapReply::Stack),
+            SnapQuery::Segments { slot, limit, .. } => {
+                v.segments(slot, limit).map(SnapReply::Segments)
+            }
+            SnapQuery::Settings { settings, .. } => {
+                v.set_settings(settings).map(SnapReply::Summary)
+            }
+        }
+    }
+
+    /// Writes export `what` of snapshot `target` for `seq`: chunks then `ExportDone`, or
+    /// `Failed`.
+    pub fn export(&mut self, seq: u32, target: u32, what: SnapExportKind, out: &mut dyn Sink) {
         let Some(v) = self.files.get_mut(&target) else {
             out.send(
                 seq,
@@ -67,44 +96,21 @@ impl SnapshotStore {
             );
             return;
         };
-        let reply = match q {
-            SnapRequest::Curve(q) => v.curve(&q).map(SnapResponse::Curve),
-            SnapRequest::Live(q) => v.live_at(&q).map(SnapResponse::Live),
-            SnapRequest::Stack { slot, record, .. } => {
-                v.stack(slot, record).map(SnapResponse::Stack)
-            }
-            SnapRequest::Segments { slot, limit, .. } => {
-                v.segments(slot, limit).map(SnapResponse::Segments)
-            }
-            SnapRequest::Settings { settings, .. } => {
-                v.set_settings(settings).map(SnapResponse::Summary)
-            }
-            SnapRequest::Export { what, .. } => {
-                match v.export(what) {
-                    Ok((file_name, mime, bytes)) => {
-                        for c in bytes.chunks(EXPORT_CHUNK) {
-                            let n = c.len() as u64;
-                            out.send_bytes(seq, Response::ExportChunk { bytes: n }, c);
-                        }
-                        out.send(
-                            seq,
-                            Response::ExportDone {
-                                file_name,
-                                mime: mime.to_string(),
-                            },
-                        );
-                    }
-                    Err(e) => out.send(seq, fail(format!("export failed: {e}"))),
+        match v.export(what) {
+            Ok((file_name, mime, bytes)) => {
+                for c in bytes.chunks(EXPORT_CHUNK) {
+                    let n = c.len() as u64;
+                    out.send_bytes(seq, Response::ExportChunk { bytes: n }, c);
                 }
-                return;
+                out.send(
+                    seq,
+                    Response::ExportDone {
+                        file_name,
+                        mime: mime.to_string(),
+                    },
+                );
             }
-        };
-        out.send(
-            seq,
-            match reply {
-                Ok(r) => Response::Snapshot(r),
-                Err(e) => fail(e),
-            },
-        );
+            Err(e) => out.send(seq, fail(format!("export failed: {e}"))),
+        }
     }
 }

@@ -1,5 +1,5 @@
 //! The timeline queries of the steps/bubbles view inside a worker session (issue 3 UI):
-//! `Request::Timeline` and `Request::KernelAt`, answered from the anomaly results the
+//! `AnomalyQuery::Timeline` and `AnomalyQuery::KernelAt`, answered from the anomaly results the
 //! session holds ([`super::anomaly::AnomalyStore`]) through a per-rank
 //! [`TimelineIndex`] built on the first query and kept.
 
@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::anomaly::AnomalyStore;
 use crate::engine::anomaly::RankAnalysis;
-use crate::protocol::{Request, Response};
+use crate::protocol::{AnomalyQuery, AnomalyReply};
 use crate::views::timeline::{TimelineIndex, TimelineQuery, TimelineSource};
 
 /// Timeline indices by rank folder index (built lazily, dropped with the session's inputs).
@@ -24,31 +24,23 @@ fn source(r: &RankAnalysis) -> TimelineSource<'_> {
     }
 }
 
-/// The rank a timeline request is about (0 for other requests).
-pub fn rank_of(req: &Request) -> u32 {
-    match req {
-        Request::Timeline { rank, .. } | Request::KernelAt { rank, .. } => *rank,
-        _ => 0,
-    }
-}
-
 impl TimelineCache {
-    /// Answers a `Timeline` or `KernelAt` request; `None` when the rank was not analysed
-    /// here (or the request is of another kind).
-    pub fn handle(&mut self, store: &AnomalyStore, req: &Request) -> Option<Response> {
-        let rank = rank_of(req);
+    /// Answers a `Timeline` or `KernelAt` query; `None` when the rank was not analysed here
+    /// (or the query is of another kind).
+    pub fn handle(&mut self, store: &AnomalyStore, q: &AnomalyQuery) -> Option<AnomalyReply> {
+        let rank = q.rank();
         let r = store.ranks.get(&rank)?;
         let src = source(r);
         let ix = self
             .by_rank
             .entry(rank)
             .or_insert_with(|| TimelineIndex::new(src));
-        match *req {
-            Request::Timeline {
+        match *q {
+            AnomalyQuery::Timeline {
                 x_range_ms,
                 width_px,
                 ..
-            } => Some(Response::Timeline(ix.build(
+            } => Some(AnomalyReply::Timeline(ix.build(
                 src,
                 rank,
                 &TimelineQuery {
@@ -56,12 +48,12 @@ impl TimelineCache {
                     width_px,
                 },
             ))),
-            Request::KernelAt {
+            AnomalyQuery::KernelAt {
                 t_ms,
                 lane,
                 slop_ms,
                 ..
-            } => Some(Response::KernelAt(ix.item_at(src, lane, t_ms, slop_ms))),
+            } => Some(AnomalyReply::KernelAt(ix.item_at(src, lane, t_ms, slop_ms))),
             _ => None,
         }
     }

@@ -215,7 +215,10 @@ pub fn read(
             ));
         }
         let found = h.names().to_vec();
-        return Err(ParseError::new(at(), ParseErrorKind::Header { missing, found }));
+        return Err(ParseError::new(
+            at(),
+            ParseErrorKind::Header { missing, found },
+        ));
     }
     if mode == CsvMode::Default {
         for c in col::OPTIONAL {

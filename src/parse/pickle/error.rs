@@ -47,6 +47,14 @@ pub enum PickleErrorKind {
         /// The cap in bytes.
         limit: usize,
     },
+    /// The pickle goes beyond one of the decoder's bounds (stack depth, open `MARK`s, containers
+    /// under construction): real snapshots stay far below them (issue 11, bounded memory).
+    Limit {
+        /// What grew too large, e.g. `"values on the pickle stack"`.
+        what: &'static str,
+        /// The bound.
+        limit: usize,
+    },
     /// Reading failed.
     Io {
         /// The reader's message.
@@ -118,6 +126,12 @@ impl fmt::Display for PickleError {
             PickleErrorKind::TooLarge { limit } => write!(
                 f,
                 "One pickle instruction at byte {off} is larger than {limit} bytes; refusing to buffer it."
+            ),
+            PickleErrorKind::Limit { what, limit } => write!(
+                f,
+                "The pickle at byte {off} holds more than {limit} {what}; proflens stops there to keep \
+                 memory bounded. Real memory snapshots stay far below this: the file is corrupt or was \
+                 crafted to exhaust memory."
             ),
             PickleErrorKind::Io { message } => write!(f, "Read failed at byte {off}: {message}."),
             PickleErrorKind::Cancelled => write!(f, "Cancelled at byte {off}."),

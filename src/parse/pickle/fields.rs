@@ -3,11 +3,15 @@
 //! One scratch struct per typed dict; `Builder::set_field` routes each key/value
 //! pair; the `to_*` methods produce model rows with the §5.2 type checks.
 
+use std::collections::{HashMap, HashSet};
+
 use crate::model::snapshot::{
     Action, Annotation, Block, BlockState, DeviceTrace, EntryRow, Frame, Segment, SettingValue,
-    SnapPools, SnapStrings, StackId, Stage, StrId, NO_STACK, NO_TIME,
+    SnapStrings, StackId, Stage, StrId, NO_STACK, NO_TIME,
 };
 
+use super::memo::Memo;
+use super::ranges::{Ranges, Stream, MAX_TOTAL_BYTES};
 use super::schema::{Builder, Kind, Role};
 use super::vm::{Obj, Val};
 
@@ -171,11 +175,15 @@ impl Default for EntryObj {
 impl EntryObj {
     /// The model row, or why the entry is unusable (§5.2). The second value is
     /// the name of an unknown action.
+    ///
+    /// Sizes are admitted against the file's byte budget, times and streams range-checked
+    /// (`ranges.rs`; `at` = byte offset for the tallies).
     pub fn to_row(
         &self,
         k: &Keys,
         bigs: &[i128],
-        pools: &SnapPools,
+        ranges: &mut Ranges,
+        at: u64,
     ) -> Result<(EntryRow, Option<StrId>), String> {
         let (action, unknown) = match self.action {
             Val::Str(s) => match k.actions.iter().find(|(id, _)| *id == s) {
@@ -185,7 +193,6 @@ impl EntryObj {
             Val::Missing => return Err("no `action`".into()),
             _ => return Err("`action` is not a string".into()),
         };
-        let _ = pools;
         let strict = matches!(
             action,
             Action::Alloc | Action::FreeRequested | Action::FreeCompleted
@@ -204,8 +211,23 @@ impl EntryObj {
             (Action::Oom | Action::Snapshot | Action::Unknown, v) => u64_of(v, bigs).unwrap_or(0),
             (_, v) => field(v, "addr")?,
         };
-        let stream = i64_of(self.stream, bigs).unwrap_or(0);
-        let time_us = i64_of(self.time_us, bigs).unwrap_or(NO_TIME);
+        let device_free = u64_of(self.device_free, bigs);
+        if let Some(f) = device_free.filter(|&f| f > MAX_TOTAL_BYTES as u64) {
+            return Err(format!(
+                "`device_free` is {f}, beyond 2^60 bytes (1 EiB): not a real size"
+            ));
+        }
+        ranges.admit(&[size])?;
+        let stream = match int(self.stream, bigs) {
+            Int::Missing => 0,
+            Int::Ok(i) => ranges.stream(Stream::of(Some(i)), at),
+            _ => ranges.stream(Stream::Unusable, at),
+        };
+        let time_us = match int(self.time_us, bigs) {
+            Int::Missing => NO_TIME,
+            Int::Ok(i) => ranges.time(Some(i), at).unwrap_or(NO_TIME),
+            _ => ranges.time(None, at).unwrap_or(NO_TIME),
+        };
         Ok((
             EntryRow {
                 action,
@@ -216,7 +238,7 @@ impl EntryObj {
                 stack: self.stack.unwrap_or(NO_STACK),
                 compile_ctx: self.compile,
                 user_meta: self.meta,
-                device_free: u64_of(self.device_free, bigs),
+                device_free,
             },
             unknown,
         ))
@@ -364,12 +386,18 @@ impl AnnotationObj {
     }
 }
 
+/// Key sets compared by a scan before [`DevBuild`] builds a hash index (real traces have 1–3).
+const KEY_SET_SCAN: usize = 8;
+
 /// One device trace under construction.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct DevBuild {
     pub trace: DeviceTrace,
     key_sets: Vec<(u32, Vec<StrId>)>,
+    /// Hash index of `key_sets` once there are more than [`KEY_SET_SCAN`].
+    key_index: HashSet<(u32, Vec<StrId>)>,
     unknown_actions: Vec<(StrId, u64)>,
+    unknown_index: HashMap<StrId, usize>,
 }
 
 impl DevBuild {
@@ -380,28 +408,38 @@ impl DevBuild {
                 ..Default::default()
             },
             key_sets: Vec::new(),
+            key_index: HashSet::new(),
             unknown_actions: Vec::new(),
+            unknown_index: HashMap::new(),
         }
     }
-    pub fn clone_for(&self, device: u32) -> Self {
-        let mut c = self.clone();
-        c.trace.device = device;
-        c
-    }
+    /// Notes the key set of one entry (hashed: a file whose every entry has its own key set
+    /// costs linear time, not quadratic).
     pub fn note_keys(&mut self, mask: u32, unknown: &[StrId]) {
-        if !self
-            .key_sets
-            .iter()
-            .any(|(m, u)| *m == mask && u.as_slice() == unknown)
-        {
-            self.key_sets.push((mask, unknown.to_vec()));
+        let same = |(m, u): &(u32, Vec<StrId>)| *m == mask && u.as_slice() == unknown;
+        if self.key_sets.len() <= KEY_SET_SCAN {
+            if !self.key_sets.iter().any(same) {
+                self.key_sets.push((mask, unknown.to_vec()));
+            }
+            return;
+        }
+        if self.key_index.is_empty() {
+            self.key_index.extend(self.key_sets.iter().cloned());
+        }
+        let k = (mask, unknown.to_vec());
+        if !self.key_index.contains(&k) {
+            self.key_index.insert(k.clone());
+            self.key_sets.push(k);
         }
     }
+    /// Counts one entry with an unknown action string (first-appearance order kept).
     pub fn note_unknown_action(&mut self, name: StrId) {
-        match self.unknown_actions.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, c)) => *c += 1,
-            None => self.unknown_actions.push((name, 1)),
+        let next = self.unknown_actions.len();
+        let i = *self.unknown_index.entry(name).or_insert(next);
+        if i == next {
+            self.unknown_actions.push((name, 0));
         }
+        self.unknown_actions[i].1 += 1;
     }
     pub fn finish(mut self, strings: &SnapStrings, _k: &Keys) -> DeviceTrace {
         self.trace.entries.shrink_to_fit();
@@ -439,7 +477,7 @@ impl Builder {
         o: Obj,
         key: Val,
         v: Val,
-        memo: &mut [Val],
+        memo: &mut Memo,
         bigs: &[i128],
     ) -> Result<(), String> {
         let Val::Str(key) = key else {
@@ -559,7 +597,12 @@ impl Builder {
                 } else if key == kd {
                     a.device = i64_of(v, bigs).unwrap_or(0);
                 } else if key == kt {
-                    a.time_us = i64_of(v, bigs);
+                    let at = self.offset;
+                    let t = match int(v, bigs) {
+                        Int::Ok(i) => self.ranges.time(Some(i), at),
+                        _ => self.ranges.time(None, at),
+                    };
+                    self.annotation(o)?.time_us = t;
                 }
                 Ok(())
             }
@@ -572,7 +615,7 @@ impl Builder {
         o: Obj,
         key: StrId,
         v: Val,
-        memo: &mut [Val],
+        memo: &mut Memo,
         bigs: &[i128],
     ) -> Result<(), String> {
         let k = &self.k;
@@ -606,7 +649,15 @@ impl Builder {
                 _ if key == kal => s.allocated_size = u,
                 _ if key == kac => s.active_size = u,
                 _ if key == kr => s.requested_size = u64_of(v, bigs),
-                _ if key == ks => s.stream = i64_of(v, bigs).unwrap_or(0),
+                _ if key == ks => {
+                    let st = match int(v, bigs) {
+                        Int::Ok(i) => Stream::of(Some(i)),
+                        _ => Stream::Unusable,
+                    };
+                    let at = self.offset;
+                    let h = self.ranges.stream(st, at);
+                    self.segment(o)?.stream = h;
+                }
                 _ if key == kty => {
                     if let Val::Str(t) = v {
                         s.segment_type = t;
@@ -624,7 +675,7 @@ impl Builder {
         o: Obj,
         key: StrId,
         v: Val,
-        memo: &mut [Val],
+        memo: &mut Memo,
         bigs: &[i128],
     ) -> Result<(), String> {
         let k = &self.k;

@@ -11,9 +11,12 @@
 //! the other object-constructing opcodes stop decoding with an error naming the
 //! opcode and its byte offset (§5.4).
 
+mod devices;
 mod error;
 mod fields;
+mod memo;
 pub mod opcodes;
+mod ranges;
 mod schema;
 mod slab;
 mod vm;
@@ -22,8 +25,11 @@ pub mod writer;
 use std::io::Read;
 use std::ops::ControlFlow;
 
+pub use devices::MAX_DEVICES;
 pub use error::{sniff, PickleError, PickleErrorKind};
-pub use vm::Status;
+pub use ranges::{MAX_TIME_US, MAX_TOTAL_BYTES};
+pub use schema::GENERIC_CAP;
+pub use vm::{DecodeStats, Status, MAX_MARKS, MAX_STACK};
 
 use crate::base::Problems;
 use crate::ingest::chunk_reader::{FillError, DEFAULT_CHUNK, DEFAULT_MAX_RECORD};
@@ -37,6 +43,21 @@ pub struct Decoded {
     pub snapshot: Snapshot,
     /// Data-quality problems of decoding (codes `SNAP-ENTRY`, `SNAP-LAYOUT`, `SNAP-FRAMES`, …).
     pub problems: Problems,
+    /// The decoder's working-memory accounting (stack, marks, memo, open containers).
+    pub stats: DecodeStats,
+}
+
+/// Decodes a whole snapshot held in memory (`bytes`) — the entry point for fuzz targets and
+/// tests; the same decoder as [`read_snapshot`], no progress reporting.
+///
+/// # Errors
+///
+/// As [`read_snapshot`].
+pub fn read_snapshot_bytes(file: &str, bytes: &[u8]) -> Result<Decoded, PickleError> {
+    let mut src = bytes;
+    read_snapshot(file, &mut src, Some(bytes.len() as u64), &mut |_| {
+        ControlFlow::Continue(())
+    })
 }
 
 /// Decodes one snapshot pickle from `src`.
@@ -122,6 +143,7 @@ pub fn read_snapshot(
 }
 
 fn finish(mut vm: vm::Machine, file: &str) -> Result<Decoded, PickleError> {
+    let stats = vm.final_stats();
     let result = vm.result.unwrap_or(vm::Val::None);
     let top_level = match result {
         vm::Val::Obj(o) if o.role == schema::Role::Top => TopLevel::Dict,
@@ -170,6 +192,14 @@ fn finish(mut vm: vm::Machine, file: &str) -> Result<Decoded, PickleError> {
             format!("{n} strings were not valid UTF-8; invalid bytes were replaced with U+FFFD"),
         );
     }
+    for m in b.ranges.messages() {
+        b.problems.push(crate::base::Problem::new(
+            crate::base::Severity::Warning,
+            "SNAP-RANGE",
+            crate::base::Position::file(file),
+            m,
+        ));
+    }
     let devices = b.take_devices();
     let blocks = std::mem::take(&mut b.out_blocks);
     let has_key = |k: &str| {
@@ -205,6 +235,7 @@ fn finish(mut vm: vm::Machine, file: &str) -> Result<Decoded, PickleError> {
     Ok(Decoded {
         snapshot,
         problems: std::mem::take(&mut vm.b.problems),
+        stats,
     })
 }
 

@@ -9,15 +9,18 @@
 //! a tombstone), so later `BINGET`s cost nothing. Unknown parts of the file
 //! become small generic trees, capped in size.
 
-use crate::base::{Position, Problem, Problems, Severity};
-use crate::model::snapshot::{
-    Annotation, Block, DeviceTrace, FrameId, SettingValue, SnapPools, StackId, StrId,
-};
+use std::collections::BinaryHeap;
 
+use crate::base::{Position, Problem, Problems, Severity};
+use crate::model::snapshot::{Annotation, Block, FrameId, SettingValue, SnapPools, StackId, StrId};
+
+use super::devices::{SharedTrace, MAX_DEVICES};
 use super::fields::{
     AnnotationObj, BlockObj, DevBuild, EntryObj, FrameObj, HistoryListObj, HistoryObj, Keys,
     SegmentObj,
 };
+use super::memo::Memo;
+use super::ranges::Ranges;
 use super::slab::{Slab, NONE};
 use super::vm::{Obj, Val};
 
@@ -31,7 +34,7 @@ pub(crate) enum Kind {
 }
 
 /// What a container is in the snapshot schema.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Role {
     Top,
     SegmentList,
@@ -86,8 +89,18 @@ pub(super) struct GenericNode {
     pub items: Vec<Val>,
 }
 
-/// Total items kept in generic containers before the rest is dropped.
-const GENERIC_CAP: usize = 1 << 21;
+/// Total items kept in generic containers (each container counts as one item too) before the
+/// rest is dropped with a `SNAP-GENERIC-CAP` warning. Generic parts are the allocator settings,
+/// unknown keys and dict-valued metadata: the real fixtures keep at most 6 items; 2^18 items
+/// cost at most ≈ 12 MB.
+pub const GENERIC_CAP: usize = 1 << 18;
+
+/// Most typed snapshot containers (entries, frames, segments, …) under construction or awaiting
+/// release at once. A real snapshot has one per open nesting level plus one `APPENDS` batch of
+/// finished entries waiting on the stack (≤ 1000: the real fixtures peak at 1,001); a file that
+/// opens containers and never finishes them stops with a located error at this bound instead
+/// of growing without limit.
+pub(super) const MAX_OPEN: usize = 1 << 16;
 
 /// The builder: pools, scratch slabs, and the model parts built so far.
 pub(crate) struct Builder {
@@ -109,7 +122,9 @@ pub(crate) struct Builder {
     pub generic: Vec<GenericNode>,
     generic_items: usize,
     generic_dropped: bool,
-    pending: Vec<(Role, u32)>,
+    /// Consumed slots waiting for release, highest `min_pos` first (a max-heap, so an op
+    /// touches only the slots it frees: slots stuck under a deep handle cost nothing per op).
+    pending: BinaryHeap<Pending>,
     pub devices: Vec<DevBuild>,
     pub dt_len: u32,
     pub out_segments: Vec<crate::model::snapshot::Segment>,
@@ -120,6 +135,34 @@ pub(crate) struct Builder {
     pub top_keys: Vec<String>,
     pub other_fields: Vec<(String, String)>,
     pub has_fx: bool,
+    /// Trace lists referenced more than once from `device_traces`.
+    pub(super) shared: Vec<SharedTrace>,
+    /// `device_traces` items beyond [`MAX_DEVICES`].
+    pub(super) devices_beyond: u64,
+    /// Range checks of sizes, times and streams (`ranges.rs`).
+    pub(super) ranges: Ranges,
+    /// Slab slots in use, all kinds (allocated in `new_container`, freed in `end_op`).
+    open: usize,
+}
+
+/// A consumed slot waiting for release, ordered by `min_pos` (then slot, role).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Pending {
+    min_pos: u32,
+    slot: u32,
+    role: Role,
+}
+
+impl Ord for Pending {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.min_pos, self.slot, self.role).cmp(&(o.min_pos, o.slot, o.role))
+    }
+}
+
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
 }
 
 impl Builder {
@@ -145,7 +188,7 @@ impl Builder {
             generic: Vec::new(),
             generic_items: 0,
             generic_dropped: false,
-            pending: Vec::new(),
+            pending: BinaryHeap::new(),
             devices: Vec::new(),
             dt_len: 0,
             out_segments: Vec::new(),
@@ -156,6 +199,10 @@ impl Builder {
             top_keys: Vec::new(),
             other_fields: Vec::new(),
             has_fx: false,
+            shared: Vec::new(),
+            devices_beyond: 0,
+            ranges: Ranges::default(),
+            open: 0,
         }
     }
 
@@ -169,6 +216,17 @@ impl Builder {
     /// Creates a container of `kind` with `role`.
     pub fn new_container(&mut self, role: Role, kind: Kind) -> Result<Val, String> {
         let obj = |role, (slot, gen): (u32, u32)| Val::Obj(Obj { role, slot, gen });
+        if !matches!(
+            role,
+            Role::Generic
+                | Role::Top
+                | Role::SegmentList
+                | Role::DeviceTraces
+                | Role::AnnotationList
+                | Role::TraceList(_)
+        ) {
+            self.open += 1; // a slab slot is allocated below
+        }
         Ok(match role {
             Role::Generic => return Ok(self.new_generic(kind, &[])),
             Role::Top | Role::SegmentList | Role::DeviceTraces | Role::AnnotationList => {
@@ -190,13 +248,23 @@ impl Builder {
         })
     }
 
-    /// A generic container holding `items` (capped).
+    /// Items counted against [`GENERIC_CAP`].
+    pub fn generic_items(&self) -> usize {
+        self.generic_items
+    }
+
+    /// Typed containers under construction or awaiting release, all kinds together.
+    pub fn open_containers(&self) -> usize {
+        self.open
+    }
+
+    /// A generic container holding `items` (capped: the container counts as one item).
     pub fn new_generic(&mut self, kind: Kind, items: &[Val]) -> Val {
-        if self.generic_items + items.len() > GENERIC_CAP {
+        if self.generic_items + items.len() + 1 > GENERIC_CAP {
             self.drop_generic();
             return Val::Dropped;
         }
-        self.generic_items += items.len();
+        self.generic_items += items.len() + 1;
         self.generic.push(GenericNode {
             kind,
             items: items.to_vec(),
@@ -258,7 +326,16 @@ impl Builder {
         };
         match o.role {
             Role::SegmentList => Role::Segment,
-            Role::DeviceTraces => Role::TraceList(self.dt_len.saturating_add(pending as u32)),
+            Role::DeviceTraces => {
+                let d = self
+                    .dt_len
+                    .saturating_add(pending.min(u32::MAX as u64) as u32);
+                if d as usize >= MAX_DEVICES {
+                    Role::Generic
+                } else {
+                    Role::TraceList(d)
+                }
+            }
             Role::TraceList(_) => Role::Entry,
             Role::FrameList => Role::Frame,
             Role::BlockList => Role::Block,
@@ -305,7 +382,12 @@ impl Builder {
             _ => false,
         };
         if fresh {
-            self.pending.push((role, slot));
+            let min_pos = self.min_pos(role, slot);
+            self.pending.push(Pending {
+                min_pos,
+                slot,
+                role,
+            });
         }
     }
 
@@ -349,15 +431,19 @@ impl Builder {
     /// Frees the consumed slots that no handle on the VM stack (now `stack_len`
     /// deep) can still refer to; the others wait until the stack shrinks.
     pub fn end_op(&mut self, stack_len: usize) {
-        if self.pending.is_empty() {
-            return;
-        }
-        let mut pending = std::mem::take(&mut self.pending);
-        pending.retain(|&(role, slot)| {
-            if (self.min_pos(role, slot) as usize) < stack_len {
-                return true;
+        while let Some(&p) = self.pending.peek() {
+            if (p.min_pos as usize) < stack_len {
+                break;
             }
-            match role {
+            self.pending.pop();
+            let (role, slot) = (p.role, p.slot);
+            let now = self.min_pos(role, slot);
+            if now < p.min_pos {
+                // A handle was pushed lower since (cannot happen with stack pushes; kept safe).
+                self.pending.push(Pending { min_pos: now, ..p });
+                continue;
+            }
+            let freed = match role {
                 Role::Entry => self.entries.release(slot),
                 Role::Frame => self.frames.release(slot),
                 Role::FrameList => self.frame_lists.release(slot),
@@ -367,18 +453,17 @@ impl Builder {
                 Role::HistoryList => self.history_lists.release(slot),
                 Role::History => self.histories.release(slot),
                 Role::Annotation => self.annotations.release(slot),
-                _ => {}
+                _ => false,
+            };
+            if freed {
+                self.open -= 1;
             }
-            false
-        });
-        self.pending = pending;
+        }
     }
 
-    fn consumed(memo: &mut [Val], memo_idx: u32, replacement: Val) {
+    fn consumed(memo: &mut Memo, memo_idx: u32, replacement: Val) {
         if memo_idx != NONE {
-            if let Some(m) = memo.get_mut(memo_idx as usize) {
-                *m = replacement;
-            }
+            memo.replace(memo_idx, replacement);
         }
     }
 
@@ -388,7 +473,7 @@ impl Builder {
         kind: Kind,
         target: Val,
         items: &[Val],
-        memo: &mut [Val],
+        memo: &mut Memo,
         bigs: &[i128],
     ) -> Result<(), String> {
         match target {
@@ -425,7 +510,7 @@ impl Builder {
     }
 
     /// Resolves a `frames` value to a stack: `Ok(None)` for `None`/unusable values.
-    pub fn stack_of(&mut self, v: Val, memo: &mut [Val]) -> Result<Option<StackId>, String> {
+    pub fn stack_of(&mut self, v: Val, memo: &mut Memo) -> Result<Option<StackId>, String> {
         match v {
             Val::Stack(s) => Ok(Some(s)),
             Val::Obj(o) if o.role == Role::FrameList => {
@@ -451,7 +536,7 @@ impl Builder {
         }
     }
 
-    fn frame_of(&mut self, v: Val, memo: &mut [Val]) -> Result<Option<FrameId>, String> {
+    fn frame_of(&mut self, v: Val, memo: &mut Memo) -> Result<Option<FrameId>, String> {
         match v {
             Val::Frame(f) => Ok(Some(f)),
             Val::Obj(o) if o.role == Role::Frame => {
@@ -477,7 +562,7 @@ impl Builder {
         &mut self,
         list: Obj,
         item: Val,
-        memo: &mut [Val],
+        memo: &mut Memo,
         bigs: &[i128],
     ) -> Result<(), String> {
         match list.role {
@@ -489,30 +574,7 @@ impl Builder {
                 }
             }
             Role::TraceList(d) => self.commit_entry(d, item, memo, bigs)?,
-            Role::DeviceTraces => {
-                let pos = self.dt_len;
-                self.dt_len += 1;
-                match item {
-                    Val::Obj(Obj {
-                        role: Role::TraceList(d),
-                        ..
-                    }) if d == pos => {}
-                    Val::Obj(Obj {
-                        role: Role::TraceList(d),
-                        ..
-                    }) => {
-                        let copy = self.device_mut(d).clone_for(pos);
-                        *self.device_mut(pos) = copy;
-                    }
-                    _ => {
-                        self.device_mut(pos);
-                        self.warn(
-                            "SNAP-LAYOUT",
-                            format!("device_traces[{pos}] is not a list of trace entries; treated as empty"),
-                        );
-                    }
-                }
-            }
+            Role::DeviceTraces => self.append_trace_slot(item),
             Role::SegmentList => self.commit_segment(item, memo)?,
             Role::BlockList => {
                 if let Val::Obj(o) = item {
@@ -546,7 +608,7 @@ impl Builder {
         Ok(())
     }
 
-    fn finish_block(&mut self, o: Obj, memo: &mut [Val]) -> Result<Block, String> {
+    fn finish_block(&mut self, o: Obj, memo: &mut Memo) -> Result<Block, String> {
         let b = self.blocks.get(o.slot, o.gen)?;
         let m = b.memo;
         let block = b.val.to_block();
@@ -558,7 +620,7 @@ impl Builder {
     pub(super) fn take_block_list(
         &mut self,
         v: Val,
-        memo: &mut [Val],
+        memo: &mut Memo,
     ) -> Result<Vec<Block>, String> {
         match v {
             Val::Obj(o) if o.role == Role::BlockList => {
@@ -582,7 +644,7 @@ impl Builder {
     pub(super) fn take_history(
         &mut self,
         v: Val,
-        memo: &mut [Val],
+        memo: &mut Memo,
     ) -> Result<HistoryListObj, String> {
         match v {
             Val::Obj(o) if o.role == Role::HistoryList => {
@@ -601,7 +663,7 @@ impl Builder {
         &mut self,
         d: u32,
         item: Val,
-        memo: &mut [Val],
+        memo: &mut Memo,
         bigs: &[i128],
     ) -> Result<(), String> {
         let Val::Obj(o) = item else {
@@ -621,7 +683,7 @@ impl Builder {
         let e = std::mem::take(&mut slot.val);
         Self::consumed(memo, m, Val::Tomb);
         self.defer(Role::Entry, o.slot);
-        let r = e.to_row(&self.k, bigs, &self.pools);
+        let r = e.to_row(&self.k, bigs, &mut self.ranges, self.offset);
         let n_frames = e.stack.map(|s| self.pools.stacks.get(s).len()).unwrap_or(0) as u32;
         let dev = self.device_mut(d);
         dev.note_keys(e.mask, &e.unknown_keys);
@@ -646,7 +708,7 @@ impl Builder {
         Ok(())
     }
 
-    fn commit_segment(&mut self, item: Val, memo: &mut [Val]) -> Result<(), String> {
+    fn commit_segment(&mut self, item: Val, memo: &mut Memo) -> Result<(), String> {
         let Val::Obj(o) = item else {
             self.warn("SNAP-LAYOUT", "a segment is not a dict; skipped".into());
             return Ok(());
@@ -659,6 +721,22 @@ impl Builder {
         let seg = std::mem::take(&mut s.val);
         Self::consumed(memo, m, Val::Tomb);
         self.defer(Role::Segment, o.slot);
+        let mut sizes = vec![seg.total_size, seg.allocated_size, seg.active_size];
+        sizes.extend(seg.requested_size);
+        sizes.extend(seg.blocks.iter().flat_map(|b| [b.size, b.requested_size]));
+        if let Err(what) = self.ranges.admit(&sizes) {
+            let n = self.out_segments.len();
+            self.warn(
+                "SNAP-RANGE",
+                format!(
+                    "segment {n} (address 0x{:x}, device {}) skipped with its {} blocks: {what}",
+                    seg.address,
+                    seg.device,
+                    seg.blocks.len()
+                ),
+            );
+            return Ok(());
+        }
         let idx = self.out_segments.len() as u32;
         let start = self.out_blocks.len() as u32;
         let mut addr = seg.address;
@@ -675,7 +753,7 @@ impl Builder {
         Ok(())
     }
 
-    fn commit_annotation(&mut self, item: Val, memo: &mut [Val]) -> Result<(), String> {
+    fn commit_annotation(&mut self, item: Val, memo: &mut Memo) -> Result<(), String> {
         if let Val::Obj(o) = item {
             if o.role == Role::Annotation {
                 let a = self.annotations.get(o.slot, o.gen)?;
@@ -712,17 +790,6 @@ impl Builder {
     }
     pub(super) fn annotation(&mut self, o: Obj) -> Result<&mut AnnotationObj, String> {
         Ok(&mut self.annotations.get(o.slot, o.gen)?.val)
-    }
-
-    /// Finished device traces, in slot order.
-    pub fn take_devices(&mut self) -> Vec<DeviceTrace> {
-        let n = (self.dt_len as usize).max(self.devices.len());
-        self.device_mut(n.saturating_sub(1) as u32);
-        let devs = std::mem::take(&mut self.devices);
-        devs.into_iter()
-            .take(n)
-            .map(|d| d.finish(&self.pools.strings, &self.k))
-            .collect()
     }
 
     /// Text of a string id.

@@ -88,8 +88,8 @@ impl<T: Default> Slab<T> {
         }
     }
 
-    /// Frees `slot` (its handles become stale). Freeing twice is harmless.
-    pub fn release(&mut self, slot: u32) {
+    /// Frees `slot` (its handles become stale); true if it was live. Freeing twice is harmless.
+    pub fn release(&mut self, slot: u32) -> bool {
         if let Some(s) = self.slots.get_mut(slot as usize) {
             if s.live {
                 s.live = false;
@@ -100,7 +100,9 @@ impl<T: Default> Slab<T> {
                 s.deferred = false;
                 s.val = T::default();
                 self.free.push(slot);
+                return true;
             }
         }
+        false
     }
 }

@@ -14,6 +14,7 @@
 //! To debug a file, compare with `python3 -m pickletools FILE`: offsets match.
 
 use super::error::{PickleError, PickleErrorKind};
+use super::memo::Memo;
 use super::opcodes::{self as op, Class};
 use super::schema::{Builder, Kind, Role};
 use crate::model::snapshot::{FrameId, StackId, StrId};
@@ -68,32 +69,58 @@ pub enum Status {
 pub(super) struct Machine {
     stack: Vec<Val>,
     marks: Vec<usize>,
-    memo: Vec<Val>,
+    memo: Memo,
     bigs: Vec<i128>,
     tmp: Vec<Val>,
     pub b: Builder,
     pub histogram: Vec<u64>,
     pub protocol: u8,
     pub result: Option<Val>,
+    /// The decoder's own memory accounting (high-water marks).
+    pub stats: DecodeStats,
     file: String,
     total: u64,
 }
 
-/// Largest jump of an explicit memo index (`BINPUT`) past the memo's end.
-const MAX_MEMO_GAP: usize = 1 << 20;
+/// High-water marks of the decoder's working memory while one file was decoded (the
+/// accounting behind "memory grows with what is kept"; tests assert on it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DecodeStats {
+    /// Most values on the VM stack at once.
+    pub max_stack: usize,
+    /// Most open `MARK`s at once.
+    pub max_marks: usize,
+    /// Memo entries stored (distinct indices).
+    pub memo_entries: usize,
+    /// Memo slots held at the end: dense slots + sparse entries (≤ 2 × entries + 64).
+    pub memo_slots: usize,
+    /// Most typed containers under construction at once (all kinds together).
+    pub max_open_containers: usize,
+    /// Items (and containers) kept in generic trees (unknown keys, settings, tuples).
+    pub generic_items: usize,
+}
+
+/// Most values on the VM stack at once. A snapshot's stack holds the open containers (depth
+/// ≈ 6) plus one `SETITEMS`/`APPENDS` batch (≤ 2 × 1000 values); the real fixtures peak below
+/// 1,300 (CPython's picklers batch by 1000). Beyond this bound decoding stops with
+/// [`PickleErrorKind::Limit`].
+pub const MAX_STACK: usize = 1 << 18;
+/// Most open `MARK`s at once (real snapshots: one per open container, ≤ 8).
+pub const MAX_MARKS: usize = 1 << 12;
 
 impl Machine {
     pub fn new(file: &str, total: u64) -> Self {
         Machine {
             stack: Vec::with_capacity(64),
             marks: Vec::with_capacity(16),
-            memo: Vec::new(),
+            memo: Memo::default(),
             bigs: Vec::new(),
             tmp: Vec::new(),
             b: Builder::new(file),
             histogram: vec![0; 256],
             protocol: 0,
             result: None,
+            stats: DecodeStats::default(),
             file: file.to_string(),
             total,
         }
@@ -162,6 +189,40 @@ impl Machine {
             }
             self.b.offset = off;
             self.step(code, arg, off)?;
+            self.check_bounds(off)?;
+        }
+    }
+
+    /// Keeps the stack and the marks within their bounds (open containers: `new_container`).
+    fn check_bounds(&mut self, off: u64) -> Result<(), PickleError> {
+        let st = &mut self.stats;
+        if self.stack.len() > st.max_stack {
+            st.max_stack = self.stack.len();
+            if st.max_stack > MAX_STACK {
+                return Err(self.limit(off, "values on the pickle stack", MAX_STACK));
+            }
+        }
+        if self.marks.len() > st.max_marks {
+            st.max_marks = self.marks.len();
+            if st.max_marks > MAX_MARKS {
+                return Err(self.limit(off, "nested MARKs", MAX_MARKS));
+            }
+        }
+        Ok(())
+    }
+
+    fn limit(&self, off: u64, what: &'static str, limit: usize) -> PickleError {
+        self.err(off, PickleErrorKind::Limit { what, limit })
+    }
+
+    /// The final accounting (memo figures filled in).
+    pub fn final_stats(&self) -> DecodeStats {
+        let (dense, sparse) = self.memo.footprint();
+        DecodeStats {
+            memo_entries: self.memo.len(),
+            memo_slots: dense + sparse,
+            generic_items: self.b.generic_items(),
+            ..self.stats
         }
     }
 
@@ -339,47 +400,40 @@ impl Machine {
                 self.stack.push(v);
             }
             op::MEMOIZE => {
+                // CPython: `memo[len(memo)] = top`.
                 let v = self.top(off)?;
-                let idx = self.memo.len();
-                self.memo.push(v);
-                self.b.memoized(v, idx as u32);
+                let idx = u32::try_from(self.memo.len())
+                    .map_err(|_| self.malformed(off, "more than 2^32 memo entries"))?;
+                self.memo.put(idx, v);
+                self.b.memoized(v, idx);
             }
             op::BINPUT | op::LONG_BINPUT => {
                 let idx = if code == op::BINPUT {
-                    arg[0] as usize
+                    arg[0] as u32
                 } else {
-                    u32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]]) as usize
+                    u32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]])
                 };
                 let v = self.top(off)?;
-                if idx >= self.memo.len() {
-                    if idx - self.memo.len() > MAX_MEMO_GAP {
-                        return Err(self.malformed(
-                            off,
-                            format!("memo index {idx} is far beyond the memo size"),
-                        ));
-                    }
-                    self.memo.resize(idx + 1, Val::Missing);
-                }
-                self.memo[idx] = v;
-                self.b.memoized(v, idx as u32);
+                self.memo.put(idx, v);
+                self.b.memoized(v, idx);
             }
             op::BINGET | op::LONG_BINGET => {
                 let idx = if code == op::BINGET {
-                    arg[0] as usize
+                    arg[0] as u32
                 } else {
-                    u32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]]) as usize
+                    u32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]])
                 };
-                match self.memo.get(idx).copied() {
-                    None | Some(Val::Missing) => {
+                match self.memo.get(idx) {
+                    Val::Missing => {
                         return Err(self.malformed(off, format!("memo index {idx} is not defined")))
                     }
-                    Some(Val::Tomb) => {
+                    Val::Tomb => {
                         return Err(self.malformed(
                             off,
                             format!("unexpected reference to a trace entry (memo {idx}) that was already stored"),
                         ))
                     }
-                    Some(v) => {
+                    v => {
                         self.b.note_push(v, self.stack.len());
                         self.stack.push(v);
                     }
@@ -424,6 +478,20 @@ impl Machine {
             .map_err(|w| self.malformed(off, w))?;
         self.b.note_push(v, self.stack.len());
         self.stack.push(v);
+        if matches!(v, Val::Obj(_)) {
+            // Only a typed container can raise the count of open containers.
+            let open = self.b.open_containers();
+            if open > self.stats.max_open_containers {
+                self.stats.max_open_containers = open;
+                if open > super::schema::MAX_OPEN {
+                    return Err(self.limit(
+                        off,
+                        "snapshot containers under construction",
+                        super::schema::MAX_OPEN,
+                    ));
+                }
+            }
+        }
         Ok(())
     }
 

@@ -236,7 +236,10 @@ impl<'a> HostOpsReader<'a> {
             }
             None => self.strings.intern(""),
         };
-        let dur_ns = match dur.and_then(decimal_text).and_then(|s| parse_time_ns(s).ok()) {
+        let dur_ns = match dur
+            .and_then(decimal_text)
+            .and_then(|s| parse_time_ns(s).ok())
+        {
             Some(t) => t.ns,
             None => {
                 self.diag.note(Issue::BadDur, at, None);
@@ -326,7 +329,13 @@ impl<'a> HostOpsReader<'a> {
                 return Err(e);
             }
             if scan.wrapped {
-                return Ok((HostOpTable::new(), TraceStats { scan, ..Default::default() }));
+                return Ok((
+                    HostOpTable::new(),
+                    TraceStats {
+                        scan,
+                        ..Default::default()
+                    },
+                ));
             }
             if let Some(at) = scan.truncated_at {
                 return Err(ParseError::new(

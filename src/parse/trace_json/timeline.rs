@@ -221,7 +221,10 @@ impl TimelineBuilder {
         };
         match ph {
             "X" => {
-                let d = match dur.and_then(decimal_text).and_then(|d| parse_time_ns(d).ok()) {
+                let d = match dur
+                    .and_then(decimal_text)
+                    .and_then(|d| parse_time_ns(d).ok())
+                {
                     Some(d) => d.ns,
                     None => {
                         self.diag.note(Issue::BadDur, at, None);
@@ -330,27 +333,24 @@ impl TimelineBuilder {
         };
         for r in &raws {
             let pname = pid_names.get(&r.pid).map(String::as_str);
-            if pname == Some("Ascend Hardware") {
+            // Device lanes (anomaly.md §1.3): every "Ascend Hardware" event, and the "HCCL"
+            // events of op-level threads (threads not named "Plane…").
+            let hccl_lane = match pname {
+                Some("Ascend Hardware") => Some(false),
+                Some("HCCL") => thread_names
+                    .get(&r.thread)
+                    .is_none_or(|n| !n.starts_with("Plane"))
+                    .then_some(true),
+                _ => None,
+            };
+            if let Some(hccl_lane) = hccl_lane {
                 t.device_events.push(DeviceEvent {
                     name: r.name,
                     ts_ns: r.ts,
                     dur_ns: r.dur,
                     stream: thread_tid[r.thread as usize],
-                    hccl_lane: false,
+                    hccl_lane,
                 });
-            } else if pname == Some("HCCL") {
-                let op_level = thread_names
-                    .get(&r.thread)
-                    .is_none_or(|n| !n.starts_with("Plane"));
-                if op_level {
-                    t.device_events.push(DeviceEvent {
-                        name: r.name,
-                        ts_ns: r.ts,
-                        dur_ns: r.dur,
-                        stream: thread_tid[r.thread as usize],
-                        hccl_lane: true,
-                    });
-                }
             }
             if let Some(lane) = lane_of(r.pid) {
                 t.push_ids(r.name, r.cat, r.thread, lane, r.ts, r.dur);

@@ -2,7 +2,7 @@
 //! exports, the timeline slot (filled by `timeline*.rs`), the summary cards, notes when the
 //! data is thin, the step table, the bubble list with its detail panel, the structure tree and
 //! the wait-anchor / AICPU / PMU tables. Every number comes from the worker
-//! (`Request::Anomaly`); the selection lives in [`AppState`] (`anomaly_rank`, `anomaly_step`,
+//! (`Query::Anomaly`); the selection lives in [`AppState`] (`anomaly_rank`, `anomaly_step`,
 //! `anomaly_bubble`) so the timeline follows the same bubble and step.
 
 mod bubbles;
@@ -20,20 +20,15 @@ use super::state::AppState;
 use crate::protocol::anomaly::{
     AnomalyExportKind, AnomalyQuery, AnomalyReply, AnomalySummaryDto, CrossRankRowDto,
 };
-use crate::protocol::{AnalysisKind, Request, Response};
-use crate::views::anomaly::cross_rank_table;
+use crate::protocol::{AnalysisKind, ExportRequest, Query, Reply};
+use crate::views::cross_rank::cross_rank_table;
 use crate::views::format;
 
 /// Sends `q` to the worker that ran the anomaly analysis of its rank and waits for the reply.
 pub(crate) async fn ask(q: AnomalyQuery) -> Result<AnomalyReply, String> {
-    let rank = q.rank();
-    match client()
-        .query(AnalysisKind::Anomaly, rank, Request::Anomaly(q))
-        .await
-    {
-        Ok(Response::Anomaly(r)) => Ok(r),
-        Ok(other) => Err(format!("unexpected reply {other:?}")),
-        Err(e) => Err(e),
+    match client().query(Query::Anomaly(q)).await? {
+        Reply::Anomaly(r) => Ok(r),
+        other => Err(format!("unexpected reply {other:?}")),
     }
 }
 
@@ -264,10 +259,7 @@ fn Exports() -> impl IntoView {
         let rank = state.anomaly_rank.get_untracked();
         state.status.set(format!("Writing {what:?}…"));
         spawn_local(async move {
-            match client()
-                .export_request(Request::AnomalyExport { what, rank })
-                .await
-            {
+            match client().export(ExportRequest::Anomaly { what, rank }).await {
                 Ok(()) => state.status.set(format!("{what:?} written.")),
                 Err(e) => state.status.set(format!("Export failed: {e}")),
             }

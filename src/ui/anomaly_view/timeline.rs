@@ -4,9 +4,9 @@
 //! (`widgets::zoom`: W/S or ↑/↓ zoom around the pointer, A/D or ←/→ pan, 0/Home), double-click
 //! or "Reset" fits everything. Clicking a bubble selects it
 //! (`AppState::anomaly_bubble`, shared with the bubble list and panel); clicking a box asks
-//! the worker for the kernel or host event under the pointer (`Request::KernelAt`).
+//! the worker for the kernel or host event under the pointer (`AnomalyQuery::KernelAt`).
 //!
-//! The worker merges items closer than a pixel (`Request::Timeline`, views::timeline) for a
+//! The worker merges items closer than a pixel (`AnomalyQuery::Timeline`, views::timeline) for a
 //! window half a view wider on each side; at most one request is in flight (the latest view
 //! wins) and every frame re-projects the last boxes through the current view, so panning and
 //! zooming never wait for the worker. Frames are coalesced with `requestAnimationFrame`.
@@ -19,12 +19,13 @@ use leptos::task::spawn_local;
 use super::timeline_draw::{
     self as draw, Marks, XMap, BUBBLE_ROW, CLASS_COLORS, LABEL_W, RIGHT, STEP_ROW,
 };
-use crate::protocol::{AnalysisKind, Request, Response, TimelineDto, TimelineItemDto};
-use crate::ui::client::client;
+use crate::protocol::{AnomalyQuery, AnomalyReply, TimelineDto, TimelineItemDto};
 use crate::ui::state::AppState;
-use crate::ui::widgets::zoom::{zoom_key, ZoomKey, PAN, STEP};
 use crate::views::format;
-use crate::views::timeline_axis::{box_at, bubble_at, clamp_view, pan, zoom, LABEL_COLORS};
+use crate::views::timeline_axis::{
+    box_at, bubble_at, clamp_view, pan, zoom, LABEL_COLORS, MIN_SPAN_MS,
+};
+use crate::views::zoom::{apply, zoom_key};
 
 /// Hover tooltip: position (CSS px) and lines.
 #[derive(Clone, Debug, PartialEq)]
@@ -86,13 +87,13 @@ pub fn Timeline(
         spawn_local(async move {
             let (mut want, mut width_px) = (want, width_px);
             loop {
-                let req = Request::Timeline {
+                let req = AnomalyQuery::Timeline {
                     rank,
                     x_range_ms: want,
                     width_px,
                 };
-                match client().query(AnalysisKind::Anomaly, rank, req).await {
-                    Ok(Response::Timeline(d)) => {
+                match super::ask(req).await {
+                    Ok(AnomalyReply::Timeline(d)) => {
                         let _ = error.try_set(None);
                         let _ = dto.try_set(Some(d));
                     }
@@ -319,14 +320,14 @@ pub fn Timeline(
             Some(Hit::Bubble(i)) => state.anomaly_bubble.set(Some(i)),
             Some(Hit::Step(i)) => state.anomaly_step.set(Some(i)),
             Some(Hit::Lane(lane)) => spawn_local(async move {
-                let req = Request::KernelAt {
+                let req = AnomalyQuery::KernelAt {
                     rank,
                     t_ms: t,
                     lane,
                     slop_ms: slop,
                 };
-                match client().query(AnalysisKind::Anomaly, rank, req).await {
-                    Ok(Response::KernelAt(k)) => {
+                match super::ask(req).await {
+                    Ok(AnomalyReply::KernelAt(k)) => {
                         let _ = item.try_set(k);
                     }
                     Ok(other) => {
@@ -358,18 +359,11 @@ pub fn Timeline(
             .get_value()
             .filter(|t| *t >= v.0 && *t <= v.1)
             .unwrap_or((v.0 + v.1) / 2.0);
-        let span = v.1 - v.0;
-        // The page's chart keys (widgets::zoom): W/S zoom around the pointer, A/D pan.
+        // The page's chart keys (views::zoom): W/S zoom around the pointer, A/D pan.
         let Some(key) = zoom_key(&ev.key()) else {
             return;
         };
-        let next = match key {
-            ZoomKey::In => zoom(v, full, at, STEP),
-            ZoomKey::Out => zoom(v, full, at, 1.0 / STEP),
-            ZoomKey::Left => pan(v, full, -PAN * span),
-            ZoomKey::Right => pan(v, full, PAN * span),
-            ZoomKey::Reset => full,
-        };
+        let next = apply(key, v, full, Some(at), MIN_SPAN_MS).unwrap_or(full);
         ev.prevent_default();
         set_view(next);
     };

@@ -10,8 +10,7 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::protocol::{AnalysisKind, CurveDto, LiveAtDto, Request, Response};
-use crate::ui::client::client;
+use crate::protocol::{CurveDto, LiveAtDto, MemoryQuery, MemoryReply};
 use crate::ui::route::{use_route, MEM_X};
 use crate::ui::theme::use_theme;
 use crate::ui::widgets::chart::{self, plot_columns, MARGIN};
@@ -41,18 +40,18 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
         generation.update_value(|g| *g += 1);
         let g = generation.get_value();
         spawn_local(async move {
-            let req = Request::Curve {
+            let req = MemoryQuery::Curve {
                 rank,
                 x_range: win,
                 width_px,
             };
-            match client().query(AnalysisKind::Memory, rank, req).await {
+            match super::query(req).await {
                 // `try_`: the view may have been unmounted while the query ran.
-                Ok(Response::Curve(c)) if generation.try_get_value() == Some(g) => {
+                Ok(MemoryReply::Curve(c)) if generation.try_get_value() == Some(g) => {
                     error.set(None);
                     curve.set(Some(c));
                 }
-                Ok(Response::Curve(_)) => {}
+                Ok(MemoryReply::Curve(_)) => {}
                 Ok(other) => error.set(Some(format!("unexpected reply {other:?}"))),
                 Err(e) => error.set(Some(e)),
             }
@@ -97,17 +96,12 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
         spawn_local(async move {
             let mut t = t;
             loop {
-                if let Ok(Response::LiveAt(l)) = client()
-                    .query(
-                        AnalysisKind::Memory,
-                        rank,
-                        Request::LiveAt {
-                            rank,
-                            t_ms: t,
-                            limit: 5,
-                        },
-                    )
-                    .await
+                if let Ok(MemoryReply::LiveAt(l)) = super::query(MemoryQuery::LiveAt {
+                    rank,
+                    t_ms: t,
+                    limit: 5,
+                })
+                .await
                 {
                     live.set(Some(l));
                 }
@@ -138,6 +132,7 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
             c.full_range_ms,
             t,
             factor,
+            min_span(c.full_range_ms),
         ));
     };
     let on_key = move |ev: ev::KeyboardEvent| {
@@ -145,7 +140,8 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
             return;
         };
         let shown = window.get_untracked().unwrap_or(c.full_range_ms);
-        if let Some(w) = zoom::on_key(&ev, shown, c.full_range_ms) {
+        if let Some(w) = zoom::on_key(&ev, shown, c.full_range_ms, None, min_span(c.full_range_ms))
+        {
             window.set(w);
         }
     };
@@ -252,4 +248,9 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
             </div>
         </section>
     }
+}
+
+/// Narrowest window of the memory chart: a millionth of the full range.
+fn min_span(full: (f64, f64)) -> f64 {
+    (full.1 - full.0) * zoom::MIN_FRACTION
 }

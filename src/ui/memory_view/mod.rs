@@ -1,6 +1,6 @@
 //! The memory tab (issue 2): rank/role selector and overview, per-rank summary, the curve
 //! chart, the virtualised events table with the call-stack panel, the top-sites table and
-//! the exports. Every number shown comes from the worker (`Request::{Curve, Rows, LiveAt,
+//! the exports. Every number shown comes from the worker (`MemoryQuery::{Curve, Rows, LiveAt,
 //! Sites, Stack}`).
 
 mod chart;
@@ -14,8 +14,19 @@ use super::client::client;
 use super::keys::use_keys;
 use super::route::{use_route, MEM_PREFIX, MEM_ROW};
 use super::state::AppState;
-use crate::protocol::{AnalysisKind, ExportKind, MemorySummaryDto, Request, Response, StackDto};
+use crate::protocol::{
+    AnalysisKind, ExportRequest, MemoryExportKind, MemoryQuery, MemoryReply, MemorySummaryDto,
+    Query, Reply, StackDto,
+};
 use crate::views::format;
+
+/// Sends a memory query to the worker that analysed its rank folder.
+pub async fn query(q: MemoryQuery) -> Result<MemoryReply, String> {
+    match client().query(Query::Memory(q)).await? {
+        Reply::Memory(r) => Ok(r),
+        other => Err(format!("unexpected reply {other:?}")),
+    }
+}
 
 /// The memory tab.
 #[component]
@@ -195,11 +206,11 @@ fn SummaryCard(s: MemorySummaryDto) -> impl IntoView {
 fn Exports() -> impl IntoView {
     let state = expect_context::<AppState>();
     let busy = RwSignal::new(false);
-    let run = move |what: ExportKind| {
+    let run = move |what: MemoryExportKind| {
         busy.set(true);
         state.status.set(format!("Writing {what:?}…"));
         spawn_local(async move {
-            match client().export(what).await {
+            match client().export(ExportRequest::Memory(what)).await {
                 Ok(()) => state.status.set(format!("{what:?} written.")),
                 Err(e) => state.status.set(format!("Export failed: {e}")),
             }
@@ -209,9 +220,9 @@ fn Exports() -> impl IntoView {
     view! {
         <div class="exports">
             <span>"Export all ranks: "</span>
-            <button class="button" data-testid="export-csv" disabled=move || busy.get() on:click=move |_| run(ExportKind::MemoryCsv)>"CSV"</button>
-            <button class="button" data-testid="export-json" disabled=move || busy.get() on:click=move |_| run(ExportKind::MemoryJson)>"JSON"</button>
-            <button class="button" data-testid="export-md" disabled=move || busy.get() on:click=move |_| run(ExportKind::MemorySummaryMd)>"Summary (Markdown)"</button>
+            <button class="button" data-testid="export-csv" disabled=move || busy.get() on:click=move |_| run(MemoryExportKind::MemoryCsv)>"CSV"</button>
+            <button class="button" data-testid="export-json" disabled=move || busy.get() on:click=move |_| run(MemoryExportKind::MemoryJson)>"JSON"</button>
+            <button class="button" data-testid="export-md" disabled=move || busy.get() on:click=move |_| run(MemoryExportKind::MemorySummaryMd)>"Summary (Markdown)"</button>
         </div>
     }
 }
@@ -226,11 +237,8 @@ fn StackPanel(rank: u32, selected: RwSignal<Option<u32>>) -> impl IntoView {
             return;
         };
         spawn_local(async move {
-            let res = match client()
-                .query(AnalysisKind::Memory, rank, Request::Stack { rank, row })
-                .await
-            {
-                Ok(Response::Stack(s)) => Ok(s),
+            let res = match query(MemoryQuery::Stack { rank, row }).await {
+                Ok(MemoryReply::Stack(s)) => Ok(s),
                 Ok(other) => Err(format!("unexpected reply {other:?}")),
                 Err(e) => Err(e),
             };

@@ -3,8 +3,7 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::protocol::{AnalysisKind, Request, Response, SiteKey, SitesDto};
-use crate::ui::client::client;
+use crate::protocol::{MemoryQuery, MemoryReply, SiteKey, SitesDto};
 use crate::views::format;
 
 /// The top-sites table.
@@ -15,19 +14,14 @@ pub fn SitesTable(rank: u32) -> impl IntoView {
     Effect::new(move |_| {
         let g = group_by.get();
         spawn_local(async move {
-            let res = match client()
-                .query(
-                    AnalysisKind::Memory,
-                    rank,
-                    Request::Sites {
-                        rank,
-                        group_by: g,
-                        limit: 50,
-                    },
-                )
-                .await
+            let res = match super::query(MemoryQuery::Sites {
+                rank,
+                group_by: g,
+                limit: 50,
+            })
+            .await
             {
-                Ok(Response::Sites(s)) => Ok(s),
+                Ok(MemoryReply::Sites(s)) => Ok(s),
                 Ok(other) => Err(format!("unexpected reply {other:?}")),
                 Err(e) => Err(e),
             };

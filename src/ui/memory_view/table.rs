@@ -1,5 +1,5 @@
 //! The virtualised events table: only the visible rows exist in the DOM; each scroll, sort
-//! or filter change asks the worker for one page (`Request::Rows`), the worker keeps the
+//! or filter change asks the worker for one page (`MemoryQuery::Rows`), the worker keeps the
 //! sorted/filtered order of all rows. Works the same for 184 or 1M rows. Filters, sort and the
 //! selected row are kept in the URL hash (`mem.q`, `mem.kmin`, `mem.kmax`, `mem.sort`, `mem.row`).
 
@@ -9,9 +9,8 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::protocol::{
-    AnalysisKind, MemColumn, Request, Response, RowFilter, RowsPage, RowsQuery, SortKey,
+    MemColumn, MemoryQuery, MemoryReply, RowFilter, RowsPage, RowsQuery, SortKey,
 };
-use crate::ui::client::client;
 use crate::ui::route::{use_route, MEM_KMAX, MEM_KMIN, MEM_Q, MEM_SORT};
 use crate::ui::widgets::virtual_scroll::{first_row, spacer_height};
 use crate::views::format;
@@ -89,11 +88,8 @@ pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> im
                 sort,
                 filter,
             };
-            match client()
-                .query(AnalysisKind::Memory, rank, Request::Rows(q))
-                .await
-            {
-                Ok(Response::Rows(p)) => {
+            match super::query(MemoryQuery::Rows(q)).await {
+                Ok(MemoryReply::Rows(p)) => {
                     // `try_`: the table may have been unmounted while the query ran.
                     if generation.try_get_value() == Some(g) {
                         error.set(None);

@@ -13,7 +13,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use web_sys::CanvasRenderingContext2d;
 
-use crate::protocol::{SnapAxis, SnapCurveDto, SnapCurveQuery, SnapRequest, SnapResponse};
+use crate::protocol::{SnapAxis, SnapCurveDto, SnapCurveQuery, SnapQuery, SnapReply};
 use crate::ui::widgets::chart::{context, nice_step, plot_columns, stroke_min_max, MARGIN};
 use crate::views::format;
 
@@ -73,8 +73,8 @@ pub fn SnapChart(
                 range: win,
                 width_px,
             };
-            match snap(target, SnapRequest::Curve(q)).await {
-                Ok(SnapResponse::Curve(c)) => {
+            match snap(SnapQuery::Curve(q)).await {
+                Ok(SnapReply::Curve(c)) => {
                     if generation.try_get_value() == Some(g) {
                         error.set(None);
                         curve.set(Some(c));
@@ -121,37 +121,31 @@ pub fn SnapChart(
         let Some(c) = curve.get_untracked() else {
             return;
         };
-        let (f0, f1) = c.full;
-        let span = (b - a).max(match c.axis {
-            SnapAxis::Index => 4.0,
-            SnapAxis::Time => 1e-3,
-        });
-        if span >= f1 - f0 {
-            window.set(None);
-            return;
-        }
-        let mut a = a;
-        if a < f0 {
-            a = f0;
-        }
-        if a + span > f1 {
-            a = f1 - span;
-        }
-        window.set(Some((a, a + span)));
+        window.set(crate::views::zoom::clamp((a, b), c.full, min_span(c.axis)));
     };
     let zoom = move |center: f64, factor: f64| {
         let Some(c) = curve.get_untracked() else {
             return;
         };
-        set_window(
-            center - (center - c.x0) * factor,
-            center + (c.x1 - center) * factor,
-        );
+        window.set(crate::views::zoom::zoom_around(
+            (c.x0, c.x1),
+            c.full,
+            center,
+            factor,
+            min_span(c.axis),
+        ));
     };
     let on_wheel = move |ev: ev::WheelEvent| {
         ev.prevent_default();
         if let Some((v, _)) = x_to_axis(ev.offset_x() as f64) {
-            zoom(v, if ev.delta_y() < 0.0 { 0.8 } else { 1.25 });
+            zoom(
+                v,
+                if ev.delta_y() < 0.0 {
+                    crate::views::zoom::STEP
+                } else {
+                    1.0 / crate::views::zoom::STEP
+                },
+            );
         }
     };
     let on_down = move |ev: ev::MouseEvent| {
@@ -186,7 +180,7 @@ pub fn SnapChart(
         let Some(c) = curve.get_untracked() else {
             return;
         };
-        match crate::ui::widgets::zoom::on_key(&ev, (c.x0, c.x1), c.full) {
+        match crate::ui::widgets::zoom::on_key(&ev, (c.x0, c.x1), c.full, None, min_span(c.axis)) {
             Some(Some((a, b))) => set_window(a, b),
             Some(None) => window.set(None),
             None => {}
@@ -381,4 +375,12 @@ fn draw(ctx: &CanvasRenderingContext2d, w: f64, h: f64, c: &SnapCurveDto, sel_x:
     }
     ctx.set_stroke_style_str("#888");
     ctx.stroke_rect(ml, mt, pw, ph);
+}
+
+/// Narrowest window of the snapshot chart: 4 entries on the index axis, 1 µs on the time axis.
+fn min_span(axis: SnapAxis) -> f64 {
+    match axis {
+        SnapAxis::Index => 4.0,
+        SnapAxis::Time => 1e-3,
+    }
 }

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::protocol::{
-    SnapContributorDto, SnapFrameDto, SnapLiveDto, SnapRequest, SnapResponse, SnapStackDto,
+    SnapContributorDto, SnapFrameDto, SnapLiveDto, SnapQuery, SnapReply, SnapStackDto,
 };
 use crate::views::format;
 
@@ -81,17 +81,14 @@ pub fn LivePanel(
             return;
         };
         spawn_local(async move {
-            let res = match snap(
+            let res = match snap(SnapQuery::Stack {
                 target,
-                SnapRequest::Stack {
-                    target,
-                    slot: dslot,
-                    record: r,
-                },
-            )
+                slot: dslot,
+                record: r,
+            })
             .await
             {
-                Ok(SnapResponse::Stack(s)) => Ok(s),
+                Ok(SnapReply::Stack(s)) => Ok(s),
                 Ok(other) => Err(format!("unexpected reply {other:?}")),
                 Err(e) => Err(e),
             };

@@ -4,7 +4,7 @@
 //! (tensors with stacks, contributors with links and call chains, icicle), the peak list,
 //! segments and fragmentation, allocator settings and data-quality warnings, the settings
 //! panel (project root, path mapping, link style, peak options) and the exports.
-//! Every number comes from the worker (`Request::Snapshot` queries).
+//! Every number comes from the worker (`Query::Snapshot`).
 
 mod chart;
 mod icicle;
@@ -19,7 +19,7 @@ use leptos::task::spawn_local;
 use super::client::client;
 use super::state::AppState;
 use crate::protocol::{
-    AnalysisKind, Request, Response, SnapAxis, SnapExportKind, SnapLiveDto, SnapRequest,
+    AnalysisKind, ExportRequest, Query, Reply, SnapAxis, SnapExportKind, SnapLiveDto, SnapQuery,
     SnapshotSummaryDto,
 };
 use crate::views::format;
@@ -47,15 +47,11 @@ impl Selected {
     }
 }
 
-/// Sends a snapshot query to the worker that analysed `target`.
-pub async fn query(target: u32, body: Request) -> Result<Response, String> {
-    client().query(AnalysisKind::Snapshot, target, body).await
-}
-
-/// Sends a [`SnapRequest`] and unwraps its [`crate::protocol::SnapResponse`].
-pub async fn snap(target: u32, q: SnapRequest) -> Result<crate::protocol::SnapResponse, String> {
-    match query(target, Request::Snapshot(q)).await? {
-        Response::Snapshot(r) => Ok(r),
+/// Sends a [`SnapQuery`] to the worker that analysed its target and unwraps its
+/// [`crate::protocol::SnapReply`].
+pub async fn snap(q: SnapQuery) -> Result<crate::protocol::SnapReply, String> {
+    match client().query(Query::Snapshot(q)).await? {
+        Reply::Snapshot(r) => Ok(r),
         other => Err(format!("unexpected reply {other:?}")),
     }
 }
@@ -216,8 +212,8 @@ fn DeviceView(
                 x: sel.x,
                 limit: 200,
             };
-            let res = match snap(target, SnapRequest::Live(q)).await {
-                Ok(crate::protocol::SnapResponse::Live(l)) => Ok(l),
+            let res = match snap(SnapQuery::Live(q)).await {
+                Ok(crate::protocol::SnapReply::Live(l)) => Ok(l),
                 Ok(other) => Err(format!("unexpected reply {other:?}")),
                 Err(e) => Err(e),
             };
@@ -255,9 +251,8 @@ fn Exports(target: u32) -> impl IntoView {
         busy.set(true);
         state.status.set(format!("Writing {what:?}…"));
         spawn_local(async move {
-            let body = Request::Snapshot(SnapRequest::Export { target, what });
             match client()
-                .export_from(AnalysisKind::Snapshot, target, body)
+                .export(ExportRequest::Snapshot { target, what })
                 .await
             {
                 Ok(()) => state.status.set(format!("{what:?} written.")),

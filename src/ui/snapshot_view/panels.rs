@@ -5,8 +5,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::protocol::{
-    SnapDeviceDto, SnapRequest, SnapResponse, SnapSegmentsDto, SnapshotSettingsDto,
-    SnapshotSummaryDto,
+    SnapDeviceDto, SnapQuery, SnapReply, SnapSegmentsDto, SnapshotSettingsDto, SnapshotSummaryDto,
 };
 use crate::ui::state::AppState;
 use crate::views::format;
@@ -147,17 +146,14 @@ pub fn Warnings(d: SnapDeviceDto, s: SnapshotSummaryDto) -> impl IntoView {
 pub fn SegmentsPanel(target: u32, dslot: u32) -> impl IntoView {
     let data = RwSignal::new(None::<Result<SnapSegmentsDto, String>>);
     spawn_local(async move {
-        let res = match snap(
+        let res = match snap(SnapQuery::Segments {
             target,
-            SnapRequest::Segments {
-                target,
-                slot: dslot,
-                limit: 200,
-            },
-        )
+            slot: dslot,
+            limit: 200,
+        })
         .await
         {
-            Ok(SnapResponse::Segments(s)) => Ok(s),
+            Ok(SnapReply::Segments(s)) => Ok(s),
             Ok(other) => Err(format!("unexpected reply {other:?}")),
             Err(e) => Err(e),
         };
@@ -248,16 +244,15 @@ pub fn SettingsPanel(target: u32, current: SnapshotSettingsDto) -> impl IntoView
         s.path_map = pairs;
         busy.set(true);
         spawn_local(async move {
-            match snap(
+            match snap(SnapQuery::Settings {
                 target,
-                SnapRequest::Settings {
-                    target,
-                    settings: s,
-                },
-            )
+                settings: s,
+            })
             .await
             {
-                Ok(SnapResponse::Summary(_)) => {
+                Ok(SnapReply::Summary(sum)) => {
+                    // The page shows the re-computed summary (the reply replaces the old one).
+                    crate::ui::client::client().set_snapshot(target, sum);
                     let _ = error.try_set(None);
                     state
                         .status

@@ -1,69 +1,114 @@
 //! Hand-checked values on four rows (see each assertion's comment for the arithmetic).
 
 use super::*;
+use crate::analysis::memory_peak::{allocator_series, find_peak, live_series};
+use crate::model::memory_events::{MemoryEvent, MemoryEventTable, Totals};
 use crate::protocol::{MemColumn, RowFilter, RowsQuery, SiteKey, SortKey};
 
 const LIB: &str = "/usr/lib/python3.10/site-packages/torch/x.py(1): f";
 const USER: &str = "/home/u/main.py(5): train";
 const OUTER: &str = "<string>(1): <module>";
 
+/// One row: (size KiB, alloc ms, release ms, alloc totals, release totals, line).
+type Ev = (
+    f64,
+    i64,
+    Option<i64>,
+    (f64, f64, f64),
+    Option<(f64, f64, f64)>,
+    u64,
+);
+
+const MS: i64 = 1_000_000;
+
+/// The rows' model table, so the curves and the peak come from `analysis::memory_peak`.
+fn table(evs: &[Ev]) -> MemoryEventTable {
+    let tot = |t: (f64, f64, f64)| Totals {
+        allocated: Some(t.0),
+        reserved: Some(t.1),
+        active: Some(t.2),
+    };
+    let mut m = MemoryEventTable::new();
+    for &(size_kb, a, r, at, rt, line) in evs {
+        m.push(MemoryEvent {
+            size_kb,
+            alloc_time_ns: a * MS,
+            release_time_ns: r.map(|r| r * MS),
+            alloc_totals: tot(at),
+            release_totals: rt.map(tot).unwrap_or_default(),
+            line,
+            ..Default::default()
+        });
+    }
+    m
+}
+
+fn with_series(m: &mut MemoryRows, t: &MemoryEventTable) {
+    let samples = allocator_series(t);
+    let peak = find_peak(t, &samples);
+    m.set_series(&samples, &live_series(t), peak.as_ref());
+}
+
+const EVS: [Ev; 4] = [
+    (
+        100.0,
+        10,
+        Some(20),
+        (1.0, 2.0, 1.0),
+        Some((0.9, 2.0, 0.9)),
+        2,
+    ),
+    (300.0, 15, None, (1.3, 2.0, 1.3), None, 3),
+    (-100.0, 20, None, (1.2, 2.0, 1.2), None, 4),
+    (
+        50.0,
+        20,
+        Some(30),
+        (1.25, 2.0, 1.25),
+        Some((1.2, 2.0, 1.2)),
+        5,
+    ),
+];
+
 fn rows() -> MemoryRows {
     let mut m = MemoryRows::new(7);
     let stack = vec![LIB, USER, OUTER];
+    let base = |i: usize| {
+        let (size_kb, a, r, at, _, line) = EVS[i];
+        RowIn {
+            size_kb,
+            start_time_ms: a as f64,
+            duration_ms: r.map_or(0.0, |r| (r - a) as f64),
+            alloc_ns: a * MS,
+            release_ns: r.map(|r| r * MS),
+            total_allocated_mb: at.0,
+            total_reserved_mb: at.1,
+            total_active_mb: at.2,
+            source_line: line,
+            match_quality: 4,
+            ..Default::default()
+        }
+    };
     m.push(&RowIn {
         name: "aten::a",
-        size_kb: 100.0,
-        start_time_ms: 10.0,
-        duration_ms: 10.0,
-        release_time_ms: Some(20.0),
-        total_allocated_mb: 1.0,
-        total_reserved_mb: 2.0,
-        total_active_mb: 1.0,
-        release_totals_mb: (Some(0.9), Some(2.0), Some(0.9)),
-        has_alloc_totals: (true, true, true),
         frames: stack,
         stack_key: Some(7),
         call_stack_top: LIB,
         user_frame: USER,
         match_quality: 1,
         stack_origin: "same_op",
-        source_line: 2,
+        ..base(0)
     });
     m.push(&RowIn {
         name: "aten::b",
-        size_kb: 300.0,
-        start_time_ms: 15.0,
-        total_allocated_mb: 1.3,
-        total_reserved_mb: 2.0,
-        total_active_mb: 1.3,
-        has_alloc_totals: (true, true, true),
-        match_quality: 4,
-        source_line: 3,
-        ..Default::default()
+        ..base(1)
     });
     m.push(&RowIn {
         name: "aten::a",
-        size_kb: -100.0,
-        start_time_ms: 20.0,
-        total_allocated_mb: 1.2,
-        total_reserved_mb: 2.0,
-        total_active_mb: 1.2,
-        has_alloc_totals: (true, true, true),
-        match_quality: 4,
-        source_line: 4,
-        ..Default::default()
+        ..base(2)
     });
     m.push(&RowIn {
         name: "aten::c",
-        size_kb: 50.0,
-        start_time_ms: 20.0,
-        duration_ms: 10.0,
-        release_time_ms: Some(30.0),
-        total_allocated_mb: 1.25,
-        total_reserved_mb: 2.0,
-        total_active_mb: 1.25,
-        release_totals_mb: (Some(1.2), Some(2.0), Some(1.2)),
-        has_alloc_totals: (true, true, true),
         // Same caller stack key: frames may be left out (row 3 must still show them).
         frames: Vec::new(),
         stack_key: Some(7),
@@ -71,9 +116,9 @@ fn rows() -> MemoryRows {
         user_frame: USER,
         match_quality: 2,
         stack_origin: "same_op",
-        source_line: 5,
+        ..base(3)
     });
-    m.finish();
+    with_series(&mut m, &table(&EVS));
     m
 }
 
@@ -147,6 +192,53 @@ fn live_curve_and_live_set_follow_the_rows() {
     );
     // Allocator samples at t=20 in (alloc before release, line) order: 1.2, 1.25, then 0.9.
     assert_eq!(l.totals_mb, Some((0.9, 2.0, 0.9)));
+    // At the peak's own time (15 ms): the card's live set, the peak sample's totals.
+    let l = m.live_at(15.0, 5);
+    assert_eq!((l.live_rows, l.live_mb * 1024.0), (2, 400.0));
+    assert_eq!(l.totals_mb, Some((1.3, 2.0, 1.3)));
+}
+
+/// The marker's time stands for the peak sample: two samples 100 ns apart are one f64 ms on
+/// an epoch clock; the live set asked at the marker is the card's (row allocated 100 ns
+/// after the peak is not in it), and so are the totals (the next sample lowers them).
+#[test]
+fn the_marker_time_means_the_exact_peak_instant() {
+    let t0 = 1_736_408_883_694_i64 * MS; // epoch ns
+    let mut t = MemoryEventTable::new();
+    for (i, (kb, allocated)) in [(1024.0, 9.0), (2048.0, 8.5)].into_iter().enumerate() {
+        t.push(MemoryEvent {
+            size_kb: kb,
+            alloc_time_ns: t0 + 100 * i as i64,
+            alloc_totals: Totals {
+                allocated: Some(allocated),
+                reserved: Some(10.0),
+                active: Some(allocated),
+            },
+            line: 2 + i as u64,
+            ..Default::default()
+        });
+    }
+    assert_eq!(
+        ns_to_ms(t.alloc_time_ns()[0]),
+        ns_to_ms(t.alloc_time_ns()[1])
+    );
+    let mut m = MemoryRows::new(0);
+    for i in 0..t.len() {
+        m.push(&RowIn {
+            size_kb: t.size_kb()[i],
+            alloc_ns: t.alloc_time_ns()[i],
+            source_line: t.line()[i],
+            ..Default::default()
+        });
+    }
+    with_series(&mut m, &t);
+    let peak = find_peak(&t, &allocator_series(&t)).unwrap();
+    let (p_ms, p_mb) = m.curve(None, 10).peak.unwrap();
+    assert_eq!((p_ms, p_mb), (ns_to_ms(peak.peak_time_ns), 9.0));
+    let l = m.live_at(p_ms, 5);
+    assert_eq!(l.live_rows, peak.live_rows.len() as u64);
+    assert_eq!(l.live_rows, 1);
+    assert_eq!(l.totals_mb, Some((9.0, 10.0, 9.0)));
 }
 
 #[test]
@@ -203,8 +295,8 @@ fn a_million_rows_page_quickly_enough_for_a_table() {
             size_kb: ((i * 7919) % 10_000) as f64,
             start_time_ms: i as f64,
             duration_ms: 1.0,
-            release_time_ms: Some(i as f64 + 1.0),
-            has_alloc_totals: (true, true, true),
+            alloc_ns: i as i64 * MS,
+            release_ns: Some((i as i64 + 1) * MS),
             frames: if i % 2 == 0 {
                 frames.to_vec()
             } else {
@@ -216,7 +308,8 @@ fn a_million_rows_page_quickly_enough_for_a_table() {
             ..Default::default()
         });
     }
-    m.finish();
+    let live: Vec<(i64, f64)> = (0..1_000_000i64).map(|i| (i * MS, 1.0)).collect();
+    m.set_series(&[], &live, None);
     let p = m.rows(&q(
         Some(SortKey {
             column: MemColumn::SizeKb,

@@ -4,7 +4,7 @@
 //!
 //! Cost per query: one pass over the lifetime table (`live_sets` with one point:
 //! O(records)), then O(|live| log |live|) for the sort and the groups. Measured on a
-//! 1.5M-entry generated snapshot in `views::snapshot::tests` (see ARCHITECTURE.md).
+//! 1.5M-entry generated snapshot in `engine::session::snapshot_view::tests` (see ARCHITECTURE.md).
 
 use std::collections::HashMap;
 
@@ -23,8 +23,8 @@ use crate::protocol::snapshot::{
 use crate::report::snapshot_json::{origin_name, Labeler};
 use crate::report::snapshot_md;
 
-use super::axis::Axis;
 use super::{rel_ms, trace, SnapshotView};
+use crate::views::snapshot_axis::Axis;
 
 /// Icicle nodes narrower than this fraction of the root are folded into their parent.
 pub const TREE_MIN_FRACTION: f64 = 0.001;

@@ -1,10 +1,14 @@
-//! The memory-snapshot view (issue 4 UI, torch-snapshot.md §6.3, §7): one analysed snapshot
-//! kept in the worker and every query of the snapshot tab answered from it.
+//! The snapshot tab's session state (issue 4 UI, torch-snapshot.md §6.3, §7): one analysed
+//! snapshot ([`SnapshotRun`]) kept in the worker with its settings, and every query of the
+//! snapshot tab answered from it. It lives in the session, not in `views`, because it holds
+//! an engine run, re-analyses it and writes the exports; its payloads use the report's
+//! labels and numbers (the JSON document, [`crate::report::snapshot_json::Labeler`]), so the
+//! page reads exactly as the exports. The pure axis math is [`crate::views::snapshot_axis`].
 //!
 //! * [`SnapshotView::summary`]: files, features, devices, peak list, warnings (from the same
 //!   JSON document the CLI writes, so the numbers agree with the report).
 //! * [`SnapshotView::curve`]: allocated / active / reserved per device, min/max per pixel
-//!   column ([`axis`]), over entry index or time, with the reported points as marks.
+//!   column ([`crate::views::snapshot_axis`]), over entry index or time, with the reported points as marks.
 //! * [`SnapshotView::live_at`]: the live set after **any** entry (§7.6) — one pass over the
 //!   lifetime table with [`crate::analysis::snapshot::live::live_sets`], the same machinery as
 //!   the peak report, so the live set at a peak equals the report's; plus contributors with
@@ -16,7 +20,6 @@
 //! * [`SnapshotView::export`]: the Markdown report and the JSON, the bytes `proflens snapshot`
 //!   writes with the same settings.
 
-pub mod axis;
 pub mod live;
 
 use crate::analysis::snapshot::device::DeviceAnalysis;
@@ -30,7 +33,7 @@ use crate::protocol::snapshot::{
 use crate::report::snapshot_json::{DeviceJson, LevelJson};
 use crate::report::snapshot_md;
 
-use axis::{min_max, time_axis_ms, Axis};
+use crate::views::snapshot_axis::{min_max, time_axis_ms, Axis};
 
 /// One analysed snapshot file and what the view needs beside it.
 pub struct SnapshotView {

@@ -1,0 +1,114 @@
+//! The cross-rank table (anomaly.md §13.4) of the steps / bubbles view: the one step that
+//! combines the results of several workers. Each worker sends its ranks'
+//! [`AnomalySummaryDto`]s; the UI collects them and calls [`cross_rank_table`], which applies
+//! the CLI's own rule ([`cross_rank::flag_slow`], spec defaults) — the UI renders the rows and
+//! computes nothing. `tests/anomaly_views.rs` checks it against `proflens anomaly`'s
+//! cross-rank comparison on the real rank folders.
+
+use crate::analysis::anomaly::cross_rank::{self, RankRow};
+use crate::analysis::anomaly_config::AnomalyConfig;
+use crate::protocol::anomaly::{AnomalySummaryDto, CrossRankRowDto};
+
+/// The cross-rank table (§13.4) from the summaries of every analysed rank (any worker), in
+/// the given order, with the slow-rank flag of [`cross_rank::flag_slow`] (spec defaults).
+pub fn cross_rank_table(summaries: &[AnomalySummaryDto]) -> Vec<CrossRankRowDto> {
+    let mut rows: Vec<RankRow> = summaries
+        .iter()
+        .map(|s| RankRow {
+            rank_id: s.rank_id.unwrap_or(s.rank as i64),
+            steps: s.steps as usize,
+            service_ms_avg: s.service_ms_avg,
+            busy_union_ms_avg: s.busy_union_ms_avg,
+            underfeed_ratio_avg: s.underfeed_ratio_avg,
+            comm_total_ms: s.comm_total_ms,
+            comm_wait_ratio_weighted: s.comm_wait_ratio_weighted,
+            bubble_count_avg: s.bubble_count_avg,
+            dominant_idle_pattern: "",
+            robust_z: 0.0,
+            slow: false,
+        })
+        .collect();
+    cross_rank::flag_slow(&mut rows, &AnomalyConfig::spec_defaults());
+    rows.iter()
+        .zip(summaries)
+        .map(|(r, s)| CrossRankRowDto {
+            rank: s.rank,
+            rank_id: s.rank_id,
+            steps: s.steps,
+            service_ms_avg: r.service_ms_avg,
+            busy_union_ms_avg: r.busy_union_ms_avg,
+            underfeed_ratio_avg: r.underfeed_ratio_avg,
+            comm_total_ms: r.comm_total_ms,
+            comm_wait_ratio_weighted: r.comm_wait_ratio_weighted,
+            bubble_count_avg: r.bubble_count_avg,
+            dominant_idle_pattern: s.dominant_idle_pattern.clone(),
+            robust_z: r.robust_z.is_finite().then_some(r.robust_z),
+            slow: r.slow,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(rank: u32, service: f64) -> AnomalySummaryDto {
+        AnomalySummaryDto {
+            rank,
+            rank_id: Some(rank as i64),
+            role: String::new(),
+            dir: String::new(),
+            enabled: true,
+            steps: 1,
+            step_detection_method: "marker".into(),
+            kernels: 0,
+            service_ms_avg: service,
+            busy_union_ms_avg: 0.0,
+            underfeed_ratio_avg: 0.0,
+            bubble_count_avg: 0.0,
+            dominant_idle_pattern: "none".into(),
+            severity: "none".into(),
+            hidden_issue_present: false,
+            host_risk_level: "low".into(),
+            confidence: "high".into(),
+            requires_host_followup: false,
+            tags: vec![],
+            bubbles: 0,
+            labels: vec![],
+            capture_span_ms: 0.0,
+            device_gap_ratio: 0.0,
+            largest_gap_ms: 0.0,
+            capture_us: None,
+            comm_total_ms: 0.0,
+            comm_wait_ratio_weighted: None,
+            streams: vec![],
+            limitations: vec![],
+        }
+    }
+
+    /// §13.4 by hand: services 100, 101, 102, 99, 130 → median 101, |dev| = 1, 0, 1, 2, 29 →
+    /// MAD 1; z(130) = 29 / 1.4826 = 19.56 and 130 > 1.05 × 101 → slow; z(102) = 0.674 → not.
+    #[test]
+    fn slow_rank_needs_both_excess_and_robust_z() {
+        let rows = cross_rank_table(&[
+            s(0, 100.0),
+            s(1, 101.0),
+            s(2, 102.0),
+            s(3, 99.0),
+            s(4, 130.0),
+        ]);
+        let slow: Vec<u32> = rows.iter().filter(|r| r.slow).map(|r| r.rank).collect();
+        assert_eq!(slow, vec![4]);
+        assert!((rows[4].robust_z.unwrap() - 29.0 / 1.4826).abs() < 1e-9);
+        assert!((rows[2].robust_z.unwrap() - 1.0 / 1.4826).abs() < 1e-9);
+        // 105 is exactly 5 % above 100 (not "more than"), z = +∞ (MAD 0): not slow.
+        let rows = cross_rank_table(&[s(0, 100.0), s(1, 100.0), s(2, 105.0)]);
+        assert!(!rows[2].slow);
+        assert_eq!(rows[2].robust_z, None);
+        // 106 with MAD 0: > 5 % and z = +∞ → slow.
+        let rows = cross_rank_table(&[s(0, 100.0), s(1, 100.0), s(2, 106.0)]);
+        assert!(rows[2].slow);
+        // One rank: never slow.
+        assert!(!cross_rank_table(&[s(0, 500.0)])[0].slow);
+    }
+}
