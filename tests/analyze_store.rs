@@ -112,6 +112,119 @@ fn memory_and_anomaly_read_each_input_byte_once() {
     assert_eq!(total, read_sizes);
 }
 
+/// The worker's session on a drop of level1 `rank0_ascend_pt`: `Open`, then ONE `Run` of
+/// memory + anomaly on the rank (what the page posts) opens every input once and reads each
+/// of its bytes exactly once (the old session ran the two analyses separately and read
+/// `trace_view.json` twice); every export afterwards (memory CSV / JSON / Markdown, anomaly
+/// JSON / CSVs / reports) reads no file and is the CLI's bytes.
+#[test]
+fn session_drop_reads_each_byte_once_and_exports_read_none() {
+    use proflens::engine::session::{Collected, Session};
+    use proflens::protocol::{
+        AnomalyExportKind, Envelope, ExportRequest, FileMeta, MemoryExportKind, Request, Response,
+    };
+    let root = fixture(&format!("{LEVEL1}/rank0_ascend_pt"));
+    let (fs, files) = FsOpener::walk(&root).unwrap();
+    let counts: Counts = Default::default();
+    let opener = Counting {
+        inner: fs,
+        counts: counts.clone(),
+    };
+    let mut s = Session::new();
+    let mut send = |seq: u32, body: Request| {
+        let mut out = Collected::default();
+        s.handle(Envelope { seq, body }, &opener, &mut out);
+        out
+    };
+    let metas = files
+        .iter()
+        .map(|f| FileMeta {
+            path: f.path.clone(),
+            size: f.size,
+        })
+        .collect();
+    send(1, Request::Open { files: metas });
+    let run = send(
+        2,
+        Request::Run {
+            analyses: vec![AnalysisKind::Memory, AnalysisKind::Anomaly],
+            targets: vec![Target::Rank(0)],
+        },
+    );
+    assert!(matches!(
+        run.out.last(),
+        Some((2, Response::RunDone { done: 2, failed: 0 }))
+    ));
+    let after_run = counts.lock().unwrap().clone();
+    let size: BTreeMap<&str, u64> = files.iter().map(|f| (f.path.as_str(), f.size)).collect();
+    let trace = after_run
+        .keys()
+        .find(|p| p.ends_with("trace_view.json"))
+        .expect("trace_view.json read");
+    assert_eq!(after_run[trace], (1, size[trace.as_str()]), "{trace}");
+    for (path, (opens, bytes)) in &after_run {
+        assert_eq!(*opens, 1, "{path} opened {opens} times");
+        assert_eq!(*bytes, size[path.as_str()], "{path}: bytes read vs size");
+    }
+    let cli = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_proflens"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.code().is_some_and(|c| c <= 1), "{args:?}");
+        out.stdout
+    };
+    let root_s = root.to_str().unwrap();
+    let exports = [
+        (
+            ExportRequest::Memory(MemoryExportKind::MemoryCsv),
+            Some(cli(&["memory", root_s, "--format", "csv"])),
+        ),
+        (
+            ExportRequest::Memory(MemoryExportKind::MemoryJson),
+            Some(cli(&["memory", root_s, "--format", "json"])),
+        ),
+        (
+            ExportRequest::Memory(MemoryExportKind::MemorySummaryMd),
+            None,
+        ),
+        (
+            ExportRequest::Anomaly {
+                what: AnomalyExportKind::Json,
+                rank: None,
+            },
+            None,
+        ),
+        (
+            ExportRequest::Anomaly {
+                what: AnomalyExportKind::StepsCsv,
+                rank: None,
+            },
+            None,
+        ),
+        (
+            ExportRequest::Anomaly {
+                what: AnomalyExportKind::ReportMd,
+                rank: Some(0),
+            },
+            None,
+        ),
+    ];
+    for (k, (what, want)) in exports.into_iter().enumerate() {
+        let out = send(10 + k as u32, Request::Export(what.clone()));
+        assert!(
+            matches!(out.out.last(), Some((_, Response::ExportDone { .. }))),
+            "{what:?}: {:?}",
+            out.out.last()
+        );
+        assert!(!out.bytes.is_empty(), "{what:?}");
+        if let Some(want) = want {
+            assert_eq!(out.bytes, want, "{what:?} differs from the CLI's");
+        }
+    }
+    assert_eq!(after_run, *counts.lock().unwrap(), "exports read no file");
+}
+
 #[test]
 fn contract_reports_status_and_problems_for_every_target() {
     let root = fixture(LEVEL1);
