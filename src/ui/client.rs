@@ -215,6 +215,15 @@ impl EngineClient {
                 Target::Rank(i) => Some(i),
                 Target::Snapshot(_) => None,
             }));
+        // The steps & bubbles view starts on the first rank folder it can show, whichever
+        // worker finishes first (it was the first rank done, so a 2-rank drop showed rank 1
+        // when its worker won the race; a link in the address bar may pick another rank later).
+        state
+            .anomaly_rank
+            .set(runnable.iter().find_map(|w| match w.target {
+                Target::Rank(i) if w.analyses.contains(&AnalysisKind::Anomaly) => Some(i),
+                _ => None,
+            }));
         let hw = web_sys::window()
             .map(|w| w.navigator().hardware_concurrency() as usize)
             .unwrap_or(1)
