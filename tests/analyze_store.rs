@@ -64,8 +64,8 @@ impl Opener for Counting {
     }
 }
 
-#[test]
-fn memory_and_anomaly_read_each_input_byte_once() {
+/// Level1 `rank0_ascend_pt`: its path, a counting opener over it, the counts, its files.
+fn counting_rank0() -> (PathBuf, Counting, Counts, Vec<proflens::ingest::InputFile>) {
     let root = fixture(&format!("{LEVEL1}/rank0_ascend_pt"));
     let (fs, files) = FsOpener::walk(&root).unwrap();
     let counts: Counts = Default::default();
@@ -73,6 +73,12 @@ fn memory_and_anomaly_read_each_input_byte_once() {
         inner: fs,
         counts: counts.clone(),
     };
+    (root, opener, counts, files)
+}
+
+#[test]
+fn memory_and_anomaly_read_each_input_byte_once() {
+    let (_, opener, counts, files) = counting_rank0();
     let mut inv = Inventory::from_paths(&files);
     read_side_files(&mut inv, &opener);
     let mut plan = Plan::defaults();
@@ -123,13 +129,7 @@ fn session_drop_reads_each_byte_once_and_exports_read_none() {
     use proflens::protocol::{
         AnomalyExportKind, Envelope, ExportRequest, FileMeta, MemoryExportKind, Request, Response,
     };
-    let root = fixture(&format!("{LEVEL1}/rank0_ascend_pt"));
-    let (fs, files) = FsOpener::walk(&root).unwrap();
-    let counts: Counts = Default::default();
-    let opener = Counting {
-        inner: fs,
-        counts: counts.clone(),
-    };
+    let (root, opener, counts, files) = counting_rank0();
     let mut s = Session::new();
     let mut send = |seq: u32, body: Request| {
         let mut out = Collected::default();
