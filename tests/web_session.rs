@@ -226,6 +226,7 @@ fn run_then_query_level1_rank0_golden_values() {
             rank: 0,
             x_range: None,
             width_px: 800,
+            pool: None,
         })),
     ) {
         Response::Reply(Reply::Memory(MemoryReply::Curve(c))) => {
@@ -251,6 +252,7 @@ fn run_then_query_level1_rank0_golden_values() {
             rank: 0,
             t_ms: t,
             limit: 2,
+            pool: None,
         })),
     ) {
         Response::Reply(Reply::Memory(MemoryReply::LiveAt(l))) => {

@@ -162,11 +162,14 @@ impl Session {
                 Reply::Memory(match q {
                     MemoryQuery::Rows(q) => MemoryReply::Rows(rows.rows(&q)),
                     MemoryQuery::Curve {
-                        x_range, width_px, ..
-                    } => MemoryReply::Curve(rows.curve(x_range, width_px)),
-                    MemoryQuery::LiveAt { t_ms, limit, .. } => {
-                        MemoryReply::LiveAt(rows.live_at(t_ms, limit))
-                    }
+                        x_range,
+                        width_px,
+                        pool,
+                        ..
+                    } => MemoryReply::Curve(rows.curve(x_range, width_px, pool_of(&pool))),
+                    MemoryQuery::LiveAt {
+                        t_ms, limit, pool, ..
+                    } => MemoryReply::LiveAt(rows.live_at(t_ms, limit, pool_of(&pool))),
                     MemoryQuery::Sites {
                         group_by, limit, ..
                     } => MemoryReply::Sites(rows.sites(group_by, limit)),
@@ -371,4 +374,10 @@ impl Session {
             .ok_or_else(|| format!("no snapshot file {i} in the inventory"))?;
         self.snapshot.run_file(i, file, opener, problems)
     }
+}
+
+/// The pool a query names (`PTA`, `GE`, `OTHER`); `None` or an unknown name: the first pool.
+fn pool_of(pool: &Option<String>) -> Option<crate::analysis::memory_pool::Component> {
+    pool.as_deref()
+        .and_then(crate::analysis::memory_pool::Component::parse)
 }
