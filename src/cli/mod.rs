@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 pub mod analyze;
 pub mod anomaly;
+pub mod diff;
 pub mod fs_opener;
 pub mod memory;
 pub mod snapshot;
@@ -84,6 +85,9 @@ enum Command {
     /// Every analysis the inputs allow, from one read per file, into one folder.
     #[command(after_help = EXIT_CODES_HELP)]
     Analyze(analyze::Args),
+    /// Compare two memory snapshots: peak, end state and live bytes per site, with deltas.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Diff(diff::Args),
 }
 
 /// Runs the CLI with `args` (without the program name); returns the process exit code
@@ -106,5 +110,6 @@ pub fn main(args: Vec<String>) -> i32 {
         Command::Anomaly(a) => anomaly::run(a),
         Command::Snapshot(a) => snapshot::run(a),
         Command::Analyze(a) => analyze::run(a),
+        Command::Diff(a) => diff::run(a),
     }
 }
