@@ -74,6 +74,7 @@ pub fn run_rank(
                 rank_id: a.meta.rank_id,
                 role: folder.role.clone(),
                 dir: folder.label().to_string(),
+                gpu: a.gpu.is_some(),
             };
             let summary = summary(&id, &a.kernels, &a.result);
             let problems = a.problems.clone();
