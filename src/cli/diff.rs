@@ -70,13 +70,7 @@ fn side(path: &PathBuf, opts: &SnapshotOptions, problems: &mut u64) -> Result<Sn
     };
     let run = run_snapshot(&opener, &file, opts, &mut |_| ControlFlow::Continue(()))
         .map_err(|e| e.to_string())?;
-    for p in run.problems.kept() {
-        super::print_problem(p);
-        if p.severity >= crate::base::Severity::Warning {
-            *problems += 1;
-        }
-    }
-    *problems += run.problems.total() - run.problems.kept().len() as u64;
+    *problems += super::print_problems(&run.problems);
     Ok(run)
 }
 
@@ -88,14 +82,6 @@ fn view(r: &SnapshotRun, device: Option<u32>) -> DiffSide<'_> {
         devices: &r.devices,
         device,
     }
-}
-
-fn write_out(path: &PathBuf, text: &str) -> Result<(), String> {
-    if path.as_os_str() == "-" {
-        println!("{text}");
-        return Ok(());
-    }
-    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Runs the subcommand; returns the exit code.
@@ -168,12 +154,12 @@ pub fn run(args: Args) -> i32 {
             Ok(t) => t,
             Err(e) => return fail(format!("JSON encoding failed: {e}")),
         };
-        if let Err(e) = write_out(p, &text) {
+        if let Err(e) = super::write_out(p, &text) {
             return fail(e);
         }
     }
     if let Some(p) = &args.md {
-        if let Err(e) = write_out(p, &render_md(&j, args.top)) {
+        if let Err(e) = super::write_out(p, &render_md(&j, args.top)) {
             return fail(e);
         }
     }
