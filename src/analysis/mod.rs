@@ -10,6 +10,7 @@ pub mod gpu_breakdown;
 pub mod gpu_kernel_class;
 pub mod host_evidence;
 pub mod intervals;
+pub mod launch_timing;
 pub mod memory_curve;
 pub mod memory_match;
 pub mod memory_peak;

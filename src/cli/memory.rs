@@ -191,7 +191,10 @@ pub fn run(args: Args) -> i32 {
     eprintln!(
         "proflens memory: {} rows from {analysed} of {} rank folder(s)",
         run.len(),
-        inv.ranks.len()
+        inv.ranks
+            .iter()
+            .filter(|r| r.kind != crate::ingest::rank::CaptureKind::Kineto)
+            .count()
     );
     if n_problems > 0 {
         eprintln!("proflens memory: {n_problems} problem(s) listed above");

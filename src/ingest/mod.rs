@@ -5,7 +5,9 @@
 //! * [`chunk_reader`]: a capped read buffer with absolute byte offsets and progress.
 
 pub mod chunk_reader;
+pub mod gzip;
 pub mod inventory;
+pub mod kineto;
 pub mod opener;
 pub mod rank;
 pub mod select;

@@ -78,6 +78,9 @@ pub struct AnomalySummaryDto {
     pub largest_gap_ms: f64,
     /// Capture start and end, µs (kernel clock), when kernels exist.
     pub capture_us: Option<(f64, f64)>,
+    /// True for a GPU rank (a PyTorch profiler trace, issue 10).
+    #[serde(default)]
+    pub gpu: bool,
     /// The origin of every relative time of the tab (tables, bubble panel, timeline), µs on the
     /// kernel clock: `views::anomaly::time_origin_ns`. `None` without steps and kernels.
     #[serde(default)]

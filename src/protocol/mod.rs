@@ -407,6 +407,12 @@ pub struct RankFolderDto {
     pub torch_npu_version: Option<String>,
     /// CANN version, when present.
     pub cann_version: Option<String>,
+    /// GPU ranks (PyTorch profiler traces): device names from `deviceProperties`.
+    #[serde(default)]
+    pub gpu_device: Option<String>,
+    /// GPU ranks: `CUDA 12.8` (from `cuda_runtime_version`) or `ROCm`.
+    #[serde(default)]
+    pub gpu_runtime: Option<String>,
     /// Files of this folder.
     pub files: Vec<FileDto>,
     /// One entry per analysis.

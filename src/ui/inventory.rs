@@ -88,6 +88,8 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
         ("export", rank.export_type.clone()),
         ("torch_npu", rank.torch_npu_version.clone()),
         ("CANN", rank.cann_version.clone()),
+        ("GPU", rank.gpu_device.clone()),
+        ("GPU runtime", rank.gpu_runtime.clone()),
     ];
     let analyses = rank.analyses.clone();
     let status = move || {

@@ -29,6 +29,8 @@ pub struct RankIdentity {
     pub role: String,
     /// Rank folder path.
     pub dir: String,
+    /// A GPU rank (PyTorch profiler trace).
+    pub gpu: bool,
 }
 
 /// One kernel for display.
@@ -173,6 +175,7 @@ pub fn summary(id: &RankIdentity, k: &KernelTable, r: &AnomalyResult) -> Anomaly
         },
         largest_gap_ms: ns_to_ms(r.global.largest_ns()),
         capture_us: (!k.is_empty()).then(|| (ns_to_us(cap.start_ns), ns_to_us(cap.end_ns))),
+        gpu: id.gpu,
         origin_us: time_origin_ns(r, k).map(ns_to_us),
         comm_total_ms: row.comm_total_ms,
         comm_wait_ratio_weighted: row.comm_wait_ratio_weighted,

@@ -10,6 +10,7 @@ use super::table::{cmp_f64, order_rows, page};
 use crate::analysis::anomaly::{AnomalyResult, BubbleResult};
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::analysis::host_evidence::Label;
+use crate::analysis::launch_timing::Timing;
 use crate::base::units::{ns_to_ms, ns_to_us};
 use crate::model::kernels::KernelTable;
 use crate::protocol::anomaly::{
@@ -101,7 +102,20 @@ fn fmt_ratio(x: Option<f64>) -> String {
 pub fn label_reasons(b: &BubbleResult, cfg: &AnomalyConfig) -> Vec<String> {
     let e = &b.evidence;
     let boundary = b.window.capture_boundary;
-    b.labels
+    let launch = b.next_launch.map(|n| {
+        let ms = |ns: i64| format!("{:.3} ms", ns as f64 / 1e6);
+        match n.timing {
+            Timing::LateHostBound => format!(
+                "next kernel launched {} after the device went idle: late launch (host-bound)",
+                ms(n.lead_ns)
+            ),
+            Timing::EarlyQueueOrDependency => format!(
+                "next kernel launched {} before the device went idle: early launch (queued; waiting on a dependency, another stream or the launch queue)",
+                ms(-n.lead_ns)
+            ),
+        }
+    });
+    let mut out: Vec<String> = b.labels
         .iter()
         .map(|l| match l {
             Label::SyncOrH2d => format!(
@@ -150,7 +164,9 @@ pub fn label_reasons(b: &BubbleResult, cfg: &AnomalyConfig) -> Vec<String> {
                 cfg.host_parallelism_max
             ),
         })
-        .collect()
+        .collect();
+    out.extend(launch);
+    out
 }
 
 /// Window `index` in full, `None` when there is no such window.

@@ -29,6 +29,7 @@ pub fn summary_of(index: u32, folder: &RankFolder, a: &RankAnalysis) -> AnomalyS
         rank_id: a.meta.rank_id,
         role: folder.role.clone(),
         dir: folder.label().to_string(),
+        gpu: a.gpu.is_some(),
     };
     summary(&id, &a.kernels, &a.result)
 }

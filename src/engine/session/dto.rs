@@ -23,6 +23,7 @@ pub fn kind_label(kind: FileKind) -> &'static str {
         FileKind::NpuModuleMem => "npu_module_mem.csv",
         FileKind::OperatorDetails => "operator_details.csv",
         FileKind::Database => "database (.db)",
+        FileKind::KinetoTrace => "PyTorch profiler trace",
     }
 }
 
@@ -83,6 +84,13 @@ pub fn inventory(inv: &Inventory, files: &[FileMeta]) -> InventoryDto {
             export_type: (!r.side.export_type.is_empty()).then(|| r.side.export_type.join(", ")),
             torch_npu_version: r.side.torch_npu_version.clone(),
             cann_version: r.side.cann_version.clone(),
+            gpu_device: r
+                .side
+                .kineto
+                .as_ref()
+                .filter(|h| !h.devices.is_empty())
+                .map(|h| h.devices.join(", ")),
+            gpu_runtime: r.side.kineto.as_ref().and_then(|h| h.runtime.clone()),
             files: r
                 .files
                 .iter()

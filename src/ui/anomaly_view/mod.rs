@@ -232,6 +232,28 @@ fn SummaryCards(s: AnomalySummaryDto) -> impl IntoView {
 /// memory ranks): what is missing and how to capture it, instead of zero-length steps.
 #[component]
 fn NoKernels(s: AnomalySummaryDto) -> impl IntoView {
+    if s.gpu {
+        // A PyTorch profiler trace without device events (issue 10): a host-only trace.
+        let why = s
+            .limitations
+            .iter()
+            .find(|l| l.starts_with("host-only trace"))
+            .cloned()
+            .unwrap_or_default();
+        return view! {
+            <section class="notice warning anom-empty" data-testid="anomaly-no-kernels">
+                <h3>"A host-only trace: no GPU kernels to analyse"</h3>
+                <p>{format!("{}: {why}", s.dir)}</p>
+                <p>"To capture device activity, profile with torch.profiler and:"</p>
+                <ul>
+                    <li><code>"activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]"</code>" (CUDA and ROCm alike)"</li>
+                    <li>"a schedule covering a few training steps, with prof.step() each step (steps are the ProfilerStep#N ranges)"</li>
+                </ul>
+                <p class="muted">"The Problems tab lists this as GPU-RUN-001."</p>
+            </section>
+        }
+        .into_any();
+    }
     view! {
         <section class="notice warning anom-empty" data-testid="anomaly-no-kernels">
             <h3>"Steps & bubbles cannot run on this rank folder"</h3>
@@ -246,6 +268,7 @@ fn NoKernels(s: AnomalySummaryDto) -> impl IntoView {
             <p class="muted">"The Problems tab lists this as ANOM-FILE-002."</p>
         </section>
     }
+    .into_any()
 }
 
 /// Graceful-degradation notes (anomaly.md §9) when the data is thin.
