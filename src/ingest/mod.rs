@@ -5,6 +5,7 @@
 //! * [`chunk_reader`]: a capped read buffer with absolute byte offsets and progress.
 
 pub mod chunk_reader;
+pub mod gzip;
 pub mod inventory;
 pub mod opener;
 pub mod rank;

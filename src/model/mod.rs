@@ -2,6 +2,7 @@
 //! establish the invariants (sorted, equal-length columns), getters borrow.
 
 pub mod host_events;
+pub mod gpu;
 pub mod kernels;
 pub mod memory_events;
 pub mod side_tables;

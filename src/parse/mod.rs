@@ -8,6 +8,7 @@
 
 pub mod communication;
 pub mod csv;
+pub mod kineto;
 pub mod error;
 pub mod metadata;
 pub mod number;

@@ -166,6 +166,66 @@ pub const ANOMALY: TraceCodes = TraceCodes {
     bad_dur: "ANOM-TV-015",
 };
 
+/// Codes of the GPU (Kineto) trace reader (`parse::kineto`): the numbers of [`MEMORY`] under
+/// `GPU-TV-` (`001` is truncation, `002` unused; `016`–`019` are the reader's own findings).
+pub const KINETO: TraceCodes = TraceCodes {
+    truncated: "GPU-TV-001",
+    bad_ts: "GPU-TV-003",
+    stopped: "GPU-TV-004",
+    invalid_utf8: "GPU-TV-005",
+    invalid_string: "GPU-TV-006",
+    duplicate_key: "GPU-TV-007",
+    trailing_bytes: "GPU-TV-008",
+    trailing_comma: "GPU-TV-009",
+    punctuation: "GPU-TV-011",
+    bom: "GPU-TV-012",
+    non_object: "GPU-TV-013",
+    malformed: "GPU-TV-014",
+    bad_dur: "GPU-TV-015",
+};
+
+/// Line and column (both from 1; the column counts bytes) of each byte offset of `sorted`
+/// (ascending) in the text `src`, read as a stream once up to the last offset. Offsets past
+/// the end get `None`. Used to locate findings by line after a pass that only kept offsets.
+///
+/// Errors: those of `src`.
+pub fn line_columns<R: std::io::Read>(
+    mut src: R,
+    sorted: &[u64],
+) -> std::io::Result<Vec<Option<(u64, u64)>>> {
+    let mut out = Vec::with_capacity(sorted.len());
+    let (mut line, mut line_start, mut pos) = (1u64, 0u64, 0u64);
+    let mut buf = vec![0u8; 64 << 10];
+    let mut k = 0;
+    while k < sorted.len() {
+        let n = match src.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let chunk = &buf[..n];
+        let mut from = 0usize;
+        while k < sorted.len() && sorted[k] < pos + n as u64 {
+            let upto = (sorted[k] - pos) as usize;
+            for nl in memchr::memchr_iter(b'\n', &chunk[from..upto]) {
+                line += 1;
+                line_start = pos + (from + nl) as u64 + 1;
+            }
+            from = upto;
+            out.push(Some((line, sorted[k] - line_start + 1)));
+            k += 1;
+        }
+        for nl in memchr::memchr_iter(b'\n', &chunk[from..]) {
+            line += 1;
+            line_start = pos + (from + nl) as u64 + 1;
+        }
+        pos += n as u64;
+    }
+    out.resize(sorted.len(), None);
+    Ok(out)
+}
+
 fn offsets(s: &Seen) -> String {
     let mut out = String::new();
     for (k, at) in s.first.iter().enumerate() {

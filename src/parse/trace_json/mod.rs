@@ -11,5 +11,5 @@ pub mod diag;
 pub mod scan;
 pub mod splitter;
 
-pub use splitter::{for_each_event, TraceScan};
+pub use splitter::{for_each_event, for_each_member_and_event, TraceScan};
 pub mod timeline;

@@ -347,6 +347,37 @@ pub fn decode_str(raw: &[u8]) -> Option<(Cow<'_, str>, StrFlaws)> {
     Some((Cow::Owned(text), flaws))
 }
 
+/// Index in `raw` (a JSON string with its quotes) of the first `\\` that does not start a
+/// valid JSON escape (`\\w` in a Windows path such as `"D:\\work\\train.py"` written
+/// without doubling its backslashes), or `None`.
+pub fn first_invalid_escape(raw: &[u8]) -> Option<usize> {
+    let mut k = 1;
+    let end = raw.len().saturating_sub(1);
+    while k < end {
+        let at = k + memchr::memchr(b'\\', raw.get(k..end)?)?;
+        let ok = match raw.get(at + 1) {
+            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => true,
+            Some(b'u') => hex4(raw.get(at + 2..at + 6)).is_some(),
+            _ => false,
+        };
+        if !ok || at + 1 >= end {
+            return Some(at);
+        }
+        k = at + 2;
+    }
+    None
+}
+
+/// The text between the quotes of the JSON string `raw`, byte for byte (escapes not
+/// decoded; invalid UTF-8 replaced by U+FFFD). For strings that are not valid JSON because of
+/// raw backslashes (Windows paths): their text is what the writer meant.
+pub fn verbatim_str(raw: &[u8]) -> Option<Cow<'_, str>> {
+    if raw.len() < 2 || raw[0] != b'"' || raw[raw.len() - 1] != b'"' {
+        return None;
+    }
+    Some(String::from_utf8_lossy(&raw[1..raw.len() - 1]))
+}
+
 fn hex4(d: Option<&[u8]>) -> Option<u32> {
     let d = d?;
     let s = std::str::from_utf8(d).ok()?;

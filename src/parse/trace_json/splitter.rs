@@ -108,6 +108,22 @@ pub fn for_each_event<R: Read>(
     on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
     on_event: &mut dyn FnMut(&[u8], u64) -> ControlFlow<()>,
 ) -> Result<TraceScan, ParseError> {
+    for_each_member_and_event(reader, file, on_progress, &mut |_, _, _| {}, on_event)
+}
+
+/// [`for_each_event`], and `on_member(key, raw_value, absolute_offset)` for every member of
+/// the wrapper object other than the `traceEvents` array (Kineto's `deviceProperties`,
+/// `distributedInfo`, `baseTimeNanoseconds`…, formats.md §8), in file order, before or after
+/// the events. `key` is the raw key text without its quotes; `raw_value` the value's JSON
+/// text. A bare-array trace has no members.
+pub fn for_each_member_and_event<R: Read>(
+    reader: &mut ChunkReader<R>,
+    file: &Arc<str>,
+    on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+    on_member: &mut dyn FnMut(&[u8], &[u8], u64),
+    on_event: &mut dyn FnMut(&[u8], u64) -> ControlFlow<()>,
+) -> Result<TraceScan, ParseError> {
+    let mut key: Vec<u8> = Vec::new();
     let mut scan = TraceScan::default();
     let mut state = State::Root;
     // The scan of the value (or key) starting at the first unconsumed byte, kept across reads.
@@ -179,6 +195,8 @@ pub fn for_each_event<R: Read>(
                     End::At(e) => {
                         pending = ValueScan::default();
                         let events = &buf[i..i + e] == b"\"traceEvents\"";
+                        key.clear();
+                        key.extend_from_slice(&buf[i + 1..i + e - 1]);
                         state = State::Colon { events };
                         i += e;
                     }
@@ -205,6 +223,7 @@ pub fn for_each_event<R: Read>(
                         End::At(e) => {
                             pending = ValueScan::default();
                             state = State::Object;
+                            on_member(&key, &buf[i..i + e], at);
                             i += e;
                         }
                         End::Incomplete => break,

@@ -1,0 +1,557 @@
+//! PyTorch profiler (Kineto) traces → [`GpuTrace`] (formats.md §8, gpu-traces.md §1).
+//!
+//! One streaming pass: the file (gzip inflated as a stream by
+//! [`crate::ingest::gzip::maybe_gunzip`]) goes through the shared splitter
+//! ([`for_each_member_and_event`]); each event object is read with the key scanner only
+//! ([`fields_dup`], no DOM) and each top-level member (`deviceProperties`, `distributedInfo`,
+//! `baseTimeNanoseconds`, `displayTimeUnit`…) with `serde_json` (they are small). Never a
+//! whole-file string or tree; memory grows with the events kept.
+//!
+//! Categories: 2023+ names (`kernel`, `gpu_memcpy`, `gpu_memset`, `cpu_op`, `cuda_runtime`,
+//! `cuda_driver`, `user_annotation`, `gpu_user_annotation`, `python_function`, `cuda_sync`,
+//! `ac2g`, `async_cpu_to_gpu`) and the 2021 ones (`Kernel`, `Memcpy`, `Memset`, `Operator`,
+//! `Runtime`, `async`). ROCm traces use the same categories (`hip…` runtime names).
+//!
+//! Damage (issue 10): a string with a raw backslash that is not a JSON escape (a Windows path
+//! `"D:\work\train.py"`) is kept **verbatim** (no escape of it decoded) and located by line,
+//! column and byte ([`read_located`] finds the lines in a second streamed read of the first
+//! [`MAX_LOCATED`] of them only); string `pid`s are kept as text; float `ts` are exact ns; a
+//! file cut inside the array or a gzip stream cut short keeps the events before the cut.
+
+mod members;
+#[cfg(test)]
+mod tests;
+
+use std::io::Read;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap as HashMap;
+
+use super::trace_json::diag::{self, Issue, TraceDiagnostics};
+use super::trace_json::scan::{
+    as_str, decimal_text, decode_str, fields, fields_dup, first_invalid_escape, time_ns,
+    verbatim_str,
+};
+use super::trace_json::splitter::{for_each_member_and_event, TraceScan};
+use crate::base::arith::{self, Tally};
+use crate::base::{Position, Problem, Problems, Severity};
+use crate::ingest::gzip::maybe_gunzip;
+use crate::ingest::{ChunkReader, Opener, Progress};
+use crate::model::gpu::{
+    DeviceOp, DeviceOpKind, Flow, FlowKind, GpuTrace, GpuTraceBuilder, HostKind, HostOp,
+    MemorySample, StepMarker,
+};
+use crate::model::strings::StrId;
+use crate::parse::number::parse_time_ns;
+use crate::parse::ParseError;
+
+/// How many raw-backslash strings are located by line and column (the rest are counted).
+pub const MAX_LOCATED: usize = 5;
+
+/// Problem codes of this reader beyond the shared trace findings ([`diag::KINETO`]).
+pub mod codes {
+    /// A string with a raw backslash that is not a JSON escape (Windows path), kept verbatim.
+    pub const RAW_BACKSLASH: &str = "GPU-TV-016";
+    /// Flow ends without their other end (`s` without `f` or the reverse).
+    pub const UNPAIRED_FLOW: &str = "GPU-TV-017";
+    /// A top-level member (`deviceProperties`, …) that could not be read.
+    pub const BAD_MEMBER: &str = "GPU-TV-018";
+    /// Events dropped because a time is outside the model's range.
+    pub const OUT_OF_RANGE: &str = "GPU-TV-010";
+}
+
+/// What one pass saw beside the trace.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KinetoInfo {
+    /// The splitter's report (truncation, stop, structural findings + the value findings).
+    pub scan: TraceScan,
+    /// Compressed bytes read when the file was gzip.
+    pub compressed_bytes: Option<u64>,
+    /// Events by phase that are not kept (`B`/`E`, `C`, other instants, …): `(ph, count)`.
+    pub not_kept: Vec<(String, u64)>,
+    /// Flow starts without an end and ends without a start.
+    pub unpaired_flows: u64,
+    /// Strings with a raw backslash (kept verbatim): total count.
+    pub raw_backslash: u64,
+    /// Absolute byte offsets of the first [`MAX_LOCATED`] raw backslashes, with the key.
+    pub raw_backslash_at: Vec<(u64, &'static str)>,
+    /// Events dropped because a time lies outside the model range.
+    pub out_of_range: Tally,
+    /// Top-level members that could not be read: `(key, byte offset)`.
+    pub bad_members: Vec<(String, u64)>,
+}
+
+impl KinetoInfo {
+    /// The error that stopped the read before any event: the trace is not usable.
+    pub fn unusable(&self) -> Option<&ParseError> {
+        self.scan.error.as_ref().filter(|_| self.scan.events == 0)
+    }
+}
+
+/// The Kineto reader as a push consumer of one splitter pass: feed it
+/// [`KinetoBuilder::member`] and [`KinetoBuilder::event`], then [`KinetoBuilder::finish`].
+#[derive(Default)]
+pub struct KinetoBuilder {
+    b: GpuTraceBuilder,
+    info: KinetoInfo,
+    diag: TraceDiagnostics,
+    /// Open flow starts by `(kind, id)`: launch ts.
+    flow_starts: HashMap<(u8, i64), i64>,
+    /// Flow ends seen before their start: `(kind, id)` → arrival ts.
+    flow_ends: HashMap<(u8, i64), i64>,
+    not_kept: HashMap<String, u64>,
+    /// Interned raw `pid` / `tid` texts.
+    ids: HashMap<Vec<u8>, StrId>,
+}
+
+/// The keys of an event this reader reads.
+const KEYS: [&str; 9] = ["ph", "name", "cat", "pid", "tid", "ts", "dur", "args", "id"];
+
+/// The category classes of §8 (2023+ and 2021 names).
+enum Cat {
+    Device(DeviceOpKind),
+    Host(HostKind),
+    Flow(FlowKind),
+}
+
+fn category(cat: &str, name: &str) -> Cat {
+    match cat {
+        "kernel" | "Kernel" => Cat::Device(DeviceOpKind::Kernel),
+        "gpu_memcpy" | "Memcpy" => Cat::Device(DeviceOpKind::Memcpy),
+        "gpu_memset" | "Memset" => Cat::Device(DeviceOpKind::Memset),
+        "cpu_op" | "Operator" => Cat::Host(HostKind::CpuOp),
+        "cuda_runtime" | "Runtime" if name.starts_with("hip") => Cat::Host(HostKind::HipRuntime),
+        "cuda_runtime" | "Runtime" => Cat::Host(HostKind::CudaRuntime),
+        "cuda_driver" => Cat::Host(HostKind::CudaDriver),
+        "user_annotation" => Cat::Host(HostKind::UserAnnotation),
+        "gpu_user_annotation" => Cat::Host(HostKind::GpuUserAnnotation),
+        "python_function" => Cat::Host(HostKind::PythonFunction),
+        "cuda_sync" => Cat::Host(HostKind::CudaSync),
+        "ac2g" => Cat::Flow(FlowKind::Ac2g),
+        "async_cpu_to_gpu" | "async" => Cat::Flow(FlowKind::AsyncCpuToGpu),
+        _ => Cat::Host(HostKind::Other),
+    }
+}
+
+/// An integer argument: a JSON number (integral) or a string holding one; `-1` otherwise.
+fn int_arg(raw: Option<&[u8]>) -> i64 {
+    let Some(t) = raw.and_then(decimal_text) else {
+        return -1;
+    };
+    let t = t.trim();
+    if let Ok(v) = t.parse::<i64>() {
+        return v;
+    }
+    match parse_time_ns(t) {
+        // `7.0` → 7: the value in "µs" ×1000 back to units, only when integral.
+        Ok(v) if !v.precision_lost && v.ns % 1000 == 0 => v.ns / 1000,
+        _ => -1,
+    }
+}
+
+/// `N` of `ProfilerStep#N` (-1 when not a number), or `None` when not a step marker.
+fn step_number(name: &str) -> Option<i64> {
+    let n = name.strip_prefix("ProfilerStep#")?;
+    Some(n.trim().parse().unwrap_or(-1))
+}
+
+impl KinetoBuilder {
+    /// An empty reader.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// One top-level member of the wrapper object (`key` without quotes, `value` raw JSON).
+    pub fn member(&mut self, key: &[u8], value: &[u8], at: u64) {
+        if !members::read_member(&mut self.b.t.facts, key, value) {
+            let k = String::from_utf8_lossy(key).into_owned();
+            self.info.bad_members.push((k, at));
+        }
+    }
+
+    /// The text of a string value, with its findings noted; `None` when not a string.
+    fn string(&mut self, raw: &[u8], obj: &[u8], at: u64, key: &'static str) -> Option<String> {
+        if let Some(k) = first_invalid_escape(raw) {
+            self.info.raw_backslash += 1;
+            if self.info.raw_backslash_at.len() < MAX_LOCATED {
+                // `raw` is a sub-slice of `obj`: its offset inside the event.
+                let inside = raw.as_ptr() as usize - obj.as_ptr() as usize;
+                self.info
+                    .raw_backslash_at
+                    .push((at + (inside + k) as u64, key));
+            }
+            return verbatim_str(raw).map(|s| s.into_owned());
+        }
+        let (text, flaws) = decode_str(raw)?;
+        if flaws.invalid_utf8 {
+            self.diag.note(Issue::InvalidUtf8, at, Some(key));
+        }
+        if flaws.invalid_json {
+            self.diag.note(Issue::InvalidString, at, Some(key));
+        }
+        Some(text.into_owned())
+    }
+
+    /// Interns a raw `pid` / `tid` value: numbers as written, strings decoded.
+    fn id_text(&mut self, raw: Option<&[u8]>) -> StrId {
+        let raw = raw.unwrap_or(b"");
+        if let Some(&id) = self.ids.get(raw) {
+            return id;
+        }
+        let text = match raw.first() {
+            Some(b'"') => as_str(raw).map(|s| s.into_owned()).unwrap_or_default(),
+            _ => String::from_utf8_lossy(raw).into_owned(),
+        };
+        let id = self.b.intern(&text);
+        self.ids.insert(raw.to_vec(), id);
+        id
+    }
+
+    fn not_kept(&mut self, ph: &str) {
+        *self.not_kept.entry(ph.to_string()).or_insert(0) += 1;
+    }
+
+    /// One event object (raw bytes) at absolute byte offset `at`. Never `Break`s.
+    pub fn event(&mut self, obj: &[u8], at: u64) -> ControlFlow<()> {
+        let Some(([ph, name, cat, pid, tid, ts, dur, args, id], dup)) = fields_dup(obj, KEYS)
+        else {
+            self.diag.note(Issue::Malformed, at, None);
+            return ControlFlow::Continue(());
+        };
+        if let Some(k) = dup {
+            self.diag.note(Issue::DuplicateKey, at, Some(KEYS[k]));
+        }
+        let ph = ph.and_then(as_str).unwrap_or_default();
+        if ph == "M" {
+            // Process / thread names and sort indices: lane labels only.
+            self.not_kept("M");
+            return ControlFlow::Continue(());
+        }
+        let name = match name {
+            Some(raw) => self.string(raw, obj, at, "name").unwrap_or_default(),
+            None => String::new(),
+        };
+        let cat_text = cat.and_then(as_str).unwrap_or_default();
+        let Some(ts) = ts.and_then(time_ns) else {
+            self.diag.note(Issue::BadTs, at, None);
+            return ControlFlow::Continue(());
+        };
+        let Ok(ts) = arith::time_ns(ts.ns) else {
+            self.info.out_of_range.record(at);
+            return ControlFlow::Continue(());
+        };
+        match &*ph {
+            "X" => {
+                let d = match dur
+                    .and_then(decimal_text)
+                    .and_then(|d| parse_time_ns(d).ok())
+                {
+                    Some(d) if d.ns >= 0 => d.ns,
+                    _ => {
+                        self.diag.note(Issue::BadDur, at, None);
+                        0
+                    }
+                };
+                let Ok(end) = arith::interval_ns(ts, d) else {
+                    self.info.out_of_range.record(at);
+                    return ControlFlow::Continue(());
+                };
+                self.complete(&name, &cat_text, pid, tid, args, ts, end);
+            }
+            "s" | "f" | "t" => {
+                let Cat::Flow(kind) = category(&cat_text, &name) else {
+                    self.not_kept(&ph);
+                    return ControlFlow::Continue(());
+                };
+                let id = int_arg(id);
+                let key = (kind as u8, id);
+                if ph == "s" {
+                    match self.flow_ends.remove(&key) {
+                        Some(arrive_ns) => self.b.t.flows.push(Flow {
+                            kind,
+                            id,
+                            launch_ns: ts,
+                            arrive_ns,
+                        }),
+                        None => {
+                            self.flow_starts.insert(key, ts);
+                        }
+                    }
+                } else {
+                    match self.flow_starts.remove(&key) {
+                        Some(launch_ns) => self.b.t.flows.push(Flow {
+                            kind,
+                            id,
+                            launch_ns,
+                            arrive_ns: ts,
+                        }),
+                        None => {
+                            self.flow_ends.insert(key, ts);
+                        }
+                    }
+                }
+            }
+            "i" | "I" if name == "[memory]" => {
+                let a = args.and_then(|a| {
+                    fields(
+                        a,
+                        [
+                            "Device Type",
+                            "Device Id",
+                            "Bytes",
+                            "Total Allocated",
+                            "Total Reserved",
+                        ],
+                    )
+                });
+                let [dt, di, by, ta, tr] = a.unwrap_or([None; 5]);
+                self.b.t.memory.push(MemorySample {
+                    ts_ns: ts,
+                    device_type: int_arg(dt),
+                    device_id: int_arg(di),
+                    bytes: int_arg(by),
+                    total_allocated: int_arg(ta),
+                    total_reserved: int_arg(tr),
+                });
+            }
+            other => self.not_kept(other),
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// An `X` event from `ts` to `end` (ns).
+    #[allow(clippy::too_many_arguments)]
+    fn complete(
+        &mut self,
+        name: &str,
+        cat: &str,
+        pid: Option<&[u8]>,
+        tid: Option<&[u8]>,
+        args: Option<&[u8]>,
+        ts: i64,
+        end: i64,
+    ) {
+        let a = args.and_then(|a| fields(a, ["correlation", "External id", "device", "stream"]));
+        let [corr, ext, device, stream] = a.unwrap_or([None; 4]);
+        let name_id = self.b.intern(name);
+        match category(cat, name) {
+            Cat::Device(kind) => {
+                let or_num = |v: i64, raw: Option<&[u8]>| if v >= 0 { v } else { int_arg(raw) };
+                self.b.t.device_ops.push(DeviceOp {
+                    kind,
+                    name: name_id,
+                    device: or_num(int_arg(device), pid),
+                    stream: or_num(int_arg(stream), tid),
+                    start_ns: ts,
+                    end_ns: end,
+                    correlation: int_arg(corr),
+                    external_id: int_arg(ext),
+                });
+            }
+            Cat::Host(HostKind::GpuUserAnnotation) => {
+                let s = int_arg(stream);
+                let s = if s >= 0 { s } else { int_arg(tid) };
+                self.b.t.gpu_annotations.push((s, ts, end, name_id));
+            }
+            Cat::Host(kind) => {
+                if matches!(kind, HostKind::UserAnnotation | HostKind::CpuOp) {
+                    if let Some(number) = step_number(name) {
+                        self.b.t.steps.push(StepMarker {
+                            number,
+                            name: name_id,
+                            from: kind,
+                            start_ns: ts,
+                            dur_ns: end - ts,
+                        });
+                    }
+                }
+                let cat_id = self.b.intern(cat);
+                let (pid, tid) = (self.id_text(pid), self.id_text(tid));
+                self.b.t.host_ops.push(HostOp {
+                    kind,
+                    name: name_id,
+                    cat: cat_id,
+                    pid,
+                    tid,
+                    start_ns: ts,
+                    dur_ns: end - ts,
+                    correlation: int_arg(corr),
+                    external_id: int_arg(ext),
+                });
+            }
+            Cat::Flow(_) => self.not_kept("X"),
+        }
+    }
+
+    /// Ends the pass (`scan`: the splitter's report).
+    pub fn finish(self, scan: TraceScan) -> (GpuTrace, KinetoInfo) {
+        let KinetoBuilder {
+            b,
+            mut info,
+            diag,
+            flow_starts,
+            flow_ends,
+            not_kept,
+            ..
+        } = self;
+        info.scan = scan;
+        info.scan.diag.merge(&diag);
+        info.unpaired_flows = (flow_starts.len() + flow_ends.len()) as u64;
+        let mut nk: Vec<(String, u64)> = not_kept.into_iter().collect();
+        nk.sort();
+        info.not_kept = nk;
+        (b.finish(), info)
+    }
+}
+
+/// Reads one Kineto trace from `src` (plain or gzip, sniffed). `file` names it in problems;
+/// `total` is its size on disk (compressed when gzip). Progress reports **compressed** bytes
+/// for gzip files.
+///
+/// Errors: those of the splitter before any event (empty, not a trace, UTF-16, first read),
+/// and an error that stopped the read before any event ([`KinetoInfo::unusable`]).
+pub fn read<'a>(
+    src: Box<dyn Read + 'a>,
+    file: &str,
+    total: Option<u64>,
+    on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+) -> Result<(GpuTrace, KinetoInfo), ParseError> {
+    let file_arc: Arc<str> = Arc::from(file);
+    let inflated = maybe_gunzip(src, total).map_err(|e| {
+        ParseError::new(
+            Position::file(file_arc.clone()).at_byte(0),
+            crate::parse::ParseErrorKind::Read(e.to_string()),
+        )
+    })?;
+    let compressed = inflated.compressed.clone();
+    let mut reader = ChunkReader::new(
+        inflated.reader,
+        if compressed.is_some() { None } else { total },
+    );
+    // Both callbacks feed the one builder, never at the same time.
+    let builder = std::cell::RefCell::new(KinetoBuilder::new());
+    let res = for_each_member_and_event(
+        &mut reader,
+        &file_arc,
+        &mut |p| {
+            let p = match &compressed {
+                Some(c) => Progress {
+                    bytes_done: c.get(),
+                    bytes_total: total,
+                },
+                None => p,
+            };
+            on_progress(p)
+        },
+        &mut |key, value, at| builder.borrow_mut().member(key, value, at),
+        &mut |ev, at| builder.borrow_mut().event(ev, at),
+    );
+    let builder = builder.into_inner();
+    let scan = res?;
+    let (t, mut info) = builder.finish(scan);
+    info.compressed_bytes = compressed.map(|c| c.get());
+    match info.unusable() {
+        Some(e) => Err(e.clone()),
+        None => Ok((t, info)),
+    }
+}
+
+/// [`read`] of `path` through `opener`, then the problems of the pass with the raw-backslash
+/// strings located by line and column (a second streamed read up to the last of the first
+/// [`MAX_LOCATED`] of them, only when there are any).
+///
+/// Errors: the file cannot be opened, or [`read`]'s errors.
+pub fn read_located(
+    opener: &dyn Opener,
+    path: &str,
+    size: Option<u64>,
+    on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+    problems: &mut Problems,
+) -> Result<(GpuTrace, KinetoInfo), ParseError> {
+    let open = |p: &str| {
+        opener.open(p).map_err(|e| {
+            ParseError::new(
+                Position::file(p),
+                crate::parse::ParseErrorKind::Read(format!("cannot open: {e}")),
+            )
+        })
+    };
+    let (t, info) = read(open(path)?, path, size, on_progress)?;
+    let mut lines = vec![None; info.raw_backslash_at.len()];
+    if !info.raw_backslash_at.is_empty() {
+        let offsets: Vec<u64> = info.raw_backslash_at.iter().map(|&(b, _)| b).collect();
+        if let Ok(src) = open(path) {
+            if let Ok(z) = maybe_gunzip(src, size) {
+                lines = diag::line_columns(z.reader, &offsets).unwrap_or(lines);
+            }
+        }
+    }
+    push_problems(path, &info, &lines, problems);
+    Ok((t, info))
+}
+
+/// Every finding of one pass as problems (codes [`diag::KINETO`] and [`codes`]); `lines` are
+/// the line/column of `info.raw_backslash_at` (same order; `None` = unknown).
+pub fn push_problems(
+    path: &str,
+    info: &KinetoInfo,
+    lines: &[Option<(u64, u64)>],
+    problems: &mut Problems,
+) {
+    diag::push_problems(path, &info.scan, &diag::KINETO, problems);
+    let name = path.rsplit('/').next().unwrap_or(path);
+    for (k, &(byte, key)) in info.raw_backslash_at.iter().enumerate() {
+        let mut at = Position::file(path).at_byte(byte).in_column(key);
+        let place = match lines.get(k).copied().flatten() {
+            Some((line, col)) => {
+                at = at.at_line(line);
+                format!("line {line}, column {col}, byte {byte}")
+            }
+            None => format!("byte {byte}"),
+        };
+        let more = if k + 1 == info.raw_backslash_at.len() && info.raw_backslash > k as u64 + 1 {
+            format!(
+                " ({} such strings in all; the first {} are located)",
+                info.raw_backslash,
+                k + 1
+            )
+        } else {
+            String::new()
+        };
+        problems.push(Problem::new(
+            Severity::Warning,
+            codes::RAW_BACKSLASH,
+            at,
+            format!("{name}: `{key}` has a backslash that is not a JSON escape at {place} (a Windows path written without doubling its backslashes, e.g. \"D:\\work\\train.py\"): the string is kept verbatim{more}"),
+        ));
+    }
+    if info.unpaired_flows > 0 {
+        problems.push(Problem::new(
+            Severity::Info,
+            codes::UNPAIRED_FLOW,
+            Position::file(path),
+            format!("{name}: {} launch→kernel flow ends without their other end (cut capture); kernels are linked to their launch by `correlation` instead", info.unpaired_flows),
+        ));
+    }
+    for (key, byte) in &info.bad_members {
+        problems.push(Problem::new(
+            Severity::Warning,
+            codes::BAD_MEMBER,
+            Position::file(path).at_byte(*byte).in_column(key.as_str()),
+            format!(
+                "{name}: top-level `{key}` at byte {byte} is not of the expected shape; ignored"
+            ),
+        ));
+    }
+    let first = info.out_of_range.first_at.first().copied().unwrap_or(0);
+    let what = format!(
+        "events dropped: ts or ts + dur outside the representable time range ({}); count and byte offsets",
+        Tally::time_limit_text()
+    );
+    problems.push_some(info.out_of_range.problem(
+        codes::OUT_OF_RANGE,
+        Position::file(path).at_byte(first),
+        &what,
+    ));
+}

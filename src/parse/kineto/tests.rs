@@ -1,0 +1,400 @@
+use super::*;
+use crate::ingest::gzip::gzip_bytes;
+use crate::ingest::MemOpener;
+use crate::model::gpu::FlowKind;
+
+fn go() -> impl FnMut(Progress) -> ControlFlow<()> {
+    |_| ControlFlow::Continue(())
+}
+
+fn parse(text: &[u8]) -> (GpuTrace, KinetoInfo) {
+    read(Box::new(text), "t.json", Some(text.len() as u64), &mut go()).unwrap()
+}
+
+/// 2023+ categories, members before and after the events, string pids, float ts with ns
+/// fractions, flows in both orders, a `[memory]` sample, steps as user_annotation and cpu_op.
+const MODERN: &str = r#"{
+  "schemaVersion": 1,
+  "deviceProperties": [{"id": 0, "name": "NVIDIA L20", "totalGlobalMem": 47677177856, "computeMajor": 8, "computeMinor": 9, "numSms": 92}],
+  "distributedInfo": {"backend": "nccl", "rank": 3, "world_size": 8},
+  "traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#7", "pid": 10, "tid": 10, "ts": 4541015316353.111, "dur": 100.5},
+    {"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#7", "pid": 10, "tid": 10, "ts": 4541015316353.111, "dur": 100.5},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 10, "ts": 4541015316360.0005, "dur": 2, "args": {"correlation": 42, "External id": 9}},
+    {"ph": "s", "id": 42, "pid": 10, "tid": 10, "ts": 4541015316360.0005, "cat": "ac2g", "name": "ac2g"},
+    {"ph": "f", "id": 42, "pid": 0, "tid": 7, "ts": 4541015316370, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+    {"ph": "f", "id": 43, "pid": 0, "tid": 7, "ts": 4541015316380, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+    {"ph": "s", "id": 43, "pid": 10, "tid": 10, "ts": 4541015316365, "cat": "ac2g", "name": "ac2g"},
+    {"ph": "f", "id": 44, "pid": 10, "tid": 10, "ts": 4541015316390, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+    {"ph": "X", "cat": "kernel", "name": "void gemm<[1]>(float*)", "pid": 0, "tid": 7, "ts": 4541015316370, "dur": 10.25, "args": {"device": 0, "stream": 7, "correlation": 42, "External id": 9}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 20, "ts": 4541015316380, "dur": 1, "args": {"device": 0, "stream": 20, "correlation": 43}},
+    {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 7, "ts": 4541015316390, "dur": 0.5, "args": {"device": 0, "stream": 7}},
+    {"ph": "X", "cat": "gpu_user_annotation", "name": "fwd", "pid": 0, "tid": 7, "ts": 4541015316370, "dur": 30, "args": {"device": 0, "stream": 7}},
+    {"ph": "X", "cat": "cuda_sync", "name": "Stream Sync", "pid": 0, "tid": 7, "ts": 4541015316395, "dur": 3},
+    {"ph": "X", "cat": "python_function", "name": "train.py(12): step", "pid": "CPU functions", "tid": "thread 1", "ts": 4541015316350, "dur": 200},
+    {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 10, "tid": 10, "ts": 4541015316361, "args": {"Total Reserved": 2097152, "Total Allocated": 512, "Bytes": 512, "Addr": 139, "Device Id": 0, "Device Type": 1}},
+    {"name": "process_name", "ph": "M", "pid": 10, "tid": 0, "args": {"name": "python"}},
+    {"name": "Record Window End", "ph": "i", "s": "g", "pid": "", "tid": "", "ts": 4541015316500}
+  ],
+  "displayTimeUnit": "ms",
+  "baseTimeNanoseconds": 1767189312000000000,
+  "traceName": "/tmp/x.json"
+}"#;
+
+#[test]
+fn modern_trace_every_table_exact() {
+    let (t, info) = parse(MODERN.as_bytes());
+    assert_eq!(info.scan.events, 17);
+    assert!(info.scan.error.is_none() && info.scan.truncated_at.is_none());
+    // facts, including the base that comes after the events
+    assert_eq!(t.facts.base_time_ns, Some(1_767_189_312_000_000_000));
+    assert_eq!(t.facts.display_time_unit.as_deref(), Some("ms"));
+    assert_eq!(t.facts.distributed.as_ref().and_then(|d| d.rank), Some(3));
+    assert_eq!(t.facts.devices[0].name, "NVIDIA L20");
+    assert_eq!(t.facts.devices[0].compute, Some((8, 9)));
+    assert_eq!(t.facts.trace_name.as_deref(), Some("/tmp/x.json"));
+    // device ops: exact ns, sorted by (start, stream)
+    let ops: Vec<(DeviceOpKind, i64, i64, i64, i64)> = t
+        .device_ops
+        .iter()
+        .map(|d| (d.kind, d.stream, d.start_ns, d.end_ns, d.correlation))
+        .collect();
+    assert_eq!(
+        ops,
+        vec![
+            (
+                DeviceOpKind::Kernel,
+                7,
+                4_541_015_316_370_000,
+                4_541_015_316_380_250,
+                42
+            ),
+            (
+                DeviceOpKind::Memcpy,
+                20,
+                4_541_015_316_380_000,
+                4_541_015_316_381_000,
+                43
+            ),
+            (
+                DeviceOpKind::Memset,
+                7,
+                4_541_015_316_390_000,
+                4_541_015_316_390_500,
+                -1
+            ),
+        ]
+    );
+    assert_eq!(t.text(t.device_ops[0].name), "void gemm<[1]>(float*)");
+    assert_eq!(
+        t.epoch_ns(t.device_ops[0].start_ns),
+        Some(1_771_730_327_316_370_000)
+    );
+    // host ops: the runtime call keeps its ns fraction (…360.0005 µs → …360_000.5 ns → half-even)
+    let rt = t
+        .host_ops
+        .iter()
+        .find(|h| h.kind == HostKind::CudaRuntime)
+        .unwrap();
+    assert_eq!(rt.start_ns, 4_541_015_316_360_000);
+    assert_eq!((rt.correlation, rt.external_id), (42, 9));
+    let idx = t.launch_index();
+    assert_eq!(
+        t.launch_of(&t.device_ops[0], &idx).map(|h| h.start_ns),
+        Some(rt.start_ns)
+    );
+    let py = t
+        .host_ops
+        .iter()
+        .find(|h| h.kind == HostKind::PythonFunction)
+        .unwrap();
+    assert_eq!(
+        (t.text(py.pid), t.text(py.tid)),
+        ("CPU functions", "thread 1")
+    );
+    assert_eq!(
+        t.host_ops
+            .iter()
+            .filter(|h| h.kind == HostKind::CudaSync)
+            .count(),
+        1
+    );
+    assert_eq!(t.host_ops.len(), 5); // 2 step ranges, runtime, sync, python
+    assert_eq!(t.gpu_annotations.len(), 1);
+    // the step found twice (user_annotation and cpu_op) is kept once
+    assert_eq!(t.steps.len(), 1);
+    assert_eq!((t.steps[0].number, t.steps[0].dur_ns), (7, 100_500));
+    assert_eq!(t.steps[0].from, HostKind::UserAnnotation);
+    // flows paired in either order; the lone `f` counted
+    let flows: Vec<(FlowKind, i64, i64, i64)> = t
+        .flows
+        .iter()
+        .map(|f| (f.kind, f.id, f.launch_ns, f.arrive_ns))
+        .collect();
+    assert_eq!(
+        flows,
+        vec![
+            (
+                FlowKind::Ac2g,
+                42,
+                4_541_015_316_360_000,
+                4_541_015_316_370_000
+            ),
+            (
+                FlowKind::Ac2g,
+                43,
+                4_541_015_316_365_000,
+                4_541_015_316_380_000
+            ),
+        ]
+    );
+    assert_eq!(info.unpaired_flows, 1);
+    assert_eq!(t.memory.len(), 1);
+    assert_eq!(
+        (
+            t.memory[0].device_id,
+            t.memory[0].bytes,
+            t.memory[0].total_reserved
+        ),
+        (0, 512, 2_097_152)
+    );
+    assert_eq!(
+        info.not_kept,
+        vec![("M".to_string(), 1), ("i".to_string(), 1)]
+    );
+}
+
+/// The 2021 names (tb_plugin sample): `Operator`, `Runtime`, `Kernel`, `Memcpy`, `Memset`.
+#[test]
+fn old_category_names() {
+    let text = br#"[
+      {"ph": "X", "cat": "Operator", "name": "ProfilerStep#3", "pid": 1, "tid": 1, "ts": 100, "dur": 50},
+      {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 101, "dur": 1, "args": {"correlation": 5}},
+      {"ph": "X", "cat": "Runtime", "name": "hipLaunchKernel", "pid": 1, "tid": 1, "ts": 102, "dur": 1, "args": {"correlation": 6}},
+      {"ph": "X", "cat": "Kernel", "name": "k", "pid": 0, "tid": "stream 7", "ts": 110, "dur": 4, "args": {"device": 0, "stream": 7, "correlation": 5}},
+      {"ph": "X", "cat": "Memcpy", "name": "Memcpy DtoH", "pid": 0, "tid": 3, "ts": 120, "dur": 2},
+      {"ph": "X", "cat": "Memset", "name": "Memset", "pid": 0, "tid": 3, "ts": 125, "dur": 1},
+      {"ph": "s", "id": 5, "pid": 1, "tid": 1, "ts": 101, "cat": "async", "name": "launch"},
+      {"ph": "f", "id": 5, "pid": 0, "tid": 7, "ts": 110, "cat": "async", "name": "launch", "bp": "e"}
+    ]"#;
+    let (t, info) = parse(text);
+    assert_eq!(t.kind_counts(), [1, 1, 1]);
+    // no args.stream: the numeric tid; no args.device: the pid
+    assert_eq!((t.device_ops[1].device, t.device_ops[1].stream), (0, 3));
+    assert_eq!(t.steps.len(), 1);
+    assert_eq!(t.steps[0].from, HostKind::CpuOp);
+    let kinds: Vec<HostKind> = t.host_ops.iter().map(|h| h.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![HostKind::CpuOp, HostKind::CudaRuntime, HostKind::HipRuntime]
+    );
+    assert_eq!(t.flows.len(), 1);
+    assert_eq!(t.flows[0].kind, FlowKind::AsyncCpuToGpu);
+    assert_eq!(info.unpaired_flows, 0);
+}
+
+/// Windows paths with raw backslashes are kept verbatim and located by line, column, byte;
+/// `[`/`]` inside strings do not disturb the event split.
+#[test]
+fn raw_backslashes_are_kept_verbatim_and_located() {
+    let text = "{\"traceEvents\": [\n  {\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"D:\\work\\new\\train.py(12): forward\", \"pid\": 1, \"tid\": 1, \"ts\": 5, \"dur\": 1},\n  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a[0]] ]}[{\", \"pid\": 1, \"tid\": 1, \"ts\": 6, \"dur\": 1},\n  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"ok\\\\path\", \"pid\": 1, \"tid\": 1, \"ts\": 7, \"dur\": 1}\n]}";
+    let bytes = text.as_bytes().to_vec();
+    let mut opener = MemOpener::new();
+    opener.add("run/[rank 0]/w.pt.trace.json", bytes.clone());
+    let mut problems = Problems::new();
+    let (t, info) = read_located(
+        &opener,
+        "run/[rank 0]/w.pt.trace.json",
+        Some(bytes.len() as u64),
+        &mut go(),
+        &mut problems,
+    )
+    .unwrap();
+    let names: Vec<&str> = t.host_ops.iter().map(|h| t.text(h.name)).collect();
+    // verbatim: `\n` of `\new` is NOT decoded (the string is a path, not JSON text)
+    assert_eq!(
+        names,
+        vec![
+            "D:\\work\\new\\train.py(12): forward",
+            "a[0]] ]}[{",
+            "ok\\path"
+        ]
+    );
+    assert_eq!(info.raw_backslash, 1);
+    let byte = text.find("D:\\work").unwrap() as u64 + 2;
+    assert_eq!(info.raw_backslash_at, vec![(byte, "name")]);
+    let col = byte - text.find("\n  {").unwrap() as u64 - 1 + 1;
+    let p: Vec<_> = problems
+        .kept()
+        .iter()
+        .filter(|p| p.code == codes::RAW_BACKSLASH)
+        .collect();
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].at.line, Some(2));
+    assert_eq!(p[0].at.byte, Some(byte));
+    assert!(
+        p[0].message
+            .contains(&format!("at line 2, column {col}, byte {byte}")),
+        "{}",
+        p[0].message
+    );
+    assert_eq!(col, 52); // 2 spaces + `{"ph": "X", ` + `"cat": "python_function", ` + `"name": "D:` = 51 bytes
+                         // the same through gzip: the location is in the inflated text
+    let gz = gzip_bytes(&bytes);
+    opener.add("w.json.gz", gz.clone());
+    let mut problems = Problems::new();
+    let (t2, _) = read_located(
+        &opener,
+        "w.json.gz",
+        Some(gz.len() as u64),
+        &mut go(),
+        &mut problems,
+    )
+    .unwrap();
+    assert_eq!(t2.host_ops.len(), 3);
+    assert!(problems
+        .kept()
+        .iter()
+        .any(|p| p.code == codes::RAW_BACKSLASH && p.at.line == Some(2)));
+}
+
+#[test]
+fn line_columns_counts_lines_across_reads() {
+    let text = b"ab\ncd\n\nefg";
+    let got = diag::line_columns(&text[..], &[0, 1, 3, 6, 9, 50]).unwrap();
+    assert_eq!(
+        got,
+        vec![
+            Some((1, 1)),
+            Some((1, 2)),
+            Some((2, 1)),
+            Some((3, 1)),
+            Some((4, 3)),
+            None
+        ]
+    );
+}
+
+/// A file cut inside an event keeps the events before it; bytes after the end are reported.
+#[test]
+fn truncated_end_and_events_after_the_end() {
+    let cut = br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1, "args": {"stream": 7}}, {"ph": "X", "cat": "ker"#;
+    let (t, info) = parse(cut);
+    assert_eq!(t.device_ops.len(), 1);
+    assert_eq!(info.scan.truncated_at, Some(cut.len() as u64));
+    assert_eq!(info.scan.cut_event_at, Some(122)); // the second `{"ph"`
+    let mut p = Problems::new();
+    push_problems("t.json", &info, &[], &mut p);
+    assert!(p
+        .kept()
+        .iter()
+        .any(|p| p.code == "GPU-TV-001" && p.at.byte == Some(cut.len() as u64)));
+    let after = br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1}]}
+{"ph": "X", "cat": "kernel", "name": "late", "pid": 0, "tid": 7, "ts": 2, "dur": 1}"#;
+    let (t, info) = parse(after);
+    assert_eq!(t.device_ops.len(), 1);
+    assert_eq!(info.scan.diag.trailing_at, Some(101));
+    let mut p = Problems::new();
+    push_problems("t.json", &info, &[], &mut p);
+    assert!(p
+        .kept()
+        .iter()
+        .any(|p| p.code == "GPU-TV-008" && p.at.byte == Some(101)));
+}
+
+/// A gzip stream cut mid-way: the events inflated before the cut are kept and the problem says
+/// where (compressed bytes) and what.
+#[test]
+fn gzip_cut_mid_stream_keeps_the_events_before() {
+    let mut text = String::from("{\"traceEvents\": [\n");
+    for i in 0..20_000 {
+        text.push_str(&format!(
+            "{{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k{}\", \"pid\": 0, \"tid\": 7, \"ts\": {}, \"dur\": 1, \"args\": {{\"stream\": 7, \"correlation\": {i}}}}},\n",
+            i % 97,
+            i * 3
+        ));
+    }
+    text.push_str("{}]}");
+    let gz = gzip_bytes(text.as_bytes());
+    let (full, _) = read(
+        Box::new(&gz[..]),
+        "t.json.gz",
+        Some(gz.len() as u64),
+        &mut go(),
+    )
+    .unwrap();
+    assert_eq!(full.device_ops.len(), 20_000);
+    let cut = &gz[..gz.len() / 2];
+    let mut last = 0;
+    let (t, info) = read(
+        Box::new(cut),
+        "t.json.gz",
+        Some(cut.len() as u64),
+        &mut |p| {
+            last = p.bytes_done;
+            assert_eq!(p.bytes_total, Some(cut.len() as u64));
+            ControlFlow::Continue(())
+        },
+    )
+    .unwrap();
+    let n = t.device_ops.len();
+    assert!(n > 1000 && n < 20_000, "{n}");
+    // the kept events are exactly the first n of the full file
+    assert!(t
+        .device_ops
+        .iter()
+        .zip(&full.device_ops)
+        .all(|(a, b)| a == b));
+    assert!(last <= cut.len() as u64 && last > 0);
+    assert_eq!(info.compressed_bytes, Some(cut.len() as u64));
+    let mut p = Problems::new();
+    push_problems("t.json.gz", &info, &[], &mut p);
+    let stop = p
+        .kept()
+        .iter()
+        .find(|p| p.code == "GPU-TV-004")
+        .expect("a located stop");
+    assert!(
+        stop.message.contains("the gzip stream is cut short"),
+        "{}",
+        stop.message
+    );
+    assert!(
+        stop.message
+            .contains(&format!("{n} events before it are used")),
+        "{}",
+        stop.message
+    );
+}
+
+/// A Chrome trace without any device op is a host-only trace, not an error.
+#[test]
+fn host_only_trace_is_not_an_error() {
+    let text = br#"{"deviceProperties": [], "traceEvents": [
+      {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1.5, "dur": 2}]}"#;
+    let (t, info) = parse(text);
+    assert!(!t.has_device_ops());
+    assert_eq!(t.host_ops.len(), 1);
+    assert!(info.scan.error.is_none());
+}
+
+/// Bad members and unreadable `ts` are located, the rest read.
+#[test]
+fn bad_member_and_bad_ts() {
+    let text = br#"{"distributedInfo": [1], "baseTimeNanoseconds": "x", "traceEvents": [
+      {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": NaN, "dur": 2},
+      {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 3, "dur": 2}]}"#;
+    let (t, info) = parse(text);
+    assert_eq!(t.host_ops.len(), 1);
+    assert_eq!(
+        info.bad_members,
+        vec![
+            ("distributedInfo".to_string(), 20),
+            ("baseTimeNanoseconds".to_string(), 48)
+        ]
+    );
+    let mut p = Problems::new();
+    push_problems("t.json", &info, &[], &mut p);
+    let codes: Vec<&str> = p.kept().iter().map(|p| p.code).collect();
+    assert_eq!(codes, vec!["GPU-TV-003", "GPU-TV-018", "GPU-TV-018"]);
+}
