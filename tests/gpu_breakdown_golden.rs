@@ -1,8 +1,9 @@
 //! HTA-compatible breakdowns on the real Kineto fixtures (gpu-traces.md §4): equal to HTA
 //! 0.5.0's own numbers on every trace where HTA completes, and results where HTA fails (no
-//! stream events at all: a host-only answer, never an error; the `trace_diff` pair, where
-//! HTA's idle breakdown raises, checked against HTA's temporal breakdown and an independent
-//! reading, `tests/reference/hta_breakdown_ref.py`).
+//! stream events at all: a host-only answer, never an error). On the `trace_diff` pair HTA's
+//! idle breakdown with its default `ranks=[0]` raises ValueError (the traces are ranks 3 and
+//! 1); asked for the trace's own rank (`ranks=[3]` / `[1]`) HTA 0.5.0 gives exactly the
+//! numbers below, and so does the independent reading `tests/reference/hta_breakdown_ref.py`.
 
 use std::ops::ControlFlow;
 
@@ -115,7 +116,7 @@ fn negative_queue_length_trace_equals_hta() {
 }
 
 #[test]
-fn trace_diff_pair_gives_results_where_hta_fails() {
+fn trace_diff_pair_equals_hta_asked_for_the_traces_rank() {
     check(
         "trace_diff/control/control.json.gz",
         time(383404, 62119, 234760, 86525),
