@@ -10,6 +10,7 @@ pub mod gpu_breakdown;
 pub mod gpu_kernel_class;
 pub mod gpu_kernels;
 pub mod gpu_memory;
+pub mod gpu_rank;
 pub mod gpu_straggler;
 pub mod host_evidence;
 pub mod intervals;
