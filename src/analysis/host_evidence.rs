@@ -212,8 +212,12 @@ pub fn build_index(host: &HostEventTable, cfg: &AnomalyConfig) -> HostIndex {
             excluded += 1;
             continue;
         }
-        let sync = is_sync || (rule && cat == "HostToDevice");
-        let comm = is_comm_name || (rule && e.lane == Lane::HcclDevice);
+        // GPU traces (issue 10): a `cuda_sync` event is a synchronisation, an `nccl:*` user
+        // annotation a collective (neither cat occurs in Ascend traces).
+        let sync = is_sync || (rule && cat == "HostToDevice") || cat == "cuda_sync";
+        let comm = is_comm_name
+            || (rule && e.lane == Lane::HcclDevice)
+            || (cat == "user_annotation" && starts_with_ci(name, "nccl:"));
         let general = if rule {
             matches!(
                 cat,

@@ -65,6 +65,9 @@ pub struct RankAnalysis {
     pub problems: Problems,
     /// `step_trace_time.csv` cross-check lines (§13.1).
     pub cross_check: Vec<String>,
+    /// The whole GPU trace of a GPU rank (`engine::gpu`; `None` on Ascend ranks): device ops
+    /// with correlation ids, launches, flows, memory counters, for the GPU views.
+    pub gpu: Option<std::sync::Arc<crate::model::gpu::GpuTrace>>,
 }
 
 fn file_problem(problems: &mut Problems, e: &ParseError) {
@@ -104,12 +107,13 @@ pub fn analyse_rank(
 }
 
 /// True when rank folder `rank` has an input the anomaly analysis can start from
-/// (`kernel_details.csv`, `op_summary*.csv` or `trace_view.json`).
+/// (`kernel_details.csv`, `op_summary*.csv`, `trace_view.json`, or a GPU rank's trace).
 pub fn usable(rank: &RankFolder) -> bool {
     [
         FileKind::KernelDetails,
         FileKind::OpSummary,
         FileKind::TraceView,
+        FileKind::KinetoTrace,
     ]
     .iter()
     .any(|k| rank.file(*k).is_some())
@@ -410,6 +414,7 @@ impl<'a> AnomalyPass<'a> {
             result,
             problems,
             cross_check,
+            gpu: None,
         }
     }
 }

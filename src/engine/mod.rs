@@ -4,6 +4,7 @@
 //! ([`parallel`]) and the worker's session. Used by the CLI, the worker and the tests.
 pub mod anomaly;
 pub mod contract;
+pub mod gpu;
 pub mod memory;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod parallel;

@@ -76,6 +76,15 @@ pub fn analyse_rank(
             bytes,
         })
     };
+    if folder.kind == crate::ingest::rank::CaptureKind::Kineto {
+        // A GPU rank: one trace, read once, anomaly only (`engine::gpu`).
+        return RankEntry {
+            memory: None,
+            anomaly: plan
+                .anomaly
+                .map(|cfg| super::gpu::analyse_rank(folder, opener, cfg, &mut prog)),
+        };
+    }
     let mut cancelled = false;
     let mut mem = plan.memory.map(|o| MemoryPass::start(folder, o));
     let mut anom = plan.anomaly.map(|c| AnomalyPass::new(folder, c));

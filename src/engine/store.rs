@@ -30,6 +30,7 @@ use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::analysis::memory_result::{MemoryRun, RankMemory, RankStatus};
 use crate::base::Problems;
 use crate::ingest::inventory::{Inventory, RankFolder};
+use crate::ingest::rank::CaptureKind;
 use crate::ingest::Opener;
 use crate::parse::pickle::{PickleError, PickleErrorKind};
 use crate::report::memory_rows::{self, Columns};
@@ -65,7 +66,10 @@ impl Plan {
     /// ([`MemoryOptions::selects`]), anomaly when planned and [`anomaly::usable`].
     pub fn for_rank(&self, folder: &RankFolder) -> RankPlan<'_> {
         RankPlan {
-            memory: self.memory.as_ref().filter(|o| o.selects(folder)),
+            memory: self
+                .memory
+                .as_ref()
+                .filter(|o| o.selects(folder) && folder.kind != CaptureKind::Kineto),
             anomaly: self.anomaly.as_ref().filter(|_| anomaly::usable(folder)),
         }
     }

@@ -15,6 +15,7 @@ use super::rank::{
     capture_kind, resolve_rank, resolve_role, timestamp_key, CaptureKind, RankFacts, RankSource,
     RoleSource,
 };
+use super::kineto::{self, KinetoHead};
 use super::InputFile;
 use crate::base::{Position, Problem, Problems, Severity};
 
@@ -51,6 +52,8 @@ pub enum FileKind {
     OperatorDetails,
     /// `*.db` (DB export; detected, not parsed).
     Database,
+    /// A PyTorch profiler (Kineto) trace, `.json` or `.json.gz` (formats.md §8).
+    KinetoTrace,
 }
 
 /// Classifies one file by its path relative to the rank folder; `None` = not a known kind.
@@ -152,6 +155,8 @@ pub struct SideInfo {
     pub info_rank_field: Option<i64>,
     /// Truthy top-level `role` of `profiler_metadata.json`.
     pub metadata_role: Option<String>,
+    /// A Kineto trace's head (GPU ranks only), once step 2 read it.
+    pub kineto: Option<KinetoHead>,
 }
 
 /// A finding of the inventory, serializable for the UI (convertible to [`Problem`]).
@@ -296,8 +301,8 @@ fn ignore_reason(segs: &[&str]) -> String {
             .into()
     } else if name.ends_with(".db") {
         "database export outside a capture folder: not parsed".into()
-    } else if name.ends_with(".pt.trace.json") || name.ends_with(".json.gz") {
-        "Kineto trace: not supported by these analyses".into()
+    } else if kineto::is_candidate_name(name) || name.to_ascii_lowercase().contains("_et.json") {
+        "Chakra execution trace (`_et.json`): not a PyTorch profiler trace".into()
     } else {
         "not inside a folder ending in \"ascend_pt\" (or \"ascend_ms\")".into()
     }
@@ -349,7 +354,13 @@ impl Inventory {
                 ),
                 (None, Some(j)) => (j, CaptureKind::LooseOutput),
                 (None, None) => {
-                    pending.push((f, segs.clone()));
+                    if kineto::is_trace_name(name)
+                        || (kineto::is_candidate_name(name) && classify(name).is_none())
+                    {
+                        add_kineto(&mut slots, f, &segs);
+                    } else {
+                        pending.push((f, segs.clone()));
+                    }
                     continue;
                 }
             };
@@ -451,7 +462,10 @@ impl Inventory {
     pub fn finalize(&mut self) {
         let single = self.ranks.len() == 1;
         self.notes.retain(|n| !n.code.starts_with("MEM-DISC"));
-        for r in &mut self.ranks {
+        let single = single
+            && self.ranks.iter().all(|r| r.kind != CaptureKind::Kineto);
+        kineto_finalize(&mut self.ranks);
+        for r in self.ranks.iter_mut().filter(|r| r.kind != CaptureKind::Kineto) {
             r.notes.retain(|n| !n.code.starts_with("MEM-DISC"));
             let d = resolve_rank(&r.facts, single);
             let (role, role_source) = resolve_role(&r.facts);
@@ -537,11 +551,38 @@ impl Inventory {
                 "MEM-DISC-001",
                 "",
                 format!(
-                    "No folder ending in \"ascend_pt\" found under {}",
+                    "No folder ending in \"ascend_pt\" and no PyTorch profiler trace found under {}",
                     self.root_label()
                 ),
             ));
         }
+    }
+
+    /// After step 2: Kineto candidates whose head is not a PyTorch profiler trace move to the
+    /// ignored files, with the reason (`ingest::kineto`).
+    pub fn drop_non_traces(&mut self) {
+        let (keep, gone): (Vec<RankFolder>, Vec<RankFolder>) =
+            std::mem::take(&mut self.ranks).into_iter().partition(|r| {
+                r.kind != CaptureKind::Kineto
+                    || r.side.kineto.as_ref().is_none_or(|h| h.is_trace)
+            });
+        self.ranks = keep;
+        for r in gone {
+            let reason = r
+                .side
+                .kineto
+                .and_then(|h| h.not_trace_reason)
+                .unwrap_or_else(|| "not a PyTorch profiler trace".into());
+            for f in r.files {
+                self.ignored.push(IgnoredFile {
+                    path: f.path,
+                    size: f.size,
+                    reason: reason.clone(),
+                });
+            }
+        }
+        self.ignored.sort_by(|a, b| a.path.cmp(&b.path));
+        self.finalize();
     }
 
     /// The dropped root as shown in messages: the common first path segment, or `the dropped files`.
@@ -570,6 +611,27 @@ impl Inventory {
         }
         p
     }
+}
+
+/// One Kineto trace = one slot, keyed by the file's own path (`ingest::kineto`).
+fn add_kineto(slots: &mut BTreeMap<String, Slot>, f: &InputFile, segs: &[&str]) {
+    let name = segs.last().copied().unwrap_or("").to_string();
+    slots.insert(
+        f.path.clone(),
+        Slot {
+            dir: f.path.clone(),
+            kind: CaptureKind::Kineto,
+            parent: (segs.len() >= 2).then(|| segs[segs.len() - 2].to_string()),
+            files: vec![RankFile {
+                path: f.path.clone(),
+                rel: name,
+                kind: FileKind::KinetoTrace,
+                size: f.size,
+            }],
+            other_files: 0,
+            other_bytes: 0,
+        },
+    );
 }
 
 fn add_to_slot(
@@ -603,6 +665,85 @@ fn add_to_slot(
         None => {
             slot.other_files += 1;
             slot.other_bytes += f.size;
+        }
+    }
+}
+
+/// Rank, role, notes and readiness of the Kineto ranks (`ingest::kineto` rules).
+fn kineto_finalize(ranks: &mut [RankFolder]) {
+    let mut used: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    let mut pending: Vec<usize> = Vec::new();
+    for (i, r) in ranks.iter_mut().enumerate() {
+        if r.kind != CaptureKind::Kineto {
+            continue;
+        }
+        r.notes.retain(|n| !n.code.starts_with("GPU-DISC"));
+        (r.role, r.role_source) = match r.facts.parent_name.as_ref().filter(|p| !p.is_empty()) {
+            Some(p) => (p.clone(), RoleSource::ParentFolder),
+            None => ("unknown".to_string(), RoleSource::Unknown),
+        };
+        let head = r.side.kineto.as_ref();
+        let name = r.files.first().map(|f| f.rel.as_str()).unwrap_or("");
+        let (rank, source) = match (head.and_then(|h| h.rank), kineto::rank_from_file_name(name)) {
+            (Some(k), _) => (Some(k), RankSource::DistributedInfo),
+            (None, Some(k)) => (Some(k), RankSource::FileName),
+            (None, None) => (None, RankSource::Order),
+        };
+        r.rank_id = rank;
+        r.rank_source = source;
+        r.sort_key = String::new();
+        match rank {
+            Some(k) => used.entry(r.role.clone()).or_default().push(k),
+            None => pending.push(i),
+        }
+        r.analyses = vec![
+            Readiness {
+                analysis: Analysis::Memory,
+                can_run: false,
+                missing: vec!["Ascend operator_memory.csv: a PyTorch profiler trace has [memory] counters only (see the steps & bubbles view)".into()],
+                degraded: Vec::new(),
+            },
+            Readiness {
+                analysis: Analysis::Anomaly,
+                can_run: true,
+                missing: Vec::new(),
+                degraded: Vec::new(),
+            },
+        ];
+    }
+    for i in pending {
+        let r = &mut ranks[i];
+        let taken = used.entry(r.role.clone()).or_default();
+        let k = (0..).find(|k| !taken.contains(k)).unwrap_or(0);
+        taken.push(k);
+        r.rank_id = Some(k);
+        let label = r.label().to_string();
+        r.notes.push(Note::new(
+            Severity::Warning,
+            "GPU-DISC-001",
+            &label,
+            format!("Rank {k} of {label} taken from {}", RankSource::Order.describe()),
+        ));
+    }
+    // Several traces of one rank (several files, steps or restarts): say so on each.
+    let mut count: BTreeMap<(String, i64), usize> = BTreeMap::new();
+    for r in ranks.iter().filter(|r| r.kind == CaptureKind::Kineto) {
+        *count.entry((r.role.clone(), r.rank_id.unwrap_or(-1))).or_default() += 1;
+    }
+    for r in ranks.iter_mut().filter(|r| r.kind == CaptureKind::Kineto) {
+        let n = count[&(r.role.clone(), r.rank_id.unwrap_or(-1))];
+        if n > 1 {
+            let label = r.label().to_string();
+            r.notes.push(Note::new(
+                Severity::Info,
+                "GPU-DISC-002",
+                &label,
+                format!(
+                    "rank {} of role {} has {n} traces; each is analysed on its own",
+                    r.rank_id.unwrap_or(-1),
+                    r.role
+                ),
+            ));
         }
     }
 }

@@ -7,6 +7,7 @@
 pub mod chunk_reader;
 pub mod gzip;
 pub mod inventory;
+pub mod kineto;
 pub mod opener;
 pub mod rank;
 pub mod select;

@@ -18,6 +18,8 @@ pub enum CaptureKind {
     LooseOutput,
     /// Loose files (e.g. a bare `operator_memory.csv`) dropped without any folder (§2.2).
     LooseFiles,
+    /// One PyTorch profiler (Kineto) trace file of a GPU rank (formats.md §8; `ingest::kineto`).
+    Kineto,
 }
 
 /// Where the rank id came from (ascend-memory.md §3.1, priority order).
@@ -32,6 +34,12 @@ pub enum RankSource {
     FolderName,
     /// 4: `0` because exactly one rank folder was found.
     SingleFolder,
+    /// Kineto: `distributedInfo.rank` of the trace (`ingest::kineto`).
+    DistributedInfo,
+    /// Kineto: a `rank<N>` token of the trace file name.
+    FileName,
+    /// Kineto: neither; the first number no other trace of the role uses, in path order.
+    Order,
     /// Not determinable: the folder is skipped (`MEM-DISC-003`).
     Unknown,
 }
@@ -44,6 +52,9 @@ impl RankSource {
             RankSource::InfoField => "the rank_id field of profiler_info",
             RankSource::FolderName => "the folder name",
             RankSource::SingleFolder => "the only rank folder (default 0)",
+            RankSource::DistributedInfo => "distributedInfo.rank of the trace",
+            RankSource::FileName => "the trace file name",
+            RankSource::Order => "the order of the traces (no distributedInfo, no rank in the name)",
             RankSource::Unknown => "nowhere",
         }
     }

@@ -41,8 +41,11 @@ impl TaskClass {
         match core.as_str() {
             "AI_CORE" | "AI_VECTOR_CORE" | "MIX_AIC" | "MIX_AIV" | "MIXED_AIC" | "MIXED_AIV"
             | "FFTS_PLUS" | "AICORE" | "AIVECTOR" | "MIXAIC" => (TaskClass::AiCore, false),
+            // GPU compute kernels (issue 10, `engine::gpu`): the compute class.
+            "KERNEL" => (TaskClass::AiCore, false),
             "AI_CPU" | "AICPU" => (TaskClass::AiCpu, false),
-            "HCCL" | "COMMUNICATION" => (TaskClass::Hccl, false),
+            // `NCCL`: GPU collectives (`engine::gpu`).
+            "HCCL" | "COMMUNICATION" | "NCCL" => (TaskClass::Hccl, false),
             "" | "N/A" => {
                 let lower = name.to_ascii_lowercase();
                 if is_hccl_name(&lower) {

@@ -19,8 +19,10 @@ use crate::ingest::Opener;
 pub const MAX_SIDE_FILE: u64 = 16 << 20;
 
 /// Step 2 of the inventory: reads every rank's `profiler_info*.json` (the lexicographically
-/// first one directly in the folder) and `profiler_metadata.json`, then re-finalizes the
-/// inventory (rank-id cross-check `MEM-DISC-005`, metadata roles, readiness).
+/// first one directly in the folder) and `profiler_metadata.json`, and the head of every
+/// Kineto trace (`parse::kineto::sniff`: is it a trace, `distributedInfo.rank`, devices),
+/// then re-finalizes the inventory (rank-id cross-check `MEM-DISC-005`, metadata roles,
+/// GPU ranks, readiness; JSON files that are not traces move to the ignored list).
 ///
 /// Never fails: unreadable files become `MEM-META-001` warnings on their rank.
 pub fn read_side_files(inv: &mut Inventory, opener: &dyn Opener) {
@@ -34,6 +36,16 @@ pub fn read_side_files(inv: &mut Inventory, opener: &dyn Opener) {
             .find(|f| !f.rel.contains('/'))
             .or_else(|| inv.ranks[i].file(FileKind::ProfilerInfo))
             .cloned();
+        if let Some(f) = inv.ranks[i].file(FileKind::KinetoTrace).cloned() {
+            side.kineto = Some(match opener.open(&f.path) {
+                Ok(src) => crate::parse::kineto::sniff(src, &f.rel, Some(f.size)),
+                Err(e) => crate::ingest::kineto::KinetoHead {
+                    is_trace: crate::ingest::kineto::is_trace_name(&f.rel),
+                    not_trace_reason: Some(format!("cannot be opened: {e}")),
+                    ..Default::default()
+                },
+            });
+        }
         if let Some(f) = info {
             match read_json(opener, &f.path, f.size) {
                 Ok(v) => apply_info(&v, &mut side),
@@ -54,7 +66,7 @@ pub fn read_side_files(inv: &mut Inventory, opener: &dyn Opener) {
         }
         inv.set_side_info(i, side);
     }
-    inv.finalize();
+    inv.drop_non_traces();
 }
 
 fn read_json(opener: &dyn Opener, path: &str, size: u64) -> Result<Value, String> {

@@ -23,6 +23,7 @@ pub fn kind_label(kind: FileKind) -> &'static str {
         FileKind::NpuModuleMem => "npu_module_mem.csv",
         FileKind::OperatorDetails => "operator_details.csv",
         FileKind::Database => "database (.db)",
+        FileKind::KinetoTrace => "PyTorch profiler trace",
     }
 }
 

@@ -112,7 +112,7 @@ fn unrelated_drop_reports_no_candidate() {
     assert_eq!(inv.notes[0].code, "MEM-DISC-001");
     assert_eq!(
         inv.notes[0].message,
-        "No folder ending in \"ascend_pt\" found under photos"
+        "No folder ending in \"ascend_pt\" and no PyTorch profiler trace found under photos"
     );
 }
 

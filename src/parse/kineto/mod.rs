@@ -19,6 +19,8 @@
 //! file cut inside the array or a gzip stream cut short keeps the events before the cut.
 
 mod members;
+mod sniff;
+pub use sniff::sniff;
 #[cfg(test)]
 mod tests;
 
@@ -532,7 +534,7 @@ pub fn push_problems(
             Severity::Info,
             codes::UNPAIRED_FLOW,
             Position::file(path),
-            format!("{name}: {} launch→kernel flow ends without their other end (cut capture); kernels are linked to their launch by `correlation` instead", info.unpaired_flows),
+            format!("{name}: {} launch→kernel flow ends without their other end (Kineto writes lone `f` ends on host threads; or a cut capture): not used; kernels are linked to their launch by `correlation`", info.unpaired_flows),
         ));
     }
     for (key, byte) in &info.bad_members {

@@ -1,0 +1,211 @@
+//! The anomaly pipeline for one GPU rank (issue 10; anomaly.md on GPU streams): one streamed
+//! read of the rank's PyTorch profiler trace ([`crate::parse::kineto::read_located`]), then
+//! the same tables and the same [`analysis::analyse`] as an Ascend rank:
+//!
+//! * every device op (kernel, gpu_memcpy, gpu_memset) becomes a kernel row on its stream
+//!   (`"7"`, or `"<device>:<stream>"` when the rank's ops run on several devices), so the
+//!   busy union, underfeed, prelaunch, tail and internal bubbles are over **all GPU streams of
+//!   the rank**; NCCL/RCCL kernels (names matching §1.2.2's communication pattern or `nccl`)
+//!   are communication kernels (core `NCCL`, class HCCL), memcpy/memset are class `OTHER`
+//!   (core `GPU_MEMCPY` / `GPU_MEMSET`), the rest compute (core `KERNEL`, class AI_CORE);
+//! * host events become the trace tables: `cpu_op`, `python_function`, `user_annotation` on
+//!   the Python lane, runtime/driver calls and `cuda_sync` on the runtime lane (the lane the
+//!   Ascend rules call CANN), each thread by `pid/tid`; `ProfilerStep#N` are the step markers;
+//! * Ascend-only rules are not applied and the result says so (`limitations`).
+//!
+//! A trace without any device op is a host-only trace: steps and host events, no bubbles, an
+//! info problem with the reason — never an error.
+
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use super::anomaly::{Cancelled, RankAnalysis};
+use crate::analysis::anomaly::{self as analysis, CaptureInfo, RankInput};
+use crate::analysis::anomaly_config::AnomalyConfig;
+use crate::base::{Position, Problem, Problems, Severity};
+use crate::ingest::inventory::{FileKind, RankFolder};
+use crate::ingest::{Opener, Progress};
+use crate::model::gpu::{DeviceOpKind, GpuTrace, HostKind};
+use crate::model::kernels::{KernelRow, KernelTable, KernelTableBuilder};
+use crate::model::trace_events::{HostEventTable, Lane, MarkerEvent};
+use crate::parse::kineto;
+use crate::report::anomaly_json::RankMeta;
+
+/// Problem codes of the GPU pipeline.
+pub mod codes {
+    /// The trace has no device op: a host-only trace (info).
+    pub const HOST_ONLY: &str = "GPU-RUN-001";
+    /// The trace could not be read at all.
+    pub const FILE: &str = "GPU-FILE-001";
+}
+
+/// What the result says about the rules that are not applied on GPUs.
+pub const ASCEND_ONLY_NOTE: &str = "GPU trace (PyTorch profiler): Ascend-only rules are not applied (AICPU classes §5.14, HCCL/communication.json specifics §1.4, step_trace_time.csv cross-check §13.1, PMU judgement §5.15)";
+
+/// Limitations of the Ascend pipeline about files a GPU trace never has (dropped on GPUs).
+const ASCEND_FILE_LIMITS: [&str; 3] = [
+    "no communication.json",
+    "kernel_details.csv absent",
+    "PMU judgement unavailable",
+];
+
+/// True for a kernel name of a collective (NCCL / RCCL, or §1.2.2's pattern).
+fn is_collective(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.contains("nccl") || lower.contains("rccl") || {
+        let (c, _) = crate::model::kernels::TaskClass::classify("", name);
+        c == crate::model::kernels::TaskClass::Hccl
+    }
+}
+
+/// The kernel table of a GPU trace: one row per device op, `row` = its index in
+/// `t.device_ops` + 1 (so a kernel finds its op, and its launch, again).
+pub fn kernel_table(t: &GpuTrace) -> KernelTable {
+    let several_devices = t.device_ops.iter().any(|d| d.device != t.device_ops[0].device);
+    let mut b = KernelTableBuilder::new();
+    let mut row = KernelRow::default();
+    for (i, d) in t.device_ops.iter().enumerate() {
+        row.name = t.text(d.name).to_string();
+        row.core_raw = match d.kind {
+            DeviceOpKind::Kernel if is_collective(&row.name) => "NCCL".into(),
+            DeviceOpKind::Kernel => "KERNEL".into(),
+            k => k.as_str().to_ascii_uppercase(),
+        };
+        row.start_ns = d.start_ns;
+        row.dur_ns = d.dur_ns();
+        row.stream = if several_devices {
+            format!("{}:{}", d.device, d.stream)
+        } else {
+            d.stream.to_string()
+        };
+        row.row = i as u64 + 1;
+        b.push(&row);
+    }
+    b.finish()
+}
+
+/// The trace tables of a GPU trace (host events, step markers).
+pub fn host_table(t: &GpuTrace) -> HostEventTable {
+    let mut h = HostEventTable::new();
+    for e in &t.host_ops {
+        let lane = match e.kind {
+            HostKind::CpuOp | HostKind::PythonFunction | HostKind::UserAnnotation => Lane::Python,
+            HostKind::CudaRuntime | HostKind::HipRuntime | HostKind::CudaDriver | HostKind::CudaSync => Lane::Cann,
+            _ => Lane::OtherHost,
+        };
+        let key = format!("{}/{}", t.text(e.pid), t.text(e.tid));
+        let thread = h.thread_key(&key);
+        h.push(t.text(e.name), t.text(e.cat), thread, lane, e.start_ns, e.dur_ns);
+        h.saw_stack |= e.kind == HostKind::PythonFunction;
+    }
+    for m in &t.steps {
+        h.markers.push(MarkerEvent {
+            name: t.text(m.name).to_string(),
+            ts_ns: m.start_ns,
+            dur_ns: m.dur_ns,
+        });
+    }
+    h.finish();
+    h
+}
+
+/// Analyses GPU rank `rank` (a `CaptureKind::Kineto` inventory entry). `on_progress` gets the
+/// trace's compressed bytes; `Break` cancels.
+pub fn analyse_rank(
+    rank: &RankFolder,
+    opener: &dyn Opener,
+    cfg: &AnomalyConfig,
+    on_progress: &mut dyn FnMut(&str, Progress) -> ControlFlow<()>,
+) -> Result<RankAnalysis, Cancelled> {
+    let mut problems = Problems::new();
+    for n in &rank.notes {
+        problems.push(n.to_problem());
+    }
+    let file = rank.file(FileKind::KinetoTrace);
+    let path = file.map(|f| f.path.as_str()).unwrap_or(rank.label());
+    let mut cancelled = false;
+    let read = file.map(|f| {
+        kineto::read_located(
+            opener,
+            &f.path,
+            Some(f.size),
+            &mut |p| {
+                let c = on_progress(&f.path, p);
+                cancelled |= c.is_break();
+                c
+            },
+            &mut problems,
+        )
+    });
+    if cancelled {
+        return Err(Cancelled);
+    }
+    let trace = match read {
+        Some(Ok((t, _))) => t,
+        Some(Err(e)) => {
+            problems.push(Problem::new(
+                Severity::Error,
+                codes::FILE,
+                e.position().clone(),
+                format!("{e}; file not used"),
+            ));
+            GpuTrace::default()
+        }
+        None => GpuTrace::default(),
+    };
+    let kernels = kernel_table(&trace);
+    let host = host_table(&trace);
+    let input = RankInput {
+        kernels: &kernels,
+        trace: Some(&host),
+        comm_ops: &[],
+        step_trace: &[],
+        info: CaptureInfo {
+            kernels_from_trace: true,
+            ..Default::default()
+        },
+    };
+    let mut result = analysis::analyse(&input, cfg);
+    // The Ascend side files a GPU trace never has are not limitations of this capture.
+    result
+        .limitations
+        .retain(|l| !ASCEND_FILE_LIMITS.iter().any(|p| l.starts_with(p)));
+    result.limitations.push(ASCEND_ONLY_NOTE.into());
+    if !trace.has_device_ops() {
+        let why = format!(
+            "host-only trace: no device events (kernel, gpu_memcpy, gpu_memset) among its {} host events and {} steps — profiled without CUDA/ROCm activities or on a process that launched no GPU work; steps and host events only, no busy union and no bubbles",
+            trace.host_ops.len(),
+            trace.steps.len()
+        );
+        problems.push(Problem::new(Severity::Info, codes::HOST_ONLY, Position::file(path), why.clone()));
+        result.limitations.push(why);
+    }
+    let name = rank.files.first().map(|f| f.rel.as_str()).unwrap_or("");
+    let dir_name = name
+        .trim_end_matches(".gz")
+        .trim_end_matches(".json")
+        .to_string();
+    let meta = RankMeta {
+        rank_id: rank.rank_id,
+        role: Some(rank.role.clone()).filter(|r| !r.is_empty()),
+        rank_dir: rank.dir.clone(),
+        inputs: file.map(|f| vec![f.path.clone()]).unwrap_or_default(),
+        problems: problems
+            .kept()
+            .iter()
+            .map(|p| format!("{} [{}] {}", p.at, p.code, p.message))
+            .collect(),
+    };
+    Ok(RankAnalysis {
+        meta,
+        dir_name,
+        kernels,
+        trace: Some(host),
+        comm_ops: Vec::new(),
+        step_trace: Vec::new(),
+        result,
+        problems,
+        cross_check: Vec::new(),
+        gpu: Some(Arc::new(trace)),
+    })
+}

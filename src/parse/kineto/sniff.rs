@@ -1,0 +1,103 @@
+//! Step 2 of the inventory for GPU ranks: the head of a Kineto trace (`ingest::kineto`).
+
+use std::io::Read;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use super::members::read_member;
+use crate::ingest::gzip::maybe_gunzip;
+use crate::ingest::kineto::{cuda_version_text, is_trace_name, KinetoHead};
+use crate::ingest::ChunkReader;
+use crate::model::gpu::TraceFacts;
+use crate::parse::trace_json::scan::{as_str, fields};
+use crate::parse::trace_json::splitter::for_each_member_and_event;
+
+/// Events looked at for GPU categories.
+pub const SNIFF_EVENTS: u64 = 2000;
+/// Inflated bytes read at most.
+pub const SNIFF_BYTES: u64 = 16 << 20;
+
+/// Reads the head of `src` (file `name`): the top-level members up to the events and the
+/// first [`SNIFF_EVENTS`] events (at most [`SNIFF_BYTES`] inflated bytes), and says whether it
+/// is a Kineto trace (formats.md §8: `traceEvents` with `deviceProperties`, `distributedInfo`
+/// or a GPU category; or a `*.pt.trace.json[.gz]` name with events).
+pub fn sniff<'a>(src: Box<dyn Read + 'a>, name: &str, size: Option<u64>) -> KinetoHead {
+    let mut head = KinetoHead::default();
+    let z = match maybe_gunzip(src, size) {
+        Ok(z) => z,
+        Err(e) => {
+            head.not_trace_reason = Some(format!("cannot be read: {e}"));
+            return head;
+        }
+    };
+    head.gzip = z.compressed.is_some();
+    let mut reader = ChunkReader::with_sizes(z.reader, None, 64 << 10, 64 << 20);
+    let mut facts = TraceFacts::default();
+    let mut keys = (false, false);
+    let mut gpu_cat = false;
+    let mut hip = false;
+    let mut seen = 0u64;
+    let file: Arc<str> = Arc::from(name);
+    let res = for_each_member_and_event(
+        &mut reader,
+        &file,
+        &mut |p| {
+            if p.bytes_done > SNIFF_BYTES {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        },
+        &mut |k, v, _| {
+            keys.0 |= k == b"deviceProperties";
+            keys.1 |= k == b"distributedInfo";
+            let _ = read_member(&mut facts, k, v);
+        },
+        &mut |ev, _| {
+            seen += 1;
+            if let Some([cat, nm]) = fields(ev, ["cat", "name"]) {
+                let cat = cat.and_then(as_str).unwrap_or_default();
+                gpu_cat |= matches!(
+                    &*cat,
+                    "kernel" | "gpu_memcpy" | "gpu_memset" | "cuda_runtime" | "cuda_driver"
+                        | "Kernel" | "Memcpy" | "Memset" | "Runtime" | "ac2g"
+                );
+                if matches!(&*cat, "cuda_runtime" | "Runtime") {
+                    hip |= nm.and_then(as_str).is_some_and(|n| n.starts_with("hip"));
+                }
+            }
+            if seen >= SNIFF_EVENTS {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        },
+    );
+    let has_events = match &res {
+        Ok(scan) => scan.events > 0 || (scan.wrapped && !scan.no_trace_events && scan.stopped),
+        Err(_) => false,
+    };
+    head.is_trace = has_events && (keys.0 || keys.1 || gpu_cat || is_trace_name(name));
+    if !head.is_trace {
+        head.not_trace_reason = Some(match &res {
+            Err(e) => format!("a JSON file that is not a PyTorch profiler trace ({e})"),
+            Ok(_) if !has_events => "a JSON file without trace events: not a PyTorch profiler trace".into(),
+            Ok(_) => "a Chrome trace without deviceProperties, distributedInfo or GPU categories: not a PyTorch profiler trace".into(),
+        });
+    }
+    if let Some(d) = &facts.distributed {
+        head.rank = d.rank;
+        head.world_size = d.world_size;
+    }
+    for d in &facts.devices {
+        if !head.devices.contains(&d.name) {
+            head.devices.push(d.name.clone());
+        }
+    }
+    head.runtime = if hip || head.devices.iter().any(|d| d.starts_with("AMD")) {
+        Some("ROCm".into())
+    } else {
+        facts.cuda_runtime_version.map(cuda_version_text)
+    };
+    head
+}
