@@ -1,10 +1,11 @@
-//! Kernel categories, per-step communication/computation overlap and the straggler view on
-//! real Kineto fixtures. Expected values come from an independent reading of the same files
+//! Kernel categories, per-step communication/computation overlap, memory counters and the
+//! straggler view on real Kineto fixtures. Expected values come from an independent reading of the same files
 //! (Python `json` + `decimal`, the rules of `analysis::gpu_kernels` / `gpu_straggler`).
 
 use std::ops::ControlFlow;
 
 use proflens::analysis::gpu_kernels::{summarise, Category};
+use proflens::analysis::gpu_memory::{per_device, AllocatedSource};
 use proflens::analysis::gpu_straggler::{stragglers, RankDelay};
 use proflens::analysis::intervals::Interval;
 use proflens::model::gpu::GpuTrace;
@@ -132,4 +133,54 @@ fn straggler_view_of_the_two_sampled_ranks() {
     assert_eq!(s.straggler, Some(1));
     // One rank alone has no straggler.
     assert_eq!(stragglers(&[(0, &a)]).straggler, None);
+}
+
+#[test]
+fn memory_counters_of_the_2021_sample_without_totals() {
+    // The tb_plugin ResNet50 sample's `[memory]` events carry only `Bytes`: allocated is the
+    // running sum per device; no reserved.
+    let path = "../shared/fixtures/ascend/xiaobingling93-pixel__Ascend-mstt/plugins/tensorboard-plugins/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz";
+    let f = std::fs::File::open(path).unwrap();
+    let t = kineto::read(Box::new(f), path, None, &mut |_| ControlFlow::Continue(()))
+        .unwrap()
+        .0;
+    let m = per_device(&t);
+    let rows: Vec<_> = m
+        .iter()
+        .map(|d| {
+            (
+                d.device_type,
+                d.device_id,
+                d.curve.len(),
+                d.allocated_source,
+                d.peak_allocated,
+                d.peak_reserved,
+                d.curve.last().map(|c| c.1),
+            )
+        })
+        .collect();
+    let src = AllocatedSource::BytesSinceCaptureStart;
+    assert_eq!(
+        rows,
+        [
+            (
+                0,
+                -1,
+                4618,
+                src,
+                (57_803_264, 1_623_142_623_704_921_000),
+                None,
+                Some(19_267_840)
+            ),
+            (
+                1,
+                0,
+                8220,
+                src,
+                (2_791_636_480, 1_623_142_623_582_083_000),
+                None,
+                Some(0)
+            ),
+        ]
+    );
 }

@@ -96,16 +96,19 @@ pub struct KernelNameJson {
     pub total_ms: f64,
 }
 
-/// One device's memory peaks (bytes; times in ms from the trace's first memory sample).
+/// One device's memory peaks (bytes; times in ms from the trace's first memory sample);
+/// `allocated_source` is `total_allocated` or `bytes_since_capture_start` (old traces without
+/// totals); reserved is null when the trace does not say it.
 #[derive(Clone, Debug, Serialize)]
 pub struct MemoryJson {
     pub device_type: i64,
     pub device_id: i64,
     pub samples: usize,
+    pub allocated_source: &'static str,
     pub peak_allocated_bytes: i64,
     pub peak_allocated_at_ms: f64,
-    pub peak_reserved_bytes: i64,
-    pub peak_reserved_at_ms: f64,
+    pub peak_reserved_bytes: Option<i64>,
+    pub peak_reserved_at_ms: Option<f64>,
 }
 
 /// This rank's straggler row.
@@ -200,11 +203,12 @@ pub fn build(
             .map(|m| MemoryJson {
                 device_type: m.device_type,
                 device_id: m.device_id,
-                samples: m.samples.len(),
+                samples: m.curve.len(),
+                allocated_source: m.allocated_source.as_str(),
                 peak_allocated_bytes: m.peak_allocated.0,
                 peak_allocated_at_ms: ns_to_ms(m.peak_allocated.1 - memory_origin_ns),
-                peak_reserved_bytes: m.peak_reserved.0,
-                peak_reserved_at_ms: ns_to_ms(m.peak_reserved.1 - memory_origin_ns),
+                peak_reserved_bytes: m.peak_reserved.map(|p| p.0),
+                peak_reserved_at_ms: m.peak_reserved.map(|p| ns_to_ms(p.1 - memory_origin_ns)),
             })
             .collect(),
         straggler: straggler.map(|(matched, r, is)| StragglerJson {
