@@ -20,7 +20,15 @@ fn inventory(dir: &str) -> Inventory {
 fn rows(inv: &Inventory) -> Vec<(String, Option<i64>, u32, RankSource, String)> {
     inv.ranks
         .iter()
-        .map(|r| (r.role.clone(), r.rank_id, r.source_index, r.rank_source, r.files[0].rel.clone()))
+        .map(|r| {
+            (
+                r.role.clone(),
+                r.rank_id,
+                r.source_index,
+                r.rank_source,
+                r.files[0].rel.clone(),
+            )
+        })
         .collect()
 }
 
@@ -30,12 +38,48 @@ fn rl_insight_torch_profile_every_role_and_rank() {
     let got = rows(&inv);
     let di = RankSource::DistributedInfo;
     let want = vec![
-        ("actor_compute_log_prob".into(), Some(0), 0, di, "prof_rank-0_031847.json.gz".into()),
-        ("actor_compute_log_prob".into(), Some(1), 0, di, "prof_rank-1_031847.json.gz".into()),
-        ("actor_update".into(), Some(0), 0, di, "prof_rank-0_031904.json.gz".into()),
-        ("actor_update".into(), Some(1), 0, di, "prof_rank-1_031904.json.gz".into()),
-        ("agent_loop_rollout_replica_0".into(), Some(0), 0, di, "huawei_372640.1771730291744166997.pt.trace.json.gz".into()),
-        ("agent_loop_rollout_replica_0".into(), Some(1), 0, di, "huawei_372640.1771730370159969000.pt.trace.json.gz".into()),
+        (
+            "actor_compute_log_prob".into(),
+            Some(0),
+            0,
+            di,
+            "prof_rank-0_031847.json.gz".into(),
+        ),
+        (
+            "actor_compute_log_prob".into(),
+            Some(1),
+            0,
+            di,
+            "prof_rank-1_031847.json.gz".into(),
+        ),
+        (
+            "actor_update".into(),
+            Some(0),
+            0,
+            di,
+            "prof_rank-0_031904.json.gz".into(),
+        ),
+        (
+            "actor_update".into(),
+            Some(1),
+            0,
+            di,
+            "prof_rank-1_031904.json.gz".into(),
+        ),
+        (
+            "agent_loop_rollout_replica_0".into(),
+            Some(0),
+            0,
+            di,
+            "huawei_372640.1771730291744166997.pt.trace.json.gz".into(),
+        ),
+        (
+            "agent_loop_rollout_replica_0".into(),
+            Some(1),
+            0,
+            di,
+            "huawei_372640.1771730370159969000.pt.trace.json.gz".into(),
+        ),
     ];
     assert_eq!(got, want);
     for r in &inv.ranks {
@@ -46,7 +90,11 @@ fn rl_insight_torch_profile_every_role_and_rank() {
         assert_eq!(h.devices, vec!["NVIDIA L20".to_string()]);
         assert_eq!(h.runtime.as_deref(), Some("CUDA 12.8"));
         assert_eq!(h.world_size, Some(2));
-        assert!(r.readiness(proflens::ingest::inventory::Analysis::Anomaly).unwrap().can_run);
+        assert!(
+            r.readiness(proflens::ingest::inventory::Analysis::Anomaly)
+                .unwrap()
+                .can_run
+        );
     }
     assert!(inv.notes.is_empty(), "{:?}", inv.notes);
     assert!(inv.ignored.is_empty());
@@ -61,16 +109,29 @@ fn hta_data_folder_traces_and_the_chakra_file() {
         .iter()
         .find(|f| f.path.ends_with("benchmark_simple_add_et.json.gz"))
         .expect("the execution trace is ignored");
-    assert!(et.reason.contains("not a PyTorch profiler trace"), "{}", et.reason);
+    assert!(
+        et.reason.contains("not a PyTorch profiler trace"),
+        "{}",
+        et.reason
+    );
     let find = |end: &str| inv.ranks.iter().find(|r| r.dir.ends_with(end)).unwrap();
     // distributedInfo after the events (cupti_profiler): the head does not see it → order
     let c = find("benchmark_result_924719_1679055439_trace.json.gz");
-    assert_eq!((c.role.as_str(), c.rank_id, c.rank_source), ("cupti_profiler", Some(0), RankSource::Order));
+    assert_eq!(
+        (c.role.as_str(), c.rank_id, c.rank_source),
+        ("cupti_profiler", Some(0), RankSource::Order)
+    );
     let a = find("mi250_minitoy_train_ROCm6_2_kineto.json.gz");
-    assert_eq!(a.side.kineto.as_ref().unwrap().runtime.as_deref(), Some("ROCm"));
+    assert_eq!(
+        a.side.kineto.as_ref().unwrap().runtime.as_deref(),
+        Some("ROCm")
+    );
     assert_eq!(a.rank_source, RankSource::Order);
     let t = find("trace_diff/control/control.json.gz");
-    assert_eq!((t.role.as_str(), t.rank_id, t.rank_source), ("control", Some(3), RankSource::DistributedInfo));
+    assert_eq!(
+        (t.role.as_str(), t.rank_id, t.rank_source),
+        ("control", Some(3), RankSource::DistributedInfo)
+    );
     let s = find("sampled_rank-1.json.gz");
     assert_eq!((s.role.as_str(), s.rank_id), ("trace_filter", Some(1)));
     let cpu = find("rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz");
@@ -83,16 +144,26 @@ fn hta_data_folder_traces_and_the_chakra_file() {
 #[test]
 fn names_heads_and_several_traces_of_one_rank() {
     let trace = |rank: Option<i64>| {
-        let d = rank.map(|r| format!(r#""distributedInfo": {{"rank": {r}}}, "#)).unwrap_or_default();
-        format!(r#"{{{d}"traceEvents": [{{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1}}]}}"#)
+        let d = rank
+            .map(|r| format!(r#""distributedInfo": {{"rank": {r}}}, "#))
+            .unwrap_or_default();
+        format!(
+            r#"{{{d}"traceEvents": [{{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1}}]}}"#
+        )
     };
     let mut o = MemOpener::new();
     o.add("run/[trainer]/a.pt.trace.json", trace(Some(2)));
     o.add("run/[trainer]/b.pt.trace.json", trace(Some(2)));
     o.add("run/[trainer]/c.json", trace(None));
     o.add("run/[trainer]/config.json", r#"{"lr": 0.1}"#);
-    o.add("run/[trainer]/chrome.json", r#"[{"ph": "X", "cat": "python", "name": "x", "ts": 1, "dur": 1}]"#);
-    o.add("run/r0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv", "x");
+    o.add(
+        "run/[trainer]/chrome.json",
+        r#"[{"ph": "X", "cat": "python", "name": "x", "ts": 1, "dur": 1}]"#,
+    );
+    o.add(
+        "run/r0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+        "x",
+    );
     let files: Vec<InputFile> = o.list();
     let mut inv = Inventory::from_paths(&files);
     assert_eq!(inv.ranks.len(), 6); // 5 JSON candidates + the Ascend folder
@@ -101,20 +172,47 @@ fn names_heads_and_several_traces_of_one_rank() {
         .ranks
         .iter()
         .filter(|r| r.kind == CaptureKind::Kineto)
-        .map(|r| (r.files[0].rel.clone(), r.rank_id, r.source_index, r.rank_source))
+        .map(|r| {
+            (
+                r.files[0].rel.clone(),
+                r.rank_id,
+                r.source_index,
+                r.rank_source,
+            )
+        })
         .collect();
     assert_eq!(
         got,
         vec![
             ("c.json".into(), Some(0), 0, RankSource::Order),
-            ("a.pt.trace.json".into(), Some(2), 0, RankSource::DistributedInfo),
-            ("b.pt.trace.json".into(), Some(2), 1, RankSource::DistributedInfo),
+            (
+                "a.pt.trace.json".into(),
+                Some(2),
+                0,
+                RankSource::DistributedInfo
+            ),
+            (
+                "b.pt.trace.json".into(),
+                Some(2),
+                1,
+                RankSource::DistributedInfo
+            ),
         ]
     );
-    let a = inv.ranks.iter().find(|r| r.dir.ends_with("a.pt.trace.json")).unwrap();
+    let a = inv
+        .ranks
+        .iter()
+        .find(|r| r.dir.ends_with("a.pt.trace.json"))
+        .unwrap();
     assert_eq!(a.role, "[trainer]");
-    assert!(a.notes.iter().any(|n| n.code == "GPU-DISC-002" && n.message.contains("2 traces")));
+    assert!(a
+        .notes
+        .iter()
+        .any(|n| n.code == "GPU-DISC-002" && n.message.contains("2 traces")));
     let ignored: Vec<&str> = inv.ignored.iter().map(|f| f.path.as_str()).collect();
-    assert_eq!(ignored, vec!["run/[trainer]/chrome.json", "run/[trainer]/config.json"]);
+    assert_eq!(
+        ignored,
+        vec!["run/[trainer]/chrome.json", "run/[trainer]/config.json"]
+    );
     assert!(inv.ranks.iter().any(|r| r.kind == CaptureKind::AscendPt));
 }

@@ -20,7 +20,8 @@ pub struct Args {
     /// Write the JSON result here (`-` for stdout).
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Write the Markdown report here (default: MEM_PEAK_ANALYSIS_<name>.md next to nothing; only when given).
+    /// Write the Markdown report to this file, or into this folder as `MEM_PEAK_ANALYSIS_<name>.md`
+    /// (no report is written without this option).
     #[arg(long)]
     pub report: Option<PathBuf>,
     /// Number of peaks to report (besides global max, OOM and end state).

@@ -59,12 +59,18 @@ fn is_collective(name: &str) -> bool {
 }
 
 /// The kernel table of a GPU trace: one row per device op, `row` = its index in
-/// `t.device_ops` + 1 (so a kernel finds its op, and its launch, again).
+/// `t.device_ops` + 1 (so a kernel finds its op again), `launch_ns` = the start of the runtime
+/// call with the same `correlation` (device-side steps §3.2, launch timing of bubbles).
 pub fn kernel_table(t: &GpuTrace) -> KernelTable {
-    let several_devices = t.device_ops.iter().any(|d| d.device != t.device_ops[0].device);
+    let several_devices = t
+        .device_ops
+        .iter()
+        .any(|d| d.device != t.device_ops[0].device);
+    let launches = t.launch_index();
     let mut b = KernelTableBuilder::new();
     let mut row = KernelRow::default();
     for (i, d) in t.device_ops.iter().enumerate() {
+        row.launch_ns = t.launch_of(d, &launches).map(|h| h.start_ns);
         row.name = t.text(d.name).to_string();
         row.core_raw = match d.kind {
             DeviceOpKind::Kernel if is_collective(&row.name) => "NCCL".into(),
@@ -90,12 +96,22 @@ pub fn host_table(t: &GpuTrace) -> HostEventTable {
     for e in &t.host_ops {
         let lane = match e.kind {
             HostKind::CpuOp | HostKind::PythonFunction | HostKind::UserAnnotation => Lane::Python,
-            HostKind::CudaRuntime | HostKind::HipRuntime | HostKind::CudaDriver | HostKind::CudaSync => Lane::Cann,
+            HostKind::CudaRuntime
+            | HostKind::HipRuntime
+            | HostKind::CudaDriver
+            | HostKind::CudaSync => Lane::Cann,
             _ => Lane::OtherHost,
         };
         let key = format!("{}/{}", t.text(e.pid), t.text(e.tid));
         let thread = h.thread_key(&key);
-        h.push(t.text(e.name), t.text(e.cat), thread, lane, e.start_ns, e.dur_ns);
+        h.push(
+            t.text(e.name),
+            t.text(e.cat),
+            thread,
+            lane,
+            e.start_ns,
+            e.dur_ns,
+        );
         h.saw_stack |= e.kind == HostKind::PythonFunction;
     }
     for m in &t.steps {
@@ -177,7 +193,12 @@ pub fn analyse_rank(
             trace.host_ops.len(),
             trace.steps.len()
         );
-        problems.push(Problem::new(Severity::Info, codes::HOST_ONLY, Position::file(path), why.clone()));
+        problems.push(Problem::new(
+            Severity::Info,
+            codes::HOST_ONLY,
+            Position::file(path),
+            why.clone(),
+        ));
         result.limitations.push(why);
     }
     let name = rank.files.first().map(|f| f.rel.as_str()).unwrap_or("");

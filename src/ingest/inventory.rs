@@ -11,11 +11,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::kineto::{self, KinetoHead};
 use super::rank::{
     capture_kind, resolve_rank, resolve_role, timestamp_key, CaptureKind, RankFacts, RankSource,
     RoleSource,
 };
-use super::kineto::{self, KinetoHead};
 use super::InputFile;
 use crate::base::{Position, Problem, Problems, Severity};
 
@@ -462,10 +462,13 @@ impl Inventory {
     pub fn finalize(&mut self) {
         let single = self.ranks.len() == 1;
         self.notes.retain(|n| !n.code.starts_with("MEM-DISC"));
-        let single = single
-            && self.ranks.iter().all(|r| r.kind != CaptureKind::Kineto);
+        let single = single && self.ranks.iter().all(|r| r.kind != CaptureKind::Kineto);
         kineto_finalize(&mut self.ranks);
-        for r in self.ranks.iter_mut().filter(|r| r.kind != CaptureKind::Kineto) {
+        for r in self
+            .ranks
+            .iter_mut()
+            .filter(|r| r.kind != CaptureKind::Kineto)
+        {
             r.notes.retain(|n| !n.code.starts_with("MEM-DISC"));
             let d = resolve_rank(&r.facts, single);
             let (role, role_source) = resolve_role(&r.facts);
@@ -563,8 +566,7 @@ impl Inventory {
     pub fn drop_non_traces(&mut self) {
         let (keep, gone): (Vec<RankFolder>, Vec<RankFolder>) =
             std::mem::take(&mut self.ranks).into_iter().partition(|r| {
-                r.kind != CaptureKind::Kineto
-                    || r.side.kineto.as_ref().is_none_or(|h| h.is_trace)
+                r.kind != CaptureKind::Kineto || r.side.kineto.as_ref().is_none_or(|h| h.is_trace)
             });
         self.ranks = keep;
         for r in gone {
@@ -722,13 +724,18 @@ fn kineto_finalize(ranks: &mut [RankFolder]) {
             Severity::Warning,
             "GPU-DISC-001",
             &label,
-            format!("Rank {k} of {label} taken from {}", RankSource::Order.describe()),
+            format!(
+                "Rank {k} of {label} taken from {}",
+                RankSource::Order.describe()
+            ),
         ));
     }
     // Several traces of one rank (several files, steps or restarts): say so on each.
     let mut count: BTreeMap<(String, i64), usize> = BTreeMap::new();
     for r in ranks.iter().filter(|r| r.kind == CaptureKind::Kineto) {
-        *count.entry((r.role.clone(), r.rank_id.unwrap_or(-1))).or_default() += 1;
+        *count
+            .entry((r.role.clone(), r.rank_id.unwrap_or(-1)))
+            .or_default() += 1;
     }
     for r in ranks.iter_mut().filter(|r| r.kind == CaptureKind::Kineto) {
         let n = count[&(r.role.clone(), r.rank_id.unwrap_or(-1))];
@@ -767,7 +774,7 @@ fn memory_readiness(r: &RankFolder) -> Readiness {
     }
     if r.file(FileKind::TraceView).is_none() {
         degraded.push(format!(
-            "{OUTPUT_DIR}/trace_view.json missing: rows get no call stacks (RL-Insight parity drops the rank)"
+            "{OUTPUT_DIR}/trace_view.json missing: rows get no call stacks (and the parity export, which needs them, leaves this rank out)"
         ));
     } else if r.side.with_stack == Some(false) {
         degraded.push("recorded with with_stack=False: trace_view.json has no call stacks".into());

@@ -71,7 +71,9 @@ mod tests {
 
     #[test]
     fn names() {
-        assert!(is_trace_name("huawei_372640.1771730291744166997.pt.trace.json.gz"));
+        assert!(is_trace_name(
+            "huawei_372640.1771730291744166997.pt.trace.json.gz"
+        ));
         assert!(is_trace_name("w.PT.TRACE.JSON"));
         assert!(!is_trace_name("prof_rank-0_031904.json.gz"));
         assert!(is_candidate_name("prof_rank-0_031904.json.gz"));
@@ -79,7 +81,10 @@ mod tests {
         assert!(!is_candidate_name("benchmark_simple_add_et.json.gz"));
         assert!(!is_candidate_name("x.pickle"));
         assert_eq!(rank_from_file_name("prof_rank-1_031904.json.gz"), Some(1));
-        assert_eq!(rank_from_file_name("rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"), Some(0));
+        assert_eq!(
+            rank_from_file_name("rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"),
+            Some(0)
+        );
         assert_eq!(rank_from_file_name("sampled_rank-1.json.gz"), Some(1));
         assert_eq!(rank_from_file_name("nccl_data.json.gz"), None);
         assert_eq!(cuda_version_text(12080), "CUDA 12.8");

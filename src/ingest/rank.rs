@@ -54,7 +54,9 @@ impl RankSource {
             RankSource::SingleFolder => "the only rank folder (default 0)",
             RankSource::DistributedInfo => "distributedInfo.rank of the trace",
             RankSource::FileName => "the trace file name",
-            RankSource::Order => "the order of the traces (no distributedInfo, no rank in the name)",
+            RankSource::Order => {
+                "the order of the traces (no distributedInfo, no rank in the name)"
+            }
             RankSource::Unknown => "nowhere",
         }
     }

@@ -26,6 +26,8 @@ def main(path):
     host = 0
     steps = {}
     ops = []
+    dev = []  # (start, end, stream, correlation) of every device op
+    launch = {}  # correlation -> start of the runtime call
     starts, ends = {}, {}
     flows = 0
     mem = 0
@@ -33,9 +35,15 @@ def main(path):
         ph, cat, name = e.get("ph"), e.get("cat"), e.get("name", "")
         if ph == "X":
             ts, dur = ns(e["ts"]), ns(e.get("dur", 0))
+            if cat in ("cuda_runtime", "Runtime", "cuda_driver"):
+                c = e.get("args", {}).get("correlation")
+                if c is not None and c not in launch:
+                    launch[c] = ts
             if cat in DEVICE:
                 kinds[DEVICE[cat]] += 1
                 ops.append((ts, ts + dur))
+                a = e.get("args", {})
+                dev.append((ts, a.get("stream", -1), ts + dur, a.get("correlation", -1)))
             elif cat == "gpu_user_annotation":
                 pass
             elif cat not in FLOW:
@@ -65,12 +73,27 @@ def main(path):
             cur[1] = max(cur[1], t)
     if cur:
         busy += cur[1] - cur[0]
+    # Global device gaps (union of all streams), the 5 longest, each with the launch lead of
+    # the first op starting at or after its end: launch start - gap start (ns).
+    gaps = []
+    cur_end = None
+    for s, t in ops:
+        if cur_end is not None and s > cur_end:
+            gaps.append((cur_end, s))
+        cur_end = t if cur_end is None else max(cur_end, t)
+    dev.sort()
+    top = sorted(gaps, key=lambda g: (-(g[1] - g[0]), g[0]))[:5]
+    leads = []
+    for g0, g1 in top:
+        nxt = min((d for d in dev if d[0] >= g1), default=None)
+        lead = launch[nxt[3]] - g0 if nxt and nxt[3] in launch else None
+        leads.append([g0, g1, lead])
     st = sorted(steps.values())
     print(json.dumps({
         "kernels": kinds[0], "memcpy": kinds[1], "memset": kinds[2], "host_ops": host,
         "steps": [[n, s, dur] for s, dur, n in st], "flows": flows,
         "unpaired_flows": len(starts) + len(ends), "memory": mem,
-        "busy_union_ns": busy,
+        "busy_union_ns": busy, "top_gaps": leads,
         "first_op_ns": ops[0][0] if ops else None, "last_end_ns": max(t for _, t in ops) if ops else None,
         "base": d.get("baseTimeNanoseconds") if isinstance(d, dict) else None,
         "rank": (d.get("distributedInfo") or {}).get("rank") if isinstance(d, dict) else None,

@@ -127,6 +127,7 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
                 .map(|s| locate(&results[s].segmentation, w.interval))
                 .unwrap_or((None, false));
             BubbleResult {
+                next_launch: super::launch_timing::next_launch(k, w.interval, w.after),
                 tags: if w.capture_boundary {
                     vec![Tag::PartialCaptureBoundary]
                 } else {

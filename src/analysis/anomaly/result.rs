@@ -86,6 +86,9 @@ pub struct BubbleResult {
     pub structure_id: Option<String>,
     /// Starts at one structure's end and ends at the next one's start.
     pub between_structures: bool,
+    /// Launch timing of the kernel after the window, when its launch is known (GPU traces:
+    /// `analysis::launch_timing`; `None` on Ascend captures).
+    pub next_launch: Option<crate::analysis::launch_timing::NextLaunch>,
 }
 
 /// A top internal bubble of a step, for stable-position tests (§5.10.2).

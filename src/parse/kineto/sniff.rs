@@ -59,8 +59,16 @@ pub fn sniff<'a>(src: Box<dyn Read + 'a>, name: &str, size: Option<u64>) -> Kine
                 let cat = cat.and_then(as_str).unwrap_or_default();
                 gpu_cat |= matches!(
                     &*cat,
-                    "kernel" | "gpu_memcpy" | "gpu_memset" | "cuda_runtime" | "cuda_driver"
-                        | "Kernel" | "Memcpy" | "Memset" | "Runtime" | "ac2g"
+                    "kernel"
+                        | "gpu_memcpy"
+                        | "gpu_memset"
+                        | "cuda_runtime"
+                        | "cuda_driver"
+                        | "Kernel"
+                        | "Memcpy"
+                        | "Memset"
+                        | "Runtime"
+                        | "ac2g"
                 );
                 if matches!(&*cat, "cuda_runtime" | "Runtime") {
                     hip |= nm.and_then(as_str).is_some_and(|n| n.starts_with("hip"));

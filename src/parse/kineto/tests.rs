@@ -293,13 +293,13 @@ fn truncated_end_and_events_after_the_end() {
 {"ph": "X", "cat": "kernel", "name": "late", "pid": 0, "tid": 7, "ts": 2, "dur": 1}"#;
     let (t, info) = parse(after);
     assert_eq!(t.device_ops.len(), 1);
-    assert_eq!(info.scan.diag.trailing_at, Some(101));
+    assert_eq!(info.scan.diag.trailing_at, Some(100)); // the `{` of the late event, after `]}\n`
     let mut p = Problems::new();
     push_problems("t.json", &info, &[], &mut p);
     assert!(p
         .kept()
         .iter()
-        .any(|p| p.code == "GPU-TV-008" && p.at.byte == Some(101)));
+        .any(|p| p.code == "GPU-TV-008" && p.at.byte == Some(100)));
 }
 
 /// A gzip stream cut mid-way: the events inflated before the cut are kept and the problem says

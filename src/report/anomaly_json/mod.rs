@@ -311,6 +311,8 @@ pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyC
                 significant: w.significant,
                 host_parallelism_hint: b.evidence.hint,
                 h2d_flow_count: b.evidence.h2d_flow_count,
+                next_kernel_launch: b.next_launch.map(|n| n.timing.as_str()),
+                next_kernel_launch_lead_ms: b.next_launch.map(|n| ns_to_ms(n.lead_ns)),
             }
         })
         .collect();

@@ -182,6 +182,13 @@ pub struct BubbleJson {
     pub significant: bool,
     pub host_parallelism_hint: Option<f64>,
     pub h2d_flow_count: usize,
+    /// proflens extension (GPU traces, issue 10): `late_host_bound` when the next kernel was
+    /// launched at or after the bubble's start, `early_queue_or_dependency` before it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_kernel_launch: Option<&'static str>,
+    /// proflens extension: next kernel's launch − bubble start, ms (negative = queued earlier).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_kernel_launch_lead_ms: Option<f64>,
 }
 
 /// §6.5
