@@ -171,3 +171,47 @@ fn step_ids_naming_fewer_than_two_markers_leave_marker_windows_unchecked() {
         assert_eq!(windows(&r)[1], Interval::new(100_000, 151_000));
     }
 }
+
+/// A Kineto trace: ProfilerStep#1 at 0, #2 at 100 µs; step 1 launches `a` (runs 10–90) and
+/// `late` (launched at 50, runs 101–101+`late_us`), step 2 launches `b` (launched at 105,
+/// runs 110–205). The launch step comes from `correlation` (GPU route).
+fn gpu_trace(late_us: f64) -> String {
+    let k = |name: &str, corr: u32, ts: f64, dur: f64| {
+        format!(
+            r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":1,"args":{{"correlation":{corr}}}}},
+{{"ph":"X","cat":"kernel","name":"{name}","pid":0,"tid":7,"ts":{ts},"dur":{dur},"args":{{"device":0,"stream":7,"correlation":{corr}}}}}"#,
+            [0.0, 5.0, 50.0, 105.0][corr as usize]
+        )
+    };
+    format!(
+        r#"{{"schemaVersion":1,"deviceProperties":[{{"id":0,"name":"NVIDIA L20"}}],"traceEvents":[
+{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":90}},
+{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":100,"dur":90}},
+{},
+{},
+{}
+]}}"#,
+        k("a", 1, 10.0, 80.0),
+        k("late", 2, 101.0, late_us),
+        k("b", 3, 110.0, 95.0)
+    )
+}
+
+#[test]
+fn gpu_ranks_switch_by_launch_correlation_above_five_percent() {
+    for (late, method, second) in [
+        (5.0, "marker", Interval::new(100_000, 205_000)),
+        (6.0, "marker+device_lag", Interval::new(107_000, 205_000)),
+    ] {
+        let v = run_files(
+            &[("run/rank0.pt.trace.json", gpu_trace(late))],
+            &AnomalyConfig::spec_defaults(),
+        );
+        assert_eq!(v.len(), 1);
+        let r = &v[0].result;
+        assert_eq!(r.step_detection_method(), method, "late {late}");
+        assert_eq!(r.steps[1].window, second, "late {late}");
+        let d = r.device_lag.as_ref().unwrap();
+        assert_eq!(d.source.as_str(), "launch correlation");
+    }
+}

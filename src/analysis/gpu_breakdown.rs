@@ -29,6 +29,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::gpu_kernel_class::KernelClass;
+use crate::model::gpu::GpuTrace;
 
 /// HTA's `consecutive_kernel_delay` default, µs (its docstring says ns; its frames hold µs).
 pub const CONSECUTIVE_KERNEL_DELAY_US: i64 = 30;
@@ -270,6 +271,43 @@ pub fn analyse(events: &[HtaEvent<'_>]) -> HtaBreakdowns {
         time,
         idle_by_stream,
     }
+}
+
+/// The events of a Kineto trace as HTA's breakdowns see them: device ops, host events with a
+/// `cat` other than `Trace` (HTA drops events without `cat` and the `Trace` span), and the
+/// `gpu_user_annotation` spans, which HTA reads without a stream (they carry none in `args`).
+pub fn hta_events(t: &GpuTrace) -> Vec<HtaEvent<'_>> {
+    let mut v = Vec::with_capacity(t.device_ops.len() + t.host_ops.len() + t.gpu_annotations.len());
+    v.extend(t.device_ops.iter().map(|d| HtaEvent {
+        name: t.text(d.name),
+        kind: HtaEventKind::DeviceOp,
+        stream: d.stream,
+        correlation: d.correlation,
+        ts_ns: d.start_ns,
+        dur_ns: d.dur_ns(),
+    }));
+    v.extend(
+        t.host_ops
+            .iter()
+            .filter(|h| !matches!(t.text(h.cat), "" | "Trace"))
+            .map(|h| HtaEvent {
+                name: t.text(h.name),
+                kind: HtaEventKind::Other,
+                stream: h.stream,
+                correlation: h.correlation,
+                ts_ns: h.start_ns,
+                dur_ns: h.dur_ns,
+            }),
+    );
+    v.extend(t.gpu_annotations.iter().map(|&(_, s, e, name)| HtaEvent {
+        name: t.text(name),
+        kind: HtaEventKind::Other,
+        stream: -1,
+        correlation: -1,
+        ts_ns: s,
+        dur_ns: e - s,
+    }));
+    v
 }
 
 #[cfg(test)]

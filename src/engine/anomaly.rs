@@ -655,11 +655,15 @@ pub fn write_json<R: Borrow<RankAnalysis>>(
     ranks: &[R],
     cfg: &AnomalyConfig,
 ) -> std::io::Result<()> {
+    let gpu = super::gpu_report::gpu_blocks(ranks);
     let json: Vec<_> = ranks
         .iter()
-        .map(|r| {
+        .zip(gpu)
+        .map(|(r, gpu)| {
             let r = r.borrow();
-            crate::report::anomaly_json::build(&r.kernels, &r.result, &r.meta, cfg)
+            let mut j = crate::report::anomaly_json::build(&r.kernels, &r.result, &r.meta, cfg);
+            j.gpu = gpu;
+            j
         })
         .collect();
     serde_json::to_writer_pretty(&mut *w, &json).map_err(std::io::Error::other)?;

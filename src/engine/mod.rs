@@ -5,6 +5,7 @@
 pub mod anomaly;
 pub mod contract;
 pub mod gpu;
+pub mod gpu_report;
 pub mod memory;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod parallel;

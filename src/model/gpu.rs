@@ -121,6 +121,9 @@ pub struct HostOp {
     pub correlation: i64,
     /// `args["External id"]`; -1 = none.
     pub external_id: i64,
+    /// `args.stream` when it is an integer (`cuda_sync` events name the stream they wait
+    /// on; HTA's temporal breakdown counts every event with a stream), else -1.
+    pub stream: i64,
 }
 
 impl HostOp {
@@ -428,6 +431,7 @@ mod tests {
             dur_ns: 3,
             correlation: 2,
             external_id: -1,
+            stream: -1,
         });
         for from in [HostKind::CpuOp, HostKind::UserAnnotation] {
             b.t.steps.push(StepMarker {

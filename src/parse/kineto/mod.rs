@@ -380,6 +380,7 @@ impl KinetoBuilder {
                     dur_ns: end - ts,
                     correlation: int_arg(corr),
                     external_id: int_arg(ext),
+                    stream: int_arg(stream),
                 });
             }
             Cat::Flow(_) => self.not_kept("X"),

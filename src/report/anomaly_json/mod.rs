@@ -2,6 +2,7 @@
 //! [`AnomalyResult`](crate::analysis::anomaly::AnomalyResult) into the wire
 //! types of [`wire`] — unit conversion and formatting only, never recomputation.
 
+pub mod gpu;
 pub mod wire;
 
 use crate::analysis::anomaly::{AnomalyResult, StepResult};
@@ -485,5 +486,6 @@ pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyC
             problems: meta.problems.clone(),
             kernel_overruns: overruns(k),
         },
+        gpu: None,
     }
 }

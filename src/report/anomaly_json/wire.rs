@@ -26,6 +26,10 @@ pub struct RankJson {
     pub structures: Vec<StructureJson>,
     /// Tool info: version, compat, inputs, problems.
     pub proflens: ToolJson,
+    /// GPU ranks only (issue 10): HTA breakdowns, kernel categories, overlap, memory, straggler
+    /// row (`report::anomaly_json::gpu`); absent on Ascend ranks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<super::gpu::GpuJson>,
 }
 
 /// `proflens` block.

@@ -1,0 +1,204 @@
+//! Kernel categories of a GPU rank (issue 10 "Kernel categories", gpu-traces.md): compute,
+//! communication (NCCL / RCCL) and memory (memcpy / memset) time, per step and per kernel
+//! name, and the communication/computation overlap of each step.
+//!
+//! * **Category** of a device op: `memory` when it is a `gpu_memcpy` / `gpu_memset` event or
+//!   HTA calls it memory by name ([`KernelClass::Memory`]); `communication` when HTA calls it
+//!   communication (`nccl…Kernel`: NCCL and RCCL alike); else `compute` (HTA's `other`,
+//!   e.g. `…Sync` kernels, is compute here: it occupies the SMs).
+//! * **Time** per category and name is Σ duration (ns); **busy** per category is the length of
+//!   the union of its intervals (overlapping kernels on several streams count once).
+//! * **Steps**: the caller's step windows (`[S, E)`, from `analysis::steps`, device-side when
+//!   the device lags, §3.2); a device op belongs to the window its start lies in.
+//! * **Overlap** of a step: length of (communication union ∩ compute union) inside the
+//!   window; `exposed_comm_ns` = communication union − overlap (communication nothing hides).
+
+use std::collections::HashMap;
+
+use super::gpu_kernel_class::KernelClass;
+use super::intervals::{clip_segments, merge, total_len, Interval};
+use crate::model::gpu::{DeviceOpKind, GpuTrace};
+
+/// proflens's kernel category of a device op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Category {
+    /// Computation kernels (and HTA's `other`).
+    Compute,
+    /// NCCL / RCCL collectives and point-to-point kernels.
+    Communication,
+    /// Memcpy / memset.
+    Memory,
+}
+
+impl Category {
+    /// `compute`, `communication`, `memory`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Compute => "compute",
+            Category::Communication => "communication",
+            Category::Memory => "memory",
+        }
+    }
+
+    /// The category of a device op of `kind` named `name`.
+    pub fn of(kind: DeviceOpKind, name: &str) -> Category {
+        if kind != DeviceOpKind::Kernel {
+            return Category::Memory;
+        }
+        match KernelClass::of(name) {
+            KernelClass::Communication => Category::Communication,
+            KernelClass::Memory => Category::Memory,
+            KernelClass::Computation | KernelClass::Other => Category::Compute,
+        }
+    }
+
+    const ALL: [Category; 3] = [Category::Compute, Category::Communication, Category::Memory];
+}
+
+/// Σ duration and busy union per category, ns (indexed by `Category as usize`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct CategoryTimes {
+    /// Σ duration per category.
+    pub sum_ns: [i64; 3],
+    /// Union length per category.
+    pub busy_ns: [i64; 3],
+    /// Device ops counted per category.
+    pub count: [u64; 3],
+}
+
+/// Time of one kernel name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NameTime {
+    /// The device op's name.
+    pub name: String,
+    /// Its category.
+    pub category: Category,
+    /// Occurrences.
+    pub count: u64,
+    /// Σ duration, ns.
+    pub total_ns: i64,
+}
+
+/// Kernel categories and overlap of one step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepKernels {
+    /// The step id (`ProfilerStep#N`).
+    pub step_id: String,
+    /// Its window.
+    pub window: Interval,
+    /// Per category (ops starting in the window; unions clipped to it).
+    pub times: CategoryTimes,
+    /// Communication union ∩ compute union in the window, ns.
+    pub overlap_ns: i64,
+    /// Communication union − overlap, ns.
+    pub exposed_comm_ns: i64,
+}
+
+/// The kernel summary of one rank.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelSummary {
+    /// Whole capture, per category.
+    pub times: CategoryTimes,
+    /// Per name, Σ duration descending (ties by name).
+    pub by_name: Vec<NameTime>,
+    /// Per step, in the order given.
+    pub steps: Vec<StepKernels>,
+}
+
+fn unions(t: &GpuTrace, ops: &[usize]) -> [Vec<Interval>; 3] {
+    let mut v: [Vec<Interval>; 3] = Default::default();
+    for &i in ops {
+        let d = &t.device_ops[i];
+        v[Category::of(d.kind, t.text(d.name)) as usize].push(Interval::new(d.start_ns, d.end_ns));
+    }
+    v.map(merge)
+}
+
+fn times(t: &GpuTrace, ops: &[usize], segs: &[Vec<Interval>; 3]) -> CategoryTimes {
+    let mut c = CategoryTimes::default();
+    for &i in ops {
+        let d = &t.device_ops[i];
+        let k = Category::of(d.kind, t.text(d.name)) as usize;
+        c.sum_ns[k] += d.dur_ns();
+        c.count[k] += 1;
+    }
+    for k in Category::ALL {
+        c.busy_ns[k as usize] = total_len(&segs[k as usize]);
+    }
+    c
+}
+
+/// Length of the intersection of two sorted disjoint segment lists, ns.
+fn intersection_ns(a: &[Interval], b: &[Interval]) -> i64 {
+    let (mut i, mut j, mut n) = (0, 0, 0i64);
+    while i < a.len() && j < b.len() {
+        let s = a[i].start_ns.max(b[j].start_ns);
+        let e = a[i].end_ns.min(b[j].end_ns);
+        n += (e - s).max(0);
+        if a[i].end_ns < b[j].end_ns {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    n
+}
+
+/// Categories, names and per-step overlap of `t`'s device ops; `steps` are `(step id,
+/// window)` in time order (empty: no per-step rows).
+pub fn summarise(t: &GpuTrace, steps: &[(String, Interval)]) -> KernelSummary {
+    let all: Vec<usize> = (0..t.device_ops.len()).collect();
+    let segs = unions(t, &all);
+    let mut names: HashMap<(u32, Category), (u64, i64)> = HashMap::new();
+    for d in &t.device_ops {
+        let cat = Category::of(d.kind, t.text(d.name));
+        let e = names.entry((d.name.index() as u32, cat)).or_default();
+        e.0 += 1;
+        e.1 += d.dur_ns();
+    }
+    let mut by_name: Vec<NameTime> = names
+        .into_iter()
+        .map(|((n, category), (count, total_ns))| NameTime {
+            name: t
+                .pool
+                .get(crate::model::strings::StrId::from_index(n))
+                .to_string(),
+            category,
+            count,
+            total_ns,
+        })
+        .collect();
+    by_name.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    let starts: Vec<i64> = t.device_ops.iter().map(|d| d.start_ns).collect();
+    let steps = steps
+        .iter()
+        .map(|(id, w)| {
+            let from = starts.partition_point(|&s| s < w.start_ns);
+            let to = starts.partition_point(|&s| s < w.end_ns);
+            let ops: Vec<usize> = (from..to).collect();
+            let clipped = unions(t, &ops).map(|s| clip_segments(&s, *w));
+            let mut times = times(t, &ops, &clipped);
+            for k in Category::ALL {
+                times.busy_ns[k as usize] = total_len(&clipped[k as usize]);
+            }
+            let comm = &clipped[Category::Communication as usize];
+            let overlap_ns = intersection_ns(comm, &clipped[Category::Compute as usize]);
+            StepKernels {
+                step_id: id.clone(),
+                window: *w,
+                times,
+                overlap_ns,
+                exposed_comm_ns: total_len(comm) - overlap_ns,
+            }
+        })
+        .collect();
+    KernelSummary {
+        times: times(t, &all, &segs),
+        by_name,
+        steps,
+    }
+}

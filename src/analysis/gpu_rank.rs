@@ -1,0 +1,32 @@
+//! Everything proflens adds for one GPU rank beyond the anomaly pipeline (issue 10): HTA's
+//! breakdowns in HTA's parity window (`gpu_breakdown`), the kernel categories with per-step
+//! overlap over the rank's own step windows (`gpu_kernels`), and the memory counters
+//! (`gpu_memory`). One call, so the engine stores one value per rank and the report and views
+//! format it without recomputing.
+
+use super::gpu_breakdown::{self, HtaBreakdowns};
+use super::gpu_kernels::{self, KernelSummary};
+use super::gpu_memory::{self, DeviceMemory};
+use super::intervals::Interval;
+use crate::model::gpu::GpuTrace;
+
+/// The GPU analyses of one rank.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuSummary {
+    /// `gpu_time_breakdown` / `idle_by_stream` with the window they used.
+    pub hta: HtaBreakdowns,
+    /// Categories, names, per-step overlap.
+    pub kernels: KernelSummary,
+    /// `[memory]` curves per device.
+    pub memory: Vec<DeviceMemory>,
+}
+
+/// Runs the three analyses; `steps` are the rank's step windows (`analysis::steps`, device
+/// side when the device lags), `(step id, window)` in time order.
+pub fn summarise(t: &GpuTrace, steps: &[(String, Interval)]) -> GpuSummary {
+    GpuSummary {
+        hta: gpu_breakdown::analyse(&gpu_breakdown::hta_events(t)),
+        kernels: gpu_kernels::summarise(t, steps),
+        memory: gpu_memory::per_device(t),
+    }
+}

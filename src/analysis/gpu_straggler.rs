@@ -1,0 +1,106 @@
+//! Straggler view across GPU ranks (issue 10 "across ranks"): which rank's collectives start
+//! last. The *k*-th communication kernel ([`KernelClass::Communication`]) of every rank is the
+//! same collective (NCCL issues collectives in the same order on every rank of a group); it
+//! is matched only while the names agree, so a capture that diverges stops the matching
+//! there (the count says how far it went). For each matched collective the rank that starts
+//! last is its straggler and every rank's delay is its start − the earliest start (epoch ns:
+//! each rank's `baseTimeNanoseconds` + file time, so ranks with different bases compare).
+//!
+//! The other ranks wait inside the collective for the straggler, so a rank whose
+//! collectives start last most often (and whose compute takes longest) is the slow one; the
+//! Ascend slow-rank rule (`analysis::anomaly::cross_rank`) applies to GPU ranks unchanged
+//! once they go through the anomaly pipeline.
+
+use super::gpu_kernel_class::KernelClass;
+use crate::model::gpu::GpuTrace;
+
+/// One rank's row of the straggler view.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RankDelay {
+    /// The rank (as given by the caller).
+    pub rank: i64,
+    /// Matched collectives this rank started last.
+    pub last_count: u64,
+    /// Mean of (its start − earliest start), ns.
+    pub mean_delay_ns: i64,
+    /// Largest such delay, ns.
+    pub max_delay_ns: i64,
+}
+
+/// The straggler view of a group of ranks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stragglers {
+    /// Collectives matched on every rank (by order and name).
+    pub matched: usize,
+    /// Collectives per rank (the shortest bounds `matched`).
+    pub per_rank_collectives: Vec<usize>,
+    /// One row per rank, in the caller's order.
+    pub ranks: Vec<RankDelay>,
+    /// The rank that started last most often (ties: the larger total delay, then the lower
+    /// rank); `None` with fewer than two ranks or no matched collective.
+    pub straggler: Option<i64>,
+}
+
+/// Start (epoch ns) and name of each communication kernel of `t`, in start order.
+fn collectives(t: &GpuTrace) -> Vec<(i64, &str)> {
+    t.device_ops
+        .iter()
+        .filter(|d| KernelClass::of(t.text(d.name)) == KernelClass::Communication)
+        .map(|d| (t.epoch_ns(d.start_ns).unwrap_or(d.start_ns), t.text(d.name)))
+        .collect()
+}
+
+/// The straggler view of `ranks` (`(rank, trace)`).
+pub fn stragglers(ranks: &[(i64, &GpuTrace)]) -> Stragglers {
+    let colls: Vec<Vec<(i64, &str)>> = ranks.iter().map(|(_, t)| collectives(t)).collect();
+    let shortest = colls.iter().map(Vec::len).min().unwrap_or(0);
+    let matched = (0..shortest)
+        .take_while(|&k| colls.iter().all(|c| c[k].1 == colls[0][k].1))
+        .count();
+    let n = ranks.len();
+    let (mut last, mut sum, mut max) = (vec![0u64; n], vec![0i128; n], vec![0i64; n]);
+    for k in 0..matched {
+        let starts: Vec<i64> = colls.iter().map(|c| c[k].0).collect();
+        let first = starts.iter().copied().min().unwrap_or(0);
+        let latest = starts.iter().copied().max().unwrap_or(0);
+        // The lowest-index rank among those starting at the latest time.
+        if let Some(r) = starts.iter().position(|&s| s == latest) {
+            last[r] += 1;
+        }
+        for (r, &s) in starts.iter().enumerate() {
+            let d = s - first;
+            sum[r] += d as i128;
+            max[r] = max[r].max(d);
+        }
+    }
+    let rows: Vec<RankDelay> = ranks
+        .iter()
+        .enumerate()
+        .map(|(r, (rank, _))| RankDelay {
+            rank: *rank,
+            last_count: last[r],
+            mean_delay_ns: if matched > 0 {
+                (sum[r] / matched as i128) as i64
+            } else {
+                0
+            },
+            max_delay_ns: max[r],
+        })
+        .collect();
+    let straggler = (n >= 2 && matched > 0)
+        .then(|| {
+            (0..n).max_by(|&a, &b| {
+                (last[a], sum[a])
+                    .cmp(&(last[b], sum[b]))
+                    .then(rows[b].rank.cmp(&rows[a].rank))
+            })
+        })
+        .flatten()
+        .map(|r| rows[r].rank);
+    Stragglers {
+        matched,
+        per_rank_collectives: colls.iter().map(Vec::len).collect(),
+        ranks: rows,
+        straggler,
+    }
+}

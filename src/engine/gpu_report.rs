@@ -1,0 +1,46 @@
+//! The `gpu` blocks of `proflens anomaly --out` (issue 10): for each GPU rank, the GPU
+//! analyses over its trace (`analysis::gpu_rank`, with the anomaly steps' windows, device-side
+//! when the device lags) and its row of the straggler view across the GPU ranks
+//! (`analysis::gpu_straggler`), formatted by `report::anomaly_json::gpu`. Ascend ranks get
+//! `None`. Computed at export time from the stored trace (about 0.1 s per 100k kernels).
+
+use std::borrow::Borrow;
+
+use super::anomaly::RankAnalysis;
+use crate::analysis::gpu_rank;
+use crate::analysis::gpu_straggler::stragglers;
+use crate::model::gpu::GpuTrace;
+use crate::report::anomaly_json::gpu::{self, GpuJson};
+
+/// One `gpu` block per rank of `ranks` (in their order); `None` for ranks without a GPU trace.
+pub fn gpu_blocks<R: Borrow<RankAnalysis>>(ranks: &[R]) -> Vec<Option<GpuJson>> {
+    let gpus: Vec<(usize, i64, &GpuTrace)> = ranks
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let r = r.borrow();
+            let t = r.gpu.as_deref()?;
+            Some((i, r.meta.rank_id.unwrap_or(i as i64), t))
+        })
+        .collect();
+    let pairs: Vec<(i64, &GpuTrace)> = gpus.iter().map(|&(_, rank, t)| (rank, t)).collect();
+    let view = (pairs.len() >= 2).then(|| stragglers(&pairs));
+    let mut out: Vec<Option<GpuJson>> = (0..ranks.len()).map(|_| None).collect();
+    for (k, &(i, _, t)) in gpus.iter().enumerate() {
+        let r = ranks[i].borrow();
+        let windows: Vec<_> = r
+            .result
+            .steps
+            .iter()
+            .map(|s| (s.step_id.clone(), s.window))
+            .collect();
+        let summary = gpu_rank::summarise(t, &windows);
+        let origin = t.memory.first().map_or(0, |m| m.ts_ns);
+        let row = view.as_ref().map(|v| {
+            let row = &v.ranks[k];
+            (v.matched, row, v.straggler == Some(row.rank))
+        });
+        out[i] = Some(gpu::build(&summary, origin, row));
+    }
+    out
+}
