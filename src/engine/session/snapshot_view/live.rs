@@ -245,7 +245,7 @@ impl SnapshotView {
 }
 
 /// The site group of one record (for the tensor list's site label and link).
-fn contributors_of_one(
+pub(super) fn contributors_of_one(
     lt: &crate::analysis::snapshot::lifetimes::Lifetimes,
     r: u32,
     attr: &mut Attributor<'_>,
