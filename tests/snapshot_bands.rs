@@ -173,11 +173,39 @@ fn zidong_full_view_draws_the_large_tensors_and_summarises_the_small_ones() {
     };
     let b = check(&v, 0, &q);
     assert_eq!(b.y_max, 1_783_664_516.0);
-    // 1 px of 300 at 1.78 GB: allocations under 5,945,549 bytes are summarised.
-    assert_eq!(b.min_band_bytes, 5_945_549);
+    // A quarter pixel of 300 at 1.78 GB: allocations under 1,486,388 bytes are summarised.
+    assert_eq!(b.min_band_bytes, 1_486_388);
     assert!(b.summarised_records > 0 && !b.bands.is_empty());
     assert_eq!(
         b.records_in_view,
         b.bands.len() as u64 + b.summarised_records
     );
+}
+
+#[test]
+fn stacks_mark_cpp_frames_and_addresses_read_as_hex() {
+    // cranberrii was recorded with stacks="all": C++ frames (torch::unwind, CapturedTraceback)
+    // come first (innermost), then the Python frames.
+    let v = view("cranberrii_ftcourse__memory_snapshot.pickle");
+    let lt = &v.run().devices[0].lifetimes;
+    let r = (0..lt.len() as u32)
+        .find(|&r| {
+            let s = v.stack(0, r).unwrap();
+            s.frames.iter().any(|f| f.label.contains("CapturedTraceback"))
+                && s.frames.iter().any(|f| f.label.contains(".py:"))
+        })
+        .expect("a record with C++ and Python frames");
+    let s = v.stack(0, r).unwrap();
+    assert_eq!(s.addr, format!("0x{:x}", lt.addr[r as usize]));
+    assert_eq!(
+        s.memoryviz_name,
+        format!("b'{:x}_{}'", lt.addr[r as usize], lt.version[r as usize])
+    );
+    assert_eq!(s.bytes, lt.size[r as usize]);
+    for f in &s.frames {
+        let python = f.label.contains(".py:");
+        assert_eq!(f.native, !python && !f.label.contains(" @ <"), "{}", f.label);
+    }
+    assert!(s.frames[0].native, "the innermost frame is C++: {}", s.frames[0].label);
+    assert!(s.frames.iter().any(|f| f.label.contains("CapturedTraceback") && f.native));
 }

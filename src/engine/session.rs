@@ -156,7 +156,9 @@ impl Session {
                     ),
                 })
             }
-            Query::Anomaly(q @ (AnomalyQuery::Timeline { .. } | AnomalyQuery::KernelAt { .. })) => {
+            Query::Anomaly(q @ (AnomalyQuery::Timeline { .. }
+            | AnomalyQuery::KernelAt { .. }
+            | AnomalyQuery::Search { .. })) => {
                 Reply::Anomaly(
                     self.timeline.handle(&self.anomaly, &q).ok_or_else(|| {
                         format!("rank folder {target} has not been analysed here")

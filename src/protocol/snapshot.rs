@@ -154,6 +154,9 @@ pub struct SnapFrameDto {
     pub project: bool,
     /// True when MemoryViz's filter hides it (C++/internal frames).
     pub hidden: bool,
+    /// True for a native (C++) frame: not a Python source file (`.py`) nor a `<…>` pseudo-file
+    /// such as `<frozen runpy>` (the page hides these by default).
+    pub native: bool,
 }
 
 /// A warning or grouped finding (leaks, delayed frees) of one device.
@@ -325,8 +328,10 @@ pub struct SnapTensorDto {
     pub record: u32,
     /// Requested bytes.
     pub bytes: u64,
-    /// `b'<hex>_<version>'`.
+    /// Block address, `0x<hex>`.
     pub addr: String,
+    /// MemoryViz's versioned name `b'<hex>_<version>'` (to cross-reference).
+    pub memoryviz_name: String,
     /// Alloc entry index (None: allocated before the window).
     pub alloc_index: Option<u32>,
     /// Alloc time, ms since the first `time_us`.
@@ -399,6 +404,12 @@ pub struct SnapLiveDto {
 pub struct SnapStackDto {
     /// Record id.
     pub record: u32,
+    /// Requested bytes of the record.
+    pub bytes: u64,
+    /// Block address, `0x<hex>`.
+    pub addr: String,
+    /// MemoryViz's versioned name `b'<hex>_<version>'`.
+    pub memoryviz_name: String,
     /// Where the stack comes from (`alloc`, `free_site`, `block`, `none`).
     pub stack_kind: String,
     /// Frames, innermost first.

@@ -32,8 +32,9 @@ use crate::views::snapshot_axis::Axis;
 
 /// At most this many allocations are drawn one by one per window.
 pub const MAX_BANDS: usize = 1500;
-/// An allocation shorter than this many pixels at the window's scale is summarised.
-pub const MIN_BAND_PX: f64 = 1.0;
+/// An allocation shorter than this many pixels at the window's scale is summarised (a quarter
+/// pixel: neighbouring thin bands still alternate colours row by row, as in MemoryViz).
+pub const MIN_BAND_PX: f64 = 0.25;
 
 /// What to lay out: the window, the plot size and the level of detail.
 #[derive(Clone, Copy, Debug, PartialEq)]

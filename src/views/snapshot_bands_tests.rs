@@ -141,11 +141,12 @@ fn the_band_cap_keeps_the_largest_and_summarises_the_rest() {
 fn bands_under_the_pixel_threshold_are_summarised() {
     let lt = four();
     // 160 B over 16 px: 10 B per pixel; at 1 px every record (≥ 10 B) is drawn.
-    let d = run(&lt, &params(0.0, 6.0, 6, 16.0));
+    let mut p = params(0.0, 6.0, 6, 16.0);
+    p.min_band_px = 1.0;
+    let d = run(&lt, &p);
     assert_eq!(d.min_band_bytes, 10);
     assert_eq!(d.bands.len(), 4);
     // At 4 px (40 B) only r1 and r3 are drawn: the same layout as a cap of 2.
-    let mut p = params(0.0, 6.0, 6, 16.0);
     p.min_band_px = 4.0;
     let d = run(&lt, &p);
     assert_eq!(d.min_band_bytes, 40);
@@ -154,6 +155,9 @@ fn bands_under_the_pixel_threshold_are_summarised() {
         vec![(1, 0, vec![(6, 0)]), (3, 2, vec![(3, 100)])]
     );
     assert_eq!(d.summarised, vec![30, 40, 10, 10, 0, 0]);
+    // The default quarter pixel: 2.5 B → 3 B.
+    let d = run(&lt, &params(0.0, 6.0, 6, 16.0));
+    assert_eq!(d.min_band_bytes, 3);
 }
 
 #[test]
