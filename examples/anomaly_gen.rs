@@ -43,6 +43,12 @@ const NAMES: [&str; 12] = [
 ];
 
 fn main() -> std::io::Result<()> {
+    let usage = "usage: anomaly_gen OUT_DIR [KERNELS] [STEPS]\n\
+                 writes OUT_DIR/bench_ascend_pt/ with KERNELS kernels (default 1000000) in STEPS steps (100)";
+    if std::env::args().skip(1).any(|a| a == "-h" || a == "--help") {
+        println!("{usage}");
+        return Ok(());
+    }
     let mut args = std::env::args().skip(1);
     let out = PathBuf::from(
         args.next()

@@ -20,7 +20,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 mod common;
-use common::Rng;
+use common::{exit_on_help, Rng};
 
 fn ts(ns: i64) -> String {
     format!("\"{}.{:03}\"", ns / 1000, ns % 1000)
@@ -249,7 +249,12 @@ fn gen_csv(path: &PathBuf, rows: u64, ops: &[AllocOp], rng: &mut Rng) -> std::io
     Ok(bytes)
 }
 
+const USAGE: &str =
+    "usage: memory_gen <out dir> [--trace-mb N] [--rows N] [--ranks K] [--seed S]\n\
+     writes <out dir>/gen_run/rank<k>_ascend_pt/ (trace_view.json of about N MB, N operator_memory rows)";
+
 fn main() -> std::io::Result<()> {
+    exit_on_help(USAGE);
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut out: Option<PathBuf> = None;
     let (mut trace_mb, mut rows, mut ranks, mut seed) = (200.0f64, 1_000_000u64, 1u32, 1u64);
@@ -261,6 +266,10 @@ fn main() -> std::io::Result<()> {
             "--rows" => rows = v.parse().expect("--rows N"),
             "--ranks" => ranks = v.parse().expect("--ranks N"),
             "--seed" => seed = v.parse().expect("--seed N"),
+            p if p.starts_with('-') => {
+                eprintln!("unknown option {p}\n{USAGE}");
+                std::process::exit(2);
+            }
             p => {
                 out = Some(PathBuf::from(p));
                 i += 1;
@@ -269,8 +278,10 @@ fn main() -> std::io::Result<()> {
         }
         i += 2;
     }
-    let out =
-        out.expect("usage: memory_gen <out dir> [--trace-mb N] [--rows N] [--ranks K] [--seed S]");
+    let Some(out) = out else {
+        eprintln!("{USAGE}");
+        std::process::exit(2);
+    };
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ seed.wrapping_mul(0x2545_f491_4f6c_dd1d));
     for rank in 0..ranks {
         let dir = out.join("gen_run").join(format!("rank{rank}_ascend_pt"));

@@ -21,7 +21,7 @@ use std::io::{self, BufWriter, Write};
 use proflens::parse::pickle::writer::PickleWriter;
 
 mod common;
-use common::Rng;
+use common::{exit_on_help, Rng};
 
 /// Memo indices of strings written once.
 struct Strings {
@@ -166,6 +166,11 @@ fn entry<W: Write>(
 }
 
 fn main() -> io::Result<()> {
+    exit_on_help(
+        "usage: snapshot_gen [OUT.pickle] [EVENTS] [SEED]\n\
+         writes a memory-snapshot pickle with EVENTS trace entries (default \
+         /tmp/proflens_snapshot_big.pickle, 1500000 entries)",
+    );
     let args: Vec<String> = std::env::args().skip(1).collect();
     let out = args
         .first()

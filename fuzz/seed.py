@@ -6,7 +6,8 @@ first lines of a CSV, the first events of a trace re-closed as a valid array, wh
 side files and pickles) plus synthetic inputs made here (snapshot-shaped pickles with
 extreme integers). Nothing of this is committed: fuzz/corpus is .gitignored.
 
-Usage: fuzz/seed.py [FIXTURES_DIR] (default: <project>/../shared/fixtures). Idempotent:
+Usage: fuzz/seed.py [FIXTURES_DIR] (default: <project>/../shared/fixtures); the output folder is
+$FUZZ_CORPUS when set, else fuzz/corpus. Idempotent:
 seeds are named by content hash, so rerunning adds nothing new. A missing fixture folder
 only costs the real-data seeds; the synthetic ones are always written.
 """
@@ -18,7 +19,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIX = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "shared", "fixtures")
-CORPUS = os.path.join(HERE, "corpus")
+# FUZZ_CORPUS: another output folder (the deterministic smoke run seeds a fresh one each time).
+CORPUS = os.environ.get("FUZZ_CORPUS") or os.path.join(HERE, "corpus")
 MSI = "ascend/Ascend__msinsight"
 # Largest trace seed (bytes): small inputs run fast; the fuzzer grows them where it pays.
 MAX_TRACE = 6000

@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
 # Smoke run of every fuzz target (issue 11; ARCHITECTURE.md "Fuzzing"): installs cargo-fuzz
 # (pinned, idempotent), builds fuzz/ (libFuzzer; optimised with debug assertions and overflow
-# checks, no sanitizer: the crate has no unsafe code), seeds the corpora from the fixtures
-# (fuzz/seed.py, into the .gitignored fuzz/corpus), then runs each target for FUZZ_SECONDS
-# (default 25: 12 targets in ~5 min) at low priority. Any crash, panic, hang (> 10 s on one
-# input) or blow-up (> 2 GiB RSS) fails the target; the input is kept under fuzz/artifacts/<target>/.
-# Ends with an "N passed, N failed" line (one per target). Args: target names (default all).
-# FUZZ_FORK=1: longer runs that go on after a finding (libFuzzer -fork=1 -ignore_crashes=1
-# …, still one process at a time); every input that crashed, hung or ran out of memory is
-# kept, and the target counts as failed.
+# checks, no sanitizer: the crate has no unsafe code), then fuzzes each target at low priority.
+# Any crash, panic, hang (> 10 s on one input) or blow-up (> 2 GiB RSS) fails the target; the
+# input is kept under fuzz/artifacts/<target>/. Ends with an "N passed, N failed" line (one per
+# target). Args: target names (default all).
+#
+# Two modes:
+# * default, deterministic (the scripts/test.sh layer): a fresh seed corpus per run
+#   (fuzz/seed.py into target/fuzz-smoke/corpus, never the accumulated fuzz/corpus), libFuzzer
+#   -seed=1, -reload=0 and a fixed number of executions per target (runs_of below, ~5-20 s
+#   each on this machine), so wall time plays no part and the whole layer costs the same on
+#   every machine. It is not bit-for-bit reproducible: the code under test keeps std HashMaps
+#   whose per-process random hash seeds shift coverage slightly (two runs of trace_splitter:
+#   cov 797 and 826), so two runs explore nearly, not exactly, the same inputs. A finding is
+#   still a real bug, and its input is kept under fuzz/artifacts/<target>/.
+#   FUZZ_RUNS_SCALE=N multiplies every count.
+# * FUZZ_SECONDS=S: time-limited exploration on the accumulated fuzz/corpus (grows it; not
+#   reproducible, for long runs). FUZZ_FORK=1 adds libFuzzer -fork=1 -ignore_crashes=1 …: the
+#   run goes on after a finding; every input that crashed, hung or ran out of memory is kept,
+#   and the target counts as failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/toolchain.sh
@@ -16,13 +27,20 @@ set -e
 ensure_fuzz_tools
 set +e
 export RUSTC_BOOTSTRAP=1
-SECS="${FUZZ_SECONDS:-25}"
+SECS="${FUZZ_SECONDS:-}"
+SCALE="${FUZZ_RUNS_SCALE:-1}"
 TRIPLE="$(rustc -vV | sed -n 's/^host: //p')"
 BIN="fuzz/target/$TRIPLE/release"
 
 log "fuzz build (cargo fuzz build -s none)"
 (cd fuzz && nice -n 10 cargo fuzz build -s none) || { echo "0 passed, 1 failed"; exit 1; }
-python3 fuzz/seed.py || { echo "0 passed, 1 failed"; exit 1; }
+if [ -n "$SECS" ]; then
+  CORPUS=fuzz/corpus
+else
+  CORPUS=target/fuzz-smoke/corpus
+  rm -rf "$CORPUS"
+fi
+FUZZ_CORPUS="$PWD/$CORPUS" python3 fuzz/seed.py || { echo "0 passed, 1 failed"; exit 1; }
 
 if [ $# -gt 0 ]; then TARGETS=("$@"); else mapfile -t TARGETS < <(cd fuzz && cargo fuzz list); fi
 PASSED=0
@@ -38,15 +56,32 @@ dict_of() {
     pickle_*|snapshot_*) echo "-dict=fuzz/dict/pickle.dict" ;;
   esac
 }
+# runs_of TARGET: executions of the deterministic smoke run (seed corpus included), sized from
+# the executions per second each target reaches on fresh seeds (ARCHITECTURE.md "Fuzzing").
+runs_of() {
+  local n
+  case "$1" in
+    rank_anomaly) n=300 ;;
+    rank_memory) n=1000 ;;
+    inventory_paths) n=3000 ;;
+    csv_operator_memory|trace_host_ops) n=4000 ;;
+    snapshot_report) n=6000 ;;
+    csv_kernel_details|trace_splitter) n=8000 ;;
+    *) n=15000 ;;
+  esac
+  echo $((n * SCALE))
+}
 for t in "${TARGETS[@]}"; do
-  mkdir -p "fuzz/artifacts/$t" "fuzz/corpus/$t"
+  mkdir -p "fuzz/artifacts/$t" "$CORPUS/$t"
   out="fuzz/artifacts/$t/smoke.log"
   before=$(findings "$t")
-  nice -n 19 "$BIN/$t" "fuzz/corpus/$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
+  if [ -n "$SECS" ]; then LIMIT=(-max_total_time="$SECS"); else LIMIT=(-seed=1 -reload=0 -runs="$(runs_of "$t")"); fi
+  start=$(date +%s)
+  nice -n 19 "$BIN/$t" "$CORPUS/$t" "${LIMIT[@]}" -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="fuzz/artifacts/$t/" -print_final_stats=1 $(dict_of "$t") "${FORK[@]}" >"$out" 2>&1
   rc=$?
   new=$(( $(findings "$t") - before ))
-  stats=$(grep -E '^#[0-9]+' "$out" | tail -1 | sed -E 's/ +/ /g')
+  stats="$(grep -E '^#[0-9]+' "$out" | tail -1 | sed -E 's/ +/ /g'), $(( $(date +%s) - start )) s"
   if [ "$rc" -eq 0 ] && [ "$new" -eq 0 ]; then
     PASSED=$((PASSED + 1)); echo "fuzz $t: ok ($stats)"
   else

@@ -3,7 +3,7 @@
 # then runs every test layer and prints a final "N passed, N failed" line.
 # `.ci/run` calls this script.
 #
-# Layers: cargo test (unit, golden, tidy) → wasm32 check of the core → wasm-bindgen-test
+# Layers: cargo test (unit, golden, tidy) → fuzz smoke (deterministic, every target) → wasm32 check of the core → wasm-bindgen-test
 # (File → worker streaming path, in Chromium) → release build (scripts/build-release.sh:
 # trunk build --release + scripts/postbuild.py) → Playwright end-to-end tests on dist/ in
 # Debian's Chromium.
@@ -44,6 +44,18 @@ layer() {
 
 layer "cargo test" cargo test --locked --all-targets
 count_cargo "$LAST_LOG"
+
+# Deterministic fuzz smoke run of every target (fixed seed and executions on a fresh seed
+# corpus: the same commit explores the same inputs everywhere; scripts/fuzz-smoke.sh).
+layer "fuzz smoke (12 targets, deterministic)" bash scripts/fuzz-smoke.sh
+count_summary() {
+  local line
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$1" | tail -1)
+  if [ -z "$line" ]; then FAILED=$((FAILED + 1)); return; fi
+  PASSED=$((PASSED + $(echo "$line" | awk '{print $1}')))
+  FAILED=$((FAILED + $(echo "$line" | awk '{print $3}')))
+}
+count_summary "$LAST_LOG"
 
 if layer "wasm32 check of the core" cargo check --locked --target wasm32-unknown-unknown --lib; then
   PASSED=$((PASSED + 1)); else FAILED=$((FAILED + 1)); fi

@@ -504,3 +504,46 @@ fn garbage_mid_array_and_utf16_are_reported_in_words() {
     );
     assert_eq!(r.len(), 1);
 }
+
+#[test]
+fn a_csv_record_past_the_cap_keeps_the_rows_before_and_says_where() {
+    // Issue 11: one 300 MB cell cost 821 MB of memory. An unclosed quote on line 4 now runs
+    // into the 16 MiB record cap: the two rows before it are matched, the rest is not read,
+    // and the problem names the line and byte where the record starts.
+    let mut o = with_good_rank();
+    let head = format!(
+        "{H15}\n{}\n{}\n\"open",
+        csv_row("a", "1.0", "150.0"),
+        csv_row("b", "2.0", "160.0")
+    );
+    let byte = head.len() as u64 - 5;
+    let mut csv = head.into_bytes();
+    csv.resize(csv.len() + (20 << 20), b'x');
+    o.add("run/bad/big_ascend_pt/profiler_info_3.json", "{}");
+    o.add(
+        "run/bad/big_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_memory.csv",
+        csv,
+    );
+    o.add(
+        "run/bad/big_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json",
+        trace(&[("a", "100.0", "x.py(1): f"), ("b", "155.0", "y.py(2): g")]),
+    );
+    let (run, _) = analyse(&o, Mode::Default);
+    assert_good_intact(&run);
+    let r = rank(&run, "run/bad/big_ascend_pt");
+    let names: Vec<&str> = (0..r.len()).map(|i| r.row(i).name()).collect();
+    assert_eq!(names, ["a", "b"]);
+    let p = r
+        .problems
+        .kept()
+        .iter()
+        .find(|p| p.code == "MEM-CSV-011")
+        .expect("the cap is reported");
+    assert_eq!((p.at.line, p.at.byte), (Some(4), Some(byte)));
+    assert_eq!(p.severity, proflens::base::Severity::Error);
+    assert!(
+        p.message.contains("longer than 16 MiB") && p.message.contains("rows before it are kept"),
+        "{}",
+        p.message
+    );
+}

@@ -432,3 +432,104 @@ fn handles_left_deep_in_the_stack_do_not_slow_every_later_op() {
     assert!(bad > 400 && bad <= 600, "{bad}");
     assert!(d.snapshot.devices.len() <= proflens::parse::pickle::MAX_DEVICES);
 }
+
+/// A `{"segments": [...]}` pickle: one segment per item of `segs`, each `(key, value)` list
+/// written as given, plus one block of `block_size`.
+fn segments_pickle(segs: &[Vec<(&str, Option<i128>, Option<f64>)>], block_size: f64) -> Vec<u8> {
+    let mut w = PickleWriter::new(Vec::new(), 4).unwrap();
+    w.dict().unwrap();
+    w.str("segments").unwrap();
+    w.list().unwrap();
+    w.mark().unwrap();
+    for seg in segs {
+        w.dict().unwrap();
+        w.mark().unwrap();
+        for (k, i, f) in seg {
+            w.str(k).unwrap();
+            match (i, f) {
+                (Some(i), _) => w.int(*i).unwrap(),
+                (None, Some(f)) => w.float(*f).unwrap(),
+                (None, None) => w.none().unwrap(),
+            }
+        }
+        w.str("blocks").unwrap();
+        w.list().unwrap();
+        w.dict().unwrap();
+        w.mark().unwrap();
+        w.str("size").unwrap();
+        if block_size.fract() == 0.0 {
+            w.int(block_size as i128).unwrap();
+        } else {
+            w.float(block_size).unwrap();
+        }
+        w.str("state").unwrap();
+        w.str("active_allocated").unwrap();
+        w.setitems().unwrap();
+        w.append().unwrap();
+        w.setitems().unwrap();
+    }
+    w.appends().unwrap();
+    w.setitem().unwrap();
+    w.stop().unwrap()
+}
+
+#[test]
+fn segment_fields_that_are_not_integers_are_reported_not_read_as_zero() {
+    // Issue 11: a segment `device` beyond i64 or a float size became 0 silently (device 2^64
+    // merged with device 0). Now the segment is skipped with its blocks and a SNAP-FIELD
+    // warning that says which field held what; the good segment is kept.
+    let good = vec![
+        ("device", Some(0), None),
+        ("address", Some(0x1000), None),
+        ("total_size", Some(4096), None),
+    ];
+    let wide_device = vec![
+        ("device", Some(1 << 64), None),
+        ("address", Some(0x2000), None),
+        ("total_size", Some(4096), None),
+    ];
+    let float_size = vec![
+        ("device", Some(0), None),
+        ("address", Some(0x3000), None),
+        ("total_size", None, Some(4096.5)),
+    ];
+    let bytes = segments_pickle(&[good, wide_device, float_size], 512.0);
+    let d = read_snapshot_bytes("segs.pickle", &bytes).unwrap();
+    assert_eq!(d.snapshot.segments.len(), 1);
+    assert_eq!(
+        (
+            d.snapshot.segments[0].address,
+            d.snapshot.segments[0].total_size
+        ),
+        (0x1000, 4096)
+    );
+    assert_eq!(
+        messages(&d.problems, "SNAP-FIELD"),
+        [
+            "segment 1 (address 0x2000) skipped with its 1 blocks: `device` is \
+             18446744073709551616, not an integer in −2^63 … 2^63−1",
+            "segment 1 (address 0x3000) skipped with its 1 blocks: `total_size` is the float \
+             4096.5, not an integer in 0 … 2^64−1",
+        ]
+    );
+    // A block size that is not an integer is kept as 0 and said so, with its byte offset.
+    let good = vec![
+        ("device", Some(0), None),
+        ("address", Some(0x1000), None),
+        ("total_size", Some(4096), None),
+    ];
+    let bytes = segments_pickle(&[good], 7.25);
+    let d = read_snapshot_bytes("blk.pickle", &bytes).unwrap();
+    let p: Vec<_> = d
+        .problems
+        .kept()
+        .iter()
+        .filter(|p| p.code == "SNAP-FIELD")
+        .collect();
+    assert_eq!(p.len(), 1);
+    assert_eq!(
+        p[0].message,
+        "a segment block's `size` is the float 7.25, not an integer in 0 … 2^64−1: taken as 0"
+    );
+    assert!(p[0].at.byte.is_some());
+}

@@ -102,6 +102,9 @@ pub struct AnomalyConfig {
     pub group_count_tol: f64,
     /// §3.5 grouping: multiset Jaccard ≥ (0.90).
     pub group_jaccard_min: f64,
+    /// §3.2 device lag: device-side windows when, in some marker window, more than this
+    /// share of the kernel time was launched in an earlier step (0.05, Decision).
+    pub device_lag_share: f64,
     /// §5.11.2 `mixed` when second ≥ this × largest (0.7).
     pub mixed_ratio: f64,
     /// §5.11.2 `none` when the max < this (0.1 ms) …
@@ -185,6 +188,7 @@ impl AnomalyConfig {
             top_kernels_n: 5,
             group_count_tol: 0.02,
             group_jaccard_min: 0.90,
+            device_lag_share: 0.05,
             mixed_ratio: 0.7,
             none_floor_ms: 0.1,
             none_service_frac: 0.01,

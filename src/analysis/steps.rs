@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
 use super::anomaly_config::{AnomalyConfig, LastStepEnd};
+use super::device_lag::DeviceLag;
 use super::intervals::Interval;
 use crate::base::arith;
 use crate::model::kernels::{KernelTable, TaskClass};
@@ -44,6 +45,17 @@ impl StepMethod {
             StepMethod::Pseudo => "pseudo",
             StepMethod::Macro => "macro",
             StepMethod::None => "none",
+        }
+    }
+
+    /// `step_detection_method` as written: [`as_str`](Self::as_str), with the suffix
+    /// `+device_lag` when device-side windows replaced marker windows (§3.2).
+    pub fn label(self, device_lag: bool) -> &'static str {
+        match (self, device_lag) {
+            (StepMethod::Marker, true) => "marker+device_lag",
+            (StepMethod::IterationMarker, true) => "iteration_marker+device_lag",
+            (StepMethod::CustomMarker, true) => "custom_marker+device_lag",
+            (m, _) => m.as_str(),
         }
     }
 }
@@ -106,6 +118,8 @@ pub struct StepSet {
     pub groups: Vec<StepGroup>,
     /// Human notes (duplicate markers, out-of-order markers, step-trace fallbacks…).
     pub notes: Vec<String>,
+    /// The device-lag check of marker steps (§3.2), when launch steps were known.
+    pub device_lag: Option<DeviceLag>,
 }
 
 impl StepSet {
@@ -171,6 +185,10 @@ pub fn detect(
         Some((method, found)) => marker_steps(kernels, method, found, cfg, &mut notes),
         None => Vec::new(),
     };
+    let device_lag = super::device_lag::apply(kernels, &mut steps, step_trace, cfg);
+    if let Some(note) = device_lag.as_ref().and_then(|d| d.note(&steps)) {
+        notes.push(note);
+    }
     let method = if !steps.is_empty() {
         steps_method(&steps)
     } else if kernels.step_tag().iter().any(Option::is_some) {
@@ -216,6 +234,7 @@ pub fn detect(
         steps,
         groups,
         notes,
+        device_lag,
     }
 }
 

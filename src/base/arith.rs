@@ -192,6 +192,73 @@ impl Tally {
 mod tests {
     use super::*;
 
+    /// Property (issue 11): every helper agrees with exact `i128` arithmetic on values drawn
+    /// around the interesting points (0, ±1, the time limit, the i64 limits) and at random,
+    /// returning `Ok` exactly when the exact result is representable (and, for times, within
+    /// `±TIME_LIMIT_NS`). Deterministic xorshift: a failure prints the pair.
+    #[test]
+    fn every_helper_agrees_with_exact_arithmetic() {
+        let edges = [
+            0,
+            1,
+            -1,
+            2,
+            TIME_LIMIT_NS,
+            TIME_LIMIT_NS + 1,
+            -TIME_LIMIT_NS,
+            -TIME_LIMIT_NS - 1,
+            i64::MAX,
+            i64::MAX - 1,
+            i64::MIN,
+            i64::MIN + 1,
+            1 << 31,
+            -(1 << 31),
+            3_037_000_499, // ⌊√(2^63)⌋: products around it
+            3_037_000_500,
+        ];
+        let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut rnd = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            // Mix magnitudes: full range, 40-bit and 20-bit values.
+            match seed % 3 {
+                0 => seed as i64,
+                1 => (seed as i64) >> 24,
+                _ => (seed as i64) >> 44,
+            }
+        };
+        let mut values: Vec<i64> = edges.to_vec();
+        values.extend((0..400).map(|_| rnd()));
+        let fits = |x: i128| i64::try_from(x).ok();
+        let time = |x: i128| fits(x).filter(|t| (-TIME_LIMIT_NS..=TIME_LIMIT_NS).contains(t));
+        for &a in &values {
+            assert_eq!(time_ns(a).ok(), time(a as i128), "time_ns({a})");
+            for &b in &values {
+                let (x, y) = (a as i128, b as i128);
+                assert_eq!(add(a, b).ok(), fits(x + y), "add({a}, {b})");
+                assert_eq!(sub(a, b).ok(), fits(x - y), "sub({a}, {b})");
+                assert_eq!(mul(a, b).ok(), fits(x * y), "mul({a}, {b})");
+                let end = if b < 0 { None } else { fits(x + y) };
+                assert_eq!(end_ns(a, b).ok(), end, "end_ns({a}, {b})");
+                let span = fits(y - x).filter(|d| *d >= 0);
+                assert_eq!(span_ns(a, b).ok(), span, "span_ns({a}, {b})");
+                let interval = if b < 0 || time(x).is_none() {
+                    None
+                } else {
+                    time(x + y)
+                };
+                assert_eq!(interval_ns(a, b).ok(), interval, "interval_ns({a}, {b})");
+                let three = fits(x + y).and_then(|s| fits(s as i128 + x));
+                assert_eq!(sum([a, b, a]).ok(), three, "sum([{a}, {b}, {a}])");
+                let mut t = Total::default();
+                let ok = t.add(a).is_ok() & t.add(b).is_ok();
+                assert_eq!(ok, fits(x + y).is_some(), "Total {a} + {b}");
+                assert_eq!(t.get().ok(), fits(x + y), "Total::get {a} + {b}");
+            }
+        }
+    }
+
     #[test]
     fn intervals_at_the_limits() {
         assert_eq!(end_ns(1, 2), Ok(3));

@@ -3,6 +3,7 @@
 //! other module of the crate.
 
 pub mod arith;
+pub mod format;
 pub mod position;
 pub mod problem;
 pub mod units;

@@ -485,8 +485,16 @@ fn cross_check(
     problems: &mut Problems,
 ) -> Vec<String> {
     let mut out = Vec::new();
-    for s in &r.steps {
+    for (j, s) in r.steps.iter().enumerate() {
         let num = s.step_id.rsplit('#').next().unwrap_or("");
+        // Preparing counts from the host marker (§3.2): under device lag that is the host
+        // window start, not the device-side window start.
+        let host_start = r
+            .device_lag
+            .as_ref()
+            .filter(|d| d.applied)
+            .and_then(|d| d.steps.get(j))
+            .map_or(s.window.start_ns, |l| l.host_start_ns);
         let Some(row) = rows.iter().find(|x| x.step.trim() == num) else {
             continue;
         };
@@ -498,7 +506,7 @@ fn cross_check(
         let last_end = range.clone().map(|i| k.end_ns(i)).max().unwrap_or(first);
         let us = |ns: i64| ns as f64 / 1000.0;
         if let Some(p) = row.preparing_ns {
-            let ours = first - s.window.start_ns;
+            let ours = first - host_start;
             out.push(format!(
                 "{}: Preparing {} µs vs prelaunch to first kernel {} µs",
                 s.step_id,

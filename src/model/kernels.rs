@@ -114,6 +114,10 @@ pub struct KernelRow {
     pub stream: String,
     /// `Step Id`, when the column exists and is an integer.
     pub step_tag: Option<i64>,
+    /// Start (ns) of the host op that launched the kernel, when known (GPU: the
+    /// `cuda_runtime` launch with the same `correlation`; Ascend: a launch flow).
+    /// Device-side step windows (anomaly.md §3.2 device lag) read it.
+    pub launch_ns: Option<i64>,
     /// `Input Shapes` raw text (literal quotes kept); empty when absent.
     pub input_shapes: String,
     /// 1-based physical line of the record (0 for trace-derived kernels).
@@ -152,6 +156,7 @@ struct RawRow {
     core_raw: NameId,
     shapes: NameId,
     step_tag: Option<i64>,
+    launch_ns: Option<i64>,
     row: u64,
     pmu: [Option<f32>; 3],
 }
@@ -223,6 +228,8 @@ impl KernelTableBuilder {
             core_raw: self.intern(&k.core_raw),
             shapes: self.intern(&k.input_shapes),
             step_tag: k.step_tag,
+            // A launch time outside the model's time range is dropped, never kept.
+            launch_ns: k.launch_ns.filter(|&l| arith::time_ns(l).is_ok()),
             row: k.row,
             pmu: [k.pmu_mac_ratio, k.pmu_mte2_ratio, k.pmu_memory_bound],
         };
@@ -290,12 +297,14 @@ impl KernelTableBuilder {
             core_raw: Vec::with_capacity(n),
             shapes: Vec::with_capacity(n),
             step_tag: Vec::with_capacity(n),
+            launch_ns: Vec::new(),
             row: Vec::with_capacity(n),
             pmu: Vec::new(),
             busy_end: Vec::new(),
             overruns: Vec::new(),
         };
         let has_pmu = self.rows.iter().any(|r| r.pmu.iter().any(Option::is_some));
+        let has_launch = self.rows.iter().any(|r| r.launch_ns.is_some());
         for r in &self.rows {
             t.start_ns.push(r.start_ns);
             t.dur_ns.push(r.dur_ns);
@@ -312,6 +321,9 @@ impl KernelTableBuilder {
             t.row.push(r.row);
             if has_pmu {
                 t.pmu.push(r.pmu);
+            }
+            if has_launch {
+                t.launch_ns.push(r.launch_ns);
             }
         }
         t.clip_stream_overruns();
@@ -340,6 +352,8 @@ pub struct KernelTable {
     core_raw: Vec<NameId>,
     shapes: Vec<NameId>,
     step_tag: Vec<Option<i64>>,
+    /// Launch time per kernel (empty when no kernel has one).
+    launch_ns: Vec<Option<i64>>,
     row: Vec<u64>,
     pmu: Vec<[Option<f32>; 3]>,
     /// Busy end per kernel (empty when no kernel overruns: then it is `end_ns`).
@@ -477,6 +491,16 @@ impl KernelTable {
     pub fn step_tag(&self) -> &[Option<i64>] {
         &self.step_tag
     }
+    /// Start (ns) of the host op that launched kernel `i`, when known.
+    pub fn launch_ns(&self, i: usize) -> Option<i64> {
+        self.launch_ns.get(i).copied().flatten()
+    }
+
+    /// True when at least one kernel knows its launch time.
+    pub fn has_launch_times(&self) -> bool {
+        !self.launch_ns.is_empty()
+    }
+
     /// Source line per kernel (0 for trace-derived kernels).
     pub fn row(&self) -> &[u64] {
         &self.row

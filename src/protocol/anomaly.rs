@@ -78,6 +78,10 @@ pub struct AnomalySummaryDto {
     pub largest_gap_ms: f64,
     /// Capture start and end, µs (kernel clock), when kernels exist.
     pub capture_us: Option<(f64, f64)>,
+    /// The origin of every relative time of the tab (tables, bubble panel, timeline), µs on the
+    /// kernel clock: `views::anomaly::time_origin_ns`. `None` without steps and kernels.
+    #[serde(default)]
+    pub origin_us: Option<f64>,
     /// Communication total, ms (communication.json when present, else comm kernels).
     pub comm_total_ms: f64,
     /// Elapse-weighted `Wait Time Ratio` of communication.json.

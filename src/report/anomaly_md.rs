@@ -80,7 +80,7 @@ pub fn render(
         o,
         "Mode `{}`; steps by `{}`; confidence **{}**; {} kernels; {} steps in {} group(s).\n",
         cfg.compat.as_str(),
-        r.step_method.as_str(),
+        r.step_detection_method(),
         r.confidence,
         k.len(),
         r.steps.len(),

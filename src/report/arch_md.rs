@@ -103,10 +103,14 @@ pub fn render(
     let _ = writeln!(
         o,
         "| Profiling scope | {} |",
-        if r.step_method.as_str() == "pseudo" {
+        if r.step_detection_method() == "pseudo" {
             "single pseudo-step".to_string()
         } else {
-            format!("{} step(s) by `{}`", r.steps.len(), r.step_method.as_str())
+            format!(
+                "{} step(s) by `{}`",
+                r.steps.len(),
+                r.step_detection_method()
+            )
         }
     );
     let _ = writeln!(

@@ -20,38 +20,8 @@ pub fn file_name(snapshot_file: &str) -> String {
     format!("MEM_PEAK_ANALYSIS_{stem}.md")
 }
 
-/// `1.50 GiB` (binary units).
-pub fn human(bytes: i64) -> String {
-    let b = bytes.unsigned_abs() as f64;
-    let sign = if bytes < 0 { "-" } else { "" };
-    let (v, u) = if b >= (1u64 << 30) as f64 {
-        (b / (1u64 << 30) as f64, "GiB")
-    } else if b >= (1u64 << 20) as f64 {
-        (b / (1u64 << 20) as f64, "MiB")
-    } else if b >= 1024.0 {
-        (b / 1024.0, "KiB")
-    } else {
-        return format!("{bytes} B");
-    };
-    format!("{sign}{v:.2} {u}")
-}
-
-/// `1,234,567`.
-pub fn thousands(v: i64) -> String {
-    let s = v.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if v < 0 {
-        format!("-{out}")
-    } else {
-        out
-    }
-}
+/// `1.50 GiB` (binary units) and `1,234,567`: the shared rules of [`crate::base::format`].
+pub use crate::base::format::{bytes_i as human, thousands};
 
 /// `1.50 GiB (1,610,612,736 bytes)`.
 pub fn exact(bytes: i64) -> String {

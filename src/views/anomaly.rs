@@ -144,7 +144,7 @@ pub fn summary(id: &RankIdentity, k: &KernelTable, r: &AnomalyResult) -> Anomaly
         dir: id.dir.clone(),
         enabled: r.enabled,
         steps: r.steps.len() as u32,
-        step_detection_method: r.step_method.as_str().into(),
+        step_detection_method: r.step_detection_method().into(),
         kernels: k.len() as u64,
         service_ms_avg: row.service_ms_avg,
         busy_union_ms_avg: row.busy_union_ms_avg,
@@ -173,11 +173,24 @@ pub fn summary(id: &RankIdentity, k: &KernelTable, r: &AnomalyResult) -> Anomaly
         },
         largest_gap_ms: ns_to_ms(r.global.largest_ns()),
         capture_us: (!k.is_empty()).then(|| (ns_to_us(cap.start_ns), ns_to_us(cap.end_ns))),
+        origin_us: time_origin_ns(r, k).map(ns_to_us),
         comm_total_ms: row.comm_total_ms,
         comm_wait_ratio_weighted: row.comm_wait_ratio_weighted,
         streams,
         limitations: r.limitations.clone(),
     }
+}
+
+/// The instant every relative time of the steps & bubbles tab counts from (table columns, the
+/// bubble panel and the timeline alike): the earliest step window start, else the first
+/// kernel start; `None` without steps and kernels. One origin, so a prelaunch bubble (which
+/// starts at its step's window start, before the first kernel) reads the same everywhere.
+pub fn time_origin_ns(r: &AnomalyResult, k: &KernelTable) -> Option<i64> {
+    r.steps
+        .iter()
+        .map(|s| s.window.start_ns)
+        .min()
+        .or_else(|| k.start_ns().iter().copied().min())
 }
 
 /// The step table: one row per step, time order.

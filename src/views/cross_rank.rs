@@ -79,6 +79,7 @@ mod tests {
             device_gap_ratio: 0.0,
             largest_gap_ms: 0.0,
             capture_us: None,
+            origin_us: None,
             comm_total_ms: 0.0,
             comm_wait_ratio_weighted: None,
             streams: vec![],

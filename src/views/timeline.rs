@@ -194,12 +194,7 @@ impl TimelineIndex {
         // Origin and full range: kernels and step windows.
         let steps = &src.result.steps;
         let first = k.start_ns().first().copied();
-        let origin_ns = steps
-            .iter()
-            .map(|s| s.window.start_ns)
-            .min()
-            .or(first)
-            .unwrap_or(0);
+        let origin_ns = super::anomaly::time_origin_ns(&src.result, k).unwrap_or(0);
         let lo = steps.iter().map(|s| s.window.start_ns).chain(first).min();
         let hi = steps
             .iter()

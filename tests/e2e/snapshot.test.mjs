@@ -68,10 +68,10 @@ test('drop two snapshots, click the curve, see the live set, pick a peak, see a 
   const want = EXPECTED['ZidongLiu_DeComFL__memory.pickle'].device_traces[0].memoryviz_like.max_bytes;
   assert.equal(want, 1783664516);
   await p.page.getByTestId('snap-peak-active').filter({ hasText: 'entry 11205' }).waitFor();
-  // The global peak's live set shows without a click: 1.7 GiB (1,783,664,516 bytes).
+  // The global peak's live set shows without a click: 1.66 GiB (1,783,664,516 bytes).
   const title = p.page.getByTestId('snap-live-title');
   await title.filter({ hasText: 'entry 11205' }).waitFor();
-  assert.match(await title.innerText(), /Live at entry 11205 .*: 1\.7 GiB in \d+ tensors/);
+  assert.match(await title.innerText(), /Live at entry 11205 .*: 1\.66 GiB in \d+ tensors/);
   assert.ok(await p.page.getByTestId('snap-contributor').count() > 0);
   assert.ok(await p.page.getByTestId('snap-ice').count() > 1);
   await p.page.waitForTimeout(400); // let the chart draw

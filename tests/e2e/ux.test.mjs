@@ -235,7 +235,8 @@ test('recent folders: names only, listed after a drop, survive a reload, forget'
   const { files, bytes } = folderStats(LEVEL1);
   const row = await p.page.getByTestId('recent-row').nth(1).innerText();
   assert.match(row, new RegExp(`${files} file\\(s\\)`));
-  assert.match(row, new RegExp(`${(bytes / 1024 / 1024).toFixed(1)} MiB`));
+  const mib = bytes / 1024 / 1024; // base::format: two decimals below 10 of the unit
+  assert.match(row, new RegExp(`${mib.toFixed(mib < 9.995 ? 2 : 1)} MiB`));
   // Stored: names, counts, sizes and times only.
   const stored = JSON.parse(await p.page.evaluate(() => localStorage.getItem('proflens.recent')));
   assert.equal(stored.length, 2);

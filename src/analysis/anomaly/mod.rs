@@ -33,6 +33,7 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
         steps: raw_steps,
         groups: raw_groups,
         notes,
+        device_lag,
     } = steps::detect(k, markers, input.step_trace, cfg);
     let segs = kernel_union(k, |_| true);
     let global = bubbles::global_gaps(&segs, cfg.top_n_windows);
@@ -361,6 +362,7 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
         compat: cfg.compat,
         step_method: method,
         step_notes: notes,
+        device_lag,
         steps: results,
         groups: group_results,
         global,

@@ -145,6 +145,14 @@ pub struct CommTotals {
     pub wait_ratio_weighted: Option<f64>,
 }
 
+impl AnomalyResult {
+    /// `step_detection_method` as written (§3.1, with `+device_lag` per §3.2).
+    pub fn step_detection_method(&self) -> &'static str {
+        self.step_method
+            .label(self.device_lag.as_ref().is_some_and(|d| d.applied))
+    }
+}
+
 /// The whole anomaly result of one rank.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AnomalyResult {
@@ -156,6 +164,9 @@ pub struct AnomalyResult {
     pub step_method: StepMethod,
     /// Notes from step detection.
     pub step_notes: Vec<String>,
+    /// The §3.2 device-lag check, when launch steps were known; `applied` says whether
+    /// device-side windows replaced the marker windows.
+    pub device_lag: Option<crate::analysis::device_lag::DeviceLag>,
     /// Steps.
     pub steps: Vec<StepResult>,
     /// Groups, `g0` first.

@@ -35,6 +35,8 @@ pub mod codes {
     pub const MISSING_OPTIONAL: &str = "ANOM-KD-008";
     /// Start or end outside the model's time range (`base::arith::TIME_LIMIT_NS`): row dropped.
     pub const OUT_OF_RANGE: &str = "ANOM-KD-009";
+    /// A record longer than the CSV record cap: the rows before it are kept, the rest is not read.
+    pub const RECORD_TOO_LONG: &str = "ANOM-KD-013";
 }
 
 /// What the header said and how many rows were used.
@@ -163,6 +165,17 @@ pub fn read<R: Read>(
                     format!("row dropped: {message}"),
                 ));
                 continue;
+            }
+            r @ RowRead::TooLong { line, byte, .. } => {
+                problems.push(Problem::new(
+                    Severity::Error,
+                    codes::RECORD_TOO_LONG,
+                    crate::base::Position::file(file)
+                        .at_line(line)
+                        .at_byte(byte),
+                    r.too_long_message().unwrap_or_default(),
+                ));
+                break;
             }
             RowRead::Row => {}
         }
@@ -306,4 +319,35 @@ pub fn read<R: Read>(
         info.stopped = true;
     }
     Ok(info)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_past_the_record_cap_stops_the_table_with_a_located_error() {
+        // Issue 11: one record is at most 16 MiB; the rows before it are kept.
+        let head = "Name,Start Time(us),Duration(us)\nk1,\"100.0\",1.5\nk2,\"200\n";
+        let mut text = head.as_bytes().to_vec();
+        text.resize(text.len() + (17 << 20), b'9');
+        let mut builder = KernelTableBuilder::new();
+        let mut problems = Problems::default();
+        let info = read(
+            &text[..],
+            "kernel_details.csv",
+            None,
+            &mut builder,
+            &mut problems,
+            &mut |_| ControlFlow::Continue(()),
+        )
+        .unwrap();
+        assert_eq!(info.rows_read, 1);
+        let p = problems.kept().last().unwrap();
+        assert_eq!(
+            (p.code, p.at.line, p.at.byte),
+            (codes::RECORD_TOO_LONG, Some(3), Some(48))
+        );
+        assert_eq!(builder.finish().len(), 1);
+    }
 }

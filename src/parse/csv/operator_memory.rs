@@ -281,6 +281,18 @@ pub fn read(
                 ));
                 continue;
             }
+            r @ RowRead::TooLong { line, byte, .. } => {
+                problems.push(Problem::new(
+                    Severity::Error,
+                    "MEM-CSV-011",
+                    Position::file(file.clone()).at_line(line).at_byte(byte),
+                    format!(
+                        "operator_memory.csv: {}",
+                        r.too_long_message().unwrap_or_default()
+                    ),
+                ));
+                break;
+            }
             RowRead::Row => t.line(),
         };
         stats.rows_in += 1;

@@ -12,6 +12,8 @@ use crate::parse::{ParseError, ParseErrorKind};
 
 /// Problem code: a cell that is not a number (the value is left empty).
 pub const BAD_CELL: &str = "ANOM-ST-001";
+/// Problem code: a row that could not be read (invalid UTF-8, or past the CSV record cap).
+pub const BAD_ROW: &str = "ANOM-ST-003";
 
 /// Reads all rows (the file is small: one row per step and rank/stage).
 ///
@@ -45,7 +47,26 @@ pub fn read<R: Read>(
     loop {
         match t.read_row()? {
             RowRead::End => break,
-            RowRead::Invalid { .. } => continue,
+            RowRead::Invalid { line, message } => {
+                problems.push(Problem::new(
+                    Severity::Warning,
+                    BAD_ROW,
+                    crate::base::Position::file(file).at_line(line),
+                    format!("row dropped: {message}"),
+                ));
+                continue;
+            }
+            r @ RowRead::TooLong { line, byte, .. } => {
+                problems.push(Problem::new(
+                    Severity::Warning,
+                    BAD_ROW,
+                    crate::base::Position::file(file)
+                        .at_line(line)
+                        .at_byte(byte),
+                    r.too_long_message().unwrap_or_default(),
+                ));
+                break;
+            }
             RowRead::Row => {}
         }
         let mut vals = [None; 7];
@@ -78,4 +99,29 @@ pub fn read<R: Read>(
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unreadable_rows_are_reported_not_skipped_silently() {
+        // Issue 11: an invalid-UTF-8 row was dropped with no word; now it is ANOM-ST-003.
+        let text = b"Step,Computing\n1,10\n2,\xff\n3,30\n";
+        let mut problems = Problems::default();
+        let rows = read(&text[..], "step_trace_time.csv", &mut problems).unwrap();
+        let steps: Vec<&str> = rows.iter().map(|r| r.step.as_str()).collect();
+        assert_eq!(steps, ["1", "3"]);
+        let got: Vec<_> = problems
+            .kept()
+            .iter()
+            .map(|p| (p.code, p.at.line))
+            .collect();
+        assert_eq!(got, [(BAD_ROW, Some(3))]);
+        assert_eq!(
+            problems.kept()[0].message,
+            "row dropped: invalid UTF-8 in field 2"
+        );
+    }
 }

@@ -6,6 +6,11 @@
 //! offset. Cells are handed out trimmed of ASCII whitespace (the trailing TAB quirk,
 //! formats.md §2.1). Records of the wrong width are reported, not dropped silently:
 //! the caller decides (the specs make them row errors).
+//!
+//! One record is at most [`MAX_RECORD_BYTES`] (issue 11: a 300 MB cell cost 821 MB of memory).
+//! Past the cap the reader stops with [`RowRead::TooLong`]: the rows before it are kept, the
+//! rest of the file is not read (inside an unclosed quote there is no safe place to resume),
+//! and memory stays at about the cap plus the 1 MiB read buffer.
 
 use std::io::{self, Read};
 use std::sync::Arc;
@@ -24,7 +29,30 @@ pub struct LineEndings {
     pub lf: u64,
 }
 
-/// Wraps the source: strips a leading UTF-8 BOM, counts bytes and line endings.
+/// The largest CSV record (all its cells and separators, in bytes) a table reads: real rows are
+/// bytes to a few hundred KiB (a deep `Call stack`, long `Input Shapes`); 16 MiB is far above
+/// any of them and bounds the record buffer (issue 11).
+pub const MAX_RECORD_BYTES: u64 = 16 << 20;
+
+/// The marker error [`Source`] returns when the record being read passes the cap.
+#[derive(Debug)]
+struct RecordTooLong;
+
+impl std::fmt::Display for RecordTooLong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "one CSV record is longer than {MAX_RECORD_BYTES} bytes")
+    }
+}
+
+impl std::error::Error for RecordTooLong {}
+
+/// True when `e` is the csv crate's wrapping of a [`RecordTooLong`] from the source.
+fn is_too_long(e: &csv::Error) -> bool {
+    matches!(e.kind(), csv::ErrorKind::Io(io) if io.get_ref().is_some_and(|i| i.is::<RecordTooLong>()))
+}
+
+/// Wraps the source: strips a leading UTF-8 BOM, counts bytes and line endings, and refuses
+/// to hand out more than [`MAX_RECORD_BYTES`] past the start of the record being read.
 struct Source<R> {
     inner: R,
     bytes: u64,
@@ -38,10 +66,17 @@ struct Source<R> {
     handed: u64,
     /// `\n` bytes before the oldest offset in `newlines`.
     lines_before: u64,
+    /// Offset (post-BOM) where the record being read starts: the end of the last one returned.
+    record_start: u64,
+    /// The record cap in bytes ([`MAX_RECORD_BYTES`]; smaller in tests).
+    limit: u64,
 }
 
 impl<R: Read> Read for Source<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.handed.saturating_sub(self.record_start) > self.limit {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, RecordTooLong));
+        }
         if self.bom.is_none() {
             // Sniff the first 3 bytes once.
             let mut head = [0u8; 3];
@@ -146,8 +181,32 @@ pub enum RowRead {
         /// What was wrong.
         message: String,
     },
+    /// A record longer than the cap starts at `line`/`byte`: the rows before it were returned,
+    /// the rest of the file is not read (every later call gives [`RowRead::End`]).
+    TooLong {
+        /// 1-based physical line where the record starts.
+        line: u64,
+        /// Byte offset where the record starts.
+        byte: u64,
+        /// The cap in bytes.
+        limit: u64,
+    },
     /// End of file.
     End,
+}
+
+impl RowRead {
+    /// The sentence for a [`RowRead::TooLong`] (what happened, what was kept), else `None`.
+    pub fn too_long_message(&self) -> Option<String> {
+        match self {
+            RowRead::TooLong { line, limit, .. } => Some(format!(
+                "the record starting on line {line} is longer than {} MiB (an unclosed quote or a \
+                 damaged file): the rows before it are kept, the rest of the file is not read",
+                limit >> 20
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// A streaming CSV table: header at open, then one record at a time.
@@ -159,6 +218,8 @@ pub struct CsvTable<R> {
     row: csv::StringRecord,
     line: u64,
     byte: u64,
+    /// Set after a [`RowRead::TooLong`]: nothing more is read.
+    stopped: bool,
 }
 
 impl<R: Read> CsvTable<R> {
@@ -168,6 +229,16 @@ impl<R: Read> CsvTable<R> {
     /// Errors: [`ParseErrorKind::Empty`] for a zero-byte file or one without a header line,
     /// [`ParseErrorKind::Read`] on I/O failure, [`ParseErrorKind::Syntax`] on an undecodable header.
     pub fn open(src: R, file: impl Into<Arc<str>>, total: Option<u64>) -> Result<Self, ParseError> {
+        Self::open_capped(src, file, total, MAX_RECORD_BYTES)
+    }
+
+    /// [`CsvTable::open`] with another record cap (tests use small ones).
+    fn open_capped(
+        src: R,
+        file: impl Into<Arc<str>>,
+        total: Option<u64>,
+        limit: u64,
+    ) -> Result<Self, ParseError> {
         let file = file.into();
         let source = Source {
             inner: src,
@@ -178,6 +249,8 @@ impl<R: Read> CsvTable<R> {
             newlines: Default::default(),
             handed: 0,
             lines_before: 0,
+            record_start: 0,
+            limit,
         };
         let mut rdr = csv::ReaderBuilder::new()
             .has_headers(false)
@@ -189,8 +262,17 @@ impl<R: Read> CsvTable<R> {
         match rdr.read_record(&mut rec) {
             Ok(true) => {}
             Ok(false) => return Err(ParseError::new(at, ParseErrorKind::Empty)),
+            Err(e) if is_too_long(&e) => {
+                return Err(ParseError::new(
+                    at.at_byte(0),
+                    ParseErrorKind::TooLarge {
+                        limit: usize::try_from(limit).unwrap_or(usize::MAX),
+                    },
+                ))
+            }
             Err(e) => return Err(csv_error(&file, e)),
         }
+        rdr.get_mut().record_start = rdr.position().byte();
         let names: Vec<String> = rec
             .iter()
             .map(|c| trim_cell(c).trim_start_matches('\u{feff}').to_string())
@@ -206,6 +288,7 @@ impl<R: Read> CsvTable<R> {
             row: csv::StringRecord::new(),
             line: 1,
             byte: 0,
+            stopped: false,
         })
     }
 
@@ -238,9 +321,30 @@ impl<R: Read> CsvTable<R> {
     /// Errors: [`ParseErrorKind::Read`] when the underlying reader fails (the rest of the file
     /// is unusable); a record with invalid UTF-8 is [`RowRead::Invalid`] and reading may go on.
     pub fn read_row(&mut self) -> Result<RowRead, ParseError> {
+        if self.stopped {
+            return Ok(RowRead::End);
+        }
         loop {
-            match self.rdr.read_record(&mut self.row) {
+            let start = self.rdr.get_ref().record_start;
+            let result = self.rdr.read_record(&mut self.row);
+            if !matches!(&result, Err(e) if is_too_long(e)) {
+                let next = self.rdr.position().byte();
+                self.rdr.get_mut().record_start = next;
+            }
+            match result {
                 Ok(false) => return Ok(RowRead::End),
+                Err(e) if is_too_long(&e) => {
+                    self.stopped = true;
+                    self.row.clear();
+                    let src = self.rdr.get_mut();
+                    let line = src.line_of(start);
+                    let bom = if src.bom == Some(true) { 3 } else { 0 };
+                    return Ok(RowRead::TooLong {
+                        line,
+                        byte: start + bom,
+                        limit: src.limit,
+                    });
+                }
                 Ok(true) => {
                     if let Some(byte) = self.row.position().map(|p| p.byte()) {
                         self.set_position(byte);
@@ -373,6 +477,82 @@ mod tests {
         ));
         assert_eq!(t.read_row().unwrap(), RowRead::Row);
         assert_eq!(t.cell(0), Some("last"));
+        assert_eq!(t.read_row().unwrap(), RowRead::End);
+    }
+
+    /// A reader that counts the bytes taken from it.
+    struct Counting<'a> {
+        data: &'a [u8],
+        taken: u64,
+    }
+
+    impl Read for Counting<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.data.read(buf)?;
+            self.taken += n as u64;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_record_past_the_cap_stops_the_table_and_keeps_the_rows_before() {
+        // Cap 2 MiB; an unclosed quote on line 3 runs for 8 MiB: the reader must stop near the
+        // cap (the 1 MiB read buffer past it at most), never buffer the whole cell.
+        let mut text = b"a,b\n1,2\n3,\"".to_vec();
+        text.resize(text.len() + (8 << 20), b'x');
+        let mut src = Counting {
+            data: &text,
+            taken: 0,
+        };
+        let mut t = CsvTable::open_capped(&mut src, "big.csv", None, 2 << 20).unwrap();
+        assert_eq!(t.read_row().unwrap(), RowRead::Row);
+        assert_eq!((t.line(), t.cell(1)), (2, Some("2")));
+        let r = t.read_row().unwrap();
+        assert_eq!(
+            r,
+            RowRead::TooLong {
+                line: 3,
+                byte: 8,
+                limit: 2 << 20
+            }
+        );
+        assert_eq!(
+            r.too_long_message().unwrap(),
+            "the record starting on line 3 is longer than 2 MiB (an unclosed quote or a damaged \
+             file): the rows before it are kept, the rest of the file is not read"
+        );
+        assert_eq!(t.read_row().unwrap(), RowRead::End);
+        drop(t);
+        assert!(
+            src.taken <= (2 << 20) + (2 << 20),
+            "read {} bytes",
+            src.taken
+        );
+    }
+
+    #[test]
+    fn a_header_past_the_cap_is_too_large() {
+        let text = vec![b'h'; 3 << 20];
+        let e = CsvTable::open_capped(&text[..], "h.csv", None, 1 << 20)
+            .err()
+            .unwrap();
+        assert_eq!(e.kind(), &ParseErrorKind::TooLarge { limit: 1 << 20 });
+        assert_eq!(
+            e.to_string(),
+            "h.csv:1 (byte 0): one record is larger than 1048576 bytes"
+        );
+    }
+
+    #[test]
+    fn records_below_the_cap_read_as_before() {
+        // Each record is just below the cap: the cap is per record, not per file.
+        let cell = "y".repeat((1 << 20) - 16);
+        let text = format!("a\n{cell}\n{cell}\n{cell}\n");
+        let mut t = CsvTable::open_capped(text.as_bytes(), "ok.csv", None, 1 << 20).unwrap();
+        for _ in 0..3 {
+            assert_eq!(t.read_row().unwrap(), RowRead::Row);
+            assert_eq!(t.cell(0).map(str::len), Some(cell.len()));
+        }
         assert_eq!(t.read_row().unwrap(), RowRead::End);
     }
 }

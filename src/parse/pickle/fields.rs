@@ -138,6 +138,26 @@ fn i64_of(v: Val, bigs: &[i128]) -> Option<i64> {
     }
 }
 
+/// Why `v` is not a usable integer of field `field` (`signed`: the i64 range, else
+/// 0 … 2^64−1), in words for a problem message (issue 11: such values became 0 silently).
+fn unusable(field: &str, v: Val, bigs: &[i128], signed: bool) -> String {
+    let range = if signed {
+        "−2^63 … 2^63−1"
+    } else {
+        "0 … 2^64−1"
+    };
+    let found = match (int(v, bigs), v) {
+        (Int::Ok(i), _) => format!("{i}"),
+        (Int::TooWide, _) => "an integer wider than 16 bytes".to_string(),
+        (Int::Missing, _) => "an undefined memo reference".to_string(),
+        (_, Val::Float(f)) => format!("the float {f}"),
+        (_, Val::Str(_)) => "a string".to_string(),
+        (_, Val::None) => "None".to_string(),
+        _ => "not a number".to_string(),
+    };
+    format!("`{field}` is {found}, not an integer in {range}")
+}
+
 /// Scratch of one trace entry.
 #[derive(Debug)]
 pub(crate) struct EntryObj {
@@ -280,6 +300,9 @@ pub(crate) struct SegmentObj {
     pub is_expandable: bool,
     pub stack: Option<StackId>,
     pub blocks: Vec<Block>,
+    /// The first field that held no usable integer (`device`, `address`, a size): the
+    /// segment is skipped with a `SNAP-FIELD` warning instead of being read as 0.
+    pub unusable: Option<String>,
 }
 
 impl SegmentObj {
@@ -641,13 +664,28 @@ impl Builder {
                 k.is_expandable,
             );
             let s = self.segment(o)?;
-            let u = u64_of(v, bigs).unwrap_or(0);
+            let mut u64_field = |field: &str| match u64_of(v, bigs) {
+                Some(u) => u,
+                None => {
+                    if s.unusable.is_none() {
+                        s.unusable = Some(unusable(field, v, bigs, false));
+                    }
+                    0
+                }
+            };
             match key {
-                _ if key == kd => s.device = i64_of(v, bigs).unwrap_or(0),
-                _ if key == ka => s.address = u,
-                _ if key == kt => s.total_size = u,
-                _ if key == kal => s.allocated_size = u,
-                _ if key == kac => s.active_size = u,
+                _ if key == kd => match i64_of(v, bigs) {
+                    Some(d) => s.device = d,
+                    None => {
+                        if s.unusable.is_none() {
+                            s.unusable = Some(unusable("device", v, bigs, true));
+                        }
+                    }
+                },
+                _ if key == ka => s.address = u64_field("address"),
+                _ if key == kt => s.total_size = u64_field("total_size"),
+                _ if key == kal => s.allocated_size = u64_field("allocated_size"),
+                _ if key == kac => s.active_size = u64_field("active_size"),
                 _ if key == kr => s.requested_size = u64_of(v, bigs),
                 _ if key == ks => {
                     let st = match int(v, bigs) {
@@ -697,7 +735,12 @@ impl Builder {
             if key == ka {
                 b.address = u64_of(v, bigs);
             } else if key == ks {
-                b.size = u64_of(v, bigs).unwrap_or(0);
+                let size = u64_of(v, bigs);
+                b.size = size.unwrap_or(0);
+                if size.is_none() {
+                    let why = unusable("size", v, bigs, false);
+                    self.warn("SNAP-FIELD", format!("a segment block's {why}: taken as 0"));
+                }
             } else if key == kr {
                 b.requested_size = u64_of(v, bigs);
             } else if key == kst {

@@ -721,6 +721,18 @@ impl Builder {
         let seg = std::mem::take(&mut s.val);
         Self::consumed(memo, m, Val::Tomb);
         self.defer(Role::Segment, o.slot);
+        if let Some(why) = &seg.unusable {
+            let n = self.out_segments.len();
+            self.warn(
+                "SNAP-FIELD",
+                format!(
+                    "segment {n} (address 0x{:x}) skipped with its {} blocks: {why}",
+                    seg.address,
+                    seg.blocks.len()
+                ),
+            );
+            return Ok(());
+        }
         let mut sizes = vec![seg.total_size, seg.allocated_size, seg.active_size];
         sizes.extend(seg.requested_size);
         sizes.extend(seg.blocks.iter().flat_map(|b| [b.size, b.requested_size]));

@@ -441,7 +441,7 @@ pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyC
             host_events_kept: r.host_policy.0,
             step_markers_excluded: r.host_policy.1,
         },
-        step_detection_method: r.step_method.as_str(),
+        step_detection_method: r.step_detection_method(),
         last_step_end: match cfg.last_step_end {
             LastStepEnd::LastKernel => "last_kernel",
             LastStepEnd::MarkerEnd => "marker_end",

@@ -11,6 +11,12 @@ use crate::protocol::anomaly::{
     AnomalyQuery, AnomalyReply, BubbleColumn, BubbleDetailDto, BubblePage, BubbleQuery, KernelDto,
 };
 use crate::ui::state::AppState;
+use crate::views::format;
+
+/// Tooltip of a relative time: the absolute instant on the profiler's clock.
+fn absolute_title(us: f64) -> String {
+    format!("absolute: {us:.3} µs on the profiler clock (epoch-based)")
+}
 
 /// Rows per page.
 const PAGE: u32 = 50;
@@ -119,7 +125,7 @@ pub fn BubbleList(rank: u32, labels: Vec<(String, u32)>, t0_us: f64) -> impl Int
                     >
                         <td class="num">{idx.to_string()}</td>
                         <td>{b.scope.clone()}</td>
-                        <td class="num" title=format!("{:.3} µs", b.start_us)>{format!("{:+.3} ms", (b.start_us - t0_us) / 1000.0)}</td>
+                        <td class="num" title=absolute_title(b.start_us)>{format::offset_ms(b.start_us / 1000.0, t0_us / 1000.0)}</td>
                         <td class="num">{ms(b.duration_ms)}</td>
                         <td class="num">{pct(b.host_ratio)}</td>
                         <td class="num">{pct(b.sync_ratio)}</td>
@@ -181,7 +187,7 @@ pub fn BubbleList(rank: u32, labels: Vec<(String, u32)>, t0_us: f64) -> impl Int
     }
 }
 
-fn kernel_line(title: &'static str, k: Option<KernelDto>) -> impl IntoView {
+fn kernel_line(title: &'static str, k: Option<KernelDto>, t0_us: f64) -> impl IntoView {
     view! {
         <dt>{title}</dt>
         <dd>
@@ -189,11 +195,12 @@ fn kernel_line(title: &'static str, k: Option<KernelDto>) -> impl IntoView {
                 None => view! { <span class="muted">"none"</span> }.into_any(),
                 Some(k) => view! {
                     <code>{k.name.clone()}</code>
-                    {format!(
-                        " · {} · {:.3} µs (wait {:.3} µs) · stream {} · starts {:.3} µs{}",
-                        k.task_type, k.dur_us, k.wait_us, k.stream, k.start_us,
+                    <span title=absolute_title(k.start_us)>{format!(
+                        " · {} · {} (wait {}) · stream {} · starts {}{}",
+                        k.task_type, format::duration_ms(k.dur_us / 1000.0), format::duration_ms(k.wait_us / 1000.0), k.stream,
+                        format::offset_ms(k.start_us / 1000.0, t0_us / 1000.0),
                         if k.row > 0 { format!(" · CSV line {}", k.row) } else { String::new() }
-                    )}
+                    )}</span>
                 }.into_any(),
             }}
         </dd>
@@ -202,7 +209,7 @@ fn kernel_line(title: &'static str, k: Option<KernelDto>) -> impl IntoView {
 
 /// The selected bubble in full.
 #[component]
-pub fn BubblePanel(rank: u32) -> impl IntoView {
+pub fn BubblePanel(rank: u32, t0_us: f64) -> impl IntoView {
     let state = expect_context::<AppState>();
     let detail = RwSignal::new(None::<Result<BubbleDetailDto, String>>);
     Effect::new(move |_| {
@@ -229,12 +236,12 @@ pub fn BubblePanel(rank: u32) -> impl IntoView {
                 Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
                 Some(Ok(d)) => {
                     let b = d.bubble.clone();
-                    let rel = d.step_window_us.map(|(s, e)| format!(" · +{:.3} ms into the step window ({:.3} ms long)", (b.start_us - s) / 1000.0, (e - s) / 1000.0)).unwrap_or_default();
+                    let rel = d.step_window_us.map(|(s, e)| format!(" · {} into the step window ({} long)", format::offset_ms(b.start_us / 1000.0, s / 1000.0), format::duration_ms((e - s) / 1000.0))).unwrap_or_default();
                     view! {
                         <p data-testid="bubble-id"><code>{b.bubble_id.clone()}</code>{if b.significant { " · significant" } else { "" }}</p>
                         <dl class="facts">
                             <dt>"window"</dt>
-                            <dd data-testid="bubble-window">{format!("{:.3} – {:.3} µs · {}{}", b.start_us, b.end_us, ms(b.duration_ms), rel)}</dd>
+                            <dd data-testid="bubble-window" title=format!("{} – {}", absolute_title(b.start_us), absolute_title(b.end_us))>{format!("{} – {} · {}{}", format::offset_ms(b.start_us / 1000.0, t0_us / 1000.0), format::offset_ms(b.end_us / 1000.0, t0_us / 1000.0), ms(b.duration_ms), rel)}</dd>
                             <dt>"scope"</dt><dd>{format!("{} · step {}", b.scope, b.step_id)}</dd>
                             <dt>"structure"</dt>
                             <dd>{match (&b.structure_id, b.between_structures) {
@@ -245,12 +252,12 @@ pub fn BubblePanel(rank: u32) -> impl IntoView {
                             <dt>"host coverage"</dt><dd data-testid="ratio-host">{pct(b.host_ratio)}</dd>
                             <dt>"sync / copy overlap"</dt><dd data-testid="ratio-sync">{pct(b.sync_ratio)}</dd>
                             <dt>"comm marker overlap"</dt><dd data-testid="ratio-comm">{pct(b.comm_ratio)}</dd>
-                            <dt>"host parallelism"</dt><dd>{d.host_parallelism_hint.map(|h| format!("{h:.2}")).unwrap_or_else(|| "–".into())}</dd>
+                            <dt>"host parallelism"</dt><dd>{d.host_parallelism_hint.map(|h| format::fixed(h, 2)).unwrap_or_else(|| "–".into())}</dd>
                             <dt>"H2D flows"</dt><dd>{d.h2d_flow_count.to_string()}</dd>
-                            {kernel_line("before", d.before.clone())}
-                            {kernel_line("after", d.after.clone())}
-                            {kernel_line("before (main stream)", d.before_main.clone())}
-                            {kernel_line("after (main stream)", d.after_main.clone())}
+                            {kernel_line("before", d.before.clone(), t0_us)}
+                            {kernel_line("after", d.after.clone(), t0_us)}
+                            {kernel_line("before (main stream)", d.before_main.clone(), t0_us)}
+                            {kernel_line("after (main stream)", d.after_main.clone(), t0_us)}
                             {(!b.tags.is_empty()).then(|| view! { <dt>"tags"</dt><dd>{b.tags.join(", ")}</dd> })}
                         </dl>
                         <h4>"Candidate labels (possible causes, never certain)"</h4>

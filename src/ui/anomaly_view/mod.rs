@@ -32,15 +32,14 @@ pub(crate) async fn ask(q: AnomalyQuery) -> Result<AnomalyReply, String> {
     }
 }
 
-/// A ratio in [0, 1] as a percentage with one decimal; `–` for null.
+/// A ratio in [0, 1] as a percentage with one decimal; `–` for null (never `-0.0 %`).
 pub(crate) fn pct(x: Option<f64>) -> String {
-    x.map(|v| format!("{:.1} %", v * 100.0))
-        .unwrap_or_else(|| "–".into())
+    format::percent(x, 1)
 }
 
-/// A duration in ms with three decimals and the unit.
+/// A duration in ms with its adaptive unit (never `-0.000 ms`).
 pub(crate) fn ms(v: f64) -> String {
-    format!("{v:.3} ms")
+    format::duration_ms(v)
 }
 
 /// The steps & bubbles tab.
@@ -71,8 +70,8 @@ pub fn AnomalyView() -> impl IntoView {
                     <Notes s=s.clone()/>
                     <steps::StepsTable rank=rank/>
                     <div class="anom-bubbles">
-                        <bubbles::BubbleList rank=rank labels=s.labels.clone() t0_us=s.capture_us.map(|c| c.0).unwrap_or(0.0)/>
-                        <bubbles::BubblePanel rank=rank/>
+                        <bubbles::BubbleList rank=rank labels=s.labels.clone() t0_us=s.origin_us.unwrap_or(0.0)/>
+                        <bubbles::BubblePanel rank=rank t0_us=s.origin_us.unwrap_or(0.0)/>
                     </div>
                     <structure::StructureTree rank=rank/>
                     <ops::OpTables rank=rank/>

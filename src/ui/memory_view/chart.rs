@@ -173,9 +173,9 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
             .map(|(i, s)| {
                 let (lo, hi) = (s.min.get(col).copied()?, s.max.get(col).copied()?);
                 let v = if (hi - lo).abs() < 1e-9 {
-                    format::mb(hi)
+                    format::mib(hi)
                 } else {
-                    format!("{} – {}", format::mb(lo), format::mb(hi))
+                    format!("{} – {}", format::mib(lo), format::mib(hi))
                 };
                 Some(view! {
                     <div><span class="swatch" style=format!("background:{}", series_css(i))></span>{format!("{}: {v}", s.name)}</div>
@@ -188,17 +188,17 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
                 .into_iter()
                 .map(|r| {
                     let site = if r.user_frame.is_empty() { r.call_stack_top.clone() } else { r.user_frame.clone() };
-                    view! { <li>{format!("{} {} ", format::kb(r.size_kb), r.name)}<code>{site}</code></li> }
+                    view! { <li>{format!("{} {} ", format::kib(r.size_kb), r.name)}<code>{site}</code></li> }
                 })
                 .collect_view();
             view! {
-                <div class="muted">{format!("{} live rows, {}", l.live_rows, format::mb(l.live_mb))}</div>
+                <div class="muted">{format!("{} live rows, {}", l.live_rows, format::mib(l.live_mb))}</div>
                 <ol class="live">{rows}</ol>
             }
         });
         Some(view! {
             <div class="tooltip" data-testid="chart-tooltip" style=format!("left:{}px", (x + 16.0).min(700.0))>
-                <div><b>{format::rel_time_ms(t, t0_ms)}</b></div>
+                <div><b>{format::offset_ms(t, t0_ms)}</b></div>
                 {values}
                 {largest}
             </div>

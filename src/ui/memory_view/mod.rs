@@ -111,8 +111,8 @@ fn RankOverview() -> impl IntoView {
                     Some(s) => (
                         s.rows.to_string(),
                         (s.rows - s.matches.none).to_string(),
-                        s.peak_allocated_mb.map(format::mb).unwrap_or_else(|| "—".into()),
-                        format::kb(s.live_at_peak_kb),
+                        s.peak_allocated_mb.map(format::mib).unwrap_or_else(|| "—".into()),
+                        format::kib(s.live_at_peak_kb),
                     ),
                     None => {
                         let t = if failed.is_some() { "failed" } else { "…" };
@@ -165,10 +165,10 @@ fn SummaryCard(s: MemorySummaryDto) -> impl IntoView {
     let peak = match (s.peak_allocated_mb, s.peak_time_ms) {
         (Some(p), Some(t)) => format!(
             "{} at {} (reserved {})",
-            format::mb(p),
-            format::rel_time_ms(t, t0),
+            format::mib(p),
+            format::offset_ms(t, t0),
             s.reserved_at_peak_mb
-                .map(format::mb)
+                .map(format::mib)
                 .unwrap_or_else(|| "—".into())
         ),
         _ => "—".into(),
@@ -179,7 +179,7 @@ fn SummaryCard(s: MemorySummaryDto) -> impl IntoView {
         .take(8)
         .map(|g| {
             let key = if g.key.is_empty() { "(no user frame)".to_string() } else { g.key.clone() };
-            view! { <li><span class="num">{format::kb(g.size_kb)}</span>" "{format!("({}×) ", g.count)}<code>{key}</code></li> }
+            view! { <li><span class="num">{format::kib(g.size_kb)}</span>" "{format!("({}×) ", g.count)}<code>{key}</code></li> }
         })
         .collect_view();
     view! {
@@ -189,11 +189,11 @@ fn SummaryCard(s: MemorySummaryDto) -> impl IntoView {
             })}
             <dl class="facts">
                 <dt>"events"</dt><dd>{format!("{} ({} allocations, {} frees)", s.rows, s.alloc_count, s.free_count)}</dd>
-                <dt>"allocated / freed"</dt><dd>{format!("{} / {}", format::kb(s.alloc_kb), format::kb(s.free_kb))}</dd>
+                <dt>"allocated / freed"</dt><dd>{format!("{} / {}", format::kib(s.alloc_kb), format::kib(s.free_kb))}</dd>
                 <dt>"match quality"</dt><dd>{matches}</dd>
                 <dt>"allocator peak"</dt><dd>{peak}</dd>
-                <dt>"live at peak"</dt><dd>{format!("{} rows, {}", s.live_at_peak_rows, format::kb(s.live_at_peak_kb))}</dd>
-                <dt>"rows-only live peak"</dt><dd>{format!("{}{}", format::mb(s.peak_live_mb), s.peak_live_time_ms.map(|t| format!(" at {}", format::rel_time_ms(t, t0))).unwrap_or_default())}</dd>
+                <dt>"live at peak"</dt><dd>{format!("{} rows, {}", s.live_at_peak_rows, format::kib(s.live_at_peak_kb))}</dd>
+                <dt>"rows-only live peak"</dt><dd>{format!("{}{}", format::mib(s.peak_live_mb), s.peak_live_time_ms.map(|t| format!(" at {}", format::offset_ms(t, t0))).unwrap_or_default())}</dd>
                 <dt>"never released"</dt><dd>{s.unreleased_rows.to_string()}</dd>
             </dl>
             <h4>"Live at the allocator peak, by user frame"</h4>
@@ -273,7 +273,7 @@ fn StackPanel(rank: u32, selected: RwSignal<Option<u32>>) -> impl IntoView {
                     view! {
                         <p>
                             <b>{s.row.name.clone()}</b>
-                            {format!(" · {} · match {} · CSV line {}", format::kb(s.row.size_kb), s.row.match_quality, s.row.source_line)}
+                            {format!(" · {} · match {} · CSV line {}", format::kib(s.row.size_kb), s.row.match_quality, s.row.source_line)}
                         </p>
                         <p class="muted">{origin}</p>
                         {if s.frames.is_empty() {

@@ -63,8 +63,8 @@ pub fn SitesTable(rank: u32) -> impl IntoView {
                                     let share = if total > 0.0 { g.size_kb / total * 100.0 } else { 0.0 };
                                     view! {
                                         <tr>
-                                            <td class="num">{format::kb(g.size_kb)}</td>
-                                            <td class="num">{format!("{share:.1} %")}</td>
+                                            <td class="num">{format::kib(g.size_kb)}</td>
+                                            <td class="num">{format::percent(Some(share / 100.0), 1)}</td>
                                             <td class="num">{g.count.to_string()}</td>
                                             <td><code>{key}</code></td>
                                         </tr>

@@ -205,11 +205,11 @@ pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> im
                     >
                         <div class="vt-cell num">{id.to_string()}</div>
                         <div class="vt-cell" title=r.name.clone()>{r.name.clone()}</div>
-                        <div class="vt-cell num">{format::kb(r.size_kb)}</div>
-                        <div class="vt-cell num">{format::rel_time_ms(r.start_time_ms, t0_ms)}</div>
+                        <div class="vt-cell num">{format::kib(r.size_kb)}</div>
+                        <div class="vt-cell num">{format::offset_ms(r.start_time_ms, t0_ms)}</div>
                         <div class="vt-cell num">{if r.duration_ms == 0.0 { "not released".to_string() } else { format::duration_ms(r.duration_ms) }}</div>
-                        <div class="vt-cell num">{format::mb(r.total_allocated_mb)}</div>
-                        <div class="vt-cell num">{format::mb(r.total_reserved_mb)}</div>
+                        <div class="vt-cell num">{format::mib(r.total_allocated_mb)}</div>
+                        <div class="vt-cell num">{format::mib(r.total_reserved_mb)}</div>
                         <div class="vt-cell">{r.match_quality.clone()}</div>
                         <div class="vt-cell" title=stack_site.clone()>{format::short_frame(&stack_site).to_string()}</div>
                         <div class="vt-cell" title=r.call_stack_top.clone()>{format::short_frame(&r.call_stack_top).to_string()}</div>
@@ -229,13 +229,16 @@ pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> im
                     prop:value=move || text.get()
                     on:input=move |ev| text.set(event_target_value(&ev))
                 />
-                <label>"size ≥ "<input type="number" class="kb" data-testid="min-kb" placeholder="KB" prop:value=move || min_kb.get().map(|v| v.to_string()).unwrap_or_default() on:input=move |ev| min_kb.set(parse_kb(event_target_value(&ev)))/>" KB"</label>
-                <label>"size ≤ "<input type="number" class="kb" data-testid="max-kb" placeholder="KB" prop:value=move || max_kb.get().map(|v| v.to_string()).unwrap_or_default() on:input=move |ev| max_kb.set(parse_kb(event_target_value(&ev)))/>" KB"</label>
+                <label>"size ≥ "<input type="number" class="kb" data-testid="min-kb" placeholder="KiB" prop:value=move || min_kb.get().map(|v| v.to_string()).unwrap_or_default() on:input=move |ev| min_kb.set(parse_kb(event_target_value(&ev)))/>" KiB"</label>
+                <label>"size ≤ "<input type="number" class="kb" data-testid="max-kb" placeholder="KiB" prop:value=move || max_kb.get().map(|v| v.to_string()).unwrap_or_default() on:input=move |ev| max_kb.set(parse_kb(event_target_value(&ev)))/>" KiB"</label>
                 <span class="muted" data-testid="row-count">
                     {move || page.get().map(|p| format!("{} of {} rows", p.matching_rows, p.total_rows))}
                 </span>
             </div>
             {move || error.get().map(|e| view! { <p class="notice error">{e}</p> })}
+            {move || page.get().filter(|p| p.matching_rows == 0 && p.total_rows > 0).map(|p| view! {
+                <p class="notice" data-testid="row-filter-empty">{format!("No row matches this filter (of {} rows). Change or clear the filter above.", p.total_rows)}</p>
+            })}
             <div class="vt" data-testid="events-table">
                 <div class="vt-row vt-header">{header}</div>
                 <div

@@ -46,7 +46,7 @@ pub fn contributors_table(rows: Vec<SnapContributorDto>, testid: &'static str) -
                 <tr data-testid="snap-contributor">
                     <td class="num">{i + 1}</td>
                     <td class="num" title=format!("{} bytes", c.bytes)>{format::bytes(c.bytes as f64)}</td>
-                    <td class="num">{format!("{:.1}%", c.percent)}</td>
+                    <td class="num">{format::percent(Some(c.percent / 100.0), 1)}</td>
                     <td class="num">{c.tensors}</td>
                     <td class="site">{frame_link(c.site, c.link)}<span class=format!("kind {}", c.site_kind)>{format!(" {}", c.site_kind.replace('_', " "))}</span></td>
                     <td class="chain">{chain_view(c.chain)}</td>

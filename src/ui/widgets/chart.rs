@@ -7,6 +7,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
 use crate::protocol::CurveDto;
+use crate::views::format;
 
 /// Light-theme colours of the series, in the order the worker sends them (fallbacks: the
 /// drawing uses the theme's `--chart-N` variables, see [`super::palette`]).
@@ -74,7 +75,7 @@ pub fn draw(canvas: &HtmlCanvasElement, curve: &CurveDto, t0_ms: f64, band: Opti
     };
     let y_of = |v: f64| mt + ph - v / y_max * ph;
     let pal = super::palette::palette();
-    // Grid and y axis labels (MB).
+    // Grid and y axis labels (binary sizes; the values are MiB).
     ctx.set_font("11px system-ui, sans-serif");
     ctx.set_stroke_style_str(&pal.grid);
     ctx.set_fill_style_str(&pal.text);
@@ -86,10 +87,10 @@ pub fn draw(canvas: &HtmlCanvasElement, curve: &CurveDto, t0_ms: f64, band: Opti
         ctx.move_to(ml, y);
         ctx.line_to(ml + pw, y);
         ctx.stroke();
-        let _ = ctx.fill_text(&format!("{v:.0} MB"), 4.0, y + 4.0);
+        let _ = ctx.fill_text(&format::mib(v), 4.0, y + 4.0);
         v += ystep;
     }
-    // x axis labels (ms relative to t0).
+    // x axis labels (offsets from t0, adaptive unit).
     let span = curve.x1_ms - curve.x0_ms;
     if span > 0.0 {
         let xstep = nice_step(span, 8.0);
@@ -100,7 +101,7 @@ pub fn draw(canvas: &HtmlCanvasElement, curve: &CurveDto, t0_ms: f64, band: Opti
             ctx.move_to(x, mt);
             ctx.line_to(x, mt + ph);
             ctx.stroke();
-            let _ = ctx.fill_text(&format!("{t:.1} ms"), x - 18.0, h - 8.0);
+            let _ = ctx.fill_text(&format::duration_ms(t), x - 18.0, h - 8.0);
             t += xstep;
         }
     }
@@ -136,7 +137,7 @@ pub fn draw(canvas: &HtmlCanvasElement, curve: &CurveDto, t0_ms: f64, band: Opti
             ctx.stroke();
             ctx.set_fill_style_str(&pal.peak);
             let _ = ctx.fill_text(
-                &format!("peak {mb_v:.1} MB"),
+                &format!("peak {}", format::mib(mb_v)),
                 (x + 4.0).min(w - 110.0),
                 mt + 12.0,
             );

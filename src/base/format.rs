@@ -1,0 +1,202 @@
+//! Human units for sizes, durations, times and ratios (issue 12 "Units, numbers and words";
+//! peers.md §7: units on every number). The one place these rules live: the page (through
+//! `views::format`), the CLI's Markdown and terminal summaries, and the chart axes call these
+//! functions. Machine exports (CSV, JSON) never do: they keep full precision.
+//!
+//! Rules:
+//! * sizes are binary: `B`, `KiB`, `MiB`, `GiB`, `TiB` (1024 steps); two decimals below 10
+//!   of the unit, one decimal above (`1.50 KiB`, `486.6 MiB`, `1.16 GiB`); whole bytes below 1 KiB;
+//! * durations pick the unit by magnitude: `ns` below 1 µs, `µs` below 1 ms, `ms` below 1 s,
+//!   `s` below 10 min, then `min`; three significant decimals in ms and s (`12.346 ms`);
+//! * times shown in tables are offsets from the capture start (`+12.346 ms`), never raw epoch µs;
+//! * no number is ever printed as a negative zero (`-0.0`, `-0.000 ms`, `-0.0 %`): a value that
+//!   rounds to zero prints without its sign ([`fixed`]).
+
+/// Bytes per KiB.
+const KIB: f64 = 1024.0;
+
+/// `v` with `decimals` decimals, never a negative zero (`fixed(-0.0004, 3)` → `0.000`);
+/// NaN → `–`, infinities → `∞` / `-∞`.
+pub fn fixed(v: f64, decimals: usize) -> String {
+    if v.is_nan() {
+        return "–".to_string();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "∞" } else { "-∞" }.to_string();
+    }
+    let s = format!("{v:.decimals$}");
+    match s.strip_prefix('-') {
+        Some(rest) if rest.bytes().all(|b| b == b'0' || b == b'.') => rest.to_string(),
+        _ => s,
+    }
+}
+
+/// A size in bytes in binary units (`512 B`, `1.50 KiB`, `486.6 MiB`, `1.16 GiB`); `–` for NaN.
+pub fn bytes(n: f64) -> String {
+    if n.is_nan() {
+        return "–".to_string();
+    }
+    let a = n.abs();
+    if a < KIB {
+        return format!("{} B", fixed(n, 0));
+    }
+    let mut v = n / KIB;
+    let mut unit = "KiB";
+    for next in ["MiB", "GiB", "TiB"] {
+        // Rounding can carry a value to 1024.0 of the unit: move up first.
+        if v.abs() < KIB - 0.05 {
+            break;
+        }
+        v /= KIB;
+        unit = next;
+    }
+    let d = if v.abs() < 9.995 { 2 } else { 1 };
+    format!("{} {unit}", fixed(v, d))
+}
+
+/// [`bytes`] of an integer byte count.
+pub fn bytes_i(n: i64) -> String {
+    bytes(n as f64)
+}
+
+/// A size given in KiB (the CSV's `Size(KB)` columns) as a human size.
+pub fn kib(v: f64) -> String {
+    bytes(v * KIB)
+}
+
+/// A size given in MiB (the CSV's `Total …(MB)` columns) as a human size.
+pub fn mib(v: f64) -> String {
+    bytes(v * KIB * KIB)
+}
+
+/// A duration given in ms with an adaptive unit (`250 ns`, `12.5 µs`, `12.346 ms`, `3.338 s`,
+/// `2.5 min`); `–` for NaN.
+pub fn duration_ms(ms: f64) -> String {
+    if ms.is_nan() {
+        return "–".to_string();
+    }
+    let a = ms.abs();
+    if a == 0.0 {
+        "0 ms".to_string()
+    } else if a < 0.001 {
+        format!("{} ns", fixed(ms * 1e6, 0))
+    } else if a < 1.0 {
+        format!("{} µs", fixed(ms * 1000.0, 1))
+    } else if a < 1000.0 {
+        format!("{} ms", fixed(ms, 3))
+    } else if a < 600_000.0 {
+        format!("{} s", fixed(ms / 1000.0, 3))
+    } else {
+        format!("{} min", fixed(ms / 60_000.0, 1))
+    }
+}
+
+/// [`duration_ms`] of an exact nanosecond count.
+pub fn duration_ns(ns: i64) -> String {
+    duration_ms(ns as f64 / 1e6)
+}
+
+/// An instant `t_ms` as an offset from `t0_ms` (the capture start): `+12.346 ms`; an instant
+/// before the start is `-1.500 ms`; exactly the start is `+0 ms`.
+pub fn offset_ms(t_ms: f64, t0_ms: f64) -> String {
+    let d = t_ms - t0_ms;
+    let text = duration_ms(d);
+    if text.starts_with('-') || text == "–" {
+        text
+    } else {
+        format!("+{text}")
+    }
+}
+
+/// A ratio (1.0 = 100 %) as a percentage with `decimals` decimals (`0.1234` → `12.3 %`);
+/// `–` for None or NaN.
+pub fn percent(ratio: Option<f64>, decimals: usize) -> String {
+    match ratio {
+        Some(r) if !r.is_nan() => format!("{} %", fixed(r * 100.0, decimals)),
+        _ => "–".to_string(),
+    }
+}
+
+/// An integer with thousands separators (`1234567` → `1,234,567`).
+pub fn thousands(v: i64) -> String {
+    let s = v.unsigned_abs().to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3 + 1);
+    if v < 0 {
+        out.push('-');
+    }
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A rate in bytes per second in binary units (`151.2 MiB/s`).
+pub fn rate(bytes_per_s: f64) -> String {
+    format!("{}/s", bytes(bytes_per_s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_binary_and_rounded() {
+        assert_eq!(bytes(0.0), "0 B");
+        assert_eq!(bytes(512.0), "512 B");
+        assert_eq!(bytes(1536.0), "1.50 KiB");
+        assert_eq!(bytes(-1536.0), "-1.50 KiB");
+        assert_eq!(kib(147456.5), "144.0 MiB");
+        assert_eq!(mib(1187.9814453125), "1.16 GiB");
+        assert_eq!(mib(486.6), "486.6 MiB");
+        assert_eq!(mib(74.75), "74.8 MiB");
+        assert_eq!(mib(49.125), "49.1 MiB");
+        assert_eq!(bytes_i(1_783_664_516), "1.66 GiB");
+        assert_eq!(bytes(3.0 * 1024.0 * 1024.0 * 1024.0), "3.00 GiB");
+        // 1023.99 MiB would print as "1024.0 MiB": it is 1.00 GiB.
+        assert_eq!(mib(1023.99), "1.00 GiB");
+        assert_eq!(bytes(f64::NAN), "–");
+        assert_eq!(bytes(-0.2), "0 B");
+    }
+
+    #[test]
+    fn durations_pick_their_unit() {
+        assert_eq!(duration_ms(0.0), "0 ms");
+        assert_eq!(duration_ms(-0.0), "0 ms");
+        assert_eq!(duration_ms(0.00025), "250 ns");
+        assert_eq!(duration_ms(0.25), "250.0 µs");
+        assert_eq!(duration_ms(12.3456), "12.346 ms");
+        assert_eq!(duration_ms(3338.0), "3.338 s");
+        assert_eq!(duration_ms(140_000.0), "140.000 s");
+        assert_eq!(duration_ms(900_000.0), "15.0 min");
+        assert_eq!(duration_ns(17_903_000), "17.903 ms");
+        assert_eq!(duration_ms(-1.5), "-1.500 ms");
+    }
+
+    #[test]
+    fn no_negative_zero_anywhere() {
+        assert_eq!(fixed(-0.0, 1), "0.0");
+        assert_eq!(fixed(-0.0004, 3), "0.000");
+        assert_eq!(fixed(-0.0006, 3), "-0.001");
+        assert_eq!(percent(Some(-0.0), 1), "0.0 %");
+        assert_eq!(percent(Some(-1e-9), 1), "0.0 %");
+        assert_eq!(duration_ms(-1e-12), "0 ns");
+        assert_eq!(offset_ms(1000.0, 1000.0), "+0 ms");
+        assert_eq!(percent(None, 1), "–");
+        assert_eq!(fixed(f64::NAN, 2), "–");
+    }
+
+    #[test]
+    fn offsets_ratios_counts() {
+        assert_eq!(offset_ms(1005.5, 1000.0), "+5.500 ms");
+        assert_eq!(offset_ms(998.5, 1000.0), "-1.500 ms");
+        assert_eq!(offset_ms(1000.0 + 140_000.0, 1000.0), "+140.000 s");
+        assert_eq!(percent(Some(0.1234), 1), "12.3 %");
+        assert_eq!(thousands(1_783_664_516), "1,783,664,516");
+        assert_eq!(thousands(-1234), "-1,234");
+        assert_eq!(thousands(12), "12");
+        assert_eq!(rate(151.25 * 1024.0 * 1024.0), "151.2 MiB/s");
+    }
+}

@@ -1,0 +1,173 @@
+//! Device-side step windows when the device lags the host (anomaly.md §3.2 Decision), through
+//! the whole Ascend pipeline: kernels carry their launch step in `Step Id`; the rank switches
+//! to device-side windows only when more than 5 % of the kernel time in a marker window was
+//! launched in an earlier step (below / at / above the threshold).
+
+mod anomaly_support;
+
+use anomaly_support::*;
+use proflens::analysis::anomaly_config::AnomalyConfig;
+use proflens::analysis::intervals::Interval;
+use proflens::engine::anomaly::RankAnalysis;
+
+/// A kernel_details.csv whose rows are `(Step Id, name, start µs, dur µs)` on stream 2.
+fn kernels(rows: &[(u32, &str, f64, f64)]) -> String {
+    let mut s = String::from(HEADER);
+    s.push('\n');
+    for (i, (step, name, start, dur)) in rows.iter().enumerate() {
+        s.push_str(&format!(
+            "{step},4294967295,{i},2,{name},{name},AI_CORE,{start:.3}\t,{dur:.3},0,8,\"\"\n"
+        ));
+    }
+    s
+}
+
+const STEP_TRACE_HEADER: &str = "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,Communication(Not Overlapped and Exclude Receive),Preparing";
+
+/// Three steps (markers at 0, 100, 200 µs). Step 1 launches `a` (10–90) and `late`
+/// (101 µs, `late_us` long), which starts in step 2's marker window; step 2 launches `b`
+/// (110–205), step 3 launches `c` (210–260). Step 2's marker window holds
+/// `late_us / (late_us + 95)` of its kernel time from step 1: 5 % exactly at `late_us` = 5.
+fn lagging_rank(late_us: f64, step_trace: Option<&str>) -> RankAnalysis {
+    let k = kernels(&[
+        (1, "a", 10.0, 80.0),
+        (1, "late", 101.0, late_us),
+        (2, "b", 110.0, 95.0),
+        (3, "c", 210.0, 50.0),
+    ]);
+    let t = trace(&[(1, 0.0, 90.0), (2, 100.0, 90.0), (3, 200.0, 90.0)], &[]);
+    let dir = "cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT";
+    let mut files = vec![
+        (format!("{dir}/kernel_details.csv"), k),
+        (format!("{dir}/trace_view.json"), t),
+    ];
+    if let Some(st) = step_trace {
+        files.push((format!("{dir}/step_trace_time.csv"), st.to_string()));
+    }
+    let files: Vec<(&str, String)> = files.iter().map(|(p, b)| (p.as_str(), b.clone())).collect();
+    let mut v = run_files(&files, &AnomalyConfig::spec_defaults());
+    assert_eq!(v.len(), 1);
+    v.remove(0)
+}
+
+fn windows(r: &RankAnalysis) -> Vec<Interval> {
+    r.result.steps.iter().map(|s| s.window).collect()
+}
+
+fn counts(r: &RankAnalysis) -> Vec<usize> {
+    r.result
+        .steps
+        .iter()
+        .map(|s| s.inventory.total_kernel_count)
+        .collect()
+}
+
+fn marker_windows() -> Vec<Interval> {
+    vec![
+        Interval::new(0, 100_000),
+        Interval::new(100_000, 200_000),
+        Interval::new(200_000, 260_000),
+    ]
+}
+
+#[test]
+fn below_five_percent_keeps_marker_windows_and_says_so() {
+    let r = lagging_rank(4.0, None); // 4 / 99 = 4.04 %
+    assert_eq!(r.result.step_detection_method(), "marker");
+    assert_eq!(windows(&r), marker_windows());
+    assert_eq!(counts(&r), [1, 2, 1]);
+    let d = r.result.device_lag.as_ref().unwrap();
+    assert!(!d.applied);
+    assert_eq!(d.max_share.1, 1);
+    assert!((d.max_share.0 - 4.0 / 99.0).abs() < 1e-12);
+    let note = r
+        .result
+        .limitations
+        .iter()
+        .find(|l| l.starts_with("device keeps up"))
+        .unwrap();
+    assert_eq!(
+        note,
+        "device keeps up: at most 4.0 % of a window's kernel time (ProfilerStep#2) was launched in an earlier step (by Step Id), not above 5 %: marker windows kept (§3.2)"
+    );
+}
+
+#[test]
+fn exactly_five_percent_keeps_marker_windows() {
+    let r = lagging_rank(5.0, None); // 5 / 100 = 5 % is not more than 5 %
+    assert_eq!(r.result.step_detection_method(), "marker");
+    assert_eq!(windows(&r), marker_windows());
+    let d = r.result.device_lag.as_ref().unwrap();
+    assert!(!d.applied);
+    assert_eq!(d.max_share.0, 0.05);
+}
+
+#[test]
+fn above_five_percent_switches_to_device_side_windows() {
+    // 6 / 101 = 5.94 %. Device side: step 1 = {a, late} ends at 107; step 2 starts at
+    // max(100, 107) = 107 and ends with b at 205; step 3 starts at max(200, 205) = 205.
+    let st = format!(
+        "{STEP_TRACE_HEADER}\n1,0,0,0,0,0,0,0,0,10\n2,0,0,0,0,0,0,0,0,10\n3,0,0,0,0,0,0,0,0,12\n"
+    );
+    let r = lagging_rank(6.0, Some(&st));
+    assert_eq!(r.result.step_detection_method(), "marker+device_lag");
+    assert_eq!(
+        windows(&r),
+        [
+            Interval::new(0, 107_000),
+            Interval::new(107_000, 205_000),
+            Interval::new(205_000, 260_000)
+        ]
+    );
+    assert_eq!(counts(&r), [2, 1, 1]);
+    let d = r.result.device_lag.as_ref().unwrap();
+    assert!(d.applied);
+    assert_eq!(
+        d.steps
+            .iter()
+            .map(|s| (s.host_start_ns, s.lag_ns, s.overrun_ns))
+            .collect::<Vec<_>>(),
+        [
+            (0, Some(10_000), 0),
+            (100_000, Some(10_000), 7_000),
+            (200_000, Some(10_000), 5_000)
+        ]
+    );
+    assert_eq!(d.median_lag_ms, 0.01);
+    assert_eq!(d.moved_kernels, 0);
+    // Preparing counts from the host marker: 10 µs = 3 µs device prelaunch + 7 µs overrun
+    // (step 2), 10 µs = 5 + 5 (step 3, the CSV says 12: off by 2 µs > 1 µs).
+    assert_eq!(d.step_trace_check, Some((3, 2)));
+    let s2 = &r.result.steps[1];
+    assert_eq!(s2.metrics.prelaunch_ns, 3_000);
+    assert_eq!(s2.metrics.service_ns, 98_000);
+    let note = r
+        .result
+        .limitations
+        .iter()
+        .find(|l| l.starts_with("device lags"))
+        .unwrap();
+    assert_eq!(
+        note,
+        "device lags the host: 5.9 % of the kernel time in ProfilerStep#2's marker window was launched in an earlier step (by Step Id); device-side windows (§3.2): median lag 0.010 ms (first kernel start − host marker start); step_trace_time.csv: Preparing = device-side prelaunch + the previous step's overrun on 2 of 3 step(s) (msprof counts from the host marker and rounds to 0.25 µs; tolerance 1 µs)"
+    );
+    // The engine's own §13.1 cross-check reads Preparing against the host marker too.
+    assert!(r
+        .cross_check
+        .iter()
+        .any(|l| l == "ProfilerStep#2: Preparing 10 µs vs prelaunch to first kernel 10 µs"));
+}
+
+#[test]
+fn step_ids_naming_fewer_than_two_markers_leave_marker_windows_unchecked() {
+    // Step Ids that name no marker, or one Step Id for every kernel of several windows: the
+    // launch step is unknown, no check, no note.
+    let t = trace(&[(1, 0.0, 90.0), (2, 100.0, 90.0)], &[]);
+    for step in [7, 1] {
+        let k = kernels(&[(step, "a", 10.0, 80.0), (step, "b", 101.0, 50.0)]);
+        let r = run_rank(k, Some(t.clone()), &AnomalyConfig::spec_defaults());
+        assert_eq!(r.result.step_detection_method(), "marker");
+        assert!(r.result.device_lag.is_none());
+        assert_eq!(windows(&r)[1], Interval::new(100_000, 151_000));
+    }
+}
