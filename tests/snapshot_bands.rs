@@ -191,7 +191,9 @@ fn stacks_mark_cpp_frames_and_addresses_read_as_hex() {
     let r = (0..lt.len() as u32)
         .find(|&r| {
             let s = v.stack(0, r).unwrap();
-            s.frames.iter().any(|f| f.label.contains("CapturedTraceback"))
+            s.frames
+                .iter()
+                .any(|f| f.label.contains("CapturedTraceback"))
                 && s.frames.iter().any(|f| f.label.contains(".py:"))
         })
         .expect("a record with C++ and Python frames");
@@ -204,8 +206,20 @@ fn stacks_mark_cpp_frames_and_addresses_read_as_hex() {
     assert_eq!(s.bytes, lt.size[r as usize]);
     for f in &s.frames {
         let python = f.label.contains(".py:");
-        assert_eq!(f.native, !python && !f.label.contains(" @ <"), "{}", f.label);
+        assert_eq!(
+            f.native,
+            !python && !f.label.contains(" @ <"),
+            "{}",
+            f.label
+        );
     }
-    assert!(s.frames[0].native, "the innermost frame is C++: {}", s.frames[0].label);
-    assert!(s.frames.iter().any(|f| f.label.contains("CapturedTraceback") && f.native));
+    assert!(
+        s.frames[0].native,
+        "the innermost frame is C++: {}",
+        s.frames[0].label
+    );
+    assert!(s
+        .frames
+        .iter()
+        .any(|f| f.label.contains("CapturedTraceback") && f.native));
 }

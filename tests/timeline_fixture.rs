@@ -183,10 +183,19 @@ fn level1_search_finds_every_matmul_kernel_in_time_order() {
     // The kernels named like matmul, counted from the CSV itself.
     let csv_path = level1().join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv");
     let mut rd = csv::Reader::from_path(&csv_path).unwrap();
-    let name_col = rd.headers().unwrap().iter().position(|h| h == "Name").unwrap();
+    let name_col = rd
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "Name")
+        .unwrap();
     let want = rd
         .records()
-        .filter(|rec| rec.as_ref().unwrap()[name_col].to_lowercase().contains("matmul"))
+        .filter(|rec| {
+            rec.as_ref().unwrap()[name_col]
+                .to_lowercase()
+                .contains("matmul")
+        })
         .count();
     assert_eq!(want, 14);
     let src = TimelineSource {
@@ -203,7 +212,10 @@ fn level1_search_finds_every_matmul_kernel_in_time_order() {
         .collect();
     assert_eq!(device.len(), want);
     assert_eq!(d.total as usize, d.matches.len());
-    assert!(d.matches.iter().all(|m| m.name.to_lowercase().contains("matmul")));
+    assert!(d
+        .matches
+        .iter()
+        .all(|m| m.name.to_lowercase().contains("matmul")));
     assert!(d.matches.windows(2).all(|w| w[0].start_ms <= w[1].start_ms));
     // The limit keeps the earliest matches and still counts all of them.
     let first = ix.search(src, 0, "matmul", 3);

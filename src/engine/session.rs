@@ -156,15 +156,15 @@ impl Session {
                     ),
                 })
             }
-            Query::Anomaly(q @ (AnomalyQuery::Timeline { .. }
-            | AnomalyQuery::KernelAt { .. }
-            | AnomalyQuery::Search { .. })) => {
-                Reply::Anomaly(
-                    self.timeline.handle(&self.anomaly, &q).ok_or_else(|| {
-                        format!("rank folder {target} has not been analysed here")
-                    })?,
-                )
-            }
+            Query::Anomaly(
+                q @ (AnomalyQuery::Timeline { .. }
+                | AnomalyQuery::KernelAt { .. }
+                | AnomalyQuery::Search { .. }),
+            ) => Reply::Anomaly(
+                self.timeline
+                    .handle(&self.anomaly, &q)
+                    .ok_or_else(|| format!("rank folder {target} has not been analysed here"))?,
+            ),
             Query::Anomaly(q) => Reply::Anomaly(self.anomaly.query(&q)?),
             Query::Snapshot(q) => Reply::Snapshot(self.snapshot.query(q)?),
         }))

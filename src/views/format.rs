@@ -43,7 +43,10 @@ mod tests {
 
     #[test]
     fn snapshot_sites_lose_their_directories() {
-        assert_eq!(short_site("forward @ /root/m/model.py:12"), "forward @ model.py:12");
+        assert_eq!(
+            short_site("forward @ /root/m/model.py:12"),
+            "forward @ model.py:12"
+        );
         assert_eq!(short_site("f @ C:\\r\\DeComFL\\main.py:3"), "f @ main.py:3");
         assert_eq!(short_site("<module> @ main.py:1"), "<module> @ main.py:1");
         assert_eq!(short_site("<non-python>"), "<non-python>");

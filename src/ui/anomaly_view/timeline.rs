@@ -20,7 +20,9 @@ use super::timeline_draw::{
     self as draw, Found, Geom, Marks, XMap, BUBBLE_ROW, CLASS_COLORS, LABEL_W_RANGE, LANE_H_RANGE,
     RIGHT, STEP_ROW,
 };
-use crate::protocol::{AnomalyQuery, AnomalyReply, TimelineDto, TimelineItemDto, TimelineSearchDto};
+use crate::protocol::{
+    AnomalyQuery, AnomalyReply, TimelineDto, TimelineItemDto, TimelineSearchDto,
+};
 use crate::ui::state::AppState;
 use crate::views::format;
 use crate::views::timeline_axis::{
@@ -243,9 +245,16 @@ pub fn Timeline(
             // The label gutter: the full lane label.
             if x < geom.get_untracked().label_w {
                 let l = &d.lanes[lay.lane_at(y)?];
-                let kind = if l.kind == crate::protocol::LaneKind::Device { "device stream" } else { "host thread" };
+                let kind = if l.kind == crate::protocol::LaneKind::Device {
+                    "device stream"
+                } else {
+                    "host thread"
+                };
                 lines.push(l.label.clone());
-                lines.push(format!("{kind} · {} items, {} in view", l.total, l.in_window));
+                lines.push(format!(
+                    "{kind} · {} items, {} in view",
+                    l.total, l.in_window
+                ));
                 lines.push("drag the gutter's edge to widen the labels".into());
                 return Some(Hover { x, y, lines });
             }
@@ -314,7 +323,8 @@ pub fn Timeline(
             if moved || dx.abs() > 3.0 {
                 drag.set_value(Some((x_down, v0, true)));
                 if let Some(full) = dto.with_untracked(|d| d.as_ref().map(|d| d.full_range_ms)) {
-                    let per_px = XMap::new(v0, width_of(), geom.get_untracked().label_w).ms_per_px();
+                    let per_px =
+                        XMap::new(v0, width_of(), geom.get_untracked().label_w).ms_per_px();
                     set_view(pan(v0, full, -dx * per_px));
                 }
                 hover.set(None);
@@ -416,7 +426,8 @@ pub fn Timeline(
     // Search: Enter asks the worker (new text) or steps to the next match, Shift+Enter back;
     // the view centres on the match and selects it (the item panel shows it).
     let go_to = move |k: usize| {
-        let Some(m) = found.with_untracked(|f| f.as_ref().and_then(|f| f.matches.get(k).cloned())) else {
+        let Some(m) = found.with_untracked(|f| f.as_ref().and_then(|f| f.matches.get(k).cloned()))
+        else {
             return;
         };
         cur.set(Some(k));
@@ -424,7 +435,11 @@ pub fn Timeline(
         item.set(Some(m));
         if let Some(v) = current() {
             let span = v.1 - v.0;
-            let span = if e - s > span * 0.5 { (e - s) * 4.0 } else { span };
+            let span = if e - s > span * 0.5 {
+                (e - s) * 4.0
+            } else {
+                span
+            };
             let c = (s + e) / 2.0;
             set_view((c - span / 2.0, c + span / 2.0));
         }
@@ -451,9 +466,19 @@ pub fn Timeline(
             return;
         }
         spawn_local(async move {
-            match super::ask(AnomalyQuery::Search { rank, text, limit: 1000 }).await {
+            match super::ask(AnomalyQuery::Search {
+                rank,
+                text,
+                limit: 1000,
+            })
+            .await
+            {
                 Ok(AnomalyReply::Search(f)) => {
-                    let boxes = f.matches.iter().map(|m| (m.lane, m.start_ms, m.start_ms + m.dur_us / 1e3)).collect();
+                    let boxes = f
+                        .matches
+                        .iter()
+                        .map(|m| (m.lane, m.start_ms, m.start_ms + m.dur_us / 1e3))
+                        .collect();
                     let _ = found_boxes.try_set_value(boxes);
                     let _ = cur.try_set(None);
                     let _ = found.try_set(Some(f));
@@ -478,7 +503,12 @@ pub fn Timeline(
         found.with(|f| {
             f.as_ref().map(|f| match (f.total, cur.get()) {
                 (0, _) => format!("no match for “{}”", f.text),
-                (t, Some(k)) if t as usize > f.matches.len() => format!("{} / {} (first {} of {t})", k + 1, f.matches.len(), f.matches.len()),
+                (t, Some(k)) if t as usize > f.matches.len() => format!(
+                    "{} / {} (first {} of {t})",
+                    k + 1,
+                    f.matches.len(),
+                    f.matches.len()
+                ),
                 (t, Some(k)) => format!("{} / {t}", k + 1),
                 (t, None) => format!("{t} matches"),
             })
@@ -487,9 +517,12 @@ pub fn Timeline(
     // The resize handle: dragging changes the lane height (window listeners, so the pointer
     // may leave the handle).
     let mv = window_event_listener(ev::mousemove, move |ev: web_sys::MouseEvent| {
-        let Some((y0, h0)) = resize_drag.try_get_value().flatten() else { return };
+        let Some((y0, h0)) = resize_drag.try_get_value().flatten() else {
+            return;
+        };
         let lanes = dto.with_untracked(|d| d.as_ref().map_or(1, |d| d.lanes.len().max(1)));
-        let lh = (h0 + (ev.client_y() as f64 - y0) / lanes as f64).clamp(LANE_H_RANGE.0, LANE_H_RANGE.1);
+        let lh =
+            (h0 + (ev.client_y() as f64 - y0) / lanes as f64).clamp(LANE_H_RANGE.0, LANE_H_RANGE.1);
         geom.update(|g| g.lane_h = lh);
     });
     let up = window_event_listener(ev::mouseup, move |_| {

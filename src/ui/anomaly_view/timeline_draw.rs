@@ -311,7 +311,12 @@ pub fn draw(
             let cur = found.current == Some(k);
             ctx.set_stroke_style_str(if cur { "#e8590c" } else { "#f59f00" });
             ctx.set_line_width(if cur { 3.0 } else { 1.5 });
-            ctx.stroke_rect(x0 - 1.0, lay.lane_top(i) + 1.5, (x1 - x0).max(1.0) + 2.0, lh - 3.0);
+            ctx.stroke_rect(
+                x0 - 1.0,
+                lay.lane_top(i) + 1.5,
+                (x1 - x0).max(1.0) + 2.0,
+                lh - 3.0,
+            );
         }
     }
     if let Some((lane, s, e)) = marks.item {

@@ -144,7 +144,11 @@ pub fn ActiveTimeline(
             .get()
             .map(|el| el.client_width() as f64)
             .unwrap_or(0.0);
-        let pw = if w > 0.0 { w - MARGIN.0 - MARGIN.1 } else { 1000.0 };
+        let pw = if w > 0.0 {
+            w - MARGIN.0 - MARGIN.1
+        } else {
+            1000.0
+        };
         fetch(SnapBandsQuery {
             target,
             slot: dslot,
@@ -208,9 +212,10 @@ pub fn ActiveTimeline(
     };
     let on_wheel = move |ev: ev::WheelEvent| {
         ev.prevent_default();
-        let (Some((v, _, _)), Some((cur, full))) =
-            (locate(ev.offset_x() as f64, ev.offset_y() as f64), current())
-        else {
+        let (Some((v, _, _)), Some((cur, full))) = (
+            locate(ev.offset_x() as f64, ev.offset_y() as f64),
+            current(),
+        ) else {
             return;
         };
         let f = if ev.delta_y() < 0.0 {
@@ -218,7 +223,13 @@ pub fn ActiveTimeline(
         } else {
             1.0 / crate::views::zoom::STEP
         };
-        set_window(crate::views::zoom::zoom_around(cur, full, v, f, min_span(axis.get_untracked())));
+        set_window(crate::views::zoom::zoom_around(
+            cur,
+            full,
+            v,
+            f,
+            min_span(axis.get_untracked()),
+        ));
     };
     let on_down = move |ev: ev::MouseEvent| {
         if let Some((cur, _)) = current() {
@@ -232,7 +243,12 @@ pub fn ActiveTimeline(
                 drag.set_value(Some((x0, (a, b), true)));
                 if let Some((_, full)) = current() {
                     let dv = (x0 - x) / plot_w() * (b - a);
-                    set_window(crate::views::zoom::pan((a, b), full, dv, min_span(axis.get_untracked())));
+                    set_window(crate::views::zoom::pan(
+                        (a, b),
+                        full,
+                        dv,
+                        min_span(axis.get_untracked()),
+                    ));
                 }
                 return;
             }
@@ -248,7 +264,9 @@ pub fn ActiveTimeline(
     Effect::new(move |_| {
         let Some(h) = hover.get() else { return };
         let Some(record) = layout.with_value(|l| {
-            l.as_ref().and_then(|(d, _)| d.bands.get(h.band as usize)).map(|b| b.record)
+            l.as_ref()
+                .and_then(|(d, _)| d.bands.get(h.band as usize))
+                .map(|b| b.record)
         }) else {
             return;
         };
@@ -256,14 +274,22 @@ pub fn ActiveTimeline(
             return;
         }
         spawn_local(async move {
-            if let Ok(SnapReply::Stack(s)) = snap(SnapQuery::Stack { target, slot: dslot, record }).await {
+            if let Ok(SnapReply::Stack(s)) = snap(SnapQuery::Stack {
+                target,
+                slot: dslot,
+                record,
+            })
+            .await
+            {
                 let _ = stacks.try_update_value(|m| m.insert(record, s));
                 let _ = stack_version.try_update(|v| *v += 1);
             }
         });
     });
     let on_up = move |ev: ev::MouseEvent| {
-        let Some((_, _, moved)) = drag.get_value() else { return };
+        let Some((_, _, moved)) = drag.get_value() else {
+            return;
+        };
         drag.set_value(None);
         if moved {
             return;
@@ -291,7 +317,9 @@ pub fn ActiveTimeline(
     };
     let on_key = move |ev: ev::KeyboardEvent| {
         let Some((cur, full)) = current() else { return };
-        if let Some(w) = crate::ui::widgets::zoom::on_key(&ev, cur, full, None, min_span(axis.get_untracked())) {
+        if let Some(w) =
+            crate::ui::widgets::zoom::on_key(&ev, cur, full, None, min_span(axis.get_untracked()))
+        {
             set_window(w);
         }
     };
@@ -303,25 +331,51 @@ pub fn ActiveTimeline(
             let (d, g) = l.as_ref()?;
             let mut lines = Vec::new();
             if h.band == SUMMARISED {
-                let bytes = g.cells(h.col).find(|c| c.0 == SUMMARISED).map(|c| c.2 - c.1).unwrap_or(0.0);
-                lines.push((format!("{} in small allocations (summarised)", format::bytes(bytes)), "head"));
-                lines.push((format!("{} allocations under {} each are drawn as this band", d.summarised_records, format::bytes(d.min_band_bytes as f64)), "muted"));
+                let bytes = g
+                    .cells(h.col)
+                    .find(|c| c.0 == SUMMARISED)
+                    .map(|c| c.2 - c.1)
+                    .unwrap_or(0.0);
+                lines.push((
+                    format!("{} in small allocations (summarised)", format::bytes(bytes)),
+                    "head",
+                ));
+                lines.push((
+                    format!(
+                        "{} allocations under {} each are drawn as this band",
+                        d.summarised_records,
+                        format::bytes(d.min_band_bytes as f64)
+                    ),
+                    "muted",
+                ));
                 return Some(lines);
             }
             let b = d.bands.get(h.band as usize)?;
-            lines.push((format!("{} ({} bytes)", format::bytes(b.bytes as f64), b.bytes), "head"));
-            lines.push((format!("address {} · MemoryViz {}", b.addr, b.memoryviz_name), "muted"));
-            lines.push((match b.alloc_index {
-                Some(i) => format!("allocated at entry {i}"),
-                None => "allocated before the recording started".to_string(),
-            }, "muted"));
+            lines.push((
+                format!("{} ({} bytes)", format::bytes(b.bytes as f64), b.bytes),
+                "head",
+            ));
+            lines.push((
+                format!("address {} · MemoryViz {}", b.addr, b.memoryviz_name),
+                "muted",
+            ));
+            lines.push((
+                match b.alloc_index {
+                    Some(i) => format!("allocated at entry {i}"),
+                    None => "allocated before the recording started".to_string(),
+                },
+                "muted",
+            ));
             lines.push((b.site.clone(), "site"));
             match stacks.with_value(|s| s.get(&b.record).cloned()) {
                 Some(s) => {
                     let py: Vec<_> = s.frames.iter().filter(|f| !f.native).collect();
                     let hidden = s.frames.len() - py.len();
                     for f in py.iter().take(10) {
-                        lines.push((f.label.clone(), if f.project { "frame user" } else { "frame" }));
+                        lines.push((
+                            f.label.clone(),
+                            if f.project { "frame user" } else { "frame" },
+                        ));
                     }
                     if py.len() > 10 {
                         lines.push((format!("… {} more Python frames", py.len() - 10), "muted"));
@@ -400,7 +454,6 @@ fn y_scale(y_max: f64) -> f64 {
     }
 }
 
-
 /// Draws layout `d` re-projected onto window `view`: the bands into one image (one pass over
 /// the plot's device pixels), then the axes. `hot` (hovered) and `picked` bands are lighter.
 fn draw(
@@ -420,7 +473,10 @@ fn draw(
         .unwrap_or(1.0);
     let (ml, mr, mt, mb) = MARGIN;
     let (pw, ph) = (w - ml - mr, h - mt - mb);
-    let (iw, ih) = ((pw * r).round().max(1.0) as usize, (ph * r).round().max(1.0) as usize);
+    let (iw, ih) = (
+        (pw * r).round().max(1.0) as usize,
+        (ph * r).round().max(1.0) as usize,
+    );
     let y_max = y_scale(d.y_max);
     let span = view.1 - view.0;
     let mut px = vec![0u8; iw * ih * 4];
@@ -457,7 +513,8 @@ fn draw(
         }
     }
     ctx.clear_rect(0.0, 0.0, w, h);
-    if let Ok(img) = ImageData::new_with_u8_clamped_array_and_sh(Clamped(&px), iw as u32, ih as u32) {
+    if let Ok(img) = ImageData::new_with_u8_clamped_array_and_sh(Clamped(&px), iw as u32, ih as u32)
+    {
         let _ = ctx.put_image_data(&img, (ml * r).round(), (mt * r).round());
     }
     axes(&ctx, w, h, y_max, view, d.axis, sel);

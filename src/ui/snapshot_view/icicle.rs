@@ -81,7 +81,10 @@ pub fn Icicle(nodes: Vec<SnapTreeNodeDto>) -> impl IntoView {
         let f = focus.get();
         nodes.with_value(|nodes| {
             let d0 = nodes.get(f).map(|n| n.depth).unwrap_or(0);
-            let w0 = nodes.get(f).map(|n| (n.bytes as f64).max(1.0)).unwrap_or(1.0);
+            let w0 = nodes
+                .get(f)
+                .map(|n| (n.bytes as f64).max(1.0))
+                .unwrap_or(1.0);
             let max = nodes
                 .iter()
                 .enumerate()
