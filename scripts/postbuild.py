@@ -159,10 +159,26 @@ if ("serviceWorker" in navigator && location.protocol.startsWith("http")) {
 """
 
 
+WORKER_INIT = re.compile(r'wasm_bindgen\("(?P<url>[^"]+)"\)')
+
+
+def fix_worker_loader(dist):
+    """trunk's worker loader shim calls `wasm_bindgen("./worker_bg.wasm")`, the form
+    wasm-bindgen 0.2.106 deprecates (a console warning in every worker): pass the object form."""
+    path = os.path.join(dist, "worker_loader.js")
+    if not os.path.exists(path):
+        return
+    text = read(path)
+    fixed = WORKER_INIT.sub(lambda m: 'wasm_bindgen({module_or_path:"%s"})' % m.group("url"), text)
+    if fixed != text:
+        write(path, fixed)
+
+
 def process_dist(dist):
     index_path = os.path.join(dist, "index.html")
     if not os.path.exists(index_path):
         fail(f"{index_path} not found: run trunk build first")
+    fix_worker_loader(dist)
     files = built_files(dist)
     version = version_of(dist, files)
     precache = ["./"] + [f"./{f}" for f in files]
@@ -206,7 +222,7 @@ def build_single(dist, page, out, version):
 
     loader = read(os.path.join(dist, "worker_loader.js"))
     wjs = re.search(r'importScripts\("\.?/?([^"]+)"\)', loader).group(1)
-    wwasm = re.search(r'wasm_bindgen\("\.?/?([^"]+)"\)', loader).group(1)
+    wwasm = re.search(r'wasm_bindgen\(\{module_or_path:"\.?/?([^"]+)"\}\)', loader).group(1)
     worker_src = read(os.path.join(dist, wjs))
     worker_wasm = base64.b64encode(read(os.path.join(dist, wwasm), "rb")).decode()
     worker_boot = (worker_src + "\n;(function(){const b=atob(self.__PROFLENS_WASM_B64);const u=new Uint8Array(b.length);"

@@ -423,3 +423,42 @@ fn strings_keys_commas_bom_and_encodings() {
     );
     assert!(r.result.enabled);
 }
+
+/// Issue 12: a trace with host events only (a memory-only capture such as the RL-Insight
+/// memory folder) has no kernels: an error saying what is missing and how to capture it,
+/// at the trace's path, not zero-length steps without a word.
+#[test]
+fn a_trace_without_device_events_is_an_error_that_says_how_to_capture() {
+    let t = trace(
+        &[(1, 1000.0, 500.0)],
+        &[host("aten::mm", "cpu_op", 1100.0, 10.0, 1)],
+    );
+    let r = run_files(
+        &[(
+            "cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json",
+            t,
+        )],
+        &rb(),
+    );
+    assert_eq!(r.len(), 1);
+    assert!(r[0].kernels.is_empty());
+    let p: Vec<_> = r[0]
+        .problems
+        .kept()
+        .iter()
+        .filter(|p| p.code == "ANOM-FILE-002")
+        .collect();
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].severity, proflens::base::Severity::Error);
+    assert_eq!(
+        p[0].at.to_string(),
+        "cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"
+    );
+    assert!(
+        p[0].message.contains("ProfilerActivity.NPU"),
+        "{}",
+        p[0].message
+    );
+    assert!(p[0].message.contains("kernel_details.csv is written"));
+    assert!(!r[0].result.enabled);
+}

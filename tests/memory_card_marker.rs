@@ -69,6 +69,7 @@ fn curve(s: &mut Session, opener: &FsOpener, rank: u32) -> CurveDto {
         rank,
         x_range: None,
         width_px: 1000,
+        pool: None,
     }));
     match handle(s, opener, q).pop() {
         Some(Response::Reply(Reply::Memory(MemoryReply::Curve(c)))) => c,
@@ -81,6 +82,7 @@ fn live_at(s: &mut Session, opener: &FsOpener, rank: u32, t_ms: f64) -> LiveAtDt
         rank,
         t_ms,
         limit: 3,
+        pool: None,
     }));
     match handle(s, opener, q).pop() {
         Some(Response::Reply(Reply::Memory(MemoryReply::LiveAt(l)))) => l,

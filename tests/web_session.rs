@@ -236,6 +236,7 @@ fn run_then_query_level1_rank0_golden_values() {
             rank: 0,
             x_range: None,
             width_px: 800,
+            pool: None,
         })),
     ) {
         Response::Reply(Reply::Memory(MemoryReply::Curve(c))) => {
@@ -261,6 +262,7 @@ fn run_then_query_level1_rank0_golden_values() {
             rank: 0,
             t_ms: t,
             limit: 2,
+            pool: None,
         })),
     ) {
         Response::Reply(Reply::Memory(MemoryReply::LiveAt(l))) => {

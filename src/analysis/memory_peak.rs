@@ -3,6 +3,9 @@
 //! The series comes from the totals the allocator wrote into `operator_memory.csv`
 //! (one sample per row at allocation, one per released row at release), so it
 //! includes memory allocated before the capture, unlike the naive curve of §11.
+//!
+//! Every function takes `keep`, the rows of one allocator pool ([`super::memory_pool`]): the
+//! totals of rows of different pools belong to different allocators and are never mixed.
 
 use crate::model::memory_events::{MemoryEventTable, Totals};
 
@@ -40,10 +43,13 @@ pub struct AllocatorSample {
     pub totals: Totals,
 }
 
-/// All samples of one rank sorted by `(t, alloc before release, line)` (§9.5).
-pub fn allocator_series(mem: &MemoryEventTable) -> Vec<AllocatorSample> {
-    let mut s = Vec::with_capacity(mem.len() * 2);
-    for i in 0..mem.len() {
+/// The samples of the rows `keep` selects, sorted by `(t, alloc before release, line)` (§9.5).
+pub fn allocator_series_of(
+    mem: &MemoryEventTable,
+    keep: &dyn Fn(usize) -> bool,
+) -> Vec<AllocatorSample> {
+    let mut s = Vec::new();
+    for i in (0..mem.len()).filter(|&i| keep(i)) {
         s.push(AllocatorSample {
             t_ns: mem.alloc_time_ns()[i],
             kind: SampleKind::Alloc,
@@ -72,14 +78,14 @@ pub fn is_live(size_kb: f64, alloc_ns: i64, release_ns: Option<i64>, t_ns: i64) 
     size_kb > 0.0 && alloc_ns <= t_ns && release_ns.is_none_or(|r| r > t_ns)
 }
 
-/// The live set of the rows alone as a step series: `(t_ns, Σ size_kb of the rows live at
-/// t)` ([`is_live`]) at every instant where it changes, sorted by time. Starts from 0, so it
-/// ignores memory allocated before the capture (unlike [`allocator_series`]).
-pub fn live_series(mem: &MemoryEventTable) -> Vec<(i64, f64)> {
+/// The live set of the rows `keep` selects as a step series: `(t_ns, Σ size_kb of the rows
+/// live at t)` ([`is_live`]) at every instant where it changes, sorted by time. Starts from 0,
+/// so it ignores memory allocated before the capture (unlike [`allocator_series_of`]).
+pub fn live_series_of(mem: &MemoryEventTable, keep: &dyn Fn(usize) -> bool) -> Vec<(i64, f64)> {
     // Releases sort before allocations at equal times: after all changes at `t` the level is
     // exactly the live set at `t`.
     let mut ev: Vec<(i64, u8, f64)> = Vec::new();
-    for i in 0..mem.len() {
+    for i in (0..mem.len()).filter(|&i| keep(i)) {
         let kb = mem.size_kb()[i];
         if kb > 0.0 {
             ev.push((mem.alloc_time_ns()[i], 1, kb));
@@ -128,8 +134,13 @@ pub struct Peak {
     pub explained_ratio: Option<f64>,
 }
 
-/// Computes §9.6 over `samples` from [`allocator_series`]; `None` when no sample has an allocated total.
-pub fn find_peak(mem: &MemoryEventTable, samples: &[AllocatorSample]) -> Option<Peak> {
+/// Computes §9.6 over `samples` from [`allocator_series_of`] with the same `keep` (the live
+/// set holds only those rows); `None` when no sample has an allocated total.
+pub fn find_peak_of(
+    mem: &MemoryEventTable,
+    samples: &[AllocatorSample],
+    keep: &dyn Fn(usize) -> bool,
+) -> Option<Peak> {
     let mut best: Option<usize> = None;
     let mut max_reserved: Option<f64> = None;
     for (k, s) in samples.iter().enumerate() {
@@ -149,7 +160,7 @@ pub fn find_peak(mem: &MemoryEventTable, samples: &[AllocatorSample]) -> Option<
     let t = ps.t_ns;
     let mut live_rows = Vec::new();
     let mut live_kb = 0.0;
-    for i in 0..mem.len() {
+    for i in (0..mem.len()).filter(|&i| keep(i)) {
         let size = mem.size_kb()[i];
         if is_live(size, mem.alloc_time_ns()[i], mem.release_time_ns(i), t) {
             live_rows.push(i as u32);
@@ -211,6 +222,8 @@ mod tests {
     use crate::model::memory_events::MemoryEvent;
     use crate::model::strings::StrId;
 
+    const ALL: fn(usize) -> bool = |_| true;
+
     fn ev(
         size: f64,
         alloc: i64,
@@ -246,10 +259,10 @@ mod tests {
         m.push(ev(2048.0, 20, Some(50), 7.0, Some(9.0), 3)); // release at 50 reports 9 MiB
         m.push(ev(512.0, 30, None, 7.5, None, 4));
         m.push(ev(-512.0, 40, None, 7.0, None, 5));
-        let s = allocator_series(&m);
+        let s = allocator_series_of(&m, &ALL);
         assert_eq!(s.len(), 6);
         assert_eq!((s[4].t_ns, s[4].kind), (50, SampleKind::Release));
-        let p = find_peak(&m, &s).unwrap();
+        let p = find_peak_of(&m, &s, &ALL).unwrap();
         assert_eq!(p.peak_allocated_mb, 9.0);
         assert_eq!(p.peak_time_ns, 50);
         assert_eq!(p.peak_sample_kind, SampleKind::Release);
@@ -279,7 +292,7 @@ mod tests {
         m.push(ev(512.0, 50, None, 7.5, None, 4)); // allocated when row 1 is released
         m.push(ev(-512.0, 40, None, 7.0, None, 5)); // a free row: never live
                                                     // At 50: −2048 then +512 → 1536; the level at each instant is is_live's sum.
-        let s = live_series(&m);
+        let s = live_series_of(&m, &ALL);
         assert_eq!(
             s,
             vec![(10, 1024.0), (20, 3072.0), (50, 1536.0), (100, 512.0)]
@@ -305,8 +318,8 @@ mod tests {
         let mut m = MemoryEventTable::new();
         m.push(ev(1.0, 10, None, 3.0, None, 2));
         m.push(ev(1.0, 20, None, 3.0, None, 3));
-        let p = find_peak(&m, &allocator_series(&m)).unwrap();
+        let p = find_peak_of(&m, &allocator_series_of(&m, &ALL), &ALL).unwrap();
         assert_eq!(p.peak_source_line, 2);
-        assert!(find_peak(&MemoryEventTable::new(), &[]).is_none());
+        assert!(find_peak_of(&MemoryEventTable::new(), &[], &ALL).is_none());
     }
 }

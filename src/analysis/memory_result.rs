@@ -182,15 +182,9 @@ impl RankMemory {
     }
 }
 
-/// `component` (§8.2) of an op name.
+/// `component` (§8.2) of an op name: [`super::memory_pool::Component::of_name`].
 pub fn component(name: &str) -> &'static str {
-    if name.starts_with("aten::") || name.starts_with("npu::") {
-        "PTA"
-    } else if name.starts_with("cann::") {
-        "GE"
-    } else {
-        "OTHER"
-    }
+    super::memory_pool::Component::of_name(name).as_str()
 }
 
 /// One `MemoryEventRow` (§8.1 parity columns, §8.2 extensions), borrowed from its rank.

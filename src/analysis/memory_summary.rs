@@ -3,7 +3,8 @@
 
 use super::memory_curve::naive_curve;
 use super::memory_match::MatchQuality;
-use super::memory_peak::{allocator_series, find_peak, group_rows, AllocatorSample, Group, Peak};
+use super::memory_peak::{group_rows, Group, Peak};
+use super::memory_pool::{pool_series, Component, PoolSeries};
 use super::memory_result::RankMemory;
 use super::user_frame::UserFrameStatus;
 
@@ -25,6 +26,18 @@ pub struct PeakSummary {
     pub live_by_name: Vec<Group<String>>,
     /// The 10 largest live rows (row indices), by size descending then row.
     pub largest_live: Vec<u32>,
+}
+
+/// One allocator pool of a rank (ascend-memory.md §4.1, §8.2 `component`): its rows and its
+/// own peak and live set.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolSummary {
+    /// The pool.
+    pub component: Component,
+    /// Rows of the pool.
+    pub rows: u64,
+    /// The pool's peak (§9.6 over its own series), when any of its rows has an allocated total.
+    pub peak: Option<PeakSummary>,
 }
 
 /// One rank's summary.
@@ -52,8 +65,9 @@ pub struct RankSummary {
     pub unreleased_rows: u64,
     /// Max `total_allocated_mb` (parity column) and the row reaching it first.
     pub max_total_allocated: Option<(f64, u32)>,
-    /// Allocator peak (§9.6), when any allocated total exists.
-    pub allocator_peak: Option<PeakSummary>,
+    /// Every allocator pool with rows, PTA first ([`Component::ALL`] order), each with its own
+    /// peak (§9.6 per pool).
+    pub pools: Vec<PoolSummary>,
     /// Naive curve (§11): distinct time points and peak MB.
     pub naive_points: usize,
     /// Naive curve peak, MB.
@@ -68,12 +82,12 @@ pub struct RankSummary {
 
 /// Computes the summary of `r`.
 pub fn summarize(r: &RankMemory) -> RankSummary {
-    summarize_with(r, &allocator_series(r.events()))
+    summarize_with(r, &pool_series(r))
 }
 
-/// [`summarize`] with the rank's [`allocator_series`] already built (the worker keeps the
-/// series for its chart, so the sort is done once).
-pub fn summarize_with(r: &RankMemory, samples: &[AllocatorSample]) -> RankSummary {
+/// [`summarize`] with the rank's [`pool_series`] already built (the worker keeps the series for
+/// its chart, so the sort is done once).
+pub fn summarize_with(r: &RankMemory, pools: &[PoolSeries]) -> RankSummary {
     let n = r.len();
     let ev = r.events();
     let mut s = RankSummary {
@@ -88,7 +102,7 @@ pub fn summarize_with(r: &RankMemory, samples: &[AllocatorSample]) -> RankSummar
         zero_duration_rows: 0,
         unreleased_rows: 0,
         max_total_allocated: None,
-        allocator_peak: None,
+        pools: Vec::new(),
         naive_points: 0,
         naive_peak_mb: 0.0,
         naive_peak_rel_ms: 0.0,
@@ -131,22 +145,34 @@ pub fn summarize_with(r: &RankMemory, samples: &[AllocatorSample]) -> RankSummar
         uf,
         TOP_GROUPS,
     );
-    s.allocator_peak = find_peak(ev, samples).map(|peak| {
-        let mut largest = peak.live_rows.clone();
-        largest.sort_by(|a, b| {
-            ev.size_kb()[*b as usize]
-                .total_cmp(&ev.size_kb()[*a as usize])
-                .then(a.cmp(b))
-        });
-        largest.truncate(TOP_ROWS);
-        PeakSummary {
-            peak_name: name(peak.peak_row),
-            live_by_user_frame: group_rows(ev, peak.live_rows.iter().copied(), uf, TOP_GROUPS),
-            live_by_name: group_rows(ev, peak.live_rows.iter().copied(), name, TOP_GROUPS),
-            largest_live: largest,
-            peak,
-        }
-    });
+    s.pools = pools
+        .iter()
+        .map(|p| PoolSummary {
+            component: p.component,
+            rows: p.rows,
+            peak: p.peak.clone().map(|peak| {
+                let mut largest = peak.live_rows.clone();
+                largest.sort_by(|a, b| {
+                    ev.size_kb()[*b as usize]
+                        .total_cmp(&ev.size_kb()[*a as usize])
+                        .then(a.cmp(b))
+                });
+                largest.truncate(TOP_ROWS);
+                PeakSummary {
+                    peak_name: name(peak.peak_row),
+                    live_by_user_frame: group_rows(
+                        ev,
+                        peak.live_rows.iter().copied(),
+                        uf,
+                        TOP_GROUPS,
+                    ),
+                    live_by_name: group_rows(ev, peak.live_rows.iter().copied(), name, TOP_GROUPS),
+                    largest_live: largest,
+                    peak,
+                }
+            }),
+        })
+        .collect();
     let curve = naive_curve((0..n).map(|i| {
         let row = r.row(i);
         (
@@ -168,6 +194,11 @@ pub fn summarize_with(r: &RankMemory, samples: &[AllocatorSample]) -> RankSummar
 }
 
 impl RankSummary {
+    /// The peak of the main pool (PTA when it has rows, else the first pool with rows).
+    pub fn allocator_peak(&self) -> Option<&PeakSummary> {
+        self.pools.first().and_then(|p| p.peak.as_ref())
+    }
+
     /// Rows of `q`.
     pub fn quality(&self, q: MatchQuality) -> u64 {
         self.quality_counts[q as usize]

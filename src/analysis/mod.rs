@@ -14,6 +14,7 @@ pub mod memory_curve;
 pub mod memory_match;
 pub mod memory_peak;
 pub mod memory_phase;
+pub mod memory_pool;
 pub mod memory_result;
 pub mod memory_summary;
 pub mod snapshot;

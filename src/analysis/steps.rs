@@ -211,7 +211,7 @@ pub fn detect(
         match macro_steps(kernels, cfg) {
             Some((origin, ms)) => {
                 notes.push(format!(
-                    "no step markers and no Step Id column: {} macro-steps from {origin} (§3.6)",
+                    "no step markers and no Step Id column: {} macro-steps from {origin} (long idle gaps split the capture)",
                     ms.len()
                 ));
                 steps = ms;
@@ -336,7 +336,7 @@ fn marker_steps(
         .count();
     if overlapping > 0 {
         notes.push(format!(
-            "{overlapping} step marker(s) overlap the next one; each window ends at the next marker's start (§3.2)"
+            "{overlapping} step marker(s) overlap the next one; each window ends at the next marker's start"
         ));
     }
     let mut steps = Vec::with_capacity(ms.len());

@@ -3,6 +3,7 @@
 //! array over ranks) to `--out` or stdout and, with `--report-dir`, the
 //! human-readable anomaly report and the model-architecture report per rank.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use super::fs_opener::FsOpener;
@@ -23,7 +24,8 @@ pub struct Args {
     /// Also write `anomaly_report_<dir>[_rank<N>].md` and `model_architecture_report_<dir>[_rank<N>].md` here.
     #[arg(long)]
     pub report_dir: Option<PathBuf>,
-    /// Follow the skill's reference script where it differs from the rulebook (anomaly.md §0.3).
+    /// Reproduce the original analysis script exactly where its behaviour differs from the
+    /// documented rules (a few tag and label rules, no host-event filtering); for comparisons.
     #[arg(long)]
     pub script_compatible: bool,
     /// Options of every command (`--strict`).
@@ -67,7 +69,22 @@ pub fn run(args: Args) -> i32 {
         return super::EXIT_NOTHING;
     }
     // Streamed to the destination: the JSON of a 1M-kernel rank is hundreds of MB.
+    // On a terminal without --out: each rank's headline instead of the full JSON.
+    let terminal = args.out.is_none() && std::io::stdout().is_terminal();
+    if terminal {
+        for r in &ranks {
+            println!(
+                "{}",
+                crate::report::anomaly_md::headline(&r.kernels, &r.result, &r.meta)
+            );
+        }
+        println!(
+            "Full output: --out FILE for the JSON (or redirect stdout: proflens anomaly {} > anomaly.json), --report-dir DIR for the Markdown reports.",
+            args.input.display()
+        );
+    }
     let wrote = match &args.out {
+        None if terminal => Ok(()),
         Some(p) => std::fs::File::create(p)
             .map_err(|e| format!("{}: {e}", p.display()))
             .and_then(|f| {

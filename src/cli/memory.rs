@@ -2,7 +2,7 @@
 //! events of every rank folder under `<folder>` (ascend-memory.md), the same bytes as the
 //! page's export. Problems go to stderr; exit codes follow [`super::exit_code`].
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use super::fs_opener::FsOpener;
@@ -40,9 +40,9 @@ pub enum Strategy {
 pub struct Args {
     /// Dropped folder (run root, one rank folder, ASCEND_PROFILER_OUTPUT) or a single file.
     pub input: PathBuf,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "csv")]
-    pub format: Format,
+    /// Output format (default: csv; on a terminal without --format or --out, a short summary).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
     /// Write to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -55,7 +55,7 @@ pub struct Args {
     /// Discard default-mode matches whose lag exceeds this many µs.
     #[arg(long, value_name = "US")]
     pub max_match_lag_us: Option<f64>,
-    /// Rank ids to analyse: `all` (default), or e.g. `0,2,4-7` (§2.2; parity accepts only `all`).
+    /// Rank ids to analyse: `all` (default), or e.g. `0,2,4-7` (with --parity only `all`).
     #[arg(long, value_name = "LIST", default_value = "all")]
     pub ranks: String,
     /// Roles to analyse, comma-separated exact names or `*` globs (default: all).
@@ -147,6 +147,23 @@ pub fn run(args: Args) -> i32 {
     } else {
         Columns::Full
     };
+    // On a terminal, without --format or --out: a short summary, not thousands of CSV lines.
+    if args.out.is_none() && args.format.is_none() && std::io::stdout().is_terminal() {
+        let mut out = std::io::stdout().lock();
+        let res = crate::report::memory_md::write_brief(&run, &mut out).and_then(|_| {
+            writeln!(
+                out,
+                "Full output: --format csv|json|md with --out FILE, or redirect stdout (proflens memory {} > events.csv).",
+                args.input.display()
+            )
+        });
+        if let Err(e) = res {
+            eprintln!("proflens memory: write failed: {e}");
+            return super::EXIT_NOTHING;
+        }
+        let analysed = run.ranks.iter().filter(|r| !r.is_empty()).count();
+        return super::exit_code(analysed > 0, n_problems, args.common.strict);
+    }
     let mut buf: Box<dyn Write> = match &args.out {
         Some(p) => match std::fs::File::create(p) {
             Ok(f) => Box::new(std::io::BufWriter::with_capacity(1 << 20, f)),
@@ -160,7 +177,7 @@ pub fn run(args: Args) -> i32 {
             std::io::stdout().lock(),
         )),
     };
-    let res = match args.format {
+    let res = match args.format.unwrap_or(Format::Csv) {
         Format::Csv => write_csv(&run, cols, &mut buf),
         Format::Json => write_json(&run, cols, &mut buf),
         Format::Md => crate::report::memory_md::write_summary(&run, &mut buf),

@@ -41,6 +41,10 @@ pub mod codes {
     pub const CROSS_CHECK: &str = "ANOM-ST-002";
 }
 
+/// What a rank without device kernels lacks and how to capture it (problem `ANOM-FILE-002`,
+/// the steps tab's empty state and `proflens anomaly`'s stderr say the same).
+pub const NO_KERNELS_HOW: &str = "no device kernels (kernel_details.csv, op_summary*.csv or device events in trace_view.json): steps and bubbles cannot be computed. Capture with torch_npu.profiler with activities including ProfilerActivity.NPU, profiler_level Level0 or higher and export_type text, so that ASCEND_PROFILER_OUTPUT/kernel_details.csv is written";
+
 /// The analysis was cancelled through the progress callback.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cancelled;
@@ -290,7 +294,7 @@ impl<'a> AnomalyPass<'a> {
                     Severity::Error,
                     codes::NO_KERNELS,
                     Position::file(rank.label()),
-                    "no kernel_details.csv, no op_summary*.csv and no trace_view.json device lanes: bubble analysis unavailable",
+                    NO_KERNELS_HOW,
                 ));
             }
         }
@@ -376,6 +380,21 @@ impl<'a> AnomalyPass<'a> {
             builder.finish()
         };
         overrun_problems(&kernels, &kernel_files, rank, &mut problems);
+        if kernels.is_empty() && !aggregate_only && problems.count(codes::NO_KERNELS) == 0 {
+            // A trace with host events only (e.g. a memory-only capture): say what is missing
+            // and how to capture it, instead of steps of zero length.
+            let at = kernel_files
+                .first()
+                .map(|f| f.path.as_str())
+                .or_else(|| rank.file(FileKind::TraceView).map(|f| f.path.as_str()))
+                .unwrap_or(rank.label());
+            problems.push(Problem::new(
+                Severity::Error,
+                codes::NO_KERNELS,
+                Position::file(at),
+                NO_KERNELS_HOW,
+            ));
+        }
         let input = RankInput {
             kernels: &kernels,
             trace: trace.as_ref(),

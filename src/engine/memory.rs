@@ -165,7 +165,7 @@ impl<'o> MemoryPass<'o> {
                 ),
             ));
             return Err(
-                self.fail("trace_view.json not found (RL-Insight parity drops the rank)".into())
+                self.fail("trace_view.json not found (the parity export needs the call stacks it holds, so this rank is left out)".into())
             );
         }
         self.problems.push(Problem::new(Severity::Warning, "MEM-FILE-002", at,

@@ -141,11 +141,14 @@ impl Session {
                 Reply::Memory(match q {
                     MemoryQuery::Rows(q) => MemoryReply::Rows(r.rows.rows(&q)),
                     MemoryQuery::Curve {
-                        x_range, width_px, ..
-                    } => MemoryReply::Curve(r.rows.curve(x_range, width_px)),
-                    MemoryQuery::LiveAt { t_ms, limit, .. } => {
-                        MemoryReply::LiveAt(r.rows.live_at(t_ms, limit))
-                    }
+                        x_range,
+                        width_px,
+                        pool,
+                        ..
+                    } => MemoryReply::Curve(r.rows.curve(x_range, width_px, pool_of(&pool))),
+                    MemoryQuery::LiveAt {
+                        t_ms, limit, pool, ..
+                    } => MemoryReply::LiveAt(r.rows.live_at(t_ms, limit, pool_of(&pool))),
                     MemoryQuery::Sites {
                         group_by, limit, ..
                     } => MemoryReply::Sites(r.rows.sites(group_by, limit)),
@@ -290,4 +293,10 @@ fn run_memory(
         }
         (_, _, why) => Err(why.unwrap_or_else(|| "no result".into())),
     }
+}
+
+/// The pool a query names (`PTA`, `GE`, `OTHER`); `None` or an unknown name: the first pool.
+fn pool_of(pool: &Option<String>) -> Option<crate::analysis::memory_pool::Component> {
+    pool.as_deref()
+        .and_then(crate::analysis::memory_pool::Component::parse)
 }

@@ -626,7 +626,7 @@ fn memory_readiness(r: &RankFolder) -> Readiness {
     }
     if r.file(FileKind::TraceView).is_none() {
         degraded.push(format!(
-            "{OUTPUT_DIR}/trace_view.json missing: rows get no call stacks (RL-Insight parity drops the rank)"
+            "{OUTPUT_DIR}/trace_view.json missing: rows get no call stacks (and the parity export, which needs them, leaves this rank out)"
         ));
     } else if r.side.with_stack == Some(false) {
         degraded.push("recorded with with_stack=False: trace_view.json has no call stacks".into());

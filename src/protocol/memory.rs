@@ -30,6 +30,29 @@ pub struct GroupDto {
     pub size_kb: f64,
 }
 
+/// One allocator pool of a rank (ascend-memory.md §4.1, §8.2 `component`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PoolDto {
+    /// `PTA`, `GE` or `OTHER`.
+    pub pool: String,
+    /// For people: `PyTorch allocator`, `CANN graph engine workspace`, `other op names`.
+    pub label: String,
+    /// Which rows belong to it, in words (`op names starting cann::`).
+    pub rule: String,
+    /// Rows of the pool.
+    pub rows: u64,
+    /// The pool's allocator peak, MiB.
+    pub peak_allocated_mb: Option<f64>,
+    /// Its instant, ms.
+    pub peak_time_ms: Option<f64>,
+    /// Reserved at the peak, MiB.
+    pub reserved_at_peak_mb: Option<f64>,
+    /// The pool's rows live at its peak.
+    pub live_at_peak_rows: u64,
+    /// Their Σ size, KiB.
+    pub live_at_peak_kb: f64,
+}
+
 /// Per-rank summary of the memory analysis (ascend-memory.md §9.5–9.6).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MemorySummaryDto {
@@ -65,6 +88,10 @@ pub struct MemorySummaryDto {
     pub live_at_peak_by_user_frame: Vec<GroupDto>,
     /// Live set at the peak grouped by `name`, largest first.
     pub live_at_peak_by_name: Vec<GroupDto>,
+    /// Every allocator pool with rows (PTA first): which rows, its own peak and live set.
+    /// The `peak_*` / `live_at_peak_*` fields above are the first pool's.
+    #[serde(default)]
+    pub pools: Vec<PoolDto>,
     /// Peak of the reconstructed live bytes (operator rows only), MiB.
     pub peak_live_mb: f64,
     /// Time of that peak, ms.
@@ -209,10 +236,14 @@ pub struct CurveDto {
     pub series: Vec<SeriesDto>,
     /// Largest value over all series in the window, MiB (y axis).
     pub y_max_mb: f64,
-    /// Allocator peak: time ms and allocated MiB.
+    /// The pool's allocator peak: time ms and allocated MiB.
     pub peak: Option<(f64, f64)>,
     /// Number of samples behind the curves.
     pub samples: u64,
+    /// The allocator pool drawn (`PTA`, `GE`, `OTHER`; ascend-memory.md §8.2 `component`);
+    /// `None` when the rank has no rows.
+    #[serde(default)]
+    pub pool: Option<String>,
 }
 
 /// The allocations live at one instant.
@@ -230,6 +261,9 @@ pub struct LiveAtDto {
     pub live_rows: u64,
     /// The largest live rows.
     pub largest: Vec<MemoryRowDto>,
+    /// The allocator pool whose rows and totals these are (`PTA`, `GE`, `OTHER`).
+    #[serde(default)]
+    pub pool: Option<String>,
 }
 
 /// Grouping of allocation sites.
@@ -305,6 +339,9 @@ pub enum MemoryQuery {
         x_range: Option<(f64, f64)>,
         /// Chart width in pixel columns (one min/max pair per column).
         width_px: u32,
+        /// Allocator pool (`PTA`, `GE`, `OTHER`); `None` = the rank's first pool with rows.
+        #[serde(default)]
+        pool: Option<String>,
     },
     /// The largest allocations live at time `t_ms`. Replies [`MemoryReply::LiveAt`].
     LiveAt {
@@ -314,6 +351,9 @@ pub enum MemoryQuery {
         t_ms: f64,
         /// At most this many allocations.
         limit: u32,
+        /// Allocator pool (`PTA`, `GE`, `OTHER`); `None` = the rank's first pool with rows.
+        #[serde(default)]
+        pool: Option<String>,
     },
     /// Allocation sites grouped by `group_by`, largest first. Replies [`MemoryReply::Sites`].
     Sites {

@@ -1,5 +1,6 @@
 //! The memory summary as Markdown (issue 2 export "summary as Markdown"): per rank the
-//! counts, match quality, allocator peak and live set at it (ascend-memory.md §9.6),
+//! counts, match quality, and per allocator pool (PTA / GE / OTHER, ascend-memory.md §8.2
+//! `component`) its own peak and live set at it (§9.6); sizes in binary units (base::format),
 //! top allocation sites by `user_frame`, the naive curve numbers (§11), and the §9.7
 //! phase table over all ranks. Formatting only: numbers come from `analysis`.
 
@@ -9,8 +10,11 @@ use super::float::{ns_to_us_text, py_repr};
 use crate::analysis::memory_curve::py_round;
 use crate::analysis::memory_match::MatchQuality;
 use crate::analysis::memory_phase::{phase_table, PhaseRow};
+use crate::analysis::memory_result::RankMemory;
 use crate::analysis::memory_result::{MemoryRun, RankStatus};
 use crate::analysis::memory_summary::summarize;
+use crate::analysis::memory_summary::PoolSummary;
+use crate::base::format;
 
 fn esc(s: &str) -> String {
     s.replace('|', "\\|").replace(['\r', '\n'], " ")
@@ -55,16 +59,16 @@ pub fn write_summary(run: &MemoryRun, out: &mut dyn Write) -> io::Result<()> {
         kv("rows", m.rows.to_string());
         kv(
             "allocations (size > 0)",
-            format!("{} rows, {} KB", m.alloc_rows, py_repr(m.alloc_kb)),
+            format!("{} rows, {}", m.alloc_rows, format::kib(m.alloc_kb)),
         );
         kv(
             "frees (size < 0)",
-            format!("{} rows, {} KB", m.free_rows, py_repr(m.free_kb)),
+            format!("{} rows, {}", m.free_rows, format::kib(m.free_kb)),
         );
-        kv("Σ size_kb", py_repr(m.sum_size_kb));
+        kv("net size (Σ size)", format::kib(m.sum_size_kb));
         kv("distinct op names", m.distinct_names.to_string());
         kv(
-            "rows with a call stack (RL-Insight rule)",
+            "rows with a call stack (reference tool's rule: a matched op with a stack)",
             m.rows_with_call_stack.to_string(),
         );
         kv(
@@ -76,26 +80,13 @@ pub fn write_summary(run: &MemoryRun, out: &mut dyn Write) -> io::Result<()> {
                 .join(", "),
         );
         kv("unreleased rows", m.unreleased_rows.to_string());
-        if let Some((v, row)) = m.max_total_allocated {
-            let rr = r.row(row as usize);
-            kv(
-                "max total_allocated_mb (CSV)",
-                format!(
-                    "{} at {} ms (`{}`, line {})",
-                    py_repr(v),
-                    py_repr(rr.start_time_ms()),
-                    esc(rr.name()),
-                    rr.source_line()
-                ),
-            );
-        }
         kv(
             "naive curve (operator rows only, starts at 0)",
             format!(
-                "{} points, peak {} MB at +{} ms",
+                "{} points, peak {} at {} from the first allocation",
                 m.naive_points,
-                py_repr(m.naive_peak_mb),
-                py_repr(m.naive_peak_rel_ms)
+                format::mib(m.naive_peak_mb),
+                format::offset_ms(m.naive_peak_rel_ms, 0.0)
             ),
         );
         kv(
@@ -122,73 +113,28 @@ pub fn write_summary(run: &MemoryRun, out: &mut dyn Write) -> io::Result<()> {
             ),
         );
         s.push('\n');
-        if let Some(p) = &m.allocator_peak {
-            s.push_str("### Allocator peak (§9.6)\n\n");
-            s.push_str(&format!(
-                "Peak allocated **{} MB** at {} µs ({} sample, `{}`, line {}); reserved at peak {} MB, max reserved {} MB.\n",
-                py_repr(p.peak.peak_allocated_mb),
-                ns_to_us_text(p.peak.peak_time_ns),
-                p.peak.peak_sample_kind.as_str(),
-                esc(&p.peak_name),
-                p.peak.peak_source_line,
-                p.peak.reserved_at_peak_mb.map(py_repr).unwrap_or_else(|| "—".into()),
-                p.peak.max_reserved_mb.map(py_repr).unwrap_or_else(|| "—".into()),
-            ));
-            s.push_str(&format!(
-                "Live at peak: {} rows, {} KB (explains {} of the allocator level; the rest predates the capture or is not operator-tracked).\n\n",
-                p.peak.live_rows.len(),
-                py_repr(p.peak.live_kb),
-                p.peak.explained_ratio.map(|x| format!("{}%", r4(x * 100.0))).unwrap_or_else(|| "—".into()),
-            ));
-            for (title, groups) in [
-                ("user_frame", &p.live_by_user_frame),
-                ("name", &p.live_by_name),
-            ] {
-                s.push_str(&format!(
-                    "| Live by {title} | KB | rows | % of live |\n|---|---|---|---|\n"
-                ));
-                for g in groups.iter() {
-                    let pct = if p.peak.live_kb != 0.0 {
-                        g.kb / p.peak.live_kb * 100.0
-                    } else {
-                        0.0
-                    };
-                    let key = if g.key.is_empty() {
-                        "(none)".to_string()
-                    } else {
-                        format!("`{}`", esc(&g.key))
-                    };
-                    s.push_str(&format!(
-                        "| {key} | {} | {} | {} |\n",
-                        py_repr(g.kb),
-                        g.count,
-                        r4(pct)
-                    ));
-                }
-                s.push('\n');
-            }
-            s.push_str("| Largest live rows | KB | released | user_frame | line |\n|---|---|---|---|---|\n");
-            for &i in &p.largest_live {
-                let rr = r.row(i as usize);
-                s.push_str(&format!(
-                    "| `{}` | {} | {} | {} | {} |\n",
-                    esc(rr.name()),
-                    py_repr(rr.size_kb()),
-                    rr.release_time_ns().is_some(),
-                    esc(rr.user_frame().0),
-                    rr.source_line()
-                ));
-            }
-            s.push('\n');
+        let t0_ns = r
+            .events()
+            .alloc_time_ns()
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or(0);
+        for pool in &m.pools {
+            write_pool(&mut s, r, pool, t0_ns);
         }
-        s.push_str("### Top allocation sites (by user_frame)\n\n| user_frame | KB | rows |\n|---|---|---|\n");
+        s.push_str("### Top allocation sites (by user frame)\n\n| user frame | size | rows |\n|---|---|---|\n");
         for g in &m.top_sites {
             let key = if g.key.is_empty() {
                 "(none)".to_string()
             } else {
                 format!("`{}`", esc(&g.key))
             };
-            s.push_str(&format!("| {key} | {} | {} |\n", py_repr(g.kb), g.count));
+            s.push_str(&format!(
+                "| {key} | {} | {} |\n",
+                format::kib(g.kb),
+                g.count
+            ));
         }
         s.push('\n');
     }
@@ -202,7 +148,7 @@ pub fn write_summary(run: &MemoryRun, out: &mut dyn Write) -> io::Result<()> {
     });
     let table = phase_table(rows);
     if !table.is_empty() {
-        s.push_str("## Phases (§9.7)\n\n| phase | roles | events | allocs | deallocs | alloc_kb | dealloc_kb | net_kb | alloc_mb | peak_allocated_mb | peak_active_mb | t_start_ms | t_end_ms |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        s.push_str("## Phases (by role name)\n\n| phase | roles | events | allocs | deallocs | alloc_kb | dealloc_kb | net_kb | alloc_mb | peak_allocated_mb | peak_active_mb | t_start_ms | t_end_ms |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for p in table {
             s.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
@@ -223,4 +169,139 @@ pub fn write_summary(run: &MemoryRun, out: &mut dyn Write) -> io::Result<()> {
         }
     }
     out.write_all(s.as_bytes())
+}
+
+/// The short summary `proflens memory` prints on a terminal: per rank its rows and, per
+/// allocator pool, the peak and the live set at it, in human units (plain text, a few lines).
+pub fn write_brief(run: &MemoryRun, out: &mut dyn Write) -> io::Result<()> {
+    let mut s = String::new();
+    for r in &run.ranks {
+        s.push_str(&format!(
+            "{} / rank {} ({}): ",
+            r.info.role, r.info.rank_id, r.info.source_dir
+        ));
+        match &r.status {
+            RankStatus::Failed(why) => {
+                s.push_str(&format!("not analysed: {why}\n"));
+                continue;
+            }
+            RankStatus::Cancelled => {
+                s.push_str("cancelled\n");
+                continue;
+            }
+            RankStatus::Analysed => {}
+        }
+        let m = summarize(r);
+        s.push_str(&format!(
+            "{} rows ({} allocations, {}), {} with a call stack\n",
+            m.rows,
+            m.alloc_rows,
+            format::kib(m.alloc_kb),
+            m.rows_with_call_stack
+        ));
+        let t0_ns = r
+            .events()
+            .alloc_time_ns()
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or(0);
+        for pool in &m.pools {
+            let c = pool.component;
+            s.push_str(&format!(
+                "  {} ({}), {} rows: ",
+                c.as_str(),
+                c.label(),
+                pool.rows
+            ));
+            match &pool.peak {
+                Some(p) => s.push_str(&format!(
+                    "peak {} at {}, live at peak {} row(s), {}\n",
+                    format::mib(p.peak.peak_allocated_mb),
+                    format::offset_ms((p.peak.peak_time_ns - t0_ns) as f64 / 1e6, 0.0),
+                    p.peak.live_rows.len(),
+                    format::kib(p.peak.live_kb)
+                )),
+                None => s.push_str("no allocated total\n"),
+            }
+        }
+    }
+    out.write_all(s.as_bytes())
+}
+
+/// One allocator pool's section: which rows, its peak (§9.6 over its own series) and the live
+/// set at it.
+fn write_pool(s: &mut String, r: &RankMemory, pool: &PoolSummary, t0_ns: i64) {
+    let c = pool.component;
+    s.push_str(&format!(
+        "### Allocator pool {} ({}): {} rows, {}\n\n",
+        c.as_str(),
+        c.label(),
+        pool.rows,
+        c.rule()
+    ));
+    let Some(p) = &pool.peak else {
+        s.push_str("No allocated total in these rows.\n\n");
+        return;
+    };
+    let at = format::offset_ms((p.peak.peak_time_ns - t0_ns) as f64 / 1e6, 0.0);
+    let opt = |v: Option<f64>| v.map(format::mib).unwrap_or_else(|| "—".into());
+    s.push_str(&format!(
+        "Peak allocated **{}** at {at} from the first allocation ({} µs on the profiler clock; {} sample, `{}`, line {}); reserved at peak {}, max reserved {}.\n",
+        format::mib(p.peak.peak_allocated_mb),
+        ns_to_us_text(p.peak.peak_time_ns),
+        p.peak.peak_sample_kind.as_str(),
+        esc(&p.peak_name),
+        p.peak.peak_source_line,
+        opt(p.peak.reserved_at_peak_mb),
+        opt(p.peak.max_reserved_mb),
+    ));
+    s.push_str(&format!(
+        "Live at peak: {} rows of this pool, {} (explains {} of the pool's allocated level; the rest predates the capture or is not operator-tracked).\n\n",
+        p.peak.live_rows.len(),
+        format::kib(p.peak.live_kb),
+        format::percent(p.peak.explained_ratio, 2),
+    ));
+    for (title, groups) in [
+        ("user frame", &p.live_by_user_frame),
+        ("name", &p.live_by_name),
+    ] {
+        s.push_str(&format!(
+            "| Live by {title} | size | rows | % of live |\n|---|---|---|---|\n"
+        ));
+        for g in groups.iter() {
+            let share = (p.peak.live_kb != 0.0).then(|| g.kb / p.peak.live_kb);
+            let key = if g.key.is_empty() {
+                "(none)".to_string()
+            } else {
+                format!("`{}`", esc(&g.key))
+            };
+            s.push_str(&format!(
+                "| {key} | {} | {} | {} |\n",
+                format::kib(g.kb),
+                g.count,
+                format::percent(share, 1)
+            ));
+        }
+        s.push('\n');
+    }
+    s.push_str(
+        "| Largest live rows | size | released | user frame | line |\n|---|---|---|---|---|\n",
+    );
+    for &i in &p.largest_live {
+        let rr = r.row(i as usize);
+        s.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} |\n",
+            esc(rr.name()),
+            format::kib(rr.size_kb()),
+            if rr.release_time_ns().is_some() {
+                "yes"
+            } else {
+                "no"
+            },
+            esc(rr.user_frame().0),
+            rr.source_line()
+        ));
+    }
+    s.push('\n');
 }

@@ -23,13 +23,15 @@ pub fn InventoryView() -> impl IntoView {
                 view! {
                     <p class="summary" data-testid="inventory-summary">
                         {format!(
-                            "{} rank folder(s), {} file(s), {} in total; {} file(s) outside any rank folder.",
+                            "{} rank folder(s), {} snapshot pickle(s), {} file(s), {} in total; {} file(s) outside any rank folder.",
                             ranks.len(),
+                            inv.snapshots.len(),
                             n_files,
                             format::bytes(inv.total_bytes as f64),
                             ignored.len()
                         )}
                     </p>
+                    <SnapshotList files=inv.snapshots.clone()/>
                     {inv_problems
                         .into_iter()
                         .map(|p| view! { <p class="notice">{format!("{}: {}", p.code, p.message)}</p> })
@@ -87,6 +89,7 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
         ("torch_npu", rank.torch_npu_version.clone()),
         ("CANN", rank.cann_version.clone()),
     ];
+    let analyses = rank.analyses.clone();
     let status = move || {
         let mut parts = Vec::new();
         if let Some(s) = state.summaries.with(|m| m.get(&idx).map(|s| s.rows)) {
@@ -116,29 +119,7 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
                     })
                     .collect_view()}
             </dl>
-            <ul class="capabilities">
-                {rank
-                    .analyses
-                    .iter()
-                    .map(|a| {
-                        let ok = a.can_run;
-                        let name = match a.analysis {
-                            AnalysisKind::Memory => "Memory events",
-                            AnalysisKind::Anomaly => "Steps and anomalies",
-                            AnalysisKind::Snapshot => "Memory snapshot",
-                        };
-                        let mut text = if ok {
-                            format!("{name}: can run")
-                        } else {
-                            format!("{name}: cannot run — missing {}", a.missing.join("; "))
-                        };
-                        if !a.degraded.is_empty() {
-                            text.push_str(&format!(" (but: {})", a.degraded.join("; ")));
-                        }
-                        view! { <li class:ok=ok class:missing=!ok>{text}</li> }
-                    })
-                    .collect_view()}
-            </ul>
+            <ul class="capabilities">{move || capabilities(state, idx, &analyses)}</ul>
             {rank.notes.iter().map(|n| view! { <p class="notice">{n.clone()}</p> }).collect_view()}
             <table class="files">
                 <thead>
@@ -150,6 +131,107 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
             </table>
         </section>
     }
+}
+
+/// The analyses of rank folder `idx` as the inventory read them, corrected by what the
+/// analyses found once they ran: a trace without device kernels makes "Steps and anomalies"
+/// unable to run; call stacks found in the trace overrule a `with_stack=False` in the metadata.
+fn capabilities(
+    state: AppState,
+    idx: u32,
+    analyses: &[crate::protocol::CapabilityDto],
+) -> Vec<AnyView> {
+    let memory = state
+        .summaries
+        .with(|m| m.get(&idx).map(|s| (s.rows, s.rows - s.matches.none)));
+    let no_kernels = state
+        .anomaly
+        .with(|m| m.get(&idx).is_some_and(|s| s.kernels == 0));
+    analyses
+        .iter()
+        .map(|a| {
+            let name = match a.analysis {
+                AnalysisKind::Memory => "Memory events",
+                AnalysisKind::Anomaly => "Steps and anomalies",
+                AnalysisKind::Snapshot => "Memory snapshot",
+            };
+            let mut ok = a.can_run;
+            let mut missing = a.missing.clone();
+            let mut degraded = a.degraded.clone();
+            if a.analysis == AnalysisKind::Anomaly && ok && no_kernels {
+                ok = false;
+                missing.push("device kernels: trace_view.json has none and there is no kernel_details.csv (Problems: ANOM-FILE-002; the Steps tab says how to capture them)".into());
+                degraded.clear();
+            }
+            if a.analysis == AnalysisKind::Memory {
+                if let Some((rows, with_stack)) = memory.filter(|m| m.1 > 0) {
+                    for d in degraded.iter_mut().filter(|d| d.contains("with_stack=False")) {
+                        *d = format!("profiler_info says with_stack=False, yet {with_stack} of {rows} rows matched an op with a call stack in trace_view.json");
+                    }
+                }
+            }
+            let mut text = if ok {
+                format!("{name}: can run")
+            } else {
+                format!("{name}: cannot run — missing {}", missing.join("; "))
+            };
+            if !degraded.is_empty() {
+                text.push_str(&format!(" (but: {})", degraded.join("; ")));
+            }
+            view! { <li class:ok=ok class:missing=!ok data-testid="capability">{text}</li> }.into_any()
+        })
+        .collect()
+}
+
+/// The dropped snapshot pickles: file, size and, once analysed, devices and trace entries.
+#[component]
+fn SnapshotList(files: Vec<FileDto>) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    (!files.is_empty()).then(|| {
+        let rows = files
+            .into_iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let i = i as u32;
+                let detail = move || {
+                    let done = state.snapshots.with(|m| {
+                        m.get(&i).map(|s| {
+                            s.devices
+                                .iter()
+                                .map(|d| format!("device {}: {} entries", d.device, d.entries))
+                                .collect::<Vec<_>>()
+                                .join(" · ")
+                        })
+                    });
+                    let failed = state
+                        .failures
+                        .with(|m| m.get(&(AnalysisKind::Snapshot, i)).cloned());
+                    match (done, failed) {
+                        (_, Some(f)) => format!("failed: {f}"),
+                        (Some(d), _) if d.is_empty() => "no device with entries".to_string(),
+                        (Some(d), _) => d,
+                        (None, None) => "…".to_string(),
+                    }
+                };
+                view! {
+                    <tr data-testid="snapshot-file">
+                        <td><code>{f.path.clone()}</code></td>
+                        <td class="num">{format::bytes(f.size as f64)}</td>
+                        <td>{detail}</td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        view! {
+            <section class="rank-card" data-testid="snapshot-inventory">
+                <h3>"Memory snapshots"</h3>
+                <table class="files">
+                    <thead><tr><th>"file"</th><th class="num">"size"</th><th>"devices and entries"</th></tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </section>
+        }
+    })
 }
 
 #[component]

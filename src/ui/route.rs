@@ -74,6 +74,8 @@ pub const MEM_KMAX: &str = "mem.kmax";
 pub const MEM_SORT: &str = "mem.sort";
 /// Memory table selected row id.
 pub const MEM_ROW: &str = "mem.row";
+/// Memory allocator pool shown (`PTA`, `GE`, `OTHER`).
+pub const MEM_POOL: &str = "mem.pool";
 /// Namespace of the memory view's keys.
 pub const MEM_PREFIX: &str = "mem.";
 /// Steps & bubbles view: selected rank folder (inventory index).

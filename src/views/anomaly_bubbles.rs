@@ -138,7 +138,7 @@ pub fn label_reasons(b: &BubbleResult, cfg: &AnomalyConfig) -> Vec<String> {
                 cfg.host_parallelism_max
             ),
             Label::InsufficientEvidence if boundary => format!(
-                "{}: the window touches the capture boundary, host labels are not given there (§5.8)",
+                "{}: the window touches the capture boundary, host-side labels are not given there (the host events before the capture are unknown)",
                 l.as_str()
             ),
             Label::InsufficientEvidence => format!(

@@ -17,7 +17,8 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::curve::{step_min_max, value_at};
 use super::table::{cmp_f64, contains_ci, order_rows, page};
-use crate::analysis::memory_peak::{is_live, AllocatorSample, Peak};
+use crate::analysis::memory_peak::is_live;
+use crate::analysis::memory_pool::{Component, PoolSeries};
 use crate::base::units::{ns_to_ms, NS_PER_MS};
 use crate::protocol::{
     CurveDto, FrameDto, GroupDto, LiveAtDto, MemColumn, MemoryRowDto, RowFilter, RowsPage,
@@ -73,6 +74,31 @@ pub struct RowIn<'a> {
     pub stack_origin: &'a str,
     /// 1-based CSV line.
     pub source_line: u64,
+    /// The allocator pool of the row (ascend-memory.md §8.2 `component`).
+    pub component: Component,
+}
+
+impl Default for Component {
+    fn default() -> Self {
+        Component::Pta
+    }
+}
+
+/// One pool's curves (ms, MiB): the analysis' allocator series and live series of its rows,
+/// and its peak.
+#[derive(Debug, Default)]
+struct PoolCurves {
+    component: Component,
+    sample_t: Vec<f64>,
+    sample_alloc: Vec<f64>,
+    sample_res: Vec<f64>,
+    sample_act: Vec<f64>,
+    live_t: Vec<f64>,
+    live_mb: Vec<f64>,
+    /// The pool's allocator peak: (ms, MiB) for the marker; its exact instant and the totals
+    /// holding at it (allocated, reserved, active; MiB) for the live set there.
+    peak: Option<(f64, f64)>,
+    peak_at: Option<(i64, (f64, f64, f64))>,
 }
 
 /// Compact columns of one rank's rows, in export order, plus the curve samples.
@@ -99,17 +125,9 @@ pub struct MemoryRows {
     origin: Vec<u32>,
     line: Vec<u64>,
     stack: Vec<u32>,
-    // Curves (ms, MiB): the analysis' allocator series and live series.
-    sample_t: Vec<f64>,
-    sample_alloc: Vec<f64>,
-    sample_res: Vec<f64>,
-    sample_act: Vec<f64>,
-    live_t: Vec<f64>,
-    live_mb: Vec<f64>,
-    /// The analysis' allocator peak: (ms, MiB) for the marker; its exact instant and the
-    /// totals holding at it (allocated, reserved, active; MiB) for the live set there.
-    peak: Option<(f64, f64)>,
-    peak_at: Option<(i64, (f64, f64, f64))>,
+    component: Vec<Component>,
+    /// Curves per allocator pool, [`Component::ALL`] order, pools with rows only.
+    pools: Vec<PoolCurves>,
     // Last (sort, filter) asked for, and its row order.
     cache: Option<(Option<SortKey>, RowFilter, Vec<u32>)>,
 }
@@ -193,35 +211,45 @@ impl MemoryRows {
         self.origin.push(origin);
         self.line.push(r.source_line);
         self.stack.push(stack);
+        self.component.push(r.component);
     }
 
-    /// Sets the curves and the peak from the rank's analysis: `samples` from
-    /// [`crate::analysis::memory_peak::allocator_series`] (§9.5), `live_kb` from
-    /// [`crate::analysis::memory_peak::live_series`], `peak` from
-    /// [`crate::analysis::memory_peak::find_peak`] (the summary card's peak, so the chart's
-    /// marker is the card's). Missing totals become gaps (NaN).
-    pub fn set_series(
-        &mut self,
-        samples: &[AllocatorSample],
-        live_kb: &[(i64, f64)],
-        peak: Option<&Peak>,
-    ) {
+    /// Sets the curves and peaks from the rank's analysis: one [`PoolSeries`] per allocator
+    /// pool ([`crate::analysis::memory_pool::pool_series`]: §9.5 series, live series and §9.6
+    /// peak over the pool's rows; the summary card's peaks, so the chart's marker is the
+    /// card's). Missing totals become gaps (NaN).
+    pub fn set_series(&mut self, pools: &[PoolSeries]) {
         let nan = |v: Option<f64>| v.unwrap_or(f64::NAN);
-        self.sample_t = samples.iter().map(|s| ns_to_ms(s.t_ns)).collect();
-        self.sample_alloc = samples.iter().map(|s| nan(s.totals.allocated)).collect();
-        self.sample_res = samples.iter().map(|s| nan(s.totals.reserved)).collect();
-        self.sample_act = samples.iter().map(|s| nan(s.totals.active)).collect();
-        self.live_t = live_kb.iter().map(|l| ns_to_ms(l.0)).collect();
-        self.live_mb = live_kb.iter().map(|l| l.1 / 1024.0).collect();
-        self.peak = peak.map(|p| (ns_to_ms(p.peak_time_ns), p.peak_allocated_mb));
-        self.peak_at = peak.map(|p| {
-            let totals = (
-                p.peak_allocated_mb,
-                nan(p.reserved_at_peak_mb),
-                nan(p.active_at_peak_mb),
-            );
-            (p.peak_time_ns, totals)
-        });
+        self.pools = pools
+            .iter()
+            .map(|p| PoolCurves {
+                component: p.component,
+                sample_t: p.samples.iter().map(|s| ns_to_ms(s.t_ns)).collect(),
+                sample_alloc: p.samples.iter().map(|s| nan(s.totals.allocated)).collect(),
+                sample_res: p.samples.iter().map(|s| nan(s.totals.reserved)).collect(),
+                sample_act: p.samples.iter().map(|s| nan(s.totals.active)).collect(),
+                live_t: p.live.iter().map(|l| ns_to_ms(l.0)).collect(),
+                live_mb: p.live.iter().map(|l| l.1 / 1024.0).collect(),
+                peak: p
+                    .peak
+                    .as_ref()
+                    .map(|k| (ns_to_ms(k.peak_time_ns), k.peak_allocated_mb)),
+                peak_at: p.peak.as_ref().map(|k| {
+                    let totals = (
+                        k.peak_allocated_mb,
+                        nan(k.reserved_at_peak_mb),
+                        nan(k.active_at_peak_mb),
+                    );
+                    (k.peak_time_ns, totals)
+                }),
+            })
+            .collect();
+    }
+
+    /// The curves of `pool` (`None` or an unknown pool: the first pool with rows).
+    fn pool(&self, pool: Option<Component>) -> Option<&PoolCurves> {
+        pool.and_then(|c| self.pools.iter().find(|p| p.component == c))
+            .or(self.pools.first())
     }
 
     /// Number of rows.
@@ -333,23 +361,30 @@ impl MemoryRows {
         }
     }
 
-    /// Full time range of the curves, ms.
+    /// Full time range of the curves of every pool, ms (one x axis whichever pool is shown).
     pub fn time_range(&self) -> Option<(f64, f64)> {
-        let first = [self.sample_t.first(), self.live_t.first()]
-            .into_iter()
+        let ends = |v: &Vec<f64>| [v.first().copied(), v.last().copied()];
+        let (first, last) = self
+            .pools
+            .iter()
+            .flat_map(|p| [ends(&p.sample_t), ends(&p.live_t)])
             .flatten()
-            .copied()
-            .fold(f64::INFINITY, f64::min);
-        let last = [self.sample_t.last(), self.live_t.last()]
-            .into_iter()
             .flatten()
-            .copied()
-            .fold(f64::NEG_INFINITY, f64::max);
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), t| {
+                (lo.min(t), hi.max(t))
+            });
         (first <= last).then_some((first, last))
     }
 
-    /// Curves downsampled to `width_px` columns over `x_range` (default: everything).
-    pub fn curve(&self, x_range: Option<(f64, f64)>, width_px: u32) -> CurveDto {
+    /// The curves of `pool` (`None`: the first pool with rows) downsampled to `width_px`
+    /// columns over `x_range` (default: everything). Series names start with the pool
+    /// (`PTA allocated`).
+    pub fn curve(
+        &self,
+        x_range: Option<(f64, f64)>,
+        width_px: u32,
+        pool: Option<Component>,
+    ) -> CurveDto {
         let full = self.time_range().unwrap_or((0.0, 1.0));
         let (mut x0, mut x1) = x_range.unwrap_or(full);
         if !(x1 > x0) {
@@ -358,24 +393,31 @@ impl MemoryRows {
             x1 = x0 + 1.0;
         }
         let w = width_px.clamp(1, 8192) as usize;
-        let mk = |name: &str, ts: &[f64], vs: &[f64]| {
+        let mk = |name: String, ts: &[f64], vs: &[f64]| {
             let mm = step_min_max(ts, vs, x0, x1, w);
             SeriesDto {
-                name: name.to_string(),
+                name,
                 min: mm.min,
                 max: mm.max,
             }
         };
-        let series = vec![
-            mk("allocated (allocator)", &self.sample_t, &self.sample_alloc),
-            mk("reserved (allocator)", &self.sample_t, &self.sample_res),
-            mk("active (allocator)", &self.sample_t, &self.sample_act),
-            mk(
-                "live (operator rows only, from 0)",
-                &self.live_t,
-                &self.live_mb,
-            ),
-        ];
+        let p = self.pool(pool);
+        let series = match p {
+            None => Vec::new(),
+            Some(p) => {
+                let c = p.component.as_str();
+                vec![
+                    mk(format!("{c} allocated"), &p.sample_t, &p.sample_alloc),
+                    mk(format!("{c} reserved"), &p.sample_t, &p.sample_res),
+                    mk(format!("{c} active"), &p.sample_t, &p.sample_act),
+                    mk(
+                        format!("{c} live (its operator rows only, from 0)"),
+                        &p.live_t,
+                        &p.live_mb,
+                    ),
+                ]
+            }
+        };
         let y_max_mb = series
             .iter()
             .flat_map(|s| s.max.iter())
@@ -389,27 +431,27 @@ impl MemoryRows {
             full_range_ms: full,
             series,
             y_max_mb,
-            peak: self.peak,
-            samples: (self.sample_t.len() + self.live_t.len()) as u64,
+            peak: p.and_then(|p| p.peak),
+            samples: p.map_or(0, |p| (p.sample_t.len() + p.live_t.len()) as u64),
+            pool: p.map(|p| p.component.as_str().to_string()),
         }
     }
 
-    /// The peak's exact instant and totals when `t_ms` is the peak's time as sent (ms cannot
-    /// hold epoch ns exactly, so the marker's time stands for the peak sample itself).
-    fn at_peak(&self, t_ms: f64) -> Option<(i64, (f64, f64, f64))> {
-        self.peak.filter(|p| p.0 == t_ms).and(self.peak_at)
-    }
-
-    /// The rows live at `t_ms` ([`is_live`], §9.6), the `limit` largest first, with the
-    /// allocator totals holding at `t`.
-    pub fn live_at(&self, t_ms: f64, limit: u32) -> LiveAtDto {
-        let peak = self.at_peak(t_ms);
+    /// The rows of `pool` live at `t_ms` ([`is_live`], §9.6), the `limit` largest first, with
+    /// the pool's allocator totals holding at `t`. `t_ms` equal to the pool's peak time as sent
+    /// stands for the peak sample itself (ms cannot hold epoch ns exactly).
+    pub fn live_at(&self, t_ms: f64, limit: u32, pool: Option<Component>) -> LiveAtDto {
+        let p = self.pool(pool);
+        let peak = p.and_then(|p| p.peak.filter(|k| k.0 == t_ms).and(p.peak_at));
         let t_ns = peak.map_or((t_ms * NS_PER_MS as f64).round() as i64, |p| p.0);
+        let c = p.map(|p| p.component);
         let mut live: Vec<u32> = Vec::new();
         let mut kb = 0.0;
         for i in 0..self.len() {
             let s = self.size_kb[i];
-            if is_live(s, self.alloc_ns[i], self.release_ns[i], t_ns) {
+            if Some(self.component[i]) == c
+                && is_live(s, self.alloc_ns[i], self.release_ns[i], t_ns)
+            {
                 live.push(i as u32);
                 kb += s;
             }
@@ -417,9 +459,10 @@ impl MemoryRows {
         let live_rows = live.len() as u64;
         live.sort_by(|&a, &b| cmp_f64(self.size_kb[b as usize], self.size_kb[a as usize]));
         live.truncate(limit as usize);
-        let totals = match peak {
-            Some((_, totals)) => Some(totals),
-            None => self.totals_at(t_ms),
+        let totals = match (peak, p) {
+            (Some((_, totals)), _) => Some(totals),
+            (None, Some(p)) => totals_at(p, t_ms),
+            (None, None) => None,
         };
         LiveAtDto {
             rank: self.rank,
@@ -428,18 +471,7 @@ impl MemoryRows {
             live_mb: kb / 1024.0,
             live_rows,
             largest: live.into_iter().map(|i| self.row_dto(i)).collect(),
-        }
-    }
-
-    /// The allocator totals holding at `t_ms` (the last samples at or before it).
-    fn totals_at(&self, t_ms: f64) -> Option<(f64, f64, f64)> {
-        match (
-            value_at(&self.sample_t, &self.sample_alloc, t_ms),
-            value_at(&self.sample_t, &self.sample_res, t_ms),
-            value_at(&self.sample_t, &self.sample_act, t_ms),
-        ) {
-            (Some(a), Some(r), c) => Some((a, r, c.unwrap_or(f64::NAN))),
-            _ => None,
+            pool: c.map(|c| c.as_str().to_string()),
         }
     }
 
@@ -505,6 +537,18 @@ impl MemoryRows {
             frames,
             stack_origin: self.text(self.origin[k]).to_string(),
         })
+    }
+}
+
+/// The allocator totals of `p` holding at `t_ms` (the last samples at or before it).
+fn totals_at(p: &PoolCurves, t_ms: f64) -> Option<(f64, f64, f64)> {
+    match (
+        value_at(&p.sample_t, &p.sample_alloc, t_ms),
+        value_at(&p.sample_t, &p.sample_res, t_ms),
+        value_at(&p.sample_t, &p.sample_act, t_ms),
+    ) {
+        (Some(a), Some(r), c) => Some((a, r, c.unwrap_or(f64::NAN))),
+        _ => None,
     }
 }
 

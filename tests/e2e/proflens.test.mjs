@@ -105,7 +105,7 @@ test('load sample: two synthetic ranks analysed', async () => {
   assert.equal(await p.waitDone(60_000, ['Done']), 'Done');
   await p.page.getByTestId('tab-memory').click();
   assert.equal(await p.page.getByTestId('rank-summary-row').count(), 2);
-  assert.deepEqual(await p.page.getByTestId('rank-rows').allInnerTexts(), ['24', '24']);
+  assert.deepEqual(await p.page.getByTestId('rank-rows').allInnerTexts(), ['27', '27']);
   await p.page.getByTestId('event-row').first().waitFor();
   await p.page.waitForTimeout(300);
   await p.screenshot('05-sample-dark');
@@ -208,8 +208,8 @@ test('bad rows and a truncated trace are listed with positions; the other rank i
   await p.openFolder(path.join(dir, 'bad'));
   assert.equal(await p.waitDone(), 'Done');
   await p.page.getByTestId('tab-memory').click();
-  // 24 rows per rank in the sample; rank 0 loses its two bad rows, rank 1 keeps all.
-  assert.deepEqual(await p.page.getByTestId('rank-rows').allInnerTexts(), ['22', '24']);
+  // 27 rows per rank in the sample; rank 0 loses its two bad rows, rank 1 keeps all.
+  assert.deepEqual(await p.page.getByTestId('rank-rows').allInnerTexts(), ['25', '27']);
   await p.page.getByTestId('tab-problems').click();
   const text = await p.page.getByTestId('problems').innerText();
   assert.match(text, /MEM-CSV-003[^\n]*operator_memory\.csv[^\n]*line 3/);

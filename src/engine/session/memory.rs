@@ -7,14 +7,16 @@ use std::io::{self, Write};
 
 use super::Sink;
 use crate::analysis::memory_match::MatchQuality;
-use crate::analysis::memory_peak::{allocator_series, live_series};
+use crate::analysis::memory_pool::{pool_series, row_components, Component};
 use crate::analysis::memory_result::{MemoryRun, RankMemory, RankStatus};
 use crate::analysis::memory_summary::{summarize_with, RankSummary};
 use crate::base::units::NS_PER_MS;
 use crate::engine::memory::{analyse_inventory, analyse_rank, MemoryOptions};
 use crate::ingest::inventory::{Inventory, RankFolder};
 use crate::ingest::Opener;
-use crate::protocol::{GroupDto, MatchCountsDto, MemoryExportKind, MemorySummaryDto, Response};
+use crate::protocol::{
+    GroupDto, MatchCountsDto, MemoryExportKind, MemorySummaryDto, PoolDto, Response,
+};
 use crate::report::memory_md::write_summary;
 use crate::report::memory_rows::{write_csv, write_json, Columns};
 use crate::views::memory::{MemoryRows, RowIn};
@@ -62,19 +64,19 @@ pub fn run_rank(index: u32, folder: &RankFolder, opener: &dyn Opener) -> RankOut
             problems,
         },
         _ => {
-            // §9.5–9.6 once, in the analysis: the card's summary and the chart's series and
-            // peak come from the same samples.
-            let samples = allocator_series(r.events());
-            let live = live_series(r.events());
-            let s = summarize_with(&r, &samples);
+            // §9.5–9.6 once per allocator pool, in the analysis: the card's summary and the
+            // chart's series and peaks come from the same samples.
+            let pools = pool_series(&r);
+            let s = summarize_with(&r, &pools);
             let summary = summary_dto(index, &r, &s);
             let mut rows = MemoryRows::new(index);
-            rows.set_series(&samples, &live, s.allocator_peak.as_ref().map(|p| &p.peak));
-            drop((samples, live, s));
+            rows.set_series(&pools);
+            drop((pools, s));
+            let comp = row_components(&r);
             // Rows in export order (§9.0 for one rank: stable by start_time_ms).
             let run = MemoryRun::merge(vec![r]);
             for row in run.rows() {
-                push_row(&mut rows, &row);
+                push_row(&mut rows, &row, comp[row.index()]);
             }
             RankOutcome {
                 rows: Some(rows),
@@ -86,7 +88,11 @@ pub fn run_rank(index: u32, folder: &RankFolder, opener: &dyn Opener) -> RankOut
     }
 }
 
-fn push_row(rows: &mut MemoryRows, row: &crate::analysis::memory_result::RowRef<'_>) {
+fn push_row(
+    rows: &mut MemoryRows,
+    row: &crate::analysis::memory_result::RowRef<'_>,
+    component: Component,
+) {
     let rank = row.rank();
     let i = row.index();
     let stack_key = row.stack().map(|s| s.index() as u32);
@@ -112,6 +118,7 @@ fn push_row(rows: &mut MemoryRows, row: &crate::analysis::memory_result::RowRef<
         match_quality: quality_index(row.match_quality()),
         stack_origin: &origin,
         source_line: row.source_line(),
+        component,
     });
 }
 
@@ -127,7 +134,7 @@ fn groups(g: &[crate::analysis::memory_peak::Group<String>]) -> Vec<GroupDto> {
 
 fn summary_dto(index: u32, r: &RankMemory, s: &RankSummary) -> MemorySummaryDto {
     let q = s.quality_counts;
-    let peak = s.allocator_peak.as_ref();
+    let peak = s.allocator_peak();
     let ev = r.events();
     let t_range_ms = (!ev.alloc_time_us().is_empty()).then(|| {
         let first = ev
@@ -174,6 +181,24 @@ fn summary_dto(index: u32, r: &RankMemory, s: &RankSummary) -> MemorySummaryDto 
             .map(|p| groups(&p.live_by_user_frame))
             .unwrap_or_default(),
         live_at_peak_by_name: peak.map(|p| groups(&p.live_by_name)).unwrap_or_default(),
+        pools: s
+            .pools
+            .iter()
+            .map(|p| {
+                let k = p.peak.as_ref().map(|k| &k.peak);
+                PoolDto {
+                    pool: p.component.as_str().into(),
+                    label: p.component.label().into(),
+                    rule: p.component.rule().into(),
+                    rows: p.rows,
+                    peak_allocated_mb: k.map(|k| k.peak_allocated_mb),
+                    peak_time_ms: k.map(|k| ms(k.peak_time_ns)),
+                    reserved_at_peak_mb: k.and_then(|k| k.reserved_at_peak_mb),
+                    live_at_peak_rows: k.map_or(0, |k| k.live_rows.len() as u64),
+                    live_at_peak_kb: k.map_or(0.0, |k| k.live_kb),
+                }
+            })
+            .collect(),
         peak_live_mb: s.naive_peak_mb,
         peak_live_time_ms: (s.naive_points > 0).then_some(t0 + s.naive_peak_rel_ms),
         unreleased_rows: s.unreleased_rows,

@@ -64,6 +64,7 @@ pub fn AnomalyView() -> impl IntoView {
             <CrossRank/>
             <Exports/>
             {move || match (state.anomaly_rank.get(), summary.get()) {
+                (Some(_), Some(s)) if s.kernels == 0 => view! { <NoKernels s=s.clone()/> }.into_any(),
                 (Some(rank), Some(s)) => view! {
                     <timeline::Timeline rank=rank/>
                     <SummaryCards s=s.clone()/>
@@ -96,7 +97,10 @@ pub fn AnomalyView() -> impl IntoView {
 fn CrossRank() -> impl IntoView {
     let state = expect_context::<AppState>();
     let rows = Memo::new(move |_| {
-        let sums: Vec<AnomalySummaryDto> = state.anomaly.with(|m| m.values().cloned().collect());
+        // A rank without kernels has no steps to compare: it is listed below, not as zeros.
+        let sums: Vec<AnomalySummaryDto> = state
+            .anomaly
+            .with(|m| m.values().filter(|s| s.kernels > 0).cloned().collect());
         cross_rank_table(&sums)
     });
     let dirs = move |rank: u32| {
@@ -150,11 +154,14 @@ fn CrossRank() -> impl IntoView {
                     <th class="num">"underfeed"</th><th class="num">"bubbles / step"</th><th>"idle pattern"</th>
                     <th class="num">"comm total"</th><th class="num">"comm wait ratio"</th>
                     <th class="num" title="(service − median) / (1.4826 · MAD)">"robust z"</th>
-                    <th title="> 5 % above the median service and robust z > 3 (anomaly.md §13.4)">"slow rank"</th>
+                    <th title="> 5 % above the median service and robust z > 3: a rank is slow when its step service is more than 5 % above the median of all ranks and its robust z is above 3">"slow rank"</th>
                 </tr>
             </thead>
             <tbody>
                 {move || rows.get().into_iter().map(row).collect_view()}
+                {move || state.anomaly.with(|m| m.values().filter(|s| s.kernels == 0).map(|s| (s.rank, s.dir.clone())).collect::<Vec<_>>()).into_iter().map(|(r, dir)| view! {
+                    <tr class="muted" data-testid="anomaly-no-kernels-row"><td colspan="13">{format!("rank folder {r} ({dir}): cannot run, no device kernels (see below)")}</td></tr>
+                }).collect_view()}
                 {move || failed().into_iter().map(|(r, m)| view! {
                     <tr class="error"><td colspan="13">{format!("rank folder {r}: {m}")}</td></tr>
                 }).collect_view()}
@@ -217,6 +224,26 @@ fn SummaryCards(s: AnomalySummaryDto) -> impl IntoView {
                     ms(s.largest_gap_ms)
                 )}
             </p>
+        </section>
+    }
+}
+
+/// The tab on a rank folder without device kernels (a memory-only capture, the sample's
+/// memory ranks): what is missing and how to capture it, instead of zero-length steps.
+#[component]
+fn NoKernels(s: AnomalySummaryDto) -> impl IntoView {
+    view! {
+        <section class="notice warning anom-empty" data-testid="anomaly-no-kernels">
+            <h3>"Steps & bubbles cannot run on this rank folder"</h3>
+            <p>{format!("{} has no device kernels: no kernel_details.csv, no op_summary*.csv and no device events in trace_view.json. Steps, bubbles and underfeed are computed from the kernels' busy time on the device, so there is nothing to show.", s.dir)}</p>
+            <p>"To capture them, profile with torch_npu.profiler and:"</p>
+            <ul>
+                <li><code>"activities=[ProfilerActivity.CPU, ProfilerActivity.NPU]"</code>" (device activity recorded)"</li>
+                <li><code>"experimental_config = _ExperimentalConfig(profiler_level=ProfilerLevel.Level0)"</code>" or higher"</li>
+                <li><code>"export_type=ExportType.Text"</code>" so that ASCEND_PROFILER_OUTPUT/kernel_details.csv is written"</li>
+                <li>"a schedule covering a few training steps (steps are found from the step markers in trace_view.json)"</li>
+            </ul>
+            <p class="muted">"The Problems tab lists this as ANOM-FILE-002."</p>
         </section>
     }
 }

@@ -73,7 +73,7 @@ pub fn StructureTree(rank: u32) -> impl IntoView {
                 None => view! { <p class="muted">"…"</p> }.into_any(),
                 Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
                 Some(Ok(t)) => view! {
-                    <p class="muted">{format!("segmentation: {} · wall = first start to last end; busy union = merged kernel time over all streams; kernel sum = Σ durations; total cost = Σ (duration + wait) (anomaly.md §4.5)", t.method)}</p>
+                    <p class="muted">{format!("segmentation: {} · wall = first start to last end; busy union = merged kernel time over all streams; kernel sum = Σ durations; total cost = Σ (duration + wait)", t.method)}</p>
                     <div class="anom-tree">
                         <div class="anom-tree-row anom-tree-head">
                             <span></span><span>"node"</span><span></span>

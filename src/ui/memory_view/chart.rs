@@ -1,5 +1,5 @@
-//! The memory chart: allocator allocated / reserved / active MB and the reconstructed live
-//! bytes over time, peak marked. Hover shows time, values and the largest live
+//! The memory chart of one allocator pool (PTA / GE / OTHER): its allocated / reserved /
+//! active totals and the reconstructed live bytes of its rows over time, its peak marked. Hover shows time, values and the largest live
 //! allocations; the wheel zooms around the cursor, a drag zooms to the selected range,
 //! double-click, "Reset zoom" or the 0 key shows everything; when focused, W/S (↑/↓) zoom and
 //! A/D (←/→) pan ([`crate::ui::widgets::zoom`]). The zoom window is kept in the URL hash
@@ -18,9 +18,10 @@ use crate::ui::widgets::palette::series_css;
 use crate::ui::widgets::zoom;
 use crate::views::format;
 
-/// The chart of one rank; `t0_ms` is shown as time 0.
+/// The chart of one rank and one allocator pool (`pool`: `None` = the rank's first pool);
+/// `t0_ms` is shown as time 0.
 #[component]
-pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
+pub fn MemoryChart(rank: u32, t0_ms: f64, pool: RwSignal<Option<String>>) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
     let window = RwSignal::new(None::<(f64, f64)>);
     let curve = RwSignal::new(None::<CurveDto>);
@@ -35,6 +36,7 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
     // Fetch the curve whenever the window changes (and once the canvas has a size).
     Effect::new(move |_| {
         let win = window.get();
+        let pool = pool.get();
         let Some(c) = canvas.get() else { return };
         let width_px = plot_columns(c.client_width() as f64);
         generation.update_value(|g| *g += 1);
@@ -44,6 +46,7 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
                 rank,
                 x_range: win,
                 width_px,
+                pool,
             };
             match super::query(req).await {
                 // `try_`: the view may have been unmounted while the query ran.
@@ -100,6 +103,7 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
                     rank,
                     t_ms: t,
                     limit: 5,
+                    pool: pool.get_untracked(),
                 })
                 .await
                 {
@@ -192,7 +196,7 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
                 })
                 .collect_view();
             view! {
-                <div class="muted">{format!("{} live rows, {}", l.live_rows, format::mib(l.live_mb))}</div>
+                <div class="muted">{format!("{} live rows of {}, {}", l.live_rows, l.pool.clone().unwrap_or_default(), format::mib(l.live_mb))}</div>
                 <ol class="live">{rows}</ol>
             }
         });
@@ -220,7 +224,7 @@ pub fn MemoryChart(rank: u32, t0_ms: f64) -> impl IntoView {
     view! {
         <section class="chart-box">
             <div class="chart-bar">
-                <span class="legend">{legend}</span>
+                <span class="legend" data-testid="chart-legend">{legend}</span>
                 <span class="muted">{move || curve.with(|c| c.as_ref().map(|c| format!("{} samples · wheel or W/S to zoom, A/D to pan, drag to select, double-click or 0 to reset", c.samples)))}</span>
                 <button class="button" data-testid="reset-zoom" on:click=move |_| window.set(None)>"Reset zoom"</button>
             </div>

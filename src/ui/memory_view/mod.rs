@@ -12,7 +12,7 @@ use leptos::task::spawn_local;
 
 use super::client::client;
 use super::keys::use_keys;
-use super::route::{use_route, MEM_PREFIX, MEM_ROW};
+use super::route::{use_route, MEM_POOL, MEM_PREFIX, MEM_ROW};
 use super::state::AppState;
 use crate::protocol::{
     AnalysisKind, ExportRequest, MemoryExportKind, MemoryQuery, MemoryReply, MemorySummaryDto,
@@ -34,6 +34,8 @@ pub fn MemoryView() -> impl IntoView {
     let state = expect_context::<AppState>();
     let selected_row = RwSignal::new(None::<u32>);
     use_route().bind(MEM_ROW, selected_row);
+    let pool = RwSignal::new(None::<String>);
+    use_route().bind(MEM_POOL, pool);
     // A new rank clears the selected row (not on mount: a restored row stays).
     Effect::new(move |prev: Option<()>| {
         state.selected_rank.track();
@@ -59,8 +61,8 @@ pub fn MemoryView() -> impl IntoView {
             <Exports/>
             {move || match (state.selected_rank.get(), summary.get()) {
                 (Some(rank), Some(s)) => view! {
-                    <SummaryCard s=s.clone()/>
-                    <chart::MemoryChart rank=rank t0_ms=s.t_range_ms.map(|r| r.0).unwrap_or(0.0)/>
+                    <SummaryCard s=s.clone() pool=pool/>
+                    <chart::MemoryChart rank=rank t0_ms=s.t_range_ms.map(|r| r.0).unwrap_or(0.0) pool=pool/>
                     <div class="table-and-stack">
                         <table::EventsTable rank=rank selected=selected_row t0_ms=s.t_range_ms.map(|r| r.0).unwrap_or(0.0)/>
                         <StackPanel rank=rank selected=selected_row/>
@@ -111,7 +113,9 @@ fn RankOverview() -> impl IntoView {
                     Some(s) => (
                         s.rows.to_string(),
                         (s.rows - s.matches.none).to_string(),
-                        s.peak_allocated_mb.map(format::mib).unwrap_or_else(|| "—".into()),
+                        s.peak_allocated_mb
+                            .map(|p| format!("{} ({})", format::mib(p), s.pools.first().map(|p| p.pool.as_str()).unwrap_or("")))
+                            .unwrap_or_else(|| "—".into()),
                         format::kib(s.live_at_peak_kb),
                     ),
                     None => {
@@ -155,24 +159,48 @@ fn RankOverview() -> impl IntoView {
 }
 
 #[component]
-fn SummaryCard(s: MemorySummaryDto) -> impl IntoView {
+fn SummaryCard(s: MemorySummaryDto, pool: RwSignal<Option<String>>) -> impl IntoView {
     let t0 = s.t_range_ms.map(|r| r.0).unwrap_or(0.0);
     let m = &s.matches;
     let matches = format!(
         "exact {} · enclosing {} · nearest before {} · via forward {} · none {}",
         m.exact, m.enclosing, m.nearest_before, m.via_forward, m.none
     );
-    let peak = match (s.peak_allocated_mb, s.peak_time_ms) {
-        (Some(p), Some(t)) => format!(
-            "{} at {} (reserved {})",
-            format::mib(p),
-            format::offset_ms(t, t0),
-            s.reserved_at_peak_mb
-                .map(format::mib)
-                .unwrap_or_else(|| "—".into())
-        ),
-        _ => "—".into(),
+    let first_pool = s.pools.first().map(|p| p.pool.clone()).unwrap_or_default();
+    let shown = {
+        let first_pool = first_pool.clone();
+        move || pool.get().unwrap_or_else(|| first_pool.clone())
     };
+    let pool_rows = s
+        .pools
+        .iter()
+        .map(|p| {
+            let name = p.pool.clone();
+            let key = p.pool.clone();
+            let shown = shown.clone();
+            let peak = match (p.peak_allocated_mb, p.peak_time_ms) {
+                (Some(v), Some(t)) => format!("{} at {}", format::mib(v), format::offset_ms(t, t0)),
+                _ => "—".into(),
+            };
+            view! {
+                <tr
+                    data-testid="pool-row"
+                    data-pool=p.pool.clone()
+                    tabindex="0"
+                    class:selected=move || shown() == key
+                    on:click=move |_| pool.set(Some(name.clone()))
+                    title="Show this pool's curves, peak and live set in the chart"
+                >
+                    <td><b>{p.pool.clone()}</b>" "{p.label.clone()}</td>
+                    <td class="num">{p.rows.to_string()}</td>
+                    <td>{p.rule.clone()}</td>
+                    <td class="num" data-testid="pool-peak">{peak}</td>
+                    <td class="num">{p.reserved_at_peak_mb.map(format::mib).unwrap_or_else(|| "—".into())}</td>
+                    <td class="num" data-testid="pool-live">{format!("{} rows, {}", p.live_at_peak_rows, format::kib(p.live_at_peak_kb))}</td>
+                </tr>
+            }
+        })
+        .collect_view();
     let groups = s
         .live_at_peak_by_user_frame
         .iter()
@@ -191,12 +219,18 @@ fn SummaryCard(s: MemorySummaryDto) -> impl IntoView {
                 <dt>"events"</dt><dd>{format!("{} ({} allocations, {} frees)", s.rows, s.alloc_count, s.free_count)}</dd>
                 <dt>"allocated / freed"</dt><dd>{format!("{} / {}", format::kib(s.alloc_kb), format::kib(s.free_kb))}</dd>
                 <dt>"match quality"</dt><dd>{matches}</dd>
-                <dt>"allocator peak"</dt><dd>{peak}</dd>
-                <dt>"live at peak"</dt><dd>{format!("{} rows, {}", s.live_at_peak_rows, format::kib(s.live_at_peak_kb))}</dd>
-                <dt>"rows-only live peak"</dt><dd>{format!("{}{}", format::mib(s.peak_live_mb), s.peak_live_time_ms.map(|t| format!(" at {}", format::offset_ms(t, t0))).unwrap_or_default())}</dd>
+                <dt>"operator rows' own live peak"</dt><dd>{format!("{}{}", format::mib(s.peak_live_mb), s.peak_live_time_ms.map(|t| format!(" at {}", format::offset_ms(t, t0))).unwrap_or_default())}</dd>
                 <dt>"never released"</dt><dd>{s.unreleased_rows.to_string()}</dd>
             </dl>
-            <h4>"Live at the allocator peak, by user frame"</h4>
+            <h4>"Allocator pools"</h4>
+            <p class="muted" data-testid="pool-note">"Each row's Total Allocated / Reserved / Active columns are the totals of the allocator that served it, and a run can have several. Rows are assigned by op name: aten:: and npu:: to the PyTorch allocator (PTA), cann:: to the CANN graph engine workspace (GE), any other name to OTHER. Each pool has its own curves, peak and live set; click a pool to chart it."</p>
+            <div class="table-scroll">
+                <table class="grid overview" data-testid="pool-table">
+                    <thead><tr><th>"pool"</th><th class="num">"rows"</th><th>"which rows"</th><th class="num">"peak allocated"</th><th class="num">"reserved at peak"</th><th class="num">"live at peak"</th></tr></thead>
+                    <tbody>{pool_rows}</tbody>
+                </table>
+            </div>
+            <h4>{format!("Live at the {first_pool} peak, by user frame")}</h4>
             <ul class="groups">{groups}</ul>
         </section>
     }

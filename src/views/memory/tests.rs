@@ -1,7 +1,8 @@
 //! Hand-checked values on four rows (see each assertion's comment for the arithmetic).
 
 use super::*;
-use crate::analysis::memory_peak::{allocator_series, find_peak, live_series};
+use crate::analysis::memory_peak::{allocator_series_of, find_peak_of, live_series_of};
+use crate::analysis::memory_pool::{Component, PoolSeries};
 use crate::model::memory_events::{MemoryEvent, MemoryEventTable, Totals};
 use crate::protocol::{MemColumn, RowFilter, RowsQuery, SiteKey, SortKey};
 
@@ -43,10 +44,19 @@ fn table(evs: &[Ev]) -> MemoryEventTable {
     m
 }
 
+const ALL: fn(usize) -> bool = |_| true;
+
+/// Every row in one PTA pool (the rows' `RowIn::component` default).
 fn with_series(m: &mut MemoryRows, t: &MemoryEventTable) {
-    let samples = allocator_series(t);
-    let peak = find_peak(t, &samples);
-    m.set_series(&samples, &live_series(t), peak.as_ref());
+    let samples = allocator_series_of(t, &ALL);
+    let peak = find_peak_of(t, &samples, &ALL);
+    m.set_series(&[PoolSeries {
+        component: Component::Pta,
+        rows: t.len() as u64,
+        live: live_series_of(t, &ALL),
+        samples,
+        peak,
+    }]);
 }
 
 const EVS: [Ev; 4] = [
@@ -179,11 +189,11 @@ fn sorts_filters_and_pages_over_all_rows() {
 fn live_curve_and_live_set_follow_the_rows() {
     let m = rows();
     // +100@10, +300@15, at 20: −100 (release first) then +50 → 350 KB, −50@30 → 300 KB.
-    assert_eq!(m.live_t, vec![10.0, 15.0, 20.0, 30.0]);
-    let kb: Vec<f64> = m.live_mb.iter().map(|v| v * 1024.0).collect();
+    assert_eq!(m.pools[0].live_t, vec![10.0, 15.0, 20.0, 30.0]);
+    let kb: Vec<f64> = m.pools[0].live_mb.iter().map(|v| v * 1024.0).collect();
     assert_eq!(kb, vec![100.0, 400.0, 350.0, 300.0]);
     // At t = 20 row 0 is released (not live), row 3 was just allocated (live).
-    let l = m.live_at(20.0, 5);
+    let l = m.live_at(20.0, 5, None);
     assert_eq!(l.live_rows, 2);
     assert_eq!(l.live_mb * 1024.0, 350.0);
     assert_eq!(
@@ -193,7 +203,7 @@ fn live_curve_and_live_set_follow_the_rows() {
     // Allocator samples at t=20 in (alloc before release, line) order: 1.2, 1.25, then 0.9.
     assert_eq!(l.totals_mb, Some((0.9, 2.0, 0.9)));
     // At the peak's own time (15 ms): the card's live set, the peak sample's totals.
-    let l = m.live_at(15.0, 5);
+    let l = m.live_at(15.0, 5, None);
     assert_eq!((l.live_rows, l.live_mb * 1024.0), (2, 400.0));
     assert_eq!(l.totals_mb, Some((1.3, 2.0, 1.3)));
 }
@@ -232,10 +242,10 @@ fn the_marker_time_means_the_exact_peak_instant() {
         });
     }
     with_series(&mut m, &t);
-    let peak = find_peak(&t, &allocator_series(&t)).unwrap();
-    let (p_ms, p_mb) = m.curve(None, 10).peak.unwrap();
+    let peak = find_peak_of(&t, &allocator_series_of(&t, &ALL), &ALL).unwrap();
+    let (p_ms, p_mb) = m.curve(None, 10, None).peak.unwrap();
     assert_eq!((p_ms, p_mb), (ns_to_ms(peak.peak_time_ns), 9.0));
-    let l = m.live_at(p_ms, 5);
+    let l = m.live_at(p_ms, 5, None);
     assert_eq!(l.live_rows, peak.live_rows.len() as u64);
     assert_eq!(l.live_rows, 1);
     assert_eq!(l.totals_mb, Some((9.0, 10.0, 9.0)));
@@ -244,10 +254,13 @@ fn the_marker_time_means_the_exact_peak_instant() {
 #[test]
 fn allocator_samples_give_the_peak_and_curves() {
     let m = rows();
-    assert_eq!(m.sample_t, vec![10.0, 15.0, 20.0, 20.0, 20.0, 30.0]);
-    assert_eq!(m.sample_alloc, vec![1.0, 1.3, 1.2, 1.25, 0.9, 1.2]);
-    assert_eq!(m.peak, Some((15.0, 1.3)));
-    let c = m.curve(None, 4);
+    assert_eq!(
+        m.pools[0].sample_t,
+        vec![10.0, 15.0, 20.0, 20.0, 20.0, 30.0]
+    );
+    assert_eq!(m.pools[0].sample_alloc, vec![1.0, 1.3, 1.2, 1.25, 0.9, 1.2]);
+    assert_eq!(m.pools[0].peak, Some((15.0, 1.3)));
+    let c = m.curve(None, 4, None);
     assert_eq!(c.full_range_ms, (10.0, 30.0));
     // Columns of 5 ms: [10,15) 1.0; [15,20) 1.3; [20,25) 1.2 … 0.9; [25,30] 0.9 then 1.2.
     assert_eq!(c.series[0].max, vec![1.0, 1.3, 1.25, 1.2]);
@@ -309,7 +322,13 @@ fn a_million_rows_page_quickly_enough_for_a_table() {
         });
     }
     let live: Vec<(i64, f64)> = (0..1_000_000i64).map(|i| (i * MS, 1.0)).collect();
-    m.set_series(&[], &live, None);
+    m.set_series(&[PoolSeries {
+        component: Component::Pta,
+        rows: 1_000_000,
+        samples: Vec::new(),
+        live,
+        peak: None,
+    }]);
     let p = m.rows(&q(
         Some(SortKey {
             column: MemColumn::SizeKb,
@@ -323,6 +342,77 @@ fn a_million_rows_page_quickly_enough_for_a_table() {
     assert_eq!(p.matching_rows, 500_000);
     // (i · 7919) mod 10000 = 9999 needs an odd i; even rows (with the stack) reach 9998.
     assert_eq!(p.rows[0].size_kb, 9998.0);
-    let c = m.curve(None, 1000);
+    let c = m.curve(None, 1000, None);
     assert_eq!(c.series[3].max.len(), 1000);
+}
+
+#[test]
+fn each_pool_has_its_own_curve_peak_and_live_set() {
+    // Rows 0 and 2 are PTA (≈1000 MiB allocator), row 1 GE (≈50 MiB workspace), interleaved
+    // in time as in msinsight level2: mixed, the allocated curve would drop 1000 → 50 → 1000.
+    let evs: [Ev; 3] = [
+        (1024.0, 10, None, (1000.0, 1400.0, 1000.0), None, 2),
+        (
+            2048.0,
+            12,
+            Some(14),
+            (50.0, 75.0, 50.0),
+            Some((48.0, 75.0, 48.0)),
+            3,
+        ),
+        (512.0, 16, None, (1000.5, 1400.0, 1000.5), None, 4),
+    ];
+    let t = table(&evs);
+    let comp = [Component::Pta, Component::Ge, Component::Pta];
+    let pools: Vec<PoolSeries> = [Component::Pta, Component::Ge]
+        .into_iter()
+        .map(|c| {
+            let keep = |i: usize| comp[i] == c;
+            let samples = allocator_series_of(&t, &keep);
+            PoolSeries {
+                component: c,
+                rows: comp.iter().filter(|&&x| x == c).count() as u64,
+                live: live_series_of(&t, &keep),
+                peak: find_peak_of(&t, &samples, &keep),
+                samples,
+            }
+        })
+        .collect();
+    let mut m = MemoryRows::new(0);
+    for (i, &(size_kb, a, r, ..)) in evs.iter().enumerate() {
+        m.push(&RowIn {
+            size_kb,
+            alloc_ns: a * MS,
+            release_ns: r.map(|r| r * MS),
+            component: comp[i],
+            ..Default::default()
+        });
+    }
+    m.set_series(&pools);
+    // Default: the first pool (PTA): never below 1000 MiB once it starts.
+    let pta = m.curve(None, 3, None);
+    assert_eq!(pta.pool.as_deref(), Some("PTA"));
+    assert_eq!(pta.series[0].name, "PTA allocated");
+    assert_eq!(pta.series[0].max, vec![1000.0, 1000.0, 1000.5]);
+    assert_eq!(pta.peak, Some((16.0, 1000.5)));
+    assert_eq!(pta.full_range_ms, (10.0, 16.0));
+    let ge = m.curve(None, 3, Some(Component::Ge));
+    assert_eq!(ge.series[0].name, "GE allocated");
+    assert_eq!(ge.peak, Some((12.0, 50.0)));
+    assert_eq!(ge.y_max_mb, 75.0);
+    // At 13 ms: the GE row is live in GE only; PTA's live set is row 0 alone.
+    let l = m.live_at(13.0, 5, Some(Component::Ge));
+    assert_eq!(
+        (l.live_rows, l.live_mb, l.totals_mb),
+        (1, 2.0, Some((50.0, 75.0, 50.0)))
+    );
+    let l = m.live_at(13.0, 5, Some(Component::Pta));
+    assert_eq!((l.live_rows, l.live_mb), (1, 1.0));
+    assert_eq!(l.totals_mb, Some((1000.0, 1400.0, 1000.0)));
+    assert_eq!(l.pool.as_deref(), Some("PTA"));
+    // A pool the rank does not have falls back to the first one.
+    assert_eq!(
+        m.curve(None, 3, Some(Component::Other)).pool.as_deref(),
+        Some("PTA")
+    );
 }
