@@ -50,6 +50,7 @@ const ALLOW: &[(&str, &[&str])] = &[
             "views::timeline_axis",
             "views::zoom",
             "views::cross_rank",
+            "views::band_grid",
         ],
     ),
 ];

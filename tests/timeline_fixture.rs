@@ -47,16 +47,21 @@ fn reference(rank_dir: &str) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("reference JSON")
 }
 
-#[test]
-fn level1_lanes_and_merged_boxes_match_the_python_reference() {
+/// Both ranks of level1, analysed with the spec defaults.
+fn level1_ranks() -> Vec<proflens::engine::anomaly::RankAnalysis> {
     let (opener, files) = FsOpener::walk(&level1()).expect("fixture folder");
     let mut inv = Inventory::from_paths(&files);
     proflens::parse::metadata::read_side_files(&mut inv, &opener);
-    let ranks = analyse_all(&inv, &opener, &AnomalyConfig::spec_defaults(), &mut |_| {
+    analyse_all(&inv, &opener, &AnomalyConfig::spec_defaults(), &mut |_| {
         ControlFlow::Continue(())
     })
     .unwrap()
-    .0;
+    .0
+}
+
+#[test]
+fn level1_lanes_and_merged_boxes_match_the_python_reference() {
+    let ranks = level1_ranks();
     assert_eq!(ranks.len(), 2);
     for (n, r) in ranks.iter().enumerate() {
         let dir = format!("rank{n}_ascend_pt");
@@ -169,4 +174,51 @@ fn level1_lanes_and_merged_boxes_match_the_python_reference() {
             "{dir} bubbles"
         );
     }
+}
+
+#[test]
+fn level1_search_finds_every_matmul_kernel_in_time_order() {
+    let ranks = level1_ranks();
+    let r = &ranks[0];
+    // The kernels named like matmul, counted from the CSV itself.
+    let csv_path = level1().join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv");
+    let mut rd = csv::Reader::from_path(&csv_path).unwrap();
+    let name_col = rd
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "Name")
+        .unwrap();
+    let want = rd
+        .records()
+        .filter(|rec| {
+            rec.as_ref().unwrap()[name_col]
+                .to_lowercase()
+                .contains("matmul")
+        })
+        .count();
+    assert_eq!(want, 14);
+    let src = TimelineSource {
+        kernels: &r.kernels,
+        trace: r.trace.as_ref(),
+        result: &r.result,
+    };
+    let ix = TimelineIndex::new(src);
+    let d = ix.search(src, 0, "MatMul", 10_000);
+    let device: Vec<_> = d
+        .matches
+        .iter()
+        .filter(|m| m.kind == proflens::protocol::LaneKind::Device)
+        .collect();
+    assert_eq!(device.len(), want);
+    assert_eq!(d.total as usize, d.matches.len());
+    assert!(d
+        .matches
+        .iter()
+        .all(|m| m.name.to_lowercase().contains("matmul")));
+    assert!(d.matches.windows(2).all(|w| w[0].start_ms <= w[1].start_ms));
+    // The limit keeps the earliest matches and still counts all of them.
+    let first = ix.search(src, 0, "matmul", 3);
+    assert_eq!(first.total, d.total);
+    assert_eq!(first.matches, d.matches[..3].to_vec());
 }

@@ -179,13 +179,15 @@ impl Session {
                     ),
                 })
             }
-            Query::Anomaly(q @ (AnomalyQuery::Timeline { .. } | AnomalyQuery::KernelAt { .. })) => {
-                Reply::Anomaly(
-                    self.timeline.handle(&self.store, &q).ok_or_else(|| {
-                        format!("rank folder {target} has not been analysed here")
-                    })?,
-                )
-            }
+            Query::Anomaly(
+                q @ (AnomalyQuery::Timeline { .. }
+                | AnomalyQuery::KernelAt { .. }
+                | AnomalyQuery::Search { .. }),
+            ) => Reply::Anomaly(
+                self.timeline
+                    .handle(&self.store, &q)
+                    .ok_or_else(|| format!("rank folder {target} has not been analysed here"))?,
+            ),
             Query::Anomaly(q) => Reply::Anomaly(anomaly::query(&self.store, &q)?),
             Query::Snapshot(q) => Reply::Snapshot(self.snapshot.query(q)?),
         }))

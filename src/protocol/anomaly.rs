@@ -488,6 +488,16 @@ pub enum AnomalyQuery {
         /// Accept the nearest item within this distance, ms (a few pixels).
         slop_ms: f64,
     },
+    /// Kernels and host events whose name contains `text` (ASCII case-insensitive), in time
+    /// order, at most `limit` of them. Replies [`AnomalyReply::Search`].
+    Search {
+        /// Rank folder index.
+        rank: u32,
+        /// Text to find in the names.
+        text: String,
+        /// At most this many matches are returned (the total is counted).
+        limit: u32,
+    },
 }
 
 impl AnomalyQuery {
@@ -499,7 +509,8 @@ impl AnomalyQuery {
             | AnomalyQuery::Structure { rank, .. }
             | AnomalyQuery::Ops { rank }
             | AnomalyQuery::Timeline { rank, .. }
-            | AnomalyQuery::KernelAt { rank, .. } => *rank,
+            | AnomalyQuery::KernelAt { rank, .. }
+            | AnomalyQuery::Search { rank, .. } => *rank,
             AnomalyQuery::Bubbles(q) => q.rank,
         }
     }
@@ -527,6 +538,21 @@ pub enum AnomalyReply {
     Timeline(TimelineDto),
     /// The item under the pointer; `None` when nothing is that close.
     KernelAt(Option<TimelineItemDto>),
+    /// Search matches.
+    Search(TimelineSearchDto),
+}
+
+/// The items whose name contains a text (reply to [`AnomalyQuery::Search`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TimelineSearchDto {
+    /// Rank folder index.
+    pub rank: u32,
+    /// The text searched.
+    pub text: String,
+    /// Matches in the whole rank (all lanes).
+    pub total: u64,
+    /// The first matches by start time (then lane, then item), at most the limit asked.
+    pub matches: Vec<TimelineItemDto>,
 }
 
 // ---- Timeline payloads (the timeline view, `views::timeline`). ----

@@ -154,6 +154,9 @@ pub struct SnapFrameDto {
     pub project: bool,
     /// True when MemoryViz's filter hides it (C++/internal frames).
     pub hidden: bool,
+    /// True for a native (C++) frame: not a Python source file (`.py`) nor a `<…>` pseudo-file
+    /// such as `<frozen runpy>` (the page hides these by default).
+    pub native: bool,
 }
 
 /// A warning or grouped finding (leaks, delayed frees) of one device.
@@ -325,8 +328,10 @@ pub struct SnapTensorDto {
     pub record: u32,
     /// Requested bytes.
     pub bytes: u64,
-    /// `b'<hex>_<version>'`.
+    /// Block address, `0x<hex>`.
     pub addr: String,
+    /// MemoryViz's versioned name `b'<hex>_<version>'` (to cross-reference).
+    pub memoryviz_name: String,
     /// Alloc entry index (None: allocated before the window).
     pub alloc_index: Option<u32>,
     /// Alloc time, ms since the first `time_us`.
@@ -399,6 +404,12 @@ pub struct SnapLiveDto {
 pub struct SnapStackDto {
     /// Record id.
     pub record: u32,
+    /// Requested bytes of the record.
+    pub bytes: u64,
+    /// Block address, `0x<hex>`.
+    pub addr: String,
+    /// MemoryViz's versioned name `b'<hex>_<version>'`.
+    pub memoryviz_name: String,
     /// Where the stack comes from (`alloc`, `free_site`, `block`, `none`).
     pub stack_kind: String,
     /// Frames, innermost first.
@@ -457,6 +468,86 @@ pub struct SnapSegmentsDto {
     pub internal_waste_bytes: u64,
 }
 
+/// A request for the Active Memory Timeline of one device (torch-snapshot.md §6.1, MemoryViz's
+/// stacked per-allocation chart) over one window, laid out for `width_px` columns and a plot
+/// `height_px` tall (bands under one pixel go to the summarised band).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapBandsQuery {
+    /// Target.
+    pub target: u32,
+    /// Device slot.
+    pub slot: u32,
+    /// Axis.
+    pub axis: SnapAxis,
+    /// Visible window in axis units; None = everything.
+    pub range: Option<(f64, f64)>,
+    /// Pixel columns.
+    pub width_px: u32,
+    /// Plot height, pixels.
+    pub height_px: u32,
+}
+
+/// One allocation drawn as its own band of the stacked chart: a lifetime record, live over the
+/// columns `first_col ..` (contiguous), its bottom edge given as runs of equal offsets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapBandDto {
+    /// Record id (for [`SnapQuery::Stack`]).
+    pub record: u32,
+    /// Requested bytes (the band's height).
+    pub bytes: u64,
+    /// Block address, `0x<hex>`.
+    pub addr: String,
+    /// MemoryViz's versioned name `b'<hex>_<version>'` (to cross-reference).
+    pub memoryviz_name: String,
+    /// Alloc entry index (None: allocated before the window).
+    pub alloc_index: Option<u32>,
+    /// Site label of the allocation (§7.5).
+    pub site: String,
+    /// First column the band is drawn in.
+    pub first_col: u32,
+    /// `(columns, offset bytes)`: the band's bottom edge, `columns` consecutive columns at a
+    /// time; the runs cover the band's columns exactly.
+    pub runs: Vec<(u32, u64)>,
+}
+
+/// The stacked per-allocation chart of one window (reply to [`SnapBandsQuery`]).
+///
+/// Column `c` shows the live set (active semantics) after entry `reps[c]` (−1: before the
+/// first entry), the entry where the active curve is highest inside the column — so the top of
+/// the stack is the curve's column maximum and no peak is lost. Bands are stacked in allocation
+/// order (records alive before the window first); the summarised band sits on top of them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnapBandsDto {
+    /// Target.
+    pub target: u32,
+    /// Device slot.
+    pub slot: u32,
+    /// Axis used.
+    pub axis: SnapAxis,
+    /// Window start, axis units.
+    pub x0: f64,
+    /// Window end, axis units.
+    pub x1: f64,
+    /// Whole range, axis units.
+    pub full: (f64, f64),
+    /// Per column, the entry whose live set it shows (−1: before the first entry).
+    pub reps: Vec<i64>,
+    /// Largest column total, bytes.
+    pub y_max: f64,
+    /// Bands drawn one by one, in stacking order (bottom first).
+    pub bands: Vec<SnapBandDto>,
+    /// Per column, bytes of the summarised band (allocations too small to draw one by one).
+    pub summarised: Vec<u64>,
+    /// Records live in at least one column.
+    pub records_in_view: u64,
+    /// Of those, records in the summarised band.
+    pub summarised_records: u64,
+    /// Smallest allocation drawn on its own, bytes (smaller ones are summarised).
+    pub min_band_bytes: u64,
+    /// Entries inside the window.
+    pub entries_in_window: u64,
+}
+
 /// Export formats of the snapshot view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum SnapExportKind {
@@ -474,6 +565,8 @@ pub enum SnapQuery {
     Curve(SnapCurveQuery),
     /// Live set after one entry. Replies [`SnapReply::Live`].
     Live(SnapLiveQuery),
+    /// The Active Memory Timeline (stacked bands). Replies [`SnapReply::Bands`].
+    Bands(SnapBandsQuery),
     /// Stack of one record. Replies [`SnapReply::Stack`].
     Stack {
         /// Target.
@@ -507,6 +600,7 @@ impl SnapQuery {
         match self {
             SnapQuery::Curve(q) => q.target,
             SnapQuery::Live(q) => q.target,
+            SnapQuery::Bands(q) => q.target,
             SnapQuery::Stack { target, .. }
             | SnapQuery::Segments { target, .. }
             | SnapQuery::Settings { target, .. } => *target,
@@ -524,6 +618,8 @@ pub enum SnapReply {
     Curve(SnapCurveDto),
     /// Reply to [`SnapQuery::Live`].
     Live(SnapLiveDto),
+    /// Reply to [`SnapQuery::Bands`].
+    Bands(SnapBandsDto),
     /// Reply to [`SnapQuery::Stack`].
     Stack(SnapStackDto),
     /// Reply to [`SnapQuery::Segments`].

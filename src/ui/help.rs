@@ -44,6 +44,17 @@ pub const SHORTCUTS: &[(&str, &str, &str)] = &[
         "Select the previous / next row",
     ),
     ("Tables (focused)", "Esc", "Clear the selection"),
+    (
+        "Timeline search box",
+        "Enter / Shift+Enter",
+        "Find the text, then the next / previous match (the view centres on it)",
+    ),
+    ("Timeline search box", "Esc", "Clear the search"),
+    (
+        "Timeline",
+        "Drag the gutter's edge / the ⋯ handle",
+        "Widen the lane labels / make the lanes taller",
+    ),
 ];
 
 /// The `?` button in the header.

@@ -24,9 +24,33 @@ pub fn rate_mb_s(v: f64) -> String {
     rate(v * 1024.0 * 1024.0)
 }
 
+/// A snapshot frame label `function @ path:line` shortened to the file name
+/// (`forward @ /root/m/model.py:12` → `forward @ model.py:12`, Windows `\\` too); other text
+/// unchanged.
+pub fn short_site(label: &str) -> String {
+    match label.rsplit_once(" @ ") {
+        Some((func, path)) => {
+            let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
+            format!("{func} @ {file}")
+        }
+        None => label.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn snapshot_sites_lose_their_directories() {
+        assert_eq!(
+            short_site("forward @ /root/m/model.py:12"),
+            "forward @ model.py:12"
+        );
+        assert_eq!(short_site("f @ C:\\r\\DeComFL\\main.py:3"), "f @ main.py:3");
+        assert_eq!(short_site("<module> @ main.py:1"), "<module> @ main.py:1");
+        assert_eq!(short_site("<non-python>"), "<non-python>");
+    }
 
     #[test]
     fn frames_rates_and_the_shared_rules() {

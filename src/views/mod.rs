@@ -9,16 +9,20 @@
 //! * [`format`]: human units for display.
 //! * [`zoom`]: zoom and pan of every chart's x window (wheel, drag, keys).
 //! * [`view_state`]: the URL-fragment view state (`tab=memory&rank=1&…`), parsed and written.
+//! * [`snapshot_axis`], [`snapshot_bands`], [`band_grid`]: snapshot curves and the Active Memory
+//!   Timeline (stacked per-allocation bands, level of detail, hit-tests).
 //! * [`timeline`], [`timeline_axis`]: level-of-detail lanes of the steps/bubbles timeline, ticks, hit-tests.
 
 pub mod anomaly;
 pub mod anomaly_bubbles;
 pub mod anomaly_structure;
+pub mod band_grid;
 pub mod cross_rank;
 pub mod curve;
 pub mod format;
 pub mod memory;
 pub mod snapshot_axis;
+pub mod snapshot_bands;
 pub mod table;
 pub mod timeline;
 pub mod timeline_axis;

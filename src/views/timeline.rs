@@ -25,6 +25,7 @@ use crate::model::kernels::{KernelTable, TaskClass};
 use crate::model::trace_events::{HostEventTable, Lane as HostLane};
 use crate::protocol::{
     BubbleMarkDto, LaneBoxesDto, LaneDto, LaneKind, StepBandDto, TimelineDto, TimelineItemDto,
+    TimelineSearchDto,
 };
 
 /// What the timeline is drawn from: one analysed rank.
@@ -492,6 +493,53 @@ impl TimelineIndex {
         Some(self.item_dto(src, lane, l.items_of, i))
     }
 
+    /// The items of every lane whose name contains `text` (ASCII case-insensitive; an empty
+    /// text matches nothing), in (start, lane, item) order, the first `limit` in full and all
+    /// of them counted. Cost: one pass over the names of the rank's items.
+    pub fn search(
+        &self,
+        src: TimelineSource<'_>,
+        rank: u32,
+        text: &str,
+        limit: usize,
+    ) -> TimelineSearchDto {
+        let needle = text.as_bytes();
+        let mut hits: Vec<(i64, u32, u32)> = Vec::new(); // (start, lane, item)
+        if !needle.is_empty() {
+            for (lane, l) in self.lanes.iter().enumerate() {
+                for (pos, &i) in l.items.iter().enumerate() {
+                    if contains_ci(Self::name(src, l.items_of, i).as_bytes(), needle) {
+                        hits.push((l.spans.span(pos).0, lane as u32, i));
+                    }
+                }
+            }
+        }
+        let total = hits.len() as u64;
+        if hits.len() > limit {
+            hits.select_nth_unstable(limit);
+            hits.truncate(limit);
+        }
+        hits.sort_unstable();
+        let matches = hits
+            .into_iter()
+            .map(|(_, lane, i)| self.item_dto(src, lane, self.lanes[lane as usize].items_of, i))
+            .collect();
+        TimelineSearchDto {
+            rank,
+            text: text.to_string(),
+            total,
+            matches,
+        }
+    }
+
+    fn name<'a>(src: TimelineSource<'a>, of: Items, i: u32) -> &'a str {
+        match (of, src.trace) {
+            (Items::Kernels, _) => src.kernels.name_of(i as usize),
+            (Items::Host, Some(t)) => t.events().get(i as usize).map_or("", |ev| t.text(ev.name)),
+            (Items::Host, None) => "",
+        }
+    }
+
     fn item_dto(&self, src: TimelineSource<'_>, lane: u32, of: Items, i: u32) -> TimelineItemDto {
         let (s, e) = Self::span(src, of, i);
         let step_id = src
@@ -555,6 +603,14 @@ impl TimelineIndex {
             (Items::Host, None) => base,
         }
     }
+}
+
+/// True when `needle` occurs in `hay`, ASCII letters compared without case.
+fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
+    needle.len() <= hay.len()
+        && hay
+            .windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle))
 }
 
 #[cfg(test)]

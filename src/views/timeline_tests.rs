@@ -317,3 +317,31 @@ fn a_rank_without_trace_or_kernels_still_builds() {
     assert_eq!(us_text(-1), "-0.001");
     assert_eq!(us_text(1_736_408_883_686_740_710), "1736408883686740.710");
 }
+
+#[test]
+fn search_finds_names_in_every_lane_in_time_order() {
+    let (k, t, r) = rank();
+    let (src, ix) = index(&k, &t, &r);
+    let names =
+        |d: &TimelineSearchDto| d.matches.iter().map(|m| m.name.clone()).collect::<Vec<_>>();
+    let d = ix.search(src, 7, "K", 100);
+    assert_eq!((d.rank, d.total), (7, 5));
+    assert_eq!(names(&d), vec!["k1", "k2", "k3", "k4", "k5"]);
+    assert_eq!(d.matches[2].start_ms, 0.0305);
+    // Host lane (3) and the comm lane (2), earliest first; the step marker is not an item.
+    let d = ix.search(src, 0, "A", 100);
+    assert_eq!(names(&d), vec!["aten::mm", "aten::add", "hcom_allReduce_0"]);
+    assert_eq!(
+        d.matches.iter().map(|m| m.lane).collect::<Vec<_>>(),
+        vec![3, 3, 2]
+    );
+    // The limit keeps the earliest, the total counts all.
+    let d = ix.search(src, 0, "a", 2);
+    assert_eq!(
+        (d.total, names(&d)),
+        (3, vec!["aten::mm".to_string(), "aten::add".to_string()])
+    );
+    assert_eq!(ix.search(src, 0, "", 100).total, 0);
+    assert_eq!(ix.search(src, 0, "ProfilerStep", 100).total, 0);
+    assert_eq!(ix.search(src, 0, "allreduce_0x", 100).total, 0);
+}

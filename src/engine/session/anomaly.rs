@@ -57,7 +57,9 @@ pub fn query(store: &Store, q: &AnomalyQuery) -> Result<AnomalyReply, String> {
                 .ok_or_else(|| format!("rank folder {rank} has no step {step}"))?,
         ),
         AnomalyQuery::Ops { .. } => AnomalyReply::Ops(ops(rank, res)),
-        AnomalyQuery::Timeline { .. } | AnomalyQuery::KernelAt { .. } => {
+        AnomalyQuery::Timeline { .. }
+        | AnomalyQuery::KernelAt { .. }
+        | AnomalyQuery::Search { .. } => {
             return Err("timeline queries are answered by the session's timeline cache".into())
         }
     })

@@ -20,6 +20,7 @@
 //! * [`SnapshotView::export`]: the Markdown report and the JSON, the bytes `proflens snapshot`
 //!   writes with the same settings.
 
+pub mod bands;
 pub mod live;
 
 use crate::analysis::snapshot::device::DeviceAnalysis;

@@ -54,6 +54,14 @@ impl TimelineCache {
                 slop_ms,
                 ..
             } => Some(AnomalyReply::KernelAt(ix.item_at(src, lane, t_ms, slop_ms))),
+            AnomalyQuery::Search {
+                ref text, limit, ..
+            } => Some(AnomalyReply::Search(ix.search(
+                src,
+                rank,
+                text,
+                limit.min(10_000) as usize,
+            ))),
             _ => None,
         }
     }

@@ -17,9 +17,12 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use super::timeline_draw::{
-    self as draw, Marks, XMap, BUBBLE_ROW, CLASS_COLORS, LABEL_W, RIGHT, STEP_ROW,
+    self as draw, Found, Geom, Marks, XMap, BUBBLE_ROW, CLASS_COLORS, LABEL_W_RANGE, LANE_H_RANGE,
+    RIGHT, STEP_ROW,
 };
-use crate::protocol::{AnomalyQuery, AnomalyReply, TimelineDto, TimelineItemDto};
+use crate::protocol::{
+    AnomalyQuery, AnomalyReply, TimelineDto, TimelineItemDto, TimelineSearchDto,
+};
 use crate::ui::state::AppState;
 use crate::views::format;
 use crate::views::timeline_axis::{
@@ -65,6 +68,15 @@ pub fn Timeline(
     let frame_scheduled = StoredValue::new(false);
     let draw_ms = RwSignal::new(0.0f64);
     let boxes_drawn = RwSignal::new(0usize);
+    let geom = RwSignal::new(Geom::default());
+    // Dragging the gutter's edge: (x at down, label width at down).
+    let gutter_drag = StoredValue::new(None::<(f64, f64)>);
+    // Dragging the resize handle: (client y at down, lane height at down).
+    let resize_drag = StoredValue::new(None::<(f64, f64)>);
+    let found = RwSignal::new(None::<TimelineSearchDto>);
+    let found_boxes = StoredValue::new(Vec::<(u32, f64, f64)>::new());
+    let cur = RwSignal::new(None::<usize>);
+    let search_text = RwSignal::new(String::new());
 
     let current = move || -> Option<(f64, f64)> {
         let full = dto.with_untracked(|d| d.as_ref().map(|d| d.full_range_ms))?;
@@ -121,7 +133,7 @@ pub fn Timeline(
             fetch(None, 1200);
             return;
         }
-        let pw = (w - LABEL_W - RIGHT).max(10.0);
+        let pw = (w - geom.get().label_w - RIGHT).max(10.0);
         let full = dto.with_untracked(|d| d.as_ref().map(|d| d.full_range_ms));
         match (v, full) {
             (Some(v), Some(full)) => {
@@ -162,10 +174,18 @@ pub fn Timeline(
                 }),
             };
             let t0 = now_ms();
-            let n = dto.with_untracked(|d| {
-                d.as_ref()
-                    .map(|d| draw::draw(&el, d, v, marks))
-                    .unwrap_or(0)
+            let g = geom.get_untracked();
+            let current = cur.get_untracked();
+            let n = found_boxes.with_value(|m| {
+                let f = Found {
+                    matches: m,
+                    current,
+                };
+                dto.with_untracked(|d| {
+                    d.as_ref()
+                        .map(|d| draw::draw(&el, d, v, marks, g, f))
+                        .unwrap_or(0)
+                })
             });
             let _ = draw_ms.try_set(now_ms() - t0);
             let _ = boxes_drawn.try_set(n);
@@ -175,6 +195,9 @@ pub fn Timeline(
         dto.track();
         view.track();
         item.track();
+        geom.track();
+        found.track();
+        cur.track();
         state.anomaly_bubble.track();
         state.anomaly_step.track();
         redraw();
@@ -186,7 +209,7 @@ pub fn Timeline(
             view.set(if v == full { None } else { Some(v) });
         }
     };
-    let xmap = move || current().map(|v| XMap::new(v, width_of()));
+    let xmap = move || current().map(|v| XMap::new(v, width_of(), geom.get_untracked().label_w));
 
     let on_wheel = move |ev: ev::WheelEvent| {
         ev.prevent_default();
@@ -201,6 +224,12 @@ pub fn Timeline(
         set_view(zoom(v, full, xm.t(ev.offset_x() as f64), factor));
     };
     let on_down = move |ev: ev::MouseEvent| {
+        let x = ev.offset_x() as f64;
+        let lw = geom.get_untracked().label_w;
+        if (x - lw).abs() <= 5.0 {
+            gutter_drag.set_value(Some((x, lw)));
+            return;
+        }
         if let Some(v) = current() {
             drag.set_value(Some((ev.offset_x() as f64, v, false)));
         }
@@ -211,8 +240,24 @@ pub fn Timeline(
         let slop = 3.0 * xm.ms_per_px();
         dto.with_untracked(|d| {
             let d = d.as_ref()?;
-            let lay = draw::layout(d.lanes.len());
+            let lay = draw::layout(d.lanes.len(), geom.get_untracked().lane_h);
             let mut lines = Vec::new();
+            // The label gutter: the full lane label.
+            if x < geom.get_untracked().label_w {
+                let l = &d.lanes[lay.lane_at(y)?];
+                let kind = if l.kind == crate::protocol::LaneKind::Device {
+                    "device stream"
+                } else {
+                    "host thread"
+                };
+                lines.push(l.label.clone());
+                lines.push(format!(
+                    "{kind} · {} items, {} in view",
+                    l.total, l.in_window
+                ));
+                lines.push("drag the gutter's edge to widen the labels".into());
+                return Some(Hover { x, y, lines });
+            }
             if let Some(l) = lay.lane_at(y) {
                 let lane = &d.lanes[l];
                 if let Some(j) = box_at(&lane.boxes, t, slop) {
@@ -268,12 +313,18 @@ pub fn Timeline(
     };
     let on_move = move |ev: ev::MouseEvent| {
         let (x, y) = (ev.offset_x() as f64, ev.offset_y() as f64);
+        if let Some((x_down, w0)) = gutter_drag.get_value() {
+            let lw = (w0 + x - x_down).clamp(LABEL_W_RANGE.0, LABEL_W_RANGE.1);
+            geom.update(|g| g.label_w = lw);
+            return;
+        }
         if let Some((x_down, v0, moved)) = drag.get_value() {
             let dx = x - x_down;
             if moved || dx.abs() > 3.0 {
                 drag.set_value(Some((x_down, v0, true)));
                 if let Some(full) = dto.with_untracked(|d| d.as_ref().map(|d| d.full_range_ms)) {
-                    let per_px = XMap::new(v0, width_of()).ms_per_px();
+                    let per_px =
+                        XMap::new(v0, width_of(), geom.get_untracked().label_w).ms_per_px();
                     set_view(pan(v0, full, -dx * per_px));
                 }
                 hover.set(None);
@@ -296,7 +347,7 @@ pub fn Timeline(
         }
         let hit = dto.with_untracked(|d| {
             let d = d.as_ref()?;
-            let lay = draw::layout(d.lanes.len());
+            let lay = draw::layout(d.lanes.len(), geom.get_untracked().lane_h);
             if let Some(l) = lay.lane_at(y) {
                 if box_at(&d.lanes[l].boxes, t, slop).is_some() {
                     return Some(Hit::Lane(d.lanes[l].id));
@@ -342,6 +393,10 @@ pub fn Timeline(
         }
     };
     let on_up = move |ev: ev::MouseEvent| {
+        if gutter_drag.get_value().is_some() {
+            gutter_drag.set_value(None);
+            return;
+        }
         let moved = drag.get_value().is_some_and(|d| d.2);
         drag.set_value(None);
         if !moved {
@@ -367,6 +422,116 @@ pub fn Timeline(
         ev.prevent_default();
         set_view(next);
     };
+
+    // Search: Enter asks the worker (new text) or steps to the next match, Shift+Enter back;
+    // the view centres on the match and selects it (the item panel shows it).
+    let go_to = move |k: usize| {
+        let Some(m) = found.with_untracked(|f| f.as_ref().and_then(|f| f.matches.get(k).cloned()))
+        else {
+            return;
+        };
+        cur.set(Some(k));
+        let (s, e) = (m.start_ms, m.start_ms + m.dur_us / 1e3);
+        item.set(Some(m));
+        if let Some(v) = current() {
+            let span = v.1 - v.0;
+            let span = if e - s > span * 0.5 {
+                (e - s) * 4.0
+            } else {
+                span
+            };
+            let c = (s + e) / 2.0;
+            set_view((c - span / 2.0, c + span / 2.0));
+        }
+    };
+    let step = move |dir: i64| {
+        let n = found.with_untracked(|f| f.as_ref().map_or(0, |f| f.matches.len()));
+        if n == 0 {
+            return;
+        }
+        let k = match cur.get_untracked() {
+            Some(k) => (k as i64 + dir).rem_euclid(n as i64) as usize,
+            None if dir < 0 => n - 1,
+            None => 0,
+        };
+        go_to(k);
+    };
+    let submit = move |dir: i64| {
+        let text = search_text.get_untracked().trim().to_string();
+        if text.is_empty() {
+            return;
+        }
+        if found.with_untracked(|f| f.as_ref().is_some_and(|f| f.text == text)) {
+            step(dir);
+            return;
+        }
+        spawn_local(async move {
+            match super::ask(AnomalyQuery::Search {
+                rank,
+                text,
+                limit: 1000,
+            })
+            .await
+            {
+                Ok(AnomalyReply::Search(f)) => {
+                    let boxes = f
+                        .matches
+                        .iter()
+                        .map(|m| (m.lane, m.start_ms, m.start_ms + m.dur_us / 1e3))
+                        .collect();
+                    let _ = found_boxes.try_set_value(boxes);
+                    let _ = cur.try_set(None);
+                    let _ = found.try_set(Some(f));
+                    step(dir);
+                }
+                Ok(other) => {
+                    let _ = error.try_set(Some(format!("unexpected reply {other:?}")));
+                }
+                Err(e) => {
+                    let _ = error.try_set(Some(e));
+                }
+            }
+        });
+    };
+    let clear_search = move || {
+        found_boxes.set_value(Vec::new());
+        found.set(None);
+        cur.set(None);
+        search_text.set(String::new());
+    };
+    let search_count = move || {
+        found.with(|f| {
+            f.as_ref().map(|f| match (f.total, cur.get()) {
+                (0, _) => format!("no match for “{}”", f.text),
+                (t, Some(k)) if t as usize > f.matches.len() => format!(
+                    "{} / {} (first {} of {t})",
+                    k + 1,
+                    f.matches.len(),
+                    f.matches.len()
+                ),
+                (t, Some(k)) => format!("{} / {t}", k + 1),
+                (t, None) => format!("{t} matches"),
+            })
+        })
+    };
+    // The resize handle: dragging changes the lane height (window listeners, so the pointer
+    // may leave the handle).
+    let mv = window_event_listener(ev::mousemove, move |ev: web_sys::MouseEvent| {
+        let Some((y0, h0)) = resize_drag.try_get_value().flatten() else {
+            return;
+        };
+        let lanes = dto.with_untracked(|d| d.as_ref().map_or(1, |d| d.lanes.len().max(1)));
+        let lh =
+            (h0 + (ev.client_y() as f64 - y0) / lanes as f64).clamp(LANE_H_RANGE.0, LANE_H_RANGE.1);
+        geom.update(|g| g.lane_h = lh);
+    });
+    let up = window_event_listener(ev::mouseup, move |_| {
+        let _ = resize_drag.try_set_value(None);
+    });
+    on_cleanup(move || {
+        mv.remove();
+        up.remove();
+    });
 
     let legend = move || {
         let classes = CLASS_COLORS
@@ -422,6 +587,22 @@ pub fn Timeline(
     view! {
         <section class="chart-box anom-timeline" data-testid="timeline">
             <div class="chart-bar">
+                <span class="timeline-search">
+                    <input type="search" data-testid="timeline-search" placeholder="Find a kernel or event (Enter: next, Shift+Enter: previous)"
+                        prop:value=move || search_text.get()
+                        on:input=move |ev| search_text.set(event_target_value(&ev))
+                        on:keydown=move |ev: ev::KeyboardEvent| {
+                            if ev.key() == "Enter" {
+                                ev.prevent_default();
+                                submit(if ev.shift_key() { -1 } else { 1 });
+                            } else if ev.key() == "Escape" {
+                                clear_search();
+                            }
+                        }/>
+                    <button class="button" data-testid="timeline-search-prev" title="previous match (Shift+Enter)" on:click=move |_| submit(-1)>"▲"</button>
+                    <button class="button" data-testid="timeline-search-next" title="next match (Enter)" on:click=move |_| submit(1)>"▼"</button>
+                    <span class="muted" data-testid="timeline-search-count">{search_count}</span>
+                </span>
                 <span class="muted" data-testid="timeline-stats">{stats}</span>
                 <button class="button" data-testid="timeline-reset" on:click=move |_| view.set(None)>"Reset"</button>
             </div>
@@ -441,17 +622,29 @@ pub fn Timeline(
                     data-view=move || { view.track(); dto.track(); current().map(|v| format!("{:.6},{:.6}", v.0, v.1)).unwrap_or_default() }
                     data-draw-ms=move || format!("{:.2}", draw_ms.get())
                     data-drawn=move || boxes_drawn.get().to_string()
-                    style=move || dto.with(|d| format!("height:{}px", draw::css_height(d.as_ref().map_or(0, |d| d.lanes.len()))))
+                    style=move || {
+                        let g = geom.get();
+                        let lanes = dto.with(|d| d.as_ref().map_or(0, |d| d.lanes.len()));
+                        let edge = if gutter_drag.get_value().is_some() { "col-resize" } else { "default" };
+                        format!("height:{}px;cursor:{edge}", draw::css_height(lanes, g.lane_h))
+                    }
+                    data-label-w=move || geom.get().label_w.to_string()
+                    data-lane-h=move || geom.get().lane_h.to_string()
                     on:wheel=on_wheel
                     on:mousedown=on_down
                     on:mousemove=on_move
                     on:mouseup=on_up
-                    on:mouseleave=move |_| { hover.set(None); drag.set_value(None); }
+                    on:mouseleave=move |_| { hover.set(None); drag.set_value(None); gutter_drag.set_value(None); }
                     on:dblclick=move |_| view.set(None)
                     on:keydown=on_key
                 ></canvas>
                 {tooltip}
             </div>
+            <div class="timeline-resize" data-testid="timeline-resize" title="drag to make the lanes taller or lower"
+                on:mousedown=move |ev: ev::MouseEvent| {
+                    ev.prevent_default();
+                    resize_drag.set_value(Some((ev.client_y() as f64, geom.get_untracked().lane_h)));
+                }>"⋯"</div>
             {detail}
         </section>
     }

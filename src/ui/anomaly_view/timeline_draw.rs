@@ -31,18 +31,51 @@ pub const CLASS_COLORS: &[(&str, &str)] = &[
     ("host", "#6c757d"),
 ];
 
-/// The lane layout for `lanes` lanes.
-pub fn layout(lanes: usize) -> LaneLayout {
+/// Label gutter width and lane height, px (the user widens the gutter and makes the timeline
+/// taller by dragging).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Geom {
+    /// Left gutter for lane labels, px.
+    pub label_w: f64,
+    /// Height of one lane, px.
+    pub lane_h: f64,
+}
+
+impl Default for Geom {
+    fn default() -> Self {
+        Geom {
+            label_w: LABEL_W,
+            lane_h: LANE_H,
+        }
+    }
+}
+
+/// Narrowest and widest label gutter, px.
+pub const LABEL_W_RANGE: (f64, f64) = (80.0, 600.0);
+/// Lowest and highest lane, px.
+pub const LANE_H_RANGE: (f64, f64) = (16.0, 160.0);
+
+/// The lane layout for `lanes` lanes `lane_h` px high.
+pub fn layout(lanes: usize, lane_h: f64) -> LaneLayout {
     LaneLayout {
         top: BUBBLE_ROW.0 + BUBBLE_ROW.1 + 4.0,
-        lane_h: LANE_H,
+        lane_h,
         lanes,
     }
 }
 
-/// Canvas CSS height for `lanes` lanes.
-pub fn css_height(lanes: usize) -> f64 {
-    layout(lanes).bottom() + 6.0
+/// Canvas CSS height for `lanes` lanes `lane_h` px high.
+pub fn css_height(lanes: usize, lane_h: f64) -> f64 {
+    layout(lanes, lane_h).bottom() + 6.0
+}
+
+/// Search matches to outline: (lane id, start ms, end ms), and the current one.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Found<'a> {
+    /// Matches in time order.
+    pub matches: &'a [(u32, f64, f64)],
+    /// Index of the current match.
+    pub current: Option<usize>,
 }
 
 /// What is highlighted.
@@ -61,24 +94,26 @@ pub struct Marks {
 pub struct XMap {
     v0: f64,
     scale: f64,
+    label_w: f64,
 }
 
 impl XMap {
-    /// For view `(v0, v1)` and canvas width `w`.
-    pub fn new(view: (f64, f64), w: f64) -> Self {
-        let pw = (w - LABEL_W - RIGHT).max(1.0);
+    /// For view `(v0, v1)`, canvas width `w` and a label gutter `label_w` px wide.
+    pub fn new(view: (f64, f64), w: f64, label_w: f64) -> Self {
+        let pw = (w - label_w - RIGHT).max(1.0);
         XMap {
             v0: view.0,
             scale: pw / (view.1 - view.0).max(1e-12),
+            label_w,
         }
     }
     /// x of time `t`.
     pub fn x(&self, t: f64) -> f64 {
-        LABEL_W + (t - self.v0) * self.scale
+        self.label_w + (t - self.v0) * self.scale
     }
     /// Time at x.
     pub fn t(&self, x: f64) -> f64 {
-        self.v0 + (x - LABEL_W) / self.scale
+        self.v0 + (x - self.label_w) / self.scale
     }
     /// ms per px.
     pub fn ms_per_px(&self) -> f64 {
@@ -104,21 +139,46 @@ fn context(canvas: &HtmlCanvasElement, css_h: f64) -> Option<(CanvasRenderingCon
     Some((ctx, w))
 }
 
-/// Draws `d` through view `view` (relative ms). Returns the number of boxes drawn.
-pub fn draw(canvas: &HtmlCanvasElement, d: &TimelineDto, view: (f64, f64), marks: Marks) -> usize {
-    let lay = layout(d.lanes.len());
-    let h = css_height(d.lanes.len());
+/// A name cut to about `px` pixels of 11 px text (≈ 6.2 px per character), with an ellipsis.
+fn fit(name: &str, px: f64) -> Option<String> {
+    let n = (px / 6.2).floor() as usize;
+    if n < 3 {
+        return None;
+    }
+    let count = name.chars().count();
+    Some(if count <= n {
+        name.to_string()
+    } else {
+        let mut s: String = name.chars().take(n.saturating_sub(1)).collect();
+        s.push('…');
+        s
+    })
+}
+
+/// Draws `d` through view `view` (relative ms) with geometry `g`, search matches outlined.
+/// Returns the number of boxes drawn.
+pub fn draw(
+    canvas: &HtmlCanvasElement,
+    d: &TimelineDto,
+    view: (f64, f64),
+    marks: Marks,
+    g: Geom,
+    found: Found<'_>,
+) -> usize {
+    let (lw, lh) = (g.label_w, g.lane_h);
+    let lay = layout(d.lanes.len(), lh);
+    let h = css_height(d.lanes.len(), lh);
     let Some((ctx, w)) = context(canvas, h) else {
         return 0;
     };
-    let xm = XMap::new(view, w);
+    let xm = XMap::new(view, w, lw);
     let right = w - RIGHT;
     ctx.clear_rect(0.0, 0.0, w, h);
     ctx.set_font("11px system-ui, sans-serif");
     // Lane backgrounds and labels (labels clipped to the gutter).
     ctx.save();
     ctx.begin_path();
-    ctx.rect(0.0, 0.0, LABEL_W - 4.0, h);
+    ctx.rect(0.0, 0.0, lw - 4.0, h);
     ctx.clip();
     for (i, lane) in d.lanes.iter().enumerate() {
         let y = lay.lane_top(i);
@@ -127,13 +187,13 @@ pub fn draw(canvas: &HtmlCanvasElement, d: &TimelineDto, view: (f64, f64), marks
         } else {
             "rgba(128,128,128,0.0)"
         });
-        ctx.fill_rect(0.0, y, w, LANE_H);
+        ctx.fill_rect(0.0, y, w, lh);
         ctx.set_fill_style_str(if lane.kind == LaneKind::Host {
             "#6c757d"
         } else {
             "#444"
         });
-        let _ = ctx.fill_text(&lane.label, 6.0, y + LANE_H / 2.0 + 4.0);
+        let _ = ctx.fill_text(&lane.label, 6.0, y + lh / 2.0 + 4.0);
     }
     let _ = ctx.fill_text("steps", 6.0, STEP_ROW.0 + 13.0);
     let _ = ctx.fill_text("bubbles", 6.0, BUBBLE_ROW.0 + 11.0);
@@ -144,19 +204,19 @@ pub fn draw(canvas: &HtmlCanvasElement, d: &TimelineDto, view: (f64, f64), marks
         } else {
             "rgba(128,128,128,0.0)"
         });
-        ctx.fill_rect(LABEL_W - 4.0, lay.lane_top(i), w - LABEL_W + 4.0, LANE_H);
+        ctx.fill_rect(lw - 4.0, lay.lane_top(i), w - lw + 4.0, lh);
     }
     ctx.save();
     ctx.begin_path();
-    ctx.rect(LABEL_W, 0.0, right - LABEL_W, h);
+    ctx.rect(lw, 0.0, right - lw, h);
     ctx.clip();
     // Steps: shading over every row, id in the step row.
     for (k, s) in d.steps.iter().enumerate() {
         let (x0, x1) = (
-            xm.x(s.start_ms).max(LABEL_W - 1.0),
+            xm.x(s.start_ms).max(lw - 1.0),
             xm.x(s.end_ms).min(right + 1.0),
         );
-        if x1 < LABEL_W || x0 > right {
+        if x1 < lw || x0 > right {
             continue;
         }
         let sel = marks.step == Some(s.index);
@@ -170,13 +230,13 @@ pub fn draw(canvas: &HtmlCanvasElement, d: &TimelineDto, view: (f64, f64), marks
         ctx.fill_rect(x0, STEP_ROW.0 + 2.0, (x1 - x0).max(1.0), STEP_ROW.1 - 4.0);
         if x1 - x0 > 60.0 {
             ctx.set_fill_style_str("#1d3f80");
-            let _ = ctx.fill_text(&s.step_id, x0.max(LABEL_W) + 4.0, STEP_ROW.0 + 13.0);
+            let _ = ctx.fill_text(&s.step_id, x0.max(lw) + 4.0, STEP_ROW.0 + 13.0);
         }
     }
     // Bubbles: a band across the device lanes and a mark in the bubble row, by first label.
     for b in &d.bubbles {
         let (x0, x1) = (xm.x(b.start_ms), xm.x(b.end_ms));
-        if x1 < LABEL_W || x0 > right {
+        if x1 < lw || x0 > right {
             continue;
         }
         let wpx = (x1 - x0).max(2.0);
@@ -202,12 +262,12 @@ pub fn draw(canvas: &HtmlCanvasElement, d: &TimelineDto, view: (f64, f64), marks
     let mut drawn = 0;
     for (i, lane) in d.lanes.iter().enumerate() {
         let y = lay.lane_top(i) + 3.0;
-        let bh = LANE_H - 6.0;
+        let bh = lh - 6.0;
         let b = &lane.boxes;
         let mut last_style = u8::MAX;
         for j in 0..b.start_ms.len() {
             let (x0, x1) = (xm.x(b.start_ms[j]), xm.x(b.end_ms[j]));
-            if x1 < LABEL_W || x0 > right {
+            if x1 < lw || x0 > right {
                 continue;
             }
             let c = b.class.get(j).copied().unwrap_or(0);
@@ -221,6 +281,43 @@ pub fn draw(canvas: &HtmlCanvasElement, d: &TimelineDto, view: (f64, f64), marks
             drawn += 1;
         }
         let _ = ctx.set_global_alpha(1.0);
+        // Names inside the boxes wide enough to hold a few characters.
+        ctx.set_fill_style_str("#fff");
+        for j in 0..b.start_ms.len() {
+            let (x0, x1) = (xm.x(b.start_ms[j]).max(lw), xm.x(b.end_ms[j]).min(right));
+            if x1 - x0 < 24.0 {
+                continue;
+            }
+            let name = d.names.get(b.name[j] as usize).map_or("", |n| n.as_str());
+            let text = match b.count[j] {
+                1 => name.to_string(),
+                n => format!("{n} items · {name}"),
+            };
+            if let Some(t) = fit(&text, x1 - x0 - 6.0) {
+                let _ = ctx.fill_text(&t, x0 + 3.0, y + bh / 2.0 + 4.0);
+            }
+        }
+    }
+    // Search matches: outlined, the current one thicker.
+    if !found.matches.is_empty() {
+        let row: std::collections::HashMap<u32, usize> =
+            d.lanes.iter().enumerate().map(|(i, l)| (l.id, i)).collect();
+        for (k, &(lane, s, e)) in found.matches.iter().enumerate() {
+            let (x0, x1) = (xm.x(s), xm.x(e));
+            let Some(&i) = row.get(&lane) else { continue };
+            if x1 < lw || x0 > right {
+                continue;
+            }
+            let cur = found.current == Some(k);
+            ctx.set_stroke_style_str(if cur { "#e8590c" } else { "#f59f00" });
+            ctx.set_line_width(if cur { 3.0 } else { 1.5 });
+            ctx.stroke_rect(
+                x0 - 1.0,
+                lay.lane_top(i) + 1.5,
+                (x1 - x0).max(1.0) + 2.0,
+                lh - 3.0,
+            );
+        }
     }
     if let Some((lane, s, e)) = marks.item {
         let y = lay.lane_top(lane as usize) + 1.0;
@@ -230,7 +327,7 @@ pub fn draw(canvas: &HtmlCanvasElement, d: &TimelineDto, view: (f64, f64), marks
             xm.x(s) - 1.0,
             y,
             (xm.x(e) - xm.x(s)).max(1.0) + 2.0,
-            LANE_H - 2.0,
+            lh - 2.0,
         );
     }
     ctx.restore();
@@ -239,7 +336,7 @@ pub fn draw(canvas: &HtmlCanvasElement, d: &TimelineDto, view: (f64, f64), marks
     ctx.set_stroke_style_str("rgba(128,128,128,0.35)");
     ctx.set_line_width(1.0);
     ctx.set_fill_style_str("#666");
-    for t in ticks(view.0, view.1, right - LABEL_W, 90.0) {
+    for t in ticks(view.0, view.1, right - lw, 90.0) {
         let x = xm.x(t.t_ms).round() + 0.5;
         ctx.begin_path();
         ctx.move_to(x, RULER_H - 6.0);
@@ -247,8 +344,15 @@ pub fn draw(canvas: &HtmlCanvasElement, d: &TimelineDto, view: (f64, f64), marks
         ctx.stroke();
         let _ = ctx.fill_text(&t.label, x + 3.0, 12.0);
     }
+    // The gutter's edge (drag it to widen the labels).
+    ctx.set_stroke_style_str("rgba(128,128,128,0.5)");
     ctx.begin_path();
-    ctx.move_to(LABEL_W, RULER_H - 0.5);
+    ctx.move_to(lw - 2.5, RULER_H);
+    ctx.line_to(lw - 2.5, lay.bottom());
+    ctx.stroke();
+    ctx.set_stroke_style_str("rgba(128,128,128,0.35)");
+    ctx.begin_path();
+    ctx.move_to(lw, RULER_H - 0.5);
     ctx.line_to(right, RULER_H - 0.5);
     ctx.stroke();
     drawn

@@ -28,17 +28,15 @@ pub fn SnapChart(
     target: u32,
     dslot: u32,
     has_time: bool,
+    /// The x axis, shared with the Active Memory Timeline.
+    axis: RwSignal<SnapAxis>,
+    /// The visible window (None = everything), shared with the Active Memory Timeline.
+    window: RwSignal<Option<(f64, f64)>>,
     selected: RwSignal<Option<Selected>>,
     /// The entry whose live set is shown: (index, time ms), drawn as a dashed line.
     shown: Signal<Option<(u32, Option<f64>)>>,
 ) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
-    let axis = RwSignal::new(if has_time {
-        SnapAxis::Time
-    } else {
-        SnapAxis::Index
-    });
-    let window = RwSignal::new(None::<(f64, f64)>);
     // Kept in the URL hash (`snap.x=scope:a,b`), restored after a reload + re-drop.
     crate::ui::route::use_route().bind_scoped(
         crate::ui::route::SNAP_X,
@@ -253,7 +251,7 @@ pub fn SnapChart(
 }
 
 /// Axis label of a position.
-fn x_label(axis: SnapAxis, v: f64) -> String {
+pub(super) fn x_label(axis: SnapAxis, v: f64) -> String {
     match axis {
         SnapAxis::Index => format!("{v:.0}"),
         SnapAxis::Time => format::duration_ms(v),
@@ -378,7 +376,7 @@ fn draw(ctx: &CanvasRenderingContext2d, w: f64, h: f64, c: &SnapCurveDto, sel_x:
 }
 
 /// Narrowest window of the snapshot chart: 4 entries on the index axis, 1 µs on the time axis.
-fn min_span(axis: SnapAxis) -> f64 {
+pub(super) fn min_span(axis: SnapAxis) -> f64 {
     match axis {
         SnapAxis::Index => 4.0,
         SnapAxis::Time => 1e-3,

@@ -9,6 +9,9 @@ use crate::protocol::SnapTreeNodeDto;
 use crate::views::format;
 
 const ROW_PX: f64 = 20.0;
+/// Boxes narrower than this percentage of the focused node are not drawn (a zoom shows them),
+/// so thin deep chains do not stretch the chart into a column of slivers.
+const MIN_PERCENT: f64 = 0.3;
 
 fn color(label: &str) -> String {
     let h = label
@@ -30,6 +33,15 @@ fn under(nodes: &[SnapTreeNodeDto], mut node: usize, anc: usize) -> bool {
     }
 }
 
+/// True when `node` is drawn with `focus` zoomed to the full width `w0` bytes: below the
+/// focus and at least [`MIN_PERCENT`] wide.
+fn shown(nodes: &[SnapTreeNodeDto], node: usize, focus: usize, w0: f64) -> bool {
+    nodes
+        .get(node)
+        .is_some_and(|n| n.bytes as f64 / w0 * 100.0 >= MIN_PERCENT)
+        && under(nodes, node, focus)
+}
+
 /// The icicle of one live set.
 #[component]
 pub fn Icicle(nodes: Vec<SnapTreeNodeDto>) -> impl IntoView {
@@ -45,13 +57,13 @@ pub fn Icicle(nodes: Vec<SnapTreeNodeDto>) -> impl IntoView {
             nodes
                 .iter()
                 .enumerate()
-                .filter(|(i, n)| n.bytes > 0 && under(nodes, *i, f))
+                .filter(|(i, n)| shown(nodes, *i, f, w0) && n.bytes > 0)
                 .map(|(i, n)| {
                     let left = (n.offset as f64 - x0) / w0 * 100.0;
                     let width = n.bytes as f64 / w0 * 100.0;
                     let top_px = (n.depth - d0) as f64 * ROW_PX;
                     let title = format!("{}\n{} ({} bytes) in {} tensors", n.label, format::bytes(n.bytes as f64), n.bytes, n.tensors);
-                    let text = if width > 4.0 { n.label.clone() } else { String::new() };
+                    let text = if width > 2.5 { format::short_site(&n.label) } else { String::new() };
                     let target = if i == f { n.parent as usize } else { i };
                     view! {
                         <div class="ice" data-testid="snap-ice"
@@ -69,10 +81,14 @@ pub fn Icicle(nodes: Vec<SnapTreeNodeDto>) -> impl IntoView {
         let f = focus.get();
         nodes.with_value(|nodes| {
             let d0 = nodes.get(f).map(|n| n.depth).unwrap_or(0);
+            let w0 = nodes
+                .get(f)
+                .map(|n| (n.bytes as f64).max(1.0))
+                .unwrap_or(1.0);
             let max = nodes
                 .iter()
                 .enumerate()
-                .filter(|(i, _)| under(nodes, *i, f))
+                .filter(|(i, _)| shown(nodes, *i, f, w0))
                 .map(|(_, n)| n.depth)
                 .max()
                 .unwrap_or(0);
@@ -80,7 +96,7 @@ pub fn Icicle(nodes: Vec<SnapTreeNodeDto>) -> impl IntoView {
         })
     };
     view! {
-        <h4>"Live bytes by call stack (icicle: outermost frame on top; click to zoom)"</h4>
+        <h4>"Live bytes by call stack (icicle: outermost frame on top; click a box to zoom into it, the top box to zoom out; boxes under 0.3 % are shown once zoomed)"</h4>
         <div class="icicle" data-testid="snap-icicle" style=move || format!("height:{}px", height())>
             {boxes}
         </div>

@@ -68,13 +68,10 @@ pub fn LivePanel(
     target: u32,
     dslot: u32,
     live: RwSignal<Option<Result<SnapLiveDto, String>>>,
+    /// The record whose stack is shown (a tensor row or a band of the Active Memory Timeline).
+    record: RwSignal<Option<u32>>,
 ) -> impl IntoView {
-    let record = RwSignal::new(None::<u32>);
     let stack = RwSignal::new(None::<Result<SnapStackDto, String>>);
-    Effect::new(move |_| {
-        live.track();
-        record.set(None);
-    });
     Effect::new(move |_| {
         let Some(r) = record.get() else {
             stack.set(None);
@@ -113,7 +110,7 @@ pub fn LivePanel(
                         view! {
                             <tr data-testid="snap-tensor" class:selected=move || record.get() == Some(r) on:click=move |_| record.set(Some(r))>
                                 <td class="num" title=format!("{} bytes", t.bytes)>{format::bytes(t.bytes as f64)}</td>
-                                <td><code>{t.addr.clone()}</code></td>
+                                <td><code title=format!("MemoryViz name {}", t.memoryviz_name)>{t.addr.clone()}</code></td>
                                 <td class="num">{t.alloc_index.map(|i| i.to_string()).unwrap_or_else(|| "before".into())}</td>
                                 <td class="num">{t.alloc_time_ms.map(format::duration_ms).unwrap_or_default()}</td>
                                 <td class="site">{frame_link(t.site.clone(), t.link.clone())}</td>
@@ -156,23 +153,53 @@ pub fn LivePanel(
     }
 }
 
+/// The selected record's stack, Python frames first: native (C++) frames are hidden unless
+/// "C++ frames" is ticked, each run of hidden frames shown as one "… N C++ frames" line.
 #[component]
 fn StackPanel(stack: RwSignal<Option<Result<SnapStackDto, String>>>) -> impl IntoView {
+    let show_native = RwSignal::new(false);
     view! {
         <aside class="stack-panel" data-testid="snap-stack">
-            <h4>"Call stack"</h4>
+            <h4>"Call stack "
+                <label class="muted cpp-toggle">
+                    <input type="checkbox" data-testid="snap-cpp-toggle" prop:checked=move || show_native.get()
+                        on:change=move |_| show_native.update(|v| *v = !*v)/>
+                    " C++ frames"
+                </label>
+            </h4>
             {move || match stack.get() {
-                None => view! { <p class="muted">"Click a tensor to see its full stack (innermost frame first)."</p> }.into_any(),
+                None => view! { <p class="muted">"Click a tensor or a band of the timeline to see its full stack (innermost frame first)."</p> }.into_any(),
                 Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
-                Some(Ok(s)) if s.frames.is_empty() => view! { <p class="muted">{format!("No stack recorded ({}).", s.stack_kind)}</p> }.into_any(),
-                Some(Ok(s)) => view! {
-                    <p class="muted">{format!("stack from: {}", s.stack_kind.replace('_', " "))}</p>
-                    <ol class="frames">
-                        {s.frames.into_iter().map(|f| view! {
-                            <li class:user=f.project class:hidden-frame=f.hidden>{frame_link(f.label, f.link)}</li>
-                        }).collect_view()}
-                    </ol>
-                }.into_any(),
+                Some(Ok(s)) => {
+                    let head = format!("{} ({} bytes) at {} · stack from: {}", format::bytes(s.bytes as f64), s.bytes, s.addr, s.stack_kind.replace('_', " "));
+                    if s.frames.is_empty() {
+                        return view! { <p class="muted" data-testid="snap-stack-head">{head}</p><p class="muted">"No stack recorded."</p> }.into_any();
+                    }
+                    let all = show_native.get();
+                    let mut items = Vec::new();
+                    let mut skipped = 0usize;
+                    let flush = |skipped: &mut usize, items: &mut Vec<AnyView>| {
+                        if *skipped > 0 {
+                            items.push(view! { <li class="muted native-run" data-testid="snap-native-run">{format!("… {} C++ frame(s)", *skipped)}</li> }.into_any());
+                            *skipped = 0;
+                        }
+                    };
+                    for f in s.frames {
+                        if f.native && !all {
+                            skipped += 1;
+                            continue;
+                        }
+                        flush(&mut skipped, &mut items);
+                        items.push(view! {
+                            <li class:user=f.project class:hidden-frame=f.hidden class:native=f.native data-testid="snap-frame">{frame_link(f.label, f.link)}</li>
+                        }.into_any());
+                    }
+                    flush(&mut skipped, &mut items);
+                    view! {
+                        <p class="muted" data-testid="snap-stack-head" title=s.memoryviz_name.clone()>{head}</p>
+                        <ol class="frames">{items}</ol>
+                    }.into_any()
+                }
             }}
         </aside>
     }

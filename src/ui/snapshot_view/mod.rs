@@ -6,6 +6,7 @@
 //! panel (project root, path mapping, link style, peak options) and the exports.
 //! Every number comes from the worker (`Query::Snapshot`).
 
+mod bands;
 mod chart;
 mod icicle;
 mod live;
@@ -229,14 +230,25 @@ fn DeviceView(
         })
     });
     let has_trace = d.entries > 0;
+    let axis = RwSignal::new(if d.has_time {
+        SnapAxis::Time
+    } else {
+        SnapAxis::Index
+    });
+    let window = RwSignal::new(None::<(f64, f64)>);
+    let pick = RwSignal::new(None::<u32>);
+    let has_time = d.has_time;
     view! {
         <panels::DeviceFacts d=d.clone()/>
-        {has_trace.then(|| view! { <SnapChart target=target dslot=dslot has_time=d.has_time selected=selected shown=shown/> })}
+        {has_trace.then(|| view! {
+            <SnapChart target=target dslot=dslot has_time=has_time axis=axis window=window selected=selected shown=shown/>
+            <bands::ActiveTimeline target=target dslot=dslot axis=axis window=window shown=shown selected=selected pick=pick/>
+        })}
         <div class="snap-columns">
             <panels::PeakList d=d.clone() selected=selected/>
             <panels::Warnings d=d.clone() s=s.clone()/>
         </div>
-        <live::LivePanel target=target dslot=dslot live=live/>
+        <live::LivePanel target=target dslot=dslot live=live record=pick/>
         <panels::SegmentsPanel target=target dslot=dslot/>
     }
 }

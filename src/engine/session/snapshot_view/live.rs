@@ -12,7 +12,7 @@ use crate::analysis::snapshot::attribution::{
     contributors, prefix_tree, Attributor, Contributor, TreeNode,
 };
 use crate::analysis::snapshot::device::{annotation_spans, open_at};
-use crate::analysis::snapshot::frame_filter::memoryviz_hidden;
+use crate::analysis::snapshot::frame_filter::{is_python, memoryviz_hidden};
 use crate::analysis::snapshot::lifetimes::{Semantics, StackKind};
 use crate::analysis::snapshot::live::{bytes_of, live_sets};
 use crate::model::snapshot::{FrameId, NO_STACK};
@@ -69,6 +69,7 @@ impl<'a> Frames<'a> {
             label: self.labeler.frame(f),
             link: self.labeler.links.link(file, line),
             hidden: memoryviz_hidden(name, file),
+            native: is_native(file),
             project: self.attr.is_project_frame(f),
         }
     }
@@ -166,7 +167,8 @@ impl SnapshotView {
                 SnapTensorDto {
                     record: r,
                     bytes: lt.size[ru],
-                    addr: format!("b'{:x}_{}'", lt.addr[ru], lt.version[ru]),
+                    addr: format!("0x{:x}", lt.addr[ru]),
+                    memoryviz_name: format!("b'{:x}_{}'", lt.addr[ru], lt.version[ru]),
                     alloc_index,
                     alloc_time_ms: alloc_index
                         .and_then(|i| rel_ms(first_us, e.time_us(i as usize))),
@@ -238,14 +240,23 @@ impl SnapshotView {
         let mut fr = Frames::new(self);
         Ok(SnapStackDto {
             record,
+            bytes: lt.size[r],
+            addr: format!("0x{:x}", lt.addr[r]),
+            memoryviz_name: format!("b'{:x}_{}'", lt.addr[r], lt.version[r]),
             stack_kind: stack_kind_name(lt.stack_kind[r]).to_string(),
             frames: frames.iter().map(|&f| fr.frame(f)).collect(),
         })
     }
 }
 
+/// True for a native (C++) frame of `file`: neither a Python source (`.py`) nor a `<…>`
+/// pseudo-file (`<frozen runpy>`, `<string>`); C++ frames read `??` or a `.cpp`/`.h` path.
+pub fn is_native(file: &str) -> bool {
+    !is_python(file) && !file.starts_with('<')
+}
+
 /// The site group of one record (for the tensor list's site label and link).
-fn contributors_of_one(
+pub(super) fn contributors_of_one(
     lt: &crate::analysis::snapshot::lifetimes::Lifetimes,
     r: u32,
     attr: &mut Attributor<'_>,

@@ -131,8 +131,10 @@ fn live_set_at_any_entry_with_sites_tensors_and_icicle() {
     let bytes: Vec<u64> = l.tensors.iter().map(|t| t.bytes).collect();
     assert_eq!(bytes, vec![400, 100, 50]);
     assert_eq!(l.tensors[0].alloc_index, None);
-    assert_eq!(l.tensors[0].addr, "b'8c_0'");
-    assert_eq!(l.tensors[1].addr, "b'a_0'");
+    assert_eq!(l.tensors[0].addr, "0x8c");
+    assert_eq!(l.tensors[0].memoryviz_name, "b'8c_0'");
+    assert_eq!(l.tensors[1].addr, "0xa");
+    assert_eq!(l.tensors[1].memoryviz_name, "b'a_0'");
     assert_eq!(l.tensors[1].site, "forward @ /proj/model.py:20");
     assert_eq!(
         l.tensors[1].link.as_deref(),
