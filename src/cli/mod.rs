@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 pub mod analyze;
 pub mod anomaly;
+pub mod diff;
 pub mod fs_opener;
 pub mod memory;
 pub mod snapshot;
@@ -52,6 +53,28 @@ pub fn print_walk_problems(opener: &fs_opener::FsOpener) -> u64 {
     opener.walk_problems().len() as u64
 }
 
+/// Prints every kept problem of `problems` to stderr; returns how many count against
+/// `--strict`: kept warnings and errors, plus every problem beyond the kept ones.
+pub fn print_problems(problems: &crate::base::Problems) -> u64 {
+    let mut n = 0;
+    for p in problems.kept() {
+        print_problem(p);
+        if p.severity >= crate::base::Severity::Warning {
+            n += 1;
+        }
+    }
+    n + problems.total() - problems.kept().len() as u64
+}
+
+/// Writes `text` to `path`, or to stdout when `path` is `-`; `Err` is the message for stderr.
+pub fn write_out(path: &std::path::Path, text: &str) -> Result<(), String> {
+    if path.as_os_str() == "-" {
+        println!("{text}");
+        return Ok(());
+    }
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
 /// One problem on stderr: `<severity> <code>: <where>: <message>`.
 pub fn print_problem(p: &crate::base::Problem) {
     let sev = match p.severity {
@@ -84,6 +107,9 @@ enum Command {
     /// Every analysis the inputs allow, from one read per file, into one folder.
     #[command(after_help = EXIT_CODES_HELP)]
     Analyze(analyze::Args),
+    /// Compare two memory snapshots: peak, end state and live bytes per site, with deltas.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Diff(diff::Args),
 }
 
 /// Runs the CLI with `args` (without the program name); returns the process exit code
@@ -106,5 +132,6 @@ pub fn main(args: Vec<String>) -> i32 {
         Command::Anomaly(a) => anomaly::run(a),
         Command::Snapshot(a) => snapshot::run(a),
         Command::Analyze(a) => analyze::run(a),
+        Command::Diff(a) => diff::run(a),
     }
 }

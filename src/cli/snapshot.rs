@@ -97,14 +97,6 @@ fn options(a: &Args) -> Result<SnapshotOptions, String> {
     })
 }
 
-fn write_out(path: &PathBuf, text: &str) -> Result<(), String> {
-    if path.as_os_str() == "-" {
-        println!("{text}");
-        return Ok(());
-    }
-    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
-}
-
 /// Runs the subcommand; returns the exit code.
 pub fn run(args: Args) -> i32 {
     let opts = match options(&args) {
@@ -150,7 +142,7 @@ pub fn run(args: Args) -> i32 {
                 return super::EXIT_NOTHING;
             }
         };
-        if let Err(e) = write_out(p, &text) {
+        if let Err(e) = super::write_out(p, &text) {
             eprintln!("proflens snapshot: {e}");
             return super::EXIT_NOTHING;
         }
@@ -161,7 +153,7 @@ pub fn run(args: Args) -> i32 {
         } else {
             p.clone()
         };
-        if let Err(e) = write_out(&p, &snapshot_md::render(&json)) {
+        if let Err(e) = super::write_out(&p, &snapshot_md::render(&json)) {
             eprintln!("proflens snapshot: {e}");
             return super::EXIT_NOTHING;
         }
@@ -178,12 +170,6 @@ pub fn run(args: Args) -> i32 {
         );
         let _ = g;
     }
-    for p in run.problems.kept() {
-        super::print_problem(p);
-        if p.severity >= crate::base::Severity::Warning {
-            n_problems += 1;
-        }
-    }
-    n_problems += run.problems.total() - run.problems.kept().len() as u64;
+    n_problems += super::print_problems(&run.problems);
     super::exit_code(true, n_problems, args.common.strict)
 }

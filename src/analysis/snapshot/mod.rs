@@ -9,6 +9,7 @@
 pub mod attribution;
 pub mod curves;
 pub mod device;
+pub mod diff;
 pub mod frame_filter;
 pub mod lifetimes;
 pub mod live;

@@ -1,0 +1,190 @@
+//! `proflens diff A B [--json FILE] [--md FILE]` (issue 13 "Compare"): two snapshot pickles
+//! (or two devices' worth of one run each) compared per device — global peak, end state and the
+//! live bytes per site at each — as JSON ([`crate::report::snapshot_diff::DiffJson`]) and
+//! Markdown. Each side is read and analysed once, exactly as `proflens snapshot` does.
+//! Comparing two rank folders or two traces is not built yet: such inputs are refused in words.
+
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+
+use crate::engine::snapshot::{run as run_snapshot, SnapshotOptions, SnapshotRun};
+use crate::protocol::snapshot::SnapshotSettingsDto;
+use crate::report::snapshot_diff::{build, render_md, DiffSide};
+
+use super::fs_opener::FsOpener;
+
+/// Arguments of `proflens diff`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Side A: a snapshot pickle (`torch.cuda.memory._dump_snapshot()` output).
+    pub a: PathBuf,
+    /// Side B: a snapshot pickle.
+    pub b: PathBuf,
+    /// Write the JSON comparison here (`-` for stdout).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write the Markdown comparison here (`-` for stdout).
+    #[arg(long)]
+    pub md: Option<PathBuf>,
+    /// Curve the peak and end are read on: allocated | active | reserved.
+    #[arg(long, default_value = "active")]
+    pub curve: String,
+    /// Group live bytes by the first K project frames instead of the site.
+    #[arg(long, default_value_t = 0)]
+    pub frame_depth: usize,
+    /// Project root: frames under it count as project code; paths are shown relative to it.
+    #[arg(long)]
+    pub project_root: Option<String>,
+    /// Link style of the Markdown: vscode | cursor | github | file | none.
+    #[arg(long, default_value = "vscode")]
+    pub link_style: String,
+    /// Compare only this device of side A (with `--b-device`: two devices, e.g. of one file).
+    #[arg(long)]
+    pub a_device: Option<u32>,
+    /// Compare only this device of side B.
+    #[arg(long)]
+    pub b_device: Option<u32>,
+    /// Sites listed per table in the Markdown (the JSON has all of them).
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+    /// Options of every command (`--strict`).
+    #[command(flatten)]
+    pub common: super::CommonArgs,
+}
+
+/// Reads and analyses one side; prints its problems. `Err` is the message for stderr.
+fn side(path: &PathBuf, opts: &SnapshotOptions, problems: &mut u64) -> Result<SnapshotRun, String> {
+    let (opener, files) =
+        FsOpener::walk(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    *problems += super::print_walk_problems(&opener);
+    let file = match files.as_slice() {
+        [f] if path.is_file() => f.clone(),
+        _ => {
+            return Err(format!(
+                "{} is a folder ({} files): diff compares two snapshot files for now; comparing \
+                 rank folders and traces is not built yet",
+                path.display(),
+                files.len()
+            ))
+        }
+    };
+    let run = run_snapshot(&opener, &file, opts, &mut |_| ControlFlow::Continue(()))
+        .map_err(|e| e.to_string())?;
+    *problems += super::print_problems(&run.problems);
+    Ok(run)
+}
+
+fn view(r: &SnapshotRun, device: Option<u32>) -> DiffSide<'_> {
+    DiffSide {
+        file: &r.file.path,
+        bytes: r.file.size,
+        snapshot: &r.snapshot,
+        devices: &r.devices,
+        device,
+    }
+}
+
+/// Runs the subcommand; returns the exit code.
+pub fn run(args: Args) -> i32 {
+    let fail = |e: String| {
+        eprintln!("proflens diff: {e}");
+        super::EXIT_NOTHING
+    };
+    let curve: &'static str = match args.curve.as_str() {
+        "allocated" => "allocated",
+        "active" => "active",
+        "reserved" => "reserved",
+        c => {
+            return fail(format!(
+                "--curve: expected allocated, active or reserved, got {c:?}"
+            ))
+        }
+    };
+    let opts = match SnapshotOptions::from_settings(&SnapshotSettingsDto {
+        curve: curve.to_string(),
+        frame_depth: args.frame_depth as u32,
+        project_root: args.project_root.clone(),
+        link_style: args.link_style.clone(),
+        ..Default::default()
+    }) {
+        Ok(o) => o,
+        Err(e) => return fail(e),
+    };
+    let mut problems = 0;
+    let a = match side(&args.a, &opts, &mut problems) {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    // The same file on both sides (two of its devices) is read and analysed once.
+    let same = match (args.a.canonicalize(), args.b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    };
+    let b_run;
+    let b = if same {
+        &a
+    } else {
+        b_run = match side(&args.b, &opts, &mut problems) {
+            Ok(r) => r,
+            Err(e) => return fail(e),
+        };
+        &b_run
+    };
+    for (dev, r, name) in [(args.a_device, &a, "A"), (args.b_device, b, "B")] {
+        if let Some(d) = dev.filter(|d| !r.devices.iter().any(|x| x.device == *d)) {
+            let have: Vec<String> = r.devices.iter().map(|x| x.device.to_string()).collect();
+            return fail(format!(
+                "side {name} has no device {d} (devices: {})",
+                if have.is_empty() {
+                    "none".into()
+                } else {
+                    have.join(", ")
+                }
+            ));
+        }
+    }
+    let j = build(
+        &view(&a, args.a_device),
+        &view(b, args.b_device),
+        curve,
+        &opts.report,
+    );
+    if let Some(p) = &args.json {
+        let text = match serde_json::to_string_pretty(&j) {
+            Ok(t) => t,
+            Err(e) => return fail(format!("JSON encoding failed: {e}")),
+        };
+        if let Err(e) = super::write_out(p, &text) {
+            return fail(e);
+        }
+    }
+    if let Some(p) = &args.md {
+        if let Err(e) = super::write_out(p, &render_md(&j, args.top)) {
+            return fail(e);
+        }
+    }
+    let h = |n: u64| crate::base::format::bytes_i(n as i64);
+    for d in &j.devices {
+        let moved = d
+            .sites_at_peak
+            .iter()
+            .filter(|s| s.change != "same")
+            .count();
+        eprintln!(
+            "device {}: global peak {} → {} ({:+} bytes), end {} → {} ({:+} bytes); {} of {} sites at the peak changed",
+            d.device,
+            h(d.peak.a_bytes),
+            h(d.peak.b_bytes),
+            d.peak.delta_bytes,
+            h(d.end.a_bytes),
+            h(d.end.b_bytes),
+            d.end.delta_bytes,
+            moved,
+            d.sites_at_peak.len()
+        );
+    }
+    if args.json.is_none() && args.md.is_none() {
+        eprintln!("(write the full comparison with --json FILE and/or --md FILE)");
+    }
+    super::exit_code(true, problems, args.common.strict)
+}
