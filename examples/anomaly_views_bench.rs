@@ -4,11 +4,13 @@
 //! the per-rank exports. `cargo run --profile bench-native --example anomaly_views_bench -- DIR`
 //! (DIR from `examples/anomaly_gen`). Prints milliseconds per query and peak RSS.
 
-use std::ops::ControlFlow;
 use std::time::Instant;
 
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::session::anomaly::{run_rank, AnomalyStore};
+use proflens::engine::contract::{no_progress, AnalysisKind, Target};
+use proflens::engine::session::anomaly::{query, summary_of};
+use proflens::engine::session::Session;
+use proflens::engine::store::Store;
 use proflens::ingest::inventory::Inventory;
 use proflens::protocol::anomaly::{AnomalyQuery, BubbleColumn, BubbleQuery};
 
@@ -27,15 +29,16 @@ fn main() {
     let mut inv = Inventory::from_paths(&files);
     proflens::parse::metadata::read_side_files(&mut inv, &opener);
     let t = Instant::now();
-    let mut st = AnomalyStore::default();
+    let mut st = Store::new(Session::plan().only(&[AnalysisKind::Anomaly]));
+    let mut summaries = Vec::new();
     for (i, f) in inv.ranks.iter().enumerate() {
-        let o = run_rank(i as u32, f, &opener, &mut |_| ControlFlow::Continue(()));
-        if let Ok(r) = o.rank {
-            st.insert(i as u32, r);
+        st.run_target(&inv, Target::Rank(i as u32), &opener, &mut no_progress);
+        if let Some(a) = st.anomaly(i as u32) {
+            summaries.push(summary_of(i as u32, f, a));
         }
     }
     println!("analysis + summary: {:.2} s", t.elapsed().as_secs_f64());
-    let s = st.summaries.values().next().expect("one rank").clone();
+    let s = summaries.first().expect("one rank").clone();
     println!(
         "rank: {} kernels, {} steps, {} emitted bubble windows",
         s.kernels, s.steps, s.bubbles
@@ -44,7 +47,7 @@ fn main() {
         let t = Instant::now();
         let n = 5;
         for _ in 0..n {
-            st.query(&q).expect("query");
+            query(&st, &q).expect("query");
         }
         println!(
             "{what}: {:.2} ms",

@@ -1,15 +1,16 @@
 //! Native benchmark of the worker path: the same `Session` the browser worker runs (`Open`,
-//! then `Run` of one analysis over every target), over the fs opener instead of `File`
+//! then `Run` of one analysis, or of every analysis (`all`, what a drop runs), over every
+//! target), over the fs opener instead of `File`
 //! slices. Compare with `tests/e2e/bench.mjs` on the same folder to see the browser's own cost.
 //!
-//! Usage: `cargo run --release --example session_bench -- <folder> [memory|anomaly|snapshot]`
+//! Usage: `cargo run --release --example session_bench -- <folder> [memory|anomaly|snapshot|all]`
 //! Prints input MB, wall seconds, MB/s and peak RSS (VmHWM).
 
 use std::time::Instant;
 
 use proflens::cli::fs_opener::FsOpener;
 use proflens::engine::session::{Session, Sink};
-use proflens::protocol::{AnalysisKind, Envelope, FileMeta, Request, Response};
+use proflens::protocol::{AnalysisKind, Envelope, FileMeta, Request, Response, Target};
 
 struct Count {
     ranks: u32,
@@ -48,11 +49,13 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let dir = args
         .first()
-        .expect("usage: session_bench <folder> [memory|anomaly|snapshot]");
-    let analysis = match args.get(1).map(String::as_str).unwrap_or("memory") {
-        "anomaly" => AnalysisKind::Anomaly,
-        "snapshot" => AnalysisKind::Snapshot,
-        _ => AnalysisKind::Memory,
+        .expect("usage: session_bench <folder> [memory|anomaly|snapshot|all]");
+    let which = args.get(1).map(String::as_str).unwrap_or("memory");
+    let analyses = match which {
+        "anomaly" => vec![AnalysisKind::Anomaly],
+        "snapshot" => vec![AnalysisKind::Snapshot],
+        "all" => AnalysisKind::ALL.to_vec(),
+        _ => vec![AnalysisKind::Memory],
     };
     let (opener, files) = FsOpener::walk(std::path::Path::new(dir)).expect("readable folder");
     let bytes: u64 = files.iter().map(|f| f.size).sum();
@@ -79,16 +82,14 @@ fn main() {
         &opener,
         &mut sink,
     );
-    let n = if analysis == AnalysisKind::Snapshot {
-        sink.snapshots
-    } else {
-        sink.ranks
-    };
-    let targets: Vec<u32> = (0..n).collect();
+    let targets: Vec<Target> = (0..sink.ranks)
+        .map(Target::Rank)
+        .chain((0..sink.snapshots).map(Target::Snapshot))
+        .collect();
     session.handle(
         Envelope {
             seq: 2,
-            body: Request::Run { analysis, targets },
+            body: Request::Run { analyses, targets },
         },
         &opener,
         &mut sink,
@@ -96,7 +97,7 @@ fn main() {
     let s = t0.elapsed().as_secs_f64();
     let mb = bytes as f64 / 1048576.0;
     println!(
-        "{analysis:?}: {mb:.1} MB in {s:.3} s = {:.1} MB/s, {} target(s) done, peak RSS {:.0} MB",
+        "{which}: {mb:.1} MB in {s:.3} s = {:.1} MB/s, {} target(s) done, peak RSS {:.0} MB",
         mb / s,
         sink.done,
         peak_rss_mb()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The one-command start (README): installs whatever is missing (wasm target, trunk,
-# wasm-bindgen-cli, binaryen), builds the page and serves it on localhost.
+# wasm-bindgen-cli, wasm-opt from npm binaryen), builds the page and serves it on localhost.
 # Usage: scripts/dev.sh [--port N] [--release]
 set -euo pipefail
 cd "$(dirname "$0")/.."

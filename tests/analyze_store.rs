@@ -64,8 +64,8 @@ impl Opener for Counting {
     }
 }
 
-#[test]
-fn memory_and_anomaly_read_each_input_byte_once() {
+/// Level1 `rank0_ascend_pt`: its path, a counting opener over it, the counts, its files.
+fn counting_rank0() -> (PathBuf, Counting, Counts, Vec<proflens::ingest::InputFile>) {
     let root = fixture(&format!("{LEVEL1}/rank0_ascend_pt"));
     let (fs, files) = FsOpener::walk(&root).unwrap();
     let counts: Counts = Default::default();
@@ -73,6 +73,12 @@ fn memory_and_anomaly_read_each_input_byte_once() {
         inner: fs,
         counts: counts.clone(),
     };
+    (root, opener, counts, files)
+}
+
+#[test]
+fn memory_and_anomaly_read_each_input_byte_once() {
+    let (_, opener, counts, files) = counting_rank0();
     let mut inv = Inventory::from_paths(&files);
     read_side_files(&mut inv, &opener);
     let mut plan = Plan::defaults();
@@ -110,6 +116,113 @@ fn memory_and_anomaly_read_each_input_byte_once() {
     let total: u64 = counts.values().map(|c| c.1).sum();
     let read_sizes: u64 = counts.keys().map(|p| size[p.as_str()]).sum();
     assert_eq!(total, read_sizes);
+}
+
+/// The worker's session on a drop of level1 `rank0_ascend_pt`: `Open`, then ONE `Run` of
+/// memory + anomaly on the rank (what the page posts) opens every input once and reads each
+/// of its bytes exactly once (the old session ran the two analyses separately and read
+/// `trace_view.json` twice); every export afterwards (memory CSV / JSON / Markdown, anomaly
+/// JSON / CSVs / reports) reads no file and is the CLI's bytes.
+#[test]
+fn session_drop_reads_each_byte_once_and_exports_read_none() {
+    use proflens::engine::session::{Collected, Session};
+    use proflens::protocol::{
+        AnomalyExportKind, Envelope, ExportRequest, FileMeta, MemoryExportKind, Request, Response,
+    };
+    let (root, opener, counts, files) = counting_rank0();
+    let mut s = Session::new();
+    let mut send = |seq: u32, body: Request| {
+        let mut out = Collected::default();
+        s.handle(Envelope { seq, body }, &opener, &mut out);
+        out
+    };
+    let metas = files
+        .iter()
+        .map(|f| FileMeta {
+            path: f.path.clone(),
+            size: f.size,
+        })
+        .collect();
+    send(1, Request::Open { files: metas });
+    let run = send(
+        2,
+        Request::Run {
+            analyses: vec![AnalysisKind::Memory, AnalysisKind::Anomaly],
+            targets: vec![Target::Rank(0)],
+        },
+    );
+    assert!(matches!(
+        run.out.last(),
+        Some((2, Response::RunDone { done: 2, failed: 0 }))
+    ));
+    let after_run = counts.lock().unwrap().clone();
+    let size: BTreeMap<&str, u64> = files.iter().map(|f| (f.path.as_str(), f.size)).collect();
+    let trace = after_run
+        .keys()
+        .find(|p| p.ends_with("trace_view.json"))
+        .expect("trace_view.json read");
+    assert_eq!(after_run[trace], (1, size[trace.as_str()]), "{trace}");
+    for (path, (opens, bytes)) in &after_run {
+        assert_eq!(*opens, 1, "{path} opened {opens} times");
+        assert_eq!(*bytes, size[path.as_str()], "{path}: bytes read vs size");
+    }
+    let cli = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_proflens"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.code().is_some_and(|c| c <= 1), "{args:?}");
+        out.stdout
+    };
+    let root_s = root.to_str().unwrap();
+    let exports = [
+        (
+            ExportRequest::Memory(MemoryExportKind::MemoryCsv),
+            Some(cli(&["memory", root_s, "--format", "csv"])),
+        ),
+        (
+            ExportRequest::Memory(MemoryExportKind::MemoryJson),
+            Some(cli(&["memory", root_s, "--format", "json"])),
+        ),
+        (
+            ExportRequest::Memory(MemoryExportKind::MemorySummaryMd),
+            None,
+        ),
+        (
+            ExportRequest::Anomaly {
+                what: AnomalyExportKind::Json,
+                rank: None,
+            },
+            None,
+        ),
+        (
+            ExportRequest::Anomaly {
+                what: AnomalyExportKind::StepsCsv,
+                rank: None,
+            },
+            None,
+        ),
+        (
+            ExportRequest::Anomaly {
+                what: AnomalyExportKind::ReportMd,
+                rank: Some(0),
+            },
+            None,
+        ),
+    ];
+    for (k, (what, want)) in exports.into_iter().enumerate() {
+        let out = send(10 + k as u32, Request::Export(what.clone()));
+        assert!(
+            matches!(out.out.last(), Some((_, Response::ExportDone { .. }))),
+            "{what:?}: {:?}",
+            out.out.last()
+        );
+        assert!(!out.bytes.is_empty(), "{what:?}");
+        if let Some(want) = want {
+            assert_eq!(out.bytes, want, "{what:?} differs from the CLI's");
+        }
+    }
+    assert_eq!(after_run, *counts.lock().unwrap(), "exports read no file");
 }
 
 #[test]

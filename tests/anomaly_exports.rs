@@ -1,4 +1,5 @@
-//! The page's anomaly exports (`engine::session::anomaly::export`) are the CLI's bytes:
+//! The page's anomaly exports (`engine::session::anomaly::export`, written from the page's
+//! store after one run of both analyses over every rank) are the CLI's bytes:
 //! `proflens anomaly <level1> --out … --report-dir …` is run as a process and its files are
 //! compared byte for byte; the CSV exports are checked against the §13.1 goldens.
 
@@ -7,7 +8,10 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use proflens::cli::fs_opener::FsOpener;
+use proflens::engine::contract::no_progress;
 use proflens::engine::session::anomaly::export;
+use proflens::engine::session::Session;
+use proflens::engine::store::Store;
 use proflens::ingest::inventory::Inventory;
 use proflens::protocol::anomaly::AnomalyExportKind;
 
@@ -23,10 +27,18 @@ fn inventory() -> (FsOpener, Inventory) {
     (opener, inv)
 }
 
+/// The page's store of every rank folder (memory and anomaly from one read of each).
+fn page_store(inv: &Inventory, opener: &FsOpener) -> Store {
+    let mut store = Store::new(Session::plan());
+    store.run_inventory(inv, opener, &mut no_progress);
+    store
+}
+
 fn page_export(kind: AnomalyExportKind, rank: Option<u32>) -> (String, Vec<u8>) {
     let (opener, inv) = inventory();
+    let store = page_store(&inv, &opener);
     let mut bytes = Vec::new();
-    let (name, _mime) = export(kind, rank, &inv, &opener, &mut bytes).unwrap();
+    let (name, _mime) = export(kind, rank, &inv, &store, &mut bytes).unwrap();
     (name, bytes)
 }
 
@@ -65,7 +77,7 @@ fn json_and_reports_are_the_cli_bytes() {
         AnomalyExportKind::ReportMd,
         None,
         &inv,
-        &opener,
+        &page_store(&inv, &opener),
         &mut Vec::new()
     )
     .is_err());
@@ -126,8 +138,9 @@ fn steps_and_bubbles_csv_carry_the_golden_values() {
 #[test]
 fn cancelled_rank_run_is_reported_not_panicking() {
     let (opener, inv) = inventory();
-    let o = proflens::engine::session::anomaly::run_rank(0, &inv.ranks[0], &opener, &mut |_| {
+    let cfg = proflens::engine::session::anomaly::config();
+    let o = proflens::engine::anomaly::analyse_rank(&inv.ranks[0], &opener, &cfg, &mut |_| {
         ControlFlow::Break(())
     });
-    assert_eq!(o.rank.err().as_deref(), Some("cancelled"));
+    assert!(matches!(o, Err(proflens::engine::anomaly::Cancelled)));
 }

@@ -62,10 +62,7 @@ fn run_queries_and_export_through_the_session() {
         &mut s,
         &opener,
         3,
-        Request::Run {
-            analysis: AnalysisKind::Anomaly,
-            targets: vec![0, 1, 9],
-        },
+        Request::run(AnalysisKind::Anomaly, vec![0, 1, 9]),
     );
     let done: Vec<_> = run
         .out
@@ -93,14 +90,10 @@ fn run_queries_and_export_through_the_session() {
             ..
         }
     )));
-    assert!(run.out.iter().any(|(_, r)| matches!(
-        r,
-        Response::RunDone {
-            analysis: AnalysisKind::Anomaly,
-            done: 2,
-            failed: 1
-        }
-    )));
+    assert!(run
+        .out
+        .iter()
+        .any(|(_, r)| matches!(r, Response::RunDone { done: 2, failed: 1 })));
 
     let steps = ask(
         &mut s,

@@ -2,12 +2,16 @@
 //! the real msinsight level1 ranks, checked against the spec's §13 goldens and the independent
 //! Python reference of the formulas (tests/reference/anomaly_ref.py), not against our output.
 
-use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::process::Command;
 
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::session::anomaly::{run_rank, AnomalyStore};
+use std::collections::BTreeMap;
+
+use proflens::engine::contract::{no_progress, Target};
+use proflens::engine::session::anomaly::{query, summary_of};
+use proflens::engine::session::Session;
+use proflens::engine::store::Store;
 use proflens::ingest::inventory::Inventory;
 use proflens::protocol::anomaly::{
     AnomalyQuery, AnomalyReply, BubbleColumn, BubbleQuery, StepRowDto, TreeNodeDto,
@@ -41,19 +45,32 @@ fn reference(rank_dir: &str) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// The page's store of both ranks (anomaly only) and the summaries it sends.
+struct AnomalyStore {
+    store: Store,
+    summaries: BTreeMap<u32, proflens::protocol::anomaly::AnomalySummaryDto>,
+}
+
+impl AnomalyStore {
+    fn query(&self, q: &AnomalyQuery) -> Result<AnomalyReply, String> {
+        query(&self.store, q)
+    }
+}
+
 fn store() -> AnomalyStore {
     let (opener, files) = FsOpener::walk(&PathBuf::from(LEVEL1)).unwrap();
     let mut inv = Inventory::from_paths(&files);
     proflens::parse::metadata::read_side_files(&mut inv, &opener);
-    let mut st = AnomalyStore::default();
+    let mut st = AnomalyStore {
+        store: Store::new(Session::plan().only(&[proflens::protocol::AnalysisKind::Anomaly])),
+        summaries: BTreeMap::new(),
+    };
     for (i, folder) in inv.ranks.iter().enumerate() {
-        let o = run_rank(
-            i as u32,
-            folder,
-            &opener,
-            &mut |_| ControlFlow::Continue(()),
-        );
-        st.insert(i as u32, o.rank.unwrap());
+        let t = Target::Rank(i as u32);
+        assert!(st.store.run_target(&inv, t, &opener, &mut no_progress));
+        let a = st.store.anomaly(i as u32).unwrap();
+        st.summaries
+            .insert(i as u32, summary_of(i as u32, folder, a));
     }
     st
 }

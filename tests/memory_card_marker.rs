@@ -46,11 +46,8 @@ fn summaries(s: &mut Session, rel: &str) -> (FsOpener, Vec<MemorySummaryDto>) {
     let Some(Response::Inventory(inv)) = handle(s, &opener, Request::Open { files }).pop() else {
         panic!("{rel}: no inventory");
     };
-    let targets = (0..inv.ranks.len() as u32).collect();
-    let run = Request::Run {
-        analysis: AnalysisKind::Memory,
-        targets,
-    };
+    let targets = 0..inv.ranks.len() as u32;
+    let run = Request::run(AnalysisKind::Memory, targets);
     let done = handle(s, &opener, run)
         .into_iter()
         .filter_map(|r| match r {

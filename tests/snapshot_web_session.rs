@@ -44,11 +44,8 @@ impl Tab {
         let Response::Inventory(inv) = &out.out[0].1 else {
             panic!("expected the inventory, got {:?}", out.out[0].1);
         };
-        let targets = (0..inv.snapshots.len() as u32).collect();
-        let out = tab.send(Request::Run {
-            analysis: AnalysisKind::Snapshot,
-            targets,
-        });
+        let targets = 0..inv.snapshots.len() as u32;
+        let out = tab.send(Request::run(AnalysisKind::Snapshot, targets));
         let mut sums = Vec::new();
         let mut failed = Vec::new();
         for (_, r) in out.out {

@@ -58,10 +58,7 @@ fn timeline_and_kernel_at_answer_from_the_anomaly_results() {
     s.handle(
         Envelope {
             seq: 2,
-            body: Request::Run {
-                analysis: AnalysisKind::Anomaly,
-                targets: vec![0, 1],
-            },
+            body: Request::run(AnalysisKind::Anomaly, vec![0, 1]),
         },
         &opener,
         &mut out,

@@ -87,10 +87,7 @@ fn session_analyses_file_objects_of_the_sample() {
     s.handle(
         Envelope {
             seq: 2,
-            body: Request::Run {
-                analysis: AnalysisKind::Memory,
-                targets: vec![0, 1],
-            },
+            body: Request::run(AnalysisKind::Memory, vec![0, 1]),
         },
         &opener,
         &mut out,

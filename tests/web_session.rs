@@ -100,10 +100,7 @@ fn run_all(s: &mut Session, opener: &FsOpener, ranks: Vec<u32>) -> Vec<(u32, Res
     s.handle(
         Envelope {
             seq: 2,
-            body: Request::Run {
-                analysis: AnalysisKind::Memory,
-                targets: ranks,
-            },
+            body: Request::run(AnalysisKind::Memory, ranks),
         },
         opener,
         &mut out,
@@ -137,14 +134,7 @@ fn run_then_query_level1_rank0_golden_values() {
     assert_eq!(done.len(), 2);
     assert!(matches!(
         replies.last(),
-        Some((
-            2,
-            Response::RunDone {
-                analysis: AnalysisKind::Memory,
-                done: 2,
-                failed: 0
-            }
-        ))
+        Some((2, Response::RunDone { done: 2, failed: 0 }))
     ));
     // ascend-memory.md §12.2 (level1 rank 0).
     let r0 = &done[0];

@@ -59,12 +59,13 @@ ensure_cargo_bin() {
   fi
 }
 
-# Everything `trunk build` needs, offline afterwards: wasm target, trunk, wasm-bindgen-cli, binaryen.
+# Everything `trunk build` needs, offline afterwards: wasm target, trunk, wasm-bindgen-cli, wasm-opt.
 ensure_web_toolchain() {
   ensure_wasm_target
-  ensure_apt binaryen pkg-config
+  ensure_apt pkg-config
   ensure_cargo_bin wasm-bindgen wasm-bindgen-cli "$WASM_BINDGEN_VERSION"
   ensure_cargo_bin trunk trunk "$TRUNK_VERSION"
+  ensure_wasm_opt
   fetch_crates
 }
 
@@ -74,6 +75,23 @@ ensure_fuzz_tools() {
   ensure_native_tools
   ensure_apt python3 g++   # g++ builds libFuzzer's C++ sources (libfuzzer-sys)
   ensure_cargo_bin cargo-fuzz cargo-fuzz "$CARGO_FUZZ_VERSION"
+}
+
+# wasm-opt for trunk's release build: the npm `binaryen` package pinned in
+# scripts/wasm-opt/package-lock.json (JS + wasm, runs on node; Debian's binaryen 108 breaks
+# wasm-bindgen's externref table). Installed with `npm ci` when the lock file changed, then put
+# first on PATH, where trunk finds it (Trunk.toml [tools] wasm_opt must name its version).
+ensure_wasm_opt() {
+  local dir
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/../wasm-opt" && pwd)"
+  command -v npm >/dev/null || ensure_apt nodejs npm
+  local stamp="$dir/node_modules/.lock-stamp"
+  if [ ! -f "$stamp" ] || ! cmp -s "$dir/package-lock.json" "$stamp"; then
+    log "installing wasm-opt (npm ci: binaryen $(sed -n 's/.*"binaryen": "\(.*\)".*/\1/p' "$dir/package.json"))"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    cp "$dir/package-lock.json" "$stamp"
+  fi
+  case ":$PATH:" in *":$dir/node_modules/.bin:"*) ;; *) export PATH="$dir/node_modules/.bin:$PATH" ;; esac
 }
 
 # Browser test needs: Debian's Chromium (driven by playwright-core), node + npm, the e2e npm deps.

@@ -5,7 +5,7 @@
 //!   [`Target`]: a rank folder (memory, anomaly) or a snapshot file (snapshot), both by
 //!   their index in the [`crate::ingest::inventory::Inventory`], which every worker
 //!   computes identically from the same file list.
-//! * **Run.** [`super::store::Store::run_rank`] / [`super::store::Store::run_snapshot`] read
+//! * **Run.** [`super::store::Store::run_target`] (a rank folder or a snapshot file) reads
 //!   each input file of the target once and feed every planned analysis from that read
 //!   ([`super::rank_pass`]); results stay in the store.
 //! * **Progress and cancel.** One callback type, [`OnProgress`]: it is told the target, the
@@ -24,8 +24,9 @@ use std::ops::ControlFlow;
 
 use crate::base::Problems;
 
-/// The analyses of proflens (one enum for the engine and the protocol).
-pub use crate::protocol::AnalysisKind;
+/// The analyses of proflens and what they run on (one definition each, for the engine and
+/// the protocol: the wire vocabulary is the layer every other layer may name).
+pub use crate::protocol::{AnalysisKind, Target};
 
 /// Lower-case name of `kind` (`memory`, `anomaly`, `snapshot`), as the CLI subcommands.
 pub fn kind_name(kind: AnalysisKind) -> &'static str {
@@ -34,15 +35,6 @@ pub fn kind_name(kind: AnalysisKind) -> &'static str {
         AnalysisKind::Anomaly => "anomaly",
         AnalysisKind::Snapshot => "snapshot",
     }
-}
-
-/// What an analysis runs on: an index into the inventory's `ranks` or `snapshots`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Target {
-    /// Rank folder `i` of `Inventory::ranks` (memory, anomaly).
-    Rank(u32),
-    /// Snapshot file `i` of `Inventory::snapshots` (snapshot).
-    Snapshot(u32),
 }
 
 /// Progress of a run: after every chunk read, which target, which file, how far.

@@ -4,14 +4,18 @@
 //! only moves bytes and `File` handles in and [`Response`]s out.
 //!
 //! * `Open`: inventory step 1 (paths) and step 2 (side files), no parsing of data files.
-//! * `Run`: the memory engine per rank folder; each rank's rows are kept as compact
-//!   [`MemoryRows`] for the queries; one rank failing never stops the next.
-//! * `Query`: answered from the results held here ([`MemoryRows`] for memory, the anomaly
-//!   store and its timeline cache, the snapshot views), in the query's own analysis'
-//!   vocabulary ([`Reply`]).
-//! * `Export`: memory and anomaly exports run the engine again over every rank folder and the
-//!   report writers stream their bytes in chunks, so the bytes are the CLI's bytes; a
-//!   snapshot export is written from the snapshot held here.
+//! * `Run`: every requested analysis of a rank folder from ONE read of each of its files
+//!   ([`Store::run_target_only`]: memory and anomaly share the `trace_view.json` pass); the
+//!   results stay in the session's [`Store`]; the memory view keeps compact [`MemoryRows`]
+//!   built from the stored rank. Snapshot files: one read each ([`snapshot::SnapshotStore`]).
+//!   One target failing never stops the next.
+//! * `Query`: answered from the results held here (the store's analysis types, the memory
+//!   rows, the timeline cache, the snapshot views), in the query's own analysis' vocabulary
+//!   ([`Reply`]).
+//! * `Export`: written from the store by the report writers, streamed in chunks, so the bytes
+//!   are the CLI's bytes; no file is read again. A session that does not hold every rank
+//!   folder the export covers (a fresh export worker; ranks spread over the pool) runs the
+//!   missing ones first — the only case in which an export reads files.
 
 pub mod anomaly;
 pub mod dto;
@@ -22,12 +26,15 @@ pub mod timeline;
 
 use std::collections::BTreeMap;
 
+use crate::base::Problems;
+use crate::engine::contract::no_progress;
+use crate::engine::store::{Plan, Store};
 use crate::ingest::inventory::Inventory;
 use crate::ingest::{InputFile, Opener};
 use crate::parse::metadata::read_side_files;
 use crate::protocol::{
-    AnalysisKind, AnomalyQuery, Envelope, ExportRequest, Failure, FileMeta, MemoryQuery,
-    MemoryReply, Query, Reply, Request, Response, Summary,
+    AnalysisKind, AnomalyQuery, Envelope, ExportRequest, Failure, MemoryQuery, MemoryReply, Query,
+    Reply, Request, Response, Summary, Target,
 };
 use crate::views::memory::MemoryRows;
 
@@ -62,22 +69,27 @@ impl Sink for Collected {
     }
 }
 
-/// One analysed rank folder.
-struct RankResult {
-    rows: MemoryRows,
-}
-
-/// The loaded inputs of one worker and the analysis results it holds: per analysis, the
-/// results of the targets this worker ran (rank folders for memory and anomaly, snapshot
-/// files for snapshot).
-#[derive(Default)]
+/// The loaded inputs of one worker and the analysis results it holds: the [`Store`] of the
+/// rank folders this worker ran (memory and anomaly, [`Session::plan`]), the memory view's
+/// rows per rank, the timeline cache, and the snapshot files it ran.
 pub struct Session {
-    files: Vec<FileMeta>,
     inventory: Option<Inventory>,
-    ranks: BTreeMap<u32, RankResult>,
-    anomaly: anomaly::AnomalyStore,
+    store: Store,
+    memory_rows: BTreeMap<u32, MemoryRows>,
     snapshot: snapshot::SnapshotStore,
     timeline: timeline::TimelineCache,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session {
+            inventory: None,
+            store: Store::new(Session::plan()),
+            memory_rows: BTreeMap::new(),
+            snapshot: Default::default(),
+            timeline: Default::default(),
+        }
+    }
 }
 
 fn fail(message: impl Into<String>) -> Response {
@@ -90,6 +102,17 @@ impl Session {
     /// An empty session.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// What the page runs on rank folders: the defaults of `proflens memory` and `proflens
+    /// anomaly` (so its exports are those commands' bytes). Snapshot files run through
+    /// [`snapshot::SnapshotStore`] with the settings panel's options.
+    pub fn plan() -> Plan {
+        Plan {
+            snapshot: None,
+            anomaly: Some(anomaly::config()),
+            ..Plan::defaults()
+        }
     }
 
     /// Serves one request; every reply goes to `out` with the request's `seq`.
@@ -107,15 +130,13 @@ impl Session {
                 let mut inv = Inventory::from_paths(&inputs);
                 read_side_files(&mut inv, opener);
                 let reply = dto::inventory(&inv, &files);
-                self.files = files;
-                self.inventory = Some(inv);
-                self.ranks.clear();
-                self.anomaly = Default::default();
-                self.snapshot = Default::default();
-                self.timeline = Default::default();
+                *self = Session {
+                    inventory: Some(inv),
+                    ..Session::default()
+                };
                 out.send(seq, Response::Inventory(reply));
             }
-            Request::Run { analysis, targets } => self.run(seq, analysis, &targets, opener, out),
+            Request::Run { analyses, targets } => self.run(seq, &analyses, &targets, opener, out),
             Request::Query(q) => {
                 let reply = self.query(q).unwrap_or_else(|e| {
                     if self.inventory.is_none() {
@@ -135,38 +156,37 @@ impl Session {
         let target = q.target();
         Ok(Response::Reply(match q {
             Query::Memory(q) => {
-                let Some(r) = self.ranks.get_mut(&target) else {
+                let Some(rows) = self.memory_rows.get_mut(&target) else {
                     return Err(format!("rank folder {target} has not been analysed here"));
                 };
                 Reply::Memory(match q {
-                    MemoryQuery::Rows(q) => MemoryReply::Rows(r.rows.rows(&q)),
+                    MemoryQuery::Rows(q) => MemoryReply::Rows(rows.rows(&q)),
                     MemoryQuery::Curve {
                         x_range,
                         width_px,
                         pool,
                         ..
-                    } => MemoryReply::Curve(r.rows.curve(x_range, width_px, pool_of(&pool))),
+                    } => MemoryReply::Curve(rows.curve(x_range, width_px, pool_of(&pool))),
                     MemoryQuery::LiveAt {
                         t_ms, limit, pool, ..
-                    } => MemoryReply::LiveAt(r.rows.live_at(t_ms, limit, pool_of(&pool))),
+                    } => MemoryReply::LiveAt(rows.live_at(t_ms, limit, pool_of(&pool))),
                     MemoryQuery::Sites {
                         group_by, limit, ..
-                    } => MemoryReply::Sites(r.rows.sites(group_by, limit)),
+                    } => MemoryReply::Sites(rows.sites(group_by, limit)),
                     MemoryQuery::Stack { row, .. } => MemoryReply::Stack(
-                        r.rows
-                            .stack(row)
+                        rows.stack(row)
                             .ok_or_else(|| format!("rank folder {target} has no row {row}"))?,
                     ),
                 })
             }
             Query::Anomaly(q @ (AnomalyQuery::Timeline { .. } | AnomalyQuery::KernelAt { .. })) => {
                 Reply::Anomaly(
-                    self.timeline.handle(&self.anomaly, &q).ok_or_else(|| {
+                    self.timeline.handle(&self.store, &q).ok_or_else(|| {
                         format!("rank folder {target} has not been analysed here")
                     })?,
                 )
             }
-            Query::Anomaly(q) => Reply::Anomaly(self.anomaly.query(&q)?),
+            Query::Anomaly(q) => Reply::Anomaly(anomaly::query(&self.store, &q)?),
             Query::Snapshot(q) => Reply::Snapshot(self.snapshot.query(q)?),
         }))
     }
@@ -176,15 +196,23 @@ impl Session {
         if let ExportRequest::Snapshot { target, what } = what {
             return self.snapshot.export(seq, target, what, out);
         }
-        let Some(inv) = &self.inventory else {
+        if self.inventory.is_none() {
             out.send(seq, fail("Export before Open: nothing is loaded"));
+            return;
+        }
+        let kind = match &what {
+            ExportRequest::Memory(_) => AnalysisKind::Memory,
+            _ => AnalysisKind::Anomaly,
+        };
+        self.hold_every_rank(kind, opener);
+        let (Some(inv), store) = (&self.inventory, &self.store) else {
             return;
         };
         let mut w = memory::ChunkWriter::new(seq, out);
         let res = match &what {
-            ExportRequest::Memory(kind) => memory::export(*kind, inv, opener, &mut w),
+            ExportRequest::Memory(kind) => memory::export(*kind, inv, store, &mut w),
             ExportRequest::Anomaly { what, rank } => {
-                anomaly::export(*what, *rank, inv, opener, &mut w)
+                anomaly::export(*what, *rank, inv, store, &mut w)
             }
             ExportRequest::Snapshot { .. } => Err(std::io::Error::other("snapshot export")),
         };
@@ -196,100 +224,155 @@ impl Session {
         }
     }
 
+    /// Runs `kind` on every rank folder of the drop its plan covers that this session does
+    /// not hold yet (none when the pool gave it every rank).
+    fn hold_every_rank(&mut self, kind: AnalysisKind, opener: &dyn Opener) {
+        let Some(inv) = &self.inventory else { return };
+        for t in self.store.plan().only(&[kind]).targets(inv) {
+            let Target::Rank(i) = t else { continue };
+            let held = match kind {
+                AnalysisKind::Memory => self.store.memory(i).is_some(),
+                _ => self.store.rank(i).is_some_and(|e| e.anomaly.is_some()),
+            };
+            if !held {
+                self.store
+                    .run_target_only(inv, t, &[kind], opener, &mut no_progress);
+            }
+        }
+    }
+
     fn run(
         &mut self,
         seq: u32,
-        analysis: AnalysisKind,
-        targets: &[u32],
+        analyses: &[AnalysisKind],
+        targets: &[Target],
         opener: &dyn Opener,
         out: &mut dyn Sink,
     ) {
-        let Some(inv) = &self.inventory else {
+        if self.inventory.is_none() {
             out.send(seq, fail("Run before Open: nothing is loaded"));
             return;
-        };
+        }
         let (mut done, mut failed) = (0, 0);
-        let mut problems = crate::base::Problems::new();
-        for &target in targets {
-            let outcome = match analysis {
-                AnalysisKind::Memory | AnalysisKind::Anomaly => {
-                    match inv.ranks.get(target as usize) {
-                        None => Err(format!("no rank folder {target} in the inventory")),
-                        Some(folder) if analysis == AnalysisKind::Memory => run_memory(
-                            &mut self.ranks,
-                            seq,
-                            target,
-                            folder,
-                            opener,
-                            out,
-                            &mut problems,
-                        ),
-                        Some(folder) => {
-                            self.anomaly
-                                .run_rank(seq, target, folder, opener, out, &mut problems)
-                        }
-                    }
+        let mut problems = Problems::new();
+        for &t in targets {
+            let kinds: Vec<AnalysisKind> = AnalysisKind::ALL
+                .into_iter()
+                .filter(|k| analyses.contains(k) && k.applies_to(t))
+                .collect();
+            let outcomes = match t {
+                Target::Rank(i) => self.run_rank(i, &kinds, opener, &mut problems),
+                Target::Snapshot(i) if !kinds.is_empty() => {
+                    vec![(
+                        AnalysisKind::Snapshot,
+                        self.run_snapshot(i, opener, &mut problems),
+                    )]
                 }
-                AnalysisKind::Snapshot => match inv.snapshots.get(target as usize) {
-                    None => Err(format!("no snapshot file {target} in the inventory")),
-                    Some(file) => {
-                        self.snapshot
-                            .run_file(seq, target, file, opener, out, &mut problems)
-                    }
-                },
+                Target::Snapshot(_) => Vec::new(),
             };
-            match outcome {
-                Ok(()) => done += 1,
-                Err(message) => {
-                    failed += 1;
-                    out.send(
-                        seq,
-                        Response::TargetFailed {
-                            analysis,
-                            target,
-                            message,
-                        },
-                    );
+            for (analysis, outcome) in outcomes {
+                match outcome {
+                    Ok(summary) => {
+                        done += 1;
+                        out.send(
+                            seq,
+                            Response::Done {
+                                target: t.index(),
+                                summary,
+                            },
+                        );
+                    }
+                    Err(message) => {
+                        failed += 1;
+                        out.send(
+                            seq,
+                            Response::TargetFailed {
+                                analysis,
+                                target: t.index(),
+                                message,
+                            },
+                        );
+                    }
                 }
             }
         }
         out.send(seq, Response::Problems(dto::problems(&problems)));
-        out.send(
-            seq,
-            Response::RunDone {
-                analysis,
-                done,
-                failed,
-            },
-        );
+        out.send(seq, Response::RunDone { done, failed });
     }
-}
 
-/// Runs the memory analysis of one rank folder, keeps its rows and sends its summary.
-fn run_memory(
-    store: &mut BTreeMap<u32, RankResult>,
-    seq: u32,
-    rank: u32,
-    folder: &crate::ingest::inventory::RankFolder,
-    opener: &dyn Opener,
-    out: &mut dyn Sink,
-    problems: &mut crate::base::Problems,
-) -> Result<(), String> {
-    let o = memory::run_rank(rank, folder, opener);
-    problems.extend(o.problems);
-    match (o.rows, o.summary, o.failure) {
-        (Some(rows), Some(summary), None) => {
-            store.insert(rank, RankResult { rows });
-            out.send(
-                seq,
-                Response::Done {
-                    target: rank,
-                    summary: Summary::Memory(summary),
+    /// Runs the analyses `kinds` (memory, anomaly) of rank folder `i` from one read of each
+    /// of its files and keeps them; per analysis its summary or why it failed.
+    fn run_rank(
+        &mut self,
+        i: u32,
+        kinds: &[AnalysisKind],
+        opener: &dyn Opener,
+        problems: &mut Problems,
+    ) -> Vec<(AnalysisKind, Result<Summary, String>)> {
+        let Some(inv) = &self.inventory else {
+            return Vec::new();
+        };
+        let Some(folder) = inv.ranks.get(i as usize) else {
+            let why = format!("no rank folder {i} in the inventory");
+            return kinds.iter().map(|&k| (k, Err(why.clone()))).collect();
+        };
+        let plan = self.store.plan().for_rank(folder);
+        let runs = |k: &AnalysisKind| match k {
+            AnalysisKind::Memory => plan.memory.is_some(),
+            AnalysisKind::Anomaly => plan.anomaly.is_some(),
+            AnalysisKind::Snapshot => false,
+        };
+        let run: Vec<AnalysisKind> = kinds.iter().copied().filter(runs).collect();
+        self.store
+            .run_target_only(inv, Target::Rank(i), &run, opener, &mut no_progress);
+        let mut out = Vec::new();
+        for &k in kinds {
+            let outcome = match k {
+                _ if !run.contains(&k) => Err(format!(
+                    "{}: the {} analysis has nothing to read here (needs {})",
+                    folder.label(),
+                    crate::engine::contract::kind_name(k),
+                    match k {
+                        AnalysisKind::Memory => "operator_memory.csv",
+                        _ => "kernel_details.csv, op_summary*.csv or trace_view.json",
+                    }
+                )),
+                AnalysisKind::Memory => match self.store.memory_shared(i) {
+                    None => Err("no result".into()),
+                    Some(m) => {
+                        problems.extend(m.problems.clone());
+                        memory::rank_view(i, &m).map(|(rows, summary)| {
+                            self.memory_rows.insert(i, rows);
+                            Summary::Memory(summary)
+                        })
+                    }
                 },
-            );
-            Ok(())
+                _ => match self.store.anomaly(i) {
+                    None => Err("cancelled".into()),
+                    Some(a) => {
+                        problems.extend(a.problems.clone());
+                        Ok(Summary::Anomaly(anomaly::summary_of(i, folder, a)))
+                    }
+                },
+            };
+            out.push((k, outcome));
         }
-        (_, _, why) => Err(why.unwrap_or_else(|| "no result".into())),
+        out
+    }
+
+    /// Runs snapshot file `i` (one read) and keeps it.
+    fn run_snapshot(
+        &mut self,
+        i: u32,
+        opener: &dyn Opener,
+        problems: &mut Problems,
+    ) -> Result<Summary, String> {
+        let inv = self.inventory.as_ref().ok_or("nothing is loaded")?;
+        let file = inv
+            .snapshots
+            .get(i as usize)
+            .ok_or_else(|| format!("no snapshot file {i} in the inventory"))?;
+        self.snapshot.run_file(i, file, opener, problems)
     }
 }
 

@@ -4,8 +4,9 @@
 //!
 //! ```text
 //! Plan { memory, anomaly, snapshot }        which analyses, with their settings
-//!   Store::run_rank(inv, i, opener, cb)      rank folder i: one read per file → RankEntry
-//!   Store::run_snapshot(inv, i, opener, cb)  snapshot file i: one read → SnapshotEntry
+//!   Store::run_target(inv, Rank(i), ..)      rank folder i: one read per file → RankEntry
+//!   Store::run_target(inv, Snapshot(i), ..)  snapshot file i: one read → SnapshotEntry
+//!   Store::run_target_only(inv, t, kinds, ..) the same, some of the plan's analyses
 //!   Store::run_inventory(inv, opener, cb)    every target, in inventory order
 //!   engine::parallel::run_inventory          the same on every core (native only)
 //! queries   Store::memory(i) / anomaly(i) / snapshot(i) → analysis types (views read these)
@@ -67,6 +68,19 @@ impl Plan {
         RankPlan {
             memory: self.memory.as_ref().filter(|o| o.selects(folder)),
             anomaly: self.anomaly.as_ref().filter(|_| anomaly::usable(folder)),
+        }
+    }
+
+    /// The same plan with only the analyses of `kinds` (the others `None`).
+    pub fn only(&self, kinds: &[AnalysisKind]) -> Plan {
+        let has = |k| kinds.contains(&k);
+        Plan {
+            memory: self.memory.clone().filter(|_| has(AnalysisKind::Memory)),
+            anomaly: self.anomaly.clone().filter(|_| has(AnalysisKind::Anomaly)),
+            snapshot: self
+                .snapshot
+                .clone()
+                .filter(|_| has(AnalysisKind::Snapshot)),
         }
     }
 
@@ -195,11 +209,39 @@ impl Store {
         }
     }
 
-    /// Keeps the results of target `t` (from [`run_target`], e.g. on another thread).
+    /// Runs only the analyses of `kinds` (of the plan) on target `t` and keeps their results
+    /// beside the target's other results ([`Store::insert`]): a worker asked for some
+    /// analyses of a target now and others later. Returns false as [`Store::run_target`].
+    pub fn run_target_only(
+        &mut self,
+        inv: &Inventory,
+        t: Target,
+        kinds: &[AnalysisKind],
+        opener: &dyn Opener,
+        on_progress: &mut OnProgress<'_>,
+    ) -> bool {
+        match run_target(&self.plan.only(kinds), inv, t, opener, on_progress) {
+            Some(e) => {
+                self.insert(t, e);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Keeps the results of target `t` (from [`run_target`], e.g. on another thread). A rank
+    /// folder's analyses are kept one by one: an analysis `entry` holds replaces the stored
+    /// one, an analysis it does not hold keeps the stored one.
     pub fn insert(&mut self, t: Target, entry: TargetEntry) {
         match (t, entry) {
             (Target::Rank(i), TargetEntry::Rank(e)) => {
-                self.ranks.insert(i, e);
+                let kept = self.ranks.entry(i).or_default();
+                if e.memory.is_some() {
+                    kept.memory = e.memory;
+                }
+                if e.anomaly.is_some() {
+                    kept.anomaly = e.anomaly;
+                }
             }
             (Target::Snapshot(i), TargetEntry::Snapshot(e)) => {
                 self.snapshots.insert(i, e);
@@ -242,6 +284,11 @@ impl Store {
     /// Rank folder `i`'s memory result, if run.
     pub fn memory(&self, i: u32) -> Option<&RankMemory> {
         self.ranks.get(&i)?.memory.as_deref()
+    }
+
+    /// Rank folder `i`'s memory result shared (the memory view keeps it beside its rows).
+    pub fn memory_shared(&self, i: u32) -> Option<Arc<RankMemory>> {
+        self.ranks.get(&i)?.memory.clone()
     }
 
     /// Rank folder `i`'s anomaly result, if run and not cancelled.

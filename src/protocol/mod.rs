@@ -65,6 +65,48 @@ impl AnalysisKind {
         AnalysisKind::Anomaly,
         AnalysisKind::Snapshot,
     ];
+
+    /// True when the analysis runs on `target`'s kind of input: memory and anomaly on rank
+    /// folders, snapshot on snapshot files.
+    pub fn applies_to(self, target: Target) -> bool {
+        matches!(
+            (self, target),
+            (
+                AnalysisKind::Memory | AnalysisKind::Anomaly,
+                Target::Rank(_)
+            ) | (AnalysisKind::Snapshot, Target::Snapshot(_))
+        )
+    }
+}
+
+/// What an analysis runs on: an index into the inventory's rank folders
+/// ([`InventoryDto::ranks`]) or snapshot files ([`InventoryDto::snapshots`]). Every worker
+/// builds the same inventory from the same file list, so a target means the same input on
+/// every worker. (One definition for the engine and the wire: `engine::contract` names it.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Target {
+    /// Rank folder `i` (memory, anomaly).
+    Rank(u32),
+    /// Snapshot file `i` (snapshot).
+    Snapshot(u32),
+}
+
+impl Target {
+    /// The index, in the list its kind addresses.
+    pub fn index(self) -> u32 {
+        match self {
+            Target::Rank(i) | Target::Snapshot(i) => i,
+        }
+    }
+
+    /// The target of `analysis` with index `i` (a rank folder for memory and anomaly, a
+    /// snapshot file for snapshot).
+    pub fn of(analysis: AnalysisKind, i: u32) -> Target {
+        match analysis {
+            AnalysisKind::Memory | AnalysisKind::Anomaly => Target::Rank(i),
+            AnalysisKind::Snapshot => Target::Snapshot(i),
+        }
+    }
 }
 
 /// UI → worker: the whole vocabulary. Every analysis uses the same five shapes; a new
@@ -78,15 +120,17 @@ pub enum Request {
         /// Names and sizes.
         files: Vec<FileMeta>,
     },
-    /// Runs `analysis` on `targets`: rank folder indices ([`InventoryDto::ranks`]) for Memory
-    /// and Anomaly, snapshot indices ([`InventoryDto::snapshots`]) for Snapshot.
-    /// Replies [`Response::Progress`] while reading, then per target [`Response::Done`] or
-    /// [`Response::TargetFailed`], then [`Response::Problems`] and [`Response::RunDone`].
+    /// Runs every analysis of `analyses` that applies to a target ([`AnalysisKind::applies_to`])
+    /// on each of `targets`, from ONE read of each of the target's input files (the analyses
+    /// of a rank folder share the `trace_view.json` pass); the results stay in the worker for
+    /// queries and exports. Replies [`Response::Progress`] while reading, then per (analysis,
+    /// target) [`Response::Done`] or [`Response::TargetFailed`], then [`Response::Problems`]
+    /// and [`Response::RunDone`].
     Run {
-        /// Which analysis.
-        analysis: AnalysisKind,
-        /// Target indices (see above).
-        targets: Vec<u32>,
+        /// Which analyses.
+        analyses: Vec<AnalysisKind>,
+        /// Which targets.
+        targets: Vec<Target>,
     },
     /// A view query about one target of one analysis, answered from the results the worker
     /// holds. Replies [`Response::Reply`] (or [`Response::Failed`]).
@@ -94,6 +138,20 @@ pub enum Request {
     /// An export, the bytes the CLI writes. Replies [`Response::ExportChunk`]s then
     /// [`Response::ExportDone`] (or [`Response::Failed`]).
     Export(ExportRequest),
+}
+
+impl Request {
+    /// A [`Request::Run`] of one analysis on the targets with indices `targets` (rank folders
+    /// for memory and anomaly, snapshot files for snapshot).
+    pub fn run(analysis: AnalysisKind, targets: impl IntoIterator<Item = u32>) -> Request {
+        Request::Run {
+            analyses: vec![analysis],
+            targets: targets
+                .into_iter()
+                .map(|i| Target::of(analysis, i))
+                .collect(),
+        }
+    }
 }
 
 /// A query: the variant names the analysis, the query names its target
@@ -212,11 +270,9 @@ pub enum Response {
     Problems(ProblemsDto),
     /// Every target of a [`Request::Run`] is finished (done or failed).
     RunDone {
-        /// The analysis of the run.
-        analysis: AnalysisKind,
-        /// Targets analysed.
+        /// (analysis, target) pairs analysed.
         done: u32,
-        /// Targets that failed.
+        /// (analysis, target) pairs that failed.
         failed: u32,
     },
     /// Reply to [`Request::Query`].

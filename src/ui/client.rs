@@ -2,15 +2,22 @@
 //! Web Workers, posts [`Request`]s, routes replies by `seq`, and writes streamed run
 //! messages (progress, rank done, problems) into the [`AppState`] signals.
 //!
-//! Jobs: one per (analysis, target): every rank folder the memory or the anomaly analysis can
-//! run on, and every snapshot pickle. Pool: N = min(`navigator.hardwareConcurrency`, jobs,
+//! Work: one unit per target — a rank folder with every analysis it can run (memory,
+//! anomaly), or a snapshot pickle — so ONE worker reads each input file once for all of the
+//! target's analyses ([`Request::Run`] with all of them; the worker's store shares the
+//! `trace_view.json` pass). Pool: N = min(`navigator.hardwareConcurrency`, targets,
 //! [`MAX_WORKERS`]) workers, each given all `File` handles (cheap: handles, not bytes) and a
-//! share of the jobs, largest input first to the least loaded worker; each worker gets one
-//! [`Request::Run`] per analysis. A target's queries go to the worker that analysed it
-//! ([`EngineClient::query`]); every analysis' run replies the same way ([`Response::Done`]
-//! with its [`Summary`], or [`Response::TargetFailed`]), so routing has one arm per reply
-//! shape, not per analysis. One target failing never stops the others: failures are per
-//! (analysis, target), and a worker that dies takes only its own jobs down.
+//! share of the targets, largest input first to the least loaded worker, one `Run` per
+//! target. A target's queries go to the worker that analysed it ([`EngineClient::query`]);
+//! every analysis' run replies the same way ([`Response::Done`] with its [`Summary`], or
+//! [`Response::TargetFailed`]), so routing has one arm per reply shape, not per analysis.
+//! One target failing never stops the others: failures are per (analysis, target), and a
+//! worker that dies takes only its own jobs down.
+//!
+//! Exports are written from the results the workers hold: when one worker holds every rank
+//! folder (one rank, or one worker), that worker writes them and nothing is read again;
+//! when the ranks are spread over the pool, a fresh worker analyses them again for the
+//! export (see [`EngineClient::export`]).
 //!
 //! Cancel terminates every worker (a worker in a synchronous read cannot receive messages)
 //! and keeps the file list, so the user can run again.
@@ -29,7 +36,7 @@ use web_sys::{File, MessageEvent, Worker};
 use super::state::{AppState, FileProgress, Phase};
 use crate::protocol::{
     AnalysisKind, Envelope, ExportRequest, FileMeta, InventoryDto, Query, Reply, Request, Response,
-    Summary,
+    Summary, Target,
 };
 
 /// Upper bound of the pool size (each worker may use up to 4 GiB of wasm memory).
@@ -72,6 +79,14 @@ struct Slot {
 
 /// One analysis of one target (rank folder index or snapshot index).
 type Job = (AnalysisKind, u32);
+
+/// One unit of the pool's work: a target with the analyses to run on it, and the bytes of
+/// its input (for balancing).
+struct Work {
+    target: Target,
+    analyses: Vec<AnalysisKind>,
+    bytes: u64,
+}
 
 struct ExportAcc {
     parts: Array,
@@ -185,7 +200,7 @@ impl EngineClient {
             Some(inv) => inv,
             None => return,
         };
-        let runnable = jobs(&inventory);
+        let runnable = work(&inventory);
         state.inventory.set(Some(inventory));
         if runnable.is_empty() {
             state.phase.set(Phase::Done {
@@ -194,12 +209,21 @@ impl EngineClient {
             return;
         }
         state.phase.set(Phase::Running);
-        state.selected_rank.set(
-            runnable
-                .iter()
-                .find(|j| j.0 .0 != AnalysisKind::Snapshot)
-                .map(|j| j.0 .1),
-        );
+        state
+            .selected_rank
+            .set(runnable.iter().find_map(|w| match w.target {
+                Target::Rank(i) => Some(i),
+                Target::Snapshot(_) => None,
+            }));
+        // The steps & bubbles view starts on the first rank folder it can show, whichever
+        // worker finishes first (it was the first rank done, so a 2-rank drop showed rank 1
+        // when its worker won the race; a link in the address bar may pick another rank later).
+        state
+            .anomaly_rank
+            .set(runnable.iter().find_map(|w| match w.target {
+                Target::Rank(i) if w.analyses.contains(&AnalysisKind::Anomaly) => Some(i),
+                _ => None,
+            }));
         let hw = web_sys::window()
             .map(|w| w.navigator().hardware_concurrency() as usize)
             .unwrap_or(1)
@@ -213,33 +237,37 @@ impl EngineClient {
         }
         // Largest inputs first, each to the least loaded worker.
         let mut order = runnable;
-        order.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        order.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.target.cmp(&b.target)));
         let mut load = vec![0u64; n];
-        let mut assign: Vec<Vec<Job>> = vec![Vec::new(); n];
-        for (job, bytes) in order {
+        let mut assign: Vec<Vec<Work>> = (0..n).map(|_| Vec::new()).collect();
+        for w in order {
             let k = (0..n).min_by_key(|&k| (load[k], k)).unwrap_or(0);
-            load[k] += bytes;
-            assign[k].push(job);
+            load[k] += w.bytes;
+            assign[k].push(w);
         }
-        for (k, mut jobs) in assign.into_iter().enumerate() {
+        for (k, mut work) in assign.into_iter().enumerate() {
             let slot = slots[k];
-            jobs.sort_unstable();
-            let mut runs: BTreeMap<AnalysisKind, Vec<u32>> = BTreeMap::new();
-            for &(analysis, target) in &jobs {
-                runs.entry(analysis).or_default().push(target);
-            }
+            work.sort_by_key(|w| w.target);
             {
                 let mut inner = self.inner.borrow_mut();
+                let jobs: Vec<Job> = work
+                    .iter()
+                    .flat_map(|w| w.analyses.iter().map(|&a| (a, w.target.index())))
+                    .collect();
                 for j in &jobs {
                     inner.owner.insert(*j, slot);
                 }
                 if let Some(s) = inner.slots.get_mut(slot) {
                     s.jobs = jobs;
-                    s.runs_pending = runs.len() as u32;
+                    s.runs_pending = work.len() as u32;
                 }
             }
-            for (analysis, targets) in runs {
-                self.post(slot, Request::Run { analysis, targets }, None);
+            for w in work {
+                let run = Request::Run {
+                    analyses: w.analyses,
+                    targets: vec![w.target],
+                };
+                self.post(slot, run, None);
             }
         }
     }
@@ -385,16 +413,25 @@ impl EngineClient {
         }
     }
 
-    /// Writes an export and downloads it. Memory and anomaly exports cover every rank folder:
-    /// a fresh worker re-analyses them exactly as the CLI does (so the bytes are the CLI's),
-    /// streams the file in chunks, and is terminated; the pool stays free for the views. A
-    /// snapshot export is written by the worker that holds the snapshot (its settings).
+    /// Writes an export and downloads it, always the CLI's bytes. Memory and anomaly exports
+    /// cover every rank folder: when one pool worker holds all of them (the analysis of
+    /// every rank folder ran there), it writes the export from its results and no file is
+    /// read again; when they are spread over the pool, a fresh worker analyses them again,
+    /// streams the file in chunks and is terminated, so the pool stays free for the views.
+    /// A snapshot export is written by the worker that holds the snapshot (its settings).
     pub async fn export(&self, req: ExportRequest) -> Result<(), String> {
         if let ExportRequest::Snapshot { target, .. } = req {
             return self.export_from(AnalysisKind::Snapshot, target, req).await;
         }
         if self.inner.borrow().files.is_empty() {
             return Err("nothing loaded".into());
+        }
+        let analysis = match req {
+            ExportRequest::Memory(_) => AnalysisKind::Memory,
+            _ => AnalysisKind::Anomaly,
+        };
+        if let Some(target) = self.sole_holder(analysis) {
+            return self.export_from(analysis, target, req).await;
         }
         let rx = self.begin_export()?;
         let slot = self.spawn(Role::Export);
@@ -407,6 +444,20 @@ impl EngineClient {
             s.worker.terminate();
         }
         res
+    }
+
+    /// When one pool worker ran `analysis` on every rank folder it runs on: one of those
+    /// targets (the export is routed to its worker like a query). `None` when no rank folder
+    /// has it or several workers share them.
+    fn sole_holder(&self, analysis: AnalysisKind) -> Option<u32> {
+        let inner = self.inner.borrow();
+        let mut held = inner
+            .owner
+            .iter()
+            .filter(|((a, _), _)| *a == analysis)
+            .map(|(&(_, t), &slot)| (slot, t));
+        let (slot, target) = held.next()?;
+        held.all(|(s, _)| s == slot).then_some(target)
     }
 
     /// Starts collecting export chunks; the receiver gets the download's outcome.
@@ -675,20 +726,33 @@ fn download(parts: &Array, file_name: &str, mime: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Every (analysis, target) job `inv` allows, with the bytes of its input (for balancing):
-/// rank folders whose capability says `can_run` for memory or anomaly, and every snapshot.
-fn jobs(inv: &InventoryDto) -> Vec<(Job, u64)> {
+/// The pool's work for `inv`: every rank folder with the analyses its capabilities say
+/// `can_run` (memory, anomaly; all in one unit, so one worker reads the folder once), and
+/// every snapshot, each with the bytes of its input (for balancing).
+fn work(inv: &InventoryDto) -> Vec<Work> {
     let mut out = Vec::new();
     for r in &inv.ranks {
-        let bytes: u64 = r.files.iter().map(|f| f.size).sum();
-        for a in &r.analyses {
-            if a.can_run && a.analysis != AnalysisKind::Snapshot {
-                out.push(((a.analysis, r.index), bytes));
-            }
+        let target = Target::Rank(r.index);
+        let analyses: Vec<AnalysisKind> = r
+            .analyses
+            .iter()
+            .filter(|a| a.can_run && a.analysis.applies_to(target))
+            .map(|a| a.analysis)
+            .collect();
+        if !analyses.is_empty() {
+            out.push(Work {
+                target,
+                analyses,
+                bytes: r.files.iter().map(|f| f.size).sum(),
+            });
         }
     }
     for (i, f) in inv.snapshots.iter().enumerate() {
-        out.push(((AnalysisKind::Snapshot, i as u32), f.size));
+        out.push(Work {
+            target: Target::Snapshot(i as u32),
+            analyses: vec![AnalysisKind::Snapshot],
+            bytes: f.size,
+        });
     }
     out
 }

@@ -1,9 +1,10 @@
-//! The memory analysis inside a [`super::Session`]: one rank folder through
-//! [`crate::engine::memory::analyse_rank`], its rows copied into [`MemoryRows`] for the view
-//! queries and its summary into a [`MemorySummaryDto`]; exports through
-//! [`crate::engine::memory::analyse_inventory`] and the report writers, exactly as the CLI.
+//! The memory analysis inside a [`super::Session`]: a rank folder's stored result
+//! ([`crate::engine::store::Store::memory`], from the session's one read of the rank) turned
+//! into [`MemoryRows`] for the view queries and a [`MemorySummaryDto`]; exports written from
+//! the store ([`Store::write`]), exactly as the CLI writes them.
 
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use super::Sink;
 use crate::analysis::memory_match::MatchQuality;
@@ -11,30 +12,16 @@ use crate::analysis::memory_pool::{pool_series, row_components, Component};
 use crate::analysis::memory_result::{MemoryRun, RankMemory, RankStatus};
 use crate::analysis::memory_summary::{summarize_with, RankSummary};
 use crate::base::units::NS_PER_MS;
-use crate::engine::memory::{analyse_inventory, analyse_rank, MemoryOptions};
-use crate::ingest::inventory::{Inventory, RankFolder};
-use crate::ingest::Opener;
+use crate::engine::store::{Export, Store};
+use crate::ingest::inventory::Inventory;
 use crate::protocol::{
     GroupDto, MatchCountsDto, MemoryExportKind, MemorySummaryDto, PoolDto, Response,
 };
-use crate::report::memory_md::write_summary;
-use crate::report::memory_rows::{write_csv, write_json, Columns};
+use crate::report::memory_rows::Columns;
 use crate::views::memory::{MemoryRows, RowIn};
 
 /// Bytes per export chunk posted to the UI (8 MiB).
 pub const EXPORT_CHUNK: usize = 8 << 20;
-
-/// The result of one rank folder: rows for the views, summary, problems; or why it failed.
-pub struct RankOutcome {
-    /// Rows for the queries (present when the rank produced rows).
-    pub rows: Option<MemoryRows>,
-    /// Summary for the UI.
-    pub summary: Option<MemorySummaryDto>,
-    /// Failure or cancellation reason.
-    pub failure: Option<String>,
-    /// The rank's problems.
-    pub problems: crate::base::Problems,
-}
 
 fn ms(ns: i64) -> f64 {
     ns as f64 / NS_PER_MS as f64
@@ -44,46 +31,37 @@ fn quality_index(q: MatchQuality) -> u8 {
     MatchQuality::ALL.iter().position(|x| *x == q).unwrap_or(4) as u8
 }
 
-/// Analyses rank folder `index` of the inventory (default mode, the CLI's default options).
-pub fn run_rank(index: u32, folder: &RankFolder, opener: &dyn Opener) -> RankOutcome {
-    let opts = MemoryOptions::default();
-    let mut progress = crate::engine::contract::no_progress;
-    let r = analyse_rank(folder, opener, &opts, &mut progress);
-    let problems = r.problems.clone();
+/// The memory view of stored rank folder `index` ([`crate::engine::store::Store::memory`]):
+/// its rows for the queries and its summary for the UI, or why the rank has none (failed,
+/// cancelled).
+///
+/// # Errors
+///
+/// The rank's failure or cancellation, in words.
+pub fn rank_view(
+    index: u32,
+    r: &Arc<RankMemory>,
+) -> Result<(MemoryRows, MemorySummaryDto), String> {
     match &r.status {
-        RankStatus::Failed(why) => RankOutcome {
-            rows: None,
-            summary: None,
-            failure: Some(why.clone()),
-            problems,
-        },
-        RankStatus::Cancelled => RankOutcome {
-            rows: None,
-            summary: None,
-            failure: Some("cancelled".into()),
-            problems,
-        },
-        _ => {
+        RankStatus::Failed(why) => Err(why.clone()),
+        RankStatus::Cancelled => Err("cancelled".into()),
+        RankStatus::Analysed => {
             // §9.5–9.6 once per allocator pool, in the analysis: the card's summary and the
             // chart's series and peaks come from the same samples.
-            let pools = pool_series(&r);
-            let s = summarize_with(&r, &pools);
-            let summary = summary_dto(index, &r, &s);
+            let pools = pool_series(r);
+            let s = summarize_with(r, &pools);
+            let summary = summary_dto(index, r, &s);
             let mut rows = MemoryRows::new(index);
             rows.set_series(&pools);
             drop((pools, s));
-            let comp = row_components(&r);
-            // Rows in export order (§9.0 for one rank: stable by start_time_ms).
-            let run = MemoryRun::merge(vec![r]);
+            let comp = row_components(r);
+            // Rows in export order (§9.0 for one rank: stable by start_time_ms); the rank is
+            // shared with the store, not copied.
+            let run = MemoryRun::merge_shared(vec![Arc::clone(r)]);
             for row in run.rows() {
                 push_row(&mut rows, &row, comp[row.index()]);
             }
-            RankOutcome {
-                rows: Some(rows),
-                summary: Some(summary),
-                failure: None,
-                problems,
-            }
+            Ok((rows, summary))
         }
     }
 }
@@ -244,30 +222,36 @@ impl Write for ChunkWriter<'_> {
     }
 }
 
-/// Re-analyses every rank folder of `inv` as `proflens memory` does and writes the export to
-/// `w`. Returns `(file name, MIME type)`.
+/// Writes memory export `what` of the ranks held in `store` (the caller makes sure it holds
+/// every rank folder of the drop) exactly as `proflens memory --format csv|json|md` writes
+/// it; no file is read. Returns `(file name, MIME type)`.
+///
+/// # Errors
+///
+/// Those of `w`; the memory analysis was not planned.
 pub fn export(
     what: MemoryExportKind,
     inv: &Inventory,
-    opener: &dyn Opener,
+    store: &Store,
     w: &mut dyn Write,
 ) -> io::Result<(String, String)> {
-    let opts = MemoryOptions::default();
-    let mut progress = crate::engine::contract::no_progress;
-    let (run, _drop_problems) = analyse_inventory(inv, opener, &opts, &mut progress);
-    let (name, mime) = match what {
-        MemoryExportKind::MemoryCsv => {
-            write_csv(&run, Columns::Full, w)?;
-            ("proflens-memory-events.csv", "text/csv")
-        }
-        MemoryExportKind::MemoryJson => {
-            write_json(&run, Columns::Full, w)?;
-            ("proflens-memory-events.json", "application/json")
-        }
-        MemoryExportKind::MemorySummaryMd => {
-            write_summary(&run, w)?;
-            ("proflens-memory-summary.md", "text/markdown")
-        }
+    let (export, name, mime) = match what {
+        MemoryExportKind::MemoryCsv => (
+            Export::MemoryCsv(Columns::Full),
+            "proflens-memory-events.csv",
+            "text/csv",
+        ),
+        MemoryExportKind::MemoryJson => (
+            Export::MemoryJson(Columns::Full),
+            "proflens-memory-events.json",
+            "application/json",
+        ),
+        MemoryExportKind::MemorySummaryMd => (
+            Export::MemoryMd,
+            "proflens-memory-summary.md",
+            "text/markdown",
+        ),
     };
+    store.write(inv, export, w)?;
     Ok((name.to_string(), mime.to_string()))
 }

@@ -28,36 +28,28 @@ fn fail(message: String) -> Response {
 }
 
 impl SnapshotStore {
-    /// Analyses snapshot `index`, keeps the result and sends its "done" reply
-    /// ([`Response::Done`]) for `seq`; problems go to `problems`.
+    /// Analyses snapshot `index` (one read of the file) and keeps the result; its problems
+    /// go to `problems`. Returns the summary for the run's [`Response::Done`].
     ///
     /// # Errors
     ///
     /// The file failed to decode (the §5.4 message, with the byte offset).
     pub fn run_file(
         &mut self,
-        seq: u32,
         index: u32,
         file: &InputFile,
         opener: &dyn Opener,
-        out: &mut dyn Sink,
         problems: &mut Problems,
-    ) -> Result<(), String> {
+    ) -> Result<Summary, String> {
         let settings = SnapshotSettingsDto::default();
         let opts = SnapshotOptions::from_settings(&settings)?;
         let r = run(opener, file, &opts, &mut |_| ControlFlow::Continue(()))
             .map_err(|e| e.to_string())?;
         problems.extend(r.problems.clone());
         let view = SnapshotView::from_parts(index, r, settings, opts);
-        out.send(
-            seq,
-            Response::Done {
-                target: index,
-                summary: Summary::Snapshot(view.summary()),
-            },
-        );
+        let summary = Summary::Snapshot(view.summary());
         self.files.insert(index, view);
-        Ok(())
+        Ok(summary)
     }
 
     /// Answers one snapshot query from the snapshot held here.

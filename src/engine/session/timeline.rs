@@ -1,12 +1,12 @@
 //! The timeline queries of the steps/bubbles view inside a worker session (issue 3 UI):
 //! `AnomalyQuery::Timeline` and `AnomalyQuery::KernelAt`, answered from the anomaly results the
-//! session holds ([`super::anomaly::AnomalyStore`]) through a per-rank
+//! session holds ([`Store::anomaly`]) through a per-rank
 //! [`TimelineIndex`] built on the first query and kept.
 
 use std::collections::BTreeMap;
 
-use super::anomaly::AnomalyStore;
 use crate::engine::anomaly::RankAnalysis;
+use crate::engine::store::Store;
 use crate::protocol::{AnomalyQuery, AnomalyReply};
 use crate::views::timeline::{TimelineIndex, TimelineQuery, TimelineSource};
 
@@ -27,9 +27,9 @@ fn source(r: &RankAnalysis) -> TimelineSource<'_> {
 impl TimelineCache {
     /// Answers a `Timeline` or `KernelAt` query; `None` when the rank was not analysed here
     /// (or the query is of another kind).
-    pub fn handle(&mut self, store: &AnomalyStore, q: &AnomalyQuery) -> Option<AnomalyReply> {
+    pub fn handle(&mut self, store: &Store, q: &AnomalyQuery) -> Option<AnomalyReply> {
         let rank = q.rank();
-        let r = store.ranks.get(&rank)?;
+        let r = store.anomaly(rank)?;
         let src = source(r);
         let ix = self
             .by_rank
