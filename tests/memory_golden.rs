@@ -582,8 +582,8 @@ fn terminal_brief_names_each_pool_in_human_units() {
     assert_eq!(
         String::from_utf8(out).unwrap(),
         "level2 / rank 0 (level2/rank0_ascend_pt): 184 rows (184 allocations, 1.39 GiB), 76 with a call stack\n\
-         \x20 PTA (PyTorch allocator), 122 rows: peak 1.16 GiB at +47.183 ms, live at peak 41 row(s), 486.6 MiB\n\
-         \x20 GE (CANN graph engine workspace), 57 rows: peak 73.1 MiB at +9.217 ms, live at peak 3 row(s), 73.0 MiB\n\
-         \x20 OTHER (other op names), 5 rows: peak 1.05 GiB at +38.566 ms, live at peak 1 row(s), 5.28 MiB\n"
+         \x20 PTA (PyTorch allocator), 122 rows: peak 1.16 GiB at +47.183 ms, live at peak 41 rows, 486.6 MiB\n\
+         \x20 GE (CANN graph engine workspace), 57 rows: peak 73.1 MiB at +9.217 ms, live at peak 3 rows, 73.0 MiB\n\
+         \x20 OTHER (other op names), 5 rows: peak 1.05 GiB at +38.566 ms, live at peak 1 row, 5.28 MiB\n"
     );
 }

@@ -41,16 +41,9 @@ pub fn write_summary(run: &MemoryRun, out: &mut dyn Write) -> io::Result<()> {
             r.info.source_index,
             esc(&r.info.source_dir)
         ));
-        match &r.status {
-            RankStatus::Failed(why) => {
-                s.push_str(&format!("Not analysed: {}\n\n", esc(why)));
-                continue;
-            }
-            RankStatus::Cancelled => {
-                s.push_str("Cancelled.\n\n");
-                continue;
-            }
-            RankStatus::Analysed => {}
+        if let Some(why) = not_analysed(&r.status) {
+            s.push_str(&format!("{}\n\n", esc(&why)));
+            continue;
         }
         let m = summarize(r);
         s.push_str("| Quantity | Value |\n|---|---|\n");
@@ -171,6 +164,15 @@ pub fn write_summary(run: &MemoryRun, out: &mut dyn Write) -> io::Result<()> {
     out.write_all(s.as_bytes())
 }
 
+/// Why a rank has no summary (`Not analysed: …`, `Cancelled.`), `None` when it was analysed.
+fn not_analysed(status: &RankStatus) -> Option<String> {
+    match status {
+        RankStatus::Failed(why) => Some(format!("Not analysed: {why}")),
+        RankStatus::Cancelled => Some("Cancelled.".into()),
+        RankStatus::Analysed => None,
+    }
+}
+
 /// The short summary `proflens memory` prints on a terminal: per rank its rows and, per
 /// allocator pool, the peak and the live set at it, in human units (plain text, a few lines).
 pub fn write_brief(run: &MemoryRun, out: &mut dyn Write) -> io::Result<()> {
@@ -180,16 +182,9 @@ pub fn write_brief(run: &MemoryRun, out: &mut dyn Write) -> io::Result<()> {
             "{} / rank {} ({}): ",
             r.info.role, r.info.rank_id, r.info.source_dir
         ));
-        match &r.status {
-            RankStatus::Failed(why) => {
-                s.push_str(&format!("not analysed: {why}\n"));
-                continue;
-            }
-            RankStatus::Cancelled => {
-                s.push_str("cancelled\n");
-                continue;
-            }
-            RankStatus::Analysed => {}
+        if let Some(why) = not_analysed(&r.status) {
+            s.push_str(&format!("{why}\n"));
+            continue;
         }
         let m = summarize(r);
         s.push_str(&format!(
@@ -216,10 +211,11 @@ pub fn write_brief(run: &MemoryRun, out: &mut dyn Write) -> io::Result<()> {
             ));
             match &pool.peak {
                 Some(p) => s.push_str(&format!(
-                    "peak {} at {}, live at peak {} row(s), {}\n",
+                    "peak {} at {}, live at peak {} row{}, {}\n",
                     format::mib(p.peak.peak_allocated_mb),
                     format::offset_ms((p.peak.peak_time_ns - t0_ns) as f64 / 1e6, 0.0),
                     p.peak.live_rows.len(),
+                    if p.peak.live_rows.len() == 1 { "" } else { "s" },
                     format::kib(p.peak.live_kb)
                 )),
                 None => s.push_str("no allocated total\n"),
@@ -257,8 +253,9 @@ fn write_pool(s: &mut String, r: &RankMemory, pool: &PoolSummary, t0_ns: i64) {
         opt(p.peak.max_reserved_mb),
     ));
     s.push_str(&format!(
-        "Live at peak: {} rows of this pool, {} (explains {} of the pool's allocated level; the rest predates the capture or is not operator-tracked).\n\n",
+        "Live at peak: {} row{} of this pool, {} (explains {} of the pool's allocated level; the rest predates the capture or is not operator-tracked).\n\n",
         p.peak.live_rows.len(),
+        if p.peak.live_rows.len() == 1 { "" } else { "s" },
         format::kib(p.peak.live_kb),
         format::percent(p.peak.explained_ratio, 2),
     ));

@@ -196,7 +196,7 @@ fn SummaryCard(s: MemorySummaryDto, pool: RwSignal<Option<String>>) -> impl Into
                     <td>{p.rule.clone()}</td>
                     <td class="num" data-testid="pool-peak">{peak}</td>
                     <td class="num">{p.reserved_at_peak_mb.map(format::mib).unwrap_or_else(|| "—".into())}</td>
-                    <td class="num" data-testid="pool-live">{format!("{} rows, {}", p.live_at_peak_rows, format::kib(p.live_at_peak_kb))}</td>
+                    <td class="num" data-testid="pool-live">{format!("{} row{}, {}", p.live_at_peak_rows, if p.live_at_peak_rows == 1 { "" } else { "s" }, format::kib(p.live_at_peak_kb))}</td>
                 </tr>
             }
         })

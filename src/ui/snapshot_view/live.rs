@@ -13,10 +13,13 @@ use crate::views::format;
 use super::icicle::Icicle;
 use super::snap;
 
-/// A frame label, as a link when the settings give one.
+/// A frame label, as a link when the settings give one. The link opens in a new browsing
+/// context (`target=_blank`): an editor link (`vscode://…`) followed in this tab left Chromium
+/// delivering no more pointer input to the page, even after a reload (issue 12: "Load sample
+/// stops responding"), and a repository link would replace the analysis.
 pub fn frame_link(label: String, link: Option<String>) -> AnyView {
     match link {
-        Some(href) => view! { <a href=href class="src-link" title="open in your editor / repository">{label}</a> }.into_any(),
+        Some(href) => view! { <a href=href target="_blank" rel="noopener noreferrer" class="src-link" title="open in your editor / repository">{label}</a> }.into_any(),
         None => view! { <span>{label}</span> }.into_any(),
     }
 }
