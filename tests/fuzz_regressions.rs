@@ -71,3 +71,47 @@ fn frame_file_names_ending_in_multibyte_characters_are_attributed() {
         );
     }
 }
+
+/// `inventory_paths` (deterministic smoke run, 2026-12-01): a path listed twice that the
+/// inventory takes for a Kineto trace candidate (`x/communication.json` outside a rank folder)
+/// filled one slot keyed by the path, so the second copy vanished from every list. The repeat
+/// is now an ignored file that says so; every given path is in exactly one list.
+#[test]
+fn a_path_given_twice_is_ignored_once_and_never_vanishes() {
+    use proflens::ingest::inventory::Inventory;
+    let files: Vec<InputFile> = [
+        "run/cluster/communication.json",
+        "run/cluster/communication.json",
+        "run/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+        "run/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, p)| InputFile {
+        path: p.to_string(),
+        size: i as u64,
+    })
+    .collect();
+    let inv = Inventory::from_paths(&files);
+    let placed: usize = inv
+        .ranks
+        .iter()
+        .map(|r| r.files.len() + r.other_files as usize)
+        .sum::<usize>()
+        + inv.snapshots.len()
+        + inv.ignored.len();
+    assert_eq!(placed, files.len());
+    let repeats: Vec<&str> = inv
+        .ignored
+        .iter()
+        .filter(|f| f.reason == "the same path was given twice; read once")
+        .map(|f| f.path.as_str())
+        .collect();
+    assert_eq!(
+        repeats,
+        [
+            "run/cluster/communication.json",
+            "run/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv"
+        ]
+    );
+}

@@ -331,7 +331,19 @@ impl Inventory {
         let mut pending: Vec<(&InputFile, Vec<&str>)> = Vec::new();
         let mut sorted: Vec<&InputFile> = files.iter().collect();
         sorted.sort_by(|a, b| a.path.cmp(&b.path));
+        let mut previous: Option<&str> = None;
         for f in sorted {
+            // The same path given twice (a hand-made list, never a browser drop or a folder walk)
+            // is one file: the repeat is ignored, said so, and never overwrites the first.
+            if previous == Some(f.path.as_str()) {
+                inv.ignored.push(IgnoredFile {
+                    path: f.path.clone(),
+                    size: f.size,
+                    reason: "the same path was given twice; read once".into(),
+                });
+                continue;
+            }
+            previous = Some(f.path.as_str());
             let segs: Vec<&str> = f
                 .path
                 .split('/')
