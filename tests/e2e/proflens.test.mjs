@@ -147,7 +147,7 @@ test('an unrelated folder gets a clear message, nothing crashes', async () => {
   await p.openFolder(path.join(dir, 'notes'));
   assert.equal(await p.waitDone(), 'Done');
   assert.equal(await p.page.getByTestId('rank-card').count(), 0);
-  assert.match(await p.page.getByTestId('inventory-summary').innerText(), /0 rank folder\(s\), 2 file\(s\).*2 file\(s\) outside any rank folder/);
+  assert.match(await p.page.getByTestId('inventory-summary').innerText(), /0 rank folder\(s\), 0 snapshot pickle\(s\), 2 file\(s\).*2 file\(s\) outside any rank folder/);
   assert.match(await p.page.locator('body').innerText(), /MEM-DISC-001/);
   await p.screenshot('06-unrelated-folder');
   assert.deepEqual(p.consoleErrors, []);
