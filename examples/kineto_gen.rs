@@ -114,8 +114,8 @@ fn write_trace(w: &mut dyn Write, a: &Args) -> std::io::Result<()> {
     let per_step = (a.kernels / a.steps).max(1);
     let mut host: u64 = 1_000_000; // ns since base: host clock
     let mut dev: u64 = host; // device clock: the end of the last kernel on stream 7
-    // Real traces carry large ids (HTA downcasts the column to the smallest int that holds
-    // them, then stores event indices in it: small ids break HTA, not the trace).
+                             // Real traces carry large ids (HTA downcasts the column to the smallest int that holds
+                             // them, then stores event indices in it: small ids break HTA, not the trace).
     let mut corr: u64 = 278_204_204;
     let mut written = 0u64;
     for step in 0..a.steps {

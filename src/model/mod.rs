@@ -1,8 +1,8 @@
 //! Columnar tables and interning pools built by the parsers; builders
 //! establish the invariants (sorted, equal-length columns), getters borrow.
 
-pub mod host_events;
 pub mod gpu;
+pub mod host_events;
 pub mod kernels;
 pub mod memory_events;
 pub mod side_tables;

@@ -8,8 +8,8 @@
 
 pub mod communication;
 pub mod csv;
-pub mod kineto;
 pub mod error;
+pub mod kineto;
 pub mod metadata;
 pub mod number;
 pub mod pickle;
