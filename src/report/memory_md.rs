@@ -106,13 +106,7 @@ pub fn write_summary(run: &MemoryRun, out: &mut dyn Write) -> io::Result<()> {
             ),
         );
         s.push('\n');
-        let t0_ns = r
-            .events()
-            .alloc_time_ns()
-            .iter()
-            .copied()
-            .min()
-            .unwrap_or(0);
+        let t0_ns = capture_start_ns(r);
         for pool in &m.pools {
             write_pool(&mut s, r, pool, t0_ns);
         }
@@ -194,13 +188,7 @@ pub fn write_brief(run: &MemoryRun, out: &mut dyn Write) -> io::Result<()> {
             format::kib(m.alloc_kb),
             m.rows_with_call_stack
         ));
-        let t0_ns = r
-            .events()
-            .alloc_time_ns()
-            .iter()
-            .copied()
-            .min()
-            .unwrap_or(0);
+        let t0_ns = capture_start_ns(r);
         for pool in &m.pools {
             let c = pool.component;
             s.push_str(&format!(
@@ -301,4 +289,14 @@ fn write_pool(s: &mut String, r: &RankMemory, pool: &PoolSummary, t0_ns: i64) {
         ));
     }
     s.push('\n');
+}
+
+/// The earliest allocation time of a rank (ns): the origin of the report's relative times.
+fn capture_start_ns(r: &RankMemory) -> i64 {
+    r.events()
+        .alloc_time_ns()
+        .iter()
+        .copied()
+        .min()
+        .unwrap_or(0)
 }

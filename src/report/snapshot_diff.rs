@@ -8,6 +8,8 @@
 //! site's bytes are the requested bytes of its live tensors (as in the report's contributor
 //! tables), so they sum to the live bytes, not to the curve height.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use crate::analysis::snapshot::device::{DeviceAnalysis, PointKind, PointReport};
@@ -121,7 +123,7 @@ fn sites(
     run: &DiffSide<'_>,
     p: Option<&PointReport>,
     opts: &ReportOptions,
-    links: &mut Vec<(String, String)>,
+    links: &mut BTreeMap<String, String>,
 ) -> Vec<(String, u64)> {
     let l = Labeler {
         snap: run.snapshot,
@@ -133,21 +135,17 @@ fn sites(
         .map(|c| {
             let label = l.site(c);
             if let Some(u) = l.link(c) {
-                links.push((label.clone(), u));
+                links.insert(label.clone(), u);
             }
             (label, c.bytes)
         })
         .collect()
 }
 
-fn site_rows(d: Vec<Delta<String>>, links: &[(String, String)]) -> Vec<SiteDeltaJson> {
+fn site_rows(d: Vec<Delta<String>>, links: &BTreeMap<String, String>) -> Vec<SiteDeltaJson> {
     d.into_iter()
         .map(|x| SiteDeltaJson {
-            link: links
-                .iter()
-                .rev()
-                .find(|(k, _)| *k == x.key)
-                .map(|(_, u)| u.clone()),
+            link: links.get(&x.key).cloned(),
             a_bytes: x.a_bytes,
             b_bytes: x.b_bytes,
             delta_bytes: x.delta_bytes(),
@@ -199,8 +197,8 @@ pub fn build(
             let db = b.devices.iter().find(|d| d.device == dev_b);
             let (pa, pb) = (at(da, PointKind::GlobalPeak), at(db, PointKind::GlobalPeak));
             let (ea, eb) = (at(da, PointKind::End), at(db, PointKind::End));
-            // Links of side A first, then B: a later (B) entry wins for a site on both sides.
-            let mut links = Vec::new();
+            // Links of side A first, then B: B's link replaces A's for a site on both sides.
+            let mut links = BTreeMap::new();
             let peak_a = sites(a, pa, opts, &mut links);
             let end_a = sites(a, ea, opts, &mut links);
             let peak_b = sites(b, pb, opts, &mut links);
