@@ -51,6 +51,9 @@ const ALLOW: &[(&str, &[&str])] = &[
             "views::zoom",
             "views::cross_rank",
             "views::band_grid",
+            "views::virtual_list",
+            "views::cluster_table",
+            "views::heatmap",
         ],
     ),
 ];

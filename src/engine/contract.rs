@@ -34,6 +34,7 @@ pub fn kind_name(kind: AnalysisKind) -> &'static str {
         AnalysisKind::Memory => "memory",
         AnalysisKind::Anomaly => "anomaly",
         AnalysisKind::Snapshot => "snapshot",
+        AnalysisKind::Cluster => "cluster",
     }
 }
 

@@ -24,6 +24,7 @@ fn input_bytes(inv: &Inventory, t: Target) -> u64 {
     match t {
         Target::Rank(i) => inv.ranks[i as usize].files.iter().map(|f| f.size).sum(),
         Target::Snapshot(i) => inv.snapshots[i as usize].size,
+        Target::Summary(i) => inv.summaries[i as usize].size,
     }
 }
 

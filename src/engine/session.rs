@@ -18,6 +18,7 @@
 //!   missing ones first — the only case in which an export reads files.
 
 pub mod anomaly;
+pub mod cluster;
 pub mod dto;
 pub mod memory;
 pub mod snapshot;
@@ -271,6 +272,13 @@ impl Session {
                     )]
                 }
                 Target::Snapshot(_) => Vec::new(),
+                Target::Summary(i) if !kinds.is_empty() => {
+                    vec![(
+                        AnalysisKind::Cluster,
+                        self.run_summary(i, opener, &mut problems),
+                    )]
+                }
+                Target::Summary(_) => Vec::new(),
             };
             for (analysis, outcome) in outcomes {
                 match outcome {
@@ -322,7 +330,7 @@ impl Session {
         let runs = |k: &AnalysisKind| match k {
             AnalysisKind::Memory => plan.memory.is_some(),
             AnalysisKind::Anomaly => plan.anomaly.is_some(),
-            AnalysisKind::Snapshot => false,
+            AnalysisKind::Snapshot | AnalysisKind::Cluster => false,
         };
         let run: Vec<AnalysisKind> = kinds.iter().copied().filter(runs).collect();
         self.store
@@ -375,6 +383,22 @@ impl Session {
             .get(i as usize)
             .ok_or_else(|| format!("no snapshot file {i} in the inventory"))?;
         self.snapshot.run_file(i, file, opener, problems)
+    }
+
+    /// Reads cluster summary file `i` into the cluster view's payload ([`cluster::read`]);
+    /// nothing of it is kept here (the page holds the view).
+    fn run_summary(
+        &mut self,
+        i: u32,
+        opener: &dyn Opener,
+        problems: &mut Problems,
+    ) -> Result<Summary, String> {
+        let inv = self.inventory.as_ref().ok_or("nothing is loaded")?;
+        let file = inv
+            .summaries
+            .get(i as usize)
+            .ok_or_else(|| format!("no cluster summary {i} in the inventory"))?;
+        cluster::read(file, opener, problems).map(|v| Summary::Cluster(Box::new(v)))
     }
 }
 

@@ -178,6 +178,8 @@ pub fn run_target(
                 opener, file, opts, &mut prog,
             )))
         }
+        // A cluster summary is read by the session's cluster view, not stored here.
+        Target::Summary(_) => None,
     }
 }
 
@@ -277,6 +279,7 @@ impl Store {
             Target::Snapshot(i) => self.snapshots.get(&i).is_some_and(
                 |s| matches!(s, Err(e) if matches!(e.kind, PickleErrorKind::Cancelled)),
             ),
+            Target::Summary(_) => false,
         }
     }
 

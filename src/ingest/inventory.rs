@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::kineto::{self, KinetoHead};
+use super::summary_file::SummaryFile;
 use super::rank::{
     capture_kind, resolve_rank, resolve_role, timestamp_key, CaptureKind, RankFacts, RankSource,
     RoleSource,
@@ -270,6 +271,8 @@ pub struct Inventory {
     pub snapshots: Vec<InputFile>,
     /// Files outside any rank folder, with the reason.
     pub ignored: Vec<IgnoredFile>,
+    /// Cluster summary files (`ingest::summary_file`), found in step 2.
+    pub summaries: Vec<SummaryFile>,
     /// Drop-level findings (e.g. `MEM-DISC-001`).
     pub notes: Vec<Note>,
 }
@@ -560,7 +563,7 @@ impl Inventory {
             r.source_index = idx;
             prev = Some(key);
         }
-        if self.ranks.is_empty() && self.snapshots.is_empty() {
+        if self.ranks.is_empty() && self.snapshots.is_empty() && self.summaries.is_empty() {
             self.notes.push(Note::new(
                 Severity::Error,
                 "MEM-DISC-001",
@@ -573,8 +576,10 @@ impl Inventory {
         }
     }
 
-    /// After step 2: Kineto candidates whose head is not a PyTorch profiler trace move to the
-    /// ignored files, with the reason (`ingest::kineto`).
+    /// After step 2: Kineto candidates whose head is a cluster summary's move to the summaries
+    /// (`ingest::summary_file`; a version this build cannot read is a `CLU-001` error); the
+    /// others whose head is not a PyTorch profiler trace move to the ignored files, with the
+    /// reason (`ingest::kineto`).
     pub fn drop_non_traces(&mut self) {
         let (keep, gone): (Vec<RankFolder>, Vec<RankFolder>) =
             std::mem::take(&mut self.ranks).into_iter().partition(|r| {
@@ -582,6 +587,21 @@ impl Inventory {
             });
         self.ranks = keep;
         for r in gone {
+            if let Some(head) = r.side.kineto.as_ref().and_then(|h| h.summary.clone()) {
+                for f in r.files {
+                    let file = SummaryFile {
+                        path: f.path,
+                        size: f.size,
+                        head: head.clone(),
+                    };
+                    if let Some(why) = file.refusal() {
+                        self.notes
+                            .push(Note::new(Severity::Error, "CLU-001", &file.path, why));
+                    }
+                    self.summaries.push(file);
+                }
+                continue;
+            }
             let reason = r
                 .side
                 .kineto

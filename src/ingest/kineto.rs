@@ -37,6 +37,8 @@ pub struct KinetoHead {
     pub runtime: Option<String>,
     /// The file is gzip.
     pub gzip: bool,
+    /// The head is a proflens cluster summary's (`ingest::summary_file`), not a trace.
+    pub summary: Option<super::summary_file::SummaryHead>,
 }
 
 /// True for a name the PyTorch profiler writes (`*.pt.trace.json`, optionally `.gz`).

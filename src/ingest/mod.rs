@@ -11,6 +11,7 @@ pub mod kineto;
 pub mod opener;
 pub mod rank;
 pub mod select;
+pub mod summary_file;
 
 pub use chunk_reader::{ChunkReader, Progress};
 pub use opener::{InputFile, MemOpener, Opener};

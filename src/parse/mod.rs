@@ -6,6 +6,7 @@
 //! Shared primitives: [`number`] (cell → number rules), [`csv`] (generic CSV table reader),
 //! [`trace_json`] (streaming `trace_view.json` event splitter and key scanner).
 
+pub mod cluster_summary;
 pub mod communication;
 pub mod csv;
 pub mod error;

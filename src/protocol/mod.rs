@@ -18,6 +18,8 @@
 use serde::{Deserialize, Serialize};
 
 pub mod anomaly;
+pub mod cluster;
+pub mod cluster_view;
 pub mod memory;
 pub mod snapshot;
 
@@ -56,14 +58,17 @@ pub enum AnalysisKind {
     Anomaly,
     /// PyTorch allocator snapshot peaks (torch-snapshot.md).
     Snapshot,
+    /// A cluster summary file read for the cluster view (issue 14, `docs/cluster-summary.md`).
+    Cluster,
 }
 
 impl AnalysisKind {
     /// Every analysis, in the order the UI schedules them.
-    pub const ALL: [AnalysisKind; 3] = [
+    pub const ALL: [AnalysisKind; 4] = [
         AnalysisKind::Memory,
         AnalysisKind::Anomaly,
         AnalysisKind::Snapshot,
+        AnalysisKind::Cluster,
     ];
 
     /// True when the analysis runs on `target`'s kind of input: memory and anomaly on rank
@@ -75,6 +80,7 @@ impl AnalysisKind {
                 AnalysisKind::Memory | AnalysisKind::Anomaly,
                 Target::Rank(_)
             ) | (AnalysisKind::Snapshot, Target::Snapshot(_))
+                | (AnalysisKind::Cluster, Target::Summary(_))
         )
     }
 }
@@ -89,13 +95,15 @@ pub enum Target {
     Rank(u32),
     /// Snapshot file `i` (snapshot).
     Snapshot(u32),
+    /// Cluster summary file `i` ([`InventoryDto::summaries`]; the cluster view).
+    Summary(u32),
 }
 
 impl Target {
     /// The index, in the list its kind addresses.
     pub fn index(self) -> u32 {
         match self {
-            Target::Rank(i) | Target::Snapshot(i) => i,
+            Target::Rank(i) | Target::Snapshot(i) | Target::Summary(i) => i,
         }
     }
 
@@ -105,6 +113,7 @@ impl Target {
         match analysis {
             AnalysisKind::Memory | AnalysisKind::Anomaly => Target::Rank(i),
             AnalysisKind::Snapshot => Target::Snapshot(i),
+            AnalysisKind::Cluster => Target::Summary(i),
         }
     }
 }
@@ -205,6 +214,8 @@ pub enum Summary {
     Anomaly(AnomalySummaryDto),
     /// A snapshot file's summary.
     Snapshot(SnapshotSummaryDto),
+    /// A cluster summary file, whole (the cluster view renders it without further queries).
+    Cluster(Box<cluster_view::ClusterViewDto>),
 }
 
 impl Summary {
@@ -214,6 +225,7 @@ impl Summary {
             Summary::Memory(_) => AnalysisKind::Memory,
             Summary::Anomaly(_) => AnalysisKind::Anomaly,
             Summary::Snapshot(_) => AnalysisKind::Snapshot,
+            Summary::Cluster(_) => AnalysisKind::Cluster,
         }
     }
 }
@@ -430,6 +442,9 @@ pub struct InventoryDto {
     pub ranks: Vec<RankFolderDto>,
     /// Snapshot pickle candidates (torch-snapshot.md; issue 4).
     pub snapshots: Vec<FileDto>,
+    /// Cluster summary files (`"format": "proflens-cluster-summary"`, issue 14).
+    #[serde(default)]
+    pub summaries: Vec<FileDto>,
     /// Files outside every rank folder (listed, never silently dropped); `kind` holds the reason.
     pub ignored: Vec<FileDto>,
     /// Total bytes dropped.

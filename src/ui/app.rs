@@ -9,6 +9,7 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 
 use super::anomaly_view::AnomalyView;
+use super::cluster_view::ClusterView;
 use super::client::{client, install};
 use super::files;
 use super::help::{HelpButton, HelpOverlay};
@@ -49,6 +50,11 @@ fn has_memory(inv: &InventoryDto) -> bool {
 /// The view registry, in tab order.
 pub const VIEWS: &[ViewEntry] = &[
     ViewEntry {
+        tab: Tab::Cluster,
+        label: "Cluster",
+        applies: has_summaries,
+    },
+    ViewEntry {
         tab: Tab::Inventory,
         label: "Inventory",
         applies: always,
@@ -85,6 +91,16 @@ fn has_anomaly(inv: &InventoryDto) -> bool {
 
 fn has_snapshots(inv: &InventoryDto) -> bool {
     !inv.snapshots.is_empty()
+}
+
+fn has_summaries(inv: &InventoryDto) -> bool {
+    !inv.summaries.is_empty()
+}
+
+/// Whether tab `v` is shown: its predicate on the inventory, or, for the cluster tab, a
+/// cluster view kept while a rank opened from it is shown.
+fn shown(v: &ViewEntry, inv: &InventoryDto, state: &AppState) -> bool {
+    (v.applies)(inv) || (v.tab == Tab::Cluster && state.cluster.with(|c| c.is_some()))
 }
 
 /// The privacy statement shown on the landing page and in the footer.
@@ -265,7 +281,7 @@ fn Results() -> impl IntoView {
         let inv = state.inventory.get().unwrap_or_default();
         VIEWS
             .iter()
-            .filter(|v| (v.applies)(&inv))
+            .filter(|v| shown(v, &inv, &state))
             .map(|v| {
                 let tab = v.tab;
                 let label = if tab == Tab::Problems {
@@ -340,6 +356,7 @@ fn Results() -> impl IntoView {
                 Tab::Problems => view! { <ProblemsView/> }.into_any(),
                 Tab::Snapshot => view! { <SnapshotTab/> }.into_any(),
                 Tab::Anomaly => view! { <AnomalyView/> }.into_any(),
+                Tab::Cluster => view! { <ClusterView/> }.into_any(),
             }}
         </main>
     }
@@ -357,7 +374,7 @@ fn tab_arrow(ev: &ev::KeyboardEvent, tab: Tab) {
     let inv = state.inventory.get_untracked().unwrap_or_default();
     let tabs: Vec<Tab> = VIEWS
         .iter()
-        .filter(|v| (v.applies)(&inv))
+        .filter(|v| shown(v, &inv, &state))
         .map(|v| v.tab)
         .collect();
     let Some(i) = tabs.iter().position(|t| *t == tab) else {

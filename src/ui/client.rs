@@ -155,6 +155,21 @@ impl EngineClient {
     /// target it can run on (see [`jobs`]) on the pool.
     pub async fn load(&self, files: Vec<(String, File)>) {
         let state = self.state();
+        state.cluster.set(None);
+        state.cluster_open_rank.set(None);
+        self.load_files(files).await;
+    }
+
+    /// "Open this rank" of the cluster view: loads the rank's folder (or trace files) like
+    /// [`Self::load`], keeps the cluster view, and shows the rank's steps once analysed.
+    /// `rank` is the summary row ([`crate::protocol::cluster_view::ClusterRankRow::index`]).
+    pub async fn load_rank(&self, files: Vec<(String, File)>, rank: u32) {
+        self.state().cluster_open_rank.set(Some(rank));
+        self.load_files(files).await;
+    }
+
+    async fn load_files(&self, files: Vec<(String, File)>) {
+        let state = self.state();
         self.terminate_all();
         state.reset();
         state.started_ms.set(now_ms());
@@ -201,6 +216,20 @@ impl EngineClient {
             None => return,
         };
         let runnable = work(&inventory);
+        let rank_drill = state.cluster_open_rank.get_untracked().is_some()
+            && state.cluster.with_untracked(|c| c.is_some());
+        if rank_drill && !inventory.ranks.is_empty() {
+            // "open this rank": its steps, as soon as the tab applies (the inventory's Steps
+            // tab needs a rank folder with a kernel source or a trace)
+            let steps = inventory.ranks.iter().any(|r| {
+                r.analyses
+                    .iter()
+                    .any(|a| a.analysis == AnalysisKind::Anomaly && a.can_run)
+            });
+            if steps {
+                state.tab.set(super::state::Tab::Anomaly);
+            }
+        }
         state.inventory.set(Some(inventory));
         if runnable.is_empty() {
             state.phase.set(Phase::Done {
@@ -213,7 +242,7 @@ impl EngineClient {
             .selected_rank
             .set(runnable.iter().find_map(|w| match w.target {
                 Target::Rank(i) => Some(i),
-                Target::Snapshot(_) => None,
+                Target::Snapshot(_) | Target::Summary(_) => None,
             }));
         // The steps & bubbles view starts on the first rank folder it can show, whichever
         // worker finishes first (it was the first rank done, so a 2-rank drop showed rank 1
@@ -635,6 +664,12 @@ impl EngineClient {
                         });
                     }
                     Summary::Snapshot(s) => self.snapshot_done(target, s),
+                    Summary::Cluster(s) => {
+                        state.cluster.set(Some(std::sync::Arc::new(*s)));
+                        if state.tab.get_untracked() == super::state::Tab::Inventory {
+                            state.tab.set(super::state::Tab::Cluster);
+                        }
+                    }
                 }
             }
             Response::TargetFailed {
@@ -728,7 +763,8 @@ fn download(parts: &Array, file_name: &str, mime: &str) -> Result<(), String> {
 
 /// The pool's work for `inv`: every rank folder with the analyses its capabilities say
 /// `can_run` (memory, anomaly; all in one unit, so one worker reads the folder once), and
-/// every snapshot, each with the bytes of its input (for balancing).
+/// every snapshot and every readable cluster summary, each with the bytes of its input (for
+/// balancing).
 fn work(inv: &InventoryDto) -> Vec<Work> {
     let mut out = Vec::new();
     for r in &inv.ranks {
@@ -753,6 +789,16 @@ fn work(inv: &InventoryDto) -> Vec<Work> {
             analyses: vec![AnalysisKind::Snapshot],
             bytes: f.size,
         });
+    }
+    // cluster summaries this build reads (an unreadable one is a problem of the inventory)
+    for (i, f) in inv.summaries.iter().enumerate() {
+        if f.kind == crate::protocol::cluster_view::SUMMARY_KIND {
+            out.push(Work {
+                target: Target::Summary(i as u32),
+                analyses: vec![AnalysisKind::Cluster],
+                bytes: f.size,
+            });
+        }
     }
     out
 }

@@ -156,6 +156,7 @@ fn capabilities(
                 AnalysisKind::Memory => "Memory events",
                 AnalysisKind::Anomaly => "Steps and anomalies",
                 AnalysisKind::Snapshot => "Memory snapshot",
+                AnalysisKind::Cluster => "Cluster summary",
             };
             let mut ok = a.can_run;
             let mut missing = a.missing.clone();

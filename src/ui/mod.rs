@@ -14,6 +14,7 @@
 pub mod anomaly_view;
 pub mod app;
 pub mod client;
+pub mod cluster_view;
 pub mod files;
 pub mod help;
 pub mod inventory;

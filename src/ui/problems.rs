@@ -22,6 +22,10 @@ pub fn failure_problems(state: &AppState) -> Vec<ProblemDto> {
                         "snapshot analysis",
                         inv.snapshots.get(*target as usize).map(|s| s.path.clone()),
                     ),
+                    AnalysisKind::Cluster => (
+                        "cluster summary",
+                        inv.summaries.get(*target as usize).map(|s| s.path.clone()),
+                    ),
                     k => (
                         if *k == AnalysisKind::Memory {
                             "memory analysis"

@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 
 use leptos::prelude::*;
 
+use std::sync::Arc;
+
 use crate::protocol::anomaly::AnomalySummaryDto;
+use crate::protocol::cluster_view::ClusterViewDto;
 use crate::protocol::{AnalysisKind, InventoryDto, MemorySummaryDto, ProblemDto, ProgressDto};
 
 /// Where the page is in its life cycle.
@@ -49,6 +52,8 @@ pub enum Tab {
     Problems,
     /// Memory snapshots (issue 4).
     Snapshot,
+    /// A cluster summary's ranks (issue 14).
+    Cluster,
 }
 
 /// All page signals (cheap to copy: every field is an arena handle).
@@ -95,6 +100,12 @@ pub struct AppState {
     /// Selected bubble ([`crate::protocol::anomaly::BubbleRowDto::index`] in the selected
     /// rank); the bubble list, the detail panel and the timeline all follow it.
     pub anomaly_bubble: RwSignal<Option<u32>>,
+    /// The open cluster summary's view (issue 14). Kept across loads made by "open this
+    /// rank", so the cluster tab stays while a rank's own analysis is shown.
+    pub cluster: RwSignal<Option<Arc<ClusterViewDto>>>,
+    /// The summary rank (its [`crate::protocol::cluster_view::ClusterRankRow::index`]) whose
+    /// folder is loaded by "open this rank", if any.
+    pub cluster_open_rank: RwSignal<Option<u32>>,
 }
 
 impl AppState {
@@ -121,10 +132,13 @@ impl AppState {
             anomaly_rank: RwSignal::new(None),
             anomaly_step: RwSignal::new(None),
             anomaly_bubble: RwSignal::new(None),
+            cluster: RwSignal::new(None),
+            cluster_open_rank: RwSignal::new(None),
         }
     }
 
-    /// Clears every result before a new load.
+    /// Clears every result before a new load (the cluster view is cleared by the load that
+    /// replaces it, [`crate::ui::client::EngineClient::load`], not by "open this rank").
     pub fn reset(&self) {
         self.phase.set(Phase::Inventory);
         self.inventory.set(None);

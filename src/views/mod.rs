@@ -12,14 +12,20 @@
 //! * [`snapshot_axis`], [`snapshot_bands`], [`band_grid`]: snapshot curves and the Active Memory
 //!   Timeline (stacked per-allocation bands, level of detail, hit-tests).
 //! * [`timeline`], [`timeline_axis`]: level-of-detail lanes of the steps/bubbles timeline, ticks, hit-tests.
+//! * [`cluster`], [`cluster_table`], [`heatmap`], [`virtual_list`]: the cluster view of a
+//!   cluster summary (issue 14): its payload, the rank table's order, the rank × step heatmap,
+//!   the windowing of virtual lists.
 
 pub mod anomaly;
 pub mod anomaly_bubbles;
 pub mod anomaly_structure;
 pub mod band_grid;
+pub mod cluster;
+pub mod cluster_table;
 pub mod cross_rank;
 pub mod curve;
 pub mod format;
+pub mod heatmap;
 pub mod memory;
 pub mod snapshot_axis;
 pub mod snapshot_bands;
@@ -28,4 +34,5 @@ pub mod timeline;
 pub mod timeline_axis;
 pub mod timeline_lod;
 pub mod view_state;
+pub mod virtual_list;
 pub mod zoom;

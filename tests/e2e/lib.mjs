@@ -48,13 +48,14 @@ export async function serveStatic(root = DIST, prefix = '/') {
   return { url: `http://127.0.0.1:${port}${prefix}`, requests, close: () => new Promise((r) => server.close(r)) };
 }
 
-/** Launches Debian's Chromium headless. */
-export async function launch() {
+/** Launches Debian's Chromium headless; `extraArgs` are added to the command line (e.g.
+ * `--disable-frame-rate-limit` for frame-time measurements). */
+export async function launch(extraArgs = []) {
   return chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage', ...extraArgs],
   });
 }
 

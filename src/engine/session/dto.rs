@@ -134,6 +134,19 @@ pub fn inventory(inv: &Inventory, files: &[FileMeta]) -> InventoryDto {
                 kind: "memory snapshot".into(),
             })
             .collect(),
+        summaries: inv
+            .summaries
+            .iter()
+            .map(|f| FileDto {
+                file: index_of(&f.path),
+                path: f.path.clone(),
+                size: f.size,
+                kind: match f.refusal() {
+                    None => crate::protocol::cluster_view::SUMMARY_KIND.into(),
+                    Some(_) => format!("proflens cluster summary, version {}: not readable here", f.head.version),
+                },
+            })
+            .collect(),
         ignored: inv
             .ignored
             .iter()

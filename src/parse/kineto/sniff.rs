@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::members::read_member;
 use crate::ingest::gzip::maybe_gunzip;
+use crate::parse::cluster_summary::{head as summary_head, HEAD_BYTES};
 use crate::ingest::kineto::{cuda_version_text, is_trace_name, KinetoHead};
 use crate::ingest::ChunkReader;
 use crate::model::gpu::TraceFacts;
@@ -31,7 +32,26 @@ pub fn sniff<'a>(src: Box<dyn Read + 'a>, name: &str, size: Option<u64>) -> Kine
         }
     };
     head.gzip = z.compressed.is_some();
-    let mut reader = ChunkReader::with_sizes(z.reader, None, 64 << 10, 64 << 20);
+    // The first bytes decide whether this is a proflens cluster summary (read once: they are
+    // handed on to the trace sniff below when it is not).
+    let mut first = Vec::with_capacity(HEAD_BYTES);
+    let mut src = z.reader;
+    let failed = src
+        .by_ref()
+        .take(HEAD_BYTES as u64)
+        .read_to_end(&mut first)
+        .err();
+    if let Some(s) = summary_head(&first) {
+        head.summary = Some(s);
+        head.not_trace_reason = Some("a proflens cluster summary".into());
+        return head;
+    }
+    let src: Box<dyn Read + 'a> = match failed {
+        // A read error in the first bytes reaches the trace sniff where it happened.
+        Some(e) => Box::new(std::io::Cursor::new(first).chain(FailOnce(Some(e)))),
+        None => Box::new(std::io::Cursor::new(first).chain(src)),
+    };
+    let mut reader = ChunkReader::with_sizes(src, None, 64 << 10, 64 << 20);
     let mut facts = TraceFacts::default();
     let mut keys = (false, false);
     let mut gpu_cat = false;
@@ -108,4 +128,13 @@ pub fn sniff<'a>(src: Box<dyn Read + 'a>, name: &str, size: Option<u64>) -> Kine
         facts.cuda_runtime_version.map(cuda_version_text)
     };
     head
+}
+
+/// A reader that fails once with the error it holds, then reads as empty.
+struct FailOnce(Option<std::io::Error>);
+
+impl Read for FailOnce {
+    fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+        self.0.take().map_or(Ok(0), Err)
+    }
 }

@@ -12,7 +12,7 @@ use crate::protocol::{
     MemColumn, MemoryQuery, MemoryReply, RowFilter, RowsPage, RowsQuery, SortKey,
 };
 use crate::ui::route::{use_route, MEM_KMAX, MEM_KMIN, MEM_Q, MEM_SORT};
-use crate::ui::widgets::virtual_scroll::{first_row, spacer_height};
+use crate::views::virtual_list::{first_row, spacer_height};
 use crate::views::format;
 
 /// Row height, px (must match `.vt-row` in web/style.css).
