@@ -15,7 +15,8 @@ use proflens::cli::diff_runs::{load, RunSide};
 use proflens::report::trace_diff::{build, TraceDiffJson, TraceSideJson};
 use serde_json::Value;
 
-const PAIR: &str = "../shared/fixtures/ascend/facebookresearch__HolisticTraceAnalysis/tests/data/trace_diff";
+const PAIR: &str =
+    "../shared/fixtures/ascend/facebookresearch__HolisticTraceAnalysis/tests/data/trace_diff";
 const LEVEL1: &str = "../shared/fixtures/ascend/Ascend__msinsight/test/data/pytorch/text/level1";
 
 fn fixture(rel: &str) -> PathBuf {
@@ -77,7 +78,13 @@ fn summary(j: &TraceDiffJson) -> Value {
                 assert_eq!(t.fract(), 0.0, "HTA times are integral µs: {}", o.name);
                 t as i64
             };
-            (o.name.clone(), o.a_count, o.b_count, us(o.a_time_us), us(o.b_time_us))
+            (
+                o.name.clone(),
+                o.a_count,
+                o.b_count,
+                us(o.a_time_us),
+                us(o.b_time_us),
+            )
         })
         .collect();
     rows.sort();
@@ -132,7 +139,10 @@ fn gpu_pair_ops_equal_hta_trace_diff_first_and_third_step() {
         let o = op(n);
         (o.a_count, o.b_count, o.a_time_us, o.b_time_us, o.change)
     };
-    assert_eq!(got("cudaMemcpyAsync"), (38, 802, 10190.0, 40994.0, "changed"));
+    assert_eq!(
+        got("cudaMemcpyAsync"),
+        (38, 802, 10190.0, 40994.0, "changed")
+    );
     assert_eq!(
         got("Memcpy DtoD (Device -> Device)"),
         (3, 768, 455.0, 15355.0, "changed")
@@ -237,12 +247,14 @@ fn an_ascend_rank_against_itself_has_zero_deltas_and_its_step_kernels() {
     assert_eq!(j["ops_steps"]["a"], serde_json::json!(["ProfilerStep#50"]));
     let ops = j["ops"].as_array().unwrap();
     assert!(!ops.is_empty());
-    assert!(ops.iter().all(|o| o["change"] == "same"
-        && o["delta_count"] == 0
-        && o["delta_time_us"] == 0.0));
+    assert!(ops
+        .iter()
+        .all(|o| o["change"] == "same" && o["delta_count"] == 0 && o["delta_time_us"] == 0.0));
     // The step's 191 kernels (proflens anomaly: total_kernel_count) are all in the table.
     assert_eq!(
-        ops.iter().map(|o| o["a_count"].as_u64().unwrap()).sum::<u64>(),
+        ops.iter()
+            .map(|o| o["a_count"].as_u64().unwrap())
+            .sum::<u64>(),
         191
     );
     let s = &j["steps"][0];
@@ -259,7 +271,10 @@ fn two_ascend_ranks_of_level1_and_markdown() {
     let r1 = fixture(&format!("{LEVEL1}/rank1_ascend_pt"));
     let md = Path::new(env!("CARGO_TARGET_TMPDIR")).join("trace_diff_level1.md");
     let j = diff_json(&r0, &r1, &["--md", md.to_str().unwrap()]);
-    assert_eq!((j["a"]["rank"].as_i64(), j["b"]["rank"].as_i64()), (Some(0), Some(1)));
+    assert_eq!(
+        (j["a"]["rank"].as_i64(), j["b"]["rank"].as_i64()),
+        (Some(0), Some(1))
+    );
     assert_eq!(j["steps_matched_by"], "id");
     let s = &j["steps"][0];
     // proflens anomaly: 154.483511 ms (rank 0) and 152.345805 ms (rank 1).
@@ -275,7 +290,10 @@ fn two_ascend_ranks_of_level1_and_markdown() {
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(text.starts_with("# Trace comparison\n"), "{text}");
     assert!(text.contains("## Steps (matched by id)"), "{text}");
-    assert!(text.contains("| ProfilerStep\\#50 | 154.484 ms | 152.346 ms | −2.138 ms |"), "{text}");
+    assert!(
+        text.contains("| ProfilerStep\\#50 | 154.484 ms | 152.346 ms | −2.138 ms |"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -317,7 +335,10 @@ fn bad_requests_are_refused_in_words() {
     assert!(err.contains("has no rank 7 (ranks: 0)"), "{err}");
     let (rc, _, err) = proflens(&["diff", r0s, r0s, "--step", "2"]);
     assert_eq!(rc, 0, "{err}");
-    assert!(err.contains("Side A has 1 step: the chosen step does not exist"), "{err}");
+    assert!(
+        err.contains("Side A has 1 step: the chosen step does not exist"),
+        "{err}"
+    );
     let empty = Path::new(env!("CARGO_TARGET_TMPDIR")).join("trace_diff_empty");
     std::fs::create_dir_all(&empty).unwrap();
     let (rc, _, err) = proflens(&["diff", empty.to_str().unwrap(), r0s]);

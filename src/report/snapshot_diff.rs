@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::analysis::snapshot::device::{DeviceAnalysis, PointKind, PointReport};
 use crate::analysis::compare::keyed::{by_key, pair_delta, Delta};
+use crate::analysis::snapshot::device::{DeviceAnalysis, PointKind, PointReport};
 use crate::base::format::bytes_i;
 use crate::model::snapshot::Snapshot;
 use crate::report::snapshot_json::{Labeler, ReportOptions};

@@ -211,7 +211,12 @@ pub fn build(
         .iter()
         .map(|&(i, j)| step_row(i.map(|i| &c.a_steps[i]), j.map(|j| &c.b_steps[j])))
         .collect();
-    let mut labels: Vec<Label> = c.a_labels.keys().chain(c.b_labels.keys()).copied().collect();
+    let mut labels: Vec<Label> = c
+        .a_labels
+        .keys()
+        .chain(c.b_labels.keys())
+        .copied()
+        .collect();
     labels.sort_unstable();
     labels.dedup();
     let bubble_labels = labels
@@ -302,7 +307,9 @@ fn signed_i(d: i64) -> String {
 }
 
 fn side_line(name: &str, s: &TraceSideJson) -> String {
-    let rank = s.rank.map_or("rank unknown".to_string(), |r| format!("rank {r}"));
+    let rank = s
+        .rank
+        .map_or("rank unknown".to_string(), |r| format!("rank {r}"));
     format!(
         "{name}: {} ({}, {} rank{}; compared: {rank})  \n",
         md_link(&s.path, None),

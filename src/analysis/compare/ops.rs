@@ -243,9 +243,9 @@ mod tests {
             ev("aten::mm", -1, -1, 110, 4),
             ev("cudaLaunchKernel", -1, 8, 111, 1),
             ev("gemm", 7, 8, 190, 20),
-            ev("orphan", 7, 99, 20, 1),   // no launch: no iteration
-            ev("stream0", 0, 8, 20, 1),   // stream 0: no iteration
-            ev("after", -1, -1, 200, 1),  // step 2 ends at 200 (exclusive)
+            ev("orphan", 7, 99, 20, 1),  // no launch: no iteration
+            ev("stream0", 0, 8, 20, 1),  // stream 0: no iteration
+            ev("after", -1, -1, 200, 1), // step 2 ends at 200 (exclusive)
         ];
         let first = hta_ops(&evs, StepChoice::Nth(0));
         assert_eq!(first.steps, ["ProfilerStep#1"]);
@@ -265,7 +265,11 @@ mod tests {
             ]
         );
         let second = hta_ops(&evs, StepChoice::Nth(1));
-        let names: Vec<_> = second.ops.iter().map(|(n, t)| (n.as_str(), t.count)).collect();
+        let names: Vec<_> = second
+            .ops
+            .iter()
+            .map(|(n, t)| (n.as_str(), t.count))
+            .collect();
         assert_eq!(
             names,
             [
@@ -277,15 +281,30 @@ mod tests {
         );
         assert!(hta_ops(&evs, StepChoice::Nth(2)).missing_step);
         let all = hta_ops(&evs, StepChoice::All);
-        assert_eq!(all.ops.iter().map(|o| o.1.count).sum::<u64>(), evs.len() as u64);
+        assert_eq!(
+            all.ops.iter().map(|o| o.1.count).sum::<u64>(),
+            evs.len() as u64
+        );
     }
 
     #[test]
     fn op_totals_order_by_time_then_count() {
-        let a = OpTotal { count: 1, time_ns: 5 };
-        let b = OpTotal { count: 9, time_ns: 2 };
+        let a = OpTotal {
+            count: 1,
+            time_ns: 5,
+        };
+        let b = OpTotal {
+            count: 9,
+            time_ns: 2,
+        };
         let d = OpTotal::change_size(a, b);
-        assert_eq!(d, OpTotal { count: 8, time_ns: 3 });
+        assert_eq!(
+            d,
+            OpTotal {
+                count: 8,
+                time_ns: 3
+            }
+        );
         assert_eq!(a.size_cmp(&b), Ordering::Greater);
     }
 }

@@ -129,11 +129,17 @@ mod tests {
         let b = ["3", "1", "2"];
         let m = match_steps(&a, &b);
         assert_eq!(m.by, MatchedBy::Id);
-        assert_eq!(ids(&m), [(Some(0), Some(1)), (Some(1), Some(2)), (Some(2), Some(0))]);
+        assert_eq!(
+            ids(&m),
+            [(Some(0), Some(1)), (Some(1), Some(2)), (Some(2), Some(0))]
+        );
         let c = ["7", "8"];
         let m = match_steps(&a, &c);
         assert_eq!(m.by, MatchedBy::Order);
-        assert_eq!(ids(&m), [(Some(0), Some(0)), (Some(1), Some(1)), (Some(2), None)]);
+        assert_eq!(
+            ids(&m),
+            [(Some(0), Some(0)), (Some(1), Some(1)), (Some(2), None)]
+        );
         // Repeated ids cannot be matched by id.
         let d = ["1", "1"];
         assert_eq!(match_steps(&d, &d).by, MatchedBy::Order);
