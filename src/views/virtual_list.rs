@@ -29,8 +29,9 @@ pub fn first_row(scroll_top: f64, viewport_h: f64, total: u32, row_h: f64) -> u3
 }
 
 /// The rows to render for one scroll position: `first..first + count`, and where the first
-/// one is drawn inside the scrolled content (`top_px`, so the rows sit under the viewport
-/// whatever the spacer's scale).
+/// one is drawn inside the scrolled content (`top_px`): at its natural place `first × row_h`
+/// when the spacer is not scaled (rows move with the scroll, pixel for pixel), else at the
+/// scroll position (the rows sit under the viewport whatever the spacer's scale).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Window {
     /// First row rendered.
@@ -47,13 +48,15 @@ pub fn window(scroll_top: f64, viewport_h: f64, total: u32, row_h: f64, overscan
     let first = first_row(scroll_top, viewport_h, total, row_h);
     let visible = (viewport_h / row_h).ceil().max(1.0) as u32;
     let count = visible.saturating_add(overscan).min(total - first);
-    // The rendered rows start at the viewport's top; the spacer may be scaled, so the
-    // rows follow the scroll position rather than `first * row_h`.
-    let max_top = (spacer_height(total, row_h) - viewport_h).max(0.0);
+    let top_px = if total as f64 * row_h <= MAX_SPACER_PX {
+        first as f64 * row_h
+    } else {
+        scroll_top.clamp(0.0, (MAX_SPACER_PX - viewport_h).max(0.0))
+    };
     Window {
         first,
         count,
-        top_px: scroll_top.clamp(0.0, max_top),
+        top_px,
     }
 }
 
@@ -68,7 +71,7 @@ mod tests {
         let w = window(0.0, 480.0, 10_000, 24.0, 4);
         assert_eq!((w.first, w.count, w.top_px), (0, 24, 0.0));
         let w = window(24.0 * 137.0 + 5.0, 480.0, 10_000, 24.0, 4);
-        assert_eq!((w.first, w.count), (137, 24));
+        assert_eq!((w.first, w.count, w.top_px), (137, 24, 3288.0));
         // the end: the last 20 visible rows, no row past the total
         let w = window(240_000.0 - 480.0, 480.0, 10_000, 24.0, 4);
         assert_eq!((w.first, w.count), (9_980, 20));
@@ -76,6 +79,7 @@ mod tests {
         // scrolled past the end (elastic scroll): clamped
         let w = window(1e9, 480.0, 10_000, 24.0, 4);
         assert_eq!((w.first, w.count, w.top_px), (9_980, 20, 239_520.0));
+        assert_eq!(w.top_px + 20.0 * 24.0, spacer_height(10_000, 24.0));
         // fewer rows than the viewport holds
         let w = window(0.0, 480.0, 3, 24.0, 4);
         assert_eq!((w.first, w.count), (0, 3));
@@ -89,7 +93,7 @@ mod tests {
         assert_eq!(spacer_height(total, 24.0), MAX_SPACER_PX);
         let end = MAX_SPACER_PX - 480.0;
         let w = window(end, 480.0, total, 24.0, 0);
-        assert_eq!(w.first, total - 20);
+        assert_eq!((w.first, w.top_px), (total - 20, end));
         assert_eq!(w.first + w.count, total);
         let mid = window(end / 2.0, 480.0, total, 24.0, 0);
         assert_eq!(mid.first, (total - 20) / 2);

@@ -103,18 +103,20 @@ pub fn RankTable(view: Arc<ClusterViewDto>, selected: RwSignal<Option<u32>>) -> 
         .collect_view();
     let total = move || ids.with(|i| i.len() as u32);
     let win = Memo::new(move |_| window(scroll_top.get(), VIEW_H, total(), ROW_H, OVERSCAN));
-    // A fixed pool of row slots, created once: a scroll only changes which rank each slot
-    // shows (its text), never the DOM's shape — no element is created while scrolling.
-    let slots = (VIEW_H / ROW_H).ceil() as u32 + OVERSCAN;
-    let body = (0..slots)
-        .map(|k| {
-            let pos = Memo::new(move |_| {
-                let w = win.get();
-                (k < w.count).then(|| ids.with(|i| i[(w.first + k) as usize]))
-            });
-            slot_view(rows.clone(), pos, selected)
-        })
-        .collect_view();
+    // Keyed by rank: a scroll by a few rows creates only the rows that come into view and
+    // keeps the others (no text is laid out again), so a frame costs the new rows only.
+    let visible = move || {
+        let w = win.get();
+        ids.with(|i| i[w.first as usize..(w.first + w.count) as usize].to_vec())
+    };
+    let body = {
+        let rows = rows.clone();
+        view! {
+            <For each=visible key=|i| *i let:i>
+                {row_view(&rows[i as usize], selected)}
+            </For>
+        }
+    };
     let role_options = roles
         .into_iter()
         .map(|r| {
@@ -165,68 +167,46 @@ pub fn RankTable(view: Arc<ClusterViewDto>, selected: RwSignal<Option<u32>>) -> 
                     }
                 >
                     <div class="vt-spacer" style=move || format!("height:{}px", spacer_height(total(), ROW_H))></div>
-                    <div class="vt-rows" style=move || format!("top:{}px", win.get().top_px)>{body}</div>
+                    <div class="vt-rows" style=move || format!("transform:translateY({}px)", win.get().top_px)>{body}</div>
                 </div>
             </div>
         </section>
     }
 }
 
-/// One row slot: shows rank `pos` of `rows` (hidden when `None`); every cell follows `pos`.
-fn slot_view(
-    rows: Arc<Vec<ClusterRankRow>>,
-    pos: Memo<Option<u32>>,
-    selected: RwSignal<Option<u32>>,
-) -> impl IntoView {
-    let cell = {
-        let rows = rows.clone();
-        move |f: fn(&ClusterRankRow) -> String| {
-            let rows = rows.clone();
-            move || pos.get().map(|i| f(&rows[i as usize])).unwrap_or_default()
-        }
+fn row_view(r: &ClusterRankRow, selected: RwSignal<Option<u32>>) -> impl IntoView {
+    let id = r.index;
+    let problems = if r.errors + r.warnings + r.problems_dropped == 0 {
+        "–".to_string()
+    } else {
+        format!("{} / {}", r.errors, r.warnings)
     };
-    let flag = {
-        let rows = rows.clone();
-        move |f: fn(&ClusterRankRow) -> bool| {
-            let rows = rows.clone();
-            move || pos.get().is_some_and(|i| f(&rows[i as usize]))
-        }
-    };
-    let problems = |r: &ClusterRankRow| {
-        if r.errors + r.warnings + r.problems_dropped == 0 {
-            "–".to_string()
-        } else {
-            format!("{} / {}", r.errors, r.warnings)
-        }
-    };
-    let rank = |r: &ClusterRankRow| r.rank_id.map(|v| v.to_string()).unwrap_or_default();
+    let rank_attr = r.rank_id.map(|v| v.to_string()).unwrap_or_default();
+    let rank_text = r.rank_id.map(|v| v.to_string()).unwrap_or_else(|| "?".into());
     view! {
         <div
-            class="ct-row"
+            class=if r.slow { "ct-row slow" } else if r.status == "failed" { "ct-row failed" } else { "ct-row" }
             data-testid="cluster-row"
-            style=move || if pos.get().is_some() { "" } else { "display:none" }
-            data-rank=cell(rank)
-            data-slow=cell(|r| r.slow.to_string())
-            class:selected=move || pos.get().is_some_and(|i| selected.get() == Some(i))
-            class:slow=flag(|r| r.slow)
-            class:failed=flag(|r| r.status == "failed")
-            on:click=move |_| if let Some(i) = pos.get_untracked() { selected.set(Some(i)) }
+            data-rank=rank_attr
+            data-slow=r.slow.to_string()
+            class:selected=move || selected.get() == Some(id)
+            on:click=move |_| selected.set(Some(id))
         >
-            <div class="vt-cell num">{cell(|r| r.rank_id.map(|v| v.to_string()).unwrap_or_else(|| "?".into()))}</div>
-            <div class="vt-cell" title=cell(|r| r.role.clone())>{cell(|r| r.role.clone())}</div>
-            <div class="vt-cell">{cell(|r| r.status.clone())}</div>
-            <div class="vt-cell num">{cell(|r| r.steps.to_string())}</div>
-            <div class="vt-cell num" data-testid="cluster-service">{cell(|r| opt_ms(r.service_ms_avg))}</div>
-            <div class="vt-cell num">{cell(|r| opt_ms(r.busy_union_ms_avg))}</div>
-            <div class="vt-cell num">{cell(|r| format::percent(r.underfeed_ratio_avg, 1))}</div>
-            <div class="vt-cell num">{cell(|r| format::percent(r.comm_wait_ratio, 1))}</div>
-            <div class="vt-cell num">{cell(|r| opt_num(r.bubble_count_avg, 1))}</div>
-            <div class="vt-cell num" data-testid="cluster-z">{cell(|r| opt_num(r.robust_z, 2))}</div>
-            <div class="vt-cell" data-testid="cluster-slow">{cell(|r| if r.slow { "slow".into() } else { String::new() })}</div>
-            <div class="vt-cell" title=cell(|r| r.tags.clone())>{cell(|r| r.idle_pattern.clone().unwrap_or_else(|| "–".into()))}</div>
-            <div class="vt-cell num">{cell(|r| r.peak_bytes.map(|b| format::bytes(b as f64)).unwrap_or_else(|| "–".into()))}</div>
-            <div class="vt-cell num" title=cell(|r| r.first_problem.clone().unwrap_or_default())>{cell(problems)}</div>
-            <div class="vt-cell" title=cell(|r| r.rank_dir.clone())>{cell(|r| r.rank_dir.clone())}</div>
+            <div class="vt-cell num">{rank_text}</div>
+            <div class="vt-cell" title=r.role.clone()>{r.role.clone()}</div>
+            <div class="vt-cell">{r.status.clone()}</div>
+            <div class="vt-cell num">{r.steps.to_string()}</div>
+            <div class="vt-cell num" data-testid="cluster-service">{opt_ms(r.service_ms_avg)}</div>
+            <div class="vt-cell num">{opt_ms(r.busy_union_ms_avg)}</div>
+            <div class="vt-cell num">{format::percent(r.underfeed_ratio_avg, 1)}</div>
+            <div class="vt-cell num">{format::percent(r.comm_wait_ratio, 1)}</div>
+            <div class="vt-cell num">{opt_num(r.bubble_count_avg, 1)}</div>
+            <div class="vt-cell num" data-testid="cluster-z">{opt_num(r.robust_z, 2)}</div>
+            <div class="vt-cell" data-testid="cluster-slow">{if r.slow { "slow" } else { "" }}</div>
+            <div class="vt-cell" title=r.tags.clone()>{r.idle_pattern.clone().unwrap_or_else(|| "–".into())}</div>
+            <div class="vt-cell num">{r.peak_bytes.map(|b| format::bytes(b as f64)).unwrap_or_else(|| "–".into())}</div>
+            <div class="vt-cell num" title=r.first_problem.clone().unwrap_or_default()>{problems}</div>
+            <div class="vt-cell" title=r.rank_dir.clone()>{r.rank_dir.clone()}</div>
         </div>
     }
 }
