@@ -62,7 +62,11 @@ fn rank(r: u64, steps: u64) -> RankSummary {
         rank_id: Some(r as i64),
         role: Some("actor".into()),
         rank_dir: format!("/data/run/actor/rank{r}_ascend_pt"),
-        status: if r == 3 { RankStatus::Partial } else { RankStatus::Ok },
+        status: if r == 3 {
+            RankStatus::Partial
+        } else {
+            RankStatus::Ok
+        },
         bytes_read: 1000,
         analysis_s: 0.5,
         anomaly: Some(AnomalySummary {
@@ -73,7 +77,12 @@ fn rank(r: u64, steps: u64) -> RankSummary {
             comm_total_ms: 3.0,
             comm_wait_ratio_weighted: Some(0.125),
             bubble_count_avg: avg(|s| s.bubble_count as f64),
-            dominant_idle_pattern: if r % 4 == 0 { "internal_bubble" } else { "prelaunch_dominant" }.into(),
+            dominant_idle_pattern: if r % 4 == 0 {
+                "internal_bubble"
+            } else {
+                "prelaunch_dominant"
+            }
+            .into(),
             dominant_anomaly_tags: vec!["PRELAUNCH_GAP_HEAVY".into()],
         }),
         steps,
@@ -83,7 +92,10 @@ fn rank(r: u64, steps: u64) -> RankSummary {
         memory: None,
         snapshots: vec![],
         snapshots_dropped: 0,
-        problem_counts: ProblemCounts { errors: problems.len() as u64, warnings: 0 },
+        problem_counts: ProblemCounts {
+            errors: problems.len() as u64,
+            warnings: 0,
+        },
         problems,
         problems_dropped: 0,
     }
@@ -96,7 +108,11 @@ fn summary(ranks: u64) -> ClusterSummary {
     }
     red.finish(
         vec!["/data/run".into()],
-        RunInfo { mode: "local".into(), tasks: 3, wall_s: Some(2.5) },
+        RunInfo {
+            mode: "local".into(),
+            tasks: 3,
+            wall_s: Some(2.5),
+        },
     )
 }
 
@@ -127,7 +143,10 @@ impl Read for CountingReader<'_> {
 
 impl Opener for Counting {
     fn open(&self, path: &str) -> io::Result<Box<dyn Read + '_>> {
-        Ok(Box::new(CountingReader { inner: self.inner.open(path)?, read: &self.read }))
+        Ok(Box::new(CountingReader {
+            inner: self.inner.open(path)?,
+            read: &self.read,
+        }))
     }
 }
 
@@ -142,7 +161,10 @@ fn open(session: &mut Session, opener: &Counting) -> InventoryDto {
         .inner
         .list()
         .into_iter()
-        .map(|f| FileMeta { path: f.path, size: f.size })
+        .map(|f| FileMeta {
+            path: f.path,
+            size: f.size,
+        })
         .collect();
     match send(session, opener, Request::Open { files }).remove(0) {
         Response::Inventory(inv) => inv,
@@ -151,13 +173,28 @@ fn open(session: &mut Session, opener: &Counting) -> InventoryDto {
 }
 
 /// Runs the cluster view on every summary of the inventory: the views and the failures.
-fn run(session: &mut Session, opener: &dyn Opener, n: usize) -> (Vec<ClusterViewDto>, Vec<String>, Vec<String>) {
+fn run(
+    session: &mut Session,
+    opener: &dyn Opener,
+    n: usize,
+) -> (Vec<ClusterViewDto>, Vec<String>, Vec<String>) {
     let (mut views, mut failed, mut problems) = (vec![], vec![], vec![]);
-    for r in send(session, opener, Request::run(AnalysisKind::Cluster, 0..n as u32)) {
+    for r in send(
+        session,
+        opener,
+        Request::run(AnalysisKind::Cluster, 0..n as u32),
+    ) {
         match r {
-            Response::Done { summary: Summary::Cluster(v), .. } => views.push(*v),
+            Response::Done {
+                summary: Summary::Cluster(v),
+                ..
+            } => views.push(*v),
             Response::TargetFailed { message, .. } => failed.push(message),
-            Response::Problems(p) => problems.extend(p.kept.into_iter().map(|p| format!("{} {}", p.code, p.message))),
+            Response::Problems(p) => problems.extend(
+                p.kept
+                    .into_iter()
+                    .map(|p| format!("{} {}", p.code, p.message)),
+            ),
             _ => {}
         }
     }
@@ -171,28 +208,58 @@ fn a_summary_opens_from_its_head_and_its_view_carries_the_summarys_numbers() {
     let mut mem = MemOpener::new();
     mem.add("runs/summary.json", text.clone());
     mem.add("runs/summary.json.gz", gzip(&text));
-    mem.add("runs/notes.json", br#"{"format":"something else","traceEvents":[]}"#.to_vec());
-    let opener = Counting { inner: mem, read: Cell::new(0) };
+    mem.add(
+        "runs/notes.json",
+        br#"{"format":"something else","traceEvents":[]}"#.to_vec(),
+    );
+    let opener = Counting {
+        inner: mem,
+        read: Cell::new(0),
+    };
     let mut session = Session::new();
     let inv = open(&mut session, &opener);
-    let names: Vec<(&str, &str)> = inv.summaries.iter().map(|f| (f.path.as_str(), f.kind.as_str())).collect();
-    assert_eq!(names, vec![("runs/summary.json", SUMMARY_KIND), ("runs/summary.json.gz", SUMMARY_KIND)]);
+    let names: Vec<(&str, &str)> = inv
+        .summaries
+        .iter()
+        .map(|f| (f.path.as_str(), f.kind.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            ("runs/summary.json", SUMMARY_KIND),
+            ("runs/summary.json.gz", SUMMARY_KIND)
+        ]
+    );
     assert!(inv.ranks.is_empty());
     assert_eq!(inv.ignored.len(), 1, "{:?}", inv.ignored);
     assert!(inv.problems.is_empty(), "{:?}", inv.problems);
 
     opener.read.set(0);
     let (views, failed, problems) = run(&mut session, &opener, 2);
-    assert!(failed.is_empty() && problems.is_empty(), "{failed:?} {problems:?}");
+    assert!(
+        failed.is_empty() && problems.is_empty(),
+        "{failed:?} {problems:?}"
+    );
     assert_eq!(views.len(), 2);
     // each file read once, whole
-    assert_eq!(opener.read.get(), text.len() as u64 + gzip(&text).len() as u64);
+    assert_eq!(
+        opener.read.get(),
+        text.len() as u64 + gzip(&text).len() as u64
+    );
     let (plain, gz) = (&views[0], &views[1]);
     assert_eq!(plain.ranks, gz.ranks);
     assert_eq!(plain.file, "runs/summary.json");
     assert_eq!(plain.run, "local (3 tasks, 2.500 s)");
     assert_eq!(plain.ranks.len(), 12);
-    assert_eq!(plain.step_ids, vec!["ProfilerStep#10", "ProfilerStep#11", "ProfilerStep#12", "ProfilerStep#13"]);
+    assert_eq!(
+        plain.step_ids,
+        vec![
+            "ProfilerStep#10",
+            "ProfilerStep#11",
+            "ProfilerStep#12",
+            "ProfilerStep#13"
+        ]
+    );
     assert_eq!(plain.slow_ranks, vec![STRAGGLER as i64]);
     // every row is its rank's summary joined with its cross-rank row, same f64
     for (row, (r, c)) in plain.ranks.iter().zip(s.ranks.iter().zip(&s.cross_rank)) {
@@ -207,8 +274,14 @@ fn a_summary_opens_from_its_head_and_its_view_carries_the_summarys_numbers() {
         assert_eq!(row.steps, 4);
     }
     let r3 = &plain.ranks[3];
-    assert_eq!((r3.status.as_str(), r3.errors, r3.warnings), ("partial", 1, 0));
-    assert_eq!(r3.first_problem.as_deref(), Some("ANOM-TV-001: the trace is cut short"));
+    assert_eq!(
+        (r3.status.as_str(), r3.errors, r3.warnings),
+        ("partial", 1, 0)
+    );
+    assert_eq!(
+        r3.first_problem.as_deref(),
+        Some("ANOM-TV-001: the trace is cut short")
+    );
     assert_eq!((plain.problems_errors, plain.problems_warnings), (1, 0));
     // the heatmap cells are the matrices', row-major
     assert_eq!((plain.service_ms.rows, plain.service_ms.cols), (12, 4));
@@ -219,10 +292,27 @@ fn a_summary_opens_from_its_head_and_its_view_carries_the_summarys_numbers() {
     }
     assert_eq!(plain.underfeed_ratio.get(7, 2), Some(0.25));
     // 3 of 12 ranks (0, 4, 8) are internal_bubble
-    let patterns: Vec<(&str, u32)> = plain.patterns.iter().map(|p| (p.pattern.as_str(), p.ranks)).collect();
-    assert_eq!(patterns, vec![("prelaunch_dominant", 9), ("internal_bubble", 3)]);
-    assert!(plain.outliers.iter().all(|o| o.rank_id == Some(STRAGGLER as i64)), "{:?}", plain.outliers);
-    assert_eq!(plain.outliers_total, s.outliers.len() as u64 + s.outliers_dropped);
+    let patterns: Vec<(&str, u32)> = plain
+        .patterns
+        .iter()
+        .map(|p| (p.pattern.as_str(), p.ranks))
+        .collect();
+    assert_eq!(
+        patterns,
+        vec![("prelaunch_dominant", 9), ("internal_bubble", 3)]
+    );
+    assert!(
+        plain
+            .outliers
+            .iter()
+            .all(|o| o.rank_id == Some(STRAGGLER as i64)),
+        "{:?}",
+        plain.outliers
+    );
+    assert_eq!(
+        plain.outliers_total,
+        s.outliers.len() as u64 + s.outliers_dropped
+    );
 }
 
 #[test]
@@ -231,7 +321,10 @@ fn the_inventory_reads_only_the_head_of_a_summary() {
     assert!(big.len() > 500_000, "{}", big.len());
     let mut mem = MemOpener::new();
     mem.add("big.json", big);
-    let opener = Counting { inner: mem, read: Cell::new(0) };
+    let opener = Counting {
+        inner: mem,
+        read: Cell::new(0),
+    };
     let inv = open(&mut Session::new(), &opener);
     assert_eq!(inv.summaries.len(), 1);
     assert_eq!(opener.read.get(), 4096, "bytes read by Open");
@@ -241,20 +334,36 @@ fn the_inventory_reads_only_the_head_of_a_summary() {
 fn a_newer_version_and_a_cut_file_are_problems_in_words() {
     let text = serde_json::to_string(&summary(12)).unwrap();
     let mut mem = MemOpener::new();
-    mem.add("newer.json", text.replacen("\"version\":1", "\"version\":2", 1));
+    mem.add(
+        "newer.json",
+        text.replacen("\"version\":1", "\"version\":2", 1),
+    );
     let cut = gzip(&text.as_bytes()[..text.len() / 2]);
     mem.add("cut.json.gz", cut);
-    mem.add("damaged.json", text.replacen("\"ranks\":[", "\"ranks\":[7,", 1));
-    let opener = Counting { inner: mem, read: Cell::new(0) };
+    mem.add(
+        "damaged.json",
+        text.replacen("\"ranks\":[", "\"ranks\":[7,", 1),
+    );
+    let opener = Counting {
+        inner: mem,
+        read: Cell::new(0),
+    };
     let mut session = Session::new();
     let inv = open(&mut session, &opener);
-    let kinds: Vec<(&str, &str)> = inv.summaries.iter().map(|f| (f.path.as_str(), f.kind.as_str())).collect();
+    let kinds: Vec<(&str, &str)> = inv
+        .summaries
+        .iter()
+        .map(|f| (f.path.as_str(), f.kind.as_str()))
+        .collect();
     assert_eq!(
         kinds,
         vec![
             ("cut.json.gz", SUMMARY_KIND),
             ("damaged.json", SUMMARY_KIND),
-            ("newer.json", "proflens cluster summary, version 2: not readable here"),
+            (
+                "newer.json",
+                "proflens cluster summary, version 2: not readable here"
+            ),
         ]
     );
     assert_eq!(inv.problems.len(), 1);
@@ -266,8 +375,16 @@ fn a_newer_version_and_a_cut_file_are_problems_in_words() {
     let (views, failed, problems) = run(&mut session, &opener, 3);
     assert!(views.is_empty());
     assert_eq!(failed.len(), 3);
-    assert!(failed[0].starts_with("cut.json.gz: the file ends early (line 1, column "), "{}", failed[0]);
-    assert!(failed[0].ends_with("): a cut or unfinished cluster summary"), "{}", failed[0]);
+    assert!(
+        failed[0].starts_with("cut.json.gz: the file ends early (line 1, column "),
+        "{}",
+        failed[0]
+    );
+    assert!(
+        failed[0].ends_with("): a cut or unfinished cluster summary"),
+        "{}",
+        failed[0]
+    );
     assert!(
         failed[1].starts_with("damaged.json: not a valid cluster summary at line 1, column ")
             && failed[1].contains("invalid type: integer `7`, expected struct RankSummary"),

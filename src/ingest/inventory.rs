@@ -12,11 +12,11 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::kineto::{self, KinetoHead};
-use super::summary_file::SummaryFile;
 use super::rank::{
     capture_kind, resolve_rank, resolve_role, timestamp_key, CaptureKind, RankFacts, RankSource,
     RoleSource,
 };
+use super::summary_file::SummaryFile;
 use super::InputFile;
 use crate::base::{Position, Problem, Problems, Severity};
 

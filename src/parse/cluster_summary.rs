@@ -108,7 +108,10 @@ mod tests {
         let no_version = br#"{"format":"proflens-cluster-summary","ranks":[1]}"#;
         assert_eq!(head(no_version), Some(SummaryHead { version: 0 }));
         // a trace, another format, the format too late (after a list), garbage, a cut head
-        assert_eq!(head(br#"{"schemaVersion":1,"traceEvents":[{"ph":"X"}]}"#), None);
+        assert_eq!(
+            head(br#"{"schemaVersion":1,"traceEvents":[{"ph":"X"}]}"#),
+            None
+        );
         assert_eq!(head(br#"{"format":"chrome-trace","version":1}"#), None);
         assert_eq!(
             head(br#"{"ranks":[],"format":"proflens-cluster-summary"}"#),

@@ -9,8 +9,8 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 
 use super::anomaly_view::AnomalyView;
-use super::cluster_view::ClusterView;
 use super::client::{client, install};
+use super::cluster_view::ClusterView;
 use super::files;
 use super::help::{HelpButton, HelpOverlay};
 use super::inventory::InventoryView;

@@ -30,6 +30,7 @@ pub fn InventoryView() -> impl IntoView {
                             format::bytes(inv.total_bytes as f64),
                             ignored.len()
                         )}
+                        {(!inv.summaries.is_empty()).then(|| format!(" {} proflens cluster summary file(s): see the Cluster tab.", inv.summaries.len()))}
                     </p>
                     <SnapshotList files=inv.snapshots.clone()/>
                     {inv_problems

@@ -9,7 +9,9 @@
 use std::collections::BTreeMap;
 
 use crate::base::{Position, Problem, Problems, Severity};
-use crate::protocol::cluster::{ClusterSummary, ProblemSeverity, RankStatus, RankSummary, TargetKind};
+use crate::protocol::cluster::{
+    ClusterSummary, ProblemSeverity, RankStatus, RankSummary, TargetKind,
+};
 use crate::protocol::cluster_view::{
     ClusterRankRow, ClusterViewDto, HeatmapDto, OutlierDto, PatternCount,
 };
@@ -51,7 +53,10 @@ fn peak_bytes(r: &RankSummary) -> Option<u64> {
 
 fn row(index: usize, r: &RankSummary) -> ClusterRankRow {
     let a = r.anomaly.as_ref();
-    let first_problem = r.problems.first().map(|p| format!("{}: {}", p.code, p.message));
+    let first_problem = r
+        .problems
+        .first()
+        .map(|p| format!("{}: {}", p.code, p.message));
     let kept = |sev| r.problems.iter().filter(|p| p.severity == sev).count() as u64;
     ClusterRankRow {
         index: index as u32,
@@ -60,7 +65,9 @@ fn row(index: usize, r: &RankSummary) -> ClusterRankRow {
         rank_dir: r.rank_dir.clone(),
         kind: kind(r.kind).into(),
         status: status(r.status).into(),
-        steps: a.map_or(r.steps.len() as u64, |a| a.step_count).min(u32::MAX as u64) as u32,
+        steps: a
+            .map_or(r.steps.len() as u64, |a| a.step_count)
+            .min(u32::MAX as u64) as u32,
         service_ms_avg: a.and_then(|a| finite(a.service_ms_avg)),
         busy_union_ms_avg: a.and_then(|a| finite(a.busy_union_ms_avg)),
         underfeed_ratio_avg: a.and_then(|a| finite(a.underfeed_ratio_avg)),
@@ -69,10 +76,16 @@ fn row(index: usize, r: &RankSummary) -> ClusterRankRow {
         robust_z: None,
         slow: false,
         idle_pattern: a.map(|a| a.dominant_idle_pattern.clone()),
-        tags: a.map(|a| a.dominant_anomaly_tags.join(", ")).unwrap_or_default(),
+        tags: a
+            .map(|a| a.dominant_anomaly_tags.join(", "))
+            .unwrap_or_default(),
         peak_bytes: peak_bytes(r),
         // the exact counts when the file has them, else the kept list's
-        errors: r.problem_counts.errors.max(kept(ProblemSeverity::Error)).min(u32::MAX as u64) as u32,
+        errors: r
+            .problem_counts
+            .errors
+            .max(kept(ProblemSeverity::Error))
+            .min(u32::MAX as u64) as u32,
         warnings: r
             .problem_counts
             .warnings
@@ -85,7 +98,13 @@ fn row(index: usize, r: &RankSummary) -> ClusterRankRow {
 
 /// One matrix flattened row-major to `rows × cols` (ragged rows padded with `None` or cut;
 /// `bad` counts the rows that were).
-fn flatten(metric: &str, m: &[Vec<Option<f64>>], rows: usize, cols: usize, bad: &mut u64) -> HeatmapDto {
+fn flatten(
+    metric: &str,
+    m: &[Vec<Option<f64>>],
+    rows: usize,
+    cols: usize,
+    bad: &mut u64,
+) -> HeatmapDto {
     let mut values = Vec::with_capacity(rows * cols);
     for r in 0..rows {
         let line = m.get(r).map(Vec::as_slice).unwrap_or(&[]);
@@ -105,7 +124,8 @@ fn flatten(metric: &str, m: &[Vec<Option<f64>>], rows: usize, cols: usize, bad: 
 /// The cluster view of summary `s` read from `file`; what does not fit the format's shape (a
 /// cross-rank row naming no rank, a matrix row of the wrong length) is a warning in `problems`.
 pub fn view(s: &ClusterSummary, file: &str, problems: &mut Problems) -> ClusterViewDto {
-    let mut ranks: Vec<ClusterRankRow> = s.ranks.iter().enumerate().map(|(i, r)| row(i, r)).collect();
+    let mut ranks: Vec<ClusterRankRow> =
+        s.ranks.iter().enumerate().map(|(i, r)| row(i, r)).collect();
     let mut unmatched = 0u64;
     for c in &s.cross_rank {
         match ranks.get_mut(c.rank_index as usize) {
@@ -119,9 +139,20 @@ pub fn view(s: &ClusterSummary, file: &str, problems: &mut Problems) -> ClusterV
     let (rows, cols) = (s.ranks.len(), s.matrices.step_ids.len());
     let mut bad = 0;
     let service_ms = flatten("service_ms", &s.matrices.service_ms, rows, cols, &mut bad);
-    let underfeed_ratio = flatten("underfeed_ratio", &s.matrices.underfeed_ratio, rows, cols, &mut bad);
+    let underfeed_ratio = flatten(
+        "underfeed_ratio",
+        &s.matrices.underfeed_ratio,
+        rows,
+        cols,
+        &mut bad,
+    );
     let warn = |problems: &mut Problems, what: String| {
-        problems.push(Problem::new(Severity::Warning, "CLU-003", Position::file(file), what));
+        problems.push(Problem::new(
+            Severity::Warning,
+            "CLU-003",
+            Position::file(file),
+            what,
+        ));
     };
     if unmatched > 0 {
         warn(problems, format!("{unmatched} cross_rank row(s) name a rank_index outside the {rows} ranks; they are not shown"));
@@ -131,11 +162,16 @@ pub fn view(s: &ClusterSummary, file: &str, problems: &mut Problems) -> ClusterV
     }
     let mut counts: BTreeMap<&str, u32> = BTreeMap::new();
     for r in &ranks {
-        *counts.entry(r.idle_pattern.as_deref().unwrap_or(NO_PATTERN)).or_default() += 1;
+        *counts
+            .entry(r.idle_pattern.as_deref().unwrap_or(NO_PATTERN))
+            .or_default() += 1;
     }
     let mut patterns: Vec<PatternCount> = counts
         .into_iter()
-        .map(|(p, n)| PatternCount { pattern: p.into(), ranks: n })
+        .map(|(p, n)| PatternCount {
+            pattern: p.into(),
+            ranks: n,
+        })
         .collect();
     patterns.sort_by(|a, b| b.ranks.cmp(&a.ranks).then(a.pattern.cmp(&b.pattern)));
     let outliers = s
@@ -155,13 +191,21 @@ pub fn view(s: &ClusterSummary, file: &str, problems: &mut Problems) -> ClusterV
     for r in &mut ranks {
         r.rank_dir = r.rank_dir.trim_end_matches('/').to_string();
     }
-    let wall = s.run.wall_s.map(|w| format!(", {}", crate::base::format::duration_ms(w * 1000.0)));
+    let wall = s
+        .run
+        .wall_s
+        .map(|w| format!(", {}", crate::base::format::duration_ms(w * 1000.0)));
     ClusterViewDto {
         file: file.into(),
         version: s.version,
         generator: s.generator.clone(),
         roots: s.roots.clone(),
-        run: format!("{} ({} tasks{})", s.run.mode, s.run.tasks, wall.unwrap_or_default()),
+        run: format!(
+            "{} ({} tasks{})",
+            s.run.mode,
+            s.run.tasks,
+            wall.unwrap_or_default()
+        ),
         ranks,
         step_ids: s.matrices.step_ids.clone(),
         service_ms,

@@ -13,7 +13,11 @@ use crate::protocol::cluster_view::{ClusterColumn, ClusterFilter, ClusterRankRow
 
 /// Indices into `rows` (positions, not [`ClusterRankRow::index`]) of the rows `filter` keeps,
 /// in the order of `sort` (the summary's order when `None`).
-pub fn order(rows: &[ClusterRankRow], sort: Option<ClusterSort>, filter: &ClusterFilter) -> Vec<u32> {
+pub fn order(
+    rows: &[ClusterRankRow],
+    sort: Option<ClusterSort>,
+    filter: &ClusterFilter,
+) -> Vec<u32> {
     let mut ids: Vec<u32> = (0..rows.len() as u32)
         .filter(|&i| keeps(filter, &rows[i as usize]))
         .collect();
@@ -124,7 +128,13 @@ mod tests {
     #[test]
     fn sorts_by_every_numeric_column_with_missing_values_last() {
         let t = table();
-        let by = |column, descending| order(&t, Some(ClusterSort { column, descending }), &ClusterFilter::default());
+        let by = |column, descending| {
+            order(
+                &t,
+                Some(ClusterSort { column, descending }),
+                &ClusterFilter::default(),
+            )
+        };
         // longest service first: the straggler, then the two ties in summary order, the
         // failed rank (no value) last in both directions
         assert_eq!(by(ClusterColumn::ServiceMs, true), vec![1, 0, 3, 4, 2]);
@@ -135,7 +145,10 @@ mod tests {
         assert_eq!(by(ClusterColumn::Role, true), vec![3, 4, 0, 1, 2]);
         assert_eq!(by(ClusterColumn::Status, false), vec![2, 0, 1, 3, 4]);
         // unsorted: the summary's order
-        assert_eq!(order(&t, None, &ClusterFilter::default()), vec![0, 1, 2, 3, 4]);
+        assert_eq!(
+            order(&t, None, &ClusterFilter::default()),
+            vec![0, 1, 2, 3, 4]
+        );
     }
 
     #[test]
@@ -145,7 +158,10 @@ mod tests {
         t[3].errors = 1;
         let o = order(
             &t,
-            Some(ClusterSort { column: ClusterColumn::Problems, descending: true }),
+            Some(ClusterSort {
+                column: ClusterColumn::Problems,
+                descending: true,
+            }),
             &ClusterFilter::default(),
         );
         assert_eq!(o, vec![3, 0, 1, 2, 4]);
@@ -173,25 +189,48 @@ mod tests {
 
     #[test]
     fn open_this_rank_names_and_checks_the_folder() {
-        assert_eq!(expected_folder("/data/run/actor/rank_7_ascend_pt/"), "rank_7_ascend_pt");
-        assert_eq!(expected_folder("C:\\runs\\rank_7_ascend_pt"), "rank_7_ascend_pt");
-        assert_eq!(expected_folder("traces/rank-3.pt.trace.json.gz"), "rank-3.pt.trace.json.gz");
+        assert_eq!(
+            expected_folder("/data/run/actor/rank_7_ascend_pt/"),
+            "rank_7_ascend_pt"
+        );
+        assert_eq!(
+            expected_folder("C:\\runs\\rank_7_ascend_pt"),
+            "rank_7_ascend_pt"
+        );
+        assert_eq!(
+            expected_folder("traces/rank-3.pt.trace.json.gz"),
+            "rank-3.pt.trace.json.gz"
+        );
         assert_eq!(expected_folder("rank0"), "rank0");
         let picked = vec!["rank_7_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv".to_string()];
         assert!(picked_matches("/data/run/actor/rank_7_ascend_pt", &picked));
         assert!(!picked_matches("/data/run/actor/rank_8_ascend_pt", &picked));
-        assert!(picked_matches("t/rank-3.pt.trace.json.gz", &["rank-3.pt.trace.json.gz".to_string()]));
+        assert!(picked_matches(
+            "t/rank-3.pt.trace.json.gz",
+            &["rank-3.pt.trace.json.gz".to_string()]
+        ));
         assert!(!picked_matches("", &picked));
     }
 
     #[test]
     fn ten_thousand_ranks_sort_and_filter() {
         let t: Vec<ClusterRankRow> = (0..10_000u32)
-            .map(|i| row(i, i as i64, if i % 2 == 0 { "actor" } else { "learner" }, Some(100.0 + (i % 97) as f64), i == 4242))
+            .map(|i| {
+                row(
+                    i,
+                    i as i64,
+                    if i % 2 == 0 { "actor" } else { "learner" },
+                    Some(100.0 + (i % 97) as f64),
+                    i == 4242,
+                )
+            })
             .collect();
         let o = order(
             &t,
-            Some(ClusterSort { column: ClusterColumn::ServiceMs, descending: true }),
+            Some(ClusterSort {
+                column: ClusterColumn::ServiceMs,
+                descending: true,
+            }),
             &ClusterFilter::default(),
         );
         assert_eq!(o.len(), 10_000);
@@ -200,9 +239,17 @@ mod tests {
         assert_eq!(t[o[0] as usize].service_ms_avg, Some(196.0));
         assert!(o.windows(2).all(|w| {
             let (a, b) = (&t[w[0] as usize], &t[w[1] as usize]);
-            a.service_ms_avg > b.service_ms_avg || (a.service_ms_avg == b.service_ms_avg && a.index < b.index)
+            a.service_ms_avg > b.service_ms_avg
+                || (a.service_ms_avg == b.service_ms_avg && a.index < b.index)
         }));
-        let slow = order(&t, None, &ClusterFilter { slow_only: true, ..Default::default() });
+        let slow = order(
+            &t,
+            None,
+            &ClusterFilter {
+                slow_only: true,
+                ..Default::default()
+            },
+        );
         assert_eq!(slow, vec![4242]);
     }
 }

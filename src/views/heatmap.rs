@@ -164,7 +164,12 @@ fn bin_max(h: &HeatmapDto, rows: (u32, u32), col: u32) -> (u32, Option<f64>) {
 
 /// What pixel (`x`, `y`) of a `width` × `height` px raster shows (`None` outside).
 pub fn hit(h: &HeatmapDto, x: f64, y: f64, width: u32, height: u32) -> Option<Hit> {
-    if !(x >= 0.0 && y >= 0.0) || x >= width as f64 || y >= height as f64 || h.rows == 0 || h.cols == 0 {
+    if !(x >= 0.0 && y >= 0.0)
+        || x >= width as f64
+        || y >= height as f64
+        || h.rows == 0
+        || h.cols == 0
+    {
         return None;
     }
     let rows = bin(y as u32, height, h.rows);
@@ -177,7 +182,12 @@ pub fn hit(h: &HeatmapDto, x: f64, y: f64, width: u32, height: u32) -> Option<Hi
             (row, col, value) = (r, c, v);
         }
     }
-    Some(Hit { row, col, value, rows })
+    Some(Hit {
+        row,
+        col,
+        value,
+        rows,
+    })
 }
 
 /// The `width` × `height` RGBA raster of `h` on `scale` (row-major, 4 bytes a pixel, what
@@ -221,12 +231,20 @@ pub fn row_y(row: u32, rows: u32, height: u32) -> f64 {
 mod tests {
     use super::*;
 
-    fn matrix(metric: &str, rows: u32, cols: u32, f: impl Fn(u32, u32) -> Option<f64>) -> HeatmapDto {
+    fn matrix(
+        metric: &str,
+        rows: u32,
+        cols: u32,
+        f: impl Fn(u32, u32) -> Option<f64>,
+    ) -> HeatmapDto {
         HeatmapDto {
             metric: metric.into(),
             rows,
             cols,
-            values: (0..rows).flat_map(|r| (0..cols).map(move |c| (r, c))).map(|(r, c)| f(r, c)).collect(),
+            values: (0..rows)
+                .flat_map(|r| (0..cols).map(move |c| (r, c)))
+                .map(|(r, c)| f(r, c))
+                .collect(),
         }
     }
 
@@ -247,8 +265,17 @@ mod tests {
         assert_eq!(s.colour(None), [0, 0, 0, 0]);
         assert_eq!(s.colour(Some(f64::NAN)), [0, 0, 0, 0]);
         let legend = s.legend(3);
-        assert_eq!(legend, vec![(0.0, "110.000 ms".to_string()), (0.5, "130.000 ms".into()), (1.0, "150.000 ms".into())]);
-        let u = matrix("underfeed_ratio", 1, 2, |_, c| Some([0.05, 0.5][c as usize]));
+        assert_eq!(
+            legend,
+            vec![
+                (0.0, "110.000 ms".to_string()),
+                (0.5, "130.000 ms".into()),
+                (1.0, "150.000 ms".into())
+            ]
+        );
+        let u = matrix("underfeed_ratio", 1, 2, |_, c| {
+            Some([0.05, 0.5][c as usize])
+        });
         let su = Scale::of(&u);
         assert_eq!((su.min, su.max, su.unit), (0.05, 0.5, Unit::Ratio));
         assert_eq!(su.legend(2)[1].1, format::percent(Some(0.5), 1));
@@ -284,7 +311,11 @@ mod tests {
     fn a_straggler_among_ten_thousand_is_not_averaged_away() {
         let slow = 6_789;
         let h = matrix("service_ms", 10_000, 8, |r, c| {
-            Some(if r == slow && c >= 2 { 300.0 } else { 100.0 + (r % 7) as f64 })
+            Some(if r == slow && c >= 2 {
+                300.0
+            } else {
+                100.0 + (r % 7) as f64
+            })
         });
         let s = Scale::of(&h);
         let (w, ht) = (80, 400);
@@ -298,13 +329,23 @@ mod tests {
         assert_ne!(px(5, y), &[253, 231, 37, 255]);
         assert_ne!(px(55, y + 1), &[253, 231, 37, 255]);
         let hit = hit(&h, 55.5, y as f64 + 0.5, w, ht).unwrap();
-        assert_eq!(hit, Hit { row: slow, col: 5, value: Some(300.0), rows: (6_775, 6_800) });
+        assert_eq!(
+            hit,
+            Hit {
+                row: slow,
+                col: 5,
+                value: Some(300.0),
+                rows: (6_775, 6_800)
+            }
+        );
         assert_eq!(row_y(slow, 10_000, ht), 271.56);
     }
 
     #[test]
     fn missing_steps_are_transparent_and_hover_outside_is_none() {
-        let h = matrix("service_ms", 2, 2, |r, c| (r == 0 || c == 0).then_some(10.0 * (r + c + 1) as f64));
+        let h = matrix("service_ms", 2, 2, |r, c| {
+            (r == 0 || c == 0).then_some(10.0 * (r + c + 1) as f64)
+        });
         let s = Scale::of(&h);
         let img = raster(&h, &s, 2, 2);
         assert_eq!(&img[12..16], &[0, 0, 0, 0]); // rank 1, step 1: no value

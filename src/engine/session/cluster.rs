@@ -33,20 +33,40 @@ pub fn read(
     }
     let src = match opener.open(&file.path) {
         Ok(s) => s,
-        Err(e) => return fail(problems, Position::file(file.path.as_str()), format!("{}: cannot be opened: {e}", file.path)),
+        Err(e) => {
+            return fail(
+                problems,
+                Position::file(file.path.as_str()),
+                format!("{}: cannot be opened: {e}", file.path),
+            )
+        }
     };
     let z = match maybe_gunzip(src, Some(file.size)) {
         Ok(z) => z,
-        Err(e) => return fail(problems, Position::file(file.path.as_str()), format!("{}: cannot be read: {e}", file.path)),
+        Err(e) => {
+            return fail(
+                problems,
+                Position::file(file.path.as_str()),
+                format!("{}: cannot be read: {e}", file.path),
+            )
+        }
     };
     let reader: Box<dyn Read + '_> = z.reader;
-    let summary: ClusterSummary = match serde_json::from_reader(BufReader::with_capacity(READ_BUFFER, reader)) {
+    let summary: ClusterSummary = match serde_json::from_reader(BufReader::with_capacity(
+        READ_BUFFER,
+        reader,
+    )) {
         Ok(s) => s,
         Err(e) => {
             let mut at = Position::file(file.path.as_str());
             at.line = Some(e.line() as u64);
             let what = if e.is_io() {
-                format!("{}: the read stopped at line {}, column {}: {e}", file.path, e.line(), e.column())
+                format!(
+                    "{}: the read stopped at line {}, column {}: {e}",
+                    file.path,
+                    e.line(),
+                    e.column()
+                )
             } else if e.is_eof() {
                 format!("{}: the file ends early (line {}, column {}): a cut or unfinished cluster summary", file.path, e.line(), e.column())
             } else {

@@ -143,7 +143,10 @@ pub fn inventory(inv: &Inventory, files: &[FileMeta]) -> InventoryDto {
                 size: f.size,
                 kind: match f.refusal() {
                     None => crate::protocol::cluster_view::SUMMARY_KIND.into(),
-                    Some(_) => format!("proflens cluster summary, version {}: not readable here", f.head.version),
+                    Some(_) => format!(
+                        "proflens cluster summary, version {}: not readable here",
+                        f.head.version
+                    ),
                 },
             })
             .collect(),

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use super::members::read_member;
 use crate::ingest::gzip::maybe_gunzip;
-use crate::parse::cluster_summary::{head as summary_head, HEAD_BYTES};
 use crate::ingest::kineto::{cuda_version_text, is_trace_name, KinetoHead};
 use crate::ingest::ChunkReader;
 use crate::model::gpu::TraceFacts;
+use crate::parse::cluster_summary::{head as summary_head, HEAD_BYTES};
 use crate::parse::trace_json::scan::{as_str, fields};
 use crate::parse::trace_json::splitter::for_each_member_and_event;
 

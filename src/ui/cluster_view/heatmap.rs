@@ -74,7 +74,9 @@ pub fn Heatmap(view: Arc<ClusterViewDto>) -> impl IntoView {
     ));
     let v = view.clone();
     let on_move = move |ev: ev::MouseEvent| {
-        let Some(c) = canvas.get_untracked() else { return };
+        let Some(c) = canvas.get_untracked() else {
+            return;
+        };
         let (ml, mr, mt, mb) = MARGIN;
         let (w, h) = (c.client_width() as f64 - ml - mr, HEIGHT - mt - mb);
         let (x, y) = (ev.offset_x() as f64 - ml, ev.offset_y() as f64 - mt);
@@ -82,7 +84,11 @@ pub fn Heatmap(view: Arc<ClusterViewDto>) -> impl IntoView {
         let mat = m.of(&v);
         let text = hit(mat, x, y, w.max(1.0) as u32, h.max(1.0) as u32).map(|hit| {
             let r = &v.ranks[hit.row as usize];
-            let step = v.step_ids.get(hit.col as usize).cloned().unwrap_or_default();
+            let step = v
+                .step_ids
+                .get(hit.col as usize)
+                .cloned()
+                .unwrap_or_default();
             let value = match hit.value {
                 Some(x) => Scale::of(mat).unit.label(x),
                 None => "no such step".into(),
@@ -93,10 +99,20 @@ pub fn Heatmap(view: Arc<ClusterViewDto>) -> impl IntoView {
             } else {
                 String::new()
             };
-            let rank = r.rank_id.map(|x| x.to_string()).unwrap_or_else(|| "?".into());
-            let role = if r.role.is_empty() { String::new() } else { format!(" ({})", r.role) };
+            let rank = r
+                .rank_id
+                .map(|x| x.to_string())
+                .unwrap_or_else(|| "?".into());
+            let role = if r.role.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", r.role)
+            };
             let slow = if r.slow { " · slow" } else { "" };
-            format!("rank {rank}{role} · {step} · {} {value}{slow}{bin}", mat.metric)
+            format!(
+                "rank {rank}{role} · {step} · {} {value}{slow}{bin}",
+                mat.metric
+            )
         });
         hover_at.set((ev.offset_x() as f64, ev.offset_y() as f64));
         hover.set(text);
@@ -163,8 +179,12 @@ pub fn Heatmap(view: Arc<ClusterViewDto>) -> impl IntoView {
 
 /// Draws matrix `m` of `v` on `canvas`: raster, slow-rank marks, axes.
 fn draw(canvas: &web_sys::HtmlCanvasElement, v: &ClusterViewDto, m: Metric) {
-    let Some((ctx, w, h)) = context(canvas) else { return };
-    let dpr = web_sys::window().map(|w| w.device_pixel_ratio()).unwrap_or(1.0);
+    let Some((ctx, w, h)) = context(canvas) else {
+        return;
+    };
+    let dpr = web_sys::window()
+        .map(|w| w.device_pixel_ratio())
+        .unwrap_or(1.0);
     let (ml, mr, mt, mb) = MARGIN;
     let (pw, ph) = (w - ml - mr, h - mt - mb);
     let pal = palette();
@@ -172,7 +192,10 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, v: &ClusterViewDto, m: Metric) {
     let mat = m.of(v);
     let scale = Scale::of(mat);
     // the raster at device pixels (ImageData ignores the context's scale)
-    let (iw, ih) = ((pw * dpr).round().max(1.0) as u32, (ph * dpr).round().max(1.0) as u32);
+    let (iw, ih) = (
+        (pw * dpr).round().max(1.0) as u32,
+        (ph * dpr).round().max(1.0) as u32,
+    );
     let px = raster(mat, &scale, iw, ih);
     // cells without a value stay transparent: the page background shows through
     if let Ok(img) = ImageData::new_with_u8_clamped_array_and_sh(Clamped(&px), iw, ih) {
@@ -192,7 +215,14 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, v: &ClusterViewDto, m: Metric) {
     let rank_label = |i: usize| {
         v.ranks
             .get(i)
-            .map(|r| format!("rank {}", r.rank_id.map(|x| x.to_string()).unwrap_or_else(|| "?".into())))
+            .map(|r| {
+                format!(
+                    "rank {}",
+                    r.rank_id
+                        .map(|x| x.to_string())
+                        .unwrap_or_else(|| "?".into())
+                )
+            })
             .unwrap_or_default()
     };
     let _ = ctx.fill_text(&rank_label(0), ml - 10.0, mt + 10.0);
@@ -204,11 +234,20 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, v: &ClusterViewDto, m: Metric) {
     let every = ((cols * 90.0 / pw).ceil() as usize).max(1);
     for (j, id) in v.step_ids.iter().enumerate().step_by(every) {
         let x = ml + (j as f64 + 0.5) * pw / cols;
-        let short = id.rsplit('#').next().filter(|_| id.contains('#')).map(|n| format!("#{n}")).unwrap_or_else(|| id.clone());
+        let short = id
+            .rsplit('#')
+            .next()
+            .filter(|_| id.contains('#'))
+            .map(|n| format!("#{n}"))
+            .unwrap_or_else(|| id.clone());
         let _ = ctx.fill_text(&short, x, mt + ph + 14.0);
     }
     let _ = ctx.fill_text(
-        &format!("{} ranks × {} steps", crate::views::format::thousands(mat.rows as i64), mat.cols),
+        &format!(
+            "{} ranks × {} steps",
+            crate::views::format::thousands(mat.rows as i64),
+            mat.cols
+        ),
         ml + pw / 2.0,
         mt + ph + 28.0,
     );

@@ -29,9 +29,11 @@ const OUTLIERS_SHOWN: usize = 20;
 #[component]
 pub fn ClusterView() -> impl IntoView {
     let state = expect_context::<AppState>();
-    move || match state.cluster.get() {
+    move || {
+        match state.cluster.get() {
         None => view! { <p class="muted" data-testid="cluster-waiting">"Reading the cluster summary…"</p> }.into_any(),
         Some(v) => view! { <Cluster view=v/> }.into_any(),
+    }
     }
 }
 

@@ -30,7 +30,10 @@ pub fn OpenRank(view: Arc<ClusterViewDto>, selected: RwSignal<Option<u32>>) -> i
     });
     let v = view.clone();
     let on_pick = move |ev: ev::Event| {
-        let Some(input) = ev.target().and_then(|t| t.dyn_into::<HtmlInputElement>().ok()) else {
+        let Some(input) = ev
+            .target()
+            .and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
+        else {
             return;
         };
         let (Some(list), Some(i)) = (input.files(), selected.get_untracked()) else {
@@ -63,7 +66,10 @@ pub fn OpenRank(view: Arc<ClusterViewDto>, selected: RwSignal<Option<u32>>) -> i
         };
         let r = v.ranks[i as usize].clone();
         let open = state.cluster_open_rank.get() == Some(i);
-        let rank = r.rank_id.map(|x| x.to_string()).unwrap_or_else(|| "?".into());
+        let rank = r
+            .rank_id
+            .map(|x| x.to_string())
+            .unwrap_or_else(|| "?".into());
         let problems = if r.errors + r.warnings == 0 {
             "no problems".to_string()
         } else {
@@ -71,7 +77,11 @@ pub fn OpenRank(view: Arc<ClusterViewDto>, selected: RwSignal<Option<u32>>) -> i
                 "{} errors, {} warnings{}",
                 r.errors,
                 r.warnings,
-                if r.problems_dropped > 0 { format!(" ({} not kept in the summary)", r.problems_dropped) } else { String::new() }
+                if r.problems_dropped > 0 {
+                    format!(" ({} not kept in the summary)", r.problems_dropped)
+                } else {
+                    String::new()
+                }
             )
         };
         let on_pick = on_pick.clone();

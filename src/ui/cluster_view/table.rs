@@ -26,20 +26,80 @@ const OVERSCAN: u32 = 6;
 /// Columns: sort key, label, numeric (right-aligned, descending first), tooltip.
 const COLUMNS: &[(ClusterColumn, &str, bool, &str)] = &[
     (ClusterColumn::Rank, "rank", true, "rank id"),
-    (ClusterColumn::Role, "role", false, "role (the folder above the rank folders, or the metadata role)"),
-    (ClusterColumn::Status, "status", false, "ok, partial (some input unusable) or failed"),
+    (
+        ClusterColumn::Role,
+        "role",
+        false,
+        "role (the folder above the rank folders, or the metadata role)",
+    ),
+    (
+        ClusterColumn::Status,
+        "status",
+        false,
+        "ok, partial (some input unusable) or failed",
+    ),
     (ClusterColumn::Steps, "steps", true, "steps analysed"),
-    (ClusterColumn::ServiceMs, "service", true, "mean step service time"),
-    (ClusterColumn::BusyUnionMs, "busy union", true, "mean device busy union per step"),
-    (ClusterColumn::UnderfeedRatio, "underfeed", true, "mean underfeed ratio: idle device time in the step's service window"),
-    (ClusterColumn::CommWait, "comm wait", true, "communication wait ratio (weighted)"),
-    (ClusterColumn::Bubbles, "bubbles", true, "mean internal bubbles per step"),
-    (ClusterColumn::RobustZ, "robust z", true, "robust z of the mean service time across ranks (median, MAD; anomaly.md §13.4)"),
-    (ClusterColumn::Slow, "slow", true, "flagged slow: > 5 % above the median and robust z > 3"),
-    (ClusterColumn::Pattern, "idle pattern", false, "the rank's dominant idle (bubble) pattern"),
+    (
+        ClusterColumn::ServiceMs,
+        "service",
+        true,
+        "mean step service time",
+    ),
+    (
+        ClusterColumn::BusyUnionMs,
+        "busy union",
+        true,
+        "mean device busy union per step",
+    ),
+    (
+        ClusterColumn::UnderfeedRatio,
+        "underfeed",
+        true,
+        "mean underfeed ratio: idle device time in the step's service window",
+    ),
+    (
+        ClusterColumn::CommWait,
+        "comm wait",
+        true,
+        "communication wait ratio (weighted)",
+    ),
+    (
+        ClusterColumn::Bubbles,
+        "bubbles",
+        true,
+        "mean internal bubbles per step",
+    ),
+    (
+        ClusterColumn::RobustZ,
+        "robust z",
+        true,
+        "robust z of the mean service time across ranks (median, MAD; anomaly.md §13.4)",
+    ),
+    (
+        ClusterColumn::Slow,
+        "slow",
+        true,
+        "flagged slow: > 5 % above the median and robust z > 3",
+    ),
+    (
+        ClusterColumn::Pattern,
+        "idle pattern",
+        false,
+        "the rank's dominant idle (bubble) pattern",
+    ),
     (ClusterColumn::Peak, "peak", true, "peak allocated memory"),
-    (ClusterColumn::Problems, "problems", true, "errors / warnings of the rank"),
-    (ClusterColumn::RankDir, "rank folder", false, "the rank's folder as the summary names it"),
+    (
+        ClusterColumn::Problems,
+        "problems",
+        true,
+        "errors / warnings of the rank",
+    ),
+    (
+        ClusterColumn::RankDir,
+        "rank folder",
+        false,
+        "the rank's folder as the summary names it",
+    ),
 ];
 
 fn opt_ms(v: Option<f64>) -> String {
@@ -47,7 +107,8 @@ fn opt_ms(v: Option<f64>) -> String {
 }
 
 fn opt_num(v: Option<f64>, decimals: usize) -> String {
-    v.map(|v| format::fixed(v, decimals)).unwrap_or_else(|| "–".into())
+    v.map(|v| format::fixed(v, decimals))
+        .unwrap_or_else(|| "–".into())
 }
 
 /// The rank table; clicking a row selects it (`selected` holds the row's summary index).
@@ -120,13 +181,20 @@ pub fn RankTable(view: Arc<ClusterViewDto>, selected: RwSignal<Option<u32>>) -> 
     let role_options = roles
         .into_iter()
         .map(|r| {
-            let label = if r.is_empty() { "(no role)".to_string() } else { r.clone() };
+            let label = if r.is_empty() {
+                "(no role)".to_string()
+            } else {
+                r.clone()
+            };
             view! { <option value=r>{label}</option> }
         })
         .collect_view();
     let status_options = statuses
         .into_iter()
-        .map(|s| { let label = s.clone(); view! { <option value=s>{label}</option> } })
+        .map(|s| {
+            let label = s.clone();
+            view! { <option value=s>{label}</option> }
+        })
         .collect_view();
     let pick = |v: String| (v != "*").then_some(v);
     let n_all = rows.len();
@@ -182,7 +250,10 @@ fn row_view(r: &ClusterRankRow, selected: RwSignal<Option<u32>>) -> impl IntoVie
         format!("{} / {}", r.errors, r.warnings)
     };
     let rank_attr = r.rank_id.map(|v| v.to_string()).unwrap_or_default();
-    let rank_text = r.rank_id.map(|v| v.to_string()).unwrap_or_else(|| "?".into());
+    let rank_text = r
+        .rank_id
+        .map(|v| v.to_string())
+        .unwrap_or_else(|| "?".into());
     view! {
         <div
             class=if r.slow { "ct-row slow" } else if r.status == "failed" { "ct-row failed" } else { "ct-row" }
