@@ -18,6 +18,7 @@ use crate::base::units::{ns_to_ms, ns_to_us};
 use crate::report::run_diff::{
     memory_json, memory_md, ranks_json, ranks_md, PoolDiffJson, RankDiffJson,
 };
+use crate::report::snapshot_links::LinkOptions;
 use crate::report::snapshot_md::md_link;
 
 /// The whole trace diff document.
@@ -196,13 +197,14 @@ fn step_row(a: Option<&StepFigures>, b: Option<&StepFigures>) -> StepDeltaJson {
 }
 
 /// Builds the document of two compared ranks (`a`, `b`: the sides as the CLI read them; `ranks`:
-/// the rank table of both runs).
+/// the rank table of both runs; `links`: how user frames are linked, as in the snapshot report).
 pub fn build(
     a: TraceSideJson,
     b: TraceSideJson,
     c: &RankComparison,
     ranks: &[RankPair],
     choice: StepChoice,
+    links: &LinkOptions,
 ) -> TraceDiffJson {
     let ops = c
         .ops
@@ -290,7 +292,7 @@ pub fn build(
         steps_matched_by: c.steps.by.as_str(),
         steps,
         bubble_labels,
-        memory: memory_json(&c.memory),
+        memory: memory_json(&c.memory, links),
         ranks: ranks_json(ranks),
         ranks_changed_most: changed_most(ranks)
             .into_iter()
