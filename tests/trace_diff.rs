@@ -5,9 +5,12 @@
 //! the steps table equal to each side's own anomaly steps; a rank compared with itself; steps
 //! matched by order when the ids differ; refusals in words.
 
+mod diff_common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
+
+use diff_common::{diff_json, proflens};
 
 use proflens::analysis::compare::ops::StepChoice;
 use proflens::analysis::compare::{compare_ranks, RankComparison, RankSide};
@@ -217,32 +220,6 @@ fn gpu_pair_steps_are_each_sides_anomaly_steps() {
         j.bubble_labels.iter().map(|l| l.b_windows).sum::<u64>(),
         windows(b)
     );
-}
-
-fn proflens(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_proflens"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-fn diff_json(a: &Path, b: &Path, extra: &[&str]) -> Value {
-    let mut args = vec![
-        "diff",
-        a.to_str().unwrap(),
-        b.to_str().unwrap(),
-        "--json",
-        "-",
-    ];
-    args.extend_from_slice(extra);
-    let (rc, out, err) = proflens(&args);
-    assert_eq!(rc, 0, "{err}");
-    serde_json::from_str(&out).unwrap()
 }
 
 #[test]
@@ -458,7 +435,10 @@ fn memory_events_with_known_changes_give_exactly_those_deltas() {
     // User frames carry the snapshot report's source links (default style vscode).
     let frame = &pta["live_by_user_frame"][0];
     let key = frame["key"].as_str().unwrap();
-    assert!(key.starts_with("/home/z30057886/imagenet_script/main.py("), "{key}");
+    assert!(
+        key.starts_with("/home/z30057886/imagenet_script/main.py("),
+        "{key}"
+    );
     let link = frame["link"].as_str().unwrap();
     assert!(
         link.starts_with("vscode://file/home/z30057886/imagenet_script/main.py:"),

@@ -220,19 +220,8 @@ pub fn run(args: &Args) -> i32 {
         choice,
         &links,
     );
-    if let Some(p) = &args.json {
-        let text = match serde_json::to_string_pretty(&j) {
-            Ok(t) => t,
-            Err(e) => return fail(format!("JSON encoding failed: {e}")),
-        };
-        if let Err(e) = super::write_out(p, &text) {
-            return fail(e);
-        }
-    }
-    if let Some(p) = &args.md {
-        if let Err(e) = super::write_out(p, &render_md(&j, args.top)) {
-            return fail(e);
-        }
+    if let Err(e) = super::diff::write_documents(args, &j, |j| render_md(j, args.top)) {
+        return fail(e);
     }
     let count = |c: &str| j.ops.iter().filter(|o| o.change == c).count();
     eprintln!(
