@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::analysis::compare::keyed::Delta;
 use crate::analysis::compare::memory::{LiveKb, PoolComparison, PoolPeak};
 use crate::analysis::compare::ranks::{RankCell, RankPair};
-use crate::base::format::{duration_ms, fixed, kib, mib};
+use crate::base::format::{duration_ms, fixed, kib, mib, signed};
 use crate::model::stacks::parse_frame;
 use crate::report::snapshot_links::LinkOptions;
 use crate::report::snapshot_md::md_link;
@@ -205,15 +205,6 @@ pub fn ranks_json(pairs: &[RankPair]) -> Vec<RankDiffJson> {
             }
         })
         .collect()
-}
-
-fn signed(v: Option<f64>, f: fn(f64) -> String) -> String {
-    match v {
-        None => "–".into(),
-        Some(x) if x > 0.0 => format!("+{}", f(x)),
-        Some(x) if x < 0.0 => format!("−{}", f(-x)),
-        Some(_) => "0".into(),
-    }
 }
 
 fn opt(v: Option<f64>, f: fn(f64) -> String) -> String {
