@@ -11,3 +11,4 @@ pub mod snapshot_diff;
 pub mod snapshot_json;
 pub mod snapshot_links;
 pub mod snapshot_md;
+pub mod trace_diff;
