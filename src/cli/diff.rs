@@ -95,6 +95,24 @@ fn view(r: &SnapshotRun, device: Option<u32>) -> DiffSide<'_> {
     }
 }
 
+/// Writes the comparison `j` as pretty JSON to `--json` and as Markdown (`render`) to `--md`,
+/// when given; `Err` is the message for stderr.
+pub fn write_documents<T: serde::Serialize>(
+    args: &Args,
+    j: &T,
+    render: impl FnOnce(&T) -> String,
+) -> Result<(), String> {
+    if let Some(p) = &args.json {
+        let text =
+            serde_json::to_string_pretty(j).map_err(|e| format!("JSON encoding failed: {e}"))?;
+        super::write_out(p, &text)?;
+    }
+    if let Some(p) = &args.md {
+        super::write_out(p, &render(j))?;
+    }
+    Ok(())
+}
+
 /// Runs the subcommand; returns the exit code.
 pub fn run(args: Args) -> i32 {
     let fail = |e: String| {
@@ -175,19 +193,8 @@ pub fn run(args: Args) -> i32 {
         curve,
         &opts.report,
     );
-    if let Some(p) = &args.json {
-        let text = match serde_json::to_string_pretty(&j) {
-            Ok(t) => t,
-            Err(e) => return fail(format!("JSON encoding failed: {e}")),
-        };
-        if let Err(e) = super::write_out(p, &text) {
-            return fail(e);
-        }
-    }
-    if let Some(p) = &args.md {
-        if let Err(e) = super::write_out(p, &render_md(&j, args.top)) {
-            return fail(e);
-        }
+    if let Err(e) = write_documents(&args, &j, |j| render_md(j, args.top)) {
+        return fail(e);
     }
     let h = |n: u64| crate::base::format::bytes_i(n as i64);
     for d in &j.devices {
