@@ -5,9 +5,12 @@
 //! the steps table equal to each side's own anomaly steps; a rank compared with itself; steps
 //! matched by order when the ids differ; refusals in words.
 
+mod diff_common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
+
+use diff_common::{diff_json, proflens};
 
 use proflens::analysis::compare::ops::StepChoice;
 use proflens::analysis::compare::{compare_ranks, RankComparison, RankSide};
@@ -41,6 +44,7 @@ fn side(s: &RunSide) -> RankSide<'_> {
         result: &r.result,
         kernels: &r.kernels,
         gpu: r.gpu.as_deref(),
+        memory: None,
     }
 }
 
@@ -56,7 +60,14 @@ fn side_json(s: &RunSide) -> TraceSideJson {
 fn doc(choice: StepChoice) -> (RankComparison, TraceDiffJson) {
     let (a, b) = pair();
     let c = compare_ranks(&side(a), &side(b), choice);
-    let j = build(side_json(a), side_json(b), &c, choice);
+    let j = build(
+        side_json(a),
+        side_json(b),
+        &c,
+        &[],
+        choice,
+        &Default::default(),
+    );
     (c, j)
 }
 
@@ -211,32 +222,6 @@ fn gpu_pair_steps_are_each_sides_anomaly_steps() {
     );
 }
 
-fn proflens(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_proflens"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-fn diff_json(a: &Path, b: &Path, extra: &[&str]) -> Value {
-    let mut args = vec![
-        "diff",
-        a.to_str().unwrap(),
-        b.to_str().unwrap(),
-        "--json",
-        "-",
-    ];
-    args.extend_from_slice(extra);
-    let (rc, out, err) = proflens(&args);
-    assert_eq!(rc, 0, "{err}");
-    serde_json::from_str(&out).unwrap()
-}
-
 #[test]
 fn an_ascend_rank_against_itself_has_zero_deltas_and_its_step_kernels() {
     let r0 = fixture(&format!("{LEVEL1}/rank0_ascend_pt"));
@@ -305,7 +290,14 @@ fn steps_are_matched_by_order_when_the_ids_differ() {
     let c = compare_ranks(&side(a), &side(&r0), StepChoice::All);
     let mut bj = side_json(&r0);
     bj.capture = "ascend";
-    let j = build(side_json(a), bj, &c, StepChoice::All);
+    let j = build(
+        side_json(a),
+        bj,
+        &c,
+        &[],
+        StepChoice::All,
+        &Default::default(),
+    );
     assert_eq!(j.ops_rule, "kernels", "a GPU trace against an Ascend rank");
     assert_eq!(j.ops_steps.mode, "all");
     assert!(j.ops_steps.a.is_empty() && j.ops_steps.b.is_empty());
@@ -339,9 +331,207 @@ fn bad_requests_are_refused_in_words() {
         err.contains("Side A has 1 step: the chosen step does not exist"),
         "{err}"
     );
+    // Options of the other kind of diff are refused, not ignored.
+    let (rc, _, err) = proflens(&["diff", r0s, r0s, "--a-device", "1"]);
+    assert_eq!(rc, 2);
+    assert!(
+        err.contains("--a-device applies to snapshot files"),
+        "{err}"
+    );
+    let (rc, _, err) = proflens(&["diff", r0s, r0s, "--step", "2", "--all-steps"]);
+    assert_eq!(rc, 2);
+    assert!(
+        err.contains("--step and --all-steps exclude each other"),
+        "{err}"
+    );
+    let snap = "../shared/fixtures/torch_snapshots/jogregoire_How-Diffusion-Models-Work__my_snapshot.pickle";
+    let snap = fixture(snap);
+    let snap = snap.to_str().unwrap();
+    let (rc, _, err) = proflens(&["diff", snap, snap, "--rank", "0"]);
+    assert_eq!(rc, 2);
+    assert!(
+        err.contains("--rank applies to traces, rank folders and runs"),
+        "{err}"
+    );
+    let (rc, _, err) = proflens(&["diff", snap, r0s]);
+    assert_eq!(rc, 2);
+    assert!(err.contains("are not the same kind of input"), "{err}");
     let empty = Path::new(env!("CARGO_TARGET_TMPDIR")).join("trace_diff_empty");
     std::fs::create_dir_all(&empty).unwrap();
     let (rc, _, err) = proflens(&["diff", empty.to_str().unwrap(), r0s]);
     assert_eq!(rc, 2);
     assert!(err.contains("no GPU trace and no rank folder"), "{err}");
+}
+
+/// A copy of level1 rank 0 whose `operator_memory.csv` has known changes: the never-released
+/// `aten::mm` row of 16000.5 KB (CSV line 56) grown by 1000 KB, a new never-released row
+/// `aten::brand_new` of 300 KB after it, and the peak row's (line 125) allocated total raised by
+/// 10 MiB.
+fn changed_rank0() -> PathBuf {
+    let src = fixture(&format!("{LEVEL1}/rank0_ascend_pt"));
+    let dst = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("diff_mem_{}", std::process::id()))
+        .join("rank0_ascend_pt");
+    for rel in [
+        "profiler_info_0.json",
+        "profiler_metadata.json",
+        "ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+        "ASCEND_PROFILER_OUTPUT/trace_view.json",
+        "ASCEND_PROFILER_OUTPUT/operator_memory.csv",
+    ] {
+        let to = dst.join(rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(src.join(rel), &to).unwrap();
+    }
+    let csv = dst.join("ASCEND_PROFILER_OUTPUT/operator_memory.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut out = String::new();
+    for (k, line) in text.lines().enumerate() {
+        let mut cells: Vec<String> = line.split(',').map(str::to_string).collect();
+        match k + 1 {
+            56 => {
+                assert_eq!(
+                    (cells[0].as_str(), cells[1].as_str()),
+                    ("aten::mm", "16000.5")
+                );
+                cells[1] = "17000.5".into();
+                out.push_str(&cells.join(","));
+                out.push('\n');
+                cells[0] = "aten::brand_new".into();
+                cells[1] = "300.0".into();
+            }
+            125 => {
+                let t: f64 = cells[7].parse().unwrap();
+                cells[7] = format!("{}", t + 10.0);
+            }
+            _ => {}
+        }
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    std::fs::write(&csv, out).unwrap();
+    dst
+}
+
+#[test]
+fn memory_events_with_known_changes_give_exactly_those_deltas() {
+    let a = fixture(&format!("{LEVEL1}/rank0_ascend_pt"));
+    let b = changed_rank0();
+    let md = b.parent().unwrap().join("diff.md");
+    let j = diff_json(&a, &b, &["--md", md.to_str().unwrap()]);
+    let pools = j["memory"].as_array().unwrap();
+    let comps: Vec<&str> = pools
+        .iter()
+        .map(|p| p["component"].as_str().unwrap())
+        .collect();
+    assert_eq!(comps, ["PTA", "GE", "OTHER"]);
+    let pta = &pools[0];
+    assert_eq!(
+        (pta["a_rows"].as_u64(), pta["b_rows"].as_u64()),
+        (Some(122), Some(123))
+    );
+    assert_eq!(pta["a"]["peak_allocated_mb"], 1187.9814453125);
+    assert_eq!(pta["b"]["peak_allocated_mb"], 1197.9814453125);
+    assert_eq!(pta["delta_peak_allocated_mb"], 10.0);
+    assert_eq!(pta["a"]["peak_source_line"], 125);
+    assert_eq!(pta["b"]["peak_source_line"], 126);
+    assert_eq!(pta["a"]["live_kb"], 498238.5);
+    assert_eq!(pta["delta_live_kb"], 1300.0);
+    assert_eq!(pta["b"]["live_rows"], 42);
+    let by_name = pta["live_by_name"].as_array().unwrap();
+    let row = |k: &str| by_name.iter().find(|r| r["key"] == k).unwrap();
+    assert_eq!(row("aten::mm")["delta_kb"], 1000.0);
+    assert_eq!(row("aten::mm")["change"], "changed");
+    assert_eq!(row("aten::brand_new")["change"], "new");
+    assert_eq!(row("aten::brand_new")["b_kb"], 300.0);
+    assert_eq!(by_name[0]["key"], "aten::mm", "largest change first");
+    for t in ["live_by_name", "live_by_user_frame"] {
+        let rows = pta[t].as_array().unwrap();
+        let sum: f64 = rows.iter().map(|r| r["delta_kb"].as_f64().unwrap()).sum();
+        assert_eq!(sum, 1300.0, "{t}");
+        let changed = rows.iter().filter(|r| r["change"] != "same").count();
+        assert!(changed <= 2, "{t}: only the two changed rows move");
+    }
+    // The other pools are untouched.
+    for p in &pools[1..] {
+        assert_eq!(p["delta_peak_allocated_mb"], 0.0);
+        assert_eq!(p["delta_live_kb"], 0.0);
+    }
+    // User frames carry the snapshot report's source links (default style vscode).
+    let frame = &pta["live_by_user_frame"][0];
+    let key = frame["key"].as_str().unwrap();
+    assert!(
+        key.starts_with("/home/z30057886/imagenet_script/main.py("),
+        "{key}"
+    );
+    let link = frame["link"].as_str().unwrap();
+    assert!(
+        link.starts_with("vscode://file/home/z30057886/imagenet_script/main.py:"),
+        "{link}"
+    );
+    assert!(by_name.iter().all(|r| r.get("link").is_none()));
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        text.contains("](vscode://file/home/z30057886/imagenet_script/main.py:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("### PTA (PyTorch allocator): 122 rows on A, 123 on B"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| peak allocated | 1.16 GiB | 1.17 GiB | +10.0 MiB |"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "| aten::brand\\_new | 0 B (0 rows) | 300.0 KiB (1 row) | +300.0 KiB | new |"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn two_runs_give_a_rank_by_rank_table_and_the_ranks_that_changed_most() {
+    let text = "../shared/fixtures/ascend/Ascend__msinsight/test/data/pytorch/text";
+    let j = diff_json(
+        &fixture(&format!("{text}/level0")),
+        &fixture(&format!("{text}/level1")),
+        &[],
+    );
+    assert_eq!(j["a"]["ranks"], serde_json::json!([0, 1]));
+    assert_eq!(j["b"]["ranks"], serde_json::json!([0, 1]));
+    let ranks = j["ranks"].as_array().unwrap();
+    let got: Vec<(i64, f64, f64)> = ranks
+        .iter()
+        .map(|r| {
+            (
+                r["rank"].as_i64().unwrap(),
+                r["a"]["service_ms_avg"].as_f64().unwrap(),
+                r["b"]["service_ms_avg"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    // proflens anomaly on each rank folder: level0 135.609373 / 119.522398 ms, level1
+    // 154.483511 / 152.345805 ms.
+    assert_eq!(
+        got,
+        [(0, 135.609373, 154.483511), (1, 119.522398, 152.345805)]
+    );
+    let d = ranks[1]["delta_service_ms_avg"].as_f64().unwrap();
+    assert!((d - (152.345805 - 119.522398)).abs() < 1e-9);
+    assert_eq!(j["ranks_changed_most"], serde_json::json!([1, 0]));
+    assert_eq!(ranks[0]["a"]["peak_allocated_mb"], 1187.9814453125);
+    // The ops and steps tables compare the first rank of each side.
+    assert_eq!(
+        (j["a"]["rank"].as_i64(), j["b"]["rank"].as_i64()),
+        (Some(0), Some(0))
+    );
+    let j1 = diff_json(
+        &fixture(&format!("{text}/level0")),
+        &fixture(&format!("{text}/level1")),
+        &["--rank", "1"],
+    );
+    assert_eq!(j1["steps"][0]["a_service_ms"], 119.522398);
+    assert_eq!(j1["steps"][0]["b_service_ms"], 152.345805);
 }

@@ -10,11 +10,14 @@ use super::analyze::{print_outcomes, run_store};
 use super::diff::Args;
 use super::fs_opener::FsOpener;
 use crate::analysis::compare::ops::StepChoice;
+use crate::analysis::compare::ranks::{main_pool_peak_mb, rank_table, RankFigures};
 use crate::analysis::compare::{compare_ranks, RankSide};
+use crate::analysis::memory_result::RankMemory;
 use crate::engine::anomaly::RankAnalysis;
 use crate::engine::store::{Plan, Store};
 use crate::ingest::inventory::{FileKind, Inventory};
 use crate::parse::metadata::read_side_files;
+use crate::report::snapshot_links::{LinkOptions, LinkStyle};
 use crate::report::trace_diff::{build, render_md, TraceSideJson};
 
 /// One side: its inventory and analysed store.
@@ -69,45 +72,73 @@ pub fn load(path: &Path, problems: &mut u64) -> Result<RunSide, String> {
     })
 }
 
+/// One analysed rank of a side.
+#[derive(Clone, Copy)]
+struct Rank<'a> {
+    anomaly: &'a RankAnalysis,
+    memory: Option<&'a RankMemory>,
+}
+
+impl Rank<'_> {
+    fn id(&self) -> Option<i64> {
+        self.anomaly.meta.rank_id
+    }
+}
+
 /// The side's analysed ranks, by rank id (unknown ids last), then in inventory order.
-fn ranks(s: &RunSide) -> Result<Vec<&RankAnalysis>, String> {
-    let mut v = s
-        .store
-        .anomaly_ranks()
-        .map_err(|_| format!("{}: the analysis was cancelled", s.path))?;
-    v.sort_by_key(|r| (r.meta.rank_id.is_none(), r.meta.rank_id));
+fn ranks(s: &RunSide) -> Result<Vec<Rank<'_>>, String> {
+    let mut v: Vec<Rank<'_>> = (0..s.inv.ranks.len() as u32)
+        .filter_map(|i| {
+            Some(Rank {
+                anomaly: s.store.anomaly(i)?,
+                memory: s.store.memory(i),
+            })
+        })
+        .collect();
+    v.sort_by_key(|r| (r.id().is_none(), r.id()));
     if v.is_empty() {
         return Err(format!("{}: no rank could be analysed", s.path));
     }
     Ok(v)
 }
 
-fn rank_side(r: &RankAnalysis) -> RankSide<'_> {
+fn rank_side<'a>(r: &Rank<'a>) -> RankSide<'a> {
     RankSide {
-        rank_id: r.meta.rank_id,
-        result: &r.result,
-        kernels: &r.kernels,
-        gpu: r.gpu.as_deref(),
+        rank_id: r.id(),
+        result: &r.anomaly.result,
+        kernels: &r.anomaly.kernels,
+        gpu: r.anomaly.gpu.as_deref(),
+        memory: r.memory,
     }
+}
+
+fn figures<'a>(rs: &[Rank<'a>]) -> Vec<RankFigures<'a>> {
+    rs.iter()
+        .map(|r| RankFigures {
+            rank_id: r.id(),
+            result: &r.anomaly.result,
+            peak_allocated_mb: r.memory.and_then(main_pool_peak_mb),
+        })
+        .collect()
 }
 
 /// The compared rank: `--rank N`, else the first (HTA's default: the first rank).
 fn pick<'a>(
     name: &str,
     s: &RunSide,
-    rs: &[&'a RankAnalysis],
+    rs: &[Rank<'a>],
     want: Option<i64>,
-) -> Result<&'a RankAnalysis, String> {
+) -> Result<Rank<'a>, String> {
     match want {
         None => Ok(rs[0]),
         Some(n) => rs
             .iter()
-            .find(|r| r.meta.rank_id == Some(n))
+            .find(|r| r.id() == Some(n))
             .copied()
             .ok_or_else(|| {
                 let have: Vec<String> = rs
                     .iter()
-                    .map(|r| r.meta.rank_id.map_or("unknown".into(), |x| x.to_string()))
+                    .map(|r| r.id().map_or("unknown".into(), |x| x.to_string()))
                     .collect();
                 format!(
                     "side {name} ({}) has no rank {n} (ranks: {})",
@@ -118,12 +149,16 @@ fn pick<'a>(
     }
 }
 
-fn side_json(s: &RunSide, rs: &[&RankAnalysis], r: &RankAnalysis) -> TraceSideJson {
+fn side_json(s: &RunSide, rs: &[Rank<'_>], r: &Rank<'_>) -> TraceSideJson {
     TraceSideJson {
         path: s.path.clone(),
-        capture: if r.gpu.is_some() { "kineto" } else { "ascend" },
-        ranks: rs.iter().map(|r| r.meta.rank_id).collect(),
-        rank: r.meta.rank_id,
+        capture: if r.anomaly.gpu.is_some() {
+            "kineto"
+        } else {
+            "ascend"
+        },
+        ranks: rs.iter().map(Rank::id).collect(),
+        rank: r.id(),
     }
 }
 
@@ -164,21 +199,29 @@ pub fn run(args: &Args) -> i32 {
         (Ok(x), Ok(y)) => (x, y),
         (Err(e), _) | (_, Err(e)) => return fail(e),
     };
-    let c = compare_ranks(&rank_side(pa), &rank_side(pb), choice);
-    let j = build(side_json(&a, &ra, pa), side_json(b, &rb, pb), &c, choice);
-    if let Some(p) = &args.json {
-        let text = match serde_json::to_string_pretty(&j) {
-            Ok(t) => t,
-            Err(e) => return fail(format!("JSON encoding failed: {e}")),
-        };
-        if let Err(e) = super::write_out(p, &text) {
-            return fail(e);
-        }
-    }
-    if let Some(p) = &args.md {
-        if let Err(e) = super::write_out(p, &render_md(&j, args.top)) {
-            return fail(e);
-        }
+    let c = compare_ranks(&rank_side(&pa), &rank_side(&pb), choice);
+    let table = rank_table(&figures(&ra), &figures(&rb));
+    let Some(style) = LinkStyle::parse(&args.link_style) else {
+        return fail(format!(
+            "--link-style: expected vscode, cursor, github, file or none, got {:?}",
+            args.link_style
+        ));
+    };
+    let links = LinkOptions {
+        style,
+        project_root: args.project_root.clone(),
+        ..LinkOptions::default()
+    };
+    let j = build(
+        side_json(&a, &ra, &pa),
+        side_json(b, &rb, &pb),
+        &c,
+        &table,
+        choice,
+        &links,
+    );
+    if let Err(e) = super::diff::write_documents(args, &j, |j| render_md(j, args.top)) {
+        return fail(e);
     }
     let count = |c: &str| j.ops.iter().filter(|o| o.change == c).count();
     eprintln!(
@@ -191,6 +234,29 @@ pub fn run(args: &Args) -> i32 {
         j.steps.len(),
         j.steps_matched_by
     );
+    for p in &j.memory {
+        eprintln!(
+            "memory {}: peak allocated {} → {} MiB",
+            p.component,
+            p.a.as_ref()
+                .map_or("–".into(), |x| format!("{:.2}", x.peak_allocated_mb)),
+            p.b.as_ref()
+                .map_or("–".into(), |x| format!("{:.2}", x.peak_allocated_mb)),
+        );
+    }
+    if j.ranks.len() > 1 {
+        let most: Vec<String> = j
+            .ranks_changed_most
+            .iter()
+            .take(3)
+            .map(|r| r.map_or("unknown".into(), |x| x.to_string()))
+            .collect();
+        eprintln!(
+            "ranks: {} (changed most: {})",
+            j.ranks.len(),
+            most.join(", ")
+        );
+    }
     for n in &j.notes {
         eprintln!("{n}");
     }

@@ -7,6 +7,7 @@ pub mod arch_md;
 pub mod float;
 pub mod memory_md;
 pub mod memory_rows;
+pub mod run_diff;
 pub mod snapshot_diff;
 pub mod snapshot_json;
 pub mod snapshot_links;

@@ -9,11 +9,16 @@ use serde::Serialize;
 
 use crate::analysis::compare::keyed::pair_delta;
 use crate::analysis::compare::ops::StepChoice;
+use crate::analysis::compare::ranks::{changed_most, RankPair};
 use crate::analysis::compare::steps::{MatchedBy, StepFigures};
 use crate::analysis::compare::RankComparison;
 use crate::analysis::host_evidence::Label;
-use crate::base::format::{duration_ns, thousands};
+use crate::base::format::{duration_ns, signed, thousands};
 use crate::base::units::{ns_to_ms, ns_to_us};
+use crate::report::run_diff::{
+    memory_json, memory_md, ranks_json, ranks_md, PoolDiffJson, RankDiffJson,
+};
+use crate::report::snapshot_links::LinkOptions;
 use crate::report::snapshot_md::md_link;
 
 /// The whole trace diff document.
@@ -38,6 +43,13 @@ pub struct TraceDiffJson {
     pub steps: Vec<StepDeltaJson>,
     /// Emitted step bubbles per §5.8 label, per side.
     pub bubble_labels: Vec<LabelMixJson>,
+    /// Memory events of the compared ranks per allocator pool (empty unless both have
+    /// `operator_memory.csv`; [`crate::report::run_diff`]).
+    pub memory: Vec<PoolDiffJson>,
+    /// Every rank of either side, by rank id.
+    pub ranks: Vec<RankDiffJson>,
+    /// Rank ids on both sides, the most changed first (|Δ mean step service|).
+    pub ranks_changed_most: Vec<Option<i64>>,
     /// Sentences about how the sides were matched (shown in the Markdown).
     pub notes: Vec<String>,
 }
@@ -184,12 +196,15 @@ fn step_row(a: Option<&StepFigures>, b: Option<&StepFigures>) -> StepDeltaJson {
     }
 }
 
-/// Builds the document of two compared ranks (`a`, `b`: the sides as the CLI read them).
+/// Builds the document of two compared ranks (`a`, `b`: the sides as the CLI read them; `ranks`:
+/// the rank table of both runs; `links`: how user frames are linked, as in the snapshot report).
 pub fn build(
     a: TraceSideJson,
     b: TraceSideJson,
     c: &RankComparison,
+    ranks: &[RankPair],
     choice: StepChoice,
+    links: &LinkOptions,
 ) -> TraceDiffJson {
     let ops = c
         .ops
@@ -277,17 +292,18 @@ pub fn build(
         steps_matched_by: c.steps.by.as_str(),
         steps,
         bubble_labels,
+        memory: memory_json(&c.memory, links),
+        ranks: ranks_json(ranks),
+        ranks_changed_most: changed_most(ranks)
+            .into_iter()
+            .map(|i| ranks[i].rank_id)
+            .collect(),
         notes,
     }
 }
 
 fn signed_ms(d: Option<f64>) -> String {
-    match d {
-        None => "–".into(),
-        Some(v) if v > 0.0 => format!("+{}", duration_ns((v * 1e6).round() as i64)),
-        Some(v) if v < 0.0 => format!("−{}", duration_ns((-v * 1e6).round() as i64)),
-        Some(_) => "0".into(),
-    }
+    signed(d, |v| duration_ns((v * 1e6).round() as i64))
 }
 
 fn ms(v: Option<f64>) -> String {
@@ -299,11 +315,7 @@ fn us(v: f64) -> String {
 }
 
 fn signed_i(d: i64) -> String {
-    match d.signum() {
-        1 => format!("+{}", thousands(d)),
-        -1 => format!("−{}", thousands(d.saturating_abs())),
-        _ => "0".into(),
-    }
+    signed(Some(d as f64), |v| thousands(v as i64))
 }
 
 fn side_line(name: &str, s: &TraceSideJson) -> String {
@@ -428,5 +440,7 @@ pub fn render_md(j: &TraceDiffJson, top: usize) -> String {
             ));
         }
     }
+    out.push_str(&memory_md(&j.memory, top));
+    out.push_str(&ranks_md(&j.ranks, &j.ranks_changed_most));
     out
 }

@@ -3,25 +3,33 @@
 //!
 //! ```text
 //! RankSide A ─┐  (AnomalyResult, KernelTable, GpuTrace?, RankMemory?) of one rank per side
-//! RankSide B ─┴▶ compare_ranks ─▶ RankComparison { ops (ops.rs), steps + label mix (steps.rs) }
+//! RankSide B ─┴▶ compare_ranks ─▶ RankComparison { ops (ops.rs), steps + label mix (steps.rs),
+//!                                                  memory pools (memory.rs) }
+//! [RankFigures] A, B ─▶ ranks::rank_table ─▶ [RankPair] ─▶ ranks::changed_most
 //! ```
 //!
 //! * [`keyed`]: the one matching rule (sum per key, new / gone, order by the size of the change).
 //! * [`ops`]: ops per name (HTA's `TraceDiff` rule on two GPU traces, kernels per name otherwise).
 //! * [`steps`]: steps paired by id or order, their §5.4 figures, the §5.8 label mix.
+//! * [`memory`]: allocator peak and live set per pool, by user frame and by op name.
+//! * [`ranks`]: the rank-by-rank table of two runs.
 
 pub mod keyed;
+pub mod memory;
 pub mod ops;
+pub mod ranks;
 pub mod steps;
 
 use std::collections::BTreeMap;
 
 use self::keyed::{by_key, Delta};
+use self::memory::{compare_memory, PoolComparison};
 use self::ops::{hta_ops, kernel_ops, OpTotal, SideOps, StepChoice};
 use self::steps::{label_mix, match_steps, StepFigures, StepMatch};
 use crate::analysis::anomaly::result::AnomalyResult;
 use crate::analysis::gpu_breakdown::hta_events;
 use crate::analysis::host_evidence::Label;
+use crate::analysis::memory_result::RankMemory;
 use crate::model::gpu::GpuTrace;
 use crate::model::kernels::KernelTable;
 
@@ -36,6 +44,8 @@ pub struct RankSide<'a> {
     pub kernels: &'a KernelTable,
     /// The whole Kineto trace of a GPU rank (`None` on Ascend ranks).
     pub gpu: Option<&'a GpuTrace>,
+    /// Its memory events (`operator_memory.csv`), when analysed.
+    pub memory: Option<&'a RankMemory>,
 }
 
 /// Which rule the ops table follows.
@@ -78,6 +88,8 @@ pub struct RankComparison {
     pub a_labels: BTreeMap<Label, (u64, i64)>,
     /// Side B's.
     pub b_labels: BTreeMap<Label, (u64, i64)>,
+    /// Allocator pools compared (empty unless both sides have memory events).
+    pub memory: Vec<PoolComparison>,
 }
 
 fn side_ops(s: &RankSide<'_>, rule: OpsRule, choice: StepChoice) -> SideOps {
@@ -133,5 +145,9 @@ pub fn compare_ranks(a: &RankSide<'_>, b: &RankSide<'_>, choice: StepChoice) -> 
         b_steps: b.result.steps.iter().map(StepFigures::of).collect(),
         a_labels: label_mix(&a.result.bubbles),
         b_labels: label_mix(&b.result.bubbles),
+        memory: match (a.memory, b.memory) {
+            (Some(x), Some(y)) => compare_memory(x, y),
+            _ => Vec::new(),
+        },
     }
 }
