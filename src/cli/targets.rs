@@ -53,6 +53,7 @@ pub fn disk_ids(opener: &MultiOpener, inv: &Inventory, t: &InvTarget) -> (String
     let probe = match t.target {
         Target::Rank(i) => inv.ranks[i as usize].files.first().map(|f| f.path.as_str()),
         Target::Snapshot(i) => Some(inv.snapshots[i as usize].path.as_str()),
+        Target::Summary(i) => Some(inv.summaries[i as usize].path.as_str()),
     };
     match probe.and_then(|p| opener.root_of(p)) {
         Some(o) => (

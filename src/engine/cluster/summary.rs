@@ -352,6 +352,8 @@ pub fn rank_summary(inv: &Inventory, store: &Store, t: &InvTarget, id: Ident) ->
             Some(Err(e)) => why.push(e.to_string()),
             None => why.push("the snapshot was not analysed".into()),
         },
+        // never planned (`Plan::targets` lists rank folders and snapshots only)
+        Target::Summary(_) => why.push("a cluster summary file is not a rank".into()),
     }
     if !analysed {
         let code = if why.iter().any(|w| w.contains("cancelled")) {
