@@ -51,6 +51,7 @@ const ALLOW: &[(&str, &[&str])] = &[
             "views::zoom",
             "views::cross_rank",
             "views::band_grid",
+            "views::gpu",
         ],
     ),
 ];

@@ -20,6 +20,7 @@ pub mod band_grid;
 pub mod cross_rank;
 pub mod curve;
 pub mod format;
+pub mod gpu;
 pub mod memory;
 pub mod snapshot_axis;
 pub mod snapshot_bands;
