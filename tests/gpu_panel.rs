@@ -149,7 +149,12 @@ fn panel_and_straggler_view_equal_the_cli_gpu_block() {
         assert!(share <= 1.0 + 1e-9, "{share}");
         assert!(p.memory.is_empty(), "trace_filter has no [memory] events");
         match query(&mut s, &o, AnomalyQuery::Collectives { rank }) {
-            AnomalyReply::Collectives(c) => colls.push(c),
+            AnomalyReply::Collectives(c) => {
+                // Every number on the wire fits a JavaScript number (53 bits).
+                let js = 1i64 << 53;
+                assert!(c.base_s.abs() < js && c.starts_ns.iter().all(|s| s.abs() < js));
+                colls.push(c)
+            }
             other => panic!("{other:?}"),
         }
     }

@@ -133,15 +133,19 @@ impl GpuPanelDto {
 }
 
 /// The collectives of one GPU rank, for the straggler view across ranks (reply to
-/// `AnomalyQuery::Collectives`): each communication kernel's start (epoch ns) and name, in
-/// start order; names interned.
+/// `AnomalyQuery::Collectives`): each communication kernel's start and name, in start order;
+/// names interned.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CollectivesDto {
     /// Rank folder index.
     pub rank: u32,
     /// Rank id (`distributedInfo.rank`, else the file name, else the order).
     pub rank_id: i64,
-    /// Start of each collective, epoch ns.
+    /// Whole seconds of the epoch the starts are counted from (the first collective's): an
+    /// epoch in ns needs 61 bits and a JavaScript number holds 53, so the wire carries
+    /// `base_s` + offsets.
+    pub base_s: i64,
+    /// Start of each collective, ns after `base_s` (epoch ns = `base_s` · 10⁹ + this).
     pub starts_ns: Vec<i64>,
     /// Index into `names` of each collective.
     pub name_ix: Vec<u32>,

@@ -23,6 +23,7 @@ use crate::protocol::{CurveDto, SeriesDto};
 use crate::views::curve::step_min_max;
 
 const MIB: f64 = 1024.0 * 1024.0;
+const NS_PER_S: i64 = 1_000_000_000;
 
 /// The window HTA's breakdowns used, in words (gpu-traces.md §1).
 pub fn window_note(w: &HtaWindow) -> String {
@@ -212,18 +213,21 @@ pub fn collectives(rank: u32, rank_id: i64, t: &GpuTrace) -> CollectivesDto {
     let mut names: Vec<String> = Vec::new();
     let mut starts_ns = Vec::new();
     let mut name_ix = Vec::new();
-    for (start, name) in gpu_straggler::collectives(t) {
+    let all = gpu_straggler::collectives(t);
+    let base_s = all.first().map_or(0, |c| c.0.div_euclid(NS_PER_S));
+    for (start, name) in all {
         let next = names.len() as u32;
         let j = *ix.entry(name).or_insert_with(|| {
             names.push(name.to_string());
             next
         });
-        starts_ns.push(start);
+        starts_ns.push(start.saturating_sub(base_s.saturating_mul(NS_PER_S)));
         name_ix.push(j);
     }
     CollectivesDto {
         rank,
         rank_id,
+        base_s,
         starts_ns,
         name_ix,
         names,
@@ -239,7 +243,10 @@ pub fn straggler_view(ranks: &[CollectivesDto]) -> StragglerViewDto {
             c.starts_ns
                 .iter()
                 .zip(&c.name_ix)
-                .map(|(&s, &j)| (s, c.names.get(j as usize).map_or("", String::as_str)))
+                .map(|(&s, &j)| {
+                    let epoch_ns = c.base_s.saturating_mul(NS_PER_S).saturating_add(s);
+                    (epoch_ns, c.names.get(j as usize).map_or("", String::as_str))
+                })
                 .collect()
         })
         .collect();
@@ -306,6 +313,7 @@ mod tests {
         CollectivesDto {
             rank,
             rank_id: rank as i64,
+            base_s: 1_682_725_898,
             starts_ns: starts.to_vec(),
             name_ix: vec![0; starts.len()],
             names: vec!["ncclAllReduce".into()],
