@@ -3,7 +3,9 @@
 # then runs every test layer and prints a final "N passed, N failed" line.
 # `.ci/run` calls this script.
 #
-# Layers: cargo test (unit, golden, tidy) → fuzz smoke (deterministic, every target) → wasm32 check of the core → wasm-bindgen-test
+# Layers: cargo test (unit, golden, tidy) → fuzz smoke (deterministic, every target) → Python
+# package (pip install . with maturin into target/pyenv, then tests/python: the cluster driver on a
+# local Ray cluster and on --local) → wasm32 check of the core → wasm-bindgen-test
 # (File → worker streaming path, in Chromium) → release build (scripts/build-release.sh:
 # trunk build --release + scripts/postbuild.py) → Playwright end-to-end tests on dist/ in
 # Debian's Chromium.
@@ -14,6 +16,7 @@ set -e
 ensure_native_tools
 ensure_web_toolchain
 ensure_browser_test_tools
+ensure_python_env
 set +e
 
 PASSED=0
@@ -56,6 +59,16 @@ count_summary() {
   FAILED=$((FAILED + $(echo "$line" | awk '{print $3}')))
 }
 count_summary "$LAST_LOG"
+
+# The Python package (pyproject.toml: maturin "bin" bindings) built from this tree into the venv,
+# then its tests (tests/python/run.py prints "N passed, N failed"; Ray started and stopped there).
+if layer "python package install (pip install ., maturin)" install_python_package; then
+  PASSED=$((PASSED + 1))
+  layer "python tests (cluster summary: Ray and --local)" "$PY_VENV/bin/python" tests/python/run.py
+  count_summary "$LAST_LOG"
+else
+  FAILED=$((FAILED + 1))
+fi
 
 if layer "wasm32 check of the core" cargo check --locked --target wasm32-unknown-unknown --lib; then
   PASSED=$((PASSED + 1)); else FAILED=$((FAILED + 1)); fi

@@ -117,3 +117,35 @@ trunk_build() {
   log "trunk build $*"
   trunk build "$@"
 }
+
+# The Python test environment: a venv under target/ (created once) holding the build backend
+# pinned in pyproject.toml ([build-system] requires) and the `ray` extra's pin; pip runs only
+# when one of them is missing or at another version. python3-venv comes from Debian when the
+# interpreter has no venv module.
+PY_VENV=target/pyenv
+ensure_python_env() {
+  command -v python3 >/dev/null || ensure_apt python3
+  if [ ! -x "$PY_VENV/bin/python" ]; then
+    log "creating the Python venv $PY_VENV"
+    python3 -m venv "$PY_VENV" 2>/dev/null || { ensure_apt python3-venv; rm -rf "$PY_VENV"; python3 -m venv "$PY_VENV"; }
+  fi
+  local maturin ray
+  maturin=$(sed -n 's/^requires = \["maturin==\([^"]*\)"\]/\1/p' pyproject.toml)
+  ray=$(sed -n 's/^ray = \["ray==\([^"]*\)"\]/\1/p' pyproject.toml)
+  if ! "$PY_VENV/bin/python" - "$maturin" "$ray" <<'PY' 2>/dev/null; then
+import fnmatch, sys
+from importlib.metadata import version
+sys.exit(0 if version("maturin") == sys.argv[1] and fnmatch.fnmatch(version("ray"), sys.argv[2]) else 1)
+PY
+    log "installing maturin==$maturin and ray==$ray into $PY_VENV (pip, once)"
+    "$PY_VENV/bin/pip" install -q "maturin==$maturin" "ray==$ray"
+  fi
+}
+
+# install_python_package: `pip install .` of the current tree into $PY_VENV with the venv's
+# maturin (no build isolation: offline once ensure_python_env ran) and the project's cargo
+# cache (CARGO_TARGET_DIR=target: a warm run only relinks nothing and repacks, ~3 s).
+install_python_package() {
+  PATH="$PWD/$PY_VENV/bin:$PATH" CARGO_TARGET_DIR="$PWD/target" \
+    "$PY_VENV/bin/pip" install -q --no-build-isolation --no-deps .
+}
