@@ -216,7 +216,7 @@ fn Kernels(p: GpuPanelDto) -> impl IntoView {
                 <tbody>
                     {move || rows.get().into_iter().map(|k| view! {
                         <tr data-testid="gpu-kernel-row">
-                            <td><code title=k.name.clone()>{k.name.clone()}</code></td>
+                            <td class="gpu-kernel-name"><code title=k.name.clone()>{k.name.clone()}</code></td>
                             <td>{k.category}</td>
                             <td class="num">{format::thousands(k.count as i64)}</td>
                             <td class="num">{ms(k.total_ms)}</td>
