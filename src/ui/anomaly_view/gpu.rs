@@ -16,7 +16,7 @@ use crate::protocol::gpu::{
 };
 use crate::ui::state::AppState;
 use crate::ui::theme::use_theme;
-use crate::ui::widgets::chart;
+use crate::ui::widgets::chart::{self, plot_columns};
 use crate::views::format;
 use crate::views::gpu::{kernel_rows, straggler_view, KernelSort};
 
@@ -39,21 +39,28 @@ fn width(part: i64, whole: i64) -> String {
 #[component]
 pub fn GpuPanel(rank: u32) -> impl IntoView {
     let panel = RwSignal::new(None::<Result<GpuPanelDto, String>>);
-    spawn_local(async move {
-        let res = match ask(AnomalyQuery::Gpu {
-            rank,
-            width_px: 900,
-        })
-        .await
-        {
-            Ok(AnomalyReply::Gpu(p)) => Ok(*p),
-            Ok(other) => Err(format!("unexpected reply {other:?}")),
-            Err(e) => Err(e),
-        };
-        let _ = panel.try_set(Some(res));
+    let section = NodeRef::<leptos::html::Section>::new();
+    let asked = StoredValue::new(false);
+    // Asked once the section is laid out: the memory curves come with one column per pixel of
+    // the charts, which are as wide as the section.
+    Effect::new(move |_| {
+        let Some(el) = section.get() else { return };
+        if asked.get_value() {
+            return;
+        }
+        asked.set_value(true);
+        let width_px = plot_columns(el.client_width() as f64);
+        spawn_local(async move {
+            let res = match ask(AnomalyQuery::Gpu { rank, width_px }).await {
+                Ok(AnomalyReply::Gpu(p)) => Ok(*p),
+                Ok(other) => Err(format!("unexpected reply {other:?}")),
+                Err(e) => Err(e),
+            };
+            let _ = panel.try_set(Some(res));
+        });
     });
     view! {
-        <section class="anom-gpu" data-testid="gpu-panel">
+        <section class="anom-gpu" data-testid="gpu-panel" node_ref=section>
             {move || match panel.get() {
                 None => view! { <p class="muted">"…"</p> }.into_any(),
                 Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
