@@ -5,9 +5,12 @@
 //! the steps table equal to each side's own anomaly steps; a rank compared with itself; steps
 //! matched by order when the ids differ; refusals in words.
 
+mod diff_common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
+
+use diff_common::{diff_json, proflens};
 
 use proflens::analysis::compare::ops::StepChoice;
 use proflens::analysis::compare::{compare_ranks, RankComparison, RankSide};
@@ -57,7 +60,14 @@ fn side_json(s: &RunSide) -> TraceSideJson {
 fn doc(choice: StepChoice) -> (RankComparison, TraceDiffJson) {
     let (a, b) = pair();
     let c = compare_ranks(&side(a), &side(b), choice);
-    let j = build(side_json(a), side_json(b), &c, &[], choice);
+    let j = build(
+        side_json(a),
+        side_json(b),
+        &c,
+        &[],
+        choice,
+        &Default::default(),
+    );
     (c, j)
 }
 
@@ -212,32 +222,6 @@ fn gpu_pair_steps_are_each_sides_anomaly_steps() {
     );
 }
 
-fn proflens(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_proflens"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-fn diff_json(a: &Path, b: &Path, extra: &[&str]) -> Value {
-    let mut args = vec![
-        "diff",
-        a.to_str().unwrap(),
-        b.to_str().unwrap(),
-        "--json",
-        "-",
-    ];
-    args.extend_from_slice(extra);
-    let (rc, out, err) = proflens(&args);
-    assert_eq!(rc, 0, "{err}");
-    serde_json::from_str(&out).unwrap()
-}
-
 #[test]
 fn an_ascend_rank_against_itself_has_zero_deltas_and_its_step_kernels() {
     let r0 = fixture(&format!("{LEVEL1}/rank0_ascend_pt"));
@@ -306,7 +290,14 @@ fn steps_are_matched_by_order_when_the_ids_differ() {
     let c = compare_ranks(&side(a), &side(&r0), StepChoice::All);
     let mut bj = side_json(&r0);
     bj.capture = "ascend";
-    let j = build(side_json(a), bj, &c, &[], StepChoice::All);
+    let j = build(
+        side_json(a),
+        bj,
+        &c,
+        &[],
+        StepChoice::All,
+        &Default::default(),
+    );
     assert_eq!(j.ops_rule, "kernels", "a GPU trace against an Ascend rank");
     assert_eq!(j.ops_steps.mode, "all");
     assert!(j.ops_steps.a.is_empty() && j.ops_steps.b.is_empty());
@@ -340,6 +331,31 @@ fn bad_requests_are_refused_in_words() {
         err.contains("Side A has 1 step: the chosen step does not exist"),
         "{err}"
     );
+    // Options of the other kind of diff are refused, not ignored.
+    let (rc, _, err) = proflens(&["diff", r0s, r0s, "--a-device", "1"]);
+    assert_eq!(rc, 2);
+    assert!(
+        err.contains("--a-device applies to snapshot files"),
+        "{err}"
+    );
+    let (rc, _, err) = proflens(&["diff", r0s, r0s, "--step", "2", "--all-steps"]);
+    assert_eq!(rc, 2);
+    assert!(
+        err.contains("--step and --all-steps exclude each other"),
+        "{err}"
+    );
+    let snap = "../shared/fixtures/torch_snapshots/jogregoire_How-Diffusion-Models-Work__my_snapshot.pickle";
+    let snap = fixture(snap);
+    let snap = snap.to_str().unwrap();
+    let (rc, _, err) = proflens(&["diff", snap, snap, "--rank", "0"]);
+    assert_eq!(rc, 2);
+    assert!(
+        err.contains("--rank applies to traces, rank folders and runs"),
+        "{err}"
+    );
+    let (rc, _, err) = proflens(&["diff", snap, r0s]);
+    assert_eq!(rc, 2);
+    assert!(err.contains("are not the same kind of input"), "{err}");
     let empty = Path::new(env!("CARGO_TARGET_TMPDIR")).join("trace_diff_empty");
     std::fs::create_dir_all(&empty).unwrap();
     let (rc, _, err) = proflens(&["diff", empty.to_str().unwrap(), r0s]);
@@ -441,7 +457,24 @@ fn memory_events_with_known_changes_give_exactly_those_deltas() {
         assert_eq!(p["delta_peak_allocated_mb"], 0.0);
         assert_eq!(p["delta_live_kb"], 0.0);
     }
+    // User frames carry the snapshot report's source links (default style vscode).
+    let frame = &pta["live_by_user_frame"][0];
+    let key = frame["key"].as_str().unwrap();
+    assert!(
+        key.starts_with("/home/z30057886/imagenet_script/main.py("),
+        "{key}"
+    );
+    let link = frame["link"].as_str().unwrap();
+    assert!(
+        link.starts_with("vscode://file/home/z30057886/imagenet_script/main.py:"),
+        "{link}"
+    );
+    assert!(by_name.iter().all(|r| r.get("link").is_none()));
     let text = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        text.contains("](vscode://file/home/z30057886/imagenet_script/main.py:"),
+        "{text}"
+    );
     assert!(
         text.contains("### PTA (PyTorch allocator): 122 rows on A, 123 on B"),
         "{text}"

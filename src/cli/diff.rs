@@ -95,6 +95,24 @@ fn view(r: &SnapshotRun, device: Option<u32>) -> DiffSide<'_> {
     }
 }
 
+/// Writes the comparison `j` as pretty JSON to `--json` and as Markdown (`render`) to `--md`,
+/// when given; `Err` is the message for stderr.
+pub fn write_documents<T: serde::Serialize>(
+    args: &Args,
+    j: &T,
+    render: impl FnOnce(&T) -> String,
+) -> Result<(), String> {
+    if let Some(p) = &args.json {
+        let text =
+            serde_json::to_string_pretty(j).map_err(|e| format!("JSON encoding failed: {e}"))?;
+        super::write_out(p, &text)?;
+    }
+    if let Some(p) = &args.md {
+        super::write_out(p, &render(j))?;
+    }
+    Ok(())
+}
+
 /// Runs the subcommand; returns the exit code.
 pub fn run(args: Args) -> i32 {
     let fail = |e: String| {
@@ -105,7 +123,22 @@ pub fn run(args: Args) -> i32 {
         super::diff_runs::is_snapshot(&args.a),
         super::diff_runs::is_snapshot(&args.b),
     ) {
-        (false, false) => return super::diff_runs::run(&args),
+        (false, false) => {
+            let snapshot_only = [
+                ("--a-device", args.a_device.is_some()),
+                ("--b-device", args.b_device.is_some()),
+                ("--curve", args.curve != "active"),
+                ("--frame-depth", args.frame_depth != 0),
+            ];
+            if let Some((name, _)) = snapshot_only.iter().find(|o| o.1) {
+                return fail(format!(
+                    "{name} applies to snapshot files; {} and {} are traces, rank folders or runs",
+                    args.a.display(),
+                    args.b.display()
+                ));
+            }
+            return super::diff_runs::run(&args);
+        }
         (true, false) | (false, true) => {
             return fail(format!(
                 "{} and {} are not the same kind of input: compare two snapshot files, or two \
@@ -114,7 +147,19 @@ pub fn run(args: Args) -> i32 {
                 args.b.display()
             ))
         }
-        (true, true) => {}
+        (true, true) => {
+            let trace_only = [
+                ("--step", args.step.is_some()),
+                ("--all-steps", args.all_steps),
+                ("--rank", args.rank.is_some()),
+            ];
+            if let Some((name, _)) = trace_only.iter().find(|o| o.1) {
+                return fail(format!(
+                    "{name} applies to traces, rank folders and runs, not to snapshot files \
+                     (use --a-device / --b-device to choose devices)"
+                ));
+            }
+        }
     }
     let curve: &'static str = match args.curve.as_str() {
         "allocated" => "allocated",
@@ -175,19 +220,8 @@ pub fn run(args: Args) -> i32 {
         curve,
         &opts.report,
     );
-    if let Some(p) = &args.json {
-        let text = match serde_json::to_string_pretty(&j) {
-            Ok(t) => t,
-            Err(e) => return fail(format!("JSON encoding failed: {e}")),
-        };
-        if let Err(e) = super::write_out(p, &text) {
-            return fail(e);
-        }
-    }
-    if let Some(p) = &args.md {
-        if let Err(e) = super::write_out(p, &render_md(&j, args.top)) {
-            return fail(e);
-        }
+    if let Err(e) = write_documents(&args, &j, |j| render_md(j, args.top)) {
+        return fail(e);
     }
     let h = |n: u64| crate::base::format::bytes_i(n as i64);
     for d in &j.devices {

@@ -17,6 +17,7 @@ use crate::engine::anomaly::RankAnalysis;
 use crate::engine::store::{Plan, Store};
 use crate::ingest::inventory::{FileKind, Inventory};
 use crate::parse::metadata::read_side_files;
+use crate::report::snapshot_links::{LinkOptions, LinkStyle};
 use crate::report::trace_diff::{build, render_md, TraceSideJson};
 
 /// One side: its inventory and analysed store.
@@ -200,26 +201,27 @@ pub fn run(args: &Args) -> i32 {
     };
     let c = compare_ranks(&rank_side(&pa), &rank_side(&pb), choice);
     let table = rank_table(&figures(&ra), &figures(&rb));
+    let Some(style) = LinkStyle::parse(&args.link_style) else {
+        return fail(format!(
+            "--link-style: expected vscode, cursor, github, file or none, got {:?}",
+            args.link_style
+        ));
+    };
+    let links = LinkOptions {
+        style,
+        project_root: args.project_root.clone(),
+        ..LinkOptions::default()
+    };
     let j = build(
         side_json(&a, &ra, &pa),
         side_json(b, &rb, &pb),
         &c,
         &table,
         choice,
+        &links,
     );
-    if let Some(p) = &args.json {
-        let text = match serde_json::to_string_pretty(&j) {
-            Ok(t) => t,
-            Err(e) => return fail(format!("JSON encoding failed: {e}")),
-        };
-        if let Err(e) = super::write_out(p, &text) {
-            return fail(e);
-        }
-    }
-    if let Some(p) = &args.md {
-        if let Err(e) = super::write_out(p, &render_md(&j, args.top)) {
-            return fail(e);
-        }
+    if let Err(e) = super::diff::write_documents(args, &j, |j| render_md(j, args.top)) {
+        return fail(e);
     }
     let count = |c: &str| j.ops.iter().filter(|o| o.change == c).count();
     eprintln!(

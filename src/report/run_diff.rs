@@ -9,7 +9,9 @@ use serde::Serialize;
 use crate::analysis::compare::keyed::Delta;
 use crate::analysis::compare::memory::{LiveKb, PoolComparison, PoolPeak};
 use crate::analysis::compare::ranks::{RankCell, RankPair};
-use crate::base::format::{duration_ms, fixed, kib, mib};
+use crate::base::format::{duration_ms, fixed, kib, mib, signed};
+use crate::model::stacks::parse_frame;
+use crate::report::snapshot_links::LinkOptions;
 use crate::report::snapshot_md::md_link;
 
 /// One allocator pool on both sides.
@@ -59,8 +61,11 @@ pub struct PoolPeakJson {
 /// One group (user frame or op name) on both sides.
 #[derive(Serialize, Debug)]
 pub struct LiveDeltaJson {
-    /// The user frame or op name.
+    /// The user frame (`path(line): function`) or op name.
     pub key: String,
+    /// Source link of a user frame (`--link-style`), when the style gives one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
     /// Live KiB on A.
     pub a_kb: f64,
     /// On B.
@@ -87,9 +92,19 @@ fn peak_json(p: &PoolPeak) -> PoolPeakJson {
     }
 }
 
-fn live_rows(d: &[Delta<String, LiveKb>]) -> Vec<LiveDeltaJson> {
+/// The link of a user frame `path(line): function` (`None` for op names and unparsable keys).
+fn frame_link(key: &str, links: Option<&LinkOptions>) -> Option<String> {
+    let f = parse_frame(key);
+    if f.line == 0 {
+        return None;
+    }
+    links?.link(f.path, f.line)
+}
+
+fn live_rows(d: &[Delta<String, LiveKb>], links: Option<&LinkOptions>) -> Vec<LiveDeltaJson> {
     d.iter()
         .map(|x| LiveDeltaJson {
+            link: frame_link(&x.key, links),
             key: x.key.clone(),
             a_kb: x.a.kb,
             b_kb: x.b.kb,
@@ -101,8 +116,8 @@ fn live_rows(d: &[Delta<String, LiveKb>]) -> Vec<LiveDeltaJson> {
         .collect()
 }
 
-/// The `memory` array of the document.
-pub fn memory_json(pools: &[PoolComparison]) -> Vec<PoolDiffJson> {
+/// The `memory` array of the document; user frames are linked with `links`.
+pub fn memory_json(pools: &[PoolComparison], links: &LinkOptions) -> Vec<PoolDiffJson> {
     pools
         .iter()
         .map(|p| {
@@ -116,8 +131,8 @@ pub fn memory_json(pools: &[PoolComparison]) -> Vec<PoolDiffJson> {
                 b: p.b.as_ref().map(peak_json),
                 delta_peak_allocated_mb: both(|x| x.peak.peak_allocated_mb),
                 delta_live_kb: both(|x| x.peak.live_kb),
-                live_by_user_frame: live_rows(&p.by_user_frame),
-                live_by_name: live_rows(&p.by_name),
+                live_by_user_frame: live_rows(&p.by_user_frame, Some(links)),
+                live_by_name: live_rows(&p.by_name, None),
             }
         })
         .collect()
@@ -192,15 +207,6 @@ pub fn ranks_json(pairs: &[RankPair]) -> Vec<RankDiffJson> {
         .collect()
 }
 
-fn signed(v: Option<f64>, f: fn(f64) -> String) -> String {
-    match v {
-        None => "–".into(),
-        Some(x) if x > 0.0 => format!("+{}", f(x)),
-        Some(x) if x < 0.0 => format!("−{}", f(-x)),
-        Some(_) => "0".into(),
-    }
-}
-
 fn opt(v: Option<f64>, f: fn(f64) -> String) -> String {
     v.map_or("–".into(), f)
 }
@@ -216,7 +222,7 @@ fn live_table(out: &mut String, title: &str, rows: &[LiveDeltaJson], top: usize)
         let key = if r.key.is_empty() {
             "(no user frame)".to_string()
         } else {
-            md_link(&r.key, None)
+            md_link(&r.key, r.link.as_deref())
         };
         let n = |k: u64| format!("{k} row{}", if k == 1 { "" } else { "s" });
         out.push_str(&format!(

@@ -13,11 +13,12 @@ use crate::analysis::compare::ranks::{changed_most, RankPair};
 use crate::analysis::compare::steps::{MatchedBy, StepFigures};
 use crate::analysis::compare::RankComparison;
 use crate::analysis::host_evidence::Label;
-use crate::base::format::{duration_ns, thousands};
+use crate::base::format::{duration_ns, signed, thousands};
 use crate::base::units::{ns_to_ms, ns_to_us};
 use crate::report::run_diff::{
     memory_json, memory_md, ranks_json, ranks_md, PoolDiffJson, RankDiffJson,
 };
+use crate::report::snapshot_links::LinkOptions;
 use crate::report::snapshot_md::md_link;
 
 /// The whole trace diff document.
@@ -196,13 +197,14 @@ fn step_row(a: Option<&StepFigures>, b: Option<&StepFigures>) -> StepDeltaJson {
 }
 
 /// Builds the document of two compared ranks (`a`, `b`: the sides as the CLI read them; `ranks`:
-/// the rank table of both runs).
+/// the rank table of both runs; `links`: how user frames are linked, as in the snapshot report).
 pub fn build(
     a: TraceSideJson,
     b: TraceSideJson,
     c: &RankComparison,
     ranks: &[RankPair],
     choice: StepChoice,
+    links: &LinkOptions,
 ) -> TraceDiffJson {
     let ops = c
         .ops
@@ -290,7 +292,7 @@ pub fn build(
         steps_matched_by: c.steps.by.as_str(),
         steps,
         bubble_labels,
-        memory: memory_json(&c.memory),
+        memory: memory_json(&c.memory, links),
         ranks: ranks_json(ranks),
         ranks_changed_most: changed_most(ranks)
             .into_iter()
@@ -301,12 +303,7 @@ pub fn build(
 }
 
 fn signed_ms(d: Option<f64>) -> String {
-    match d {
-        None => "–".into(),
-        Some(v) if v > 0.0 => format!("+{}", duration_ns((v * 1e6).round() as i64)),
-        Some(v) if v < 0.0 => format!("−{}", duration_ns((-v * 1e6).round() as i64)),
-        Some(_) => "0".into(),
-    }
+    signed(d, |v| duration_ns((v * 1e6).round() as i64))
 }
 
 fn ms(v: Option<f64>) -> String {
@@ -318,11 +315,7 @@ fn us(v: f64) -> String {
 }
 
 fn signed_i(d: i64) -> String {
-    match d.signum() {
-        1 => format!("+{}", thousands(d)),
-        -1 => format!("−{}", thousands(d.saturating_abs())),
-        _ => "0".into(),
-    }
+    signed(Some(d as f64), |v| thousands(v as i64))
 }
 
 fn side_line(name: &str, s: &TraceSideJson) -> String {
