@@ -237,6 +237,7 @@ def run_ray(
     ray = _import_ray()
     import logging
 
+    t0 = time.monotonic()
     own = not ray.is_initialized()
     if not own:
         pass
@@ -252,6 +253,9 @@ def run_ray(
     try:
         remote = ray.remote(num_cpus=1, max_retries=retries)(run_task)
         cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
+        if not progress.quiet:
+            how = "joined" if not own else ("connected to " + address if address else "started a local cluster")
+            sys.stderr.write(f"proflens.cluster: Ray: {how}, {cpus} CPUs, in {time.monotonic() - t0:.2f} s\n")
         window = max_in_flight or max(2 * cpus, 2)
         pending: Dict[object, int] = {}
         next_task = 0
