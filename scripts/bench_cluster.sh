@@ -36,13 +36,14 @@ BYTES=$("$BIN" targets "$DATA" --json | "$PY" -c 'import json,sys; print(sum(t["
 log "$RANKS ranks, $BYTES bytes under $DATA; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 printf '%-44s %8s %8s %9s %8s %8s\n' "run" "wall_s" "cpu_s" "rss_MB" "ranks/s" "MB/s"
-# row NAME CMD...: runs CMD under /usr/bin/time, prints one row; the last stderr lines go to $OUT/NAME.err.
+# row NAME CMD...: runs CMD under /usr/bin/time, prints one row (ranks and bytes: $ROW_RANKS and
+# $ROW_BYTES when set, else the run's); its stdout and stderr go to $OUT/NAME.out and .err.
 row() {
   local name="$1"; shift
   /usr/bin/time -f '%e %U %S %M' -o "$OUT/time" nice -n 10 "$@" 2> "$OUT/$name.err" > "$OUT/$name.out" || {
     echo "$name failed:" >&2; tail -5 "$OUT/$name.err" >&2; return 1; }
   read -r wall user sys rss < "$OUT/time"
-  awk -v n="$name" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" -v k="$RANKS" -v b="$BYTES" \
+  awk -v n="$name" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" -v k="${ROW_RANKS:-$RANKS}" -v b="${ROW_BYTES:-$BYTES}" \
     'BEGIN { printf "%-44s %8.2f %8.2f %9.1f %8.2f %8.1f\n", n, w, u + s, r / 1024, k / w, b / 1e6 / w }'
 }
 # map_s NAME: the driver's "map X s" (targets + Ray start + every task, before the reduce).
@@ -70,3 +71,20 @@ lines=$(wc -c < "$OUT/parts.jsonl"); summary=$(wc -c < "$OUT/cli-summary.json")
 gz=$(wc -c < "$OUT/cli-summary.json.gz")
 awk -v l="$lines" -v s="$summary" -v g="$gz" -v k="$RANKS" 'BEGIN {
   printf "summary bytes per rank: %.0f (JSON Lines from summarize), %.0f (reduced file), %.0f (reduced, --gzip)\n", l / k, s / k, g / k }'
+
+# The reduce at 10,000 ranks: the measured lines replicated with new targets and rank ids
+# (the reduce's cost depends on the ranks and steps it holds, not on where they came from).
+"$PY" - "$OUT/parts.jsonl" 10000 > "$OUT/parts10k.jsonl" <<'PY'
+import json, sys
+src = [json.loads(l) for l in open(sys.argv[1], "rb") if l.strip()]
+for i in range(int(sys.argv[2])):
+    r = dict(src[i % len(src)])
+    r["target"] = f"{r['target']}#copy{i}"
+    r["rank_dir"] = f"{r['rank_dir']}#copy{i}"
+    r["rank_id"] = i
+    sys.stdout.write(json.dumps(r, separators=(",", ":")) + "\n")
+PY
+ROW_RANKS=10000 ROW_BYTES=$(wc -c < "$OUT/parts10k.jsonl") \
+  row "cli: proflens reduce, 10,000 ranks (MB/s of lines)" "$BIN" reduce "$OUT/parts10k.jsonl" --out "$OUT/summary10k.json"
+awk -v l="$(wc -c < "$OUT/parts10k.jsonl")" -v s="$(wc -c < "$OUT/summary10k.json")" 'BEGIN {
+  printf "10,000 ranks: %.1f MB of JSON Lines in, %.1f MB summary out\n", l / 1e6, s / 1e6 }'
