@@ -200,23 +200,53 @@ class _Progress:
         sys.stderr.flush()
 
 
+def _run_alone(task: Sequence[dict], threads: int) -> TaskResult:
+    """One task in a pool process of its own: if that process dies, only this task is lost."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        try:
+            return pool.submit(run_task, task, threads).result()
+        except Exception as e:  # BrokenProcessPool: the pool process died
+            return _lost_task(task, f"{type(e).__name__}: {e}")
+
+
 def run_local(
     tasks: Sequence[Sequence[dict]], workers: Optional[int], progress: _Progress, threads: int = 1
 ) -> None:
     """The tasks on a ``concurrent.futures.ProcessPoolExecutor`` of ``workers`` processes
     (default: the CPU count), each summarising on ``threads`` threads; results handed to
-    ``progress`` as they finish."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    ``progress`` as they finish. A pool process that dies (killed from outside: the
+    ``summarize`` it runs dying is handled in :func:`run_task`) breaks the whole pool, without
+    saying which task killed it: the tasks not finished then run again each in a pool process
+    of its own (``workers`` at a time), so only the killing task's targets are reported lost."""
+    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
-    with ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
+    n = workers or os.cpu_count() or 1
+    unfinished = set(range(len(tasks)))
+    with ProcessPoolExecutor(max_workers=n) as pool:
         futures = {pool.submit(run_task, t, threads): i for i, t in enumerate(tasks)}
         for f in as_completed(futures):
             i = futures[f]
             try:
                 result = f.result()
-            except Exception as e:  # the pool process died (BrokenProcessPool) or raised
+            except BrokenProcessPool:
+                continue  # run again alone, below
+            except Exception as e:  # the task function raised: its targets are lost
                 result = _lost_task(tasks[i], f"{type(e).__name__}: {e}")
+            unfinished.discard(i)
             progress.finished(i, result)
+    if unfinished:
+        if not progress.quiet:
+            sys.stderr.write(
+                f"proflens.cluster: a pool process died; running the {len(unfinished)} unfinished tasks "
+                "again, each in a process of its own\n"
+            )
+        with ThreadPoolExecutor(max_workers=n) as alone:
+            futures = {alone.submit(_run_alone, tasks[i], threads): i for i in sorted(unfinished)}
+            for f in as_completed(futures):
+                progress.finished(futures[f], f.result())
 
 
 def _import_ray():

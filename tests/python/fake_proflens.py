@@ -9,7 +9,8 @@ contract of CLUSTER-CONTRACT.md with known answers and no analysis:
 - `summarize [--threads N] [--root R] PATH...`: one line `{"target": PATH, "status": "ok",
   "fake_argv": [the options]...}` per path, in order.
   A path whose name contains `die` makes the process write half a line and kill itself
-  (SIGKILL); `crash` makes it exit 101 (a Rust panic) after the earlier lines.
+  (SIGKILL); `crash` makes it exit 101 (a Rust panic) after the earlier lines; `killworker`
+  kills the process that started it (the pool worker running the task), then itself.
 - `reduce - --out F ARGS...`: writes `{"args": ARGS, "lines": [parsed stdin lines]}` to F;
   exit 0 when any line has status ok, else 2.
 """
@@ -45,6 +46,9 @@ def main(argv):
             if "die" in name:
                 sys.stdout.write('{"target": "' + p[:5])
                 sys.stdout.flush()
+                os.kill(os.getpid(), signal.SIGKILL)
+            if "killworker" in name:
+                os.kill(os.getppid(), signal.SIGKILL)
                 os.kill(os.getpid(), signal.SIGKILL)
             if "crash" in name:
                 sys.stderr.write("thread 'main' panicked at src/x.rs:1:1:\nboom\n")

@@ -180,6 +180,22 @@ class Main(FakeBinary):
         self.assertIn(f"    failed: rank 5 {sorted(ps)[5]}: proflens summarize was killed by signal SIGKILL", err)
         self.assertIn("6 targets (ok 5, partial 0, failed 1) in 3 tasks", err)
 
+    def test_a_dead_pool_process_loses_only_its_task(self):
+        names = [f"r{i}_ascend_pt" for i in range(6)] + ["s_killworker_ascend_pt"]
+        root, ps = make_root(names)
+        out = os.path.join(root, "summary.json")
+        rc, err = self.run_main([root, "--out", out, "--local", "--workers", "2", "--ranks-per-task", "1"])
+        self.assertEqual(rc, 0, err)
+        got = json.load(open(out))["lines"]
+        status = {l["target"]: l["status"] for l in got}
+        killer = sorted(ps)[6]
+        self.assertEqual(status, {**{p: "ok" for p in sorted(ps)[:6]}, killer: "failed"})
+        (lost,) = [l for l in got if l["status"] == "failed"]
+        self.assertEqual(lost["problems"][0]["code"], "task-lost")
+        self.assertIn("the task running this target was lost: BrokenProcessPool", lost["problems"][0]["message"])
+        self.assertIn("a pool process died; running the", err)
+        self.assertEqual(err.count("] task "), 7)
+
     def test_nothing_analysed_is_exit_2(self):
         root, _ = make_root(["a_die_ascend_pt"])
         rc, _ = self.run_main([root, "--out", os.path.join(root, "s.json"), "--local", "--quiet"])
