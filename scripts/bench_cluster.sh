@@ -21,7 +21,7 @@ source scripts/lib/toolchain.sh
 ensure_python_env
 install_python_package
 PY="$PY_VENV/bin/python"
-BIN="$PY_VENV/bin/proflens"
+BIN="${PROFLENS_BIN:-$PY_VENV/bin/proflens}"  # the driver honours PROFLENS_BIN too
 RANKS="${1:-32}"
 MB="${2:-10}"
 DATA="/tmp/proflens-bench-cluster-${RANKS}r-${MB}mb"
