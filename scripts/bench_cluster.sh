@@ -37,17 +37,25 @@ log "$RANKS ranks, $BYTES bytes under $DATA; $(nproc) cores, load $(cut -d' ' -f
 
 printf '%-44s %8s %8s %9s %8s %8s\n' "run" "wall_s" "cpu_s" "rss_MB" "ranks/s" "MB/s"
 # row NAME CMD...: runs CMD under /usr/bin/time, prints one row (ranks and bytes: $ROW_RANKS and
-# $ROW_BYTES when set, else the run's); its stdout and stderr go to $OUT/NAME.out and .err.
+# $ROW_BYTES when set, else the run's); its stdout and stderr go to $OUT/<key NAME>.out and .err.
+key() { echo "$1" | tr -c 'A-Za-z0-9\n' '_'; }
 row() {
   local name="$1"; shift
-  /usr/bin/time -f '%e %U %S %M' -o "$OUT/time" nice -n 10 "$@" 2> "$OUT/$name.err" > "$OUT/$name.out" || {
-    echo "$name failed:" >&2; tail -5 "$OUT/$name.err" >&2; return 1; }
+  local f="$OUT/$(key "$name")"
+  /usr/bin/time -f '%e %U %S %M' -o "$OUT/time" nice -n 10 "$@" 2> "$f.err" > "$f.out" || {
+    echo "$name failed:" >&2; tail -5 "$f.err" >&2; return 1; }
   read -r wall user sys rss < "$OUT/time"
   awk -v n="$name" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" -v k="${ROW_RANKS:-$RANKS}" -v b="${ROW_BYTES:-$BYTES}" \
     'BEGIN { printf "%-44s %8.2f %8.2f %9.1f %8.2f %8.1f\n", n, w, u + s, r / 1024, k / w, b / 1e6 / w }'
 }
 # map_s NAME: the driver's "map X s" (targets + Ray start + every task, before the reduce).
-map_s() { sed -n 's/.* map \([0-9.]*\) s,.*/\1/p' "$OUT/$1.err" | tail -1; }
+map_s() { sed -n 's/.* map \([0-9.]*\) s,.*/\1/p' "$OUT/$(key "$1").err" | tail -1; }
+# tasks_s NAME: a Ray run's map time after its Ray start ("Ray: ... in X s").
+tasks_s() {
+  local start
+  start=$(sed -n 's/.*Ray: .* in \([0-9.]*\) s$/\1/p' "$OUT/$(key "$1").err")
+  awk -v m="$(map_s "$1")" -v s="$start" 'BEGIN { printf "%.3f", m - s }'
+}
 
 row "cli: proflens summarize (1 process)" "$BIN" summarize "$DATA" --out "$OUT/parts.jsonl"
 row "cli: proflens reduce (alone)" "$BIN" reduce "$OUT/parts.jsonl" --out "$OUT/cli-summary.json"
@@ -56,15 +64,21 @@ for w in 1 2; do
 done
 for w in 1 2; do
   row "ray: $w CPUs, 4 ranks/task (incl. Ray start)" "$PY" -m proflens.cluster "$DATA" --out "$OUT/ray$w.json" --workers "$w" --ranks-per-task 4
-  grep -h "Ray: " "$OUT/ray: $w CPUs, 4 ranks/task (incl. Ray start).err" | sed 's/^/    /' || true
+  t=$(tasks_s "ray: $w CPUs, 4 ranks/task (incl. Ray start)")
+  grep -h "Ray: " "$OUT/$(key "ray: $w CPUs, 4 ranks/task (incl. Ray start)").err" | sed 's/^/   /'
+  awk -v t="$t" -v k="$RANKS" -v b="$BYTES" 'BEGIN {
+    printf "    the tasks after the Ray start: %.2f s: %.2f ranks/s, %.1f MB/s\n", t, k / t, b / 1e6 / t }'
+  m=$(map_s "local: --workers $w, 4 ranks/task")
+  awk -v m="$m" -v k="$RANKS" -v b="$BYTES" -v w="$w" 'BEGIN {
+    printf "    (local --workers %d: map %.2f s: %.2f ranks/s, %.1f MB/s)\n", w, m, k / m, b / 1e6 / m }'
 done
 for n in 1 16; do
   row "ray: 2 CPUs, $n ranks/task" "$PY" -m proflens.cluster "$DATA" --out "$OUT/ray-t$n.json" --workers 2 --ranks-per-task "$n"
 done
-m1=$(map_s "ray: 2 CPUs, 1 ranks/task"); m16=$(map_s "ray: 2 CPUs, 16 ranks/task")
+m1=$(tasks_s "ray: 2 CPUs, 1 ranks/task"); m16=$(tasks_s "ray: 2 CPUs, 16 ranks/task")
 t16=$(( (RANKS + 15) / 16 ))
 awk -v a="$m1" -v b="$m16" -v k="$RANKS" -v t="$t16" 'BEGIN {
-  printf "ray scheduling: map %.2f s with %d tasks of 1 rank vs %.2f s with %d tasks of 16: %.1f ms per extra task (wall, 2 CPUs)\n",
+  printf "ray scheduling: tasks %.2f s as %d tasks of 1 rank vs %.2f s as %d tasks of 16 (after the Ray start): %.1f ms per extra task (wall, 2 CPUs)\n",
     a, k, b, t, (a - b) * 1000 / (k - t) }'
 lines=$(wc -c < "$OUT/parts.jsonl"); summary=$(wc -c < "$OUT/cli-summary.json")
 "$BIN" reduce "$OUT/parts.jsonl" --out "$OUT/cli-summary.json.gz" --gzip 2>/dev/null
