@@ -115,3 +115,37 @@ fn a_path_given_twice_is_ignored_once_and_never_vanishes() {
         ]
     );
 }
+
+/// fuzz target `trace_splitter` (long run, session 5): whitespace, then a UTF-16 byte-order
+/// mark. When a read ended right after its first byte, the splitter judged the encoding on
+/// one byte and said "expected `[` or `{`"; with a larger read it said "UTF-16 BE": the
+/// verdict depended on where a read ended. Now every read size gives the UTF-16 message.
+#[test]
+fn utf16_mark_after_whitespace_is_named_whatever_the_read_size() {
+    use std::ops::ControlFlow;
+    use std::sync::Arc;
+
+    use proflens::ingest::ChunkReader;
+    use proflens::parse::trace_json::for_each_event;
+
+    let mut file = vec![b'\r'; 69];
+    file.extend_from_slice(&[0xFE, 0xFF, 0xFF, 0xFF, b'\r', 0, b' ']);
+    let name: Arc<str> = "trace_view.json".into();
+    for chunk in 1..=80 {
+        let mut rdr = ChunkReader::with_sizes(&file[..], Some(file.len() as u64), chunk, 16 << 20);
+        let err = for_each_event(
+            &mut rdr,
+            &name,
+            &mut |_| ControlFlow::Continue(()),
+            &mut |_, _| ControlFlow::Continue(()),
+        )
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            err,
+            "trace_view.json (byte 69): the text is UTF-16 BE (byte-order mark FE FF), not supported: re-save the file as UTF-8",
+            "read size {chunk}"
+        );
+    }
+}

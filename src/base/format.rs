@@ -117,6 +117,17 @@ pub fn percent(ratio: Option<f64>, decimals: usize) -> String {
     }
 }
 
+/// A delta `B − A` with its sign: `+` then `f(v)`, `−` (U+2212) then `f(|v|)`, `0` for zero;
+/// `–` when there is no delta (a side is missing).
+pub fn signed(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    match v {
+        None => "–".into(),
+        Some(x) if x > 0.0 => format!("+{}", f(x)),
+        Some(x) if x < 0.0 => format!("−{}", f(-x)),
+        Some(_) => "0".into(),
+    }
+}
+
 /// An integer with thousands separators (`1234567` → `1,234,567`).
 pub fn thousands(v: i64) -> String {
     let s = v.unsigned_abs().to_string();

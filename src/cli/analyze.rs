@@ -196,7 +196,14 @@ pub fn run(args: Args) -> i32 {
             return super::EXIT_NOTHING;
         }
     }
-    let mut n_problems = opener.walk_problems;
+    let (done, n) = print_outcomes(&store);
+    super::exit_code(done > 0, opener.walk_problems + n, args.common.strict)
+}
+
+/// Prints every target's problems and failures to stderr (`<analysis>: <problem>`); returns
+/// `(targets done, problems counting against --strict)`.
+pub fn print_outcomes(store: &Store) -> (u64, u64) {
+    let mut n_problems = 0;
     let mut done = 0u64;
     for (_, kind, status, problems) in store.outcomes() {
         if status == crate::engine::contract::Status::Done {
@@ -214,7 +221,7 @@ pub fn run(args: Args) -> i32 {
             eprintln!("{}: {why}", crate::engine::contract::kind_name(kind));
         }
     }
-    super::exit_code(done > 0, n_problems, args.common.strict)
+    (done, n_problems)
 }
 
 /// Writes every output of the store under `dir` (see the module doc).

@@ -1,8 +1,9 @@
-//! `proflens diff A B [--json FILE] [--md FILE]` (issue 13 "Compare"): two snapshot pickles
-//! (or two devices' worth of one run each) compared per device — global peak, end state and the
-//! live bytes per site at each — as JSON ([`crate::report::snapshot_diff::DiffJson`]) and
-//! Markdown. Each side is read and analysed once, exactly as `proflens snapshot` does.
-//! Comparing two rank folders or two traces is not built yet: such inputs are refused in words.
+//! `proflens diff A B [--json FILE] [--md FILE]` (issue 13 "Compare"):
+//! * two snapshot pickles (or two devices of one file) compared per device — global peak, end
+//!   state and the live bytes per site at each — as JSON
+//!   ([`crate::report::snapshot_diff::DiffJson`]) and Markdown; each side is read and analysed
+//!   once, exactly as `proflens snapshot` does;
+//! * anything else (two GPU traces, two rank folders, two runs): [`super::diff_runs`].
 
 use std::ops::ControlFlow;
 use std::path::PathBuf;
@@ -16,9 +17,9 @@ use super::fs_opener::FsOpener;
 /// Arguments of `proflens diff`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Side A: a snapshot pickle (`torch.cuda.memory._dump_snapshot()` output).
+    /// Side A: a snapshot pickle, a GPU trace (`*.json[.gz]`), a rank folder or a run folder.
     pub a: PathBuf,
-    /// Side B: a snapshot pickle.
+    /// Side B: the same kind of input as A.
     pub b: PathBuf,
     /// Write the JSON comparison here (`-` for stdout).
     #[arg(long)]
@@ -44,9 +45,19 @@ pub struct Args {
     /// Compare only this device of side B.
     #[arg(long)]
     pub b_device: Option<u32>,
-    /// Sites listed per table in the Markdown (the JSON has all of them).
+    /// Rows listed per table in the Markdown (the JSON has all of them).
     #[arg(long, default_value_t = 20)]
     pub top: usize,
+    /// Traces and runs: compare the ops of the N-th step of each side (1 = the first, the
+    /// default, as HTA's TraceDiff).
+    #[arg(long, value_name = "N")]
+    pub step: Option<usize>,
+    /// Traces and runs: compare the ops of the whole captures instead of one step.
+    #[arg(long)]
+    pub all_steps: bool,
+    /// Runs: compare rank N of each side in the ops and steps tables (default: the first rank).
+    #[arg(long, value_name = "N")]
+    pub rank: Option<i64>,
     /// Options of every command (`--strict`).
     #[command(flatten)]
     pub common: super::CommonArgs,
@@ -61,8 +72,8 @@ fn side(path: &PathBuf, opts: &SnapshotOptions, problems: &mut u64) -> Result<Sn
         [f] if path.is_file() => f.clone(),
         _ => {
             return Err(format!(
-                "{} is a folder ({} files): diff compares two snapshot files for now; comparing \
-                 rank folders and traces is not built yet",
+                "{} is a folder ({} files), not a snapshot file: compare it with another folder \
+                 or trace",
                 path.display(),
                 files.len()
             ))
@@ -84,12 +95,45 @@ fn view(r: &SnapshotRun, device: Option<u32>) -> DiffSide<'_> {
     }
 }
 
+/// Writes the comparison `j` as pretty JSON to `--json` and as Markdown (`render`) to `--md`,
+/// when given; `Err` is the message for stderr.
+pub fn write_documents<T: serde::Serialize>(
+    args: &Args,
+    j: &T,
+    render: impl FnOnce(&T) -> String,
+) -> Result<(), String> {
+    if let Some(p) = &args.json {
+        let text =
+            serde_json::to_string_pretty(j).map_err(|e| format!("JSON encoding failed: {e}"))?;
+        super::write_out(p, &text)?;
+    }
+    if let Some(p) = &args.md {
+        super::write_out(p, &render(j))?;
+    }
+    Ok(())
+}
+
 /// Runs the subcommand; returns the exit code.
 pub fn run(args: Args) -> i32 {
     let fail = |e: String| {
         eprintln!("proflens diff: {e}");
         super::EXIT_NOTHING
     };
+    match (
+        super::diff_runs::is_snapshot(&args.a),
+        super::diff_runs::is_snapshot(&args.b),
+    ) {
+        (false, false) => return super::diff_runs::run(&args),
+        (true, false) | (false, true) => {
+            return fail(format!(
+                "{} and {} are not the same kind of input: compare two snapshot files, or two \
+                 traces, rank folders or runs",
+                args.a.display(),
+                args.b.display()
+            ))
+        }
+        (true, true) => {}
+    }
     let curve: &'static str = match args.curve.as_str() {
         "allocated" => "allocated",
         "active" => "active",
@@ -149,19 +193,8 @@ pub fn run(args: Args) -> i32 {
         curve,
         &opts.report,
     );
-    if let Some(p) = &args.json {
-        let text = match serde_json::to_string_pretty(&j) {
-            Ok(t) => t,
-            Err(e) => return fail(format!("JSON encoding failed: {e}")),
-        };
-        if let Err(e) = super::write_out(p, &text) {
-            return fail(e);
-        }
-    }
-    if let Some(p) = &args.md {
-        if let Err(e) = super::write_out(p, &render_md(&j, args.top)) {
-            return fail(e);
-        }
+    if let Err(e) = write_documents(&args, &j, |j| render_md(j, args.top)) {
+        return fail(e);
     }
     let h = |n: u64| crate::base::format::bytes_i(n as i64);
     for d in &j.devices {

@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 pub mod analyze;
 pub mod anomaly;
 pub mod diff;
+pub mod diff_runs;
 pub mod fs_opener;
 pub mod memory;
 pub mod snapshot;
@@ -107,7 +108,8 @@ enum Command {
     /// Every analysis the inputs allow, from one read per file, into one folder.
     #[command(after_help = EXIT_CODES_HELP)]
     Analyze(analyze::Args),
-    /// Compare two memory snapshots: peak, end state and live bytes per site, with deltas.
+    /// Compare two runs: snapshots (peak, end, live bytes per site) or traces, rank folders and
+    /// runs (ops per name, steps, bubbles), with deltas.
     #[command(after_help = EXIT_CODES_HELP)]
     Diff(diff::Args),
 }

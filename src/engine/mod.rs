@@ -3,6 +3,7 @@
 //! per-analysis phases ([`memory`], [`anomaly`], [`snapshot`]), the native multi-core driver
 //! ([`parallel`]) and the worker's session. Used by the CLI, the worker and the tests.
 pub mod anomaly;
+pub mod cluster;
 pub mod contract;
 pub mod gpu;
 pub mod gpu_report;

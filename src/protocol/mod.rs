@@ -18,6 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod anomaly;
+pub mod cluster;
 pub mod memory;
 pub mod snapshot;
 

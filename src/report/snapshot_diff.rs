@@ -3,7 +3,7 @@
 //! Per device (matched by ordinal; a device on one side only is compared with nothing): the
 //! global peak and the end state of each side on the peak curve (`--curve`, default active,
 //! torch-snapshot.md §7.3–7.4) and their delta; the live bytes per site at each side's global
-//! peak and at the end ([`crate::analysis::snapshot::diff::by_key`]), sites written as in the
+//! peak and at the end ([`crate::analysis::compare::keyed::by_key`]), sites written as in the
 //! snapshot report (`function @ file:line`, [`Labeler::site`]) so both sides share keys. A
 //! site's bytes are the requested bytes of its live tensors (as in the report's contributor
 //! tables), so they sum to the live bytes, not to the curve height.
@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::analysis::compare::keyed::{by_key, pair_delta, Delta};
 use crate::analysis::snapshot::device::{DeviceAnalysis, PointKind, PointReport};
-use crate::analysis::snapshot::diff::{by_key, pair_delta, Delta};
 use crate::base::format::bytes_i;
 use crate::model::snapshot::Snapshot;
 use crate::report::snapshot_json::{Labeler, ReportOptions};
@@ -146,8 +146,8 @@ fn site_rows(d: Vec<Delta<String>>, links: &BTreeMap<String, String>) -> Vec<Sit
     d.into_iter()
         .map(|x| SiteDeltaJson {
             link: links.get(&x.key).cloned(),
-            a_bytes: x.a_bytes,
-            b_bytes: x.b_bytes,
+            a_bytes: x.a,
+            b_bytes: x.b,
             delta_bytes: x.delta_bytes(),
             change: x.change().name(),
             site: x.key,

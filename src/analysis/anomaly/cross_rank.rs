@@ -66,22 +66,37 @@ pub fn row_of(id: i64, r: &AnomalyResult) -> RankRow {
     }
 }
 
-/// Sets `robust_z` and `slow` of every row (§13.4): median and MAD of `service_ms_avg` over
+/// Robust z-scores of `xs` (anomaly.md §13.4, the one MAD rule of the cross-rank table and
+/// the cluster summary's outliers): `(median, z)` with `z[i] = (xs[i] − median) / (1.4826 · MAD)`,
+/// MAD the median of `|x − median|` (percentile type 7); when MAD is 0, `+∞` above the median
+/// and 0 elsewhere (Decision). Empty `xs`: median 0, no scores.
+pub fn robust_z(xs: &[f64]) -> (f64, Vec<f64>) {
+    let med = percentile(xs, 0.5);
+    let dev: Vec<f64> = xs.iter().map(|x| (x - med).abs()).collect();
+    let mad = percentile(&dev, 0.5);
+    let z = xs
+        .iter()
+        .map(|x| {
+            let d = x - med;
+            if mad > 0.0 {
+                d / (1.4826 * mad)
+            } else if d > 0.0 {
+                f64::INFINITY
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    (med, z)
+}
+
+/// Sets `robust_z` and `slow` of every row (§13.4): [`robust_z`] of `service_ms_avg` over
 /// the rows; slow when > `slow_rank_excess` above the median and z > `slow_rank_z`. Needs ≥ 2 rows.
 pub fn flag_slow(rows: &mut [RankRow], cfg: &AnomalyConfig) {
     let xs: Vec<f64> = rows.iter().map(|r| r.service_ms_avg).collect();
-    let med = percentile(&xs, 0.5);
-    let dev: Vec<f64> = xs.iter().map(|x| (x - med).abs()).collect();
-    let mad = percentile(&dev, 0.5);
-    for r in rows.iter_mut() {
-        let d = r.service_ms_avg - med;
-        r.robust_z = if mad > 0.0 {
-            d / (1.4826 * mad)
-        } else if d > 0.0 {
-            f64::INFINITY
-        } else {
-            0.0
-        };
+    let (med, z) = robust_z(&xs);
+    for (r, z) in rows.iter_mut().zip(z) {
+        r.robust_z = z;
         r.slow = rows_len_ok(xs.len())
             && r.service_ms_avg > med * (1.0 + cfg.slow_rank_excess)
             && r.robust_z > cfg.slow_rank_z;

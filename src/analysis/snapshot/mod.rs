@@ -9,7 +9,6 @@
 pub mod attribution;
 pub mod curves;
 pub mod device;
-pub mod diff;
 pub mod frame_filter;
 pub mod lifetimes;
 pub mod live;

@@ -1,0 +1,267 @@
+//! `proflens diff A B` on two GPU traces (Kineto `*.json[.gz]`), two Ascend rank folders or two
+//! run folders (issue 13 "Compare", traces and steps): each side is inventoried and analysed
+//! once through the engine's store (the run of `proflens analyze`: one read per file), then
+//! [`crate::analysis::compare`] compares the results and [`crate::report::trace_diff`] writes
+//! them.
+
+use std::path::Path;
+
+use super::analyze::{print_outcomes, run_store};
+use super::diff::Args;
+use super::fs_opener::FsOpener;
+use crate::analysis::compare::ops::StepChoice;
+use crate::analysis::compare::ranks::{main_pool_peak_mb, rank_table, RankFigures};
+use crate::analysis::compare::{compare_ranks, RankSide};
+use crate::analysis::memory_result::RankMemory;
+use crate::engine::anomaly::RankAnalysis;
+use crate::engine::store::{Plan, Store};
+use crate::ingest::inventory::{FileKind, Inventory};
+use crate::parse::metadata::read_side_files;
+use crate::report::snapshot_links::{LinkOptions, LinkStyle};
+use crate::report::trace_diff::{build, render_md, TraceSideJson};
+
+/// One side: its inventory and analysed store.
+pub struct RunSide {
+    /// The path as given.
+    pub path: String,
+    /// What was found under it.
+    pub inv: Inventory,
+    /// The analyses' results.
+    pub store: Store,
+}
+
+/// True when `path` is one snapshot pickle (the snapshot diff's input).
+pub fn is_snapshot(path: &Path) -> bool {
+    FsOpener::walk(path).is_ok_and(|(_, files)| {
+        let inv = Inventory::from_paths(&files);
+        path.is_file() && inv.snapshots.len() == 1 && inv.ranks.is_empty()
+    })
+}
+
+/// Inventories and analyses one side (steps and bubbles, and memory events when a rank has
+/// `operator_memory.csv`); prints its problems. `Err` is the message for stderr.
+pub fn load(path: &Path, problems: &mut u64) -> Result<RunSide, String> {
+    let (opener, files) =
+        FsOpener::walk(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    *problems += super::print_walk_problems(&opener);
+    let mut inv = Inventory::from_paths(&files);
+    read_side_files(&mut inv, &opener);
+    if !inv.ranks.iter().any(crate::engine::anomaly::usable) {
+        return Err(format!(
+            "{}: no GPU trace and no rank folder with kernel_details.csv, op_summary*.csv or \
+             trace_view.json (diff compares two snapshot files, two traces, two rank folders or \
+             two runs)",
+            path.display()
+        ));
+    }
+    let mut plan = Plan::defaults();
+    plan.snapshot = None;
+    if !inv
+        .ranks
+        .iter()
+        .any(|r| r.file(FileKind::OperatorMemory).is_some())
+    {
+        plan.memory = None;
+    }
+    let store = run_store(&inv, &opener, plan, None, false);
+    *problems += print_outcomes(&store).1;
+    Ok(RunSide {
+        path: path.display().to_string(),
+        inv,
+        store,
+    })
+}
+
+/// One analysed rank of a side.
+#[derive(Clone, Copy)]
+struct Rank<'a> {
+    anomaly: &'a RankAnalysis,
+    memory: Option<&'a RankMemory>,
+}
+
+impl Rank<'_> {
+    fn id(&self) -> Option<i64> {
+        self.anomaly.meta.rank_id
+    }
+}
+
+/// The side's analysed ranks, by rank id (unknown ids last), then in inventory order.
+fn ranks(s: &RunSide) -> Result<Vec<Rank<'_>>, String> {
+    let mut v: Vec<Rank<'_>> = (0..s.inv.ranks.len() as u32)
+        .filter_map(|i| {
+            Some(Rank {
+                anomaly: s.store.anomaly(i)?,
+                memory: s.store.memory(i),
+            })
+        })
+        .collect();
+    v.sort_by_key(|r| (r.id().is_none(), r.id()));
+    if v.is_empty() {
+        return Err(format!("{}: no rank could be analysed", s.path));
+    }
+    Ok(v)
+}
+
+fn rank_side<'a>(r: &Rank<'a>) -> RankSide<'a> {
+    RankSide {
+        rank_id: r.id(),
+        result: &r.anomaly.result,
+        kernels: &r.anomaly.kernels,
+        gpu: r.anomaly.gpu.as_deref(),
+        memory: r.memory,
+    }
+}
+
+fn figures<'a>(rs: &[Rank<'a>]) -> Vec<RankFigures<'a>> {
+    rs.iter()
+        .map(|r| RankFigures {
+            rank_id: r.id(),
+            result: &r.anomaly.result,
+            peak_allocated_mb: r.memory.and_then(main_pool_peak_mb),
+        })
+        .collect()
+}
+
+/// The compared rank: `--rank N`, else the first (HTA's default: the first rank).
+fn pick<'a>(
+    name: &str,
+    s: &RunSide,
+    rs: &[Rank<'a>],
+    want: Option<i64>,
+) -> Result<Rank<'a>, String> {
+    match want {
+        None => Ok(rs[0]),
+        Some(n) => rs
+            .iter()
+            .find(|r| r.id() == Some(n))
+            .copied()
+            .ok_or_else(|| {
+                let have: Vec<String> = rs
+                    .iter()
+                    .map(|r| r.id().map_or("unknown".into(), |x| x.to_string()))
+                    .collect();
+                format!(
+                    "side {name} ({}) has no rank {n} (ranks: {})",
+                    s.path,
+                    have.join(", ")
+                )
+            }),
+    }
+}
+
+fn side_json(s: &RunSide, rs: &[Rank<'_>], r: &Rank<'_>) -> TraceSideJson {
+    TraceSideJson {
+        path: s.path.clone(),
+        capture: if r.anomaly.gpu.is_some() {
+            "kineto"
+        } else {
+            "ascend"
+        },
+        ranks: rs.iter().map(Rank::id).collect(),
+        rank: r.id(),
+    }
+}
+
+/// Runs the trace/rank/run diff; returns the exit code.
+pub fn run(args: &Args) -> i32 {
+    let fail = |e: String| {
+        eprintln!("proflens diff: {e}");
+        super::EXIT_NOTHING
+    };
+    let choice = match (args.all_steps, args.step) {
+        (true, Some(_)) => return fail("--step and --all-steps exclude each other".into()),
+        (true, None) => StepChoice::All,
+        (false, Some(0)) => return fail("--step counts from 1 (1 = the first step)".into()),
+        (false, Some(n)) => StepChoice::Nth(n - 1),
+        (false, None) => StepChoice::Nth(0),
+    };
+    let mut problems = 0;
+    let a = match load(&args.a, &mut problems) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let same = matches!((args.a.canonicalize(), args.b.canonicalize()), (Ok(x), Ok(y)) if x == y);
+    let b_own;
+    let b = if same {
+        &a
+    } else {
+        b_own = match load(&args.b, &mut problems) {
+            Ok(s) => s,
+            Err(e) => return fail(e),
+        };
+        &b_own
+    };
+    let (ra, rb) = match (ranks(&a), ranks(b)) {
+        (Ok(x), Ok(y)) => (x, y),
+        (Err(e), _) | (_, Err(e)) => return fail(e),
+    };
+    let (pa, pb) = match (pick("A", &a, &ra, args.rank), pick("B", b, &rb, args.rank)) {
+        (Ok(x), Ok(y)) => (x, y),
+        (Err(e), _) | (_, Err(e)) => return fail(e),
+    };
+    let c = compare_ranks(&rank_side(&pa), &rank_side(&pb), choice);
+    let table = rank_table(&figures(&ra), &figures(&rb));
+    let Some(style) = LinkStyle::parse(&args.link_style) else {
+        return fail(format!(
+            "--link-style: expected vscode, cursor, github, file or none, got {:?}",
+            args.link_style
+        ));
+    };
+    let links = LinkOptions {
+        style,
+        project_root: args.project_root.clone(),
+        ..LinkOptions::default()
+    };
+    let j = build(
+        side_json(&a, &ra, &pa),
+        side_json(b, &rb, &pb),
+        &c,
+        &table,
+        choice,
+        &links,
+    );
+    if let Err(e) = super::diff::write_documents(args, &j, |j| render_md(j, args.top)) {
+        return fail(e);
+    }
+    let count = |c: &str| j.ops.iter().filter(|o| o.change == c).count();
+    eprintln!(
+        "ops ({}): {} names, {} changed, {} new, {} gone; steps: {} pairs matched by {}",
+        j.ops_rule,
+        j.ops.len(),
+        count("changed"),
+        count("new"),
+        count("gone"),
+        j.steps.len(),
+        j.steps_matched_by
+    );
+    for p in &j.memory {
+        eprintln!(
+            "memory {}: peak allocated {} → {} MiB",
+            p.component,
+            p.a.as_ref()
+                .map_or("–".into(), |x| format!("{:.2}", x.peak_allocated_mb)),
+            p.b.as_ref()
+                .map_or("–".into(), |x| format!("{:.2}", x.peak_allocated_mb)),
+        );
+    }
+    if j.ranks.len() > 1 {
+        let most: Vec<String> = j
+            .ranks_changed_most
+            .iter()
+            .take(3)
+            .map(|r| r.map_or("unknown".into(), |x| x.to_string()))
+            .collect();
+        eprintln!(
+            "ranks: {} (changed most: {})",
+            j.ranks.len(),
+            most.join(", ")
+        );
+    }
+    for n in &j.notes {
+        eprintln!("{n}");
+    }
+    if args.json.is_none() && args.md.is_none() {
+        eprintln!("(write the full comparison with --json FILE and/or --md FILE)");
+    }
+    super::exit_code(true, problems, args.common.strict)
+}
