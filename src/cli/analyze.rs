@@ -62,13 +62,24 @@ impl MultiOpener {
     ///
     /// Errors: an input is unreadable (the message names it).
     pub fn walk(inputs: &[PathBuf]) -> Result<(MultiOpener, Vec<InputFile>), String> {
+        MultiOpener::walk_under(inputs, None)
+    }
+
+    /// [`MultiOpener::walk`] with every input's paths relative to `base` (see
+    /// [`FsOpener::walk_under`]; `None`: each input's parent).
+    ///
+    /// Errors: an input is unreadable or not inside `base` (the message names it).
+    pub fn walk_under(
+        inputs: &[PathBuf],
+        base: Option<&Path>,
+    ) -> Result<(MultiOpener, Vec<InputFile>), String> {
         let mut roots = Vec::new();
         let mut by_path = HashMap::new();
         let mut files = Vec::new();
         let mut walk_problems = 0;
         for p in inputs {
-            let (o, fs) =
-                FsOpener::walk(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+            let (o, fs) = FsOpener::walk_under(p, base)
+                .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
             walk_problems += super::print_walk_problems(&o);
             for f in fs {
                 if !by_path.contains_key(&f.path) {
@@ -85,6 +96,13 @@ impl MultiOpener {
             walk_problems,
         };
         Ok((o, files))
+    }
+}
+
+impl MultiOpener {
+    /// The walk (root and opener) that listed inventory path `rel`, if any.
+    pub fn root_of(&self, rel: &str) -> Option<&FsOpener> {
+        self.by_path.get(rel).map(|&k| &self.roots[k])
     }
 }
 

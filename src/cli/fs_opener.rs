@@ -33,6 +33,7 @@ pub mod codes {
 #[derive(Clone, Debug)]
 pub struct FsOpener {
     base: PathBuf,
+    root: PathBuf,
     problems: Vec<Problem>,
 }
 
@@ -46,11 +47,32 @@ impl FsOpener {
     ///
     /// Errors: `root` itself missing or unreadable.
     pub fn walk(root: &Path) -> io::Result<(FsOpener, Vec<InputFile>)> {
+        FsOpener::walk_under(root, None)
+    }
+
+    /// [`FsOpener::walk`] with the paths relative to `base` instead of the root's parent (the
+    /// cluster path: a rank folder listed as the whole run's walk lists it, so rank id and
+    /// role are decided with the same parent folders). `base` must hold `root`.
+    ///
+    /// Errors: `root` missing or unreadable; `root` not inside `base` (`InvalidInput`).
+    pub fn walk_under(root: &Path, base: Option<&Path>) -> io::Result<(FsOpener, Vec<InputFile>)> {
         let root = root.canonicalize()?;
-        let base = root
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| root.clone());
+        let base = match base {
+            Some(b) => {
+                let b = b.canonicalize()?;
+                if !root.starts_with(&b) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("not inside {}", b.display()),
+                    ));
+                }
+                b
+            }
+            None => root
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| root.clone()),
+        };
         let mut files = Vec::new();
         let mut problems = Vec::new();
         let meta = fs::metadata(&root)?;
@@ -78,7 +100,29 @@ impl FsOpener {
         }
         files.sort_by(|a, b| a.path.cmp(&b.path));
         problems.sort_by(|a, b| a.at.file.cmp(&b.at.file));
-        Ok((FsOpener { base, problems }, files))
+        Ok((
+            FsOpener {
+                base,
+                root,
+                problems,
+            },
+            files,
+        ))
+    }
+
+    /// The file or folder on disk of `rel`, a path relative to the walk's base (as the
+    /// inventory names it; `""` is the base).
+    pub fn disk_path(&self, rel: &str) -> PathBuf {
+        if rel.is_empty() {
+            self.base.clone()
+        } else {
+            self.base.join(rel)
+        }
+    }
+
+    /// The walked root, canonical.
+    pub fn root(&self) -> &Path {
+        &self.root
     }
 
     /// What the walk could not list (unreadable folders, broken links, loops, folders named

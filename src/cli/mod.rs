@@ -9,7 +9,10 @@ pub mod diff;
 pub mod diff_runs;
 pub mod fs_opener;
 pub mod memory;
+pub mod reduce;
 pub mod snapshot;
+pub mod summarize;
+pub mod targets;
 
 /// Exit code: something was analysed (warnings included, unless `--strict`).
 pub const EXIT_CLEAN: i32 = 0;
@@ -112,6 +115,15 @@ enum Command {
     /// runs (ops per name, steps, bubbles), with deltas.
     #[command(after_help = EXIT_CODES_HELP)]
     Diff(diff::Args),
+    /// The analysis targets under run roots, as JSON (docs/cluster-summary.md §1).
+    #[command(after_help = EXIT_CODES_HELP)]
+    Targets(targets::Args),
+    /// One compact rank summary per target, as JSON Lines (docs/cluster-summary.md §2).
+    #[command(after_help = EXIT_CODES_HELP)]
+    Summarize(summarize::Args),
+    /// Rank summary lines into one cluster summary file (docs/cluster-summary.md §3–5).
+    #[command(after_help = EXIT_CODES_HELP)]
+    Reduce(reduce::Args),
 }
 
 /// Runs the CLI with `args` (without the program name); returns the process exit code
@@ -135,5 +147,8 @@ pub fn main(args: Vec<String>) -> i32 {
         Command::Snapshot(a) => snapshot::run(a),
         Command::Analyze(a) => analyze::run(a),
         Command::Diff(a) => diff::run(a),
+        Command::Targets(a) => targets::run(a),
+        Command::Summarize(a) => summarize::run(a),
+        Command::Reduce(a) => reduce::run(a),
     }
 }

@@ -37,6 +37,20 @@ pub fn run_inventory(
     threads: usize,
     on_progress: &(dyn Fn(&Progress<'_>) -> ControlFlow<()> + Sync),
 ) {
+    run_inventory_with(store, inv, opener, threads, on_progress, &|_, _| {});
+}
+
+/// [`run_inventory`], calling `on_target(t, true)` on the worker thread just before target `t`
+/// starts and `on_target(t, false)` just after it ends (the CLI's per-target wall time: the
+/// core reads no clock).
+pub fn run_inventory_with(
+    store: &mut Store,
+    inv: &Inventory,
+    opener: &(dyn Opener + Sync),
+    threads: usize,
+    on_progress: &(dyn Fn(&Progress<'_>) -> ControlFlow<()> + Sync),
+    on_target: &(dyn Fn(Target, bool) + Sync),
+) {
     let mut targets = store.plan().targets(inv);
     // Largest first; ties by target order (stable sort), so the schedule is deterministic.
     targets.sort_by_key(|t| std::cmp::Reverse(input_bytes(inv, *t)));
@@ -60,7 +74,10 @@ pub fn run_inventory(
                     }
                     c
                 };
-                if let Some(e) = run_target(plan, inv, t, opener, &mut cb) {
+                on_target(t, true);
+                let entry = run_target(plan, inv, t, opener, &mut cb);
+                on_target(t, false);
+                if let Some(e) = entry {
                     if let Ok(mut d) = done.lock() {
                         d.push((t, e));
                     }

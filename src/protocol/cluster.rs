@@ -83,6 +83,8 @@ pub struct TargetEntry {
     pub paths: Vec<String>,
     /// Bytes of the target's known input files.
     pub bytes: u64,
+    /// The canonical root the target was found under (give it to `summarize --root`).
+    pub root: String,
 }
 
 /// One step (anomaly.md §6.3 ext `steps[]`): the values of `proflens anomaly`'s JSON, same names.
@@ -199,8 +201,8 @@ pub struct PeakSummary {
     pub kind: String,
     /// Entry index in the device's trace.
     pub index: u64,
-    /// Height on the peak curve, bytes.
-    pub bytes: i64,
+    /// Height on the peak curve, bytes (the snapshot JSON's `height_bytes`).
+    pub height_bytes: i64,
 }
 
 /// One device of one snapshot pickle.

@@ -2,3 +2,4 @@
 //! store's analysis values ([`summary`]) and their reduce into one cluster summary
 //! ([`reduce`]). The format itself is plain data in `protocol::cluster`.
 pub mod reduce;
+pub mod summary;
