@@ -331,6 +331,31 @@ fn bad_requests_are_refused_in_words() {
         err.contains("Side A has 1 step: the chosen step does not exist"),
         "{err}"
     );
+    // Options of the other kind of diff are refused, not ignored.
+    let (rc, _, err) = proflens(&["diff", r0s, r0s, "--a-device", "1"]);
+    assert_eq!(rc, 2);
+    assert!(
+        err.contains("--a-device applies to snapshot files"),
+        "{err}"
+    );
+    let (rc, _, err) = proflens(&["diff", r0s, r0s, "--step", "2", "--all-steps"]);
+    assert_eq!(rc, 2);
+    assert!(
+        err.contains("--step and --all-steps exclude each other"),
+        "{err}"
+    );
+    let snap = "../shared/fixtures/torch_snapshots/jogregoire_How-Diffusion-Models-Work__my_snapshot.pickle";
+    let snap = fixture(snap);
+    let snap = snap.to_str().unwrap();
+    let (rc, _, err) = proflens(&["diff", snap, snap, "--rank", "0"]);
+    assert_eq!(rc, 2);
+    assert!(
+        err.contains("--rank applies to traces, rank folders and runs"),
+        "{err}"
+    );
+    let (rc, _, err) = proflens(&["diff", snap, r0s]);
+    assert_eq!(rc, 2);
+    assert!(err.contains("are not the same kind of input"), "{err}");
     let empty = Path::new(env!("CARGO_TARGET_TMPDIR")).join("trace_diff_empty");
     std::fs::create_dir_all(&empty).unwrap();
     let (rc, _, err) = proflens(&["diff", empty.to_str().unwrap(), r0s]);

@@ -123,7 +123,22 @@ pub fn run(args: Args) -> i32 {
         super::diff_runs::is_snapshot(&args.a),
         super::diff_runs::is_snapshot(&args.b),
     ) {
-        (false, false) => return super::diff_runs::run(&args),
+        (false, false) => {
+            let snapshot_only = [
+                ("--a-device", args.a_device.is_some()),
+                ("--b-device", args.b_device.is_some()),
+                ("--curve", args.curve != "active"),
+                ("--frame-depth", args.frame_depth != 0),
+            ];
+            if let Some((name, _)) = snapshot_only.iter().find(|o| o.1) {
+                return fail(format!(
+                    "{name} applies to snapshot files; {} and {} are traces, rank folders or runs",
+                    args.a.display(),
+                    args.b.display()
+                ));
+            }
+            return super::diff_runs::run(&args);
+        }
         (true, false) | (false, true) => {
             return fail(format!(
                 "{} and {} are not the same kind of input: compare two snapshot files, or two \
@@ -132,7 +147,19 @@ pub fn run(args: Args) -> i32 {
                 args.b.display()
             ))
         }
-        (true, true) => {}
+        (true, true) => {
+            let trace_only = [
+                ("--step", args.step.is_some()),
+                ("--all-steps", args.all_steps),
+                ("--rank", args.rank.is_some()),
+            ];
+            if let Some((name, _)) = trace_only.iter().find(|o| o.1) {
+                return fail(format!(
+                    "{name} applies to traces, rank folders and runs, not to snapshot files \
+                     (use --a-device / --b-device to choose devices)"
+                ));
+            }
+        }
     }
     let curve: &'static str = match args.curve.as_str() {
         "allocated" => "allocated",
