@@ -14,23 +14,14 @@ use std::io::Write;
 
 use proflens::engine::cluster::reduce::Reducer;
 use proflens::protocol::cluster::{
-    AnomalySummary, BubbleSummary, ProblemCounts, RankStatus, RankSummary, RunInfo, StepSummary,
-    TargetKind,
+    AnomalySummary, BubbleSummary, RankStatus, RankSummary, RunInfo, StepSummary, TargetKind,
 };
 
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() % 1_000_000) as f64 / 1e6
-    }
+mod common;
+
+/// Uniform in [0, 1).
+fn unit(rng: &mut common::Rng) -> f64 {
+    (rng.next() % 1_000_000) as f64 / 1e6
 }
 
 /// A value rounded to µs in ms (the anomaly JSON's `_ms` values are exact µs / 1000).
@@ -38,21 +29,21 @@ fn ms(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-fn rank(r: u64, steps: u64, slow: bool, lcg: &mut Lcg) -> RankSummary {
-    let base = 100.0 + 4.0 * lcg.unit();
+fn rank(r: u64, steps: u64, slow: bool, lcg: &mut common::Rng) -> RankSummary {
+    let base = 100.0 + 4.0 * unit(lcg);
     let scale = if slow { 1.3 } else { 1.0 };
     let mut out = Vec::new();
     let mut bubbles = Vec::new();
     let mut t_us = 1_700_000_000_000_000.0 + r as f64 * 17.0;
     for s in 0..steps {
-        let busy = ms((base * 0.7 + 3.0 * lcg.unit()) * scale);
-        let prelaunch = ms(5.0 + 2.0 * lcg.unit());
-        let tail = ms(0.5 * lcg.unit());
-        let internal = ms(base * 0.3 - prelaunch - tail + 2.0 * lcg.unit());
+        let busy = ms((base * 0.7 + 3.0 * unit(lcg)) * scale);
+        let prelaunch = ms(5.0 + 2.0 * unit(lcg));
+        let tail = ms(0.5 * unit(lcg));
+        let internal = ms(base * 0.3 - prelaunch - tail + 2.0 * unit(lcg));
         let service = ms(busy + prelaunch + tail + internal);
         let underfeed = ms(service - busy);
-        let bubble_count = 80 + lcg.next() % 20;
-        let largest = ms(internal / bubble_count as f64 * (2.0 + lcg.unit()));
+        let bubble_count = 80 + lcg.below(20);
+        let largest = ms(internal / bubble_count as f64 * (2.0 + unit(lcg)));
         let step_id = format!("ProfilerStep#{}", 50 + s);
         bubbles.push(BubbleSummary {
             step_id: step_id.clone(),
@@ -87,8 +78,8 @@ fn rank(r: u64, steps: u64, slow: bool, lcg: &mut Lcg) -> RankSummary {
         service_ms_avg: avg(|s| s.service_ms),
         busy_union_ms_avg: avg(|s| s.device_busy_union_ms),
         underfeed_ratio_avg: avg(|s| s.underfeed_ratio),
-        comm_total_ms: ms(10.0 + lcg.unit()),
-        comm_wait_ratio_weighted: Some(0.1 + 0.1 * lcg.unit()),
+        comm_total_ms: ms(10.0 + unit(lcg)),
+        comm_wait_ratio_weighted: Some(0.1 + 0.1 * unit(lcg)),
         bubble_count_avg: avg(|s| s.bubble_count as f64),
         dominant_idle_pattern: "prelaunch_dominant".into(),
         dominant_anomaly_tags: vec![],
@@ -96,30 +87,22 @@ fn rank(r: u64, steps: u64, slow: bool, lcg: &mut Lcg) -> RankSummary {
     bubbles.sort_by(|a, b| b.duration_ms.total_cmp(&a.duration_ms));
     let kept = bubbles.len().min(10);
     let dir = format!("/data/run/rank{r}_ascend_pt");
-    RankSummary {
-        target: dir.clone(),
-        kind: TargetKind::Ascend,
-        rank_id: Some(r as i64),
-        role: None,
-        rank_dir: dir,
-        status: RankStatus::Ok,
-        bytes_read: 1 << 30,
-        analysis_s: 1.0,
-        steps: out,
-        steps_dropped: 0,
-        anomaly: Some(anomaly),
-        top_bubbles_dropped: (bubbles.len() - kept) as u64,
-        top_bubbles: bubbles.into_iter().take(kept).collect(),
-        memory: None,
-        snapshots: vec![],
-        snapshots_dropped: 0,
-        problems: vec![],
-        problems_dropped: 0,
-        problem_counts: ProblemCounts::default(),
-    }
+    let mut s = RankSummary::new(dir.clone(), TargetKind::Ascend, dir);
+    s.rank_id = Some(r as i64);
+    s.status = RankStatus::Ok;
+    s.bytes_read = 1 << 30;
+    s.analysis_s = 1.0;
+    s.steps = out;
+    s.anomaly = Some(anomaly);
+    s.top_bubbles_dropped = (bubbles.len() - kept) as u64;
+    s.top_bubbles = bubbles.into_iter().take(kept).collect();
+    s
 }
 
 fn main() {
+    common::exit_on_help(
+        "gen_cluster_summary --ranks N --steps S --out F [--straggler RANK] [--gzip]",
+    );
     let mut ranks = 64u64;
     let mut steps = 8u64;
     let mut out: Option<String> = None;
@@ -142,7 +125,7 @@ fn main() {
     }
     let out = out.expect("--out F is required");
     let straggler = straggler.unwrap_or((ranks / 3) as i64);
-    let mut lcg = Lcg(0x5eed_c1u64);
+    let mut lcg = common::Rng(0x5eed_c1u64);
     let mut red = Reducer::new();
     for r in 0..ranks {
         let s = rank(r, steps, r as i64 == straggler, &mut lcg);

@@ -116,36 +116,60 @@ fn a_path_given_twice_is_ignored_once_and_never_vanishes() {
     );
 }
 
-/// fuzz target `trace_splitter` (long run, session 5): whitespace, then a UTF-16 byte-order
-/// mark. When a read ended right after its first byte, the splitter judged the encoding on
-/// one byte and said "expected `[` or `{`"; with a larger read it said "UTF-16 BE": the
-/// verdict depended on where a read ended. Now every read size gives the UTF-16 message.
+/// fuzz target `trace_splitter` (long run, session 5; 5 inputs, one class): whitespace, then
+/// the start of UTF-16 text (a byte-order mark, or a zero byte before or after `[`/`{`). When a
+/// read ended right after its first byte, the splitter judged the encoding on one byte and
+/// said "expected `[` or `{`" (or took `[` and failed later); with a larger read it said
+/// "UTF-16": the verdict depended on where a read ended. Now every read size gives the UTF-16
+/// message.
 #[test]
-fn utf16_mark_after_whitespace_is_named_whatever_the_read_size() {
+fn utf16_after_whitespace_is_named_whatever_the_read_size() {
     use std::ops::ControlFlow;
     use std::sync::Arc;
 
     use proflens::ingest::ChunkReader;
     use proflens::parse::trace_json::for_each_event;
 
-    let mut file = vec![b'\r'; 69];
-    file.extend_from_slice(&[0xFE, 0xFF, 0xFF, 0xFF, b'\r', 0, b' ']);
     let name: Arc<str> = "trace_view.json".into();
-    for chunk in 1..=80 {
-        let mut rdr = ChunkReader::with_sizes(&file[..], Some(file.len() as u64), chunk, 16 << 20);
-        let err = for_each_event(
-            &mut rdr,
-            &name,
-            &mut |_| ControlFlow::Continue(()),
-            &mut |_, _| ControlFlow::Continue(()),
-        )
-        .map(|_| ())
-        .unwrap_err()
-        .to_string();
-        assert_eq!(
-            err,
-            "trace_view.json (byte 69): the text is UTF-16 BE (byte-order mark FE FF), not supported: re-save the file as UTF-8",
-            "read size {chunk}"
-        );
+    for (ws, head, found) in [
+        (69, &[0xFE, 0xFF][..], "UTF-16 BE (byte-order mark FE FF)"),
+        (5, &[0xFF, 0xFE][..], "UTF-16 LE (byte-order mark FF FE)"),
+        (
+            19,
+            &[0, b'['][..],
+            "UTF-16 BE (a zero byte before the first character)",
+        ),
+        (
+            2,
+            &[b'[', 0][..],
+            "UTF-16 LE (a zero byte after the first character)",
+        ),
+        (
+            2,
+            &[b'{', 0][..],
+            "UTF-16 LE (a zero byte after the first character)",
+        ),
+    ] {
+        let mut file = vec![b'\r'; ws];
+        file.extend_from_slice(head);
+        file.extend_from_slice(&[0xFF, 0xFF, b'\r', 0, b' ']);
+        for chunk in 1..=80 {
+            let mut rdr =
+                ChunkReader::with_sizes(&file[..], Some(file.len() as u64), chunk, 16 << 20);
+            let err = for_each_event(
+                &mut rdr,
+                &name,
+                &mut |_| ControlFlow::Continue(()),
+                &mut |_, _| ControlFlow::Continue(()),
+            )
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+            assert_eq!(
+                err,
+                format!("trace_view.json (byte {ws}): the text is {found}, not supported: re-save the file as UTF-8"),
+                "read size {chunk}"
+            );
+        }
     }
 }

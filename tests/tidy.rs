@@ -54,6 +54,7 @@ const ALLOW: &[(&str, &[&str])] = &[
             "views::virtual_list",
             "views::cluster_table",
             "views::heatmap",
+            "views::gpu",
         ],
     ),
 ];

@@ -8,7 +8,7 @@ Data flow (every rule lives in the Rust core; this module only moves bytes):
 1. ``proflens targets ROOT... --json``: the analysis targets (rank folders, Kineto traces per
    rank, snapshot pickles) by the page's inventory rules, in a stable order.
 2. The list is cut into tasks of N consecutive targets (:func:`split`).
-3. Each task (:func:`run_task`) runs ``proflens summarize PATHS...`` where it is scheduled
+3. Each task (:func:`run_task`) runs ``proflens summarize --root ROOT PATHS...`` where it is scheduled
    (on a Ray worker, or a pool process with ``--local``), reading its ranks where they lie,
    and returns the JSON Lines it printed as bytes (≤ ~64 KB a rank), never parsed objects.
    A target the process did not write a line for (it died: signal, panic, out of memory), or
@@ -16,7 +16,7 @@ Data flow (every rule lives in the Rust core; this module only moves bytes):
    reduce reports it per rank while the other tasks finish.
 4. The driver appends each finished task's bytes to a temporary file (its memory holds one
    task's result at a time) and prints one progress line per task on stderr.
-5. ``proflens reduce - --out SUMMARY.json --run-mode ray|local --tasks K --wall-s S`` reads
+5. ``proflens reduce - --out SUMMARY.json --run-mode ray|local --tasks K --wall-s S --root ROOT`` reads
    the parts on stdin and writes the ``ClusterSummary`` (docs/cluster-summary.md).
 
 Exit code: the reduce's (0 when anything was analysed, 2 when nothing; 1 with ``--strict``
@@ -47,11 +47,19 @@ TaskResult = Tuple[bytes, Dict[str, object]]
 
 
 def split(targets: Sequence[dict], ranks_per_task: int) -> List[List[dict]]:
-    """Consecutive chunks of ``ranks_per_task`` targets (the last may be shorter), in the
-    stable order ``proflens targets`` printed: ``split(t, 16)`` of 40 targets is 16, 16, 8."""
+    """Consecutive chunks of at most ``ranks_per_task`` targets, in the stable order
+    ``proflens targets`` printed, a chunk never mixing two roots (``summarize --root`` takes
+    one): ``split(t, 16)`` of 40 targets of one root is 16, 16, 8."""
     if ranks_per_task < 1:
         raise ValueError("ranks per task must be at least 1")
-    return [list(targets[i : i + ranks_per_task]) for i in range(0, len(targets), ranks_per_task)]
+    tasks: List[List[dict]] = []
+    for t in targets:
+        last = tasks[-1] if tasks else None
+        if last is None or len(last) == ranks_per_task or last[0].get("root") != t.get("root"):
+            tasks.append([t])
+        else:
+            last.append(t)
+    return tasks
 
 
 def _rank_dir(target: dict) -> str:
@@ -101,18 +109,19 @@ def _death(returncode: int) -> str:
     return f"exited with code {returncode}"
 
 
-def run_task(task: Sequence[dict]) -> TaskResult:
-    """Summarises one task's targets: ``proflens summarize PATHS...`` on this host, its
-    stdout returned as bytes. Lines for targets outside the task are dropped; a target
+def run_task(task: Sequence[dict], threads: int = 1) -> TaskResult:
+    """Summarises one task's targets: ``proflens summarize --threads T [--root ROOT]
+    PATHS...`` on this host (``--root``: the targets' root, so rank ids and roles are decided
+    as ``targets`` decided them), its stdout returned as bytes. Lines for targets outside the task are dropped; a target
     without a line (the process died before writing it) gets a :func:`failed_line` that
     says how the process ended and the last words of its stderr."""
     t0 = time.monotonic()
     paths = [p for t in task for p in t["paths"]]
     try:
         bin_path = proflens.binary()
-        p = subprocess.run(
-            [bin_path, "summarize", *paths], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
+        root = task[0].get("root") if task else None
+        cmd = [bin_path, "summarize", "--threads", str(threads), *(["--root", root] if root else []), *paths]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         out, rc, err = p.stdout, p.returncode, p.stderr
     except (OSError, proflens.ProflensError) as e:
         out, rc, err = b"", None, str(e).encode()
@@ -191,20 +200,53 @@ class _Progress:
         sys.stderr.flush()
 
 
-def run_local(tasks: Sequence[Sequence[dict]], workers: Optional[int], progress: _Progress) -> None:
-    """The tasks on a ``concurrent.futures.ProcessPoolExecutor`` of ``workers`` processes
-    (default: the CPU count), results handed to ``progress`` as they finish."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+def _run_alone(task: Sequence[dict], threads: int) -> TaskResult:
+    """One task in a pool process of its own: if that process dies, only this task is lost."""
+    from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
-        futures = {pool.submit(run_task, t): i for i, t in enumerate(tasks)}
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        try:
+            return pool.submit(run_task, task, threads).result()
+        except Exception as e:  # BrokenProcessPool: the pool process died
+            return _lost_task(task, f"{type(e).__name__}: {e}")
+
+
+def run_local(
+    tasks: Sequence[Sequence[dict]], workers: Optional[int], progress: _Progress, threads: int = 1
+) -> None:
+    """The tasks on a ``concurrent.futures.ProcessPoolExecutor`` of ``workers`` processes
+    (default: the CPU count), each summarising on ``threads`` threads; results handed to
+    ``progress`` as they finish. A pool process that dies (killed from outside: the
+    ``summarize`` it runs dying is handled in :func:`run_task`) breaks the whole pool, without
+    saying which task killed it: the tasks not finished then run again each in a pool process
+    of its own (``workers`` at a time), so only the killing task's targets are reported lost."""
+    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    n = workers or os.cpu_count() or 1
+    unfinished = set(range(len(tasks)))
+    with ProcessPoolExecutor(max_workers=n) as pool:
+        futures = {pool.submit(run_task, t, threads): i for i, t in enumerate(tasks)}
         for f in as_completed(futures):
             i = futures[f]
             try:
                 result = f.result()
-            except Exception as e:  # the pool process died (BrokenProcessPool) or raised
+            except BrokenProcessPool:
+                continue  # run again alone, below
+            except Exception as e:  # the task function raised: its targets are lost
                 result = _lost_task(tasks[i], f"{type(e).__name__}: {e}")
+            unfinished.discard(i)
             progress.finished(i, result)
+    if unfinished:
+        if not progress.quiet:
+            sys.stderr.write(
+                f"proflens.cluster: a pool process died; running the {len(unfinished)} unfinished tasks "
+                "again, each in a process of its own\n"
+            )
+        with ThreadPoolExecutor(max_workers=n) as alone:
+            futures = {alone.submit(_run_alone, tasks[i], threads): i for i in sorted(unfinished)}
+            for f in as_completed(futures):
+                progress.finished(futures[f], f.result())
 
 
 def _import_ray():
@@ -225,8 +267,9 @@ def run_ray(
     progress: _Progress,
     max_in_flight: Optional[int] = None,
     retries: int = 1,
+    threads: int = 1,
 ) -> None:
-    """The tasks as Ray tasks (1 CPU each) on the Ray session this process already has
+    """The tasks as Ray tasks (``threads`` CPUs each, summarising on as many threads) on the Ray session this process already has
     (``ray.is_initialized()``: left running), else ``ray.init(address=ADDR)``, else a local
     cluster of ``workers`` CPUs (default: all) without dashboard; a session started here is
     shut down at the end. At most
@@ -237,6 +280,7 @@ def run_ray(
     ray = _import_ray()
     import logging
 
+    t0 = time.monotonic()
     own = not ray.is_initialized()
     if not own:
         pass
@@ -250,14 +294,17 @@ def run_ray(
             log_to_driver=False,
         )
     try:
-        remote = ray.remote(num_cpus=1, max_retries=retries)(run_task)
+        remote = ray.remote(num_cpus=threads, max_retries=retries)(run_task)
         cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
-        window = max_in_flight or max(2 * cpus, 2)
+        if not progress.quiet:
+            how = "joined" if not own else ("connected to " + address if address else "started a local cluster")
+            sys.stderr.write(f"proflens.cluster: Ray: {how}, {cpus} CPUs, in {time.monotonic() - t0:.2f} s\n")
+        window = max_in_flight or max(2 * cpus // threads, 2)
         pending: Dict[object, int] = {}
         next_task = 0
         while next_task < len(tasks) or pending:
             while next_task < len(tasks) and len(pending) < window:
-                pending[remote.remote(tasks[next_task])] = next_task
+                pending[remote.remote(tasks[next_task], threads)] = next_task
                 next_task += 1
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:
@@ -288,6 +335,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--ranks-per-task", type=int, default=16, metavar="N", help="targets per task (default 16)")
     p.add_argument("--local", action="store_true", help="run on a local process pool instead of Ray")
     p.add_argument("--workers", type=int, metavar="N", help="processes (--local) or CPUs of the local Ray cluster; default: all cores")
+    p.add_argument("--threads-per-task", type=int, default=1, metavar="T", help="threads of each summarize (and CPUs of each Ray task); default 1")
     p.add_argument("--max-in-flight", type=int, metavar="N", help="Ray tasks submitted at once (default 2 x cluster CPUs)")
     p.add_argument("--retries", type=int, default=1, help="Ray retries of a task whose worker died (default 1)")
     p.add_argument("--gzip", action="store_true", help="gzip the summary (proflens reduce --gzip)")
@@ -299,8 +347,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Runs the command line above; returns the exit code."""
     args = _parser().parse_args(argv)
-    if args.ranks_per_task < 1:
-        sys.stderr.write("proflens.cluster: --ranks-per-task must be at least 1\n")
+    if args.ranks_per_task < 1 or args.threads_per_task < 1:
+        sys.stderr.write("proflens.cluster: --ranks-per-task and --threads-per-task must be at least 1\n")
         return proflens.EXIT_NOTHING
     t0 = time.monotonic()
     try:
@@ -323,9 +371,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         progress = _Progress(tasks, parts, args.quiet)
         try:
             if args.local:
-                run_local(tasks, args.workers, progress)
+                run_local(tasks, args.workers, progress, args.threads_per_task)
             else:
-                run_ray(tasks, args.address, args.workers, progress, args.max_in_flight, args.retries)
+                run_ray(
+                    tasks, args.address, args.workers, progress, args.max_in_flight, args.retries, args.threads_per_task
+                )
         except proflens.ProflensError as e:
             sys.stderr.write(f"proflens.cluster: {e}\n")
             return proflens.EXIT_NOTHING
@@ -335,6 +385,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         cmd = [
             bin_path, "reduce", "-", "--out", args.out, "--run-mode", mode,
             "--tasks", str(len(tasks)), "--wall-s", f"{wall_s:.3f}",
+            *[x for r in args.roots for x in ("--root", r)],
         ]
         if args.gzip:
             cmd.append("--gzip")

@@ -42,7 +42,7 @@ pub struct Stragglers {
 }
 
 /// Start (epoch ns) and name of each communication kernel of `t`, in start order.
-fn collectives(t: &GpuTrace) -> Vec<(i64, &str)> {
+pub fn collectives(t: &GpuTrace) -> Vec<(i64, &str)> {
     t.device_ops
         .iter()
         .filter(|d| KernelClass::of(t.text(d.name)) == KernelClass::Communication)
@@ -53,6 +53,17 @@ fn collectives(t: &GpuTrace) -> Vec<(i64, &str)> {
 /// The straggler view of `ranks` (`(rank, trace)`).
 pub fn stragglers(ranks: &[(i64, &GpuTrace)]) -> Stragglers {
     let colls: Vec<Vec<(i64, &str)>> = ranks.iter().map(|(_, t)| collectives(t)).collect();
+    let ids: Vec<i64> = ranks.iter().map(|(r, _)| *r).collect();
+    stragglers_of(&ids, &colls)
+}
+
+/// The straggler view of ranks `ranks[i]` whose communication kernels are `colls[i]`
+/// (`(start epoch ns, name)` in start order, as [`collectives`] gives them) — the one rule,
+/// for callers that hold the collectives but not the traces (the page's workers each hold
+/// some ranks and send their collectives). Extra entries of the longer slice are ignored.
+pub fn stragglers_of(ranks: &[i64], colls: &[Vec<(i64, &str)>]) -> Stragglers {
+    let colls = &colls[..colls.len().min(ranks.len())];
+    let ranks = &ranks[..colls.len()];
     let shortest = colls.iter().map(Vec::len).min().unwrap_or(0);
     let matched = (0..shortest)
         .take_while(|&k| colls.iter().all(|c| c[k].1 == colls[0][k].1))
@@ -68,7 +79,7 @@ pub fn stragglers(ranks: &[(i64, &GpuTrace)]) -> Stragglers {
             last[r] += 1;
         }
         for (r, &s) in starts.iter().enumerate() {
-            let d = s - first;
+            let d = s.saturating_sub(first);
             sum[r] += d as i128;
             max[r] = max[r].max(d);
         }
@@ -76,7 +87,7 @@ pub fn stragglers(ranks: &[(i64, &GpuTrace)]) -> Stragglers {
     let rows: Vec<RankDelay> = ranks
         .iter()
         .enumerate()
-        .map(|(r, (rank, _))| RankDelay {
+        .map(|(r, rank)| RankDelay {
             rank: *rank,
             last_count: last[r],
             mean_delay_ns: if matched > 0 {

@@ -7,10 +7,27 @@
 use std::borrow::Borrow;
 
 use super::anomaly::RankAnalysis;
-use crate::analysis::gpu_rank;
+use crate::analysis::gpu_rank::{self, GpuSummary};
 use crate::analysis::gpu_straggler::stragglers;
+use crate::analysis::intervals::Interval;
 use crate::model::gpu::GpuTrace;
 use crate::report::anomaly_json::gpu::{self, GpuJson};
+
+/// The step windows the GPU analyses of `r` use: the anomaly steps' windows (device-side
+/// when the device lags), `(step id, window)` in time order.
+pub fn step_windows(r: &RankAnalysis) -> Vec<(String, Interval)> {
+    r.result
+        .steps
+        .iter()
+        .map(|s| (s.step_id.clone(), s.window))
+        .collect()
+}
+
+/// The GPU analyses of `r` (`analysis::gpu_rank`) with its trace; `None` for an Ascend rank.
+pub fn rank_summary(r: &RankAnalysis) -> Option<(&GpuTrace, GpuSummary)> {
+    let t = r.gpu.as_deref()?;
+    Some((t, gpu_rank::summarise(t, &step_windows(r))))
+}
 
 /// One `gpu` block per rank of `ranks` (in their order); `None` for ranks without a GPU trace.
 pub fn gpu_blocks<R: Borrow<RankAnalysis>>(ranks: &[R]) -> Vec<Option<GpuJson>> {
@@ -28,13 +45,7 @@ pub fn gpu_blocks<R: Borrow<RankAnalysis>>(ranks: &[R]) -> Vec<Option<GpuJson>> 
     let mut out: Vec<Option<GpuJson>> = (0..ranks.len()).map(|_| None).collect();
     for (k, &(i, _, t)) in gpus.iter().enumerate() {
         let r = ranks[i].borrow();
-        let windows: Vec<_> = r
-            .result
-            .steps
-            .iter()
-            .map(|s| (s.step_id.clone(), s.window))
-            .collect();
-        let summary = gpu_rank::summarise(t, &windows);
+        let summary = gpu_rank::summarise(t, &step_windows(r));
         let origin = t.memory.first().map_or(0, |m| m.ts_ns);
         let row = view.as_ref().map(|v| {
             let row = &v.ranks[k];

@@ -488,6 +488,20 @@ pub enum AnomalyQuery {
         /// Accept the nearest item within this distance, ms (a few pixels).
         slop_ms: f64,
     },
+    /// The GPU panel of a GPU rank (issue 10), memory curves `width_px` columns wide.
+    /// Replies [`AnomalyReply::Gpu`].
+    Gpu {
+        /// Rank folder index.
+        rank: u32,
+        /// Width of the memory-counter chart, px.
+        width_px: u32,
+    },
+    /// The collectives of a GPU rank, for the straggler view across ranks.
+    /// Replies [`AnomalyReply::Collectives`].
+    Collectives {
+        /// Rank folder index.
+        rank: u32,
+    },
     /// Kernels and host events whose name contains `text` (ASCII case-insensitive), in time
     /// order, at most `limit` of them. Replies [`AnomalyReply::Search`].
     Search {
@@ -508,6 +522,8 @@ impl AnomalyQuery {
             | AnomalyQuery::Bubble { rank, .. }
             | AnomalyQuery::Structure { rank, .. }
             | AnomalyQuery::Ops { rank }
+            | AnomalyQuery::Gpu { rank, .. }
+            | AnomalyQuery::Collectives { rank }
             | AnomalyQuery::Timeline { rank, .. }
             | AnomalyQuery::KernelAt { rank, .. }
             | AnomalyQuery::Search { rank, .. } => *rank,
@@ -534,6 +550,10 @@ pub enum AnomalyReply {
     Structure(StructureTreeDto),
     /// Op tables.
     Ops(AnomalyOpsDto),
+    /// The GPU panel of a GPU rank.
+    Gpu(Box<super::gpu::GpuPanelDto>),
+    /// The collectives of a GPU rank.
+    Collectives(super::gpu::CollectivesDto),
     /// The timeline of a window.
     Timeline(TimelineDto),
     /// The item under the pointer; `None` when nothing is that close.

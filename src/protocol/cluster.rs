@@ -298,6 +298,34 @@ pub struct RankSummary {
     pub problem_counts: ProblemCounts,
 }
 
+impl RankSummary {
+    /// A summary of `target` with nothing in it yet: no rank id or role, `failed`, every list
+    /// empty, every count 0 (the builders fill what the analyses produced).
+    pub fn new(target: String, kind: TargetKind, rank_dir: String) -> RankSummary {
+        RankSummary {
+            target,
+            kind,
+            rank_id: None,
+            role: None,
+            rank_dir,
+            status: RankStatus::Failed,
+            bytes_read: 0,
+            analysis_s: 0.0,
+            steps: vec![],
+            steps_dropped: 0,
+            anomaly: None,
+            top_bubbles: vec![],
+            top_bubbles_dropped: 0,
+            memory: None,
+            snapshots: vec![],
+            snapshots_dropped: 0,
+            problems: vec![],
+            problems_dropped: 0,
+            problem_counts: ProblemCounts::default(),
+        }
+    }
+}
+
 /// How the summary was produced (filled by the caller of `reduce`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 pub mod anomaly;
 pub mod cluster;
 pub mod cluster_view;
+pub mod gpu;
 pub mod memory;
 pub mod snapshot;
 

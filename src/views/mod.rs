@@ -25,6 +25,7 @@ pub mod cluster_table;
 pub mod cross_rank;
 pub mod curve;
 pub mod format;
+pub mod gpu;
 pub mod heatmap;
 pub mod memory;
 pub mod snapshot_axis;

@@ -15,12 +15,14 @@ import { REPO, serveStatic, launch, ProflensPage } from './lib.mjs';
 
 const RLI = path.join(REPO, '../shared/fixtures/rl_insight/data/recipe/torch_data/torch_profile');
 const NCCL = path.join(REPO, '../shared/fixtures/ascend/facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config');
+const TF = path.join(REPO, '../shared/fixtures/ascend/facebookresearch__HolisticTraceAnalysis/tests/data/trace_filter');
+const TB = path.join(REPO, '../shared/fixtures/ascend/xiaobingling93-pixel__Ascend-mstt/plugins/tensorboard-plugins/tb_plugin/samples/resnet50_num_workers_0');
 
 let server;
 let browser;
 
 before(async () => {
-  for (const d of [RLI, NCCL]) assert.ok(fs.existsSync(d), `fixture missing: ${d}`);
+  for (const d of [RLI, NCCL, TF, TB]) assert.ok(fs.existsSync(d), `fixture missing: ${d}`);
   server = await serveStatic();
   browser = await launch();
 });
@@ -90,6 +92,84 @@ test('HTA nccl trace: steps, a bubble selected with its next-kernel launch timin
   assert.match(panelText, /launched 15\.683 ms after the device went idle: late launch \(host-bound\)/);
   await page.waitForTimeout(300);
   await p.screenshot('gpu-03-nccl-bubble');
+  assert.deepEqual(p.consoleErrors, []);
+  await page.context().close();
+});
+
+// 3. The GPU panel (HTA breakdowns, kernel table, straggler view) on HTA's two-rank
+//    trace_filter pair: the numbers are HTA 0.5.0's (tests/gpu_anomaly_json.rs pins them).
+test('HTA trace_filter pair: GPU panel with HTA breakdowns, kernels and the straggler view', async () => {
+  const p = await openPage(TF);
+  const page = p.page;
+  await page.getByTestId('tab-anomaly').click();
+  const panel = page.getByTestId('gpu-panel');
+  await panel.getByTestId('gpu-span').waitFor();
+  assert.equal(await panel.getByTestId('gpu-span').getAttribute('data-us'), '600058');
+  assert.equal(await panel.getByTestId('gpu-compute').getAttribute('data-us'), '106252');
+  assert.equal(await panel.getByTestId('gpu-idle').getAttribute('data-us'), '321378');
+  assert.match(await panel.getByTestId('gpu-window').innerText(), /HTA parity window/);
+  assert.equal(await panel.getByTestId('gpu-idle-row').count(), 5);
+  assert.equal(await panel.getByTestId('gpu-category-row').count(), 3);
+  const kernels = await panel.getByTestId('gpu-kernel-row').count();
+  assert.ok(kernels >= 20, `kernel rows: ${kernels}`);
+  await panel.getByTestId('gpu-kernel-filter').fill('nccl');
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-testid=gpu-kernel-row] code')].every((c) => /nccl/i.test(c.textContent)));
+  assert.ok(await panel.getByTestId('gpu-kernel-row').count() >= 1);
+  await panel.getByTestId('gpu-kernel-filter').fill('');
+  const rows = panel.getByTestId('gpu-straggler-row');
+  await rows.nth(1).waitFor();
+  assert.match(await rows.nth(1).innerText(), /straggler/);
+  assert.doesNotMatch(await rows.nth(0).innerText(), /straggler/);
+  assert.match(await rows.nth(1).innerText(), /\b8\b/);
+  assert.ok(await panel.getByTestId('gpu-memory-none').isVisible());
+  await panel.scrollIntoViewIfNeeded();
+  await p.screenshot('gpu-04-trace-filter-panel');
+  await panel.screenshot({ path: path.join(REPO, 'test-output', 'gpu-05-trace-filter-panel-only.png') });
+  assert.deepEqual(p.consoleErrors, []);
+  await page.context().close();
+});
+
+// 4. The [memory] counter chart on the tb_plugin sample (profile_memory=True, 2021 trace
+//    without Total Allocated: allocated = Σ Bytes since the capture started, said so).
+test('tb_plugin sample: memory counter chart with its peak', async () => {
+  const p = await openPage(TB);
+  const page = p.page;
+  await page.getByTestId('tab-anomaly').click();
+  const mem = page.getByTestId('gpu-memory').first();
+  await mem.waitFor();
+  const text = await mem.innerText();
+  assert.match(text, /peak allocated [0-9.]+ (MiB|GiB)/);
+  assert.match(text, /since the capture started/);
+  const painted = await page.getByTestId('gpu-memory-chart').first().evaluate((c) => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+    return n;
+  });
+  assert.ok(painted > 1000, `chart pixels painted: ${painted}`);
+  // One curve column per plot pixel: the series reaches the right end of the plot (the last
+  // sample holds to the end of the window).
+  const right = await page.getByTestId('gpu-memory-chart').first().evaluate((c) => {
+    const dpr = window.devicePixelRatio || 1;
+    const x = Math.floor((c.clientWidth - 12 - 3) * dpr);
+    const d = c.getContext('2d').getImageData(x, 0, 1, c.height).data;
+    let blue = 0;
+    for (let i = 0; i < d.length; i += 4) if (d[i + 2] > 150 && d[i] < 120) blue++;
+    return blue;
+  });
+  assert.ok(right > 0, 'the allocated curve reaches the right edge of the plot');
+  // One curve column per plot pixel: the series reaches the right end of the plot (the last
+  // sample holds to the end of the window).
+  const right = await page.getByTestId('gpu-memory-chart').first().evaluate((c) => {
+    const dpr = window.devicePixelRatio || 1;
+    const x = Math.floor((c.clientWidth - 12 - 3) * dpr);
+    const d = c.getContext('2d').getImageData(x, 0, 1, c.height).data;
+    let blue = 0;
+    for (let i = 0; i < d.length; i += 4) if (d[i + 2] > 150 && d[i] < 120) blue++;
+    return blue;
+  });
+  assert.ok(right > 0, 'the allocated curve reaches the right edge of the plot');
+  await mem.screenshot({ path: path.join(REPO, 'test-output', 'gpu-06-tb-plugin-memory.png') });
   assert.deepEqual(p.consoleErrors, []);
   await page.context().close();
 });

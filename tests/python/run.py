@@ -19,7 +19,10 @@ def main() -> int:
         loader.testNamePatterns = [f"*{sys.argv[2]}*"]
     suite = loader.discover(here, pattern="test_*.py", top_level_dir=here)
     result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
-    bad = len(result.failures) + len(result.errors) + len(result.skipped) + len(result.unexpectedSuccesses)
+    # a test with failing subtests is one failed test (its subtests are listed above)
+    failed = {getattr(t, "test_case", t).id() for t, _ in result.failures + result.errors + result.skipped}
+    failed |= {t.id() for t in result.unexpectedSuccesses}
+    bad = len(failed)
     passed = result.testsRun - bad
     print(f"{passed} passed, {bad} failed")
     return 0 if bad == 0 and result.testsRun > 0 else 1

@@ -28,8 +28,11 @@ def make_root(names):
     return root, paths
 
 
-def target(p, i=0):
-    return {"target": p, "kind": "ascend", "rank_id": i, "role": None, "paths": [p], "bytes": 1000}
+def target(p, i=0, root=None):
+    t = {"target": p, "kind": "ascend", "rank_id": i, "role": None, "paths": [p], "bytes": 1000}
+    if root:
+        t["root"] = root
+    return t
 
 
 def lines(data):
@@ -52,6 +55,12 @@ class Split(unittest.TestCase):
         self.assertEqual(len(cluster.split(ts, 1)), 40)
         self.assertEqual(cluster.split(ts, 64), [ts])
         self.assertEqual(cluster.split([], 4), [])
+
+    def test_a_task_never_mixes_two_roots(self):
+        ts = [target(f"/a/{i}", i, "/a") for i in range(5)] + [target(f"/b/{i}", i, "/b") for i in range(3)]
+        tasks = cluster.split(ts, 4)
+        self.assertEqual([[t["target"] for t in task] for task in tasks],
+                         [["/a/0", "/a/1", "/a/2", "/a/3"], ["/a/4"], ["/b/0", "/b/1", "/b/2"]])
 
     def test_zero_per_task_is_refused(self):
         with self.assertRaises(ValueError):
@@ -83,8 +92,10 @@ class Binary(unittest.TestCase):
 class RunTask(FakeBinary):
     def test_one_line_per_target_in_order(self):
         _, ps = make_root(["a_ascend_pt", "b_ascend_pt", "c_ascend_pt"])
-        data, meta = cluster.run_task([target(p, i) for i, p in enumerate(ps)])
-        self.assertEqual([l["target"] for l in lines(data)], ps)
+        data, meta = cluster.run_task([target(p, i, "/the/root") for i, p in enumerate(ps)], threads=3)
+        got = lines(data)
+        self.assertEqual([l["target"] for l in got], ps)
+        self.assertEqual(got[0]["fake_argv"], ["--threads", "3", "--root", "/the/root"])
         self.assertEqual((meta["targets"], meta["ok"], meta["failed"]), (3, 3, 0))
 
     def test_a_killed_process_fails_the_targets_it_did_not_write(self):
@@ -158,6 +169,8 @@ class Main(FakeBinary):
         self.assertEqual(args[args.index("--run-mode") + 1], "local")
         self.assertEqual(args[args.index("--tasks") + 1], "3")
         self.assertGreater(float(args[args.index("--wall-s") + 1]), 0.0)
+        self.assertEqual(args[args.index("--root") + 1], root)
+        self.assertEqual(got["lines"][0]["fake_argv"], ["--threads", "1", "--root", os.path.abspath(root)])
         status = {l["target"]: l["status"] for l in got["lines"]}
         # sorted targets: r0..r4, x_die; tasks (r0 r1) (r2 r3) (r4 x_die): r4 was written before x died
         self.assertEqual(status, {**{p: "ok" for p in sorted(ps)[:5]}, sorted(ps)[5]: "failed"})
@@ -166,6 +179,22 @@ class Main(FakeBinary):
         self.assertEqual(err.count("] task "), 3)
         self.assertIn(f"    failed: rank 5 {sorted(ps)[5]}: proflens summarize was killed by signal SIGKILL", err)
         self.assertIn("6 targets (ok 5, partial 0, failed 1) in 3 tasks", err)
+
+    def test_a_dead_pool_process_loses_only_its_task(self):
+        names = [f"r{i}_ascend_pt" for i in range(6)] + ["s_killworker_ascend_pt"]
+        root, ps = make_root(names)
+        out = os.path.join(root, "summary.json")
+        rc, err = self.run_main([root, "--out", out, "--local", "--workers", "2", "--ranks-per-task", "1"])
+        self.assertEqual(rc, 0, err)
+        got = json.load(open(out))["lines"]
+        status = {l["target"]: l["status"] for l in got}
+        killer = sorted(ps)[6]
+        self.assertEqual(status, {**{p: "ok" for p in sorted(ps)[:6]}, killer: "failed"})
+        (lost,) = [l for l in got if l["status"] == "failed"]
+        self.assertEqual(lost["problems"][0]["code"], "task-lost")
+        self.assertIn("the task running this target was lost: BrokenProcessPool", lost["problems"][0]["message"])
+        self.assertIn("a pool process died; running the", err)
+        self.assertEqual(err.count("] task "), 7)
 
     def test_nothing_analysed_is_exit_2(self):
         root, _ = make_root(["a_die_ascend_pt"])
@@ -192,7 +221,7 @@ class Main(FakeBinary):
         root, _ = make_root(["a_ascend_pt"])
         rc, err = self.run_main([root, "--out", "x", "--local", "--ranks-per-task", "0"])
         self.assertEqual(rc, 2)
-        self.assertIn("--ranks-per-task must be at least 1", err)
+        self.assertIn("--ranks-per-task and --threads-per-task must be at least 1", err)
 
 
 if __name__ == "__main__":

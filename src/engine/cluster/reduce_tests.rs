@@ -26,40 +26,27 @@ fn rank(id: Option<i64>, role: Option<&str>, steps: &[(&str, f64)]) -> RankSumma
     let steps: Vec<StepSummary> = steps.iter().map(|&(s, v)| step(s, v)).collect();
     let n = steps.len() as f64;
     let dir = format!("/run/{}/rank{}", role.unwrap_or("-"), id.unwrap_or(-1));
-    RankSummary {
-        target: dir.clone(),
-        kind: TargetKind::Ascend,
-        rank_id: id,
-        role: role.map(String::from),
-        rank_dir: dir,
-        status: RankStatus::Ok,
-        bytes_read: 100,
-        analysis_s: 0.5,
-        anomaly: Some(AnomalySummary {
-            step_count: steps.len() as u64,
-            service_ms_avg: steps.iter().map(|s| s.service_ms).sum::<f64>() / n,
-            busy_union_ms_avg: 1.0,
-            underfeed_ratio_avg: 0.5,
-            comm_total_ms: 3.0,
-            comm_wait_ratio_weighted: None,
-            bubble_count_avg: 4.0,
-            dominant_idle_pattern: "none".into(),
-            dominant_anomaly_tags: vec![],
-        }),
-        steps,
-        steps_dropped: 0,
-        top_bubbles: vec![],
-        top_bubbles_dropped: 0,
-        memory: None,
-        snapshots: vec![],
-        snapshots_dropped: 0,
-        problems: vec![],
-        problems_dropped: 0,
-        problem_counts: ProblemCounts {
-            errors: 1,
-            warnings: 2,
-        },
-    }
+    let mut r = RankSummary::new(dir.clone(), TargetKind::Ascend, dir);
+    r.rank_id = id;
+    r.role = role.map(String::from);
+    r.status = RankStatus::Ok;
+    r.anomaly = Some(AnomalySummary {
+        step_count: steps.len() as u64,
+        service_ms_avg: steps.iter().map(|s| s.service_ms).sum::<f64>() / n,
+        busy_union_ms_avg: 1.0,
+        underfeed_ratio_avg: 0.5,
+        comm_total_ms: 3.0,
+        comm_wait_ratio_weighted: None,
+        bubble_count_avg: 4.0,
+        dominant_idle_pattern: "none".into(),
+        dominant_anomaly_tags: vec![],
+    });
+    r.steps = steps;
+    r.problem_counts = ProblemCounts {
+        errors: 1,
+        warnings: 2,
+    };
+    r
 }
 
 fn run() -> RunInfo {

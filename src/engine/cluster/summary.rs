@@ -281,27 +281,11 @@ fn snapshot_part(run: &crate::engine::snapshot::SnapshotRun, file: &str) -> Vec<
 /// the caller's `id`. `failed` when no analysis produced a result (a problem says why),
 /// `partial` when one did with an error problem. Call [`bound`] before writing it.
 pub fn rank_summary(inv: &Inventory, store: &Store, t: &InvTarget, id: Ident) -> RankSummary {
-    let mut out = RankSummary {
-        target: id.target,
-        kind: t.kind,
-        rank_id: t.rank_id,
-        role: t.role.clone(),
-        rank_dir: id.rank_dir,
-        status: RankStatus::Failed,
-        bytes_read: id.bytes_read,
-        analysis_s: id.analysis_s,
-        steps: vec![],
-        steps_dropped: 0,
-        anomaly: None,
-        top_bubbles: vec![],
-        top_bubbles_dropped: 0,
-        memory: None,
-        snapshots: vec![],
-        snapshots_dropped: 0,
-        problems: vec![],
-        problems_dropped: 0,
-        problem_counts: ProblemCounts::default(),
-    };
+    let mut out = RankSummary::new(id.target, t.kind, id.rank_dir);
+    out.rank_id = t.rank_id;
+    out.role = t.role.clone();
+    out.bytes_read = id.bytes_read;
+    out.analysis_s = id.analysis_s;
     let mut problems = ProblemList::default();
     let mut analysed = false;
     let mut why: Vec<String> = Vec::new();
@@ -443,27 +427,12 @@ mod tests {
             location: "line 123456, byte 123456789".into(),
             message: "m".repeat(MAX_MESSAGE_CHARS),
         };
-        RankSummary {
-            target: "t".into(),
-            kind: TargetKind::Ascend,
-            rank_id: Some(1),
-            role: None,
-            rank_dir: "d".into(),
-            status: RankStatus::Ok,
-            bytes_read: 0,
-            analysis_s: 0.0,
-            steps: vec![step; MAX_STEPS],
-            steps_dropped: 7,
-            anomaly: None,
-            top_bubbles: vec![],
-            top_bubbles_dropped: 0,
-            memory: None,
-            snapshots: vec![],
-            snapshots_dropped: 0,
-            problems: vec![problem; MAX_PROBLEMS],
-            problems_dropped: 3,
-            problem_counts: ProblemCounts::default(),
-        }
+        let mut s = RankSummary::new("t".into(), TargetKind::Ascend, "d".into());
+        s.steps = vec![step; MAX_STEPS];
+        s.steps_dropped = 7;
+        s.problems = vec![problem; MAX_PROBLEMS];
+        s.problems_dropped = 3;
+        s
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::io::{self, Write};
 
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::engine::anomaly::{cross_rows, rank_reports, write_json, RankAnalysis};
+use crate::engine::gpu_report::rank_summary;
 use crate::engine::store::Store;
 use crate::ingest::inventory::{Inventory, RankFolder};
 
@@ -16,6 +17,7 @@ use crate::report::anomaly_csv::{write_bubbles, write_steps, CsvRank};
 use crate::views::anomaly::{ops, steps, summary, RankIdentity};
 use crate::views::anomaly_bubbles::{bubble_detail, bubble_page};
 use crate::views::anomaly_structure::structure_tree;
+use crate::views::gpu;
 
 /// The configuration the page uses: the CLI's default (`rulebook`, anomaly.md §0.3).
 pub fn config() -> AnomalyConfig {
@@ -57,6 +59,19 @@ pub fn query(store: &Store, q: &AnomalyQuery) -> Result<AnomalyReply, String> {
                 .ok_or_else(|| format!("rank folder {rank} has no step {step}"))?,
         ),
         AnomalyQuery::Ops { .. } => AnomalyReply::Ops(ops(rank, res)),
+        AnomalyQuery::Gpu { width_px, .. } => {
+            let (t, s) =
+                rank_summary(r).ok_or_else(|| format!("rank folder {rank} is not a GPU rank"))?;
+            AnomalyReply::Gpu(Box::new(gpu::panel(rank, t, &s, *width_px)))
+        }
+        AnomalyQuery::Collectives { .. } => {
+            let t = r
+                .gpu
+                .as_deref()
+                .ok_or_else(|| format!("rank folder {rank} is not a GPU rank"))?;
+            let rank_id = r.meta.rank_id.unwrap_or(rank as i64);
+            AnomalyReply::Collectives(gpu::collectives(rank, rank_id, t))
+        }
         AnomalyQuery::Timeline { .. }
         | AnomalyQuery::KernelAt { .. }
         | AnomalyQuery::Search { .. } => {

@@ -6,6 +6,7 @@
 //! `anomaly_bubble`) so the timeline follows the same bubble and step.
 
 mod bubbles;
+mod gpu;
 mod ops;
 mod steps;
 mod structure;
@@ -75,7 +76,7 @@ pub fn AnomalyView() -> impl IntoView {
                         <bubbles::BubblePanel rank=rank t0_us=s.origin_us.unwrap_or(0.0)/>
                     </div>
                     <structure::StructureTree rank=rank/>
-                    <ops::OpTables rank=rank/>
+                    {if s.gpu { view! { <gpu::GpuPanel rank=rank/> }.into_any() } else { view! { <ops::OpTables rank=rank/> }.into_any() }}
                 }
                 .into_any(),
                 (Some(rank), None) => {

@@ -1,0 +1,382 @@
+//! The GPU panel of the steps / bubbles tab (issue 10): [`panel`] turns one GPU rank's
+//! [`GpuSummary`] (HTA breakdowns, kernel categories and names, `[memory]` curves;
+//! `analysis::gpu_rank`) into the page's [`GpuPanelDto`]; [`collectives`] and
+//! [`straggler_view`] give the straggler view across GPU ranks that live in different
+//! workers, through the one rule of `analysis::gpu_straggler`. Unit conversions are
+//! `base::units`' (the `gpu` block of `proflens anomaly` uses the same ones), so the panel
+//! shows the JSON's numbers.
+
+use std::collections::HashMap;
+
+use crate::analysis::gpu_breakdown::HtaWindow;
+use crate::analysis::gpu_kernels::Category;
+use crate::analysis::gpu_memory::DeviceMemory;
+use crate::analysis::gpu_rank::GpuSummary;
+use crate::analysis::gpu_straggler::{self, stragglers_of};
+use crate::base::units::ns_to_ms;
+use crate::model::gpu::GpuTrace;
+use crate::protocol::gpu::{
+    CollectivesDto, GpuMemoryDto, GpuPanelDto, GpuStepDto, GpuTimeDto, KernelCategoryDto,
+    KernelNameDto, StragglerRowDto, StragglerViewDto, StreamIdleDto,
+};
+use crate::protocol::{CurveDto, SeriesDto};
+use crate::views::curve::step_min_max;
+
+const MIB: f64 = 1024.0 * 1024.0;
+const NS_PER_S: i64 = 1_000_000_000;
+
+/// The window HTA's breakdowns used, in words (gpu-traces.md §1).
+pub fn window_note(w: &HtaWindow) -> String {
+    match w.last_step_start_us {
+        Some(_) => format!(
+            "HTA parity window: {} ProfilerSteps; as HTA 0.5.0 does, the GPU events launched at or after the last step's start are left out ({} kept, {} left out).",
+            w.profiler_steps, w.gpu_kept, w.gpu_dropped
+        ),
+        None => format!(
+            "Whole capture (fewer than 2 ProfilerSteps, so HTA's parity window does not apply): {} GPU events.",
+            w.gpu_kept
+        ),
+    }
+}
+
+/// `GPU 0`, `CPU`, or the raw type and id.
+fn device_label(device_type: i64, device_id: i64) -> String {
+    match device_type {
+        0 => "CPU".to_string(),
+        1 => format!("GPU {device_id}"),
+        t => format!("device type {t} id {device_id}"),
+    }
+}
+
+/// One device's curves (allocated, reserved; MiB over ms from `origin_ns`), `width_px`
+/// columns over the whole capture of the counters.
+fn memory_curve(
+    rank: u32,
+    t: &GpuTrace,
+    d: &DeviceMemory,
+    origin_ns: i64,
+    width_px: u32,
+) -> CurveDto {
+    let ms_of = |i: usize| ns_to_ms(t.memory[i].ts_ns.saturating_sub(origin_ns));
+    let ts: Vec<f64> = d.curve.iter().map(|&(i, _, _)| ms_of(i)).collect();
+    let alloc: Vec<f64> = d.curve.iter().map(|&(_, a, _)| a as f64 / MIB).collect();
+    let reserved: Vec<f64> = d
+        .curve
+        .iter()
+        .map(|&(_, _, r)| r.map_or(f64::NAN, |r| r as f64 / MIB))
+        .collect();
+    let (x0, mut x1) = match (ts.first(), ts.last()) {
+        (Some(&a), Some(&b)) => (a, b),
+        _ => (0.0, 1.0),
+    };
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    let w = width_px.clamp(1, 8192) as usize;
+    let mk = |name: &str, vs: &[f64]| {
+        let mm = step_min_max(&ts, vs, x0, x1, w);
+        SeriesDto {
+            name: name.to_string(),
+            min: mm.min,
+            max: mm.max,
+        }
+    };
+    let mut series = vec![mk("allocated", &alloc)];
+    if d.peak_reserved.is_some() {
+        series.push(mk("reserved", &reserved));
+    }
+    let y_max_mb = series
+        .iter()
+        .flat_map(|s| s.max.iter())
+        .copied()
+        .filter(|v| !v.is_nan())
+        .fold(0.0, f64::max);
+    let (peak_bytes, peak_ns) = d.peak_allocated;
+    CurveDto {
+        rank,
+        x0_ms: x0,
+        x1_ms: x1,
+        full_range_ms: (x0, x1),
+        series,
+        y_max_mb,
+        peak: (!d.curve.is_empty()).then(|| {
+            (
+                ns_to_ms(peak_ns.saturating_sub(origin_ns)),
+                peak_bytes as f64 / MIB,
+            )
+        }),
+        samples: d.curve.len() as u64,
+        pool: Some(device_label(d.device_type, d.device_id)),
+    }
+}
+
+/// The GPU panel of rank folder `rank` from its trace and its GPU summary; memory curves
+/// `width_px` columns wide.
+pub fn panel(rank: u32, t: &GpuTrace, s: &GpuSummary, width_px: u32) -> GpuPanelDto {
+    let cat = |c: &crate::analysis::gpu_kernels::CategoryTimes| {
+        [Category::Compute, Category::Communication, Category::Memory]
+            .iter()
+            .map(|&k| KernelCategoryDto {
+                category: k.as_str().to_string(),
+                count: c.count[k as usize],
+                sum_ms: ns_to_ms(c.sum_ns[k as usize]),
+                busy_ms: ns_to_ms(c.busy_ns[k as usize]),
+            })
+            .collect::<Vec<_>>()
+    };
+    let all_ns = s
+        .kernels
+        .times
+        .sum_ns
+        .iter()
+        .fold(0i64, |a, &b| a.saturating_add(b));
+    let origin_ns = t.memory.first().map_or(0, |m| m.ts_ns);
+    GpuPanelDto {
+        rank,
+        window_note: window_note(&s.hta.window),
+        time: s.hta.time.map(|b| GpuTimeDto {
+            span_us: b.span_us,
+            idle_us: b.idle_us,
+            compute_us: b.compute_us,
+            non_compute_us: b.non_compute_us,
+        }),
+        idle_by_stream: s
+            .hta
+            .idle_by_stream
+            .iter()
+            .map(|i| StreamIdleDto {
+                stream: i.stream,
+                host_wait_us: i.host_wait_us,
+                kernel_wait_us: i.kernel_wait_us,
+                other_us: i.other_us,
+                idle_us: i
+                    .host_wait_us
+                    .unwrap_or(0)
+                    .saturating_add(i.kernel_wait_us.unwrap_or(0))
+                    .saturating_add(i.other_us),
+            })
+            .collect(),
+        categories: cat(&s.kernels.times),
+        steps: s
+            .kernels
+            .steps
+            .iter()
+            .map(|k| GpuStepDto {
+                step_id: k.step_id.clone(),
+                busy_ms: [0, 1, 2].map(|j| ns_to_ms(k.times.busy_ns[j])),
+                comm_compute_overlap_ms: ns_to_ms(k.overlap_ns),
+                exposed_comm_ms: ns_to_ms(k.exposed_comm_ns),
+            })
+            .collect(),
+        kernels: s
+            .kernels
+            .by_name
+            .iter()
+            .take(GpuPanelDto::KERNELS)
+            .map(|n| KernelNameDto {
+                name: n.name.clone(),
+                category: n.category.as_str().to_string(),
+                count: n.count,
+                total_ms: ns_to_ms(n.total_ns),
+                mean_us: if n.count > 0 {
+                    n.total_ns as f64 / n.count as f64 / 1000.0
+                } else {
+                    0.0
+                },
+                share_ratio: if all_ns > 0 {
+                    n.total_ns as f64 / all_ns as f64
+                } else {
+                    0.0
+                },
+            })
+            .collect(),
+        kernel_names: s.kernels.by_name.len() as u64,
+        memory: s
+            .memory
+            .iter()
+            .map(|d| GpuMemoryDto {
+                device: device_label(d.device_type, d.device_id),
+                allocated_source: d.allocated_source.as_str().to_string(),
+                samples: d.curve.len() as u64,
+                peak_allocated_bytes: d.peak_allocated.0,
+                peak_allocated_at_ms: ns_to_ms(d.peak_allocated.1.saturating_sub(origin_ns)),
+                peak_reserved_bytes: d.peak_reserved.map(|p| p.0),
+                curve: memory_curve(rank, t, d, origin_ns, width_px),
+            })
+            .collect(),
+    }
+}
+
+/// The collectives of rank folder `rank` (rank id `rank_id`) for [`straggler_view`].
+pub fn collectives(rank: u32, rank_id: i64, t: &GpuTrace) -> CollectivesDto {
+    let mut ix: HashMap<&str, u32> = HashMap::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut starts_ns = Vec::new();
+    let mut name_ix = Vec::new();
+    let all = gpu_straggler::collectives(t);
+    let base_s = all.first().map_or(0, |c| c.0.div_euclid(NS_PER_S));
+    for (start, name) in all {
+        let next = names.len() as u32;
+        let j = *ix.entry(name).or_insert_with(|| {
+            names.push(name.to_string());
+            next
+        });
+        starts_ns.push(start.saturating_sub(base_s.saturating_mul(NS_PER_S)));
+        name_ix.push(j);
+    }
+    CollectivesDto {
+        rank,
+        rank_id,
+        base_s,
+        starts_ns,
+        name_ix,
+        names,
+    }
+}
+
+/// The straggler view over the GPU ranks whose collectives are `ranks` (any worker), in
+/// their order: the rule of `analysis::gpu_straggler::stragglers_of`.
+pub fn straggler_view(ranks: &[CollectivesDto]) -> StragglerViewDto {
+    let colls: Vec<Vec<(i64, &str)>> = ranks
+        .iter()
+        .map(|c| {
+            c.starts_ns
+                .iter()
+                .zip(&c.name_ix)
+                .map(|(&s, &j)| {
+                    let epoch_ns = c.base_s.saturating_mul(NS_PER_S).saturating_add(s);
+                    (epoch_ns, c.names.get(j as usize).map_or("", String::as_str))
+                })
+                .collect()
+        })
+        .collect();
+    let ids: Vec<i64> = ranks.iter().map(|c| c.rank_id).collect();
+    let v = stragglers_of(&ids, &colls);
+    StragglerViewDto {
+        matched: v.matched as u64,
+        rows: v
+            .ranks
+            .iter()
+            .zip(ranks)
+            .map(|(r, c)| StragglerRowDto {
+                rank: c.rank,
+                rank_id: r.rank,
+                collectives: c.starts_ns.len() as u64,
+                started_last: r.last_count,
+                mean_start_delay_ms: ns_to_ms(r.mean_delay_ns),
+                max_start_delay_ms: ns_to_ms(r.max_delay_ns),
+                is_straggler: v.straggler == Some(r.rank),
+            })
+            .collect(),
+    }
+}
+
+/// A column of the kernel table to sort by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelSort {
+    /// Σ duration (the default), descending.
+    Total,
+    /// Occurrences, descending.
+    Count,
+    /// Mean duration, descending.
+    Mean,
+    /// Name, ascending.
+    Name,
+}
+
+/// The kernel table's rows whose name contains `filter` (ASCII case-insensitive; empty: all),
+/// sorted by `by` (ties by name).
+pub fn kernel_rows(rows: &[KernelNameDto], filter: &str, by: KernelSort) -> Vec<KernelNameDto> {
+    let f = filter.trim().to_ascii_lowercase();
+    let mut out: Vec<KernelNameDto> = rows
+        .iter()
+        .filter(|r| f.is_empty() || r.name.to_ascii_lowercase().contains(&f))
+        .cloned()
+        .collect();
+    out.sort_by(|a, b| {
+        let o = match by {
+            KernelSort::Total => b.total_ms.total_cmp(&a.total_ms),
+            KernelSort::Count => b.count.cmp(&a.count),
+            KernelSort::Mean => b.mean_us.total_cmp(&a.mean_us),
+            KernelSort::Name => std::cmp::Ordering::Equal,
+        };
+        o.then_with(|| a.name.cmp(&b.name))
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn coll(rank: u32, starts: &[i64]) -> CollectivesDto {
+        CollectivesDto {
+            rank,
+            rank_id: rank as i64,
+            base_s: 1_682_725_898,
+            starts_ns: starts.to_vec(),
+            name_ix: vec![0; starts.len()],
+            names: vec!["ncclAllReduce".into()],
+        }
+    }
+
+    #[test]
+    fn straggler_is_the_rank_that_starts_last_most_often() {
+        // Rank 1 starts collectives 0 and 2 last (by 2 ms and 4 ms), rank 0 collective 1.
+        let v = straggler_view(&[
+            coll(0, &[0, 3_000_000, 10_000_000]),
+            coll(1, &[2_000_000, 2_000_000, 14_000_000]),
+        ]);
+        assert_eq!(v.matched, 3);
+        assert!(v.rows[1].is_straggler && !v.rows[0].is_straggler);
+        assert_eq!(v.rows[1].started_last, 2);
+        assert_eq!(v.rows[0].started_last, 1);
+        assert_eq!(v.rows[1].max_start_delay_ms, 4.0);
+        assert_eq!(v.rows[1].mean_start_delay_ms, 2.0);
+        assert_eq!(v.rows[0].mean_start_delay_ms, 0.333333); // 1 ms / 3 in whole ns
+    }
+
+    #[test]
+    fn kernel_rows_filter_and_sort() {
+        let k = |name: &str, count: u64, total_ms: f64| KernelNameDto {
+            name: name.into(),
+            category: "compute".into(),
+            count,
+            total_ms,
+            mean_us: total_ms * 1000.0 / count as f64,
+            share_ratio: 0.0,
+        };
+        let rows = [
+            k("gemm_a", 10, 5.0),
+            k("ncclAllReduce", 2, 8.0),
+            k("Gemm_b", 40, 5.0),
+        ];
+        let names = |v: Vec<KernelNameDto>| v.into_iter().map(|r| r.name).collect::<Vec<_>>();
+        assert_eq!(
+            names(kernel_rows(&rows, "", KernelSort::Total)),
+            ["ncclAllReduce", "Gemm_b", "gemm_a"]
+        );
+        assert_eq!(
+            names(kernel_rows(&rows, "GEMM", KernelSort::Count)),
+            ["Gemm_b", "gemm_a"]
+        );
+        assert_eq!(
+            names(kernel_rows(&rows, "", KernelSort::Mean)),
+            ["ncclAllReduce", "gemm_a", "Gemm_b"]
+        );
+        assert_eq!(
+            names(kernel_rows(&rows, " ", KernelSort::Name)),
+            ["Gemm_b", "gemm_a", "ncclAllReduce"]
+        );
+    }
+
+    #[test]
+    fn matching_stops_where_names_diverge() {
+        let mut b = coll(1, &[5, 6, 7]);
+        b.names.push("ncclBroadcast".into());
+        b.name_ix[1] = 1;
+        let v = straggler_view(&[coll(0, &[0, 1, 2]), b]);
+        assert_eq!(v.matched, 1);
+        assert_eq!(v.rows[1].collectives, 3);
+    }
+}
