@@ -158,17 +158,6 @@ test('tb_plugin sample: memory counter chart with its peak', async () => {
     return blue;
   });
   assert.ok(right > 0, 'the allocated curve reaches the right edge of the plot');
-  // One curve column per plot pixel: the series reaches the right end of the plot (the last
-  // sample holds to the end of the window).
-  const right = await page.getByTestId('gpu-memory-chart').first().evaluate((c) => {
-    const dpr = window.devicePixelRatio || 1;
-    const x = Math.floor((c.clientWidth - 12 - 3) * dpr);
-    const d = c.getContext('2d').getImageData(x, 0, 1, c.height).data;
-    let blue = 0;
-    for (let i = 0; i < d.length; i += 4) if (d[i + 2] > 150 && d[i] < 120) blue++;
-    return blue;
-  });
-  assert.ok(right > 0, 'the allocated curve reaches the right edge of the plot');
   await mem.screenshot({ path: path.join(REPO, 'test-output', 'gpu-06-tb-plugin-memory.png') });
   assert.deepEqual(p.consoleErrors, []);
   await page.context().close();
