@@ -12,8 +12,8 @@ use crate::protocol::{
     MemColumn, MemoryQuery, MemoryReply, RowFilter, RowsPage, RowsQuery, SortKey,
 };
 use crate::ui::route::{use_route, MEM_KMAX, MEM_KMIN, MEM_Q, MEM_SORT};
-use crate::views::virtual_list::{first_row, spacer_height};
 use crate::views::format;
+use crate::views::virtual_list::{first_row, spacer_height};
 
 /// Row height, px (must match `.vt-row` in web/style.css).
 const ROW_H: f64 = 24.0;
