@@ -1,6 +1,8 @@
 //! Issue 9, engine half: one read per input byte (a counting opener around the real
 //! fixtures), and `proflens analyze` writing the single commands' bytes.
 
+mod session_common;
+
 use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -127,7 +129,7 @@ fn memory_and_anomaly_read_each_input_byte_once() {
 fn session_drop_reads_each_byte_once_and_exports_read_none() {
     use proflens::engine::session::{Collected, Session};
     use proflens::protocol::{
-        AnomalyExportKind, Envelope, ExportRequest, FileMeta, MemoryExportKind, Request, Response,
+        AnomalyExportKind, Envelope, ExportRequest, MemoryExportKind, Request, Response,
     };
     let (root, opener, counts, files) = counting_rank0();
     let mut s = Session::new();
@@ -136,14 +138,12 @@ fn session_drop_reads_each_byte_once_and_exports_read_none() {
         s.handle(Envelope { seq, body }, &opener, &mut out);
         out
     };
-    let metas = files
-        .iter()
-        .map(|f| FileMeta {
-            path: f.path.clone(),
-            size: f.size,
-        })
-        .collect();
-    send(1, Request::Open { files: metas });
+    send(
+        1,
+        Request::Open {
+            files: session_common::metas(&files),
+        },
+    );
     let run = send(
         2,
         Request::Run {

@@ -3,36 +3,23 @@
 //! chunked bytes equal `proflens anomaly`'s output, on the real msinsight level1 folder.
 
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::session::{Collected, Session};
+use proflens::engine::session::Session;
 use proflens::protocol::anomaly::{
     AnomalyExportKind, AnomalyQuery, AnomalyReply, BubbleColumn, BubbleQuery,
 };
-use proflens::protocol::{
-    AnalysisKind, Envelope, ExportRequest, FileMeta, Query, Reply, Request, Response, Summary,
-};
+use proflens::protocol::{AnalysisKind, ExportRequest, Query, Reply, Request, Response, Summary};
 
 const LEVEL1: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../shared/fixtures/ascend/Ascend__msinsight/test/data/pytorch/text/level1"
 );
 
-fn ask(s: &mut Session, opener: &FsOpener, seq: u32, body: Request) -> Collected {
-    let mut out = Collected::default();
-    s.handle(Envelope { seq, body }, opener, &mut out);
-    out
-}
+mod session_common;
+use session_common::{open_dir, send as ask};
 
 fn open() -> (Session, FsOpener) {
-    let (opener, files) = FsOpener::walk(std::path::Path::new(LEVEL1)).unwrap();
-    let metas = files
-        .iter()
-        .map(|f| FileMeta {
-            path: f.path.clone(),
-            size: f.size,
-        })
-        .collect();
     let mut s = Session::new();
-    let out = ask(&mut s, &opener, 1, Request::Open { files: metas });
+    let (opener, out) = open_dir(&mut s, std::path::Path::new(LEVEL1));
     let Response::Inventory(inv) = &out.out[0].1 else {
         panic!("{:?}", out.out[0].1)
     };

@@ -8,10 +8,10 @@
 use std::process::Command;
 
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::session::{Collected, Session};
+use proflens::engine::session::Session;
 use proflens::protocol::anomaly::{AnomalyQuery, AnomalyReply};
 use proflens::protocol::gpu::{CollectivesDto, GpuPanelDto};
-use proflens::protocol::{AnalysisKind, Envelope, FileMeta, Query, Request, Response};
+use proflens::protocol::{AnalysisKind, Query, Request, Response};
 use proflens::views::gpu::straggler_view;
 use serde_json::Value;
 
@@ -24,24 +24,13 @@ const TB: &str = concat!(
     "/../shared/fixtures/ascend/xiaobingling93-pixel__Ascend-mstt/plugins/tensorboard-plugins/tb_plugin/samples/resnet50_num_workers_0"
 );
 
-fn ask(s: &mut Session, opener: &FsOpener, seq: u32, body: Request) -> Collected {
-    let mut out = Collected::default();
-    s.handle(Envelope { seq, body }, opener, &mut out);
-    out
-}
+mod session_common;
+use session_common::{open_dir, send as ask};
 
 /// A session that opened `dir` and ran the anomaly analysis on its first `ranks` rank folders.
 fn session(dir: &str, ranks: u32) -> (Session, FsOpener) {
-    let (opener, files) = FsOpener::walk(std::path::Path::new(dir)).unwrap();
-    let metas = files
-        .iter()
-        .map(|f| FileMeta {
-            path: f.path.clone(),
-            size: f.size,
-        })
-        .collect();
     let mut s = Session::new();
-    ask(&mut s, &opener, 1, Request::Open { files: metas });
+    let (opener, _) = open_dir(&mut s, std::path::Path::new(dir));
     ask(
         &mut s,
         &opener,

@@ -3,11 +3,13 @@
 //! allocator peak (same time, same MiB), and the live set the chart reports at that instant is
 //! the card's live set at the peak (same rows, same KiB) with the allocator total at the peak.
 
+mod session_common;
+
 use proflens::cli::fs_opener::FsOpener;
 use proflens::engine::session::{Collected, Session};
 use proflens::protocol::{
-    AnalysisKind, CurveDto, Envelope, FileMeta, LiveAtDto, MemoryQuery, MemoryReply,
-    MemorySummaryDto, Query, Reply, Request, Response, Summary,
+    AnalysisKind, CurveDto, Envelope, LiveAtDto, MemoryQuery, MemoryReply, MemorySummaryDto, Query,
+    Reply, Request, Response, Summary,
 };
 
 fn fixture(rel: &str) -> std::path::PathBuf {
@@ -36,13 +38,7 @@ fn handle(s: &mut Session, opener: &FsOpener, body: Request) -> Vec<Response> {
 /// Opens `rel` and runs the memory analysis on every rank folder: the summaries.
 fn summaries(s: &mut Session, rel: &str) -> (FsOpener, Vec<MemorySummaryDto>) {
     let (opener, files) = FsOpener::walk(&fixture(rel)).unwrap();
-    let files = files
-        .iter()
-        .map(|f| FileMeta {
-            path: f.path.clone(),
-            size: f.size,
-        })
-        .collect();
+    let files = session_common::metas(&files);
     let Some(Response::Inventory(inv)) = handle(s, &opener, Request::Open { files }).pop() else {
         panic!("{rel}: no inventory");
     };

@@ -6,12 +6,14 @@
 
 mod snapshot_common;
 
+mod session_common;
+
 use std::process::Command;
 
 use proflens::cli::fs_opener::FsOpener;
 use proflens::engine::session::{Collected, Session};
 use proflens::protocol::{
-    AnalysisKind, Envelope, ExportRequest, FileMeta, Query, Reply, Request, Response, SnapAxis,
+    AnalysisKind, Envelope, ExportRequest, Query, Reply, Request, Response, SnapAxis,
     SnapCurveQuery, SnapExportKind, SnapLiveQuery, SnapQuery, SnapReply, SnapshotSettingsDto,
     SnapshotSummaryDto, Summary,
 };
@@ -28,13 +30,7 @@ impl Tab {
     /// snapshot of the inventory; returns the summaries and the failures.
     fn open(path: &std::path::Path) -> (Tab, Vec<SnapshotSummaryDto>, Vec<String>) {
         let (opener, files) = FsOpener::walk(path).unwrap();
-        let metas = files
-            .iter()
-            .map(|f| FileMeta {
-                path: f.path.clone(),
-                size: f.size,
-            })
-            .collect();
+        let metas = session_common::metas(&files);
         let mut tab = Tab {
             session: Session::new(),
             opener,

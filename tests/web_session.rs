@@ -2,11 +2,12 @@
 //! drives it in the browser: `Open` with the file list, then `Run` and the view queries,
 //! on the real msinsight level1 fixture through the fs opener.
 
+mod session_common;
+
 use proflens::cli::fs_opener::FsOpener;
 use proflens::engine::session::{Collected, Session};
 use proflens::protocol::{
-    AnalysisKind, Envelope, FileMeta, MemoryQuery, MemoryReply, Query, Reply, Request, Response,
-    Summary,
+    AnalysisKind, Envelope, MemoryQuery, MemoryReply, Query, Reply, Request, Response, Summary,
 };
 
 fn fixture(rel: &str) -> std::path::PathBuf {
@@ -20,24 +21,7 @@ fn fixture(rel: &str) -> std::path::PathBuf {
 const LEVEL1: &str = "ascend/Ascend__msinsight/test/data/pytorch/text/level1";
 
 fn open(session: &mut Session, rel: &str) -> (FsOpener, Collected) {
-    let (opener, files) = FsOpener::walk(&fixture(rel)).unwrap();
-    let metas = files
-        .iter()
-        .map(|f| FileMeta {
-            path: f.path.clone(),
-            size: f.size,
-        })
-        .collect();
-    let mut out = Collected::default();
-    session.handle(
-        Envelope {
-            seq: 1,
-            body: Request::Open { files: metas },
-        },
-        &opener,
-        &mut out,
-    );
-    (opener, out)
+    session_common::open_dir(session, &fixture(rel))
 }
 
 #[test]
