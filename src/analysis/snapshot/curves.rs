@@ -7,7 +7,7 @@
 
 use crate::model::snapshot::{Action, DeviceTrace, Snapshot};
 
-use super::lifetimes::{Lifetimes, Semantics, NEVER};
+use super::lifetimes::{Lifetimes, Semantics};
 
 /// The three curves of one device, one value per entry (bytes).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -91,19 +91,23 @@ pub fn build(snap: &Snapshot, dev: &DeviceTrace, lt: &Lifetimes) -> Curves {
     let (mut base_alloc, mut base_active) = (0i64, 0i64);
     for r in 0..lt.len() {
         let size = lt.size[r] as i64;
-        if lt.is_pre(r) {
-            base_alloc += size;
-            base_active += size;
-        } else {
-            d_alloc[lt.alloc_idx[r] as usize] += size;
-            d_active[lt.alloc_idx[r] as usize] += size;
-        }
-        let e = lt.end(r, Semantics::Allocated);
-        if (e as usize) < n {
-            d_alloc[e as usize] -= size;
-        }
-        if lt.done_free_idx[r] != NEVER {
-            d_active[lt.done_free_idx[r] as usize] -= size;
+        let s = lt.start(r);
+        for (sem, d, base) in [
+            (Semantics::Allocated, &mut d_alloc, &mut base_alloc),
+            (Semantics::Active, &mut d_active, &mut base_active),
+        ] {
+            let e = lt.end(r, sem);
+            if e <= s {
+                continue;
+            }
+            if s < 0 {
+                *base += size;
+            } else {
+                d[s as usize] += size;
+            }
+            if e < n as i64 {
+                d[e as usize] -= size;
+            }
         }
     }
     let t = &dev.entries;

@@ -43,6 +43,10 @@ pub type AddrMap<V> = HashMap<u64, V, BuildHasherDefault<AddrHasher>>;
 pub const PRE: u32 = u32::MAX;
 /// Free index of a record never freed in the window.
 pub const NEVER: u32 = u32::MAX;
+/// `req_free_idx` of a PRE record whose `free_requested` came before the window: an
+/// `active_pending_free` end block (torch-snapshot.md §3.3) no in-trace record explains. It is
+/// active (counted until its `free_completed`) but not allocated anywhere in the window.
+pub const BEFORE: u32 = u32::MAX - 1;
 
 /// Where a record's stack comes from (§7.2 `stack_kind`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -122,11 +126,14 @@ impl Lifetimes {
             i => i as i64,
         }
     }
-    /// First index the record is no longer live at, under `sem` (`n_entries` if never freed).
+    /// First index the record is no longer live at, under `sem` (`n_entries` if never freed;
+    /// −1 under [`Semantics::Allocated`] when the free was requested before the window, see
+    /// [`BEFORE`]: such a record is never allocated inside it).
     pub fn end(&self, r: usize, sem: Semantics) -> i64 {
         let done = self.done_free_idx[r];
         let e = match sem {
             Semantics::Active => done,
+            Semantics::Allocated if self.req_free_idx[r] == BEFORE => return -1,
             Semantics::Allocated => self.req_free_idx[r].min(done),
         };
         if e == NEVER {
@@ -261,6 +268,9 @@ pub fn build(snap: &Snapshot, dev: &DeviceTrace) -> Lifetimes {
         }
     }
     // End blocks that no live in-trace record explains: PRE records over the whole window.
+    // `active_pending_free` blocks are active too (§3.2 `active_size`, §7.3 consistency
+    // check): their free was requested before the window ([`BEFORE`]), so they count as
+    // active but never as allocated. This is the one place that rule lives.
     for seg in snap
         .segments
         .iter()
@@ -272,7 +282,9 @@ pub fn build(snap: &Snapshot, dev: &DeviceTrace) -> Lifetimes {
             .position(|&v| v == seg.stream)
             .unwrap_or(0) as u32;
         for b in snap.blocks_of(seg) {
-            if b.state != BlockState::ActiveAllocated || live.contains_key(&b.address) {
+            let pending = b.state == BlockState::ActivePendingFree;
+            if !(pending || b.state == BlockState::ActiveAllocated) || live.contains_key(&b.address)
+            {
                 continue;
             }
             let (stack, kind) = match b.stack {
@@ -281,6 +293,9 @@ pub fn build(snap: &Snapshot, dev: &DeviceTrace) -> Lifetimes {
             };
             let v = versions.get(&b.address).copied().unwrap_or(0);
             let r = lt.push(PRE, b.requested_size, stack, kind, b.address, v, stream);
+            if pending {
+                lt.req_free_idx[r] = BEFORE;
+            }
             lt.block_size.push((r as u32, b.size));
         }
     }

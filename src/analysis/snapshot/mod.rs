@@ -6,6 +6,7 @@
 //! [`quality`] (leaks, delayed frees, warnings). [`device::analyze`] runs the
 //! whole chain; [`reference`] computes the golden-value quantities of §8.
 
+pub mod allocator;
 pub mod attribution;
 pub mod curves;
 pub mod device;
