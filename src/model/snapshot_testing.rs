@@ -71,6 +71,22 @@ impl SnapshotBuilder {
         d.max_frames = d.max_frames.max(1);
         self
     }
+    /// An `oom` entry on device 0: `size` requested bytes, the driver's `device_free` bytes.
+    pub fn oom(&mut self, size: u64, device_free: u64) -> &mut Self {
+        let row = EntryRow {
+            action: Action::Oom,
+            addr: 0,
+            size,
+            stream: 0,
+            time_us: NO_TIME,
+            stack: NO_STACK,
+            compile_ctx: StrId(0),
+            user_meta: StrId(0),
+            device_free: Some(device_free),
+        };
+        self.dev(0).entries.push(&row);
+        self
+    }
     /// `alloc` on device 0 without time.
     pub fn alloc(&mut self, addr: u64, size: u64, stack: StackId) -> &mut Self {
         self.entry(0, Action::Alloc, addr, size, stack, NO_TIME)

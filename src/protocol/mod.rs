@@ -23,12 +23,14 @@ pub mod cluster_view;
 pub mod gpu;
 pub mod memory;
 pub mod snapshot;
+pub mod snapshot_allocator;
 
 #[allow(unused_imports)]
 pub use anomaly::*;
 pub use memory::*;
 #[allow(unused_imports)]
 pub use snapshot::*;
+pub use snapshot_allocator::*;
 
 /// A message with its sequence number.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -585,6 +585,9 @@ pub enum SnapQuery {
         /// At most this many segment rows.
         limit: u32,
     },
+    /// The allocator state after one entry (segment map, fragmentation, OOM). Replies
+    /// [`SnapReply::Allocator`].
+    Allocator(super::snapshot_allocator::SnapAllocatorQuery),
     /// New settings: re-analyses the decoded snapshot. Replies [`SnapReply::Summary`].
     Settings {
         /// Target.
@@ -601,6 +604,7 @@ impl SnapQuery {
             SnapQuery::Curve(q) => q.target,
             SnapQuery::Live(q) => q.target,
             SnapQuery::Bands(q) => q.target,
+            SnapQuery::Allocator(q) => q.target,
             SnapQuery::Stack { target, .. }
             | SnapQuery::Segments { target, .. }
             | SnapQuery::Settings { target, .. } => *target,
@@ -624,4 +628,6 @@ pub enum SnapReply {
     Stack(SnapStackDto),
     /// Reply to [`SnapQuery::Segments`].
     Segments(SnapSegmentsDto),
+    /// Reply to [`SnapQuery::Allocator`].
+    Allocator(super::snapshot_allocator::SnapAllocatorDto),
 }

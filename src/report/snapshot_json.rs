@@ -180,7 +180,68 @@ pub struct PointJson {
     pub largest_inactive_block_bytes: Option<u64>,
     pub oom_requested_bytes: Option<u64>,
     pub oom_device_free_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oom_explanation: Option<OomJson>,
     pub tree: Vec<TreeNodeJson>,
+}
+
+/// Why an OOM happened (`analysis::snapshot::allocator::oom`).
+#[allow(missing_docs)]
+#[derive(Serialize, Debug)]
+pub struct OomJson {
+    /// `fragmentation`, `memory_full` or `other_process`.
+    pub cause: &'static str,
+    pub sentence: String,
+    pub requested_bytes: u64,
+    pub device_free_bytes: Option<u64>,
+    pub stream: i64,
+    pub reserved_bytes: u64,
+    pub allocated_bytes: u64,
+    pub active_bytes: u64,
+    pub cached_free_bytes: u64,
+    pub largest_free_bytes: u64,
+    pub peak_reserved_bytes: u64,
+    /// Per segment (address order): the largest contiguous free block.
+    pub segments: Vec<OomSegmentJson>,
+}
+
+/// One segment of an OOM explanation.
+#[allow(missing_docs)]
+#[derive(Serialize, Debug)]
+pub struct OomSegmentJson {
+    pub address: String,
+    pub size_bytes: u64,
+    pub stream: i64,
+    pub free_bytes: u64,
+    pub largest_free_bytes: u64,
+}
+
+/// The JSON of one OOM explanation.
+pub fn oom_json(e: &crate::analysis::snapshot::allocator::oom::OomExplanation) -> OomJson {
+    OomJson {
+        cause: e.cause.name(),
+        sentence: e.sentence.clone(),
+        requested_bytes: e.requested,
+        device_free_bytes: e.device_free,
+        stream: e.stream,
+        reserved_bytes: e.reserved,
+        allocated_bytes: e.allocated,
+        active_bytes: e.active,
+        cached_free_bytes: e.cached_free,
+        largest_free_bytes: e.largest_free,
+        peak_reserved_bytes: e.peak_reserved,
+        segments: e
+            .segments
+            .iter()
+            .map(|s| OomSegmentJson {
+                address: format!("0x{:x}", s.address),
+                size_bytes: s.size,
+                stream: s.stream,
+                free_bytes: s.free,
+                largest_free_bytes: s.largest_free,
+            })
+            .collect(),
+    }
 }
 
 /// A recurring-peak cluster.
@@ -416,6 +477,7 @@ fn point(l: &Labeler<'_>, p: &PointReport, top: usize) -> PointJson {
         largest_inactive_block_bytes: p.largest_inactive_block,
         oom_requested_bytes: p.oom.map(|o| o.0),
         oom_device_free_bytes: p.oom.and_then(|o| o.1),
+        oom_explanation: p.oom_explanation.as_ref().map(oom_json),
         tree: p
             .tree
             .iter()

@@ -243,6 +243,9 @@ fn device(o: &mut String, d: &DeviceJson) {
             exact(p.active_bytes),
             exact(p.fragmentation_bytes)
         );
+        if let Some(e) = &p.oom_explanation {
+            oom_section(o, e);
+        }
     }
     for w in &d.warnings {
         let _ = writeln!(o, "\n> **{}** {}", w.code, cell(&w.message));
@@ -435,4 +438,44 @@ mod tests {
             "MEM_PEAK_ANALYSIS_memory_snapshot.md"
         );
     }
+}
+
+/// Segments listed in an OOM explanation (largest free block first).
+const OOM_SEGMENTS: usize = 10;
+
+/// The OOM explanation under its `- **OOM**` line: the allocator's bytes, the largest
+/// contiguous free block of the largest-free segments, and the one-sentence verdict.
+fn oom_section(o: &mut String, e: &crate::report::snapshot_json::OomJson) {
+    let _ = writeln!(
+        o,
+        "  - allocator held: reserved {}, allocated {}, active {}; free in its segments on stream {}: {} (largest contiguous {}); highest reserved before: {}",
+        exact(e.reserved_bytes as i64),
+        exact(e.allocated_bytes as i64),
+        exact(e.active_bytes as i64),
+        e.stream,
+        exact(e.cached_free_bytes as i64),
+        exact(e.largest_free_bytes as i64),
+        exact(e.peak_reserved_bytes as i64)
+    );
+    let mut segs: Vec<_> = e.segments.iter().collect();
+    segs.sort_by(|a, b| {
+        b.largest_free_bytes
+            .cmp(&a.largest_free_bytes)
+            .then(a.address.cmp(&b.address))
+    });
+    for s in segs.iter().take(OOM_SEGMENTS) {
+        let _ = writeln!(
+            o,
+            "  - segment {} ({}, stream {}): largest free block {}, free {}",
+            s.address,
+            human(s.size_bytes as i64),
+            s.stream,
+            exact(s.largest_free_bytes as i64),
+            human(s.free_bytes as i64)
+        );
+    }
+    if segs.len() > OOM_SEGMENTS {
+        let _ = writeln!(o, "  - … {} more segments", segs.len() - OOM_SEGMENTS);
+    }
+    let _ = writeln!(o, "  - **Verdict ({}):** {}", e.cause, e.sentence);
 }

@@ -5,6 +5,8 @@ use std::collections::HashMap;
 
 use crate::model::snapshot::{Action, BlockState, DeviceTrace, Snapshot, StackId, Stage, StrId};
 
+use super::allocator::oom::{explain, OomExplanation};
+use super::allocator::{AllocatorHistory, DEFAULT_K};
 use super::attribution::{contributors, prefix_tree, Attributor, Contributor, TreeNode};
 use super::curves::{self, CurveKind, Curves};
 use super::frame_filter::ProjectRule;
@@ -138,6 +140,8 @@ pub struct PointReport {
     pub largest_inactive_block: Option<u64>,
     /// OOM: requested bytes and `device_free`.
     pub oom: Option<(u64, Option<u64>)>,
+    /// OOM: the explanation from the allocator state at the entry (§4 item 8).
+    pub oom_explanation: Option<OomExplanation>,
     /// Prefix tree of live bytes (global peak and end state only).
     pub tree: Vec<TreeNode>,
 }
@@ -271,6 +275,10 @@ pub fn analyze(snap: &Snapshot, dev: &DeviceTrace, opts: &AnalysisOptions) -> De
     let idx: Vec<usize> = points.iter().map(|p| p.1).collect();
     let lives = live_sets(&lt, &idx, Semantics::Active);
     let spans = annotation_spans(snap, dev.device);
+    let history = t
+        .action()
+        .contains(&Action::Oom)
+        .then(|| AllocatorHistory::build(snap, dev, &lt, DEFAULT_K));
     let mut reports = Vec::new();
     for ((kind, i, prom, rec), live) in points.into_iter().zip(lives) {
         let s = |id: StrId| (id != StrId(0)).then(|| snap.pools.strings.get(id).to_string());
@@ -282,6 +290,17 @@ pub fn analyze(snap: &Snapshot, dev: &DeviceTrace, opts: &AnalysisOptions) -> De
                 .map(|(_, f)| *f);
             (t.size()[i], free)
         });
+        let oom_explanation = history
+            .as_ref()
+            .filter(|_| kind == PointKind::Oom)
+            .map(|h| {
+                let map = h.state_after(dev, Some(i)).segment_map();
+                let peak = curves.reserved[..=i]
+                    .iter()
+                    .copied()
+                    .fold(curves.baseline_reserved, i64::max);
+                explain(dev, i, &map, peak.max(0) as u64)
+            });
         let top_tensors = largest(&lt, &live, &mut attr, opts.top_tensors);
         let with_tree = matches!(kind, PointKind::GlobalPeak | PointKind::End);
         reports.push(PointReport {
@@ -307,6 +326,7 @@ pub fn analyze(snap: &Snapshot, dev: &DeviceTrace, opts: &AnalysisOptions) -> De
             largest_inactive_block: (kind == PointKind::End)
                 .then(|| largest_inactive(snap, dev.device)),
             oom,
+            oom_explanation,
             tree: if with_tree {
                 prefix_tree(&lt, &live, &snap.pools)
             } else {
@@ -368,6 +388,7 @@ fn end_state_only(
         top_tensors,
         largest_inactive_block: Some(largest_inactive(snap, dev.device)),
         oom: None,
+        oom_explanation: None,
         tree: prefix_tree(&lt, &live, &snap.pools),
     };
     DeviceAnalysis {

@@ -88,6 +88,24 @@ pub fn checks(snap: &Snapshot, dev: &DeviceTrace, lt: &Lifetimes, curves: &Curve
         .iter()
         .filter(|s| s.device == d as i64)
         .collect();
+    let pending: Vec<u64> = segs
+        .iter()
+        .flat_map(|s| snap.blocks_of(s))
+        .filter(|b| b.state == BlockState::ActivePendingFree)
+        .map(|b| b.requested_size)
+        .collect();
+    if !pending.is_empty() {
+        notes.push(Note {
+            code: "SNAP-PENDING-FREE",
+            message: format!(
+                "device {d}: {} block(s) holding {} bytes requested are active_pending_free at the end: freed by \
+                 their tensors but waiting on other streams' events (record_stream); they count as active, not as \
+                 allocated.",
+                pending.len(),
+                pending.iter().sum::<u64>()
+            ),
+        });
+    }
     if dev.entries.is_empty() {
         if !segs.is_empty() {
             notes.push(Note {

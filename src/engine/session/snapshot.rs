@@ -67,6 +67,7 @@ impl SnapshotStore {
             SnapQuery::Curve(q) => v.curve(&q).map(SnapReply::Curve),
             SnapQuery::Live(q) => v.live_at(&q).map(SnapReply::Live),
             SnapQuery::Bands(q) => v.bands(&q).map(SnapReply::Bands),
+            SnapQuery::Allocator(q) => v.allocator(&q).map(SnapReply::Allocator),
             SnapQuery::Stack { slot, record, .. } => v.stack(slot, record).map(SnapReply::Stack),
             SnapQuery::Segments { slot, limit, .. } => {
                 v.segments(slot, limit).map(SnapReply::Segments)

@@ -15,11 +15,14 @@
 //!   links and call chains, the largest tensors and the icicle (§7.7) — see [`live`].
 //! * [`SnapshotView::stack`], [`SnapshotView::segments`]: one record's stack; end-state
 //!   segments and fragmentation (§7.10 metrics).
+//! * [`SnapshotView::allocator`]: the segment map after **any** entry, its fragmentation
+//!   classes and the OOM explanation — see [`allocator`].
 //! * [`SnapshotView::set_settings`]: a new project root / path map / link style / peak options
 //!   re-runs the analysis on the decoded snapshot (no second decode).
 //! * [`SnapshotView::export`]: the Markdown report and the JSON, the bytes `proflens snapshot`
 //!   writes with the same settings.
 
+pub mod allocator;
 pub mod bands;
 pub mod live;
 
@@ -44,6 +47,9 @@ pub struct SnapshotView {
     opts: SnapshotOptions,
     /// Per device slot (parallel to `run.devices`): ms since the first `time_us`, when recorded.
     times: Vec<Option<Vec<f64>>>,
+    /// Per device slot: the allocator history (checkpoints of the backward walk), for devices
+    /// with a trace ([`allocator`]).
+    allocs: Vec<Option<crate::analysis::snapshot::allocator::AllocatorHistory>>,
 }
 
 /// Time in ms between the device's first `time_us` and `t_us`.
@@ -85,12 +91,14 @@ impl SnapshotView {
                 time_axis_ms((0..t.entries.len()).map(|i| t.entries.time_us(i)))
             })
             .collect();
+        let allocs = allocator::histories(&run);
         SnapshotView {
             target,
             run,
             settings,
             opts,
             times,
+            allocs,
         }
     }
 

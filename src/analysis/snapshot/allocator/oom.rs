@@ -161,7 +161,7 @@ pub fn explain(
         ),
         OomCause::OtherProcess => format!(
             "Another process (or memory outside this allocator) took the memory: this allocator \
-             once reserved {} and now holds {}, yet the driver had only {} free for a {} request.",
+             once reserved {} and now holds {}, yet the driver had only {} free for the {} request.",
             b(peak_reserved),
             b(reserved),
             free_s,
@@ -193,3 +193,6 @@ pub fn explain(
         sentence,
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -316,3 +316,62 @@ fn stack_segments_and_exports() {
     let doc: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(doc["devices"][0]["max_active"]["bytes"], 550);
 }
+
+#[test]
+fn allocator_state_at_any_entry() {
+    use crate::protocol::snapshot_allocator::SnapAllocatorQuery;
+    let v = view(SnapshotSettingsDto::default());
+    let q = |index: Option<u32>| {
+        v.allocator(&SnapAllocatorQuery {
+            target: 3,
+            slot: 0,
+            index,
+            context: 2,
+        })
+        .unwrap()
+    };
+    let end = q(Some(6));
+    assert_eq!(end.index, Some(6));
+    assert_eq!(end.segments.len(), 1);
+    let blocks: Vec<(&str, u64, &str, Option<&str>)> = end.segments[0]
+        .blocks
+        .iter()
+        .map(|b| {
+            (
+                b.address.as_str(),
+                b.bytes,
+                b.state.as_str(),
+                b.site.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        blocks,
+        vec![
+            ("0xc", 32, "allocated", Some("forward @ /proj/model.py:20")),
+            ("0x2c", 96, "inactive", None),
+            (
+                "0x8c",
+                512,
+                "allocated",
+                Some("allocated before recording, no stack")
+            ),
+        ]
+    );
+    // The largest recent request is a's 100 bytes, rounded to 512: the 96-byte hole is hard.
+    let f = &end.fragmentation;
+    assert_eq!(f.largest_recent_request_bytes, 512);
+    assert_eq!((f.hard_bytes, f.soft_bytes, f.stream_bytes), (96, 0, 0));
+    assert_eq!((f.reserved_bytes, f.active_bytes), (640, 544));
+    assert_eq!(
+        end.entries.iter().map(|e| e.index).collect::<Vec<_>>(),
+        vec![4, 5, 6]
+    );
+    assert_eq!(end.entries[2].text, "free_completed 0xb 50 B (stream 0)");
+    // After entry 2, a (0xa) is pending free and b (0xb) allocated: both lie outside the end
+    // state's only segment (this hand-built trace has no segment events), so they are orphans.
+    let at2 = q(Some(2));
+    assert_eq!(at2.orphan_blocks, 2);
+    assert_eq!(at2.oom, None);
+    assert_eq!(end.replay_mismatches, 0);
+}
