@@ -91,7 +91,12 @@ fn views(path: &str, size: u64, snap: proflens::model::snapshot::Snapshot) {
     let run = analyse(&file, snap, proflens::base::Problems::new(), &opts);
     let n = run.devices.first().map_or(0, |d| d.n_entries);
     let records = run.devices.first().map_or(0, |d| d.lifetimes.len());
+    let t = Instant::now();
     let v = SnapshotView::from_parts(0, run, settings, opts);
+    println!(
+        "view made (allocator history built): {:.1} ms",
+        t.elapsed().as_secs_f64() * 1e3
+    );
     let t = Instant::now();
     let s = v.summary();
     println!("view summary: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
@@ -133,5 +138,29 @@ fn views(path: &str, size: u64, snap: proflens::model::snapshot::Snapshot) {
         t.elapsed().as_secs_f64() * 1e3 / k as f64,
         live as f64 / k as f64,
         s.devices.len()
+    );
+    // The allocator state (segment map, fragmentation, entry list) at the same 50 entries,
+    // and at the worst case of a checkpoint interval: just after a checkpoint.
+    let t = Instant::now();
+    let (mut blocks, mut worst) = (0usize, 0f64);
+    for j in 0..k {
+        let index = ((n as f64 - 1.0) * j as f64 / (k - 1) as f64) as u32;
+        let t1 = Instant::now();
+        let a = v
+            .allocator(&proflens::protocol::SnapAllocatorQuery {
+                target: 0,
+                slot: 0,
+                index: Some(index),
+                context: 8,
+            })
+            .expect("allocator");
+        worst = worst.max(t1.elapsed().as_secs_f64());
+        blocks += a.segments.iter().map(|s| s.blocks.len()).sum::<usize>();
+    }
+    println!(
+        "view allocator: {:.1} ms per click, worst {:.1} ms ({:.0} blocks in the map on average)",
+        t.elapsed().as_secs_f64() * 1e3 / k as f64,
+        worst * 1e3,
+        blocks as f64 / k as f64
     );
 }

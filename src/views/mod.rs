@@ -9,6 +9,7 @@
 //! * [`format`]: human units for display.
 //! * [`zoom`]: zoom and pan of every chart's x window (wheel, drag, keys).
 //! * [`view_state`]: the URL-fragment view state (`tab=memory&rank=1&…`), parsed and written.
+//! * [`snapshot_segmap`]: the segment map strips of the allocator state view (issue 13).
 //! * [`snapshot_axis`], [`snapshot_bands`], [`band_grid`]: snapshot curves and the Active Memory
 //!   Timeline (stacked per-allocation bands, level of detail, hit-tests).
 //! * [`timeline`], [`timeline_axis`]: level-of-detail lanes of the steps/bubbles timeline, ticks, hit-tests.
@@ -30,6 +31,7 @@ pub mod heatmap;
 pub mod memory;
 pub mod snapshot_axis;
 pub mod snapshot_bands;
+pub mod snapshot_segmap;
 pub mod table;
 pub mod timeline;
 pub mod timeline_axis;

@@ -6,6 +6,7 @@
 //! panel (project root, path mapping, link style, peak options) and the exports.
 //! Every number comes from the worker (`Query::Snapshot`).
 
+mod allocator;
 mod bands;
 mod chart;
 mod icicle;
@@ -249,6 +250,7 @@ fn DeviceView(
             <panels::Warnings d=d.clone() s=s.clone()/>
         </div>
         <live::LivePanel target=target dslot=dslot live=live record=pick/>
+        <allocator::AllocatorPanel target=target dslot=dslot has_trace=has_trace shown=shown selected=selected/>
         <panels::SegmentsPanel target=target dslot=dslot/>
     }
 }
