@@ -55,6 +55,7 @@ const ALLOW: &[(&str, &[&str])] = &[
             "views::cluster_table",
             "views::heatmap",
             "views::gpu",
+            "views::snapshot_segmap",
         ],
     ),
 ];
