@@ -259,7 +259,7 @@ pub struct SnapCurveQuery {
 /// One downsampled curve: per pixel column the minimum and maximum, bytes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SnapSeriesDto {
-    /// `allocated`, `active` or `reserved`.
+    /// `allocated`, `active`, `reserved` or `reserved_minus_active` (fragmentation, §7.3).
     pub name: String,
     /// Per-column minimum, bytes.
     pub min: Vec<f64>,
@@ -295,7 +295,7 @@ pub struct SnapCurveDto {
     pub x1: f64,
     /// Whole range, axis units (for reset / pan limits).
     pub full: (f64, f64),
-    /// allocated, active, reserved.
+    /// allocated, active, reserved, reserved_minus_active.
     pub series: Vec<SnapSeriesDto>,
     /// Largest value in the window, bytes.
     pub y_max: f64,

@@ -50,6 +50,9 @@ pub struct SnapshotView {
     /// Per device slot: the allocator history (checkpoints of the backward walk), for devices
     /// with a trace ([`allocator`]).
     allocs: Vec<Option<crate::analysis::snapshot::allocator::AllocatorHistory>>,
+    /// Per device slot: `reserved − active` after each entry and before the first (§7.3
+    /// fragmentation), the curve's fourth series.
+    frag: Vec<(Vec<i64>, i64)>,
 }
 
 /// Time in ms between the device's first `time_us` and `t_us`.
@@ -92,6 +95,15 @@ impl SnapshotView {
             })
             .collect();
         let allocs = allocator::histories(&run);
+        let frag = run
+            .devices
+            .iter()
+            .map(|d| {
+                let c = &d.curves;
+                let v = (0..c.reserved.len()).map(|i| c.fragmentation(i)).collect();
+                (v, c.baseline_reserved - c.baseline_active)
+            })
+            .collect();
         SnapshotView {
             target,
             run,
@@ -99,6 +111,7 @@ impl SnapshotView {
             opts,
             times,
             allocs,
+            frag,
         }
     }
 
@@ -222,10 +235,12 @@ impl SnapshotView {
             _ => full,
         };
         let c = &d.curves;
-        let curves: [(&[i64], i64); 3] = [
+        let frag = &self.frag[q.slot as usize];
+        let curves: [(&[i64], i64); 4] = [
             (&c.allocated, c.baseline_allocated),
             (&c.active, c.baseline_active),
             (&c.reserved, c.baseline_reserved),
+            (&frag.0, frag.1),
         ];
         let width = q.width_px.clamp(1, 8192) as usize;
         let cols = min_max(&axis, &curves, x0, x1, width);
@@ -234,7 +249,7 @@ impl SnapshotView {
             .iter()
             .flat_map(|(_, hi)| hi.iter().copied())
             .fold(0.0, f64::max);
-        let series = ["allocated", "active", "reserved"]
+        let series = ["allocated", "active", "reserved", "reserved_minus_active"]
             .iter()
             .zip(cols.curves)
             .map(|(name, (min, max))| SnapSeriesDto {

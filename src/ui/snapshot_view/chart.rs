@@ -19,8 +19,8 @@ use crate::views::format;
 
 use super::{snap, Selected};
 
-/// Colours: allocated, active, reserved.
-pub const SERIES_COLORS: [&str; 3] = ["#2f6fde", "#2a9d55", "#e08a1e"];
+/// Colours: allocated, active, reserved, reserved − active.
+pub const SERIES_COLORS: [&str; 4] = ["#2f6fde", "#2a9d55", "#e08a1e", "#9a6fb0"];
 
 /// The chart of device slot `slot` of snapshot `target`.
 #[component]
@@ -199,7 +199,7 @@ pub fn SnapChart(
                     format!("{} – {}", format::bytes(lo), format::bytes(hi))
                 };
                 Some(view! {
-                    <div><span class="swatch" style=format!("background:{}", SERIES_COLORS[i % 3])></span>{format!("{}: {v}", s.name)}</div>
+                    <div><span class="swatch" style=format!("background:{}", SERIES_COLORS[i % 4])></span>{format!("{}: {v}", s.name.replace("_minus_", " − "))}</div>
                 })
             })
             .collect_view();
@@ -210,7 +210,7 @@ pub fn SnapChart(
             </div>
         })
     };
-    let legend = ["allocated", "active", "reserved"]
+    let legend = ["allocated", "active", "reserved", "reserved − active"]
         .iter()
         .enumerate()
         .map(|(i, n)| view! { <span class="legend-item"><span class="swatch" style=format!("background:{}", SERIES_COLORS[i])></span>{*n}</span> })
@@ -303,8 +303,8 @@ fn draw(ctx: &CanvasRenderingContext2d, w: f64, h: f64, c: &SnapCurveDto, sel_x:
             t += xstep;
         }
     }
-    // Reserved first (back), allocated last (front).
-    for i in [2usize, 1, 0] {
+    // Reserved first (back), then reserved − active, allocated last (front).
+    for i in [2usize, 3, 1, 0] {
         let Some(s) = c.series.get(i) else { continue };
         ctx.set_stroke_style_str(SERIES_COLORS[i]);
         ctx.set_line_width(if i == 1 { 1.75 } else { 1.25 });

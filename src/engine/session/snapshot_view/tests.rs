@@ -97,6 +97,16 @@ fn curves_per_column_over_index_and_time() {
         vec![400.0, 500.0, 450.0, 450.0, 450.0, 430.0, 430.0]
     );
     assert_eq!(c.series[2].max, vec![640.0; 7]);
+    // reserved − active (issue 13): 240 before entry 0, then 140 90 90 190 160 160 210.
+    assert_eq!(c.series[3].name, "reserved_minus_active");
+    assert_eq!(
+        c.series[3].max,
+        vec![240.0, 140.0, 90.0, 190.0, 190.0, 160.0, 210.0]
+    );
+    assert_eq!(
+        c.series[3].min,
+        vec![140.0, 90.0, 90.0, 90.0, 160.0, 160.0, 160.0]
+    );
     assert_eq!(c.y_max, 640.0);
     assert_eq!(c.entries_in_window, 7);
     let global = c.marks.iter().find(|m| m.kind == "global_peak").unwrap();
