@@ -68,8 +68,10 @@ test('click an entry: the segment map at that moment', async () => {
   assert.match(await info.innerText(), /\.py:\d+/);
   await shot(p, 'allocator-01-peak-hover');
   // Click a point near the start of the curve: the map moves there (fewer segments exist).
-  const box = await p.page.getByTestId('snap-chart').boundingBox();
-  await p.page.mouse.click(box.x + 80, box.y + box.height / 2);
+  const chart = p.page.getByTestId('snap-chart');
+  await chart.scrollIntoViewIfNeeded();
+  const box = await chart.boundingBox();
+  await p.page.mouse.click(box.x + 64 + (box.width - 76) * 0.1, box.y + box.height / 2);
   await p.page.waitForFunction(() => !/after entry 11205 /.test(document.querySelector('[data-testid=snap-alloc-title]')?.innerText));
   const early = await entryOf(p);
   assert.ok(early < 11205, `clicked entry ${early}`);
