@@ -7,6 +7,7 @@
 //! whole chain; [`reference`] computes the golden-value quantities of §8.
 
 pub mod attribution;
+pub mod axis;
 pub mod curves;
 pub mod device;
 pub mod frame_filter;
