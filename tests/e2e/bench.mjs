@@ -164,6 +164,7 @@ try {
       renderer_main_cpu_s: cpu.renderer_main_s, mb_per_s_browser_cpu: r1(mb / cpu.total_s),
       mb_per_s_worker_cpu: r1(mb / cpu.worker_s), wasm_memory_total_mb: r1(sum / 1048576),
       wasm_memory_largest_worker_mb: r1(max / 1048576), wasm_memory_per_input: r2(sum / bytes),
+      browser_cpu_by_thread: cpu.by_thread,
     };
     console.log(JSON.stringify(br));
     if (nat) {

@@ -157,11 +157,14 @@ export function browserCpu() {
   return out;
 }
 
-/** `b − a` of two [`browserCpu`] readings, seconds rounded to 10 ms. */
+/** `b − a` of two [`browserCpu`] readings, seconds rounded to 10 ms; `by_thread` lists the
+ * eight thread names (summed over processes) that used the most CPU in between. */
 export function cpuDelta(a, b) {
   const r = (x) => +x.toFixed(2);
+  const by = Object.entries(b.by_comm).map(([k, v]) => [k, r(v - (a.by_comm[k] || 0))])
+    .filter(([, v]) => v > 0).sort((x, y) => y[1] - x[1]).slice(0, 8);
   return { total_s: r(b.total_s - a.total_s), worker_s: r(b.worker_s - a.worker_s),
-    renderer_main_s: r(b.renderer_main_s - a.renderer_main_s) };
+    renderer_main_s: r(b.renderer_main_s - a.renderer_main_s), by_thread: Object.fromEntries(by) };
 }
 
 /** The machine's load average (1, 5, 15 min) from /proc/loadavg. */
