@@ -11,6 +11,7 @@ $FUZZ_CORPUS when set, else fuzz/corpus. Idempotent:
 seeds are named by content hash, so rerunning adds nothing new. A missing fixture folder
 only costs the real-data seeds; the synthetic ones are always written.
 """
+import gzip
 import hashlib
 import json
 import os
@@ -128,6 +129,39 @@ def synthetic_pickles():
     return out
 
 
+HTA = "ascend/facebookresearch__HolisticTraceAnalysis/tests/data"
+KINETO = [
+    f"{HTA}/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+    f"{HTA}/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+    f"{HTA}/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
+    f"{HTA}/cupti_profiler/benchmark_result_924719_1679055439_trace.json.gz",
+    f"{HTA}/nccl_parser_config/nccl_data.json.gz",
+    f"{HTA}/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+    "rl_insight/data/recipe/torch_data/torch_profile/actor_update/prof_rank-0_031847.json.gz",
+]
+
+
+def kineto_slice(data):
+    """A small but complete Kineto trace from a real one: every top-level member but the
+    events, and a mix of events (metadata, steps, cpu ops, runtime launches, kernels, memcpy,
+    flows, memory counters), so seeds reach every part of the GPU analysis."""
+    try:
+        doc = json.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
+    except (ValueError, OSError, EOFError):
+        return None
+    events = doc.get("traceEvents", []) if isinstance(doc, dict) else doc
+    want = {}
+    for e in events:
+        key = e.get("ph") if e.get("ph") in ("M", "i", "s", "f") else e.get("cat")
+        if len(want.setdefault(key, [])) < 6:
+            want[key].append(e)
+    picked = [e for group in want.values() for e in group]
+    picked.sort(key=lambda e: (e.get("ts") or 0) if isinstance(e.get("ts"), (int, float)) else 0)
+    out = {k: v for k, v in doc.items() if k != "traceEvents"} if isinstance(doc, dict) else {}
+    out["traceEvents"] = picked
+    return json.dumps(out, separators=(",", ":")).encode()
+
+
 def main():
     for t in traces():
         for chunk in (b"\x00", b"\x07"):
@@ -193,10 +227,33 @@ def main():
             an = b"\x00".join([kd, tv, st, cm, info])
             put("rank_anomaly", an)
             put("rank_anomaly", an + b"\x00" + an)
+    # GPU traces: sliced plain JSON, the same gzipped, whole small gzip files, and pairs.
+    kin = []
+    for rel in KINETO:
+        raw = read(rel)
+        if not raw:
+            continue
+        sl = kineto_slice(raw)
+        if sl:
+            kin.append(sl)
+            put("kineto_rank", gzip.compress(sl, mtime=0))
+        if len(raw) <= 30_000:
+            put("kineto_rank", raw)
+    for k, t in enumerate(kin):
+        put("kineto_rank", t)
+        put("kineto_rank", t + b"\x00" + kin[(k + 1) % len(kin)])
+    # Cluster summaries: our own small one (fixtures/cluster), plain and gzipped.
+    summ = os.path.join(HERE, "..", "fixtures", "cluster", "level1.summary.json")
+    if os.path.exists(summ):
+        with open(summ, "rb") as f:
+            b = f.read()
+        put("cluster_summary", b)
+        put("cluster_summary", gzip.compress(b, mtime=0))
     # Every target gets at least one seed.
     for t in ("trace_splitter", "trace_host_ops", "trace_timeline", "csv_operator_memory",
               "csv_kernel_details", "csv_step_trace_time", "side_json", "inventory_paths",
-              "pickle_decode", "snapshot_report", "rank_memory", "rank_anomaly"):
+              "pickle_decode", "snapshot_report", "rank_memory", "rank_anomaly", "kineto_rank",
+              "cluster_summary"):
         put(t, b"")
     counts = {t: len(os.listdir(os.path.join(CORPUS, t))) for t in sorted(os.listdir(CORPUS))}
     print("seed corpora:", ", ".join(f"{t} {n}" for t, n in counts.items()))

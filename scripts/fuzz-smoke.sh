@@ -77,7 +77,7 @@ findings() { find "fuzz/artifacts/$1" -maxdepth 1 -name 'crash-*' -o -name 'time
 # dict_of TARGET: the libFuzzer dictionary of a target (fuzz/dict/), by input format.
 dict_of() {
   case "$1" in
-    trace_*|side_json|rank_*) echo "-dict=fuzz/dict/json.dict" ;;
+    trace_*|side_json|rank_*|kineto_*|cluster_*) echo "-dict=fuzz/dict/json.dict" ;;
     csv_*) echo "-dict=fuzz/dict/csv.dict" ;;
     pickle_*|snapshot_*) echo "-dict=fuzz/dict/pickle.dict" ;;
   esac
@@ -88,7 +88,7 @@ runs_of() {
   local n
   case "$1" in
     rank_anomaly) n=300 ;;
-    rank_memory) n=1000 ;;
+    rank_memory|kineto_rank) n=1000 ;;
     inventory_paths) n=3000 ;;
     csv_operator_memory|trace_host_ops) n=4000 ;;
     snapshot_report) n=6000 ;;
