@@ -6,7 +6,7 @@
 # memory, the browser's CPU from /proc) and their ratio.
 #   scripts/bench_browser.sh [RUNS=2] [OUT_DIR=/tmp/proflens-bench]
 # Inputs: an Ascend rank (../shared/bench/gen_ascend.py, trace_view.json 148 MB + kernel and
-# memory CSVs), a snapshot pickle of ~100 MB (examples/snapshot_gen, 2.2M events) and a Kineto
+# memory CSVs), a snapshot pickle of ~100 MB (examples/snapshot_gen, 1.33M events) and a Kineto
 # trace of ~200 MB (examples/kineto_gen, 300k kernels, the generator of scripts/bench_kineto.sh).
 # Needs the release page (bash scripts/build-release.sh). PROFILE=1 also writes a CDP profile
 # of the first worker per input (OUT_DIR/<input>.cpuprofile) and prints its top functions.
@@ -19,7 +19,7 @@ cargo build --release --bin proflens --example snapshot_gen --example kineto_gen
 ASCEND="$OUT/ascend"
 [ -d "$ASCEND" ] || nice -n 10 python3 ../shared/bench/gen_ascend.py --out "$ASCEND" --trace-mb 150 --ranks 1 >&2
 SNAP="$OUT/snapshot.pickle"
-[ -f "$SNAP" ] || nice -n 10 target/release/examples/snapshot_gen "$SNAP" "${SNAP_EVENTS:-2200000}" >&2
+[ -f "$SNAP" ] || nice -n 10 target/release/examples/snapshot_gen "$SNAP" "${SNAP_EVENTS:-1330000}" >&2
 KINETO="$OUT/kineto"
 [ -d "$KINETO" ] || { mkdir -p "$KINETO" && nice -n 10 target/release/examples/kineto_gen \
   "$KINETO/rank0.pt.trace.json" --kernels "${KINETO_KERNELS:-300000}" --steps 100 >&2; }

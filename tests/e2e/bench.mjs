@@ -21,7 +21,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { serveStatic, launch, ProflensPage, folderBytes, browserCpu, cpuDelta, loadAvg } from './lib.mjs';
 
 const args = process.argv.slice(2);
@@ -47,15 +47,11 @@ const r2 = (x) => +x.toFixed(2);
 function runNative(run) {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'proflens-bench-'));
   const load = loadAvg();
-  let text;
-  try {
-    text = execFileSync('/usr/bin/time', ['-v', native, 'analyze', input, '--out-dir', out, '--quiet'],
-      { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
-  } catch (e) {
-    text = String(e.stderr || e); // exit 1/2 still prints the figures
-  } finally {
-    fs.rmSync(out, { recursive: true, force: true });
-  }
+  // /usr/bin/time prints its figures on stderr, whatever the exit code
+  const res = spawnSync('/usr/bin/time', ['-v', native, 'analyze', input, '--out-dir', out, '--quiet'],
+    { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 64 << 20 });
+  fs.rmSync(out, { recursive: true, force: true });
+  const text = res.stderr || '';
   const field = (re) => { const m = text.match(re); return m ? m[1] : '0'; };
   const user = Number(field(/User time \(seconds\): ([\d.]+)/));
   const sys = Number(field(/System time \(seconds\): ([\d.]+)/));
@@ -63,7 +59,8 @@ function runNative(run) {
   const wall = wallText.split(':').reduce((acc, x) => acc * 60 + Number(x), 0);
   const rssKb = Number(field(/Maximum resident set size \(kbytes\): (\d+)/));
   const cpu = user + sys;
-  return { side: 'native', input: name, run, load, input_mb: r1(mb), command: `proflens analyze ${name} --out-dir TMP`,
+  return { side: 'native', input: name, run, load, exit: res.status, input_mb: r1(mb),
+    command: `proflens analyze ${name} --out-dir TMP`,
     wall_s: r2(wall), cpu_s: r2(cpu), mb_per_s_wall: r1(mb / wall), mb_per_s_cpu: r1(mb / cpu),
     peak_rss_mb: r1(rssKb / 1024) };
 }
