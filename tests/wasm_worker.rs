@@ -13,7 +13,7 @@ use proflens::engine::session::{Collected, Session};
 use proflens::protocol::{
     AnalysisKind, Envelope, FileMeta, ProgressDto, Request, Response, Summary,
 };
-use proflens::worker::blob_reader::{BlobReader, FileOpener, SLICE_BYTES};
+use proflens::worker::blob_reader::{BlobReader, FileOpener, DIRECT_MIN_BYTES, SLICE_BYTES};
 use wasm_bindgen_test::*;
 use web_sys::{Blob, File};
 
@@ -55,6 +55,52 @@ fn blob_reader_streams_every_byte_across_slices_with_progress() {
         (last.file, last.bytes_done, last.bytes_total),
         (3, n as u64, n as u64)
     );
+}
+
+#[wasm_bindgen_test]
+fn blob_reader_reads_large_requests_straight_into_the_callers_buffer() {
+    // Reads of more than a slice (the first: capped at one whole slice), of 4 MiB + 7 (served
+    // straight into `buf`, no intermediate copy) and small ones (from the reader's buffer),
+    // interleaved, over 3.3 slices: every byte once, in order, and progress ends at the size.
+    let n = (SLICE_BYTES * 33 / 10) as usize + 5;
+    let data: Vec<u8> = (0..n).map(|i| (i % 253) as u8).collect();
+    let seen: Rc<RefCell<Vec<ProgressDto>>> = Rc::default();
+    let sink = seen.clone();
+    let mut r = BlobReader::new(
+        blob_of(&data),
+        1,
+        Some(Rc::new(move |p| sink.borrow_mut().push(p))),
+    )
+    .unwrap();
+    let sizes = [
+        (SLICE_BYTES as usize) * 2,
+        (4 << 20) + 7,
+        100,
+        3 << 20,
+        DIRECT_MIN_BYTES,
+        DIRECT_MIN_BYTES - 1,
+    ];
+    let mut got = Vec::with_capacity(n);
+    let mut buf = vec![0u8; (SLICE_BYTES as usize) * 2];
+    let mut direct_max = 0;
+    for i in 0.. {
+        let want = sizes[i % sizes.len()];
+        let k = r.read(&mut buf[..want]).unwrap();
+        if k == 0 {
+            break;
+        }
+        assert!(k <= want && k as u64 <= SLICE_BYTES, "read {k} of {want}");
+        direct_max = direct_max.max(k);
+        got.extend_from_slice(&buf[..k]);
+    }
+    assert_eq!(got.len(), n);
+    assert!(got == data, "bytes differ");
+    assert_eq!(
+        direct_max as u64, SLICE_BYTES,
+        "a 16 MiB read gets one whole slice"
+    );
+    let last = seen.borrow().last().cloned().unwrap();
+    assert_eq!((last.bytes_done, last.bytes_total), (n as u64, n as u64));
 }
 
 #[wasm_bindgen_test]

@@ -2,7 +2,8 @@
 //! * two snapshot pickles (or two devices of one file) compared per device — global peak, end
 //!   state and the live bytes per site at each — as JSON
 //!   ([`crate::report::snapshot_diff::DiffJson`]) and Markdown; each side is read and analysed
-//!   once, exactly as `proflens snapshot` does;
+//!   once, exactly as `proflens snapshot` does; with the matched peaks, and with `--overlay`
+//!   both sides' curves on one axis ([`crate::report::snapshot_overlay`]);
 //! * anything else (two GPU traces, two rank folders, two runs): [`super::diff_runs`].
 
 use std::ops::ControlFlow;
@@ -11,6 +12,7 @@ use std::path::PathBuf;
 use crate::engine::snapshot::{run as run_snapshot, SnapshotOptions, SnapshotRun};
 use crate::protocol::snapshot::SnapshotSettingsDto;
 use crate::report::snapshot_diff::{build, render_md, DiffSide};
+use crate::report::snapshot_overlay::{add_overlays, OverlayOptions};
 
 use super::fs_opener::FsOpener;
 
@@ -45,6 +47,18 @@ pub struct Args {
     /// Compare only this device of side B.
     #[arg(long)]
     pub b_device: Option<u32>,
+    /// Snapshots: add both sides' allocated and reserved curves on one axis to the JSON
+    /// (`devices[].overlay`), downsampled to this many columns (min/max per column).
+    #[arg(long, value_name = "COLUMNS")]
+    pub overlay: Option<usize>,
+    /// Snapshots, with `--overlay`: the axis, `index` (entry index) or `time` (ms since each
+    /// side's first time_us).
+    #[arg(long, default_value = "index")]
+    pub overlay_axis: String,
+    /// Snapshots, with `--overlay`: align both sides at the first start of this annotation
+    /// (default: at their first entries).
+    #[arg(long, value_name = "ANNOTATION")]
+    pub align: Option<String>,
     /// Rows listed per table in the Markdown (the JSON has all of them).
     #[arg(long, default_value_t = 20)]
     pub top: usize,
@@ -129,6 +143,8 @@ pub fn run(args: Args) -> i32 {
                 ("--b-device", args.b_device.is_some()),
                 ("--curve", args.curve != "active"),
                 ("--frame-depth", args.frame_depth != 0),
+                ("--overlay", args.overlay.is_some()),
+                ("--align", args.align.is_some()),
             ];
             if let Some((name, _)) = snapshot_only.iter().find(|o| o.1) {
                 return fail(format!(
@@ -181,6 +197,21 @@ pub fn run(args: Args) -> i32 {
         Ok(o) => o,
         Err(e) => return fail(e),
     };
+    let overlay = match (args.overlay, args.overlay_axis.as_str()) {
+        (_, x) if x != "index" && x != "time" => {
+            return fail(format!("--overlay-axis: expected index or time, got {x:?}"))
+        }
+        (Some(0), _) => return fail("--overlay counts columns: give at least 1".into()),
+        (None, _) if args.align.is_some() || args.overlay_axis != "index" => {
+            return fail("--align and --overlay-axis apply with --overlay COLUMNS".into())
+        }
+        (cols, x) => cols.map(|columns| OverlayOptions {
+            columns,
+            time_axis: x == "time",
+            align: args.align.clone(),
+            range: None,
+        }),
+    };
     let mut problems = 0;
     let a = match side(&args.a, &opts, &mut problems) {
         Ok(r) => r,
@@ -214,12 +245,13 @@ pub fn run(args: Args) -> i32 {
             ));
         }
     }
-    let j = build(
-        &view(&a, args.a_device),
-        &view(b, args.b_device),
-        curve,
-        &opts.report,
-    );
+    let (va, vb) = (view(&a, args.a_device), view(b, args.b_device));
+    let mut j = build(&va, &vb, curve, &opts.report);
+    if let Some(o) = &overlay {
+        if let Err(e) = add_overlays(&mut j, &va, &vb, o) {
+            return fail(e);
+        }
+    }
     if let Err(e) = write_documents(&args, &j, |j| render_md(j, args.top)) {
         return fail(e);
     }

@@ -12,4 +12,5 @@ pub mod snapshot_diff;
 pub mod snapshot_json;
 pub mod snapshot_links;
 pub mod snapshot_md;
+pub mod snapshot_overlay;
 pub mod trace_diff;

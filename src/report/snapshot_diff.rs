@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::analysis::compare::keyed::{by_key, pair_delta, Delta};
+use crate::analysis::compare::snapshot::{match_peaks, PeakAt};
 use crate::analysis::snapshot::device::{DeviceAnalysis, PointKind, PointReport};
 use crate::base::format::bytes_i;
 use crate::model::snapshot::Snapshot;
@@ -65,6 +66,34 @@ pub struct DeviceDiffJson {
     pub sites_at_peak: Vec<SiteDeltaJson>,
     /// Live bytes per site at the end of each side.
     pub sites_at_end: Vec<SiteDeltaJson>,
+    /// The distinct peaks of each side, matched by annotation, then by order
+    /// ([`crate::analysis::compare::snapshot::match_peaks`]).
+    pub matched_peaks: Vec<PeakPairJson>,
+    /// Both sides' allocated and reserved curves on one axis, only when asked
+    /// (`proflens diff --overlay COLUMNS`, [`super::snapshot_overlay`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overlay: Option<super::snapshot_overlay::OverlayJson>,
+}
+
+/// One matched pair of peaks (or a peak of one side only).
+#[derive(Serialize, Debug, PartialEq, Eq)]
+pub struct PeakPairJson {
+    /// A's entry index (`null`: no peak of A in this row).
+    pub a_index: Option<usize>,
+    /// B's entry index.
+    pub b_index: Option<usize>,
+    /// The innermost annotation open at the peak(s), when the snapshot has annotations.
+    pub annotation: Option<String>,
+    /// `annotation`, `order` or `unmatched`.
+    pub matched_by: &'static str,
+    /// A's height on the peak curve (0 when absent).
+    pub a_bytes: u64,
+    /// B's height.
+    pub b_bytes: u64,
+    /// `b_bytes − a_bytes`.
+    pub delta_bytes: i64,
+    /// `new` (B only), `gone` (A only), `changed`, `same`.
+    pub change: &'static str,
 }
 
 /// A quantity on both sides.
@@ -155,6 +184,42 @@ fn site_rows(d: Vec<Delta<String>>, links: &BTreeMap<String, String>) -> Vec<Sit
         .collect()
 }
 
+/// The distinct peaks of a device (global peak and prominent peaks), in entry order.
+fn peaks_of(d: Option<&DeviceAnalysis>) -> Vec<PeakAt> {
+    let mut v: Vec<PeakAt> = d
+        .map(|d| &d.points[..])
+        .unwrap_or(&[])
+        .iter()
+        .filter(|p| matches!(p.kind, PointKind::GlobalPeak | PointKind::Peak))
+        .map(|p| PeakAt {
+            index: p.index,
+            bytes: u64::try_from(p.height).unwrap_or(0),
+            annotation: p.annotations.last().cloned(),
+        })
+        .collect();
+    v.sort_by_key(|p| p.index);
+    v
+}
+
+fn peak_rows(a: Option<&DeviceAnalysis>, b: Option<&DeviceAnalysis>) -> Vec<PeakPairJson> {
+    match_peaks(&peaks_of(a), &peaks_of(b))
+        .into_iter()
+        .map(|m| {
+            let (ab, bb) = (m.a.map_or(0, |x| x.1), m.b.map_or(0, |x| x.1));
+            PeakPairJson {
+                a_index: m.a.map(|x| x.0),
+                b_index: m.b.map(|x| x.0),
+                matched_by: m.matched_by.name(),
+                a_bytes: ab,
+                b_bytes: bb,
+                delta_bytes: pair_delta(ab, bb),
+                change: m.change().name(),
+                annotation: m.annotation,
+            }
+        })
+        .collect()
+}
+
 fn pair(a: Option<&PointReport>, b: Option<&PointReport>) -> PairJson {
     let h = |p: Option<&PointReport>| p.map_or(0, |p| u64::try_from(p.height).unwrap_or(0));
     let (a, b) = (h(a), h(b));
@@ -213,6 +278,8 @@ pub fn build(
                 end: pair(ea, eb),
                 sites_at_peak: site_rows(by_key(peak_a, peak_b), &links),
                 sites_at_end: site_rows(by_key(end_a, end_b), &links),
+                matched_peaks: peak_rows(da, db),
+                overlay: None,
             }
         })
         .collect();
@@ -308,6 +375,35 @@ pub fn render_md(j: &DiffJson, top: usize) -> String {
             top,
         );
         table(&mut out, "Live at the end, by site", &d.sites_at_end, top);
+        peak_table(&mut out, &d.matched_peaks);
     }
     out
+}
+
+fn peak_table(out: &mut String, rows: &[PeakPairJson]) {
+    out.push_str("\n#### Matched peaks\n\n");
+    if rows.is_empty() {
+        out.push_str("No peak on either side.\n");
+        return;
+    }
+    out.push_str(
+        "| A entry | B entry | annotation | matched by | A | B | Δ | change |\n\
+         |--:|--:|---|---|--:|--:|--:|---|\n",
+    );
+    let idx = |i: Option<usize>| i.map_or("–".to_string(), |i| i.to_string());
+    for r in rows {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            idx(r.a_index),
+            idx(r.b_index),
+            r.annotation
+                .as_deref()
+                .map_or("–".to_string(), |a| md_link(a, None)),
+            r.matched_by,
+            bytes_i(r.a_bytes as i64),
+            bytes_i(r.b_bytes as i64),
+            signed(r.delta_bytes),
+            r.change
+        ));
+    }
 }

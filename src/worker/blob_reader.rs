@@ -19,6 +19,10 @@ use crate::protocol::{FileMeta, ProgressDto};
 /// Bytes per `Blob.slice` read: 8 MiB (peers.md §5 asks for a few MiB to 32 MiB).
 pub const SLICE_BYTES: u64 = 8 << 20;
 
+/// A `read` asking at least this many bytes while nothing is buffered is served straight into
+/// the caller's buffer (no intermediate copy): 1 MiB.
+pub const DIRECT_MIN_BYTES: usize = 1 << 20;
+
 /// Minimum time between two progress reports of one file, ms (peers.md §5: at least every 250 ms).
 pub const PROGRESS_EVERY_MS: f64 = 100.0;
 
@@ -61,8 +65,10 @@ impl BlobReader {
         })
     }
 
-    fn refill(&mut self) -> io::Result<()> {
-        let end = (self.pos + SLICE_BYTES).min(self.size);
+    /// The next slice of at most `want` bytes (never past the end): one `Blob.slice` +
+    /// `readAsArrayBuffer`; the caller copies it once into wasm memory.
+    fn next_slice(&mut self, want: u64) -> io::Result<Uint8Array> {
+        let end = (self.pos + want).min(self.size);
         let slice = self
             .blob
             .slice_with_f64_and_f64(self.pos as f64, end as f64)
@@ -72,11 +78,9 @@ impl BlobReader {
             .read_as_array_buffer(&slice)
             .map_err(|e| js_err("FileReaderSync.readAsArrayBuffer", e))?;
         let bytes = Uint8Array::new(&array);
-        let n = bytes.length() as usize;
-        self.buf.resize(n, 0);
-        bytes.copy_to(&mut self.buf[..n]);
-        self.buf_at = 0;
-        self.pos += n as u64;
+        // A slice is never longer than asked; the min guards a misbehaving browser.
+        let n = (bytes.length() as u64).min(end - self.pos);
+        self.pos += n;
         if n == 0 && self.pos < self.size {
             // The file shrank or became unreadable while we read it.
             return Err(io::Error::new(
@@ -85,6 +89,15 @@ impl BlobReader {
             ));
         }
         self.report(false);
+        Ok(bytes.subarray(0, n as u32))
+    }
+
+    fn refill(&mut self) -> io::Result<()> {
+        let bytes = self.next_slice(SLICE_BYTES)?;
+        let n = bytes.length() as usize;
+        self.buf.resize(n, 0);
+        bytes.copy_to(&mut self.buf[..n]);
+        self.buf_at = 0;
         Ok(())
     }
 
@@ -111,6 +124,14 @@ impl io::Read for BlobReader {
         if self.buf_at >= self.buf.len() {
             if self.pos >= self.size {
                 return Ok(0);
+            }
+            if out.len() >= DIRECT_MIN_BYTES {
+                // The parser's own buffer is large (ChunkReader asks 4 MiB): the slice goes
+                // straight into it, one copy instead of two.
+                let bytes = self.next_slice((out.len() as u64).min(SLICE_BYTES))?;
+                let n = bytes.length() as usize;
+                bytes.copy_to(&mut out[..n]);
+                return Ok(n);
             }
             self.refill()?;
         }

@@ -1,75 +1,212 @@
-// Browser benchmark (not a timed test): time from giving a folder to the page until every
-// rank is analysed, the input bytes per second, and the wasm memory of the workers.
+// Browser benchmark, side by side with the native CLI (not a timed test). For one input — a
+// folder (Ascend rank folders, PyTorch profiler traces) or a file (a snapshot pickle, a trace) —
+// each run prints one JSON line per side:
+//   {"side":"native", …}: `proflens analyze INPUT --out-dir TMP` under /usr/bin/time -v: wall,
+//     CPU (user + sys), peak RSS, MB/s of wall and of CPU;
+//   {"side":"browser", …}: Chromium, the input given to the page → every result: wall, MB/s,
+//     wasm memory (sum over workers, largest worker, ÷ input), and the browser's own CPU time
+//     from /proc (every Chromium process; the threads of the Web Workers), so the MB/s per CPU
+//     second is comparable with the native one however loaded the shared machine is;
+//   {"side":"ratio", …}: browser ÷ native, by wall and by CPU.
+// Every line carries the load average (/proc/loadavg) at its start.
 //
-// Usage: trunk build --release && node tests/e2e/bench.mjs <folder> [--runs N]
-// The folder is typically made by the project's generator (see README / ARCHITECTURE.md).
+// Usage: bash scripts/build-release.sh && cargo build --release --bin proflens &&
+//   node tests/e2e/bench.mjs <folder|file> [--runs N] [--native target/release/proflens]
+//        [--profile OUT.cpuprofile] [--views]
+// --profile: a CDP Profiler session on the first Web Worker of the first run (sampling every
+//   100 µs); the profile is written for Chrome DevTools and its top functions by self time are
+//   printed as one JSON line. --views: also time the memory views afterwards (table page, sort,
+//   scroll, filter, chart zoom) as before. `scripts/bench_browser.sh` generates the three issue-9
+//   inputs and runs this on each.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { serveStatic, launch, ProflensPage, folderBytes } from './lib.mjs';
+import { spawnSync } from 'node:child_process';
+import { serveStatic, launch, ProflensPage, folderBytes, browserCpu, cpuDelta, loadAvg } from './lib.mjs';
 
 const args = process.argv.slice(2);
-const folder = args.find((a) => !a.startsWith('--'));
-const runs = Number(args[args.indexOf('--runs') + 1]) || 1;
-if (!folder || !fs.existsSync(folder)) {
-  console.error('usage: node tests/e2e/bench.mjs <folder> [--runs N]');
+const opt = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const valued = new Set(['--runs', '--native', '--profile']);
+const input = args.find((a, i) => !a.startsWith('--') && !valued.has(args[i - 1]));
+const runs = Number(opt('--runs')) || 1;
+const native = opt('--native');
+const profileOut = opt('--profile');
+const views = args.includes('--views');
+if (!input || !fs.existsSync(input)) {
+  console.error('usage: node tests/e2e/bench.mjs <folder|file> [--runs N] [--native BIN] [--profile OUT] [--views]');
   process.exit(2);
 }
+const isDir = fs.statSync(input).isDirectory();
+const bytes = isDir ? folderBytes(input) : fs.statSync(input).size;
+const mb = bytes / 1048576;
+const name = path.basename(input);
+const r1 = (x) => +x.toFixed(1);
+const r2 = (x) => +x.toFixed(2);
 
+/** One native `proflens analyze` of the input: `/usr/bin/time -v` figures. */
+function runNative(run) {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'proflens-bench-'));
+  const load = loadAvg();
+  // /usr/bin/time prints its figures on stderr, whatever the exit code
+  const res = spawnSync('/usr/bin/time', ['-v', native, 'analyze', input, '--out-dir', out, '--quiet'],
+    { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 64 << 20 });
+  fs.rmSync(out, { recursive: true, force: true });
+  const text = res.stderr || '';
+  const field = (re) => { const m = text.match(re); return m ? m[1] : '0'; };
+  const user = Number(field(/User time \(seconds\): ([\d.]+)/));
+  const sys = Number(field(/System time \(seconds\): ([\d.]+)/));
+  const wallText = field(/Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)/);
+  const wall = wallText.split(':').reduce((acc, x) => acc * 60 + Number(x), 0);
+  const rssKb = Number(field(/Maximum resident set size \(kbytes\): (\d+)/));
+  const cpu = user + sys;
+  return { side: 'native', input: name, run, load, exit: res.status, input_mb: r1(mb),
+    command: `proflens analyze ${name} --out-dir TMP`,
+    wall_s: r2(wall), cpu_s: r2(cpu), mb_per_s_wall: r1(mb / wall), mb_per_s_cpu: r1(mb / cpu),
+    peak_rss_mb: r1(rssKb / 1024) };
+}
 
-const bytes = folderBytes(folder);
+/** A CDP Profiler on the page's first Web Worker, through the page's own CDP session
+ * (auto-attach without flattening; messages go through Target.sendMessageToTarget). */
+async function workerProfiler(context, page) {
+  const cdp = await context.newCDPSession(page);
+  let nextId = 1;
+  const waiting = new Map();
+  let worker;
+  let resolveWorker;
+  const attached = new Promise((r) => { resolveWorker = r; });
+  const sendTo = (sessionId, method, params = {}) => new Promise((resolve) => {
+    const id = nextId++;
+    waiting.set(id, resolve);
+    cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method, params }) });
+  });
+  cdp.on('Target.attachedToTarget', (ev) => {
+    if (!worker && ev.targetInfo.type === 'worker') {
+      worker = ev.sessionId;
+      resolveWorker();
+    } else {
+      sendTo(ev.sessionId, 'Runtime.runIfWaitingForDebugger'); // every other worker runs at once
+    }
+  });
+  cdp.on('Target.receivedMessageFromTarget', (ev) => {
+    const msg = JSON.parse(ev.message);
+    if (msg.id && waiting.has(msg.id)) { waiting.get(msg.id)(msg); waiting.delete(msg.id); }
+  });
+  const send = (method, params) => sendTo(worker, method, params);
+  await cdp.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: false });
+  return {
+    /** Starts sampling as soon as the first worker exists, then lets it run. */
+    async start() {
+      await attached;
+      await send('Profiler.enable');
+      await send('Profiler.setSamplingInterval', { interval: 100 });
+      await send('Profiler.start');
+      await send('Runtime.runIfWaitingForDebugger');
+    },
+    async stop() {
+      const reply = await send('Profiler.stop');
+      return reply.result.profile;
+    },
+  };
+}
+
+/** Self time by function (top `n`) of a CDP profile, ms and share. */
+function topSelf(profile, n = 25) {
+  const byId = new Map(profile.nodes.map((x) => [x.id, x]));
+  const self = new Map();
+  const dt = profile.timeDeltas;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const node = byId.get(profile.samples[i]);
+    const f = node.callFrame;
+    const key = `${f.functionName || '(anonymous)'} ${f.url ? path.basename(f.url) : ''}`.trim();
+    self.set(key, (self.get(key) || 0) + (dt[i] || 0) / 1000);
+  }
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  return { total_ms: Math.round(total), top: [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, n)
+    .map(([k, ms]) => [k, Math.round(ms), +(100 * ms / total).toFixed(1)]) };
+}
+
 const server = await serveStatic();
 const browser = await launch();
 try {
   for (let i = 0; i < runs; i++) {
+    let nat;
+    if (native) {
+      nat = runNative(i + 1);
+      console.log(JSON.stringify(nat));
+    }
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    const p = new ProflensPage(await context.newPage(), server.url);
+    const page = await context.newPage();
+    const p = new ProflensPage(page, server.url);
     await p.open();
+    const prof = profileOut && i === 0 ? await workerProfiler(context, page) : null;
+    const load = loadAvg();
+    const cpu0 = browserCpu();
     const t0 = Date.now();
-    await p.openFolder(folder);
-    await p.page.getByTestId('rank-card').first().waitFor({ timeout: 600_000 });
-    const tInventory = Date.now() - t0;
+    if (isDir) await p.openFolder(input);
+    else await p.page.getByTestId('open-files').setInputFiles(input);
+    if (prof) await prof.start();
     const phase = await p.waitDone(3_600_000);
     const ms = Date.now() - t0;
+    const cpu = cpuDelta(cpu0, browserCpu());
+    let profile;
+    if (prof) profile = await prof.stop();
     const mem = p.page.getByTestId('wasm-memory');
+    await mem.waitFor({ timeout: 60_000 });
     const sum = Number(await mem.getAttribute('data-bytes'));
     const max = Number(await mem.getAttribute('data-max-bytes'));
     const status = await p.page.getByTestId('run-status').innerText();
-    const mb = bytes / 1048576;
-    console.log(JSON.stringify({
-      run: i + 1, phase, status, input_mb: +mb.toFixed(1), inventory_ms: tInventory, drop_to_results_ms: ms,
-      mb_per_s: +(mb / (ms / 1000)).toFixed(1), wasm_memory_total_mb: +(sum / 1048576).toFixed(1),
-      wasm_memory_largest_worker_mb: +(max / 1048576).toFixed(1),
-    }));
-    // The views on the result: table page, sort over all rows, scroll to the middle, chart zoom.
-    const timed = async (label, action, until) => {
-      const t = Date.now();
-      await action();
-      await p.page.waitForFunction(until, null, { timeout: 600_000 });
-      return [label, Date.now() - t];
+    const br = {
+      side: 'browser', input: name, run: i + 1, load, phase, status, input_mb: r1(mb), drop_to_results_ms: ms,
+      mb_per_s_wall: r1(mb / (ms / 1000)), browser_cpu_s: cpu.total_s, worker_cpu_s: cpu.worker_s,
+      renderer_main_cpu_s: cpu.renderer_main_s, mb_per_s_browser_cpu: r1(mb / cpu.total_s),
+      mb_per_s_worker_cpu: r1(mb / cpu.worker_s), wasm_memory_total_mb: r1(sum / 1048576),
+      wasm_memory_largest_worker_mb: r1(max / 1048576), wasm_memory_per_input: r2(sum / bytes),
+      browser_cpu_by_thread: cpu.by_thread,
     };
-    const views = [];
-    views.push(await timed('memory tab first page', () => p.page.getByTestId('tab-memory').click(),
-      () => document.querySelectorAll('[data-testid=event-row]').length > 0));
-    const rowCount = await p.page.getByTestId('row-count').innerText();
-    views.push(await timed('sort by size (all rows)', () => p.page.locator('.vt-head[data-col=SizeKb]').click(),
-      () => document.querySelector('.vt-head[data-col=SizeKb]')?.innerText.includes('▼')
-        && document.querySelector('[data-testid=event-row] .num:nth-child(3)') !== null));
-    await p.page.waitForTimeout(500);
-    views.push(await timed('scroll to the middle', () => p.page.locator('.vt-viewport').evaluate((el) => { el.scrollTop = el.scrollHeight / 2; }),
-      () => Number(document.querySelector('[data-testid=event-row] .num')?.innerText) > 1000));
-    views.push(await timed('text filter', () => p.page.getByTestId('row-filter').fill('forward'),
-      () => !/^(\d+) of \1 rows$/.test(document.querySelector('[data-testid=row-count]')?.innerText || '')));
-    const box = await p.page.getByTestId('memory-chart').boundingBox();
-    views.push(await timed('chart wheel zoom', async () => {
-      await p.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-      await p.page.mouse.wheel(0, -300);
-    }, () => true));
-    await p.page.waitForTimeout(1000);
-    await p.screenshot(`bench-run${i + 1}`);
-    console.log(JSON.stringify({ run: i + 1, rows: rowCount, view_ms: Object.fromEntries(views) }));
+    console.log(JSON.stringify(br));
+    if (nat) {
+      console.log(JSON.stringify({ side: 'ratio', input: name, run: i + 1,
+        browser_over_native_wall: r2(nat.wall_s / (ms / 1000)),
+        browser_over_native_cpu: r2(nat.cpu_s / cpu.total_s) }));
+    }
+    if (profile) {
+      fs.writeFileSync(profileOut, JSON.stringify(profile));
+      console.log(JSON.stringify({ side: 'profile', input: name, file: profileOut, worker: topSelf(profile) }));
+    }
+    if (views) await timeViews(p, i + 1);
     await context.close();
   }
 } finally {
   await browser.close();
   await server.close();
+}
+
+/** The memory views on the result: table page, sort over all rows, scroll, filter, chart zoom. */
+async function timeViews(p, run) {
+  const timed = async (label, action, until) => {
+    const t = Date.now();
+    await action();
+    await p.page.waitForFunction(until, null, { timeout: 600_000 });
+    return [label, Date.now() - t];
+  };
+  const out = [];
+  out.push(await timed('memory tab first page', () => p.page.getByTestId('tab-memory').click(),
+    () => document.querySelectorAll('[data-testid=event-row]').length > 0));
+  const rowCount = await p.page.getByTestId('row-count').innerText();
+  out.push(await timed('sort by size (all rows)', () => p.page.locator('.vt-head[data-col=SizeKb]').click(),
+    () => document.querySelector('.vt-head[data-col=SizeKb]')?.innerText.includes('▼')
+      && document.querySelector('[data-testid=event-row] .num:nth-child(3)') !== null));
+  await p.page.waitForTimeout(500);
+  out.push(await timed('scroll to the middle', () => p.page.locator('.vt-viewport').evaluate((el) => { el.scrollTop = el.scrollHeight / 2; }),
+    () => Number(document.querySelector('[data-testid=event-row] .num')?.innerText) > 1000));
+  out.push(await timed('text filter', () => p.page.getByTestId('row-filter').fill('forward'),
+    () => !/^(\d+) of \1 rows$/.test(document.querySelector('[data-testid=row-count]')?.innerText || '')));
+  const box = await p.page.getByTestId('memory-chart').boundingBox();
+  out.push(await timed('chart wheel zoom', async () => {
+    await p.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await p.page.mouse.wheel(0, -300);
+  }, () => true));
+  await p.page.waitForTimeout(1000);
+  await p.screenshot(`bench-run${run}`);
+  console.log(JSON.stringify({ side: 'views', run, rows: rowCount, view_ms: Object.fromEntries(out) }));
 }

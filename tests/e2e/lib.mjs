@@ -106,3 +106,68 @@ export function folderBytes(dir) {
   }
   return total;
 }
+
+/** CPU time (s) of this node process's descendants (Chromium's browser, renderer, GPU and
+ * utility processes), read from /proc: `{ total_s, worker_s, renderer_main_s, by_comm }`.
+ * `worker_s` sums the threads named `DedicatedWorker` (the page's Web Workers run there);
+ * `renderer_main_s` the renderer main threads (`chromium` threads of `--type=renderer`).
+ * Two readings subtracted give the browser's CPU for what happened between them, so the load
+ * of other processes on a shared machine can be factored out. Linux only (empty elsewhere). */
+export function browserCpu() {
+  const tick = 100; // USER_HZ on Linux
+  const out = { total_s: 0, worker_s: 0, renderer_main_s: 0, by_comm: {} };
+  let entries;
+  try { entries = fs.readdirSync('/proc'); } catch { return out; }
+  const parent = new Map();
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const st = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
+      const rest = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      parent.set(Number(e), Number(rest[1]));
+    } catch { /* exited */ }
+  }
+  const mine = (pid) => {
+    for (let p = pid, n = 0; p > 1 && n < 64; p = parent.get(p), n++) if (p === process.pid) return pid !== process.pid;
+    return false;
+  };
+  for (const pid of parent.keys()) {
+    if (!mine(pid)) continue;
+    let renderer = false;
+    try { renderer = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--type=renderer'); } catch { continue; }
+    try { // the process's own counters include its threads that have exited
+      const st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      out.total_s += (Number(f[11]) + Number(f[12])) / tick;
+    } catch { continue; }
+    let tasks = [];
+    try { tasks = fs.readdirSync(`/proc/${pid}/task`); } catch { continue; }
+    for (const t of tasks) {
+      try {
+        const st = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+        const comm = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'));
+        const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+        const s = (Number(f[11]) + Number(f[12])) / tick; // utime + stime
+        out.by_comm[comm] = (out.by_comm[comm] || 0) + s;
+        if (comm.startsWith('DedicatedWorker')) out.worker_s += s;
+        if (renderer && Number(t) === pid) out.renderer_main_s += s;
+      } catch { /* thread exited */ }
+    }
+  }
+  return out;
+}
+
+/** `b − a` of two [`browserCpu`] readings, seconds rounded to 10 ms; `by_thread` lists the
+ * eight thread names (summed over processes) that used the most CPU in between. */
+export function cpuDelta(a, b) {
+  const r = (x) => +x.toFixed(2);
+  const by = Object.entries(b.by_comm).map(([k, v]) => [k, r(v - (a.by_comm[k] || 0))])
+    .filter(([, v]) => v > 0).sort((x, y) => y[1] - x[1]).slice(0, 8);
+  return { total_s: r(b.total_s - a.total_s), worker_s: r(b.worker_s - a.worker_s),
+    renderer_main_s: r(b.renderer_main_s - a.renderer_main_s), by_thread: Object.fromEntries(by) };
+}
+
+/** The machine's load average (1, 5, 15 min) from /proc/loadavg. */
+export function loadAvg() {
+  try { return fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number); } catch { return []; }
+}

@@ -13,11 +13,13 @@
 //! * [`steps`]: steps paired by id or order, their §5.4 figures, the §5.8 label mix.
 //! * [`memory`]: allocator peak and live set per pool, by user frame and by op name.
 //! * [`ranks`]: the rank-by-rank table of two runs.
+//! * [`snapshot`]: two snapshots' matched peaks and overlaid curves.
 
 pub mod keyed;
 pub mod memory;
 pub mod ops;
 pub mod ranks;
+pub mod snapshot;
 pub mod steps;
 
 use std::collections::BTreeMap;

@@ -8,6 +8,7 @@
 
 pub mod allocator;
 pub mod attribution;
+pub mod axis;
 pub mod curves;
 pub mod device;
 pub mod frame_filter;

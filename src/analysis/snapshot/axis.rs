@@ -1,0 +1,243 @@
+//! X axes of the snapshot curves and their min/max-per-pixel-column downsampling
+//! (torch-snapshot.md §7.3 "Downsampling for display": per-pixel min/max buckets, never
+//! plain decimation, so every peak stays visible).
+//!
+//! A curve is a step function over entries: `values[i]` is the level after entry `i`,
+//! `baseline` the level before entry 0. Entry `i` sits at position `pos(i)` on the axis:
+//! its index (`Index` axis) or its time in ms since the device's first `time_us`
+//! (`Time` axis; positions must be non-decreasing, see [`Axis::time`]).
+
+/// Positions of the entries of one device on one axis.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Axis<'a> {
+    /// Entry `i` at `i`.
+    Index {
+        /// Number of entries.
+        n: usize,
+    },
+    /// Entry `i` at `ms[i]` (non-decreasing).
+    Time {
+        /// ms since the first `time_us`, one per entry.
+        ms: &'a [f64],
+    },
+}
+
+impl Axis<'_> {
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        match self {
+            Axis::Index { n } => *n,
+            Axis::Time { ms } => ms.len(),
+        }
+    }
+    /// True when there is no entry.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Position of entry `i`.
+    pub fn pos(&self, i: usize) -> f64 {
+        match self {
+            Axis::Index { .. } => i as f64,
+            Axis::Time { ms } => ms.get(i).copied().unwrap_or(0.0),
+        }
+    }
+    /// Number of entries whose position is `< x`.
+    pub fn count_before(&self, x: f64) -> usize {
+        match self {
+            Axis::Index { n } => {
+                if x.is_nan() || x <= 0.0 {
+                    0
+                } else {
+                    (x.ceil() as usize).min(*n)
+                }
+            }
+            Axis::Time { ms } => ms.partition_point(|&t| t < x),
+        }
+    }
+    /// The entry the user means at position `x`: the last entry at or before `x`
+    /// (the first entry when `x` is before every entry); `None` when there is no entry.
+    pub fn entry_at(&self, x: f64) -> Option<usize> {
+        let n = self.len();
+        if n == 0 {
+            return None;
+        }
+        let at_or_before = match self {
+            Axis::Index { .. } => {
+                if x.is_nan() || x < 0.0 {
+                    0
+                } else {
+                    (x.floor() as usize).saturating_add(1).min(n)
+                }
+            }
+            Axis::Time { ms } => ms.partition_point(|&t| t <= x),
+        };
+        Some(at_or_before.saturating_sub(1))
+    }
+    /// The whole range `[x0, x1)`: every entry inside, the last one included.
+    pub fn full(&self) -> (f64, f64) {
+        match self {
+            Axis::Index { n } => (0.0, (*n).max(1) as f64),
+            Axis::Time { ms } => {
+                let last = ms.last().copied().unwrap_or(0.0).max(0.0);
+                (0.0, last + (last * 1e-6).max(1e-3))
+            }
+        }
+    }
+}
+
+/// Turns raw `time_us` values (with `None` gaps) into non-decreasing ms since the first
+/// recorded time: gaps take the previous time, a step backwards is held at the maximum so far
+/// (clock adjustments never make the axis go back). `None` when no entry has a time.
+pub fn time_axis_ms(times_us: impl Iterator<Item = Option<i64>>) -> Option<Vec<f64>> {
+    let times: Vec<Option<i64>> = times_us.collect();
+    let t0 = times.iter().flatten().next().copied()?;
+    let mut last = t0;
+    Some(
+        times
+            .into_iter()
+            .map(|t| {
+                last = last.max(t.unwrap_or(last));
+                (last - t0) as f64 / 1000.0
+            })
+            .collect(),
+    )
+}
+
+/// Per-column minimum and maximum of several step curves over one window.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Columns {
+    /// Per curve: (min, max) per column, bytes.
+    pub curves: Vec<(Vec<f64>, Vec<f64>)>,
+    /// Entries whose position lies inside the window.
+    pub entries: u64,
+}
+
+/// Downsamples `curves` (each `(values, baseline)`, values parallel to the axis entries) to
+/// `width` columns over `[x0, x1)`. Column `c` covers `[x0 + c·w, x0 + (c+1)·w)`; its range
+/// is the level holding at its start (the level after the last earlier entry, or the
+/// baseline) plus every level inside it. O(entries in window + width) per curve.
+/// An empty window (`x1 ≤ x0`) or zero width gives empty columns.
+pub fn min_max(
+    axis: &Axis<'_>,
+    curves: &[(&[i64], i64)],
+    x0: f64,
+    x1: f64,
+    width: usize,
+) -> Columns {
+    let mut out = Columns {
+        curves: curves
+            .iter()
+            .map(|_| (Vec::with_capacity(width), Vec::with_capacity(width)))
+            .collect(),
+        entries: 0,
+    };
+    if width == 0 || !(x1 > x0) {
+        return out;
+    }
+    let w = (x1 - x0) / width as f64;
+    let n = axis.len();
+    let mut a = axis.count_before(x0);
+    out.entries = axis.count_before(x1).saturating_sub(a) as u64;
+    for c in 0..width {
+        let end = if c + 1 == width {
+            x1
+        } else {
+            x0 + (c + 1) as f64 * w
+        };
+        let b = axis.count_before(end).max(a).min(n);
+        for (k, (values, baseline)) in curves.iter().enumerate() {
+            let carried = if a == 0 {
+                *baseline
+            } else {
+                values.get(a - 1).copied().unwrap_or(*baseline)
+            };
+            let (mut lo, mut hi) = (carried, carried);
+            for &v in values.get(a..b).unwrap_or(&[]) {
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+            out.curves[k].0.push(lo as f64);
+            out.curves[k].1.push(hi as f64);
+        }
+        a = b;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_axis_columns_keep_every_spike_and_carry_levels() {
+        // Levels after entries 0..6; baseline 10.
+        let v = [20i64, 5, 30, 30, 7, 9];
+        let axis = Axis::Index { n: v.len() };
+        // 3 columns over [0, 6): entries {0,1}, {2,3}, {4,5}.
+        let c = min_max(&axis, &[(&v, 10)], 0.0, 6.0, 3);
+        assert_eq!(c.curves[0].0, vec![5.0, 5.0, 7.0]);
+        assert_eq!(c.curves[0].1, vec![20.0, 30.0, 30.0]);
+        assert_eq!(c.entries, 6);
+        // Zoomed in past the entries: 4 columns over [1, 3): half an entry each.
+        let c = min_max(&axis, &[(&v, 10)], 1.0, 3.0, 4);
+        assert_eq!(c.curves[0].0, vec![5.0, 5.0, 5.0, 30.0]);
+        assert_eq!(c.curves[0].1, vec![20.0, 5.0, 30.0, 30.0]);
+        assert_eq!(c.entries, 2);
+    }
+
+    #[test]
+    fn a_million_entries_reduce_to_the_true_extremes_per_column() {
+        let n = 1_000_000usize;
+        let v: Vec<i64> = (0..n).map(|i| ((i * 7919) % 1000) as i64).collect();
+        let axis = Axis::Index { n };
+        let c = min_max(&axis, &[(&v, 0)], 0.0, n as f64, 1000);
+        // Column k holds entries [1000k, 1000k+1000): a permutation of 0..1000, plus the carried level.
+        assert!(c.curves[0].1.iter().all(|&x| x == 999.0));
+        assert!(c.curves[0].0.iter().all(|&x| x == 0.0));
+        assert_eq!(c.entries, n as u64);
+    }
+
+    #[test]
+    fn time_axis_holds_gaps_and_never_goes_back() {
+        let ms = time_axis_ms(
+            [
+                None,
+                Some(1_000_000),
+                Some(1_000_500),
+                None,
+                Some(1_000_400),
+                Some(1_002_000),
+            ]
+            .into_iter(),
+        )
+        .unwrap();
+        assert_eq!(ms, vec![0.0, 0.0, 0.5, 0.5, 0.5, 2.0]);
+        assert_eq!(time_axis_ms([None, None].into_iter()), None);
+        let axis = Axis::Time { ms: &ms };
+        assert_eq!(axis.entry_at(0.6), Some(4));
+        assert_eq!(axis.entry_at(-1.0), Some(0));
+        assert_eq!(axis.entry_at(5.0), Some(5));
+        assert_eq!(axis.count_before(0.5), 2);
+        // Two columns [0,1) and [1,2.002): entries 0..5 then 5.
+        let v = [1i64, 2, 3, 4, 5, 6];
+        let (x0, x1) = axis.full();
+        assert_eq!((x0, x1), (0.0, 2.0 + 1e-3));
+        let c = min_max(&axis, &[(&v, 0)], 0.0, 1.0, 1);
+        assert_eq!((c.curves[0].0[0], c.curves[0].1[0]), (0.0, 5.0));
+        let c = min_max(&axis, &[(&v, 0)], 1.0, x1, 1);
+        assert_eq!((c.curves[0].0[0], c.curves[0].1[0]), (5.0, 6.0));
+    }
+
+    #[test]
+    fn index_entry_at_and_empty_inputs() {
+        let axis = Axis::Index { n: 4 };
+        assert_eq!(axis.entry_at(2.7), Some(2));
+        assert_eq!(axis.entry_at(99.0), Some(3));
+        assert_eq!(Axis::Index { n: 0 }.entry_at(1.0), None);
+        let c = min_max(&axis, &[(&[1, 2, 3, 4], 0)], 3.0, 3.0, 10);
+        assert!(c.curves[0].0.is_empty());
+        // No entries at all: the baseline holds everywhere.
+        let c = min_max(&Axis::Index { n: 0 }, &[(&[], 42)], 0.0, 1.0, 2);
+        assert_eq!(c.curves[0].1, vec![42.0, 42.0]);
+    }
+}
