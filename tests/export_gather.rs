@@ -349,3 +349,93 @@ fn gathering_refuses_parts_it_cannot_use() {
         "export Memory(MemoryCsv): no rank folder has been analysed here (Run first)"
     );
 }
+
+/// Two GPU ranks (HTA's `trace_filter` pair) split over two sessions: the anomaly JSON's
+/// `gpu` blocks carry the straggler view over both ranks, built from each session's
+/// collectives, and the reports the cross-rank table of both — the CLI's bytes.
+#[test]
+fn gpu_ranks_split_over_two_sessions_gather_the_straggler_view() {
+    const TF: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/fixtures/ascend/facebookresearch__HolisticTraceAnalysis/tests/data/trace_filter"
+    );
+    let (fs, files) = FsOpener::walk(Path::new(TF)).unwrap();
+    let (o, _) = Counting::new(fs);
+    let metas = session_common::metas(&files);
+    let mut sessions = [Session::new(), Session::new()];
+    let open = send(
+        &mut sessions[0],
+        &o,
+        1,
+        Request::Open {
+            files: metas.clone(),
+        },
+        &[],
+    );
+    send(
+        &mut sessions[1],
+        &o,
+        1,
+        Request::Open { files: metas },
+        &open.beside,
+    );
+    for (k, s) in sessions.iter_mut().enumerate() {
+        let run = Request::Run {
+            analyses: vec![AnalysisKind::Anomaly],
+            targets: vec![Target::Rank(k as u32)],
+        };
+        let out = send(s, &o, 2, run, &[]);
+        assert!(
+            matches!(
+                out.out.last(),
+                Some((2, Response::RunDone { done: 1, failed: 0 }))
+            ),
+            "{:?}",
+            out.out
+        );
+    }
+    let dir = tmp("gpu");
+    let (json_path, reports) = (dir.join("a.json"), dir.join("reports"));
+    cli(&[
+        "anomaly",
+        TF,
+        "--out",
+        json_path.to_str().unwrap(),
+        "--report-dir",
+        reports.to_str().unwrap(),
+    ]);
+    let json = std::fs::read(&json_path).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let last = |k: usize| v[k]["gpu"]["straggler"]["started_last"].as_u64();
+    assert_eq!(
+        (last(0), last(1)),
+        (Some(2), Some(8)),
+        "straggler rows of both ranks"
+    );
+    let mut want = vec![(
+        ExportRequest::Anomaly {
+            what: AnomalyExportKind::Json,
+            rank: None,
+        },
+        json,
+        "anomaly_trace_filter.json".to_string(),
+    )];
+    for rank in [0u32, 1] {
+        let name = format!("anomaly_report_trace_filter_rank{rank}.md");
+        let what = ExportRequest::Anomaly {
+            what: AnomalyExportKind::ReportMd,
+            rank: Some(rank),
+        };
+        want.push((what, std::fs::read(reports.join(&name)).unwrap(), name));
+    }
+    let before = o.snapshot();
+    for (what, bytes, name) in &want {
+        for order in [[0, 1], [1, 0]] {
+            let out = gather(&mut sessions, &o, what, order);
+            assert_eq!(done_name(&out), *name);
+            assert!(out.bytes == *bytes, "{what:?} in order {order:?} differs");
+        }
+    }
+    assert_eq!(o.snapshot(), before, "exports read no file");
+    let _ = std::fs::remove_dir_all(&dir);
+}
