@@ -210,13 +210,12 @@ mod tests {
         assert!(d.at_end());
         let cut = &e.buf[..e.buf.len() - 1];
         let mut d = Dec::new(cut, b"T1").unwrap();
-        (
-            d.u8().unwrap(),
-            d.u32().unwrap(),
-            d.i64().unwrap(),
-            d.f64().unwrap(),
+        assert_eq!((d.u8(), d.u32(), d.i64()), (Ok(7), Ok(70_000), Ok(-5)));
+        assert_eq!(
+            (d.f64(), d.opt_f64(), d.opt_i64()),
+            (Ok(-0.0), Ok(None), Ok(Some(i64::MIN)))
         );
-        (d.opt_f64().unwrap(), d.opt_i64().unwrap(), d.str().unwrap());
+        assert_eq!(d.str(), Ok("ränk"));
         assert_eq!(
             d.bytes().unwrap_err(),
             "buffer cut at byte 54 (3 more wanted)"
