@@ -793,7 +793,11 @@ impl EngineClient {
                 }
                 match (tx, body) {
                     (Some(tx), body) => {
-                        let _ = tx.send(body);
+                        // Nobody waits any more (e.g. a gather that failed on another part):
+                        // drop the buffer that came beside.
+                        if tx.send(body).is_err() {
+                            self.inner.borrow_mut().beside.remove(&env.seq);
+                        }
                     }
                     (None, Response::Failed(f)) => {
                         state.status.set(f.message);
