@@ -24,8 +24,8 @@ use crate::report::anomaly_csv::{
     write_header, write_rank_bubbles, write_rank_steps, CsvRank, BUBBLE_COLUMNS, STEP_COLUMNS,
 };
 
-const FACTS: &[u8] = b"PLANFACTS1\n";
-const PIECES: &[u8] = b"PLANPIECES1\n";
+pub(crate) const FACTS: &[u8] = b"PLANFACTS1\n";
+pub(crate) const PIECES: &[u8] = b"PLANPIECES1\n";
 
 const PATTERNS: [IdlePattern; 6] = [
     IdlePattern::Prelaunch,

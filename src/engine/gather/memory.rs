@@ -21,7 +21,7 @@ use crate::report::memory_rows::{
     csv_header, json_keys, json_separator, push_csv_row, push_json_row, Columns, JSON_END,
 };
 
-const MAGIC: &[u8] = b"PLMEMPART1\n";
+pub(crate) const MAGIC: &[u8] = b"PLMEMPART1\n";
 
 /// The export's file name and MIME type (the single-worker export's).
 pub fn file_of(kind: MemoryExportKind) -> (&'static str, &'static str) {

@@ -80,3 +80,56 @@ pub fn join(
 fn bad(e: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, e)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{AnomalyExportKind, MemoryExportKind};
+
+    /// Arbitrary bytes after a part's tag (and cut real-looking prefixes) are refused in
+    /// words, never a panic or a huge allocation.
+    #[test]
+    fn garbage_parts_are_errors_not_panics() {
+        let inv = Inventory::from_paths(&[]);
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let memory = [
+            MemoryExportKind::MemoryCsv,
+            MemoryExportKind::MemoryJson,
+            MemoryExportKind::MemorySummaryMd,
+        ];
+        let anomaly = [AnomalyExportKind::Json, AnomalyExportKind::ReportMd];
+        for len in 0..200usize {
+            for magic in [memory::MAGIC, anomaly::FACTS, anomaly::PIECES] {
+                let mut buf = magic.to_vec();
+                // Small numbers often (counts and lengths that fit), any byte otherwise.
+                buf.extend((0..len).map(|_| match next() % 4 {
+                    0 => 0,
+                    1 => 1,
+                    _ => next() as u8,
+                }));
+                let parts = [buf];
+                for kind in memory {
+                    let what = ExportRequest::Memory(kind);
+                    let _ = join(&what, &parts, &inv, &mut Vec::new());
+                }
+                let _ = anomaly::Context::of(&parts);
+                for what in anomaly {
+                    let req = ExportRequest::Anomaly {
+                        what,
+                        rank: Some(0),
+                    };
+                    let _ = join(&req, &parts, &inv, &mut Vec::new());
+                }
+            }
+        }
+        let what = ExportRequest::Memory(MemoryExportKind::MemoryCsv);
+        let err = join(&what, &[b"nonsense".to_vec()], &inv, &mut Vec::new()).unwrap_err();
+        assert_eq!(err.to_string(), "not a PLMEMPART1 buffer");
+    }
+}
