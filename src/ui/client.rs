@@ -381,7 +381,13 @@ impl EngineClient {
                 handles,
             )
         };
-        self.post_with(slot, Request::Open { files: metas }, Some(handles), side)
+        self.post_with(
+            slot,
+            Request::Open { files: metas },
+            Some(handles),
+            side,
+            false,
+        )
     }
 
     async fn open(&self, slot: usize) -> Option<InventoryDto> {
@@ -414,17 +420,19 @@ impl EngineClient {
     }
 
     fn post(&self, slot: usize, body: Request, files: Option<Array>) -> u32 {
-        self.post_with(slot, body, files, None)
+        self.post_with(slot, body, files, None, false)
     }
 
-    /// Posts `body` to `slot` with `File` handles and byte buffers beside it (copied by the
-    /// structured clone, so one buffer may go to several workers).
+    /// Posts `body` to `slot` with `File` handles and byte buffers beside it: copied by the
+    /// structured clone (one buffer may go to several workers), or, with `transfer`, moved
+    /// to the worker (the buffers are unusable here afterwards).
     fn post_with(
         &self,
         slot: usize,
         body: Request,
         files: Option<Array>,
         bufs: Option<Array>,
+        transfer: bool,
     ) -> u32 {
         let mut inner = self.inner.borrow_mut();
         let seq = inner.next_seq;
@@ -438,11 +446,18 @@ impl EngineClient {
         if let Some(f) = files {
             let _ = Reflect::set(&msg, &"files".into(), &f);
         }
-        if let Some(b) = bufs {
-            let _ = Reflect::set(&msg, &"bufs".into(), &b);
-        }
+        let moved = match bufs {
+            Some(b) => {
+                let _ = Reflect::set(&msg, &"bufs".into(), &b);
+                transfer.then_some(b)
+            }
+            None => None,
+        };
         if s.ready {
-            let _ = s.worker.post_message(&msg);
+            let _ = match moved {
+                Some(b) => s.worker.post_message_with_transfer(&msg, &b),
+                None => s.worker.post_message(&msg),
+            };
         } else {
             s.queue.push(msg.into());
         }
@@ -522,7 +537,7 @@ impl EngineClient {
                         what: req.clone(),
                         round,
                     };
-                    let seq = self.post_with(slot, body, None, Some(parts.clone()));
+                    let seq = self.post_with(slot, body, None, Some(parts.clone()), false);
                     (seq, self.wait(seq))
                 })
                 .collect();
@@ -598,7 +613,8 @@ impl EngineClient {
         bufs: Option<Array>,
     ) -> Result<(), String> {
         let rx = self.begin_export()?;
-        let seq = self.post_with(slot, body, None, bufs);
+        // The join's parts are not used again here: moved, not copied.
+        let seq = self.post_with(slot, body, None, bufs, true);
         // A `Failed` reply arrives through the request's own pending entry.
         let failed = self.wait(seq);
         match futures::future::select(rx, failed).await {
