@@ -3,17 +3,16 @@
 
 mod session_common;
 
+use session_common::counting::{Counting, Counts};
+
 use std::collections::BTreeMap;
-use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 
 use proflens::cli::fs_opener::FsOpener;
 use proflens::engine::contract::{no_progress, AnalysisKind, Status, Target};
 use proflens::engine::store::{Export, Plan, Store};
 use proflens::ingest::inventory::Inventory;
-use proflens::ingest::Opener;
 use proflens::parse::metadata::read_side_files;
 use proflens::report::memory_rows::Columns;
 
@@ -25,46 +24,6 @@ fn fixture(rel: &str) -> PathBuf {
 
 const LEVEL1: &str = "ascend/Ascend__msinsight/test/data/pytorch/text/level1";
 const RLI_MEMORY: &str = "rl_insight/data/recipe/memory_data";
-
-/// Per path: times opened and bytes handed out.
-type Counts = Arc<Mutex<BTreeMap<String, (u32, u64)>>>;
-
-/// An opener that counts every open and every byte read, per path.
-struct Counting {
-    inner: FsOpener,
-    counts: Counts,
-}
-
-struct CountingReader<'a> {
-    inner: Box<dyn Read + 'a>,
-    path: String,
-    counts: Counts,
-}
-
-impl Read for CountingReader<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.counts.lock().unwrap().get_mut(&self.path).unwrap().1 += n as u64;
-        Ok(n)
-    }
-}
-
-impl Opener for Counting {
-    fn open(&self, path: &str) -> io::Result<Box<dyn Read + '_>> {
-        let inner = self.inner.open(path)?;
-        self.counts
-            .lock()
-            .unwrap()
-            .entry(path.to_string())
-            .or_default()
-            .0 += 1;
-        Ok(Box::new(CountingReader {
-            inner,
-            path: path.to_string(),
-            counts: self.counts.clone(),
-        }))
-    }
-}
 
 /// Level1 `rank0_ascend_pt`: its path, a counting opener over it, the counts, its files.
 fn counting_rank0() -> (PathBuf, Counting, Counts, Vec<proflens::ingest::InputFile>) {

@@ -253,6 +253,23 @@ fn exports_are_byte_identical_to_the_cli() {
     use proflens::protocol::{ExportRequest, MemoryExportKind as ExportKind};
     let mut s = Session::new();
     let (opener, _) = open(&mut s, LEVEL1);
+    // Exports are written from the ranks the session holds (no file is read by an export).
+    let run = session_common::send(
+        &mut s,
+        &opener,
+        2,
+        Request::Run {
+            analyses: vec![AnalysisKind::Memory],
+            targets: vec![
+                proflens::protocol::Target::Rank(0),
+                proflens::protocol::Target::Rank(1),
+            ],
+        },
+    );
+    assert!(matches!(
+        run.out.last(),
+        Some((2, Response::RunDone { done: 2, failed: 0 }))
+    ));
     let dir = std::env::temp_dir().join(format!("proflens-web-export-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for (what, fmt) in [

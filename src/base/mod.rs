@@ -7,6 +7,7 @@ pub mod format;
 pub mod position;
 pub mod problem;
 pub mod units;
+pub mod wire;
 
 pub use position::Position;
 pub use problem::{Problem, Problems, Severity};

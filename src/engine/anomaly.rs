@@ -616,14 +616,28 @@ pub fn rank_reports<R: Borrow<RankAnalysis>>(
     i: usize,
 ) -> Option<(String, String, String, String)> {
     let r = ranks.get(i)?.borrow();
+    Some(reports_of(inv, r, i, ranks.len(), cross, cfg))
+}
+
+/// [`rank_reports`] of `r`, rank `position` of the `n` analysed ranks (its id falls back to
+/// the position): the one renderer for the CLI, the page's export from one worker and the
+/// gathered export (`engine::gather`, where the rank's worker holds only some ranks).
+pub fn reports_of(
+    inv: &Inventory,
+    r: &RankAnalysis,
+    position: usize,
+    n: usize,
+    cross: &[RankRow],
+    cfg: &AnomalyConfig,
+) -> (String, String, String, String) {
     let root = inv.root_label();
     let base = if root == "the dropped files" || root.is_empty() {
         r.dir_name.clone()
     } else {
         root
     };
-    let suffix = if ranks.len() > 1 {
-        format!("_rank{}", r.meta.rank_id.unwrap_or(i as i64))
+    let suffix = if n > 1 {
+        format!("_rank{}", r.meta.rank_id.unwrap_or(position as i64))
     } else {
         String::new()
     };
@@ -638,12 +652,12 @@ pub fn rank_reports<R: Borrow<RankAnalysis>>(
     let facts = crate::analysis::architecture::analyse(&r.kernels, cfg);
     let arch =
         crate::report::arch_md::render(&r.kernels, &facts, &r.result, &r.meta, &r.comm_ops, &base);
-    Some((
+    (
         format!("anomaly_report_{base}{suffix}.md"),
         md,
         format!("model_architecture_report_{base}{suffix}.md"),
         arch,
-    ))
+    )
 }
 
 /// Writes the JSON array over `ranks` exactly as `proflens anomaly` prints it (pretty, then
@@ -656,17 +670,47 @@ pub fn write_json<R: Borrow<RankAnalysis>>(
     cfg: &AnomalyConfig,
 ) -> std::io::Result<()> {
     let gpu = super::gpu_report::gpu_blocks(ranks);
-    let json: Vec<_> = ranks
-        .iter()
-        .zip(gpu)
-        .map(|(r, gpu)| {
-            let r = r.borrow();
-            let mut j = crate::report::anomaly_json::build(&r.kernels, &r.result, &r.meta, cfg);
-            j.gpu = gpu;
-            j
-        })
-        .collect();
-    serde_json::to_writer_pretty(&mut *w, &json).map_err(std::io::Error::other)?;
-    w.write_all(b"\n")?;
+    let mut elements = Vec::with_capacity(ranks.len());
+    for (r, gpu) in ranks.iter().zip(gpu) {
+        elements.push(json_element(r.borrow(), gpu, cfg)?);
+    }
+    write_json_elements(w, elements.iter().map(Vec::as_slice))
+}
+
+/// The JSON element of rank `r` (with its `gpu` block) exactly as it stands inside the
+/// pretty array of [`write_json`]: indented one level, no separator.
+///
+/// Errors: serialization (not expected: plain data).
+pub fn json_element(
+    r: &RankAnalysis,
+    gpu: Option<crate::report::anomaly_json::gpu::GpuJson>,
+    cfg: &AnomalyConfig,
+) -> std::io::Result<Vec<u8>> {
+    let mut j = crate::report::anomaly_json::build(&r.kernels, &r.result, &r.meta, cfg);
+    j.gpu = gpu;
+    // Pretty-printed inside a one-element array, the element is indented as in the whole
+    // array; strip the array's `[\n` and `\n]`.
+    let text = serde_json::to_vec_pretty(&[j]).map_err(std::io::Error::other)?;
+    Ok(text
+        .get(2..text.len().saturating_sub(2))
+        .unwrap_or_default()
+        .to_vec())
+}
+
+/// Writes the pretty JSON array of `elements` ([`json_element`], in rank order) and one
+/// `\n`, the bytes `serde_json::to_writer_pretty` gives for the whole array.
+///
+/// Errors: those of `w`.
+pub fn write_json_elements<'e>(
+    w: &mut dyn std::io::Write,
+    elements: impl Iterator<Item = &'e [u8]>,
+) -> std::io::Result<()> {
+    let mut any = false;
+    for e in elements {
+        w.write_all(if any { b",\n" } else { b"[\n" })?;
+        w.write_all(e)?;
+        any = true;
+    }
+    w.write_all(if any { b"\n]\n" } else { b"[]\n" })?;
     w.flush()
 }

@@ -8,7 +8,7 @@ use std::borrow::Borrow;
 
 use super::anomaly::RankAnalysis;
 use crate::analysis::gpu_rank::{self, GpuSummary};
-use crate::analysis::gpu_straggler::stragglers;
+use crate::analysis::gpu_straggler::{stragglers, RankDelay, Stragglers};
 use crate::analysis::intervals::Interval;
 use crate::model::gpu::GpuTrace;
 use crate::report::anomaly_json::gpu::{self, GpuJson};
@@ -43,15 +43,26 @@ pub fn gpu_blocks<R: Borrow<RankAnalysis>>(ranks: &[R]) -> Vec<Option<GpuJson>> 
     let pairs: Vec<(i64, &GpuTrace)> = gpus.iter().map(|&(_, rank, t)| (rank, t)).collect();
     let view = (pairs.len() >= 2).then(|| stragglers(&pairs));
     let mut out: Vec<Option<GpuJson>> = (0..ranks.len()).map(|_| None).collect();
-    for (k, &(i, _, t)) in gpus.iter().enumerate() {
-        let r = ranks[i].borrow();
-        let summary = gpu_rank::summarise(t, &step_windows(r));
-        let origin = t.memory.first().map_or(0, |m| m.ts_ns);
-        let row = view.as_ref().map(|v| {
-            let row = &v.ranks[k];
-            (v.matched, row, v.straggler == Some(row.rank))
-        });
-        out[i] = Some(gpu::build(&summary, origin, row));
+    for (k, &(i, _, _)) in gpus.iter().enumerate() {
+        let row = view.as_ref().and_then(|v| straggler_row(v, k));
+        out[i] = gpu_block(ranks[i].borrow(), row);
     }
     out
+}
+
+/// Row `k` of the straggler view as the `gpu` block takes it: `(matched, row, is straggler)`
+/// (`None` past the last row).
+pub fn straggler_row(v: &Stragglers, k: usize) -> Option<(usize, &RankDelay, bool)> {
+    let row = v.ranks.get(k)?;
+    Some((v.matched, row, v.straggler == Some(row.rank)))
+}
+
+/// The `gpu` block of rank `r` with its row of the straggler view (`None` with fewer than two
+/// GPU ranks); `None` for an Ascend rank. The one builder for [`gpu_blocks`] and the gathered
+/// export (`engine::gather`), where the view comes from every worker's collectives.
+pub fn gpu_block(r: &RankAnalysis, row: Option<(usize, &RankDelay, bool)>) -> Option<GpuJson> {
+    let t = r.gpu.as_deref()?;
+    let summary = gpu_rank::summarise(t, &step_windows(r));
+    let origin = t.memory.first().map_or(0, |m| m.ts_ns);
+    Some(gpu::build(&summary, origin, row))
 }

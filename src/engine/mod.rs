@@ -5,6 +5,7 @@
 pub mod anomaly;
 pub mod cluster;
 pub mod contract;
+pub mod gather;
 pub mod gpu;
 pub mod gpu_report;
 pub mod memory;

@@ -3,7 +3,10 @@
 //! function of the core, natively tested with the fs or memory opener; the `worker` edge
 //! only moves bytes and `File` handles in and [`Response`]s out.
 //!
-//! * `Open`: inventory step 1 (paths) and step 2 (side files), no parsing of data files.
+//! * `Open`: inventory step 1 (paths) and step 2 (side files), no parsing of data files. The
+//!   side files are read through a recording opener and their bytes go back beside the
+//!   inventory ([`SideBundle`]); a bundle beside the `Open` (the other pool workers) is read
+//!   instead of the files, so each side file is read once per drop.
 //! * `Run`: every requested analysis of a rank folder from ONE read of each of its files
 //!   ([`Store::run_target_only`]: memory and anomaly share the `trace_view.json` pass); the
 //!   results stay in the session's [`Store`]; the memory view keeps compact [`MemoryRows`]
@@ -13,9 +16,11 @@
 //!   rows, the timeline cache, the snapshot views), in the query's own analysis' vocabulary
 //!   ([`Reply`]).
 //! * `Export`: written from the store by the report writers, streamed in chunks, so the bytes
-//!   are the CLI's bytes; no file is read again. A session that does not hold every rank
-//!   folder the export covers (a fresh export worker; ranks spread over the pool) runs the
-//!   missing ones first — the only case in which an export reads files.
+//!   are the CLI's bytes; no file is read again. It covers the rank folders this session
+//!   holds (the UI sends it to a worker that holds every one).
+//! * `ExportPart` / `ExportJoin`: the same exports gathered over workers that each hold some
+//!   rank folders ([`gather`]): each writes its part from its store, one joins them; no file
+//!   is read.
 
 pub mod anomaly;
 pub mod cluster;
@@ -29,8 +34,10 @@ use std::collections::BTreeMap;
 
 use crate::base::Problems;
 use crate::engine::contract::no_progress;
+use crate::engine::gather;
 use crate::engine::store::{Plan, Store};
 use crate::ingest::inventory::Inventory;
+use crate::ingest::replay::{Recording, Replay, SideBundle};
 use crate::ingest::{InputFile, Opener};
 use crate::parse::metadata::read_side_files;
 use crate::protocol::{
@@ -50,14 +57,17 @@ pub trait Sink {
 }
 
 /// A [`Sink`] that keeps everything it is sent (native tests and tools; the worker edge
-/// posts instead): each response with its request's `seq`, in order, and the bytes of every
-/// export chunk joined in order.
+/// posts instead): each response with its request's `seq`, in order, the bytes of every
+/// export chunk joined in order, and every other buffer sent beside a response.
 #[derive(Debug, Default)]
 pub struct Collected {
     /// Responses in the order sent, each with its `seq`.
     pub out: Vec<(u32, Response)>,
-    /// Bytes sent beside responses ([`Sink::send_bytes`]), concatenated.
+    /// Bytes sent beside [`Response::ExportChunk`]s, concatenated.
     pub bytes: Vec<u8>,
+    /// Buffers sent beside other responses (the side-file bundle beside
+    /// [`Response::Inventory`], a part beside [`Response::ExportPart`]), in order.
+    pub beside: Vec<Vec<u8>>,
 }
 
 impl Sink for Collected {
@@ -65,7 +75,11 @@ impl Sink for Collected {
         self.out.push((seq, response));
     }
     fn send_bytes(&mut self, seq: u32, response: Response, bytes: &[u8]) {
-        self.bytes.extend_from_slice(bytes);
+        if matches!(response, Response::ExportChunk { .. }) {
+            self.bytes.extend_from_slice(bytes);
+        } else {
+            self.beside.push(bytes.to_vec());
+        }
         self.out.push((seq, response));
     }
 }
@@ -118,6 +132,19 @@ impl Session {
 
     /// Serves one request; every reply goes to `out` with the request's `seq`.
     pub fn handle(&mut self, env: Envelope<Request>, opener: &dyn Opener, out: &mut dyn Sink) {
+        self.handle_with(env, &[], opener, out);
+    }
+
+    /// [`Session::handle`] with the byte buffers that travelled beside the request: a
+    /// side-file bundle beside `Open`, export parts beside `ExportPart` / `ExportJoin`
+    /// (ignored beside other requests).
+    pub fn handle_with(
+        &mut self,
+        env: Envelope<Request>,
+        beside: &[Vec<u8>],
+        opener: &dyn Opener,
+        out: &mut dyn Sink,
+    ) {
         let seq = env.seq;
         match env.body {
             Request::Open { files } => {
@@ -129,13 +156,29 @@ impl Session {
                     })
                     .collect();
                 let mut inv = Inventory::from_paths(&inputs);
-                read_side_files(&mut inv, opener);
-                let reply = dto::inventory(&inv, &files);
+                // A readable bundle from another worker replaces the side files; otherwise
+                // they are read here, and their bytes recorded for the other workers.
+                let bundle = beside.first().and_then(|b| SideBundle::decode(b).ok());
+                let recorded = match &bundle {
+                    Some(b) => {
+                        read_side_files(&mut inv, &Replay::new(b, opener));
+                        None
+                    }
+                    None => {
+                        let rec = Recording::new(opener);
+                        read_side_files(&mut inv, &rec);
+                        Some(rec.bundle().encode())
+                    }
+                };
+                let reply = Response::Inventory(dto::inventory(&inv, &files));
                 *self = Session {
                     inventory: Some(inv),
                     ..Session::default()
                 };
-                out.send(seq, Response::Inventory(reply));
+                match recorded {
+                    Some(b) => out.send_bytes(seq, reply, &b),
+                    None => out.send(seq, reply),
+                }
             }
             Request::Run { analyses, targets } => self.run(seq, &analyses, &targets, opener, out),
             Request::Query(q) => {
@@ -148,7 +191,33 @@ impl Session {
                 });
                 out.send(seq, reply);
             }
-            Request::Export(what) => self.export(seq, what, opener, out),
+            Request::Export(what) => self.export(seq, what, out),
+            Request::ExportPart { what, round } => {
+                let Some(inv) = &self.inventory else {
+                    out.send(seq, fail("ExportPart before Open: nothing is loaded"));
+                    return;
+                };
+                match gather::part(&what, round, beside, inv, &self.store) {
+                    Ok(b) => out.send_bytes(
+                        seq,
+                        Response::ExportPart {
+                            round,
+                            bytes: b.len() as u64,
+                        },
+                        &b,
+                    ),
+                    Err(e) => out.send(seq, fail(format!("export part {what:?}: {e}"))),
+                }
+            }
+            Request::ExportJoin(what) => {
+                let Some(inv) = &self.inventory else {
+                    out.send(seq, fail("ExportJoin before Open: nothing is loaded"));
+                    return;
+                };
+                let mut w = memory::ChunkWriter::new(seq, out);
+                let res = gather::join(&what, beside, inv, &mut w);
+                finish_export(seq, &what, res, w);
+            }
         }
     }
 
@@ -194,23 +263,25 @@ impl Session {
         }))
     }
 
-    /// Writes one export as chunks, then `ExportDone` (or `Failed`).
-    fn export(&mut self, seq: u32, what: ExportRequest, opener: &dyn Opener, out: &mut dyn Sink) {
+    /// Writes one export as chunks, then `ExportDone` (or `Failed`), from the rank folders
+    /// this session holds; it reads no file.
+    fn export(&mut self, seq: u32, what: ExportRequest, out: &mut dyn Sink) {
         if let ExportRequest::Snapshot { target, what } = what {
             return self.snapshot.export(seq, target, what, out);
         }
-        if self.inventory.is_none() {
+        let (Some(inv), store) = (&self.inventory, &self.store) else {
             out.send(seq, fail("Export before Open: nothing is loaded"));
             return;
-        }
-        let kind = match &what {
-            ExportRequest::Memory(_) => AnalysisKind::Memory,
-            _ => AnalysisKind::Anomaly,
         };
-        self.hold_every_rank(kind, opener);
-        let (Some(inv), store) = (&self.inventory, &self.store) else {
+        let held = match &what {
+            ExportRequest::Memory(_) => !store.memory_indexed().is_empty(),
+            _ => !store.anomaly_indexed().is_empty(),
+        };
+        if !held {
+            let m = format!("export {what:?}: no rank folder has been analysed here (Run first)");
+            out.send(seq, fail(m));
             return;
-        };
+        }
         let mut w = memory::ChunkWriter::new(seq, out);
         let res = match &what {
             ExportRequest::Memory(kind) => memory::export(*kind, inv, store, &mut w),
@@ -219,29 +290,7 @@ impl Session {
             }
             ExportRequest::Snapshot { .. } => Err(std::io::Error::other("snapshot export")),
         };
-        let flushed = std::io::Write::flush(&mut w);
-        drop(w);
-        match res.and_then(|x| flushed.map(|_| x)) {
-            Ok((file_name, mime)) => out.send(seq, Response::ExportDone { file_name, mime }),
-            Err(e) => out.send(seq, fail(format!("export {what:?} failed: {e}"))),
-        }
-    }
-
-    /// Runs `kind` on every rank folder of the drop its plan covers that this session does
-    /// not hold yet (none when the pool gave it every rank).
-    fn hold_every_rank(&mut self, kind: AnalysisKind, opener: &dyn Opener) {
-        let Some(inv) = &self.inventory else { return };
-        for t in self.store.plan().only(&[kind]).targets(inv) {
-            let Target::Rank(i) = t else { continue };
-            let held = match kind {
-                AnalysisKind::Memory => self.store.memory(i).is_some(),
-                _ => self.store.rank(i).is_some_and(|e| e.anomaly.is_some()),
-            };
-            if !held {
-                self.store
-                    .run_target_only(inv, t, &[kind], opener, &mut no_progress);
-            }
-        }
+        finish_export(seq, &what, res, w);
     }
 
     fn run(
@@ -399,6 +448,21 @@ impl Session {
             .get(i as usize)
             .ok_or_else(|| format!("no cluster summary {i} in the inventory"))?;
         cluster::read(file, opener, problems).map(|v| Summary::Cluster(Box::new(v)))
+    }
+}
+
+/// Flushes the export's last chunk and sends `ExportDone` (or `Failed` with the reason).
+fn finish_export(
+    seq: u32,
+    what: &ExportRequest,
+    res: std::io::Result<(String, String)>,
+    mut w: memory::ChunkWriter<'_>,
+) {
+    let flushed = std::io::Write::flush(&mut w);
+    let out = w.into_sink();
+    match res.and_then(|x| flushed.map(|_| x)) {
+        Ok((file_name, mime)) => out.send(seq, Response::ExportDone { file_name, mime }),
+        Err(e) => out.send(seq, fail(format!("export {what:?} failed: {e}"))),
     }
 }
 

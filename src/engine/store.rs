@@ -375,6 +375,23 @@ impl Store {
             .collect()
     }
 
+    /// The stored memory results with their rank folder index, in inventory order.
+    pub fn memory_indexed(&self) -> Vec<(u32, &Arc<RankMemory>)> {
+        self.ranks
+            .iter()
+            .filter_map(|(&i, e)| Some((i, e.memory.as_ref()?)))
+            .collect()
+    }
+
+    /// The stored anomaly results with their rank folder index, in inventory order; `Err`
+    /// for a cancelled rank.
+    pub fn anomaly_indexed(&self) -> Vec<(u32, Result<&RankAnalysis, Cancelled>)> {
+        self.ranks
+            .iter()
+            .filter_map(|(&i, e)| Some((i, e.anomaly.as_ref()?.as_ref().map_err(|c| *c))))
+            .collect()
+    }
+
     /// Moves the anomaly results out (inventory order); `Err` when a rank was cancelled.
     pub fn take_anomaly(&mut self) -> Result<Vec<RankAnalysis>, Cancelled> {
         self.ranks

@@ -10,6 +10,7 @@ pub mod inventory;
 pub mod kineto;
 pub mod opener;
 pub mod rank;
+pub mod replay;
 pub mod select;
 pub mod summary_file;
 

@@ -7,7 +7,12 @@
 //! Transport (the `worker` and `ui` edges): the envelope is converted with
 //! `serde-wasm-bindgen` and posted with `postMessage`. `File` objects travel beside an
 //! [`Request::Open`] message, in the order of its `files`. Export bytes travel beside a
-//! [`Response::ExportChunk`] as a transferred `ArrayBuffer`, never as one JS string.
+//! [`Response::ExportChunk`] as a transferred `ArrayBuffer`, never as one JS string. Byte
+//! buffers made by the core travel the same way in both directions: beside
+//! [`Response::Inventory`] the side-file bundle the first worker read (posted beside `Open`
+//! to the other workers, so the side files are read once per drop), beside
+//! [`Response::ExportPart`] an export part (posted beside the next `ExportPart` or the
+//! `ExportJoin`).
 //!
 //! Units are in the field names: `_ms` milliseconds (absolute, epoch-based, as in the CSV),
 //! `_kb` KiB, `_mb` MiB, `bytes` bytes.
@@ -127,7 +132,9 @@ impl Target {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Request {
     /// The files this worker may read (the `File` objects travel beside, same order).
-    /// Replies [`Response::Inventory`]: classification only, no file is parsed.
+    /// Replies [`Response::Inventory`]: classification only, no data file is parsed. A
+    /// side-file bundle beside the request (from another worker's `Inventory` reply) is read
+    /// instead of the side files.
     Open {
         /// Names and sizes.
         files: Vec<FileMeta>,
@@ -147,9 +154,25 @@ pub enum Request {
     /// A view query about one target of one analysis, answered from the results the worker
     /// holds. Replies [`Response::Reply`] (or [`Response::Failed`]).
     Query(Query),
-    /// An export, the bytes the CLI writes. Replies [`Response::ExportChunk`]s then
+    /// An export, the bytes the CLI writes, from the results this worker holds (it holds
+    /// every rank folder the export covers). Replies [`Response::ExportChunk`]s then
     /// [`Response::ExportDone`] (or [`Response::Failed`]).
     Export(ExportRequest),
+    /// Gathering an export over workers that each hold some rank folders (issue 9): this
+    /// worker's part of round `round` of [`ExportRequest::part_rounds`], written from the
+    /// results it holds; no file is read. The buffers beside the request are every worker's
+    /// parts of round `round - 1` (none for round 0). Replies [`Response::ExportPart`] with
+    /// the part beside it (or [`Response::Failed`]).
+    ExportPart {
+        /// The export being gathered.
+        what: ExportRequest,
+        /// Which round.
+        round: u32,
+    },
+    /// Joins every worker's parts of the last round (the buffers beside the request, in any
+    /// order) into the export: the CLI's bytes, assembled by the core (`engine::gather`).
+    /// Replies as [`Request::Export`].
+    ExportJoin(ExportRequest),
 }
 
 impl Request {
@@ -234,8 +257,9 @@ impl Summary {
 }
 
 /// An export request. Memory and anomaly exports cover every rank folder, as their CLI
-/// commands do (the UI runs them in a fresh worker); a snapshot export is written by the
-/// worker that holds the snapshot, with its current settings.
+/// commands do: written by the worker that holds every rank folder, or gathered from the
+/// workers that hold them ([`Request::ExportPart`], [`Request::ExportJoin`]); a snapshot
+/// export is written by the worker that holds the snapshot, with its current settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ExportRequest {
     /// `proflens memory --format csv|json|md` over every rank folder.
@@ -256,12 +280,29 @@ pub enum ExportRequest {
     },
 }
 
+impl ExportRequest {
+    /// Rounds of [`Request::ExportPart`] before [`Request::ExportJoin`] when the rank folders
+    /// are spread over workers: memory 1 (each worker's rows, merged in §9.0 order by the
+    /// join); anomaly 2 (round 0: each rank's cross-rank inputs, anomaly.md §13.4, and GPU
+    /// collectives; round 1: each rank's pieces rendered with every rank's inputs); snapshot
+    /// 0 (one worker holds the snapshot).
+    pub fn part_rounds(&self) -> u32 {
+        match self {
+            ExportRequest::Memory(_) => 1,
+            ExportRequest::Anomaly { .. } => 2,
+            ExportRequest::Snapshot { .. } => 0,
+        }
+    }
+}
+
 /// Worker → UI.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Response {
     /// The worker's wasm is loaded and it accepts requests.
     Ready,
-    /// What was dropped, classified (reply to [`Request::Open`]).
+    /// What was dropped, classified (reply to [`Request::Open`]). When the worker read the
+    /// side files itself (no bundle beside the `Open`), the bundle of their bytes travels
+    /// beside this reply, for the other workers' `Open`.
     Inventory(InventoryDto),
     /// Bytes read of one file (at least every 250 ms while reading, and at its end).
     Progress(ProgressDto),
@@ -303,6 +344,14 @@ pub enum Response {
         file_name: String,
         /// MIME type.
         mime: String,
+    },
+    /// Reply to [`Request::ExportPart`]: this worker's part travels beside as a transferred
+    /// `ArrayBuffer` (never through the UI's wasm memory).
+    ExportPart {
+        /// The round answered.
+        round: u32,
+        /// Number of bytes in the attached buffer.
+        bytes: u64,
     },
     /// Posted by the worker edge after each request: the size of its wasm linear memory
     /// (it never shrinks, so this is the peak so far; peers.md §5 budget meter).

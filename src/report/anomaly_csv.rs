@@ -91,15 +91,39 @@ fn csv_err(e: csv::Error) -> io::Error {
     io::Error::other(e.to_string())
 }
 
+fn writer(out: &mut dyn Write) -> csv::Writer<&mut dyn Write> {
+    csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(out)
+}
+
+/// Writes the header line `columns` ([`STEP_COLUMNS`] or [`BUBBLE_COLUMNS`]).
+///
+/// Errors: only those of `out`.
+pub fn write_header(columns: &[&str], out: &mut dyn Write) -> io::Result<()> {
+    let mut w = writer(out);
+    w.write_record(columns).map_err(csv_err)?;
+    w.flush()
+}
+
 /// Writes the steps of `ranks`, rank by rank, steps in time order.
 ///
 /// Errors: only those of `out`.
 pub fn write_steps(ranks: &[CsvRank<'_>], out: &mut dyn Write) -> io::Result<()> {
-    let mut w = csv::WriterBuilder::new()
-        .terminator(csv::Terminator::Any(b'\n'))
-        .from_writer(out);
-    w.write_record(STEP_COLUMNS).map_err(csv_err)?;
+    write_header(STEP_COLUMNS, out)?;
     for rk in ranks {
+        write_rank_steps(rk, out)?;
+    }
+    Ok(())
+}
+
+/// Writes the step lines of one rank (no header): [`write_steps`] is the header and these
+/// lines rank by rank (the page's gathered export joins them from several workers).
+///
+/// Errors: only those of `out`.
+pub fn write_rank_steps(rk: &CsvRank<'_>, out: &mut dyn Write) -> io::Result<()> {
+    let mut w = writer(out);
+    {
         let rid = rk.rank_id.map(|x| x.to_string()).unwrap_or_default();
         for s in &rk.result.steps {
             let m = &s.metrics;
@@ -158,11 +182,19 @@ pub fn write_steps(ranks: &[CsvRank<'_>], out: &mut dyn Write) -> io::Result<()>
 ///
 /// Errors: only those of `out`.
 pub fn write_bubbles(ranks: &[CsvRank<'_>], out: &mut dyn Write) -> io::Result<()> {
-    let mut w = csv::WriterBuilder::new()
-        .terminator(csv::Terminator::Any(b'\n'))
-        .from_writer(out);
-    w.write_record(BUBBLE_COLUMNS).map_err(csv_err)?;
+    write_header(BUBBLE_COLUMNS, out)?;
     for rk in ranks {
+        write_rank_bubbles(rk, out)?;
+    }
+    Ok(())
+}
+
+/// Writes the bubble lines of one rank (no header), as [`write_rank_steps`] for steps.
+///
+/// Errors: only those of `out`.
+pub fn write_rank_bubbles(rk: &CsvRank<'_>, out: &mut dyn Write) -> io::Result<()> {
+    let mut w = writer(out);
+    {
         let (r, k) = (rk.result, rk.kernels);
         let rid = rk.rank_id.map(|x| x.to_string()).unwrap_or_default();
         let kt = |i: Option<usize>| {

@@ -26,113 +26,128 @@ fn r4(x: f64) -> String {
 
 /// Writes the summary of `run` as Markdown to `out`. Errors: only those of `out`.
 pub fn write_summary(run: &MemoryRun, out: &mut dyn Write) -> io::Result<()> {
-    let mut s = String::new();
-    s.push_str("# Memory events summary\n\n");
-    s.push_str(&format!(
-        "{} rows from {} rank folder(s).\n\n",
-        run.len(),
-        run.ranks.len()
-    ));
+    let mut s = summary_head(run.len(), run.ranks.len());
     for r in &run.ranks {
-        s.push_str(&format!(
-            "## {} / rank {} (source {}: `{}`)\n\n",
-            esc(&r.info.role),
-            r.info.rank_id,
-            r.info.source_index,
-            esc(&r.info.source_dir)
-        ));
-        if let Some(why) = not_analysed(&r.status) {
-            s.push_str(&format!("{}\n\n", esc(&why)));
-            continue;
-        }
-        let m = summarize(r);
-        s.push_str("| Quantity | Value |\n|---|---|\n");
-        let mut kv = |k: &str, v: String| s.push_str(&format!("| {k} | {v} |\n"));
-        kv("phase", r.phase.as_str().into());
-        kv("rows", m.rows.to_string());
-        kv(
-            "allocations (size > 0)",
-            format!("{} rows, {}", m.alloc_rows, format::kib(m.alloc_kb)),
-        );
-        kv(
-            "frees (size < 0)",
-            format!("{} rows, {}", m.free_rows, format::kib(m.free_kb)),
-        );
-        kv("net size (Σ size)", format::kib(m.sum_size_kb));
-        kv("distinct op names", m.distinct_names.to_string());
-        kv(
-            "rows with a call stack (reference tool's rule: a matched op with a stack)",
-            m.rows_with_call_stack.to_string(),
-        );
-        kv(
-            "match quality",
-            MatchQuality::ALL
-                .iter()
-                .map(|q| format!("{} {}", q.as_str(), m.quality(*q)))
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
-        kv("unreleased rows", m.unreleased_rows.to_string());
-        kv(
-            "naive curve (operator rows only, starts at 0)",
-            format!(
-                "{} points, peak {} at {} from the first allocation",
-                m.naive_points,
-                format::mib(m.naive_peak_mb),
-                format::offset_ms(m.naive_peak_rel_ms, 0.0)
-            ),
-        );
-        kv(
-            "trace",
-            if r.trace.present {
-                format!(
-                    "{} cpu_op events, {} with a Call stack",
-                    r.trace.cpu_ops, r.trace.with_stack
-                )
-            } else {
-                "no trace_view.json".into()
-            },
-        );
-        kv(
-            "problems",
-            format!(
-                "{} ({} errors)",
-                r.problems.total(),
-                r.problems
-                    .kept()
-                    .iter()
-                    .filter(|p| p.severity == crate::base::Severity::Error)
-                    .count()
-            ),
-        );
-        s.push('\n');
-        let t0_ns = capture_start_ns(r);
-        for pool in &m.pools {
-            write_pool(&mut s, r, pool, t0_ns);
-        }
-        s.push_str("### Top allocation sites (by user frame)\n\n| user frame | size | rows |\n|---|---|---|\n");
-        for g in &m.top_sites {
-            let key = if g.key.is_empty() {
-                "(none)".to_string()
-            } else {
-                format!("`{}`", esc(&g.key))
-            };
-            s.push_str(&format!(
-                "| {key} | {} | {} |\n",
-                format::kib(g.kb),
-                g.count
-            ));
-        }
-        s.push('\n');
+        s.push_str(&rank_section(r));
     }
-    let rows = run.rows().map(|r| PhaseRow {
+    s.push_str(&phase_section(run.rows().map(|r| PhaseRow {
         role: r.role(),
         size_kb: r.size_kb(),
         start_time_ms: r.start_time_ms(),
         duration_ms: r.duration_ms(),
         total_allocated_mb: r.total_allocated_mb(),
         total_active_mb: r.total_active_mb(),
-    });
+    })));
+    out.write_all(s.as_bytes())
+}
+
+/// The title and the count line of the summary (`rows` over `ranks` rank folders).
+pub fn summary_head(rows: usize, ranks: usize) -> String {
+    format!("# Memory events summary\n\n{rows} rows from {ranks} rank folder(s).\n\n")
+}
+
+/// One rank's section of the summary (§9.5–9.6 per pool, top sites), in the summary's
+/// rank order; the page's gathered export joins these sections from several workers.
+pub fn rank_section(r: &RankMemory) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "## {} / rank {} (source {}: `{}`)\n\n",
+        esc(&r.info.role),
+        r.info.rank_id,
+        r.info.source_index,
+        esc(&r.info.source_dir)
+    ));
+    if let Some(why) = not_analysed(&r.status) {
+        s.push_str(&format!("{}\n\n", esc(&why)));
+        return s;
+    }
+    let m = summarize(r);
+    s.push_str("| Quantity | Value |\n|---|---|\n");
+    let mut kv = |k: &str, v: String| s.push_str(&format!("| {k} | {v} |\n"));
+    kv("phase", r.phase.as_str().into());
+    kv("rows", m.rows.to_string());
+    kv(
+        "allocations (size > 0)",
+        format!("{} rows, {}", m.alloc_rows, format::kib(m.alloc_kb)),
+    );
+    kv(
+        "frees (size < 0)",
+        format!("{} rows, {}", m.free_rows, format::kib(m.free_kb)),
+    );
+    kv("net size (Σ size)", format::kib(m.sum_size_kb));
+    kv("distinct op names", m.distinct_names.to_string());
+    kv(
+        "rows with a call stack (reference tool's rule: a matched op with a stack)",
+        m.rows_with_call_stack.to_string(),
+    );
+    kv(
+        "match quality",
+        MatchQuality::ALL
+            .iter()
+            .map(|q| format!("{} {}", q.as_str(), m.quality(*q)))
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    kv("unreleased rows", m.unreleased_rows.to_string());
+    kv(
+        "naive curve (operator rows only, starts at 0)",
+        format!(
+            "{} points, peak {} at {} from the first allocation",
+            m.naive_points,
+            format::mib(m.naive_peak_mb),
+            format::offset_ms(m.naive_peak_rel_ms, 0.0)
+        ),
+    );
+    kv(
+        "trace",
+        if r.trace.present {
+            format!(
+                "{} cpu_op events, {} with a Call stack",
+                r.trace.cpu_ops, r.trace.with_stack
+            )
+        } else {
+            "no trace_view.json".into()
+        },
+    );
+    kv(
+        "problems",
+        format!(
+            "{} ({} errors)",
+            r.problems.total(),
+            r.problems
+                .kept()
+                .iter()
+                .filter(|p| p.severity == crate::base::Severity::Error)
+                .count()
+        ),
+    );
+    s.push('\n');
+    let t0_ns = capture_start_ns(r);
+    for pool in &m.pools {
+        write_pool(&mut s, r, pool, t0_ns);
+    }
+    s.push_str(
+        "### Top allocation sites (by user frame)\n\n| user frame | size | rows |\n|---|---|---|\n",
+    );
+    for g in &m.top_sites {
+        let key = if g.key.is_empty() {
+            "(none)".to_string()
+        } else {
+            format!("`{}`", esc(&g.key))
+        };
+        s.push_str(&format!(
+            "| {key} | {} | {} |\n",
+            format::kib(g.kb),
+            g.count
+        ));
+    }
+    s.push('\n');
+    s
+}
+
+/// The §9.7 phase table over `rows` in §9.0 order (empty when no row has a phase).
+pub fn phase_section<'a>(rows: impl Iterator<Item = PhaseRow<'a>>) -> String {
+    let mut s = String::new();
     let table = phase_table(rows);
     if !table.is_empty() {
         s.push_str("## Phases (by role name)\n\n| phase | roles | events | allocs | deallocs | alloc_kb | dealloc_kb | net_kb | alloc_mb | peak_allocated_mb | peak_active_mb | t_start_ms | t_end_ms |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -155,7 +170,7 @@ pub fn write_summary(run: &MemoryRun, out: &mut dyn Write) -> io::Result<()> {
             ));
         }
     }
-    out.write_all(s.as_bytes())
+    s
 }
 
 /// Why a rank has no summary (`Not analysed: …`, `Cancelled.`), `None` when it was analysed.

@@ -263,75 +263,108 @@ fn push_csv_field(line: &mut String, v: &str) {
     }
 }
 
-/// Writes `run`'s rows in §9.0 order as CSV: header, then one line per row.
-///
-/// Errors: only those of `out`.
-pub fn write_csv(run: &MemoryRun, cols: Columns, out: &mut dyn Write) -> io::Result<()> {
-    let list = cols.list();
+/// The CSV header line of `cols` (with its `\n`).
+pub fn csv_header(cols: Columns) -> String {
     let mut line = String::with_capacity(512);
-    for (k, c) in list.iter().enumerate() {
+    for (k, c) in cols.list().iter().enumerate() {
         if k > 0 {
             line.push(',');
         }
         line.push_str(c.name());
     }
     line.push('\n');
-    out.write_all(line.as_bytes())?;
+    line
+}
+
+/// Appends the CSV line of `row` (columns `list`, with its `\n`) to `line`: the one
+/// renderer of a row for [`write_csv`] and the page's gathered export parts.
+pub fn push_csv_row(line: &mut String, row: &RowRef<'_>, list: &[Col]) {
+    for (k, c) in list.iter().enumerate() {
+        if k > 0 {
+            line.push(',');
+        }
+        match cell(row, *c) {
+            Cell::Str(v) => push_csv_field(line, &v),
+            Cell::F64(x) => write_py_repr(line, x),
+            Cell::I64(i) => line.push_str(&i.to_string()),
+            Cell::Exact(ns, scale) => line.push_str(&exact_number_text(ns, scale)),
+            Cell::Bool(b) => line.push_str(if b { "true" } else { "false" }),
+            Cell::Null => {}
+        }
+    }
+    line.push('\n');
+}
+
+/// Writes `run`'s rows in §9.0 order as CSV: header, then one line per row.
+///
+/// Errors: only those of `out`.
+pub fn write_csv(run: &MemoryRun, cols: Columns, out: &mut dyn Write) -> io::Result<()> {
+    let list = cols.list();
+    out.write_all(csv_header(cols).as_bytes())?;
+    let mut line = String::with_capacity(512);
     for row in run.rows() {
         line.clear();
-        for (k, c) in list.iter().enumerate() {
-            if k > 0 {
-                line.push(',');
-            }
-            match cell(&row, *c) {
-                Cell::Str(v) => push_csv_field(&mut line, &v),
-                Cell::F64(x) => write_py_repr(&mut line, x),
-                Cell::I64(i) => line.push_str(&i.to_string()),
-                Cell::Exact(ns, scale) => line.push_str(&exact_number_text(ns, scale)),
-                Cell::Bool(b) => line.push_str(if b { "true" } else { "false" }),
-                Cell::Null => {}
-            }
-        }
-        line.push('\n');
+        push_csv_row(&mut line, &row, &list);
         out.write_all(line.as_bytes())?;
     }
     Ok(())
 }
+
+/// The JSON keys of `list`, quoted.
+pub fn json_keys(list: &[Col]) -> Vec<String> {
+    list.iter()
+        .map(|c| serde_json::to_string(c.name()).unwrap_or_default())
+        .collect()
+}
+
+/// Appends the JSON object of `row` (`{…}`, no separator; keys from [`json_keys`]) to
+/// `line`: the one renderer of a row for [`write_json`] and the gathered export parts.
+pub fn push_json_row(line: &mut String, row: &RowRef<'_>, list: &[Col], keys: &[String]) {
+    line.push('{');
+    for (k, c) in list.iter().enumerate() {
+        if k > 0 {
+            line.push(',');
+        }
+        line.push_str(&keys[k]);
+        line.push(':');
+        match cell(row, *c) {
+            Cell::Str(v) => line.push_str(&serde_json::to_string(v.as_ref()).unwrap_or_default()),
+            Cell::F64(x) if x.is_finite() => write_py_repr(line, x),
+            Cell::F64(_) | Cell::Null => line.push_str("null"),
+            Cell::I64(i) => line.push_str(&i.to_string()),
+            Cell::Exact(ns, scale) => line.push_str(&exact_number_text(ns, scale)),
+            Cell::Bool(b) => line.push_str(if b { "true" } else { "false" }),
+        }
+    }
+    line.push('}');
+}
+
+/// What goes before row `n` of the JSON array (`[` is written first, see [`JSON_END`]).
+pub fn json_separator(n: usize) -> &'static str {
+    if n == 0 {
+        "\n"
+    } else {
+        ",\n"
+    }
+}
+
+/// The end of the JSON array, after the last row.
+pub const JSON_END: &[u8] = b"\n]\n";
 
 /// Writes `run`'s rows in §9.0 order as a JSON array of objects, one object per line.
 ///
 /// Errors: only those of `out`.
 pub fn write_json(run: &MemoryRun, cols: Columns, out: &mut dyn Write) -> io::Result<()> {
     let list = cols.list();
-    let keys: Vec<String> = list
-        .iter()
-        .map(|c| serde_json::to_string(c.name()).unwrap_or_default())
-        .collect();
+    let keys = json_keys(&list);
     out.write_all(b"[")?;
     let mut line = String::with_capacity(1024);
     for (n, row) in run.rows().enumerate() {
         line.clear();
-        line.push_str(if n == 0 { "\n{" } else { ",\n{" });
-        for (k, c) in list.iter().enumerate() {
-            if k > 0 {
-                line.push(',');
-            }
-            line.push_str(&keys[k]);
-            line.push(':');
-            match cell(&row, *c) {
-                Cell::Str(v) => {
-                    line.push_str(&serde_json::to_string(v.as_ref()).unwrap_or_default())
-                }
-                Cell::F64(x) if x.is_finite() => write_py_repr(&mut line, x),
-                Cell::F64(_) | Cell::Null => line.push_str("null"),
-                Cell::I64(i) => line.push_str(&i.to_string()),
-                Cell::Exact(ns, scale) => line.push_str(&exact_number_text(ns, scale)),
-                Cell::Bool(b) => line.push_str(if b { "true" } else { "false" }),
-            }
-        }
-        line.push('}');
+        line.push_str(json_separator(n));
+        push_json_row(&mut line, &row, &list, &keys);
         out.write_all(line.as_bytes())?;
     }
-    out.write_all(b"\n]\n")?;
+    out.write_all(JSON_END)?;
     Ok(())
 }

@@ -14,10 +14,13 @@
 //! One target failing never stops the others: failures are per (analysis, target), and a
 //! worker that dies takes only its own jobs down.
 //!
-//! Exports are written from the results the workers hold: when one worker holds every rank
-//! folder (one rank, or one worker), that worker writes them and nothing is read again;
-//! when the ranks are spread over the pool, a fresh worker analyses them again for the
-//! export (see [`EngineClient::export`]).
+//! Exports are written from the results the workers hold, and no file is read again: when
+//! one worker holds every rank folder (one rank, or one worker), that worker writes them;
+//! when the ranks are spread over the pool, every holder writes its part and one joins them
+//! ([`Request::ExportPart`] rounds, then [`Request::ExportJoin`]; the parts travel as
+//! `ArrayBuffer`s through this client, which applies no rule to them; see
+//! [`EngineClient::export`]). The side files are read once too: the first worker's `Open`
+//! reply carries their bytes, posted beside the other workers' `Open`.
 //!
 //! Cancel terminates every worker (a worker in a synchronous read cannot receive messages)
 //! and keeps the file list, so the user can run again.
@@ -55,18 +58,10 @@ fn worker_url() -> String {
         .unwrap_or_else(|| WORKER_URL.to_string())
 }
 
-/// What a worker is for: streamed messages are routed by role.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Role {
-    /// Part of the analysis pool.
-    Pool,
-    /// A one-off worker for an export over all ranks.
-    Export,
-}
-
 struct Slot {
     worker: Worker,
-    role: Role,
+    /// False once the worker died (its results are gone).
+    alive: bool,
     ready: bool,
     queue: Vec<JsValue>,
     /// The jobs given to this worker.
@@ -102,6 +97,10 @@ struct Inner {
     owner: BTreeMap<Job, usize>,
     export: Option<ExportAcc>,
     export_done: Option<oneshot::Sender<Result<(), String>>>,
+    /// Buffers that came beside a reply routed by `seq` (a side-file bundle, an export part).
+    beside: HashMap<u32, JsValue>,
+    /// The side-file bundle of the first worker's `Open`, posted beside the others'.
+    side: Option<JsValue>,
 }
 
 /// Handle to the worker pool (cheap to clone; not `Send`, so kept in a thread-local).
@@ -134,6 +133,8 @@ pub fn install(state: AppState) {
             owner: BTreeMap::new(),
             export: None,
             export_done: None,
+            beside: HashMap::new(),
+            side: None,
         })),
     };
     CLIENT.with(|slot| *slot.borrow_mut() = Some(c));
@@ -210,7 +211,7 @@ impl EngineClient {
             ));
             return;
         }
-        let first = self.spawn(Role::Pool);
+        let first = self.spawn();
         let inventory = match self.open(first).await {
             Some(inv) => inv,
             None => return,
@@ -260,7 +261,7 @@ impl EngineClient {
         let n = hw.min(runnable.len()).min(MAX_WORKERS).max(1);
         let mut slots = vec![first];
         for _ in 1..n {
-            let s = self.spawn(Role::Pool);
+            let s = self.spawn();
             self.post_open(s);
             slots.push(s);
         }
@@ -321,13 +322,15 @@ impl EngineClient {
         }
         inner.pending.clear();
         inner.owner.clear();
+        inner.beside.clear();
+        inner.side = None;
         inner.export = None;
         if let Some(tx) = inner.export_done.take() {
             let _ = tx.send(Err("cancelled".into()));
         }
     }
 
-    fn spawn(&self, role: Role) -> usize {
+    fn spawn(&self) -> usize {
         let worker = match Worker::new(&worker_url()) {
             Ok(w) => w,
             Err(e) => {
@@ -352,7 +355,7 @@ impl EngineClient {
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         self.inner.borrow_mut().slots.push(Slot {
             worker,
-            role,
+            alive: true,
             ready: false,
             queue: Vec::new(),
             jobs: Vec::new(),
@@ -363,8 +366,10 @@ impl EngineClient {
         idx
     }
 
-    /// Posts `Open` with every file handle to `slot`.
+    /// Posts `Open` with every file handle to `slot`, and the first worker's side-file
+    /// bundle beside it when there is one (so the side files are not read again).
     fn post_open(&self, slot: usize) -> u32 {
+        let side = self.inner.borrow().side.clone().map(|b| Array::of1(&b));
         let (metas, handles) = {
             let inner = self.inner.borrow();
             let handles = Array::new();
@@ -376,14 +381,24 @@ impl EngineClient {
                 handles,
             )
         };
-        self.post(slot, Request::Open { files: metas }, Some(handles))
+        self.post_with(
+            slot,
+            Request::Open { files: metas },
+            Some(handles),
+            side,
+            false,
+        )
     }
 
     async fn open(&self, slot: usize) -> Option<InventoryDto> {
         let seq = self.post_open(slot);
         let rx = self.wait(seq);
         match rx.await {
-            Ok(Response::Inventory(inv)) => Some(inv),
+            Ok(Response::Inventory(inv)) => {
+                let mut inner = self.inner.borrow_mut();
+                inner.side = inner.beside.remove(&seq);
+                Some(inv)
+            }
             Ok(Response::Failed(f)) => {
                 self.state().phase.set(Phase::Failed(f.message));
                 None
@@ -405,6 +420,20 @@ impl EngineClient {
     }
 
     fn post(&self, slot: usize, body: Request, files: Option<Array>) -> u32 {
+        self.post_with(slot, body, files, None, false)
+    }
+
+    /// Posts `body` to `slot` with `File` handles and byte buffers beside it: copied by the
+    /// structured clone (one buffer may go to several workers), or, with `transfer`, moved
+    /// to the worker (the buffers are unusable here afterwards).
+    fn post_with(
+        &self,
+        slot: usize,
+        body: Request,
+        files: Option<Array>,
+        bufs: Option<Array>,
+        transfer: bool,
+    ) -> u32 {
         let mut inner = self.inner.borrow_mut();
         let seq = inner.next_seq;
         inner.next_seq += 1;
@@ -417,8 +446,18 @@ impl EngineClient {
         if let Some(f) = files {
             let _ = Reflect::set(&msg, &"files".into(), &f);
         }
+        let moved = match bufs {
+            Some(b) => {
+                let _ = Reflect::set(&msg, &"bufs".into(), &b);
+                transfer.then_some(b)
+            }
+            None => None,
+        };
         if s.ready {
-            let _ = s.worker.post_message(&msg);
+            let _ = match moved {
+                Some(b) => s.worker.post_message_with_transfer(&msg, &b),
+                None => s.worker.post_message(&msg),
+            };
         } else {
             s.queue.push(msg.into());
         }
@@ -442,11 +481,12 @@ impl EngineClient {
         }
     }
 
-    /// Writes an export and downloads it, always the CLI's bytes. Memory and anomaly exports
-    /// cover every rank folder: when one pool worker holds all of them (the analysis of
-    /// every rank folder ran there), it writes the export from its results and no file is
-    /// read again; when they are spread over the pool, a fresh worker analyses them again,
-    /// streams the file in chunks and is terminated, so the pool stays free for the views.
+    /// Writes an export and downloads it, always the CLI's bytes, and reads no file. Memory
+    /// and anomaly exports cover every rank folder: when one pool worker holds all of them
+    /// (the analysis of every rank folder ran there), it writes the export from its results;
+    /// when they are spread over the pool, each holder writes its part of every round of
+    /// [`ExportRequest::part_rounds`] (the buffers of a round go beside the next round's
+    /// requests) and the first holder joins the last round's parts ([`Self::gather`]).
     /// A snapshot export is written by the worker that holds the snapshot (its settings).
     pub async fn export(&self, req: ExportRequest) -> Result<(), String> {
         if let ExportRequest::Snapshot { target, .. } = req {
@@ -462,17 +502,63 @@ impl EngineClient {
         if let Some(target) = self.sole_holder(analysis) {
             return self.export_from(analysis, target, req).await;
         }
-        let rx = self.begin_export()?;
-        let slot = self.spawn(Role::Export);
-        self.post_open(slot);
-        self.post(slot, Request::Export(req), None);
-        let res = rx
-            .await
-            .unwrap_or_else(|_| Err("export interrupted".into()));
-        if let Some(s) = self.inner.borrow().slots.get(slot) {
-            s.worker.terminate();
+        self.gather(analysis, req).await
+    }
+
+    /// The export over the pool workers that ran `analysis` ([`Request::ExportPart`] rounds,
+    /// then [`Request::ExportJoin`] on the first of them). The parts stay `ArrayBuffer`s here.
+    async fn gather(&self, analysis: AnalysisKind, req: ExportRequest) -> Result<(), String> {
+        let holders: Vec<usize> = {
+            let inner = self.inner.borrow();
+            let mut v: Vec<usize> = inner
+                .owner
+                .iter()
+                .filter(|((a, _), _)| *a == analysis)
+                .map(|(_, &slot)| slot)
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            if v.iter()
+                .any(|&k| !inner.slots.get(k).is_some_and(|s| s.alive))
+            {
+                return Err("a worker stopped, so its rank folders' results are gone; drop the folder again to export".into());
+            }
+            v
+        };
+        let Some(&joiner) = holders.first() else {
+            return Err(format!("no rank folder has the {analysis:?} analysis"));
+        };
+        let mut parts = Array::new();
+        for round in 0..req.part_rounds() {
+            let waits: Vec<(u32, oneshot::Receiver<Response>)> = holders
+                .iter()
+                .map(|&slot| {
+                    let body = Request::ExportPart {
+                        what: req.clone(),
+                        round,
+                    };
+                    let seq = self.post_with(slot, body, None, Some(parts.clone()), false);
+                    (seq, self.wait(seq))
+                })
+                .collect();
+            let next = Array::new();
+            for (seq, rx) in waits {
+                match rx.await {
+                    Ok(Response::ExportPart { .. }) => {
+                        let buf = self.inner.borrow_mut().beside.remove(&seq);
+                        next.push(&buf.ok_or("an export part arrived without its bytes")?);
+                    }
+                    Ok(Response::Failed(f)) => return Err(f.message),
+                    Ok(other) => {
+                        return Err(format!("unexpected reply to an export part: {other:?}"))
+                    }
+                    Err(_) => return Err("the worker stopped (cancelled or reloaded)".into()),
+                }
+            }
+            parts = next;
         }
-        res
+        self.export_on(joiner, Request::ExportJoin(req), Some(parts))
+            .await
     }
 
     /// When one pool worker ran `analysis` on every rank folder it runs on: one of those
@@ -515,8 +601,20 @@ impl EngineClient {
         let Some(slot) = slot else {
             return Err(format!("{analysis:?} target {target} is not loaded"));
         };
+        self.export_on(slot, Request::Export(req), None).await
+    }
+
+    /// Posts an export request (`Export` or `ExportJoin`, with `bufs` beside) to `slot`,
+    /// collects its chunks and downloads them.
+    async fn export_on(
+        &self,
+        slot: usize,
+        body: Request,
+        bufs: Option<Array>,
+    ) -> Result<(), String> {
         let rx = self.begin_export()?;
-        let seq = self.post(slot, Request::Export(req), None);
+        // The join's parts are not used again here: moved, not copied.
+        let seq = self.post_with(slot, body, None, bufs, true);
         // A `Failed` reply arrives through the request's own pending entry.
         let failed = self.wait(seq);
         match futures::future::select(rx, failed).await {
@@ -548,12 +646,7 @@ impl EngineClient {
                 return;
             };
             s.runs_pending = 0;
-            if s.role == Role::Export {
-                if let Some(tx) = inner.export_done.take() {
-                    let _ = tx.send(Err(format!("export worker stopped: {message}")));
-                }
-                return;
-            }
+            s.alive = false;
             s.jobs.clone()
         };
         state.failures.update(|f| {
@@ -570,11 +663,7 @@ impl EngineClient {
         let state = self.state();
         let done = {
             let inner = self.inner.borrow();
-            inner
-                .slots
-                .iter()
-                .filter(|s| s.role == Role::Pool)
-                .all(|s| s.runs_pending == 0)
+            inner.slots.iter().all(|s| s.runs_pending == 0)
         };
         if done && state.phase.get_untracked() == Phase::Running {
             state.phase.set(Phase::Done {
@@ -622,10 +711,9 @@ impl EngineClient {
                 return;
             }
         };
-        let role = match self.inner.borrow().slots.get(idx) {
-            Some(s) => s.role,
-            None => return,
-        };
+        if self.inner.borrow().slots.get(idx).is_none() {
+            return;
+        }
         let state = self.state();
         match env.body {
             Response::Ready => {
@@ -642,12 +730,12 @@ impl EngineClient {
                     m.insert(idx, wasm_memory_bytes);
                 });
             }
-            Response::Progress(p) if role == Role::Pool => {
+            Response::Progress(p) => {
                 state.progress.update(|m| {
                     m.insert(p.file, FileProgress { last: p });
                 });
             }
-            Response::Done { target, summary } if role == Role::Pool => {
+            Response::Done { target, summary } => {
                 state.finished.update(|f| {
                     f.insert((summary.analysis(), target));
                 });
@@ -676,7 +764,7 @@ impl EngineClient {
                 analysis,
                 target,
                 message,
-            } if role == Role::Pool => {
+            } => {
                 state.finished.update(|f| {
                     f.insert((analysis, target));
                 });
@@ -684,21 +772,16 @@ impl EngineClient {
                     m.insert((analysis, target), message);
                 });
             }
-            Response::Problems(p) if role == Role::Pool => {
+            Response::Problems(p) => {
                 state.problems.update(|v| v.extend(p.kept));
                 state.problems_total.update(|t| *t += p.total);
             }
-            Response::RunDone { .. } if role == Role::Pool => {
+            Response::RunDone { .. } => {
                 if let Some(s) = self.inner.borrow_mut().slots.get_mut(idx) {
                     s.runs_pending = s.runs_pending.saturating_sub(1);
                 }
                 self.check_all_done();
             }
-            Response::Progress(_)
-            | Response::Done { .. }
-            | Response::TargetFailed { .. }
-            | Response::Problems(_)
-            | Response::RunDone { .. } => {}
             Response::ExportChunk { .. } => {
                 let buf = Reflect::get(&data, &"buf".into()).unwrap_or(JsValue::UNDEFINED);
                 if let Some(acc) = self.inner.borrow().export.as_ref() {
@@ -720,16 +803,19 @@ impl EngineClient {
             }
             body => {
                 let tx = self.inner.borrow_mut().pending.remove(&env.seq);
+                let buf = Reflect::get(&data, &"buf".into()).unwrap_or(JsValue::UNDEFINED);
+                if tx.is_some() && !buf.is_undefined() {
+                    self.inner.borrow_mut().beside.insert(env.seq, buf);
+                }
                 match (tx, body) {
                     (Some(tx), body) => {
-                        let _ = tx.send(body);
+                        // Nobody waits any more (e.g. a gather that failed on another part):
+                        // drop the buffer that came beside.
+                        if tx.send(body).is_err() {
+                            self.inner.borrow_mut().beside.remove(&env.seq);
+                        }
                     }
                     (None, Response::Failed(f)) => {
-                        if role == Role::Export {
-                            if let Some(tx) = self.inner.borrow_mut().export_done.take() {
-                                let _ = tx.send(Err(f.message.clone()));
-                            }
-                        }
                         state.status.set(f.message);
                     }
                     (None, _) => {}

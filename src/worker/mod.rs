@@ -7,8 +7,10 @@
 //! the [`BlobReader`] itself while the core reads. A worker busy in a request cannot receive
 //! messages, so Cancel is the UI terminating the worker and starting a new one.
 //!
-//! Wire shape (JS objects): UI → worker `{ env, files? }` with `files` an `Array` of `File`;
-//! worker → UI `{ env, buf? }` with `buf` a transferred `ArrayBuffer` (export chunks).
+//! Wire shape (JS objects): UI → worker `{ env, files?, bufs? }` with `files` an `Array` of
+//! `File` and `bufs` an `Array` of `ArrayBuffer` (a side-file bundle beside `Open`, export
+//! parts beside `ExportPart` / `ExportJoin`); worker → UI `{ env, buf? }` with `buf` a
+//! transferred `ArrayBuffer` (export chunks and parts, the side-file bundle).
 
 pub mod blob_reader;
 
@@ -155,11 +157,17 @@ fn on_message(ev: MessageEvent) {
                 Rc::new(move |p| post(seq.get(), &Response::Progress(p), None));
             state.opener = FileOpener::new(files.clone(), handles, Some(progress));
         }
+        let beside: Vec<Vec<u8>> = Reflect::get(&data, &"bufs".into())
+            .ok()
+            .and_then(|v| v.dyn_into::<Array>().ok())
+            .map(|a| a.iter().map(|b| Uint8Array::new(&b).to_vec()).collect())
+            .unwrap_or_default();
         let WorkerState {
             session, opener, ..
         } = state;
         let seq = env.seq;
-        session.handle(env, opener, &mut PostSink);
+        session.handle_with(env, &beside, opener, &mut PostSink);
+        drop(beside);
         post(
             seq,
             &Response::WorkerStats {

@@ -3,7 +3,10 @@
 // drop of the level1 `rank0_ascend_pt` folder (memory + anomaly on one rank): each file read
 // is sliced exactly its size in total (the page used to run the two analyses as separate jobs
 // and read `trace_view.json` twice), and the exports afterwards (memory CSV, anomaly JSON,
-// both the CLI's bytes) slice nothing.
+// both the CLI's bytes) slice nothing. The second test drops both rank folders of level1 on a
+// pool of two workers (`navigator.hardwareConcurrency` set to 2): the side files are read by
+// the first worker only (the others get their bytes), every file is sliced exactly its size,
+// and the exports, gathered from the two workers' parts, slice nothing and are the CLI's bytes.
 //
 // Run: `bash scripts/build-release.sh && node --test tests/e2e/one_read.test.mjs`.
 import { test, before, after } from 'node:test';
@@ -14,12 +17,14 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { REPO, OUT, serveStatic, launch, ProflensPage } from './lib.mjs';
 
-const RANK0 = path.join(REPO,
-  '../shared/fixtures/ascend/Ascend__msinsight/test/data/pytorch/text/level1/rank0_ascend_pt');
+const LEVEL1 = path.join(REPO,
+  '../shared/fixtures/ascend/Ascend__msinsight/test/data/pytorch/text/level1');
+const RANK0 = path.join(LEVEL1, 'rank0_ascend_pt');
 
 // Prepended to the worker script: reports every slice as one console message, so slices of a
 // worker terminated afterwards (a one-off export worker) are counted too.
 const COUNTER = `(() => {
+  console.debug('proflens-worker-start');
   const slice = Blob.prototype.slice;
   Blob.prototype.slice = function (a, b, t) {
     const part = slice.call(this, a, b, t);
@@ -110,6 +115,86 @@ test('a drop slices each input byte once; exports slice nothing', async () => {
   const cliJson = fs.readFileSync(path.join(dir, 'cli.json'));
   assert.ok(webJson.equals(cliJson), `anomaly JSON: page ${webJson.length} B, CLI ${cliJson.length} B`);
   assert.equal(JSON.stringify([...sliced]), afterDrop, 'exports read no file');
+  assert.deepEqual(p.consoleErrors, []);
+  await context.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A page whose workers report every slice; `sliced` (file → bytes) and `workers` fill in. */
+async function countingPage(context) {
+  const page = await context.newPage();
+  const seen = { sliced: new Map(), workers: 0 };
+  page.on('console', (m) => {
+    const t = m.text();
+    if (t === 'proflens-worker-start') seen.workers += 1;
+    if (!t.startsWith('proflens-slice ')) return;
+    const [name, n] = JSON.parse(t.slice('proflens-slice '.length));
+    seen.sliced.set(name, (seen.sliced.get(name) || 0) + n);
+  });
+  await page.route('**/worker_loader.js', async (route) => {
+    const res = await route.fetch();
+    route.fulfill({ response: res, body: COUNTER + (await res.text()) });
+  });
+  return { page, seen };
+}
+
+test('two rank folders on two workers: each byte sliced once, gathered exports slice nothing', async () => {
+  const context = await browser.newContext({ acceptDownloads: true, serviceWorkers: 'block' });
+  await context.addInitScript(() => {
+    Object.defineProperty(navigator, 'hardwareConcurrency', { get: () => 2 });
+  });
+  const { page, seen } = await countingPage(context);
+  const p = new ProflensPage(page, server.url);
+  await p.open();
+  await p.openFolder(LEVEL1);
+  assert.equal(await p.waitDone(), 'Done');
+  assert.equal(seen.workers, 2, 'a pool of two workers');
+  const size = sizes(LEVEL1);
+  for (const [name, n] of seen.sliced) {
+    assert.ok(size.has(name), `sliced a file that is not in the drop: ${name}`);
+    assert.equal(n, size.get(name), `${name}: ${n} bytes sliced for a file of ${size.get(name)} B`);
+  }
+  for (const rank of ['rank0_ascend_pt', 'rank1_ascend_pt']) {
+    for (const must of ['trace_view.json', 'operator_memory.csv', 'kernel_details.csv',
+      'communication.json', 'step_trace_time.csv', 'profiler_metadata.json']) {
+      assert.ok(seen.sliced.has(`level1/${rank}/${must}`) || seen.sliced.has(`level1/${rank}/ASCEND_PROFILER_OUTPUT/${must}`),
+        `${rank}/${must} not read: ${[...seen.sliced.keys()]}`);
+    }
+  }
+  const afterDrop = JSON.stringify([...seen.sliced]);
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proflens-one-read-'));
+  const cli = (...args) => execFileSync('cargo', ['run', '--quiet', '--bin', 'proflens', '--', ...args],
+    { cwd: REPO, maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'ignore'] });
+  const download = async (button) => {
+    const [d] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }),
+      page.getByTestId(button).click()]);
+    fs.mkdirSync(OUT, { recursive: true });
+    const file = path.join(OUT, `one-read-2w-${d.suggestedFilename()}`);
+    await d.saveAs(file);
+    return { name: d.suggestedFilename(), bytes: fs.readFileSync(file) };
+  };
+  await page.getByTestId('tab-memory').click();
+  for (const [button, fmt] of [['export-csv', 'csv'], ['export-json', 'json'], ['export-md', 'md']]) {
+    const want = cli('memory', LEVEL1, '--format', fmt, '--quiet');
+    const got = await download(button);
+    assert.ok(want.length > 1000 && got.bytes.equals(want),
+      `memory ${fmt}: page ${got.bytes.length} B, CLI ${want.length} B`);
+  }
+  cli('anomaly', LEVEL1, '--out', path.join(dir, 'cli.json'), '--report-dir', path.join(dir, 'reports'));
+  await page.getByTestId('tab-anomaly').click();
+  await page.getByTestId('anomaly-view').waitFor();
+  const json = await download('anom-export-json');
+  assert.equal(json.name, 'anomaly_level1.json');
+  const cliJson = fs.readFileSync(path.join(dir, 'cli.json'));
+  assert.ok(json.bytes.equals(cliJson), `anomaly JSON: page ${json.bytes.length} B, CLI ${cliJson.length} B`);
+  // The report of the rank shown needs the cross-rank table of both workers' ranks.
+  const report = await download('anom-export-report');
+  assert.equal(report.name, 'anomaly_report_level1_rank0.md');
+  const cliReport = fs.readFileSync(path.join(dir, 'reports', report.name));
+  assert.ok(report.bytes.equals(cliReport), `report: page ${report.bytes.length} B, CLI ${cliReport.length} B`);
+  assert.equal(JSON.stringify([...seen.sliced]), afterDrop, 'exports read no file');
+  assert.equal(seen.workers, 2, 'no export worker was started');
   assert.deepEqual(p.consoleErrors, []);
   await context.close();
   fs.rmSync(dir, { recursive: true, force: true });

@@ -3,6 +3,8 @@
 //! session, a folder opened.
 #![allow(dead_code)]
 
+pub mod counting;
+
 use std::path::Path;
 
 use proflens::cli::fs_opener::FsOpener;

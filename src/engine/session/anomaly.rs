@@ -80,6 +80,16 @@ pub fn query(store: &Store, q: &AnomalyQuery) -> Result<AnomalyReply, String> {
     })
 }
 
+/// The stem of the anomaly exports' file names: the dropped root folder, else `proflens`.
+pub fn export_stem(inv: &Inventory) -> String {
+    let root = inv.root_label();
+    if root == "the dropped files" || root.is_empty() {
+        "proflens".to_string()
+    } else {
+        root
+    }
+}
+
 /// Writes anomaly export `what` of the ranks held in `store` (the caller makes sure it holds
 /// every usable rank folder of the drop) exactly as `proflens anomaly` writes it; no file is
 /// read. `rank` (an inventory index) picks the rank of the per-rank Markdown reports.
@@ -98,12 +108,7 @@ pub fn export(
         .anomaly_ranks()
         .map_err(|_| io::Error::other("cancelled"))?;
     let cross = cross_rows(&ranks, &cfg);
-    let root = inv.root_label();
-    let stem = if root == "the dropped files" || root.is_empty() {
-        "proflens".to_string()
-    } else {
-        root
-    };
+    let stem = export_stem(inv);
     let csv_ranks = || -> Vec<CsvRank<'_>> {
         ranks
             .iter()

@@ -203,6 +203,13 @@ impl<'a> ChunkWriter<'a> {
     }
 }
 
+impl<'a> ChunkWriter<'a> {
+    /// The sink, for the replies after the last chunk (call `flush` first).
+    pub fn into_sink(self) -> &'a mut dyn Sink {
+        self.out
+    }
+}
+
 impl Write for ChunkWriter<'_> {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
         self.buf.extend_from_slice(data);
@@ -235,23 +242,12 @@ pub fn export(
     store: &Store,
     w: &mut dyn Write,
 ) -> io::Result<(String, String)> {
-    let (export, name, mime) = match what {
-        MemoryExportKind::MemoryCsv => (
-            Export::MemoryCsv(Columns::Full),
-            "proflens-memory-events.csv",
-            "text/csv",
-        ),
-        MemoryExportKind::MemoryJson => (
-            Export::MemoryJson(Columns::Full),
-            "proflens-memory-events.json",
-            "application/json",
-        ),
-        MemoryExportKind::MemorySummaryMd => (
-            Export::MemoryMd,
-            "proflens-memory-summary.md",
-            "text/markdown",
-        ),
+    let export = match what {
+        MemoryExportKind::MemoryCsv => Export::MemoryCsv(Columns::Full),
+        MemoryExportKind::MemoryJson => Export::MemoryJson(Columns::Full),
+        MemoryExportKind::MemorySummaryMd => Export::MemoryMd,
     };
+    let (name, mime) = crate::engine::gather::memory::file_of(what);
     store.write(inv, export, w)?;
     Ok((name.to_string(), mime.to_string()))
 }
