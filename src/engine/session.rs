@@ -12,6 +12,8 @@
 //! * `Query`: answered from the results held here (the store's analysis types, the memory
 //!   rows, the timeline cache, the snapshot views), in the query's own analysis' vocabulary
 //!   ([`Reply`]).
+//! * `Compare`: side B's files read once into a store of their own, compared with the
+//!   results held here ([`compare`]); its exports are the CLI's `diff` documents.
 //! * `Export`: written from the store by the report writers, streamed in chunks, so the bytes
 //!   are the CLI's bytes; no file is read again. A session that does not hold every rank
 //!   folder the export covers (a fresh export worker; ranks spread over the pool) runs the
@@ -19,6 +21,7 @@
 
 pub mod anomaly;
 pub mod cluster;
+pub mod compare;
 pub mod dto;
 pub mod memory;
 pub mod snapshot;
@@ -79,6 +82,8 @@ pub struct Session {
     memory_rows: BTreeMap<u32, MemoryRows>,
     snapshot: snapshot::SnapshotStore,
     timeline: timeline::TimelineCache,
+    /// Side B of "Compare with…" and the comparison, once asked ([`Request::Compare`]).
+    compare: Option<compare::CompareState>,
 }
 
 impl Default for Session {
@@ -89,6 +94,7 @@ impl Default for Session {
             memory_rows: BTreeMap::new(),
             snapshot: Default::default(),
             timeline: Default::default(),
+            compare: None,
         }
     }
 }
@@ -149,6 +155,36 @@ impl Session {
                 out.send(seq, reply);
             }
             Request::Export(what) => self.export(seq, what, opener, out),
+            Request::Compare(req) => self.compare(seq, &req, opener, out),
+        }
+    }
+
+    /// "Compare with…": reads side B through `opener` (B's files) once, compares it with the
+    /// results held here ([`compare::compare`]) and keeps both for the exports.
+    fn compare(
+        &mut self,
+        seq: u32,
+        req: &crate::protocol::compare::CompareRequest,
+        opener: &dyn Opener,
+        out: &mut dyn Sink,
+    ) {
+        let Some(inv) = &self.inventory else {
+            out.send(seq, fail("nothing is loaded: drop a folder first"));
+            return;
+        };
+        self.compare = None;
+        let a = compare::SideA {
+            inv,
+            store: &self.store,
+            snapshots: &self.snapshot,
+        };
+        let mut problems = Problems::new();
+        match compare::compare(&a, req, opener, &mut problems) {
+            Ok((state, view)) => {
+                self.compare = Some(state);
+                out.send(seq, Response::Reply(Reply::Compare(Box::new(view))));
+            }
+            Err(e) => out.send(seq, fail(e)),
         }
     }
 
@@ -199,6 +235,28 @@ impl Session {
         if let ExportRequest::Snapshot { target, what } = what {
             return self.snapshot.export(seq, target, what, out);
         }
+        if let ExportRequest::Compare(what) = what {
+            let Some(c) = &self.compare else {
+                out.send(
+                    seq,
+                    fail("nothing is compared here: use Compare with… first"),
+                );
+                return;
+            };
+            let (file_name, mime, bytes) = c.export(what);
+            for chunk in bytes.chunks(EXPORT_CHUNK) {
+                let n = chunk.len() as u64;
+                out.send_bytes(seq, Response::ExportChunk { bytes: n }, chunk);
+            }
+            out.send(
+                seq,
+                Response::ExportDone {
+                    file_name,
+                    mime: mime.to_string(),
+                },
+            );
+            return;
+        }
         if self.inventory.is_none() {
             out.send(seq, fail("Export before Open: nothing is loaded"));
             return;
@@ -217,7 +275,9 @@ impl Session {
             ExportRequest::Anomaly { what, rank } => {
                 anomaly::export(*what, *rank, inv, store, &mut w)
             }
-            ExportRequest::Snapshot { .. } => Err(std::io::Error::other("snapshot export")),
+            ExportRequest::Snapshot { .. } | ExportRequest::Compare(_) => {
+                Err(std::io::Error::other("snapshot or compare export"))
+            }
         };
         let flushed = std::io::Write::flush(&mut w);
         drop(w);

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 pub mod anomaly;
 pub mod cluster;
 pub mod cluster_view;
+pub mod compare;
 pub mod gpu;
 pub mod memory;
 pub mod snapshot;
@@ -150,6 +151,12 @@ pub enum Request {
     /// An export, the bytes the CLI writes. Replies [`Response::ExportChunk`]s then
     /// [`Response::ExportDone`] (or [`Response::Failed`]).
     Export(ExportRequest),
+    /// "Compare with…" (issue 13): side B's files, sent to the worker that holds side A's
+    /// results. The worker inventories B, runs every analysis of B's targets from one read of
+    /// each file, keeps the results, and compares them with A's stored results (never reading
+    /// A again). The `File` objects travel beside, as with [`Request::Open`]. Replies
+    /// [`Response::Reply`] with [`Reply::Compare`] (or [`Response::Failed`]).
+    Compare(compare::CompareRequest),
 }
 
 impl Request {
@@ -206,6 +213,8 @@ pub enum Reply {
     Anomaly(AnomalyReply),
     /// Answer to [`Query::Snapshot`].
     Snapshot(SnapReply),
+    /// Answer to [`Request::Compare`].
+    Compare(Box<compare::CompareViewDto>),
 }
 
 /// What one target's analysis produced: the payload of [`Response::Done`].
@@ -254,6 +263,9 @@ pub enum ExportRequest {
         /// What to write.
         what: SnapExportKind,
     },
+    /// `proflens diff A B --json|--md` of the comparison the worker holds
+    /// ([`Request::Compare`]).
+    Compare(compare::CompareExportKind),
 }
 
 /// Worker → UI.
