@@ -11,6 +11,7 @@ use web_sys::HtmlInputElement;
 use super::anomaly_view::AnomalyView;
 use super::client::{client, install};
 use super::cluster_view::ClusterView;
+use super::compare_view::CompareView;
 use super::files;
 use super::help::{HelpButton, HelpOverlay};
 use super::inventory::InventoryView;
@@ -79,7 +80,17 @@ pub const VIEWS: &[ViewEntry] = &[
         label: "Memory snapshot",
         applies: has_snapshots,
     },
+    ViewEntry {
+        tab: Tab::Compare,
+        label: "Compare",
+        applies: can_compare,
+    },
 ];
+
+/// Something the Compare tab can compare: a rank folder with steps, or a snapshot file.
+fn can_compare(inv: &InventoryDto) -> bool {
+    has_anomaly(inv) || has_snapshots(inv)
+}
 
 fn has_anomaly(inv: &InventoryDto) -> bool {
     inv.ranks.iter().any(|r| {
@@ -327,6 +338,9 @@ fn Results() -> impl IntoView {
             <Show when=move || matches!(state.phase.get(), Phase::Cancelled | Phase::Done { .. })>
                 <button class="button" on:click=move |_| spawn_local(async move { client().restart().await })>"Run again"</button>
             </Show>
+            <Show when=move || state.inventory.with(|i| i.as_ref().is_some_and(can_compare)) && state.tab.get() != Tab::Compare>
+                <button class="button" data-testid="compare-with" title="Open a second folder or file and compare it with this one" on:click=move |_| state.tab.set(Tab::Compare)>"Compare with…"</button>
+            </Show>
             <span class="status-line">{move || state.status.get()}</span>
             <span
                 class="memory-meter muted"
@@ -357,6 +371,7 @@ fn Results() -> impl IntoView {
                 Tab::Snapshot => view! { <SnapshotTab/> }.into_any(),
                 Tab::Anomaly => view! { <AnomalyView/> }.into_any(),
                 Tab::Cluster => view! { <ClusterView/> }.into_any(),
+                Tab::Compare => view! { <CompareView/> }.into_any(),
             }}
         </main>
     }

@@ -33,7 +33,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{File, MessageEvent, Worker};
 
-use super::state::{AppState, FileProgress, Phase};
+use super::state::{AppState, CompareStatus, FileProgress, Phase};
+use crate::protocol::compare::CompareRequest;
 use crate::protocol::{
     AnalysisKind, Envelope, ExportRequest, FileMeta, InventoryDto, Query, Reply, Request, Response,
     Summary, Target,
@@ -102,6 +103,10 @@ struct Inner {
     owner: BTreeMap<Job, usize>,
     export: Option<ExportAcc>,
     export_done: Option<oneshot::Sender<Result<(), String>>>,
+    /// The worker that read side B of "Compare with…" and holds the comparison.
+    compare_slot: Option<usize>,
+    /// `seq` of the running [`Request::Compare`] (its progress is B's, not the drop's).
+    compare_seq: Option<u32>,
 }
 
 /// Handle to the worker pool (cheap to clone; not `Send`, so kept in a thread-local).
@@ -134,6 +139,8 @@ pub fn install(state: AppState) {
             owner: BTreeMap::new(),
             export: None,
             export_done: None,
+            compare_slot: None,
+            compare_seq: None,
         })),
     };
     CLIENT.with(|slot| *slot.borrow_mut() = Some(c));
@@ -191,6 +198,108 @@ impl EngineClient {
             .set(files.iter().map(|(m, _)| m.clone()).collect());
         self.inner.borrow_mut().files = files;
         self.start().await;
+    }
+
+    /// "Compare with…": sends side B's `files` to the worker that holds side A's results (the
+    /// selected snapshot's worker, or the one worker holding every rank folder), which reads
+    /// B once and compares; the comparison lands in [`AppState::compare`].
+    pub async fn compare_with(&self, files: Vec<(String, File)>, overlay_columns: u32) {
+        let state = self.state();
+        let set = |c: CompareStatus| state.compare.set(c);
+        if files.is_empty() {
+            set(CompareStatus::Failed("No files were given: the folder is empty.".into()));
+            return;
+        }
+        let Some(inv) = state.inventory.get_untracked() else {
+            set(CompareStatus::Failed("Open a first folder or file before comparing.".into()));
+            return;
+        };
+        let snapshots = !inv.snapshots.is_empty() && inv.ranks.is_empty();
+        let a_snapshot = state.selected_snapshot.get_untracked().unwrap_or(0);
+        let slot = if snapshots {
+            self.inner
+                .borrow()
+                .owner
+                .get(&(AnalysisKind::Snapshot, a_snapshot))
+                .copied()
+        } else {
+            self.sole_holder(AnalysisKind::Anomaly).and_then(|t| {
+                self.inner
+                    .borrow()
+                    .owner
+                    .get(&(AnalysisKind::Anomaly, t))
+                    .copied()
+            })
+        };
+        let Some(slot) = slot else {
+            set(CompareStatus::Failed(if snapshots {
+                "The snapshot of side A is not analysed (yet).".into()
+            } else {
+                "Side A's rank folders were analysed by several workers; comparing needs them \
+                 in one worker (not built yet: open a run of one rank per side, or fewer ranks)."
+                    .into()
+            }));
+            return;
+        };
+        let a_names: Vec<String> = self
+            .inner
+            .borrow()
+            .files
+            .iter()
+            .map(|(m, _)| m.path.clone())
+            .collect();
+        let mut files: Vec<(FileMeta, File)> = files
+            .into_iter()
+            .map(|(path, f)| {
+                (
+                    FileMeta {
+                        path,
+                        size: f.size() as u64,
+                    },
+                    f,
+                )
+            })
+            .collect();
+        files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+        let b_paths: Vec<String> = files.iter().map(|(m, _)| m.path.clone()).collect();
+        let (a_name, b_name) = (side_name(&a_names), side_name(&b_paths));
+        let handles = Array::new();
+        for (_, f) in &files {
+            handles.push(f);
+        }
+        state.compare_read.set(BTreeMap::new());
+        set(CompareStatus::Loading {
+            b_name: b_name.clone(),
+            bytes: files.iter().map(|(m, _)| m.size).sum(),
+        });
+        let req = Request::Compare(CompareRequest {
+            files: files.into_iter().map(|(m, _)| m).collect(),
+            a_name,
+            b_name,
+            a_snapshot,
+            overlay_columns,
+        });
+        let seq = self.post(slot, req, Some(handles));
+        {
+            let mut inner = self.inner.borrow_mut();
+            inner.compare_seq = Some(seq);
+            inner.compare_slot = None;
+        }
+        let reply = self.wait(seq).await;
+        self.inner.borrow_mut().compare_seq = None;
+        match reply {
+            Ok(Response::Reply(Reply::Compare(v))) => {
+                self.inner.borrow_mut().compare_slot = Some(slot);
+                set(CompareStatus::Ready(std::sync::Arc::new(*v)));
+            }
+            Ok(Response::Failed(f)) => set(CompareStatus::Failed(f.message)),
+            Ok(other) => set(CompareStatus::Failed(format!(
+                "unexpected reply to Compare: {other:?}"
+            ))),
+            Err(_) => set(CompareStatus::Failed(
+                "the worker stopped (cancelled or reloaded)".into(),
+            )),
+        }
     }
 
     /// Runs the analysis again on the files of the last load (after a Cancel).
@@ -321,6 +430,8 @@ impl EngineClient {
         }
         inner.pending.clear();
         inner.owner.clear();
+        inner.compare_slot = None;
+        inner.compare_seq = None;
         inner.export = None;
         if let Some(tx) = inner.export_done.take() {
             let _ = tx.send(Err("cancelled".into()));
@@ -452,6 +563,12 @@ impl EngineClient {
         if let ExportRequest::Snapshot { target, .. } = req {
             return self.export_from(AnalysisKind::Snapshot, target, req).await;
         }
+        if let ExportRequest::Compare(_) = req {
+            let Some(slot) = self.inner.borrow().compare_slot else {
+                return Err("nothing is compared: use Compare with… first".into());
+            };
+            return self.export_to(slot, req).await;
+        }
         if self.inner.borrow().files.is_empty() {
             return Err("nothing loaded".into());
         }
@@ -515,6 +632,12 @@ impl EngineClient {
         let Some(slot) = slot else {
             return Err(format!("{analysis:?} target {target} is not loaded"));
         };
+        self.export_to(slot, req).await
+    }
+
+    /// Asks worker `slot` for an export it writes from the results it holds, and downloads
+    /// it.
+    async fn export_to(&self, slot: usize, req: ExportRequest) -> Result<(), String> {
         let rx = self.begin_export()?;
         let seq = self.post(slot, Request::Export(req), None);
         // A `Failed` reply arrives through the request's own pending entry.
@@ -642,6 +765,13 @@ impl EngineClient {
                     m.insert(idx, wasm_memory_bytes);
                 });
             }
+            Response::Progress(p)
+                if role == Role::Pool && self.inner.borrow().compare_seq == Some(env.seq) =>
+            {
+                state.compare_read.update(|m| {
+                    m.insert(p.file, (p.bytes_done, p.bytes_total));
+                });
+            }
             Response::Progress(p) if role == Role::Pool => {
                 state.progress.update(|m| {
                     m.insert(p.file, FileProgress { last: p });
@@ -736,6 +866,17 @@ impl EngineClient {
                 }
             }
         }
+    }
+}
+
+/// A side's name in the comparison documents: the dropped folder's name when every path
+/// starts with it (`control/control.json.gz` → `control`), else the first file's name.
+pub fn side_name(paths: &[String]) -> String {
+    let first = |p: &String| p.split('/').next().unwrap_or("").to_string();
+    match paths.first() {
+        Some(p) if p.contains('/') && paths.iter().all(|q| first(q) == first(p)) => first(p),
+        Some(p) => p.rsplit('/').next().unwrap_or(p).to_string(),
+        None => String::new(),
     }
 }
 
