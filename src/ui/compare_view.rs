@@ -132,7 +132,8 @@ pub fn CompareView() -> impl IntoView {
     let route = use_route();
     // A link that compared with a side B: name it until B is opened again.
     let linked_b: Option<String> = route.read(CMP_B);
-    let body = move || match state.compare.get() {
+    let body = move || {
+        match state.compare.get() {
         CompareStatus::None => view! {
             {linked_b.clone().map(|b| view! {
                 <p class="note" data-testid="compare-link-hint">
@@ -159,6 +160,7 @@ pub fn CompareView() -> impl IntoView {
         }
         .into_any(),
         CompareStatus::Ready(v) => view! { <Comparison v=v/> }.into_any(),
+    }
     };
     view! { <section class="compare-view" data-testid="compare-view">{body}</section> }
 }
@@ -437,7 +439,11 @@ fn OverlayChart(o: OverlayDto, a: String, b: String) -> impl IntoView {
         view! { <span class="legend-item"><span class="swatch-line" style=style></span>{label}</span> }
     })
     .collect_view();
-    let axis = if o.axis == "index" { "entry index" } else { "ms since the first entry" };
+    let axis = if o.axis == "index" {
+        "entry index"
+    } else {
+        "ms since the first entry"
+    };
     view! {
         <figure class="compare-overlay" data-testid="compare-overlay" data-device=o.device.to_string()>
             <figcaption>{format!("Device {}: both sides on one axis ({axis}, aligned at the first entry)", o.device)}</figcaption>
