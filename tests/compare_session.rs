@@ -101,6 +101,7 @@ fn compare_with(s: &mut Session, a_name: &str, b: &Path, b_name: &str) -> Compar
             b_name: b_name.into(),
             a_snapshot: 0,
             overlay_columns: 400,
+            a_elsewhere: Vec::new(),
         }),
     );
     match out.out.as_slice() {
@@ -317,6 +318,91 @@ fn the_level1_run_against_itself_has_the_rank_table_with_zero_deltas() {
     check_exports(&mut s, &json, &md, "diff_level1_vs_level1");
 }
 
+/// Rank folder `rank` of `dir` analysed alone in a session (a pool worker holding one rank):
+/// the session and the anomaly and memory summaries it sent.
+fn one_rank(
+    dir: &Path,
+    rank: u32,
+) -> (
+    Session,
+    proflens::protocol::anomaly::AnomalySummaryDto,
+    Option<proflens::protocol::MemorySummaryDto>,
+) {
+    let mut s = Session::new();
+    let (opener, _) = open_dir(&mut s, dir);
+    let run = send(
+        &mut s,
+        &opener,
+        2,
+        Request::Run {
+            analyses: vec![AnalysisKind::Memory, AnalysisKind::Anomaly],
+            targets: vec![Target::Rank(rank)],
+        },
+    );
+    let (mut anomaly, mut memory) = (None, None);
+    for (_, r) in run.out {
+        match r {
+            Response::Done {
+                summary: proflens::protocol::Summary::Anomaly(a),
+                ..
+            } => anomaly = Some(a),
+            Response::Done {
+                summary: proflens::protocol::Summary::Memory(m),
+                ..
+            } => memory = Some(m),
+            _ => {}
+        }
+    }
+    (s, anomaly.unwrap(), memory)
+}
+
+#[test]
+fn a_run_spread_over_two_workers_compares_from_the_other_workers_summaries() {
+    // level1's two ranks on two pool workers: the comparison runs in the worker holding rank 0
+    // (the compared rank, first by id); rank 1's row comes from the summaries its worker sent
+    // (views::cross_rank::compare_rank). The documents equal the CLI's on the whole run.
+    let dir = PathBuf::from(LEVEL1);
+    let (mut x, a0, m0) = one_rank(&dir, 0);
+    let (mut y, a1, m1) = one_rank(&dir, 1);
+    assert_eq!((a0.rank_id, a1.rank_id), (Some(0), Some(1)));
+    let (json, md) = cli_diff(dir.parent().unwrap(), "level1", "level1", &[]);
+    let (opener, files) = FsOpener::walk(&dir).unwrap();
+    let req = |elsewhere| {
+        Request::Compare(CompareRequest {
+            files: metas(&files),
+            a_name: "level1".into(),
+            b_name: "level1".into(),
+            a_snapshot: 0,
+            overlay_columns: 10,
+            a_elsewhere: elsewhere,
+        })
+    };
+    // Without rank 1's figures, the worker says what it lacks.
+    let out = send(&mut x, &opener, 3, req(Vec::new()));
+    let [(3, Response::Failed(f))] = &out.out[..] else {
+        panic!("{:?}", out.out)
+    };
+    assert!(f.message.contains("[1]"), "{}", f.message);
+    let with_1 = vec![proflens::views::cross_rank::compare_rank(&a1, m1.as_ref())];
+    let out = send(&mut x, &opener, 3, req(with_1));
+    let [(3, Response::Reply(Reply::Compare(v)))] = &out.out[..] else {
+        panic!("{:?}", out.out)
+    };
+    assert_eq!(table(v, "ranks").rows.len(), 2);
+    check_exports(&mut x, &json, &md, "diff_level1_vs_level1");
+    // The worker holding only rank 1 cannot compare rank 0's ops and steps: it says so.
+    let with_0 = vec![proflens::views::cross_rank::compare_rank(&a0, m0.as_ref())];
+    let out = send(&mut y, &opener, 3, req(with_0));
+    let [(3, Response::Failed(f))] = &out.out[..] else {
+        panic!("{:?}", out.out)
+    };
+    assert!(
+        f.message.contains("held by another worker"),
+        "{}",
+        f.message
+    );
+}
+
 #[test]
 fn a_snapshot_against_a_folder_and_compare_before_open_are_refused_in_words() {
     let mut s = Session::new();
@@ -331,6 +417,7 @@ fn a_snapshot_against_a_folder_and_compare_before_open_are_refused_in_words() {
             b_name: "b".into(),
             a_snapshot: 0,
             overlay_columns: 10,
+            a_elsewhere: Vec::new(),
         }),
     );
     assert!(
@@ -352,6 +439,7 @@ fn a_snapshot_against_a_folder_and_compare_before_open_are_refused_in_words() {
             b_name: "test".into(),
             a_snapshot: 0,
             overlay_columns: 10,
+            a_elsewhere: Vec::new(),
         }),
     );
     let [(3, Response::Failed(f))] = &out.out[..] else {

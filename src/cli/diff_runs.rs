@@ -74,6 +74,7 @@ fn stored(s: &RunSide) -> StoredSide<'_> {
         path: &s.path,
         inv: &s.inv,
         store: &s.store,
+        elsewhere: &[],
     }
 }
 

@@ -5,13 +5,16 @@
 //!
 //! * Snapshots: [`snapshot_diff`] = [`crate::report::snapshot_diff::build`] on both runs.
 //! * Traces, rank folders, runs: [`trace_diff`] picks the compared rank of each side (`rank`,
-//!   else the first by rank id: HTA's default), compares it
+//!   else the first by rank id: HTA's default; it must be held in the side's store), compares it
 //!   ([`crate::analysis::compare::compare_ranks`]), builds the rank table of every analysed
-//!   rank ([`crate::analysis::compare::ranks::rank_table`]) and writes
+//!   rank, held or [`ElsewhereRank`] ([`crate::analysis::compare::ranks::rank_table_cells`])
+//!   and writes
 //!   [`crate::report::trace_diff::build`].
 
 use crate::analysis::compare::ops::StepChoice;
-use crate::analysis::compare::ranks::{main_pool_peak_mb, rank_table, RankFigures};
+use crate::analysis::compare::ranks::{
+    cell, main_pool_peak_mb, rank_table_cells, RankCell, RankFigures,
+};
 use crate::analysis::compare::{compare_ranks, RankSide};
 use crate::analysis::memory_result::RankMemory;
 use crate::engine::anomaly::RankAnalysis;
@@ -34,56 +37,94 @@ pub struct StoredSide<'a> {
     pub inv: &'a Inventory,
     /// The analyses' results.
     pub store: &'a Store,
+    /// Ranks of this side analysed elsewhere (another pool worker of the page), known by
+    /// their rank-table cells only; a rank held in `store` ignores its entry here.
+    pub elsewhere: &'a [ElsewhereRank],
 }
 
-/// One analysed rank of a side.
+/// A rank of a side whose results live in another worker: what the rank table reads of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ElsewhereRank {
+    /// Its rank folder index in the side's inventory.
+    pub target: u32,
+    /// Its rank id, when known.
+    pub rank_id: Option<i64>,
+    /// Its §13.4 row and main pool peak.
+    pub cell: RankCell,
+}
+
+/// One analysed rank of a side: held here, or known by its cell.
 #[derive(Clone, Copy)]
-struct Rank<'a> {
-    anomaly: &'a RankAnalysis,
-    memory: Option<&'a RankMemory>,
+enum Rank<'a> {
+    Held {
+        anomaly: &'a RankAnalysis,
+        memory: Option<&'a RankMemory>,
+    },
+    Elsewhere(&'a ElsewhereRank),
 }
 
-impl Rank<'_> {
+impl<'a> Rank<'a> {
     fn id(&self) -> Option<i64> {
-        self.anomaly.meta.rank_id
+        match self {
+            Rank::Held { anomaly, .. } => anomaly.meta.rank_id,
+            Rank::Elsewhere(e) => e.rank_id,
+        }
+    }
+    fn cell(&self) -> RankCell {
+        match self {
+            Rank::Held { anomaly, memory } => cell(&RankFigures {
+                rank_id: self.id(),
+                result: &anomaly.result,
+                peak_allocated_mb: memory.and_then(main_pool_peak_mb),
+            }),
+            Rank::Elsewhere(e) => e.cell.clone(),
+        }
     }
 }
 
 /// The side's analysed ranks, by rank id (unknown ids last), then in inventory order.
 fn ranks<'a>(s: &StoredSide<'a>) -> Result<Vec<Rank<'a>>, String> {
-    let mut v: Vec<Rank<'a>> = (0..s.inv.ranks.len() as u32)
+    let mut v: Vec<(u32, Rank<'a>)> = (0..s.inv.ranks.len() as u32)
         .filter_map(|i| {
-            Some(Rank {
-                anomaly: s.store.anomaly(i)?,
+            let held = s.store.anomaly(i).map(|anomaly| Rank::Held {
+                anomaly,
                 memory: s.store.memory(i),
-            })
+            });
+            let elsewhere = || {
+                s.elsewhere
+                    .iter()
+                    .find(|e| e.target == i)
+                    .map(Rank::Elsewhere)
+            };
+            Some((i, held.or_else(elsewhere)?))
         })
         .collect();
-    v.sort_by_key(|r| (r.id().is_none(), r.id()));
+    v.sort_by_key(|(i, r)| (r.id().is_none(), r.id(), *i));
     if v.is_empty() {
         return Err(format!("{}: no rank could be analysed", s.path));
     }
-    Ok(v)
+    Ok(v.into_iter().map(|(_, r)| r).collect())
 }
 
-fn rank_side<'a>(r: &Rank<'a>) -> RankSide<'a> {
-    RankSide {
-        rank_id: r.id(),
-        result: &r.anomaly.result,
-        kernels: &r.anomaly.kernels,
-        gpu: r.anomaly.gpu.as_deref(),
-        memory: r.memory,
+/// The compared rank's results; `Err` when they are held by another worker.
+fn rank_side<'a>(name: &str, s: &StoredSide<'_>, r: &Rank<'a>) -> Result<RankSide<'a>, String> {
+    match *r {
+        Rank::Held { anomaly, memory } => Ok(RankSide {
+            rank_id: r.id(),
+            result: &anomaly.result,
+            kernels: &anomaly.kernels,
+            gpu: anomaly.gpu.as_deref(),
+            memory,
+        }),
+        Rank::Elsewhere(e) => Err(format!(
+            "side {name} ({}): rank folder {} (the compared rank) is held by another worker",
+            s.path, e.target
+        )),
     }
 }
 
-fn figures<'a>(rs: &[Rank<'a>]) -> Vec<RankFigures<'a>> {
-    rs.iter()
-        .map(|r| RankFigures {
-            rank_id: r.id(),
-            result: &r.anomaly.result,
-            peak_allocated_mb: r.memory.and_then(main_pool_peak_mb),
-        })
-        .collect()
+fn cells(rs: &[Rank<'_>]) -> Vec<(Option<i64>, RankCell)> {
+    rs.iter().map(|r| (r.id(), r.cell())).collect()
 }
 
 /// The compared rank: `want`, else the first (HTA's default: the first rank).
@@ -113,16 +154,12 @@ fn pick<'a>(
     }
 }
 
-fn side_json(s: &StoredSide<'_>, rs: &[Rank<'_>], r: &Rank<'_>) -> TraceSideJson {
+fn side_json(s: &StoredSide<'_>, rs: &[Rank<'_>], r: &RankSide<'_>) -> TraceSideJson {
     TraceSideJson {
         path: s.path.to_string(),
-        capture: if r.anomaly.gpu.is_some() {
-            "kineto"
-        } else {
-            "ascend"
-        },
+        capture: if r.gpu.is_some() { "kineto" } else { "ascend" },
         ranks: rs.iter().map(Rank::id).collect(),
-        rank: r.id(),
+        rank: r.rank_id,
     }
 }
 
@@ -142,10 +179,10 @@ pub fn trace_diff(
     links: &LinkOptions,
 ) -> Result<TraceDiffJson, String> {
     let (ra, rb) = (ranks(a)?, ranks(b)?);
-    let pa = pick("A", a, &ra, rank)?;
-    let pb = pick("B", b, &rb, rank)?;
-    let c = compare_ranks(&rank_side(&pa), &rank_side(&pb), choice);
-    let table = rank_table(&figures(&ra), &figures(&rb));
+    let pa = rank_side("A", a, &pick("A", a, &ra, rank)?)?;
+    let pb = rank_side("B", b, &pick("B", b, &rb, rank)?)?;
+    let c = compare_ranks(&pa, &pb, choice);
+    let table = rank_table_cells(&cells(&ra), &cells(&rb));
     Ok(build_trace(
         side_json(a, &ra, &pa),
         side_json(b, &rb, &pb),

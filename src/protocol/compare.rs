@@ -24,6 +24,37 @@ pub struct CompareRequest {
     pub a_snapshot: u32,
     /// The overlay's columns (snapshots; 1..=8192).
     pub overlay_columns: u32,
+    /// Side A's rank folders analysed by other pool workers: their rank-table figures, from
+    /// the summaries those workers sent (`views::cross_rank::compare_rank`). The compared
+    /// rank (the first by rank id) must be held by the worker receiving the request.
+    #[serde(default)]
+    pub a_elsewhere: Vec<RankElsewhereDto>,
+}
+
+/// A rank of side A held by another worker, as the rank table reads it (anomaly.md §13.4
+/// figures and the main pool's peak, copied from its summaries).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RankElsewhereDto {
+    /// Rank folder index in A's inventory.
+    pub target: u32,
+    /// Rank id, when known.
+    pub rank_id: Option<i64>,
+    /// Number of steps.
+    pub steps: u32,
+    /// Mean step service, ms.
+    pub service_ms_avg: f64,
+    /// Mean device busy union, ms.
+    pub busy_union_ms_avg: f64,
+    /// Mean underfeed ratio.
+    pub underfeed_ratio_avg: f64,
+    /// Communication total, ms.
+    pub comm_total_ms: f64,
+    /// Elapse-weighted comm wait ratio.
+    pub comm_wait_ratio_weighted: Option<f64>,
+    /// Bubbles per step.
+    pub bubble_count_avg: f64,
+    /// Peak allocated of the main allocator pool, MiB (memory events analysed).
+    pub peak_allocated_mb: Option<f64>,
 }
 
 /// What kind of inputs were compared.

@@ -9,16 +9,20 @@
 use std::ops::ControlFlow;
 
 use super::snapshot::SnapshotStore;
+use crate::analysis::anomaly::cross_rank::RankRow;
 use crate::analysis::compare::ops::StepChoice;
+use crate::analysis::compare::ranks::RankCell;
 use crate::base::Problems;
-use crate::engine::compare::{snapshot_diff, snapshot_side, trace_diff, StoredSide};
+use crate::engine::compare::{snapshot_diff, snapshot_side, trace_diff, ElsewhereRank, StoredSide};
 use crate::engine::contract::no_progress;
 use crate::engine::snapshot::{run as run_snapshot, SnapshotRun};
 use crate::engine::store::{Plan, Store};
 use crate::ingest::inventory::{FileKind, Inventory};
 use crate::ingest::{InputFile, Opener};
 use crate::parse::metadata::read_side_files;
-use crate::protocol::compare::{CompareExportKind, CompareRequest, CompareViewDto};
+use crate::protocol::compare::{
+    CompareExportKind, CompareRequest, CompareViewDto, RankElsewhereDto,
+};
 use crate::report::snapshot_diff::render_md as snapshot_md;
 use crate::report::snapshot_links::{LinkOptions, LinkStyle};
 use crate::report::snapshot_overlay::{add_overlays, OverlayOptions};
@@ -199,14 +203,20 @@ fn compare_runs(
 ) -> Result<(CompareState, CompareViewDto), String> {
     // Every rank folder of A that the page analysed must be held here: the rank table covers
     // them all, as the CLI's does.
+    let elsewhere: Vec<ElsewhereRank> = req
+        .a_elsewhere
+        .iter()
+        .filter(|e| a.store.anomaly(e.target).is_none())
+        .map(elsewhere_rank)
+        .collect();
     let missing: Vec<u32> = (0..a.inv.ranks.len() as u32)
         .filter(|&i| crate::engine::anomaly::usable(&a.inv.ranks[i as usize]))
-        .filter(|&i| a.store.anomaly(i).is_none())
+        .filter(|&i| a.store.anomaly(i).is_none() && !elsewhere.iter().any(|e| e.target == i))
         .collect();
     if !missing.is_empty() {
         return Err(format!(
-            "side A's rank folders {missing:?} were analysed by other workers; the comparison \
-             needs every rank of A in one worker"
+            "side A's rank folders {missing:?} are neither analysed here nor described by the \
+             request (still running, or failed): the rank table needs every rank of A"
         ));
     }
     if !inv.ranks.iter().any(crate::engine::anomaly::usable) {
@@ -241,11 +251,13 @@ fn compare_runs(
         path: &req.a_name,
         inv: a.inv,
         store: a.store,
+        elsewhere: &elsewhere,
     };
     let sb = StoredSide {
         path: &req.b_name,
         inv: &inv,
         store: &store,
+        elsewhere: &[],
     };
     let j = trace_diff(&sa, &sb, StepChoice::Nth(0), None, &links)?;
     let json =
@@ -262,6 +274,32 @@ fn compare_runs(
         names: (req.a_name.clone(), req.b_name.clone()),
     };
     Ok((state, dto))
+}
+
+/// A rank of A held by another worker, from the figures the request carries (the §13.4 row
+/// fields the rank table reads; `robust_z` and `slow` compare ranks of one run and are unset,
+/// as [`crate::analysis::compare::ranks::cell`] leaves them).
+fn elsewhere_rank(e: &RankElsewhereDto) -> ElsewhereRank {
+    ElsewhereRank {
+        target: e.target,
+        rank_id: e.rank_id,
+        cell: RankCell {
+            row: RankRow {
+                rank_id: e.rank_id.unwrap_or(-1),
+                steps: e.steps as usize,
+                service_ms_avg: e.service_ms_avg,
+                busy_union_ms_avg: e.busy_union_ms_avg,
+                underfeed_ratio_avg: e.underfeed_ratio_avg,
+                comm_total_ms: e.comm_total_ms,
+                comm_wait_ratio_weighted: e.comm_wait_ratio_weighted,
+                bubble_count_avg: e.bubble_count_avg,
+                dominant_idle_pattern: "",
+                robust_z: 0.0,
+                slow: false,
+            },
+            peak_allocated_mb: e.peak_allocated_mb,
+        },
+    }
 }
 
 fn dto_problems(p: &Problems) -> crate::protocol::ProblemsDto {

@@ -11,12 +11,14 @@ use web_sys::File;
 use super::EngineClient;
 use crate::protocol::compare::CompareRequest;
 use crate::protocol::{AnalysisKind, FileMeta, Reply, Request, Response};
-use crate::ui::state::CompareStatus;
+use crate::ui::state::{CompareStatus, Phase};
+use crate::views::cross_rank::{compare_rank, compared_rank};
 
 impl EngineClient {
     /// "Compare with…": sends side B's `files` to the worker that holds side A's results (the
-    /// selected snapshot's worker, or the one worker holding every rank folder), which reads
-    /// B once and compares; the comparison lands in [`AppState::compare`].
+    /// selected snapshot's worker, or the worker holding A's compared rank, with the figures
+    /// of A's ranks held by other workers), which reads B once and compares; the comparison
+    /// lands in [`crate::ui::state::AppState::compare`].
     pub async fn compare_with(&self, files: Vec<(String, File)>, overlay_columns: u32) {
         let state = self.state();
         let set = |c: CompareStatus| state.compare.set(c);
@@ -32,30 +34,37 @@ impl EngineClient {
             ));
             return;
         };
+        if !matches!(state.phase.get_untracked(), Phase::Done { .. }) {
+            set(CompareStatus::Failed(
+                "Side A is still being analysed: compare once it is done.".into(),
+            ));
+            return;
+        }
         let snapshots = !inv.snapshots.is_empty() && inv.ranks.is_empty();
         let a_snapshot = state.selected_snapshot.get_untracked().unwrap_or(0);
+        let owner = |a: AnalysisKind, t: u32| self.inner.borrow().owner.get(&(a, t)).copied();
+        let mut a_elsewhere = Vec::new();
         let slot = if snapshots {
-            self.inner
-                .borrow()
-                .owner
-                .get(&(AnalysisKind::Snapshot, a_snapshot))
-                .copied()
+            owner(AnalysisKind::Snapshot, a_snapshot)
         } else {
-            self.sole_holder(AnalysisKind::Anomaly).and_then(|t| {
-                self.inner
-                    .borrow()
-                    .owner
-                    .get(&(AnalysisKind::Anomaly, t))
-                    .copied()
-            })
+            // The worker holding the compared rank (first by id); the other workers' ranks
+            // travel as the figures of their summaries.
+            let anomaly = state.anomaly.get_untracked();
+            let memory = state.summaries.get_untracked();
+            let slot =
+                compared_rank(anomaly.values()).and_then(|t| owner(AnalysisKind::Anomaly, t));
+            for a in anomaly.values() {
+                if slot.is_some() && owner(AnalysisKind::Anomaly, a.rank) != slot {
+                    a_elsewhere.push(compare_rank(a, memory.get(&a.rank)));
+                }
+            }
+            slot
         };
         let Some(slot) = slot else {
             set(CompareStatus::Failed(if snapshots {
-                "The snapshot of side A is not analysed (yet).".into()
+                "The snapshot of side A could not be analysed.".into()
             } else {
-                "Side A's rank folders were analysed by several workers; comparing needs them \
-                 in one worker (not built yet: open a run of one rank per side, or fewer ranks)."
-                    .into()
+                "No rank folder of side A has steps to compare.".into()
             }));
             return;
         };
@@ -96,6 +105,7 @@ impl EngineClient {
             b_name,
             a_snapshot,
             overlay_columns,
+            a_elsewhere,
         });
         let seq = self.post(slot, req, Some(handles));
         {
