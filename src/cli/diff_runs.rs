@@ -10,9 +10,9 @@ use super::analyze::{print_outcomes, run_store};
 use super::diff::Args;
 use super::fs_opener::FsOpener;
 use crate::analysis::compare::ops::StepChoice;
-use crate::engine::compare::{trace_diff, StoredSide};
-use crate::engine::store::{Plan, Store};
-use crate::ingest::inventory::{FileKind, Inventory};
+use crate::engine::compare::{diff_plan, trace_diff, StoredSide};
+use crate::engine::store::Store;
+use crate::ingest::inventory::Inventory;
 use crate::parse::metadata::read_side_files;
 use crate::report::snapshot_links::{LinkOptions, LinkStyle};
 use crate::report::trace_diff::render_md;
@@ -51,16 +51,7 @@ pub fn load(path: &Path, problems: &mut u64) -> Result<RunSide, String> {
             path.display()
         ));
     }
-    let mut plan = Plan::defaults();
-    plan.snapshot = None;
-    if !inv
-        .ranks
-        .iter()
-        .any(|r| r.file(FileKind::OperatorMemory).is_some())
-    {
-        plan.memory = None;
-    }
-    let store = run_store(&inv, &opener, plan, None, false);
+    let store = run_store(&inv, &opener, diff_plan(&inv), None, false);
     *problems += print_outcomes(&store).1;
     Ok(RunSide {
         path: path.display().to_string(),

@@ -19,8 +19,8 @@ use crate::analysis::compare::{compare_ranks, RankSide};
 use crate::analysis::memory_result::RankMemory;
 use crate::engine::anomaly::RankAnalysis;
 use crate::engine::snapshot::SnapshotRun;
-use crate::engine::store::Store;
-use crate::ingest::inventory::Inventory;
+use crate::engine::store::{Plan, Store};
+use crate::ingest::inventory::{FileKind, Inventory};
 use crate::report::snapshot_diff::{build as build_snapshot, DiffJson, DiffSide};
 use crate::report::snapshot_json::ReportOptions;
 use crate::report::snapshot_links::LinkOptions;
@@ -51,6 +51,22 @@ pub struct ElsewhereRank {
     pub rank_id: Option<i64>,
     /// Its §13.4 row and main pool peak.
     pub cell: RankCell,
+}
+
+/// What `proflens diff` (and the Compare tab) runs on a side of traces, rank folders or runs:
+/// the default steps-and-bubbles and memory analyses, memory only when some rank folder has
+/// `operator_memory.csv`, never the snapshot analysis.
+pub fn diff_plan(inv: &Inventory) -> Plan {
+    let mut plan = Plan::defaults();
+    plan.snapshot = None;
+    if !inv
+        .ranks
+        .iter()
+        .any(|r| r.file(FileKind::OperatorMemory).is_some())
+    {
+        plan.memory = None;
+    }
+    plan
 }
 
 /// One analysed rank of a side: held here, or known by its cell.

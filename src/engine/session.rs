@@ -127,15 +127,7 @@ impl Session {
         let seq = env.seq;
         match env.body {
             Request::Open { files } => {
-                let inputs: Vec<InputFile> = files
-                    .iter()
-                    .map(|f| InputFile {
-                        path: f.path.clone(),
-                        size: f.size,
-                    })
-                    .collect();
-                let mut inv = Inventory::from_paths(&inputs);
-                read_side_files(&mut inv, opener);
+                let inv = inventory_of(&files, opener);
                 let reply = dto::inventory(&inv, &files);
                 *self = Session {
                     inventory: Some(inv),
@@ -244,18 +236,7 @@ impl Session {
                 return;
             };
             let (file_name, mime, bytes) = c.export(what);
-            for chunk in bytes.chunks(EXPORT_CHUNK) {
-                let n = chunk.len() as u64;
-                out.send_bytes(seq, Response::ExportChunk { bytes: n }, chunk);
-            }
-            out.send(
-                seq,
-                Response::ExportDone {
-                    file_name,
-                    mime: mime.to_string(),
-                },
-            );
-            return;
+            return send_export(seq, file_name, mime, bytes, out);
         }
         if self.inventory.is_none() {
             out.send(seq, fail("Export before Open: nothing is loaded"));
@@ -460,6 +441,36 @@ impl Session {
             .ok_or_else(|| format!("no cluster summary {i} in the inventory"))?;
         cluster::read(file, opener, problems).map(|v| Summary::Cluster(Box::new(v)))
     }
+}
+
+/// The inventory of a drop's file list (inventory steps 1 and 2: names, then the side files
+/// read through `opener`); no data file is parsed.
+pub fn inventory_of(files: &[crate::protocol::FileMeta], opener: &dyn Opener) -> Inventory {
+    let inputs: Vec<InputFile> = files
+        .iter()
+        .map(|f| InputFile {
+            path: f.path.clone(),
+            size: f.size,
+        })
+        .collect();
+    let mut inv = Inventory::from_paths(&inputs);
+    read_side_files(&mut inv, opener);
+    inv
+}
+
+/// Sends an export written in memory: its bytes in [`EXPORT_CHUNK`] chunks, then `ExportDone`.
+pub fn send_export(seq: u32, file_name: String, mime: &str, bytes: &[u8], out: &mut dyn Sink) {
+    for chunk in bytes.chunks(EXPORT_CHUNK) {
+        let n = chunk.len() as u64;
+        out.send_bytes(seq, Response::ExportChunk { bytes: n }, chunk);
+    }
+    out.send(
+        seq,
+        Response::ExportDone {
+            file_name,
+            mime: mime.to_string(),
+        },
+    );
 }
 
 /// The pool a query names (`PTA`, `GE`, `OTHER`); `None` or an unknown name: the first pool.

@@ -6,7 +6,6 @@ use leptos::ev;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
-use web_sys::HtmlInputElement;
 
 use super::anomaly_view::AnomalyView;
 use super::client::{client, install};
@@ -183,16 +182,9 @@ pub fn App() -> impl IntoView {
 #[component]
 fn OpenButtons() -> impl IntoView {
     let on_pick = move |ev: ev::Event| {
-        let Some(input) = ev
-            .target()
-            .and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
-        else {
-            return;
-        };
-        let Some(list) = input.files() else { return };
-        let picked = files::from_file_list(&list);
-        input.set_value("");
-        spawn_local(async move { client().load(picked).await });
+        if let Some(picked) = files::picked(&ev) {
+            spawn_local(async move { client().load(picked).await });
+        }
     };
     let load_sample = move |_| {
         let state = expect_context::<AppState>();

@@ -181,19 +181,7 @@ impl EngineClient {
         self.terminate_all();
         state.reset();
         state.started_ms.set(now_ms());
-        let mut files: Vec<(FileMeta, File)> = files
-            .into_iter()
-            .map(|(path, f)| {
-                (
-                    FileMeta {
-                        path,
-                        size: f.size() as u64,
-                    },
-                    f,
-                )
-            })
-            .collect();
-        files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+        let files = with_meta(files);
         state
             .files
             .set(files.iter().map(|(m, _)| m.clone()).collect());
@@ -766,6 +754,25 @@ impl EngineClient {
             }
         }
     }
+}
+
+/// Each file's [`FileMeta`] (path and size) beside its handle, sorted by path (the order every
+/// worker's inventory is built from).
+fn with_meta(files: Vec<(String, File)>) -> Vec<(FileMeta, File)> {
+    let mut files: Vec<(FileMeta, File)> = files
+        .into_iter()
+        .map(|(path, f)| {
+            (
+                FileMeta {
+                    path,
+                    size: f.size() as u64,
+                },
+                f,
+            )
+        })
+        .collect();
+    files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+    files
 }
 
 /// Joins `parts` into a `Blob` and starts a download named `file_name`.

@@ -10,8 +10,6 @@ use std::sync::Arc;
 use leptos::ev;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use wasm_bindgen::JsCast;
-use web_sys::HtmlInputElement;
 
 use super::client::client;
 use super::files;
@@ -59,16 +57,9 @@ fn start_compare(list: Vec<(String, web_sys::File)>) {
 fn CompareOpen(#[prop(optional)] again: bool) -> impl IntoView {
     let state = expect_context::<AppState>();
     let on_pick = move |ev: ev::Event| {
-        let Some(input) = ev
-            .target()
-            .and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
-        else {
-            return;
-        };
-        let Some(list) = input.files() else { return };
-        let picked = files::from_file_list(&list);
-        input.set_value("");
-        start_compare(picked);
+        if let Some(picked) = files::picked(&ev) {
+            start_compare(picked);
+        }
     };
     let over = RwSignal::new(false);
     let on_drop = move |ev: ev::DragEvent| {

@@ -13,13 +13,14 @@ use crate::analysis::anomaly::cross_rank::RankRow;
 use crate::analysis::compare::ops::StepChoice;
 use crate::analysis::compare::ranks::RankCell;
 use crate::base::Problems;
-use crate::engine::compare::{snapshot_diff, snapshot_side, trace_diff, ElsewhereRank, StoredSide};
+use crate::engine::compare::{
+    diff_plan, snapshot_diff, snapshot_side, trace_diff, ElsewhereRank, StoredSide,
+};
 use crate::engine::contract::no_progress;
 use crate::engine::snapshot::{run as run_snapshot, SnapshotRun};
 use crate::engine::store::{Plan, Store};
-use crate::ingest::inventory::{FileKind, Inventory};
-use crate::ingest::{InputFile, Opener};
-use crate::parse::metadata::read_side_files;
+use crate::ingest::inventory::Inventory;
+use crate::ingest::Opener;
 use crate::protocol::compare::{
     CompareExportKind, CompareRequest, CompareViewDto, RankElsewhereDto,
 };
@@ -91,22 +92,6 @@ pub struct SideA<'a> {
     pub snapshots: &'a SnapshotStore,
 }
 
-/// Side B's inventory from its file list (paths and sizes; side files read through
-/// `opener`).
-fn inventory_b(req: &CompareRequest, opener: &dyn Opener) -> Inventory {
-    let inputs: Vec<InputFile> = req
-        .files
-        .iter()
-        .map(|f| InputFile {
-            path: f.path.clone(),
-            size: f.size,
-        })
-        .collect();
-    let mut inv = Inventory::from_paths(&inputs);
-    read_side_files(&mut inv, opener);
-    inv
-}
-
 /// Reads side B (one read of each of its files through `opener`) and compares it with side
 /// A's stored results. `problems` receives B's problems.
 ///
@@ -120,7 +105,7 @@ pub fn compare(
     opener: &dyn Opener,
     problems: &mut Problems,
 ) -> Result<(CompareState, CompareViewDto), String> {
-    let inv = inventory_b(req, opener);
+    let inv = super::inventory_of(&req.files, opener);
     let a_snap = !a.inv.snapshots.is_empty() && a.inv.ranks.is_empty();
     let b_snap = !inv.snapshots.is_empty() && inv.ranks.is_empty();
     match (a_snap, b_snap) {
@@ -166,8 +151,7 @@ fn compare_snapshots(
         _ => "active",
     };
     let mut j = snapshot_diff(ra, &rb, (None, None), curve, &opts.report);
-    let json =
-        serde_json::to_string_pretty(&j).map_err(|e| format!("JSON encoding failed: {e}"))?;
+    let json = pretty(&j)?;
     let md = snapshot_md(&j, MD_TOP);
     let overlay = OverlayOptions {
         columns: (req.overlay_columns as usize).clamp(1, 8192),
@@ -227,17 +211,8 @@ fn compare_runs(
             req.b_name
         ));
     }
-    // The plan of `proflens diff` (cli::diff_runs::load) on side B.
-    let mut plan = Plan::defaults();
-    plan.snapshot = None;
-    if !inv
-        .ranks
-        .iter()
-        .any(|r| r.file(FileKind::OperatorMemory).is_some())
-    {
-        plan.memory = None;
-    }
-    let mut store = Store::new(plan);
+    // The plan of `proflens diff` on side B.
+    let mut store = Store::new(diff_plan(&inv));
     store.run_inventory(&inv, opener, &mut no_progress);
     for (_, _, _, p) in store.outcomes() {
         problems.extend(p.clone());
@@ -260,8 +235,7 @@ fn compare_runs(
         elsewhere: &[],
     };
     let j = trace_diff(&sa, &sb, StepChoice::Nth(0), None, &links)?;
-    let json =
-        serde_json::to_string_pretty(&j).map_err(|e| format!("JSON encoding failed: {e}"))?;
+    let json = pretty(&j)?;
     let md = trace_md(&j, MD_TOP);
     let doc = serde_json::to_value(&j).map_err(|e| format!("JSON encoding failed: {e}"))?;
     let dto = crate::views::compare::view(&doc, &req.a_name, &req.b_name, dto_problems(problems));
@@ -300,6 +274,11 @@ fn elsewhere_rank(e: &RankElsewhereDto) -> ElsewhereRank {
             peak_allocated_mb: e.peak_allocated_mb,
         },
     }
+}
+
+/// The document as `proflens diff --json` writes it.
+fn pretty<T: serde::Serialize>(j: &T) -> Result<String, String> {
+    serde_json::to_string_pretty(j).map_err(|e| format!("JSON encoding failed: {e}"))
 }
 
 fn dto_problems(p: &Problems) -> crate::protocol::ProblemsDto {

@@ -10,7 +10,7 @@ use web_sys::File;
 
 use super::EngineClient;
 use crate::protocol::compare::CompareRequest;
-use crate::protocol::{AnalysisKind, FileMeta, Reply, Request, Response};
+use crate::protocol::{AnalysisKind, Reply, Request, Response};
 use crate::ui::state::{CompareStatus, Phase};
 use crate::views::cross_rank::{compare_rank, compared_rank};
 
@@ -75,19 +75,7 @@ impl EngineClient {
             .iter()
             .map(|(m, _)| m.path.clone())
             .collect();
-        let mut files: Vec<(FileMeta, File)> = files
-            .into_iter()
-            .map(|(path, f)| {
-                (
-                    FileMeta {
-                        path,
-                        size: f.size() as u64,
-                    },
-                    f,
-                )
-            })
-            .collect();
-        files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+        let files = super::with_meta(files);
         let b_paths: Vec<String> = files.iter().map(|(m, _)| m.path.clone()).collect();
         let (a_name, b_name) = (side_name(&a_names), side_name(&b_paths));
         let handles = Array::new();
