@@ -177,7 +177,9 @@ fn cell_view(c: &crate::protocol::compare::CellDto, unit: UnitDto, delta: bool) 
     } else {
         "num".to_string()
     };
-    view! { <td class=class title=exact(c)>{text(c, unit, delta)}</td> }
+    // Text cells hold at most three lines (C++ kernel names run to a screenful); the title
+    // keeps the whole value.
+    view! { <td class=class title=exact(c)><span class="cell">{text(c, unit, delta)}</span></td> }
 }
 
 #[component]
@@ -216,6 +218,20 @@ fn Comparison(v: Arc<CompareViewDto>) -> impl IntoView {
         .map(|n| view! { <li data-testid="compare-note">{n.clone()}</li> })
         .collect_view();
     let problems = v.b_problems.total;
+    let problem_list = v
+        .b_problems
+        .kept
+        .iter()
+        .take(20)
+        .map(|p| {
+            let at = match (p.line, p.byte) {
+                (Some(l), _) => format!("{}:{l}", p.file),
+                (None, Some(b)) => format!("{} byte {b}", p.file),
+                _ => p.file.clone(),
+            };
+            view! { <li><code>{p.code.clone()}</code>" "{at}": "{p.message.clone()}</li> }
+        })
+        .collect_view();
     let sides = v
         .sides
         .iter()
@@ -240,7 +256,10 @@ fn Comparison(v: Arc<CompareViewDto>) -> impl IntoView {
         <Tables v=v.clone()/>
         <ul class="compare-notes">{notes}</ul>
         {(problems != 0).then(|| view! {
-            <p class="muted" data-testid="compare-b-problems">{format!("Side B: {problems} problem(s) found while reading it; the comparison uses what was read.")}</p>
+            <details class="compare-problems" data-testid="compare-b-problems">
+                <summary>{format!("Side B: {problems} problem(s) found while reading it; the comparison uses what was read")}</summary>
+                <ul>{problem_list}</ul>
+            </details>
         })}
         <CompareOpen again=true/>
     }

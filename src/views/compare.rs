@@ -260,11 +260,14 @@ fn overlay(device: u32, o: &Value) -> OverlayDto {
 fn snapshot(doc: &Value, v: &mut CompareViewDto) {
     for side in ["a", "b"] {
         let s = doc.get(side);
+        let bytes = s
+            .and_then(|s| s.get("bytes"))
+            .and_then(Value::as_i64)
+            .map_or("–".into(), crate::base::format::bytes_i);
         v.sides.push(format!(
-            "{}: {} ({} bytes), curve {}",
+            "{}: {} ({bytes}), peaks on the {} curve",
             side.to_uppercase(),
             text(s.and_then(|s| s.get("file"))),
-            text(s.and_then(|s| s.get("bytes"))),
             text(doc.get("curve")),
         ));
     }
