@@ -231,3 +231,38 @@ test('compare the HTA trace pair: ops per name as HTA, steps side by side, expor
   assert.deepEqual(p.consoleErrors, []);
   await p.page.context().close();
 });
+
+test('compare a two-rank run spread over two workers: the rank table from both workers, memory per pool, exports', async () => {
+  // level1's two ranks go to two pool workers (hardwareConcurrency ≥ 2): the comparison runs in
+  // the worker holding rank 0 and takes rank 1's figures from its worker's summaries; nothing
+  // of A is read again, and the documents equal the CLI's on the whole run.
+  const LEVEL1 = path.join(REPO, '../shared/fixtures/ascend/Ascend__msinsight/test/data/pytorch/text/level1');
+  const p = await newPage();
+  await p.open();
+  await p.openFolder(LEVEL1);
+  assert.equal(await p.waitDone(), 'Done');
+  const workers = await p.page.getByTestId('wasm-memory').innerText();
+  await p.page.getByTestId('compare-with').click();
+  await p.page.getByTestId('compare-folder').setInputFiles(LEVEL1);
+  await p.page.getByTestId('compare-title').waitFor({ timeout: 120_000 });
+  const cli = cliDiff(path.dirname(LEVEL1), 'level1', 'level1', 'level1');
+  const doc = JSON.parse(fs.readFileSync(cli.json, 'utf8'));
+  assert.equal(doc.ranks.length, 2);
+  await p.page.getByTestId('compare-table-pick').filter({ hasText: /^ranks/ }).click();
+  const table = p.page.getByTestId('compare-table');
+  assert.equal(await table.getAttribute('data-table'), 'ranks');
+  const shown = await rows(p);
+  assert.deepEqual(shown.map((r) => r[0]), ['0', '1']);
+  const service = await table.locator('tbody tr td:nth-child(4)').evaluateAll((tds) => tds.map((td) => Number(td.title)));
+  assert.deepEqual(service, doc.ranks.map((r) => r.a.service_ms_avg));
+  await p.page.getByTestId('compare-table-pick').filter({ hasText: /^memory/ }).first().click();
+  assert.equal((await rows(p)).length, doc.memory.length);
+  await p.screenshot('compare-05-run-memory');
+  await p.page.getByTestId('compare-table-pick').filter({ hasText: /^ranks/ }).click();
+  await p.screenshot('compare-06-run-ranks');
+  await checkExport(p, 'compare-export-json', cli.json, 'compare-run.json');
+  await checkExport(p, 'compare-export-md', cli.md, 'compare-run.md');
+  console.log(`level1 drop: ${workers}`);
+  assert.deepEqual(p.consoleErrors, []);
+  await p.page.context().close();
+});
