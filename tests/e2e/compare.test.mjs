@@ -2,8 +2,9 @@
 // Chromium: open a first input, "compare with…" a second one, see the figures, the overlaid
 // curves and the delta tables, sort and filter (an empty result says so), reload with the
 // link, and download the exports (byte-equal to `proflens diff A B --json/--md` run from the
-// inputs' folder, so the side names agree). Two real snapshots, and the HTA trace_diff pair.
-// Screenshots go to test-output/compare-*.png.
+// inputs' folder, so the side names agree). Two real snapshots, the HTA trace_diff pair, the
+// level1 run on two pool workers, and level1's two ranks with every `Blob.slice` counted (B
+// read once, A not again, the exports read nothing). Screenshots go to test-output/compare-*.png.
 //
 // Run: `node --test tests/e2e/compare.test.mjs` after scripts/build-release.sh (and `cargo
 // build --bin proflens`).
@@ -265,4 +266,63 @@ test('compare a two-rank run spread over two workers: the rank table from both w
   console.log(`level1 drop: ${workers}`);
   assert.deepEqual(p.consoleErrors, []);
   await p.page.context().close();
+});
+
+// Prepended to the worker script: reports every `Blob.slice` a worker makes (as in
+// one_read.test.mjs), so the bytes each file gives are counted.
+const COUNTER = `(() => {
+  const slice = Blob.prototype.slice;
+  Blob.prototype.slice = function (a, b, t) {
+    const part = slice.call(this, a, b, t);
+    const name = this.webkitRelativePath || this.name || '(blob)';
+    console.debug('proflens-slice ' + JSON.stringify([name, part.size]));
+    return part;
+  };
+})();
+`;
+
+test('compare with reads side B once and side A not again; the exports read nothing', async () => {
+  const LEVEL1 = path.join(REPO, '../shared/fixtures/ascend/Ascend__msinsight/test/data/pytorch/text/level1');
+  const context = await browser.newContext({ acceptDownloads: true, serviceWorkers: 'block' });
+  const page = await context.newPage();
+  const sliced = new Map();
+  page.on('console', (m) => {
+    const t = m.text();
+    if (!t.startsWith('proflens-slice ')) return;
+    const [name, n] = JSON.parse(t.slice('proflens-slice '.length));
+    sliced.set(name, (sliced.get(name) || 0) + n);
+  });
+  await page.route('**/worker_loader.js', async (route) => {
+    const res = await route.fetch();
+    route.fulfill({ response: res, body: COUNTER + (await res.text()) });
+  });
+  const p = new ProflensPage(page, server.url);
+  await p.open();
+  await p.openFolder(path.join(LEVEL1, 'rank0_ascend_pt'));
+  assert.equal(await p.waitDone(), 'Done');
+  assert.ok([...sliced.keys()].some((k) => k.startsWith('rank0_ascend_pt/')), 'the counter saw no slice');
+  const afterA = new Map(sliced);
+  await p.page.getByTestId('compare-with').click();
+  await p.page.getByTestId('compare-folder').setInputFiles(path.join(LEVEL1, 'rank1_ascend_pt'));
+  await p.page.getByTestId('compare-title').waitFor({ timeout: 120_000 });
+  // Side A: not one more byte.
+  for (const [name, n] of sliced) {
+    if (name.startsWith('rank0_ascend_pt/')) assert.equal(n, afterA.get(name), `${name} read again`);
+  }
+  // Side B: each file it read, exactly its size.
+  const bRead = [...sliced].filter(([name]) => name.startsWith('rank1_ascend_pt/'));
+  for (const must of ['trace_view.json', 'operator_memory.csv', 'kernel_details.csv']) {
+    assert.ok(bRead.some(([k]) => k.endsWith('/' + must)), `${must} of B not read: ${bRead.map((x) => x[0])}`);
+  }
+  for (const [name, n] of bRead) {
+    const size = fs.statSync(path.join(LEVEL1, name)).size;
+    assert.equal(n, size, `${name}: ${n} bytes sliced for a file of ${size} B`);
+  }
+  const afterB = JSON.stringify([...sliced]);
+  const cli = cliDiff(LEVEL1, 'rank0_ascend_pt', 'rank1_ascend_pt', 'ranks01');
+  await checkExport(p, 'compare-export-json', cli.json, 'compare-ranks01.json');
+  await checkExport(p, 'compare-export-md', cli.md, 'compare-ranks01.md');
+  assert.equal(JSON.stringify([...sliced]), afterB, 'the exports read no file');
+  assert.deepEqual(p.consoleErrors, []);
+  await context.close();
 });
