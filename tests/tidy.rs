@@ -56,6 +56,7 @@ const ALLOW: &[(&str, &[&str])] = &[
             "views::heatmap",
             "views::gpu",
             "views::snapshot_segmap",
+            "views::compare_table",
         ],
     ),
 ];

@@ -9,9 +9,10 @@
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 
+use crate::engine::compare::{snapshot_diff, snapshot_side};
 use crate::engine::snapshot::{run as run_snapshot, SnapshotOptions, SnapshotRun};
 use crate::protocol::snapshot::SnapshotSettingsDto;
-use crate::report::snapshot_diff::{build, render_md, DiffSide};
+use crate::report::snapshot_diff::render_md;
 use crate::report::snapshot_overlay::{add_overlays, OverlayOptions};
 
 use super::fs_opener::FsOpener;
@@ -97,16 +98,6 @@ fn side(path: &PathBuf, opts: &SnapshotOptions, problems: &mut u64) -> Result<Sn
         .map_err(|e| e.to_string())?;
     *problems += super::print_problems(&run.problems);
     Ok(run)
-}
-
-fn view(r: &SnapshotRun, device: Option<u32>) -> DiffSide<'_> {
-    DiffSide {
-        file: &r.file.path,
-        bytes: r.file.size,
-        snapshot: &r.snapshot,
-        devices: &r.devices,
-        device,
-    }
 }
 
 /// Writes the comparison `j` as pretty JSON to `--json` and as Markdown (`render`) to `--md`,
@@ -245,8 +236,11 @@ pub fn run(args: Args) -> i32 {
             ));
         }
     }
-    let (va, vb) = (view(&a, args.a_device), view(b, args.b_device));
-    let mut j = build(&va, &vb, curve, &opts.report);
+    let (va, vb) = (
+        snapshot_side(&a, args.a_device),
+        snapshot_side(b, args.b_device),
+    );
+    let mut j = snapshot_diff(&a, b, (args.a_device, args.b_device), curve, &opts.report);
     if let Some(o) = &overlay {
         if let Err(e) = add_overlays(&mut j, &va, &vb, o) {
             return fail(e);

@@ -1,8 +1,8 @@
 //! `proflens diff A B` on two GPU traces (Kineto `*.json[.gz]`), two Ascend rank folders or two
 //! run folders (issue 13 "Compare", traces and steps): each side is inventoried and analysed
 //! once through the engine's store (the run of `proflens analyze`: one read per file), then
-//! [`crate::analysis::compare`] compares the results and [`crate::report::trace_diff`] writes
-//! them.
+//! [`crate::engine::compare::trace_diff`] compares the stored results (the same assembly as
+//! the page's Compare tab) and [`crate::report::trace_diff`] writes them.
 
 use std::path::Path;
 
@@ -10,15 +10,12 @@ use super::analyze::{print_outcomes, run_store};
 use super::diff::Args;
 use super::fs_opener::FsOpener;
 use crate::analysis::compare::ops::StepChoice;
-use crate::analysis::compare::ranks::{main_pool_peak_mb, rank_table, RankFigures};
-use crate::analysis::compare::{compare_ranks, RankSide};
-use crate::analysis::memory_result::RankMemory;
-use crate::engine::anomaly::RankAnalysis;
-use crate::engine::store::{Plan, Store};
-use crate::ingest::inventory::{FileKind, Inventory};
+use crate::engine::compare::{diff_plan, trace_diff, StoredSide};
+use crate::engine::store::Store;
+use crate::ingest::inventory::Inventory;
 use crate::parse::metadata::read_side_files;
 use crate::report::snapshot_links::{LinkOptions, LinkStyle};
-use crate::report::trace_diff::{build, render_md, TraceSideJson};
+use crate::report::trace_diff::render_md;
 
 /// One side: its inventory and analysed store.
 pub struct RunSide {
@@ -54,16 +51,7 @@ pub fn load(path: &Path, problems: &mut u64) -> Result<RunSide, String> {
             path.display()
         ));
     }
-    let mut plan = Plan::defaults();
-    plan.snapshot = None;
-    if !inv
-        .ranks
-        .iter()
-        .any(|r| r.file(FileKind::OperatorMemory).is_some())
-    {
-        plan.memory = None;
-    }
-    let store = run_store(&inv, &opener, plan, None, false);
+    let store = run_store(&inv, &opener, diff_plan(&inv), None, false);
     *problems += print_outcomes(&store).1;
     Ok(RunSide {
         path: path.display().to_string(),
@@ -72,93 +60,12 @@ pub fn load(path: &Path, problems: &mut u64) -> Result<RunSide, String> {
     })
 }
 
-/// One analysed rank of a side.
-#[derive(Clone, Copy)]
-struct Rank<'a> {
-    anomaly: &'a RankAnalysis,
-    memory: Option<&'a RankMemory>,
-}
-
-impl Rank<'_> {
-    fn id(&self) -> Option<i64> {
-        self.anomaly.meta.rank_id
-    }
-}
-
-/// The side's analysed ranks, by rank id (unknown ids last), then in inventory order.
-fn ranks(s: &RunSide) -> Result<Vec<Rank<'_>>, String> {
-    let mut v: Vec<Rank<'_>> = (0..s.inv.ranks.len() as u32)
-        .filter_map(|i| {
-            Some(Rank {
-                anomaly: s.store.anomaly(i)?,
-                memory: s.store.memory(i),
-            })
-        })
-        .collect();
-    v.sort_by_key(|r| (r.id().is_none(), r.id()));
-    if v.is_empty() {
-        return Err(format!("{}: no rank could be analysed", s.path));
-    }
-    Ok(v)
-}
-
-fn rank_side<'a>(r: &Rank<'a>) -> RankSide<'a> {
-    RankSide {
-        rank_id: r.id(),
-        result: &r.anomaly.result,
-        kernels: &r.anomaly.kernels,
-        gpu: r.anomaly.gpu.as_deref(),
-        memory: r.memory,
-    }
-}
-
-fn figures<'a>(rs: &[Rank<'a>]) -> Vec<RankFigures<'a>> {
-    rs.iter()
-        .map(|r| RankFigures {
-            rank_id: r.id(),
-            result: &r.anomaly.result,
-            peak_allocated_mb: r.memory.and_then(main_pool_peak_mb),
-        })
-        .collect()
-}
-
-/// The compared rank: `--rank N`, else the first (HTA's default: the first rank).
-fn pick<'a>(
-    name: &str,
-    s: &RunSide,
-    rs: &[Rank<'a>],
-    want: Option<i64>,
-) -> Result<Rank<'a>, String> {
-    match want {
-        None => Ok(rs[0]),
-        Some(n) => rs
-            .iter()
-            .find(|r| r.id() == Some(n))
-            .copied()
-            .ok_or_else(|| {
-                let have: Vec<String> = rs
-                    .iter()
-                    .map(|r| r.id().map_or("unknown".into(), |x| x.to_string()))
-                    .collect();
-                format!(
-                    "side {name} ({}) has no rank {n} (ranks: {})",
-                    s.path,
-                    have.join(", ")
-                )
-            }),
-    }
-}
-
-fn side_json(s: &RunSide, rs: &[Rank<'_>], r: &Rank<'_>) -> TraceSideJson {
-    TraceSideJson {
-        path: s.path.clone(),
-        capture: if r.anomaly.gpu.is_some() {
-            "kineto"
-        } else {
-            "ascend"
-        },
-        ranks: rs.iter().map(Rank::id).collect(),
-        rank: r.id(),
+fn stored(s: &RunSide) -> StoredSide<'_> {
+    StoredSide {
+        path: &s.path,
+        inv: &s.inv,
+        store: &s.store,
+        elsewhere: &[],
     }
 }
 
@@ -191,16 +98,6 @@ pub fn run(args: &Args) -> i32 {
         };
         &b_own
     };
-    let (ra, rb) = match (ranks(&a), ranks(b)) {
-        (Ok(x), Ok(y)) => (x, y),
-        (Err(e), _) | (_, Err(e)) => return fail(e),
-    };
-    let (pa, pb) = match (pick("A", &a, &ra, args.rank), pick("B", b, &rb, args.rank)) {
-        (Ok(x), Ok(y)) => (x, y),
-        (Err(e), _) | (_, Err(e)) => return fail(e),
-    };
-    let c = compare_ranks(&rank_side(&pa), &rank_side(&pb), choice);
-    let table = rank_table(&figures(&ra), &figures(&rb));
     let Some(style) = LinkStyle::parse(&args.link_style) else {
         return fail(format!(
             "--link-style: expected vscode, cursor, github, file or none, got {:?}",
@@ -212,14 +109,10 @@ pub fn run(args: &Args) -> i32 {
         project_root: args.project_root.clone(),
         ..LinkOptions::default()
     };
-    let j = build(
-        side_json(&a, &ra, &pa),
-        side_json(b, &rb, &pb),
-        &c,
-        &table,
-        choice,
-        &links,
-    );
+    let j = match trace_diff(&stored(&a), &stored(b), choice, args.rank, &links) {
+        Ok(j) => j,
+        Err(e) => return fail(e),
+    };
     if let Err(e) = super::diff::write_documents(args, &j, |j| render_md(j, args.top)) {
         return fail(e);
     }

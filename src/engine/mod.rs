@@ -4,6 +4,7 @@
 //! ([`parallel`]) and the worker's session. Used by the CLI, the worker and the tests.
 pub mod anomaly;
 pub mod cluster;
+pub mod compare;
 pub mod contract;
 pub mod gather;
 pub mod gpu;

@@ -15,6 +15,8 @@
 //! * `Query`: answered from the results held here (the store's analysis types, the memory
 //!   rows, the timeline cache, the snapshot views), in the query's own analysis' vocabulary
 //!   ([`Reply`]).
+//! * `Compare`: side B's files read once into a store of their own, compared with the
+//!   results held here ([`compare`]); its exports are the CLI's `diff` documents.
 //! * `Export`: written from the store by the report writers, streamed in chunks, so the bytes
 //!   are the CLI's bytes; no file is read again. It covers the rank folders this session
 //!   holds (the UI sends it to a worker that holds every one).
@@ -24,6 +26,7 @@
 
 pub mod anomaly;
 pub mod cluster;
+pub mod compare;
 pub mod dto;
 pub mod memory;
 pub mod snapshot;
@@ -93,6 +96,8 @@ pub struct Session {
     memory_rows: BTreeMap<u32, MemoryRows>,
     snapshot: snapshot::SnapshotStore,
     timeline: timeline::TimelineCache,
+    /// Side B of "Compare with…" and the comparison, once asked ([`Request::Compare`]).
+    compare: Option<compare::CompareState>,
 }
 
 impl Default for Session {
@@ -103,6 +108,7 @@ impl Default for Session {
             memory_rows: BTreeMap::new(),
             snapshot: Default::default(),
             timeline: Default::default(),
+            compare: None,
         }
     }
 }
@@ -218,6 +224,36 @@ impl Session {
                 let res = gather::join(&what, beside, inv, &mut w);
                 finish_export(seq, &what, res, w);
             }
+            Request::Compare(req) => self.compare(seq, &req, opener, out),
+        }
+    }
+
+    /// "Compare with…": reads side B through `opener` (B's files) once, compares it with the
+    /// results held here ([`compare::compare`]) and keeps both for the exports.
+    fn compare(
+        &mut self,
+        seq: u32,
+        req: &crate::protocol::compare::CompareRequest,
+        opener: &dyn Opener,
+        out: &mut dyn Sink,
+    ) {
+        let Some(inv) = &self.inventory else {
+            out.send(seq, fail("nothing is loaded: drop a folder first"));
+            return;
+        };
+        self.compare = None;
+        let a = compare::SideA {
+            inv,
+            store: &self.store,
+            snapshots: &self.snapshot,
+        };
+        let mut problems = Problems::new();
+        match compare::compare(&a, req, opener, &mut problems) {
+            Ok((state, view)) => {
+                self.compare = Some(state);
+                out.send(seq, Response::Reply(Reply::Compare(Box::new(view))));
+            }
+            Err(e) => out.send(seq, fail(e)),
         }
     }
 
@@ -269,6 +305,17 @@ impl Session {
         if let ExportRequest::Snapshot { target, what } = what {
             return self.snapshot.export(seq, target, what, out);
         }
+        if let ExportRequest::Compare(what) = what {
+            let Some(c) = &self.compare else {
+                out.send(
+                    seq,
+                    fail("nothing is compared here: use Compare with… first"),
+                );
+                return;
+            };
+            let (file_name, mime, bytes) = c.export(what);
+            return send_export(seq, file_name, mime, bytes, out);
+        }
         let (Some(inv), store) = (&self.inventory, &self.store) else {
             out.send(seq, fail("Export before Open: nothing is loaded"));
             return;
@@ -288,7 +335,9 @@ impl Session {
             ExportRequest::Anomaly { what, rank } => {
                 anomaly::export(*what, *rank, inv, store, &mut w)
             }
-            ExportRequest::Snapshot { .. } => Err(std::io::Error::other("snapshot export")),
+            ExportRequest::Snapshot { .. } | ExportRequest::Compare(_) => {
+                Err(std::io::Error::other("snapshot or compare export"))
+            }
         };
         finish_export(seq, &what, res, w);
     }
@@ -464,6 +513,36 @@ fn finish_export(
         Ok((file_name, mime)) => out.send(seq, Response::ExportDone { file_name, mime }),
         Err(e) => out.send(seq, fail(format!("export {what:?} failed: {e}"))),
     }
+}
+
+/// The inventory of a drop's file list (inventory steps 1 and 2: names, then the side files
+/// read through `opener`); no data file is parsed.
+pub fn inventory_of(files: &[crate::protocol::FileMeta], opener: &dyn Opener) -> Inventory {
+    let inputs: Vec<InputFile> = files
+        .iter()
+        .map(|f| InputFile {
+            path: f.path.clone(),
+            size: f.size,
+        })
+        .collect();
+    let mut inv = Inventory::from_paths(&inputs);
+    read_side_files(&mut inv, opener);
+    inv
+}
+
+/// Sends an export written in memory: its bytes in [`EXPORT_CHUNK`] chunks, then `ExportDone`.
+pub fn send_export(seq: u32, file_name: String, mime: &str, bytes: &[u8], out: &mut dyn Sink) {
+    for chunk in bytes.chunks(EXPORT_CHUNK) {
+        let n = chunk.len() as u64;
+        out.send_bytes(seq, Response::ExportChunk { bytes: n }, chunk);
+    }
+    out.send(
+        seq,
+        Response::ExportDone {
+            file_name,
+            mime: mime.to_string(),
+        },
+    );
 }
 
 /// The pool a query names (`PTA`, `GE`, `OTHER`); `None` or an unknown name: the first pool.

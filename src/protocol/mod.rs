@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 pub mod anomaly;
 pub mod cluster;
 pub mod cluster_view;
+pub mod compare;
 pub mod gpu;
 pub mod memory;
 pub mod snapshot;
@@ -173,6 +174,12 @@ pub enum Request {
     /// order) into the export: the CLI's bytes, assembled by the core (`engine::gather`).
     /// Replies as [`Request::Export`].
     ExportJoin(ExportRequest),
+    /// "Compare with…" (issue 13): side B's files, sent to the worker that holds side A's
+    /// results. The worker inventories B, runs every analysis of B's targets from one read of
+    /// each file, keeps the results, and compares them with A's stored results (never reading
+    /// A again). The `File` objects travel beside, as with [`Request::Open`]. Replies
+    /// [`Response::Reply`] with [`Reply::Compare`] (or [`Response::Failed`]).
+    Compare(compare::CompareRequest),
 }
 
 impl Request {
@@ -229,6 +236,8 @@ pub enum Reply {
     Anomaly(AnomalyReply),
     /// Answer to [`Query::Snapshot`].
     Snapshot(SnapReply),
+    /// Answer to [`Request::Compare`].
+    Compare(Box<compare::CompareViewDto>),
 }
 
 /// What one target's analysis produced: the payload of [`Response::Done`].
@@ -278,6 +287,9 @@ pub enum ExportRequest {
         /// What to write.
         what: SnapExportKind,
     },
+    /// `proflens diff A B --json|--md` of the comparison the worker holds
+    /// ([`Request::Compare`]).
+    Compare(compare::CompareExportKind),
 }
 
 impl ExportRequest {
@@ -285,12 +297,12 @@ impl ExportRequest {
     /// are spread over workers: memory 1 (each worker's rows, merged in §9.0 order by the
     /// join); anomaly 2 (round 0: each rank's cross-rank inputs, anomaly.md §13.4, and GPU
     /// collectives; round 1: each rank's pieces rendered with every rank's inputs); snapshot
-    /// 0 (one worker holds the snapshot).
+    /// 0 (one worker holds the snapshot, or the comparison).
     pub fn part_rounds(&self) -> u32 {
         match self {
             ExportRequest::Memory(_) => 1,
             ExportRequest::Anomaly { .. } => 2,
-            ExportRequest::Snapshot { .. } => 0,
+            ExportRequest::Snapshot { .. } | ExportRequest::Compare(_) => 0,
         }
     }
 }

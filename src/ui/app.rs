@@ -6,11 +6,11 @@ use leptos::ev;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
-use web_sys::HtmlInputElement;
 
 use super::anomaly_view::AnomalyView;
 use super::client::{client, install};
 use super::cluster_view::ClusterView;
+use super::compare_view::CompareView;
 use super::files;
 use super::help::{HelpButton, HelpOverlay};
 use super::inventory::InventoryView;
@@ -79,7 +79,17 @@ pub const VIEWS: &[ViewEntry] = &[
         label: "Memory snapshot",
         applies: has_snapshots,
     },
+    ViewEntry {
+        tab: Tab::Compare,
+        label: "Compare",
+        applies: can_compare,
+    },
 ];
+
+/// Something the Compare tab can compare: a rank folder with steps, or a snapshot file.
+fn can_compare(inv: &InventoryDto) -> bool {
+    has_anomaly(inv) || has_snapshots(inv)
+}
 
 fn has_anomaly(inv: &InventoryDto) -> bool {
     inv.ranks.iter().any(|r| {
@@ -172,16 +182,9 @@ pub fn App() -> impl IntoView {
 #[component]
 fn OpenButtons() -> impl IntoView {
     let on_pick = move |ev: ev::Event| {
-        let Some(input) = ev
-            .target()
-            .and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
-        else {
-            return;
-        };
-        let Some(list) = input.files() else { return };
-        let picked = files::from_file_list(&list);
-        input.set_value("");
-        spawn_local(async move { client().load(picked).await });
+        if let Some(picked) = files::picked(&ev) {
+            spawn_local(async move { client().load(picked).await });
+        }
     };
     let load_sample = move |_| {
         let state = expect_context::<AppState>();
@@ -327,6 +330,9 @@ fn Results() -> impl IntoView {
             <Show when=move || matches!(state.phase.get(), Phase::Cancelled | Phase::Done { .. })>
                 <button class="button" on:click=move |_| spawn_local(async move { client().restart().await })>"Run again"</button>
             </Show>
+            <Show when=move || state.inventory.with(|i| i.as_ref().is_some_and(can_compare)) && state.tab.get() != Tab::Compare>
+                <button class="button" data-testid="compare-with" title="Open a second folder or file and compare it with this one" on:click=move |_| state.tab.set(Tab::Compare)>"Compare with…"</button>
+            </Show>
             <span class="status-line">{move || state.status.get()}</span>
             <span
                 class="memory-meter muted"
@@ -357,6 +363,7 @@ fn Results() -> impl IntoView {
                 Tab::Snapshot => view! { <SnapshotTab/> }.into_any(),
                 Tab::Anomaly => view! { <AnomalyView/> }.into_any(),
                 Tab::Cluster => view! { <ClusterView/> }.into_any(),
+                Tab::Compare => view! { <CompareView/> }.into_any(),
             }}
         </main>
     }

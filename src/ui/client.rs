@@ -42,6 +42,8 @@ use crate::protocol::{
     Summary, Target,
 };
 
+mod compare;
+
 /// Upper bound of the pool size (each worker may use up to 4 GiB of wasm memory).
 pub const MAX_WORKERS: usize = 4;
 
@@ -101,6 +103,10 @@ struct Inner {
     beside: HashMap<u32, JsValue>,
     /// The side-file bundle of the first worker's `Open`, posted beside the others'.
     side: Option<JsValue>,
+    /// The worker that read side B of "Compare with…" and holds the comparison.
+    compare_slot: Option<usize>,
+    /// `seq` of the running [`Request::Compare`] (its progress is B's, not the drop's).
+    compare_seq: Option<u32>,
 }
 
 /// Handle to the worker pool (cheap to clone; not `Send`, so kept in a thread-local).
@@ -135,6 +141,8 @@ pub fn install(state: AppState) {
             export_done: None,
             beside: HashMap::new(),
             side: None,
+            compare_slot: None,
+            compare_seq: None,
         })),
     };
     CLIENT.with(|slot| *slot.borrow_mut() = Some(c));
@@ -174,19 +182,7 @@ impl EngineClient {
         self.terminate_all();
         state.reset();
         state.started_ms.set(now_ms());
-        let mut files: Vec<(FileMeta, File)> = files
-            .into_iter()
-            .map(|(path, f)| {
-                (
-                    FileMeta {
-                        path,
-                        size: f.size() as u64,
-                    },
-                    f,
-                )
-            })
-            .collect();
-        files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+        let files = with_meta(files);
         state
             .files
             .set(files.iter().map(|(m, _)| m.clone()).collect());
@@ -324,6 +320,8 @@ impl EngineClient {
         inner.owner.clear();
         inner.beside.clear();
         inner.side = None;
+        inner.compare_slot = None;
+        inner.compare_seq = None;
         inner.export = None;
         if let Some(tx) = inner.export_done.take() {
             let _ = tx.send(Err("cancelled".into()));
@@ -492,6 +490,12 @@ impl EngineClient {
         if let ExportRequest::Snapshot { target, .. } = req {
             return self.export_from(AnalysisKind::Snapshot, target, req).await;
         }
+        if let ExportRequest::Compare(_) = req {
+            let Some(slot) = self.inner.borrow().compare_slot else {
+                return Err("nothing is compared: use Compare with… first".into());
+            };
+            return self.export_to(slot, req).await;
+        }
         if self.inner.borrow().files.is_empty() {
             return Err("nothing loaded".into());
         }
@@ -601,6 +605,12 @@ impl EngineClient {
         let Some(slot) = slot else {
             return Err(format!("{analysis:?} target {target} is not loaded"));
         };
+        self.export_to(slot, req).await
+    }
+
+    /// Asks worker `slot` for an export it writes from the results it holds, and downloads
+    /// it.
+    async fn export_to(&self, slot: usize, req: ExportRequest) -> Result<(), String> {
         self.export_on(slot, Request::Export(req), None).await
     }
 
@@ -730,6 +740,11 @@ impl EngineClient {
                     m.insert(idx, wasm_memory_bytes);
                 });
             }
+            Response::Progress(p) if self.inner.borrow().compare_seq == Some(env.seq) => {
+                state.compare_read.update(|m| {
+                    m.insert(p.file, (p.bytes_done, p.bytes_total));
+                });
+            }
             Response::Progress(p) => {
                 state.progress.update(|m| {
                     m.insert(p.file, FileProgress { last: p });
@@ -823,6 +838,25 @@ impl EngineClient {
             }
         }
     }
+}
+
+/// Each file's [`FileMeta`] (path and size) beside its handle, sorted by path (the order every
+/// worker's inventory is built from).
+fn with_meta(files: Vec<(String, File)>) -> Vec<(FileMeta, File)> {
+    let mut files: Vec<(FileMeta, File)> = files
+        .into_iter()
+        .map(|(path, f)| {
+            (
+                FileMeta {
+                    path,
+                    size: f.size() as u64,
+                },
+                f,
+            )
+        })
+        .collect();
+    files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+    files
 }
 
 /// Joins `parts` into a `Blob` and starts a download named `file_name`.

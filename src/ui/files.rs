@@ -27,6 +27,16 @@ pub fn from_file_list(list: &FileList) -> Vec<(String, File)> {
         .collect()
 }
 
+/// The files chosen in the `<input type=file>` that fired `ev` (see [`from_file_list`]); the
+/// input is cleared so that choosing the same files again fires again.
+pub fn picked(ev: &web_sys::Event) -> Option<Vec<(String, File)>> {
+    let input: web_sys::HtmlInputElement = ev.target()?.dyn_into().ok()?;
+    let list = input.files()?;
+    let picked = from_file_list(&list);
+    input.set_value("");
+    Some(picked)
+}
+
 /// The entries of a drop, taken synchronously (items are only valid during the event).
 pub fn drop_entries(dt: &DataTransfer) -> (Vec<FileSystemEntry>, Vec<(String, File)>) {
     let items = dt.items();

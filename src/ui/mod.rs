@@ -5,7 +5,7 @@
 //! * [`client`]: the worker pool and request routing.
 //! * [`state`]: page signals.
 //! * [`files`], [`sample`]: getting `File` handles in (input, drop, built-in sample).
-//! * [`inventory`], [`problems`], [`memory_view`], [`anomaly_view`]: the tabs; [`widgets`]:
+//! * [`inventory`], [`problems`], [`memory_view`], [`anomaly_view`], [`compare_view`]: the tabs; [`widgets`]:
 //!   canvas chart, palette, zoom/pan keys, virtual table.
 //! * [`route`]: the view in the URL hash; [`recent`]: recently opened folder names;
 //!   [`theme`]: light/dark; [`keys`], [`help`]: keyboard shortcuts and the `?` overlay;
@@ -15,6 +15,7 @@ pub mod anomaly_view;
 pub mod app;
 pub mod client;
 pub mod cluster_view;
+pub mod compare_view;
 pub mod files;
 pub mod help;
 pub mod inventory;

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use crate::protocol::anomaly::AnomalySummaryDto;
 use crate::protocol::cluster_view::ClusterViewDto;
+use crate::protocol::compare::CompareViewDto;
 use crate::protocol::{AnalysisKind, InventoryDto, MemorySummaryDto, ProblemDto, ProgressDto};
 
 /// Where the page is in its life cycle.
@@ -39,6 +40,24 @@ pub struct FileProgress {
     pub last: ProgressDto,
 }
 
+/// "Compare with…" (issue 13): where side B and the comparison are.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CompareStatus {
+    /// Nothing asked yet.
+    None,
+    /// Side B is being read and compared.
+    Loading {
+        /// B's name.
+        b_name: String,
+        /// B's total bytes.
+        bytes: u64,
+    },
+    /// The comparison, as the worker laid it out.
+    Ready(Arc<CompareViewDto>),
+    /// Why it could not be compared.
+    Failed(String),
+}
+
 /// Tabs of the result area: one per analysis plus the inventory and the problems.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Tab {
@@ -54,6 +73,8 @@ pub enum Tab {
     Snapshot,
     /// A cluster summary's ranks (issue 14).
     Cluster,
+    /// Two runs compared (issue 13).
+    Compare,
 }
 
 /// All page signals (cheap to copy: every field is an arena handle).
@@ -106,6 +127,10 @@ pub struct AppState {
     /// The summary rank (its [`crate::protocol::cluster_view::ClusterRankRow::index`]) whose
     /// folder is loaded by "open this rank", if any.
     pub cluster_open_rank: RwSignal<Option<u32>>,
+    /// "Compare with…": side B and the comparison.
+    pub compare: RwSignal<CompareStatus>,
+    /// Side B's read progress per file of B: (bytes read, size).
+    pub compare_read: RwSignal<BTreeMap<u32, (u64, u64)>>,
 }
 
 impl AppState {
@@ -134,6 +159,8 @@ impl AppState {
             anomaly_bubble: RwSignal::new(None),
             cluster: RwSignal::new(None),
             cluster_open_rank: RwSignal::new(None),
+            compare: RwSignal::new(CompareStatus::None),
+            compare_read: RwSignal::new(BTreeMap::new()),
         }
     }
 
@@ -158,6 +185,8 @@ impl AppState {
         self.anomaly_rank.set(None);
         self.anomaly_step.set(None);
         self.anomaly_bubble.set(None);
+        self.compare.set(CompareStatus::None);
+        self.compare_read.set(BTreeMap::new());
     }
 }
 

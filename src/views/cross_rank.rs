@@ -8,6 +8,7 @@
 use crate::analysis::anomaly::cross_rank::{self, RankRow};
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::protocol::anomaly::{AnomalySummaryDto, CrossRankRowDto};
+use crate::protocol::compare::RankElsewhereDto;
 
 /// The cross-rank table (§13.4) from the summaries of every analysed rank (any worker), in
 /// the given order, with the slow-rank flag of [`cross_rank::flag_slow`] (spec defaults).
@@ -46,6 +47,39 @@ pub fn cross_rank_table(summaries: &[AnomalySummaryDto]) -> Vec<CrossRankRowDto>
             slow: r.slow,
         })
         .collect()
+}
+
+/// What the Compare tab's rank table reads of a rank of side A analysed by another worker
+/// (issue 13): the figures of its anomaly summary (the §13.4 row, [`cross_rank::row_of`]) and
+/// its memory summary's main pool peak, copied for [`crate::protocol::Request::Compare`].
+pub fn compare_rank(
+    anomaly: &AnomalySummaryDto,
+    memory: Option<&crate::protocol::MemorySummaryDto>,
+) -> RankElsewhereDto {
+    RankElsewhereDto {
+        target: anomaly.rank,
+        rank_id: anomaly.rank_id,
+        steps: anomaly.steps,
+        service_ms_avg: anomaly.service_ms_avg,
+        busy_union_ms_avg: anomaly.busy_union_ms_avg,
+        underfeed_ratio_avg: anomaly.underfeed_ratio_avg,
+        comm_total_ms: anomaly.comm_total_ms,
+        comm_wait_ratio_weighted: anomaly.comm_wait_ratio_weighted,
+        bubble_count_avg: anomaly.bubble_count_avg,
+        peak_allocated_mb: memory.and_then(|m| m.peak_allocated_mb),
+    }
+}
+
+/// The rank the Compare tab compares ops and steps of (rank folder index): the first by rank
+/// id, unknown ids last, then by index — the engine's choice (`engine::compare`), so the page
+/// sends the comparison to the worker holding it.
+pub fn compared_rank<'a>(
+    summaries: impl IntoIterator<Item = &'a AnomalySummaryDto>,
+) -> Option<u32> {
+    summaries
+        .into_iter()
+        .min_by_key(|a| (a.rank_id.is_none(), a.rank_id, a.rank))
+        .map(|a| a.rank)
 }
 
 #[cfg(test)]
@@ -90,6 +124,20 @@ mod tests {
 
     /// §13.4 by hand: services 100, 101, 102, 99, 130 → median 101, |dev| = 1, 0, 1, 2, 29 →
     /// MAD 1; z(130) = 29 / 1.4826 = 19.56 and 130 > 1.05 × 101 → slow; z(102) = 0.674 → not.
+    #[test]
+    fn the_compared_rank_is_the_first_by_id_unknown_last() {
+        let mut a = s(0, 1.0);
+        a.rank_id = Some(5);
+        let mut b = s(1, 1.0);
+        b.rank_id = Some(2);
+        let mut c = s(2, 1.0);
+        c.rank_id = None;
+        assert_eq!(compared_rank([&a, &b, &c]), Some(1));
+        assert_eq!(compared_rank([&c, &a]), Some(0));
+        assert_eq!(compared_rank([&c]), Some(2));
+        assert_eq!(compared_rank(std::iter::empty()), None);
+    }
+
     #[test]
     fn slow_rank_needs_both_excess_and_robust_z() {
         let rows = cross_rank_table(&[

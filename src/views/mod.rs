@@ -16,6 +16,8 @@
 //! * [`cluster`], [`cluster_table`], [`heatmap`], [`virtual_list`]: the cluster view of a
 //!   cluster summary (issue 14): its payload, the rank table's order, the rank × step heatmap,
 //!   the windowing of virtual lists.
+//! * [`compare`], [`compare_table`]: the Compare tab (issue 13): the diff document laid out as
+//!   figures, delta tables and overlaid curves; the tables' sort, filter and cell texts.
 
 pub mod anomaly;
 pub mod anomaly_bubbles;
@@ -23,6 +25,8 @@ pub mod anomaly_structure;
 pub mod band_grid;
 pub mod cluster;
 pub mod cluster_table;
+pub mod compare;
+pub mod compare_table;
 pub mod cross_rank;
 pub mod curve;
 pub mod format;

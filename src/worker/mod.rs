@@ -2,7 +2,8 @@
 //!
 //! The worker only moves bytes and `File` handles: it decodes each posted
 //! [`Envelope<Request>`](crate::protocol::Envelope), keeps the `File` objects of the last
-//! [`Request::Open`] in a [`FileOpener`], and hands the request to the core's
+//! [`Request::Open`] in a [`FileOpener`] (and those of side B of a [`Request::Compare`] in a
+//! second one, which serves that request), and hands the request to the core's
 //! [`Session`], which runs the analyses and answers with [`Response`]s. Progress comes from
 //! the [`BlobReader`] itself while the core reads. A worker busy in a request cannot receive
 //! messages, so Cancel is the UI terminating the worker and starting a new one.
@@ -30,6 +31,8 @@ use crate::protocol::{Envelope, Failure, Request, Response};
 struct WorkerState {
     session: Session,
     opener: FileOpener,
+    /// The files of side B of "Compare with…" ([`Request::Compare`]).
+    compare_opener: FileOpener,
     /// `seq` of the request being served (progress messages carry it).
     seq: Rc<Cell<u32>>,
 }
@@ -46,6 +49,7 @@ pub fn run() {
         *s.borrow_mut() = Some(WorkerState {
             session: Session::new(),
             opener: FileOpener::new(Vec::new(), Vec::new(), None),
+            compare_opener: FileOpener::new(Vec::new(), Vec::new(), None),
             seq,
         })
     });
@@ -132,7 +136,12 @@ fn on_message(ev: MessageEvent) {
         let mut guard = s.borrow_mut();
         let Some(state) = guard.as_mut() else { return };
         state.seq.set(env.seq);
-        if let Request::Open { files } = &env.body {
+        let listed = match &env.body {
+            Request::Open { files } => Some(files),
+            Request::Compare(c) => Some(&c.files),
+            _ => None,
+        };
+        if let Some(files) = listed {
             let handles: Vec<File> = Reflect::get(&data, &"files".into())
                 .ok()
                 .and_then(|v| v.dyn_into::<Array>().ok())
@@ -143,7 +152,7 @@ fn on_message(ev: MessageEvent) {
                     env.seq,
                     &Response::Failed(Failure {
                         message: format!(
-                            "Open lists {} files but {} File objects arrived",
+                            "the request lists {} files but {} File objects arrived",
                             files.len(),
                             handles.len()
                         ),
@@ -155,7 +164,12 @@ fn on_message(ev: MessageEvent) {
             let seq = state.seq.clone();
             let progress: blob_reader::ProgressSink =
                 Rc::new(move |p| post(seq.get(), &Response::Progress(p), None));
-            state.opener = FileOpener::new(files.clone(), handles, Some(progress));
+            let opener = FileOpener::new(files.clone(), handles, Some(progress));
+            if matches!(env.body, Request::Compare(_)) {
+                state.compare_opener = opener;
+            } else {
+                state.opener = opener;
+            }
         }
         let beside: Vec<Vec<u8>> = Reflect::get(&data, &"bufs".into())
             .ok()
@@ -163,9 +177,18 @@ fn on_message(ev: MessageEvent) {
             .map(|a| a.iter().map(|b| Uint8Array::new(&b).to_vec()).collect())
             .unwrap_or_default();
         let WorkerState {
-            session, opener, ..
+            session,
+            opener,
+            compare_opener,
+            ..
         } = state;
         let seq = env.seq;
+        // Side B's requests read B's files; every other request reads the drop's.
+        let opener = if matches!(env.body, Request::Compare(_)) {
+            &*compare_opener
+        } else {
+            &*opener
+        };
         session.handle_with(env, &beside, opener, &mut PostSink);
         drop(beside);
         post(

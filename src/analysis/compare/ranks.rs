@@ -52,7 +52,8 @@ impl RankPair {
     }
 }
 
-fn cell(f: &RankFigures<'_>) -> RankCell {
+/// The cell of one rank (its §13.4 row and peak).
+pub fn cell(f: &RankFigures<'_>) -> RankCell {
     RankCell {
         row: row_of(f.rank_id.unwrap_or(-1), f.result),
         peak_allocated_mb: f.peak_allocated_mb,
@@ -61,10 +62,24 @@ fn cell(f: &RankFigures<'_>) -> RankCell {
 
 /// The rank table: known ids ascending, then the unknown ones in order.
 pub fn rank_table(a: &[RankFigures<'_>], b: &[RankFigures<'_>]) -> Vec<RankPair> {
-    let mut ids: Vec<i64> = a.iter().chain(b).filter_map(|f| f.rank_id).collect();
+    let cells = |s: &[RankFigures<'_>]| -> Vec<(Option<i64>, RankCell)> {
+        s.iter().map(|f| (f.rank_id, cell(f))).collect()
+    };
+    rank_table_cells(&cells(a), &cells(b))
+}
+
+/// [`rank_table`] from each rank's id and cell (a cell may come from another worker, whose
+/// rank's result is not at hand: the page's Compare tab on a run spread over its pool).
+pub fn rank_table_cells(
+    a: &[(Option<i64>, RankCell)],
+    b: &[(Option<i64>, RankCell)],
+) -> Vec<RankPair> {
+    let mut ids: Vec<i64> = a.iter().chain(b).filter_map(|f| f.0).collect();
     ids.sort_unstable();
     ids.dedup();
-    let find = |s: &[RankFigures<'_>], id: i64| s.iter().find(|f| f.rank_id == Some(id)).map(cell);
+    let find = |s: &[(Option<i64>, RankCell)], id: i64| {
+        s.iter().find(|f| f.0 == Some(id)).map(|f| f.1.clone())
+    };
     let mut out: Vec<RankPair> = ids
         .into_iter()
         .map(|id| RankPair {
@@ -73,8 +88,11 @@ pub fn rank_table(a: &[RankFigures<'_>], b: &[RankFigures<'_>]) -> Vec<RankPair>
             b: find(b, id),
         })
         .collect();
-    let unknown = |s: &[RankFigures<'_>]| -> Vec<RankCell> {
-        s.iter().filter(|f| f.rank_id.is_none()).map(cell).collect()
+    let unknown = |s: &[(Option<i64>, RankCell)]| -> Vec<RankCell> {
+        s.iter()
+            .filter(|f| f.0.is_none())
+            .map(|f| f.1.clone())
+            .collect()
     };
     let (ua, ub) = (unknown(a), unknown(b));
     for k in 0..ua.len().max(ub.len()) {

@@ -71,8 +71,8 @@ pub fn join(
     match what {
         ExportRequest::Memory(kind) => memory::join(*kind, parts, w),
         ExportRequest::Anomaly { what, rank } => anomaly::join(*what, *rank, parts, inv, w),
-        ExportRequest::Snapshot { .. } => Err(io::Error::other(
-            "a snapshot export is written by the worker that holds it",
+        ExportRequest::Snapshot { .. } | ExportRequest::Compare(_) => Err(io::Error::other(
+            "a snapshot or comparison export is written by the worker that holds it",
         )),
     }
 }

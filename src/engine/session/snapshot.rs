@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
 use super::snapshot_view::SnapshotView;
-use super::{Sink, EXPORT_CHUNK};
+use super::Sink;
 use crate::base::Problems;
 use crate::engine::snapshot::{run, SnapshotOptions};
 use crate::ingest::{InputFile, Opener};
@@ -91,19 +91,7 @@ impl SnapshotStore {
             return;
         };
         match v.export(what) {
-            Ok((file_name, mime, bytes)) => {
-                for c in bytes.chunks(EXPORT_CHUNK) {
-                    let n = c.len() as u64;
-                    out.send_bytes(seq, Response::ExportChunk { bytes: n }, c);
-                }
-                out.send(
-                    seq,
-                    Response::ExportDone {
-                        file_name,
-                        mime: mime.to_string(),
-                    },
-                );
-            }
+            Ok((file_name, mime, bytes)) => super::send_export(seq, file_name, mime, &bytes, out),
             Err(e) => out.send(seq, fail(format!("export failed: {e}"))),
         }
     }
