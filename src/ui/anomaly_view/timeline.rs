@@ -23,19 +23,16 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::timeline_detail::{Detail, Sel};
+use super::timeline_detail::{hover_lines, Detail, Legend, MultiBar, Sel};
 use super::timeline_draw::{
-    self as draw, Arrow, Found, Geom, Marks, Overlay, XMap, BUBBLE_ROW, CLASS_COLORS,
-    LABEL_W_RANGE, LANE_H_RANGE, RIGHT, STEP_ROW,
+    self as draw, Arrow, Found, Geom, Marks, Overlay, XMap, BUBBLE_ROW, LABEL_W_RANGE,
+    LANE_H_RANGE, RIGHT, STEP_ROW,
 };
 use crate::protocol::{
     AnomalyQuery, AnomalyReply, StepBandDto, TimelineDto, TimelineFlowsDto, TimelineItemDto,
 };
 use crate::ui::state::AppState;
-use crate::views::format;
-use crate::views::timeline_axis::{
-    box_at, bubble_at, clamp_view, pan, zoom, LABEL_COLORS, MIN_SPAN_MS,
-};
+use crate::views::timeline_axis::{box_at, bubble_at, clamp_view, pan, zoom, MIN_SPAN_MS};
 use crate::views::timeline_multi::{align, rank_window, stack, step_ids, Part, Stacked};
 use crate::views::zoom::{apply, zoom_key};
 
@@ -495,80 +492,20 @@ pub fn Timeline(
     };
     let describe = move |x: f64, y: f64| -> Option<Hover> {
         let xm = xmap()?;
-        let t = xm.t(x);
-        let slop = 3.0 * xm.ms_per_px();
-        dto.with_untracked(|d| {
+        let g = geom.get_untracked();
+        let lines = dto.with_untracked(|d| {
             let d = d.as_ref()?;
-            let lay = draw::layout(d.lanes.len(), geom.get_untracked().lane_h);
-            let mut lines = Vec::new();
-            // The label gutter: the full lane label.
-            if x < geom.get_untracked().label_w {
-                let l = &d.lanes[lay.lane_at(y)?];
-                let kind = if l.kind == crate::protocol::LaneKind::Device {
-                    "device stream"
-                } else {
-                    "host thread"
-                };
-                lines.push(l.label.clone());
-                lines.push(format!(
-                    "{kind} · {} items, {} in view",
-                    l.total, l.in_window
-                ));
-                lines.push("drag the gutter's edge to widen the labels".into());
-                return Some(Hover { x, y, lines });
-            }
-            if let Some(l) = lay.lane_at(y) {
-                let lane = &d.lanes[l];
-                if let Some(j) = box_at(&lane.boxes, t, slop) {
-                    let b = &lane.boxes;
-                    let name = d.names.get(b.name[j] as usize).cloned().unwrap_or_default();
-                    let len = b.end_ms[j] - b.start_ms[j];
-                    if b.count[j] == 1 {
-                        lines.push(name);
-                        lines.push(format!("{} · {}", lane.label, format::duration_ms(len)));
-                    } else {
-                        lines.push(format!(
-                            "{} items · busy {:.0} %",
-                            b.count[j],
-                            b.busy[j] * 100.0
-                        ));
-                        lines.push(format!("longest: {name}"));
-                        lines.push(format!("{} · {}", lane.label, format::duration_ms(len)));
-                    }
-                    lines.push(format!("at +{}", format::duration_ms(b.start_ms[j])));
-                }
-            }
-            if lines.is_empty() && y >= STEP_ROW.0 {
-                if let Some(k) = bubble_at(&d.bubbles, t, slop) {
-                    let b = &d.bubbles[k];
-                    lines.push(format!("bubble {}", b.bubble_id));
-                    lines.push(format!(
-                        "{} · at +{}",
-                        format::duration_ms(b.end_ms - b.start_ms),
-                        format::duration_ms(b.start_ms)
-                    ));
-                    lines.push(b.labels.join(", "));
-                    if b.merged > 1 {
-                        lines.push(format!(
-                            "longest of {} bubbles closer than a pixel",
-                            b.merged
-                        ));
-                    }
-                }
-            }
-            if lines.is_empty() && y >= STEP_ROW.0 && y < STEP_ROW.0 + STEP_ROW.1 {
-                if let Some(s) = d.steps.iter().find(|s| s.start_ms <= t && t < s.end_ms) {
-                    lines.push(s.step_id.clone());
-                    lines.push(format!(
-                        "service {} · busy {} · underfeed {:.1} %",
-                        format::duration_ms(s.end_ms - s.start_ms),
-                        format::duration_ms(s.busy_union_ms),
-                        s.underfeed_ratio * 100.0
-                    ));
-                }
-            }
-            (!lines.is_empty()).then_some(Hover { x, y, lines })
-        })
+            let lay = draw::layout(d.lanes.len(), g.lane_h);
+            Some(hover_lines(
+                d,
+                &lay,
+                g.label_w,
+                (x, y),
+                xm.t(x),
+                3.0 * xm.ms_per_px(),
+            ))
+        })?;
+        (!lines.is_empty()).then_some(Hover { x, y, lines })
     };
     let on_move = move |ev: ev::MouseEvent| {
         let (x, y) = (ev.offset_x() as f64, ev.offset_y() as f64);
@@ -796,17 +733,6 @@ pub fn Timeline(
         up.remove();
     });
 
-    let legend = move || {
-        let classes = CLASS_COLORS
-            .iter()
-            .map(|(n, c)| view! { <span class="legend-item"><span class="swatch" style=format!("background:{c}")></span>{*n}</span> })
-            .collect_view();
-        let labels = LABEL_COLORS
-            .iter()
-            .map(|(n, c)| view! { <span class="legend-item"><span class="swatch" style=format!("background:{c};opacity:.8")></span>{n.trim_start_matches("possible_").replace('_', " ")}</span> })
-            .collect_view();
-        view! { <div class="legend">"kernels: "{classes}</div><div class="legend">"bubbles: "{labels}</div> }
-    };
     let stats = move || {
         dto.with(|d| {
             d.as_ref().map(|d| {
@@ -826,58 +752,28 @@ pub fn Timeline(
         })
     };
     let pick = Callback::new(show);
-    // The stacked mode: a switch, the step to align on, the ranks without that step.
-    let multi_bar = move || {
-        (others() > 0).then(|| {
-            let ids = move || {
-                steps_of.with(|st| {
-                    let lists: Vec<&[StepBandDto]> =
-                        st.iter().map(|o| o.as_deref().unwrap_or(&[])).collect();
-                    step_ids(&lists)
-                })
-            };
-            let missing = move || {
-                let id = align_on.get()?;
-                let names: Vec<String> = ranks.with(|rs| {
-                    aligns.with(|a| {
-                        rs.iter()
-                            .zip(a.iter())
-                            .filter(|(_, a)| !a.found)
-                            .map(|(&r, _)| rank_label(r))
-                            .collect()
-                    })
-                });
-                (!names.is_empty()).then(|| {
-                    format!("no {id} in {}: shown from its first step", names.join(", "))
-                })
-            };
-            view! {
-                <span class="timeline-multi">
-                    <label title="stack the lanes of every analysed rank, aligned by step">
-                        <input type="checkbox" data-testid="timeline-multi"
-                            prop:checked=move || multi.get()
-                            on:change=move |ev| multi.set(event_target_checked(&ev))/>
-                        " all ranks"
-                    </label>
-                    {move || multi.get().then(|| view! {
-                        <label>" aligned on "
-                            <select data-testid="timeline-align" on:change=move |ev| {
-                                let v = event_target_value(&ev);
-                                align_on.set((!v.is_empty()).then_some(v));
-                            }>
-                                <option value="" selected=move || align_on.get().is_none()>"first step"</option>
-                                {move || ids().into_iter().map(|id| {
-                                    let sel = align_on.get().as_deref() == Some(id.as_str());
-                                    view! { <option value=id.clone() selected=sel>{id.clone()}</option> }
-                                }).collect_view()}
-                            </select>
-                        </label>
-                        <span class="muted" data-testid="timeline-align-missing">{missing}</span>
-                    })}
-                </span>
-            }
+    // The stacked mode's step list and the ranks without the chosen step.
+    let ids = Signal::derive(move || {
+        steps_of.with(|st| {
+            let lists: Vec<&[StepBandDto]> =
+                st.iter().map(|o| o.as_deref().unwrap_or(&[])).collect();
+            step_ids(&lists)
         })
-    };
+    });
+    let missing = Signal::derive(move || {
+        let id = align_on.get()?;
+        let names: Vec<String> = ranks.with(|rs| {
+            aligns.with(|a| {
+                rs.iter()
+                    .zip(a.iter())
+                    .filter(|(_, a)| !a.found)
+                    .map(|(&r, _)| rank_label(r))
+                    .collect()
+            })
+        });
+        (!names.is_empty())
+            .then(|| format!("no {id} in {}: shown from its first step", names.join(", ")))
+    });
 
     view! {
         <section class="chart-box anom-timeline" data-testid="timeline">
@@ -898,11 +794,11 @@ pub fn Timeline(
                     <button class="button" data-testid="timeline-search-next" title="next match (Enter)" on:click=move |_| submit(1)>"▼"</button>
                     <span class="muted" data-testid="timeline-search-count">{search_count}</span>
                 </span>
-                {multi_bar}
+                {move || (others() > 0).then(|| view! { <MultiBar multi=multi align_on=align_on ids=ids missing=missing/> })}
                 <span class="muted" data-testid="timeline-stats">{stats}</span>
                 <button class="button" data-testid="timeline-reset" on:click=move |_| view.set(None)>"Reset"</button>
             </div>
-            <div class="timeline-legend">{legend}</div>
+            <div class="timeline-legend"><Legend/></div>
             {move || error.get().map(|e| view! { <p class="notice error">{e}</p> })}
             <div class="chart-wrap">
                 <canvas
@@ -915,6 +811,7 @@ pub fn Timeline(
                     data-bubbles=attr(|d| d.bubbles.len().to_string())
                     data-steps=attr(|d| d.steps.len().to_string())
                     data-ranks=move || ranks.with(|r| r.len()).to_string()
+                    data-offsets=move || aligns.with(|a| a.iter().map(|a| format!("{:.6}", a.offset_ms)).collect::<Vec<_>>().join(","))
                     data-parts=move || shown.with(|s| s.as_ref().map_or(0, |(_, p)| p.len())).to_string()
                     data-arrows=move || { item.track(); flows.track(); shown.track(); arrows().len().to_string() }
                     data-range=attr(|d| format!("{:.6},{:.6}", d.x_range_ms.0, d.x_range_ms.1))

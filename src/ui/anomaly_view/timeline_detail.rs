@@ -1,11 +1,67 @@
-//! The timeline's detail panel: the selected kernel or host event, and its launch links
-//! (`AnomalyQuery::Flows`): a kernel names the host call that launched it, a host event the
-//! kernels launched from inside it; each link is a button that selects the other end.
+//! The parts of the timeline around its canvas: the detail panel of the selected kernel or
+//! host event with its launch links (`AnomalyQuery::Flows`: a kernel names the host call that
+//! launched it, a host event the kernels launched from inside it; each link is a button that
+//! selects the other end), the legend, and the stacked mode's switch and step choice.
 
 use leptos::prelude::*;
 
-use crate::protocol::{LaneKind, TimelineFlowsDto, TimelineItemDto};
+use super::timeline_draw::{CLASS_COLORS, STEP_ROW};
+use crate::protocol::{LaneKind, TimelineDto, TimelineFlowsDto, TimelineItemDto};
 use crate::views::format;
+use crate::views::timeline_axis::{box_at, bubble_at, LaneLayout, LABEL_COLORS};
+
+/// The colours of kernel classes and bubble labels.
+#[component]
+pub fn Legend() -> impl IntoView {
+    let classes = CLASS_COLORS
+        .iter()
+        .map(|(n, c)| view! { <span class="legend-item"><span class="swatch" style=format!("background:{c}")></span>{*n}</span> })
+        .collect_view();
+    let labels = LABEL_COLORS
+        .iter()
+        .map(|(n, c)| view! { <span class="legend-item"><span class="swatch" style=format!("background:{c};opacity:.8")></span>{n.trim_start_matches("possible_").replace('_', " ")}</span> })
+        .collect_view();
+    view! { <div class="legend">"kernels: "{classes}</div><div class="legend">"bubbles: "{labels}</div> }
+}
+
+/// The stacked mode: "all ranks", the step to align on, and the ranks without that step.
+#[component]
+pub fn MultiBar(
+    /// Stacked mode on.
+    multi: RwSignal<bool>,
+    /// The step id aligned on (`None`: each rank's first step).
+    align_on: RwSignal<Option<String>>,
+    /// Step ids of the shown ranks.
+    ids: Signal<Vec<String>>,
+    /// What to say about ranks without the chosen step.
+    missing: Signal<Option<String>>,
+) -> impl IntoView {
+    view! {
+        <span class="timeline-multi">
+            <label title="stack the lanes of every analysed rank, each shifted so the chosen step starts at the same time">
+                <input type="checkbox" data-testid="timeline-multi"
+                    prop:checked=move || multi.get()
+                    on:change=move |ev| multi.set(event_target_checked(&ev))/>
+                " all ranks"
+            </label>
+            {move || multi.get().then(|| view! {
+                <label>" aligned on "
+                    <select data-testid="timeline-align" on:change=move |ev| {
+                        let v = event_target_value(&ev);
+                        align_on.set((!v.is_empty()).then_some(v));
+                    }>
+                        <option value="" selected=move || align_on.get().is_none()>"first step"</option>
+                        {move || ids.get().into_iter().map(|id| {
+                            let sel = align_on.get().as_deref() == Some(id.as_str());
+                            view! { <option value=id.clone() selected=sel>{id.clone()}</option> }
+                        }).collect_view()}
+                    </select>
+                </label>
+                <span class="muted" data-testid="timeline-align-missing">{move || missing.get()}</span>
+            })}
+        </span>
+    }
+}
 
 /// A selected item: its rank folder and the item in that rank's times.
 #[derive(Clone, Debug, PartialEq)]
@@ -124,4 +180,95 @@ pub fn Detail(
             }
         })
     }
+}
+
+/// `+1.5 ms` / `−1.5 ms`: a time from the origin (negative before the aligned step).
+fn signed(t: f64) -> String {
+    if t < 0.0 {
+        format!("−{}", format::duration_ms(-t))
+    } else {
+        format!("+{}", format::duration_ms(t))
+    }
+}
+
+/// The tooltip lines at `(x, y)` (time `t`, hit slop `slop` ms): a lane label in the gutter,
+/// a box, a bubble or a step; empty when nothing is there.
+pub fn hover_lines(
+    d: &TimelineDto,
+    lay: &LaneLayout,
+    label_w: f64,
+    (x, y): (f64, f64),
+    t: f64,
+    slop: f64,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    // The label gutter: the full lane label.
+    if x < label_w {
+        let Some(l) = lay.lane_at(y).and_then(|i| d.lanes.get(i)) else {
+            return lines;
+        };
+        let kind = if l.kind == LaneKind::Device {
+            "device stream"
+        } else {
+            "host thread"
+        };
+        lines.push(l.label.clone());
+        lines.push(format!(
+            "{kind} · {} items, {} in view",
+            l.total, l.in_window
+        ));
+        lines.push("drag the gutter's edge to widen the labels".into());
+        return lines;
+    }
+    if let Some(l) = lay.lane_at(y) {
+        let lane = &d.lanes[l];
+        if let Some(j) = box_at(&lane.boxes, t, slop) {
+            let b = &lane.boxes;
+            let name = d.names.get(b.name[j] as usize).cloned().unwrap_or_default();
+            let len = b.end_ms[j] - b.start_ms[j];
+            if b.count[j] == 1 {
+                lines.push(name);
+                lines.push(format!("{} · {}", lane.label, format::duration_ms(len)));
+            } else {
+                lines.push(format!(
+                    "{} items · busy {:.0} %",
+                    b.count[j],
+                    b.busy[j] * 100.0
+                ));
+                lines.push(format!("longest: {name}"));
+                lines.push(format!("{} · {}", lane.label, format::duration_ms(len)));
+            }
+            lines.push(format!("at {}", signed(b.start_ms[j])));
+        }
+    }
+    if lines.is_empty() && y >= STEP_ROW.0 {
+        if let Some(k) = bubble_at(&d.bubbles, t, slop) {
+            let b = &d.bubbles[k];
+            lines.push(format!("bubble {}", b.bubble_id));
+            lines.push(format!(
+                "{} · at {}",
+                format::duration_ms(b.end_ms - b.start_ms),
+                signed(b.start_ms)
+            ));
+            lines.push(b.labels.join(", "));
+            if b.merged > 1 {
+                lines.push(format!(
+                    "longest of {} bubbles closer than a pixel",
+                    b.merged
+                ));
+            }
+        }
+    }
+    if lines.is_empty() && y >= STEP_ROW.0 && y < STEP_ROW.0 + STEP_ROW.1 {
+        if let Some(s) = d.steps.iter().find(|s| s.start_ms <= t && t < s.end_ms) {
+            lines.push(s.step_id.clone());
+            lines.push(format!(
+                "service {} · busy {} · underfeed {:.1} %",
+                format::duration_ms(s.end_ms - s.start_ms),
+                format::duration_ms(s.busy_union_ms),
+                s.underfeed_ratio * 100.0
+            ));
+        }
+    }
+    lines
 }
