@@ -32,7 +32,7 @@ pub fn step_ids(ranks: &[&[StepBandDto]]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for steps in ranks {
         for s in steps.iter() {
-            if !out.iter().any(|o| *o == s.step_id) {
+            if !out.contains(&s.step_id) {
                 out.push(s.step_id.clone());
             }
         }
