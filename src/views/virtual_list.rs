@@ -60,9 +60,74 @@ pub fn window(scroll_top: f64, viewport_h: f64, total: u32, row_h: f64, overscan
     }
 }
 
+/// A column of a virtualised table whose width follows its content (issue 12: columns cut
+/// while space is free).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FitColumn {
+    /// Characters of the widest text seen in it (header included).
+    pub chars: usize,
+    /// Narrowest width, ch.
+    pub min_ch: u32,
+    /// Widest width, ch (longer texts are cut with an ellipsis and keep their tooltip).
+    pub max_ch: u32,
+    /// Also takes a share of the free width (`1fr`): names, stack frames.
+    pub flex: bool,
+}
+
+impl FitColumn {
+    /// Its width, ch: `chars + 2` clamped to `[min_ch, max_ch]`.
+    pub fn width_ch(&self) -> u32 {
+        (self.chars as u32 + 2).clamp(self.min_ch, self.max_ch.max(self.min_ch))
+    }
+}
+
+/// The sum of the columns' widths, ch (the row's least width: wider than its box, the table
+/// scrolls sideways, header and rows together).
+pub fn fit_width_ch(cols: &[FitColumn]) -> u32 {
+    cols.iter().map(FitColumn::width_ch).sum()
+}
+
+/// CSS `grid-template-columns` for `cols`: each column `chars + 2` ch (the text and the cell
+/// padding), clamped to `[min_ch, max_ch]`; a flexible column is `minmax(<that>ch, 1fr)` so
+/// it grows into free space and never shrinks below its content.
+pub fn fit_columns(cols: &[FitColumn]) -> String {
+    cols.iter()
+        .map(|c| {
+            let ch = c.width_ch();
+            if c.flex {
+                format!("minmax({ch}ch, 1fr)")
+            } else {
+                format!("{ch}ch")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn columns_fit_their_widest_text_within_bounds() {
+        let c = |chars, min_ch, max_ch, flex| FitColumn {
+            chars,
+            min_ch,
+            max_ch,
+            flex,
+        };
+        assert_eq!(
+            fit_columns(&[
+                c(2, 4, 10, false),  // "#" column, 2 digits: the minimum
+                c(60, 16, 48, true), // long names: capped, flexible
+                c(10, 6, 14, false), // "486.6 MiB" + 1
+                c(30, 12, 80, true), // a frame
+            ]),
+            "4ch minmax(48ch, 1fr) 12ch minmax(32ch, 1fr)"
+        );
+        assert_eq!(fit_width_ch(&[c(2, 4, 10, false), c(60, 16, 48, true)]), 52);
+        assert_eq!(fit_columns(&[]), "");
+    }
 
     #[test]
     fn small_lists_map_scroll_to_rows_exactly() {

@@ -74,17 +74,26 @@ test('GPU rank: a kernel shows its launch as an arrow, named and clickable', asy
   const text = await link.innerText();
   assert.match(text, /^cudaLaunchKernelExC · 13\.0 µs earlier \(ac2g 25941\) · 2910249\/2919752$/);
   await waitAttr(page, 'data-arrows', (v) => v === '1');
-  // Zoom in around the kernel (the view is centred on it) until the arrow is long.
+  // Zoom in around the kernel's start (the pointer on it; W zooms around the pointer) until
+  // the 13 µs arrow is long.
   const canvas = page.getByTestId('timeline-canvas');
   await canvas.focus();
   const [, , full] = span(await attr(page, 'data-view'));
-  for (let i = 0; i < 40; i++) {
+  const [lane, ks] = (await attr(page, 'data-selected')).split(',').map(Number);
+  const [v0, v1] = span(await attr(page, 'data-view'));
+  const box = await canvas.boundingBox();
+  const lw = Number(await attr(page, 'data-label-w'));
+  const laneH = Number(await attr(page, 'data-lane-h'));
+  await page.mouse.move(box.x + lw + (ks - v0) / (v1 - v0) * (box.width - lw - 10), box.y + 58 + laneH * (lane + 0.5));
+  for (let i = 0; i < 60; i++) {
     await page.keyboard.press('w');
     const [, , s] = span(await attr(page, 'data-view'));
-    if (s < 0.08) break;
+    if (s < 0.06) break;
   }
-  const [, , zoomed] = span(await attr(page, 'data-view'));
-  assert.ok(zoomed < full / 1000, `${zoomed} of ${full}`);
+  const [z0, z1, zoomed] = span(await attr(page, 'data-view'));
+  assert.ok(zoomed < 0.1, `${zoomed} of ${full}`);
+  assert.ok(z0 < ks - 0.013 && ks < z1, `the launch and the kernel start in view: ${z0},${z1} ∌ ${ks}`);
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height + 40);
   await page.waitForTimeout(400);
   await page.getByTestId('timeline').screenshot({ path: path.join(REPO, 'test-output/timeline-flows-01-kernel-launch.png') });
   assert.ok(Number(await attr(page, 'data-draw-ms')) < 16);

@@ -174,6 +174,14 @@ pub fn Timeline(
     let view = RwSignal::new(None::<(f64, f64)>);
     // Kept in the URL hash (`tl.x=rank:a,b`), so a reload + re-drop or a link restores it.
     crate::ui::route::use_route().bind_scoped(crate::ui::route::TL_X, rank, view);
+    // Another mode or step shifts the shown times: show everything again.
+    Effect::new(move |prev: Option<()>| {
+        multi.track();
+        align_on.track();
+        if prev.is_some() {
+            view.set(None);
+        }
+    });
     let item = RwSignal::new(None::<Sel>);
     let flows = RwSignal::new(None::<(u32, TimelineFlowsDto)>);
     let hover = RwSignal::new(None::<Hover>);
@@ -811,6 +819,7 @@ pub fn Timeline(
                     data-bubbles=attr(|d| d.bubbles.len().to_string())
                     data-steps=attr(|d| d.steps.len().to_string())
                     data-ranks=move || ranks.with(|r| r.len()).to_string()
+                    data-selected=move || { item.track(); shown.track(); item.with_untracked(|i| i.as_ref().and_then(|s| to_view(s.rank, s.item.lane, s.item.start_ms, end_ms(&s.item)))).map(|(l, a, b)| format!("{l},{a:.6},{b:.6}")).unwrap_or_default() }
                     data-offsets=move || aligns.with(|a| a.iter().map(|a| format!("{:.6}", a.offset_ms)).collect::<Vec<_>>().join(","))
                     data-parts=move || shown.with(|s| s.as_ref().map_or(0, |(_, p)| p.len())).to_string()
                     data-arrows=move || { item.track(); flows.track(); shown.track(); arrows().len().to_string() }
