@@ -33,7 +33,8 @@ after(async () => {
 });
 
 const span = (s) => { const [a, b] = s.split(',').map(Number); return [a, b, b - a]; };
-const attr = (page, name) => page.getByTestId('timeline-canvas').getAttribute(name);
+const STATE = ['data-ranks', 'data-offsets', 'data-selected', 'data-parts', 'data-arrows'];
+const attr = (page, name) => page.getByTestId(STATE.includes(name) ? 'timeline-state' : 'timeline-canvas').getAttribute(name);
 /** Polls a canvas attribute until `pred` holds (node-side: the page's CSP forbids eval). */
 async function waitAttr(page, name, pred, timeout = 30_000) {
   const t0 = Date.now();

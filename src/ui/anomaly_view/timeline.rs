@@ -808,7 +808,14 @@ pub fn Timeline(
             </div>
             <div class="timeline-legend"><Legend/></div>
             {move || error.get().map(|e| view! { <p class="notice error">{e}</p> })}
-            <div class="chart-wrap">
+            // Test hooks of the stacked mode and the selection (the canvas holds the rest; an
+            // element takes at most 26 attributes).
+            <div class="chart-wrap" data-testid="timeline-state"
+                data-ranks=move || ranks.with(|r| r.len()).to_string()
+                data-offsets=move || aligns.with(|a| a.iter().map(|a| format!("{:.6}", a.offset_ms)).collect::<Vec<_>>().join(","))
+                data-selected=move || { item.track(); shown.track(); item.with_untracked(|i| i.as_ref().and_then(|s| to_view(s.rank, s.item.lane, s.item.start_ms, end_ms(&s.item)))).map(|(l, a, b)| format!("{l},{a:.6},{b:.6}")).unwrap_or_default() }
+                data-parts=move || shown.with(|s| s.as_ref().map_or(0, |(_, p)| p.len())).to_string()
+                data-arrows=move || { item.track(); flows.track(); shown.track(); arrows().len().to_string() }>
                 <canvas
                     node_ref=canvas
                     class="timeline"
@@ -818,11 +825,6 @@ pub fn Timeline(
                     data-boxes=attr(|d| d.lanes.iter().map(|l| l.boxes.count.len()).sum::<usize>().to_string())
                     data-bubbles=attr(|d| d.bubbles.len().to_string())
                     data-steps=attr(|d| d.steps.len().to_string())
-                    data-ranks=move || ranks.with(|r| r.len()).to_string()
-                    data-selected=move || { item.track(); shown.track(); item.with_untracked(|i| i.as_ref().and_then(|s| to_view(s.rank, s.item.lane, s.item.start_ms, end_ms(&s.item)))).map(|(l, a, b)| format!("{l},{a:.6},{b:.6}")).unwrap_or_default() }
-                    data-offsets=move || aligns.with(|a| a.iter().map(|a| format!("{:.6}", a.offset_ms)).collect::<Vec<_>>().join(","))
-                    data-parts=move || shown.with(|s| s.as_ref().map_or(0, |(_, p)| p.len())).to_string()
-                    data-arrows=move || { item.track(); flows.track(); shown.track(); arrows().len().to_string() }
                     data-range=attr(|d| format!("{:.6},{:.6}", d.x_range_ms.0, d.x_range_ms.1))
                     data-view=move || { view.track(); dto.track(); current().map(|v| format!("{:.6},{:.6}", v.0, v.1)).unwrap_or_default() }
                     data-draw-ms=move || format!("{:.2}", draw_ms.get())
