@@ -67,6 +67,7 @@ test('GPU rank: a kernel shows its launch as an arrow, named and clickable', asy
   const name = page.getByTestId('timeline-item-name');
   assert.equal(await name.innerText(), KERNEL);
   assert.match(await page.getByTestId('timeline-item').innerText(), /4458676524716\.094 µs/);
+  assert.doesNotMatch(await page.getByTestId('timeline-item').innerText(), /kernel_details\.csv/);
   // The launch: one link, named, and one arrow drawn.
   const flows = page.getByTestId('timeline-flows');
   await flows.filter({ hasText: 'launched by (1)' }).waitFor();

@@ -104,10 +104,10 @@ pub fn Timeline(
         state.anomaly.with_untracked(|m| {
             m.get(&r).map_or_else(
                 || format!("folder {r}"),
-                |s| match (s.rank_id, s.role.is_empty()) {
-                    (Some(id), true) => format!("rank {id}"),
-                    (Some(id), false) => format!("{} rank {id}", s.role),
-                    (None, _) => format!("folder {r}"),
+                // Short: it goes before every lane label in a 150 px gutter.
+                |s| match s.rank_id {
+                    Some(id) => format!("rank {id}"),
+                    None => format!("folder {r}"),
                 },
             )
         })

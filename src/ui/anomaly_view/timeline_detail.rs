@@ -160,6 +160,8 @@ pub fn Detail(
         sel.get().map(|s| {
             let k = s.item;
             let device = k.kind == LaneKind::Device;
+            // GPU kernels (engine::gpu cores) come from the trace: no CSV line to show.
+            let gpu = matches!(k.core.as_str(), "KERNEL" | "NCCL" | "GPU_MEMCPY" | "GPU_MEMSET");
             let row = |t: &'static str, v: String| view! { <dt>{t}</dt><dd>{v}</dd> };
             view! {
                 <section class="anom-timeline-item" data-testid="timeline-item">
@@ -172,7 +174,7 @@ pub fn Detail(
                         {row("core / class", format!("{} / {}", k.core, k.class))}
                         {(k.wait_us > 0.0).then(|| row("wait", format!("{:.3} µs", k.wait_us)))}
                         {(!k.shapes.is_empty()).then(|| row("input shapes", k.shapes.clone()))}
-                        {(k.source_row > 0).then(|| row("kernel_details.csv line", k.source_row.to_string()))}
+                        {(k.source_row > 0 && !gpu).then(|| row("kernel_details.csv line", k.source_row.to_string()))}
                         {k.step_id.clone().map(|s| row("step", s))}
                     </dl>
                     {links}
