@@ -81,21 +81,25 @@ impl FitColumn {
     }
 }
 
-/// The sum of the columns' widths, ch (the row's least width: wider than its box, the table
-/// scrolls sideways, header and rows together).
+/// The row's least width, ch: the fixed columns' widths plus the flexible ones' minimums
+/// (narrower than that, the table scrolls sideways, header and rows together).
 pub fn fit_width_ch(cols: &[FitColumn]) -> u32 {
-    cols.iter().map(FitColumn::width_ch).sum()
+    cols.iter()
+        .map(|c| if c.flex { c.min_ch } else { c.width_ch() })
+        .sum()
 }
 
-/// CSS `grid-template-columns` for `cols`: each column `chars + 2` ch (the text and the cell
-/// padding), clamped to `[min_ch, max_ch]`; a flexible column is `minmax(<that>ch, 1fr)` so
-/// it grows into free space and never shrinks below its content.
+/// CSS `grid-template-columns` for `cols`: a fixed column is `chars + 2` ch (the text and the
+/// cell padding) clamped to `[min_ch, max_ch]`, so it is never cut; a flexible column is
+/// `minmax(<min_ch>ch, <that>fr)`: it shares the free width in proportion to its content and
+/// shrinks to its minimum (cut with an ellipsis, the cell keeps its tooltip) only when the row
+/// is too narrow for every content.
 pub fn fit_columns(cols: &[FitColumn]) -> String {
     cols.iter()
         .map(|c| {
             let ch = c.width_ch();
             if c.flex {
-                format!("minmax({ch}ch, 1fr)")
+                format!("minmax({}ch, {ch}fr)", c.min_ch)
             } else {
                 format!("{ch}ch")
             }
@@ -123,9 +127,9 @@ mod tests {
                 c(10, 6, 14, false), // "486.6 MiB" + 1
                 c(30, 12, 80, true), // a frame
             ]),
-            "4ch minmax(48ch, 1fr) 12ch minmax(32ch, 1fr)"
+            "4ch minmax(16ch, 48fr) 12ch minmax(12ch, 32fr)"
         );
-        assert_eq!(fit_width_ch(&[c(2, 4, 10, false), c(60, 16, 48, true)]), 52);
+        assert_eq!(fit_width_ch(&[c(2, 4, 10, false), c(60, 16, 48, true)]), 20);
         assert_eq!(fit_columns(&[]), "");
     }
 
