@@ -48,6 +48,7 @@ const ALLOW: &[(&str, &[&str])] = &[
             "views::format",
             "views::view_state",
             "views::timeline_axis",
+            "views::timeline_multi",
             "views::zoom",
             "views::cross_rank",
             "views::band_grid",

@@ -54,6 +54,17 @@ pub fn bytes(n: f64) -> String {
     format!("{} {unit}", fixed(v, d))
 }
 
+/// A tick step for a size axis in binary units: the power of two (bytes) nearest to `raw`
+/// on a log scale, at least 1 B (`raw` 200 MiB → 256 MiB, 300 MiB → 256 MiB, 3 GiB → 4 GiB,
+/// 1000 B → 1 KiB), so the ticks read 256 MiB, 512 MiB, 768 MiB, 1.00 GiB — never the decimal
+/// 200 MiB steps of a 1/2/5 rule. Non-finite or non-positive `raw`: 1 B.
+pub fn binary_step(raw: f64) -> f64 {
+    if !(raw.is_finite() && raw > 1.0) {
+        return 1.0;
+    }
+    2f64.powi(raw.log2().round() as i32)
+}
+
 /// [`bytes`] of an integer byte count.
 pub fn bytes_i(n: i64) -> String {
     bytes(n as f64)
@@ -152,6 +163,30 @@ pub fn rate(bytes_per_s: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn size_ticks_step_in_powers_of_two() {
+        const MIB: f64 = 1048576.0;
+        assert_eq!(binary_step(200.0 * MIB), 256.0 * MIB);
+        assert_eq!(binary_step(300.0 * MIB), 256.0 * MIB);
+        assert_eq!(binary_step(3.0 * 1024.0 * MIB), 4.0 * 1024.0 * MIB);
+        assert_eq!(binary_step(1000.0), 1024.0);
+        assert_eq!(binary_step(0.0), 1.0);
+        assert_eq!(binary_step(f64::NAN), 1.0);
+        // The labels of a 1452 MiB axis (the level2 reserved peak) with 5 ticks: 256 MiB steps.
+        let step = binary_step(1452.0 * MIB / 5.0);
+        let labels: Vec<String> = (1..=5).map(|i| bytes(i as f64 * step)).collect();
+        assert_eq!(
+            labels,
+            vec![
+                "256.0 MiB",
+                "512.0 MiB",
+                "768.0 MiB",
+                "1.00 GiB",
+                "1.25 GiB"
+            ]
+        );
+    }
 
     #[test]
     fn sizes_are_binary_and_rounded() {

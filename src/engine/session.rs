@@ -288,7 +288,8 @@ impl Session {
             Query::Anomaly(
                 q @ (AnomalyQuery::Timeline { .. }
                 | AnomalyQuery::KernelAt { .. }
-                | AnomalyQuery::Search { .. }),
+                | AnomalyQuery::Search { .. }
+                | AnomalyQuery::Flows { .. }),
             ) => Reply::Anomaly(
                 self.timeline
                     .handle(&self.store, &q)

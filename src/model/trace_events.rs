@@ -71,6 +71,58 @@ pub struct DeviceEvent {
     pub hccl_lane: bool,
 }
 
+/// A flow of `trace_view.json` that links a host op to a device task (formats.md §5.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TraceFlowKind {
+    /// `async_npu` / `torch_to_npu`: framework op (Python process) → device task.
+    TorchToNpu,
+    /// `HostToDevice`: CANN node launch → device task.
+    HostToDevice,
+}
+
+impl TraceFlowKind {
+    /// The flow's `cat` as written (`async_npu`, `HostToDevice`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TraceFlowKind::TorchToNpu => "async_npu",
+            TraceFlowKind::HostToDevice => "HostToDevice",
+        }
+    }
+}
+
+/// One end of a launch flow as read (`ph` `s` or `f`), before pairing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowPoint {
+    /// Flow category.
+    pub kind: TraceFlowKind,
+    /// The `id` (a decimal id as its value — `HostToDevice` ids reach 20 digits — any other
+    /// text hashed).
+    pub id: u128,
+    /// True for the `s` end.
+    pub start: bool,
+    /// Interned `(pid, tid)` thread key of the end.
+    pub thread: u32,
+    /// `ts` in ns.
+    pub ts_ns: i64,
+}
+
+/// A launch flow with both ends (the `s` on a host thread, the `f` on a device lane).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceFlow {
+    /// Flow category.
+    pub kind: TraceFlowKind,
+    /// The `id` as [`FlowPoint::id`].
+    pub id: u128,
+    /// Thread of the `s` end.
+    pub start_thread: u32,
+    /// `ts` of the `s` end, ns.
+    pub start_ns: i64,
+    /// Thread of the `f` end (`<Ascend Hardware pid>/<stream>`, or the HCCL process).
+    pub end_thread: u32,
+    /// `ts` of the `f` end, ns (the device task's start).
+    pub end_ns: i64,
+}
+
 /// Everything kept from one `trace_view.json`.
 #[derive(Clone, Debug, Default)]
 pub struct HostEventTable {
@@ -83,6 +135,10 @@ pub struct HostEventTable {
     pub markers: Vec<MarkerEvent>,
     /// `ts` (ns) of flow end points (`ph:"f"`) of `HostToDevice` / `async_npu` flows (`h2d_flow_count`, §5.6).
     pub h2d_flow_ends_ns: Vec<i64>,
+    /// Launch flow ends (`async_npu`, `HostToDevice`) as read; [`finish`](Self::finish) pairs
+    /// them into [`flows`](Self::flows) and empties this list.
+    pub flow_points: Vec<FlowPoint>,
+    flows: Vec<TraceFlow>,
     /// Device-lane events (Ascend Hardware + HCCL `X`).
     pub device_events: Vec<DeviceEvent>,
     /// True when any `python_function` event or `Call stack` arg was seen (capability inference, §1.1).
@@ -189,6 +245,17 @@ impl HostEventTable {
         self.events
             .sort_by(|a, b| a.start_ns.cmp(&b.start_ns).then(b.dur_ns.cmp(&a.dur_ns)));
         self.h2d_flow_ends_ns.sort_unstable();
+        self.flows = pair_flows(std::mem::take(&mut self.flow_points));
+    }
+
+    /// Launch flows with both ends, by `(start, id)` (after [`finish`](Self::finish)).
+    pub fn flows(&self) -> &[TraceFlow] {
+        &self.flows
+    }
+
+    /// The id of thread key `"<pid>/<tid>"`, if any event was on it.
+    pub fn thread_id(&self, key: &str) -> Option<u32> {
+        self.thread_index.get(key).copied()
     }
 
     /// Host events, sorted by start after [`finish`](Self::finish).
@@ -212,5 +279,80 @@ impl HostEventTable {
     /// Number of distinct interned strings (ids are `0..text_count()`).
     pub fn text_count(&self) -> usize {
         self.pool.len()
+    }
+}
+
+/// Pairs flow ends by `(kind, id)`: the k-th `s` of an id (file order) with its k-th `f`;
+/// ends without a partner are dropped. Sorted by `(start, id)`.
+fn pair_flows(mut points: Vec<FlowPoint>) -> Vec<TraceFlow> {
+    // Stable: file order within an id and end.
+    points.sort_by_key(|p| (p.kind, p.id, !p.start));
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < points.len() {
+        let (kind, id) = (points[i].kind, points[i].id);
+        let mut j = i;
+        while j < points.len() && points[j].kind == kind && points[j].id == id {
+            j += 1;
+        }
+        let group = &points[i..j];
+        let starts = group.iter().take_while(|p| p.start);
+        let ends = group.iter().skip_while(|p| p.start);
+        out.extend(starts.zip(ends).map(|(s, f)| TraceFlow {
+            kind,
+            id,
+            start_thread: s.thread,
+            start_ns: s.ts_ns,
+            end_thread: f.thread,
+            end_ns: f.ts_ns,
+        }));
+        i = j;
+    }
+    out.sort_by_key(|f| (f.start_ns, f.id));
+    out
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use super::*;
+
+    #[test]
+    fn flow_ends_pair_by_kind_and_id_in_file_order() {
+        let p = |kind, id, start, thread, ts_ns| FlowPoint {
+            kind,
+            id,
+            start,
+            thread,
+            ts_ns,
+        };
+        let (n, h) = (TraceFlowKind::TorchToNpu, TraceFlowKind::HostToDevice);
+        let mut t = HostEventTable::new();
+        t.flow_points = vec![
+            p(h, 7, false, 2, 900), // the f before its s (file order is free)
+            p(n, 7, true, 1, 100),
+            p(h, 7, true, 3, 150),
+            p(n, 7, false, 2, 900),
+            p(h, 9, true, 3, 50), // a lone s
+            p(h, 8, true, 3, 300),
+            p(h, 8, true, 3, 400),
+            p(h, 8, false, 2, 1000),
+            p(h, 8, false, 2, 1100),
+        ];
+        t.finish();
+        let got: Vec<(TraceFlowKind, u128, i64, i64)> = t
+            .flows()
+            .iter()
+            .map(|f| (f.kind, f.id, f.start_ns, f.end_ns))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (n, 7, 100, 900),
+                (h, 7, 150, 900),
+                (h, 8, 300, 1000),
+                (h, 8, 400, 1100)
+            ]
+        );
+        assert!(t.flow_points.is_empty());
     }
 }

@@ -512,6 +512,19 @@ pub enum AnomalyQuery {
         /// At most this many matches are returned (the total is counted).
         limit: u32,
     },
+    /// The launch → device links of one timeline item ([`TimelineItemDto::lane`] and
+    /// [`TimelineItemDto::index`]): a kernel's launching host call, or the kernels launched
+    /// from inside a host event (views::timeline_flows). Replies [`AnomalyReply::Flows`].
+    Flows {
+        /// Rank folder index.
+        rank: u32,
+        /// Lane id of the item.
+        lane: u32,
+        /// Item index ([`TimelineItemDto::index`]).
+        index: u32,
+        /// At most this many links are returned (the total is counted).
+        limit: u32,
+    },
 }
 
 impl AnomalyQuery {
@@ -526,7 +539,8 @@ impl AnomalyQuery {
             | AnomalyQuery::Collectives { rank }
             | AnomalyQuery::Timeline { rank, .. }
             | AnomalyQuery::KernelAt { rank, .. }
-            | AnomalyQuery::Search { rank, .. } => *rank,
+            | AnomalyQuery::Search { rank, .. }
+            | AnomalyQuery::Flows { rank, .. } => *rank,
             AnomalyQuery::Bubbles(q) => q.rank,
         }
     }
@@ -560,6 +574,42 @@ pub enum AnomalyReply {
     KernelAt(Option<TimelineItemDto>),
     /// Search matches.
     Search(TimelineSearchDto),
+    /// The links of one item.
+    Flows(TimelineFlowsDto),
+}
+
+/// The launch → device links of one timeline item (reply to [`AnomalyQuery::Flows`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TimelineFlowsDto {
+    /// Rank folder index.
+    pub rank: u32,
+    /// Lane id of the item asked about.
+    pub lane: u32,
+    /// Item index asked about.
+    pub index: u32,
+    /// Links found (all of them counted, even past the limit).
+    pub total: u64,
+    /// The first links in the host side's time order, at most the limit asked.
+    pub flows: Vec<FlowDto>,
+}
+
+/// One launch → device link: an arrow from a host lane to a device lane.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FlowDto {
+    /// How the link is known: `ac2g` (a Kineto flow with the launch's correlation id),
+    /// `correlation` (runtime call and kernel share `args.correlation`, no flow event),
+    /// `async_npu` (torch_npu `torch_to_npu` flow), `HostToDevice` (CANN launch flow).
+    pub kind: String,
+    /// The flow id or correlation id as text.
+    pub id: String,
+    /// Arrow tail: the flow's start (the launch), relative ms.
+    pub from_ms: f64,
+    /// Arrow head: the flow's end (the device op's start), relative ms.
+    pub to_ms: f64,
+    /// The host end: the runtime call (GPU) or the innermost host op holding the flow start.
+    pub host: TimelineItemDto,
+    /// The device end: the kernel.
+    pub device: TimelineItemDto,
 }
 
 /// The items whose name contains a text (reply to [`AnomalyQuery::Search`]).

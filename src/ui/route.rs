@@ -88,6 +88,10 @@ pub const ANOM_BUBBLE: &str = "anom.bubble";
 pub const SNAP_FILE: &str = "snap.file";
 /// Snapshot chart: zoom window `scope:a,b` (scope = file × 100 + device slot; axis units).
 pub const SNAP_X: &str = "snap.x";
+/// GPU panel kernel table: name filter.
+pub const GPU_Q: &str = "gpu.q";
+/// GPU panel kernel table: sort (`count`, `mean`, `name`; absent = Σ duration).
+pub const GPU_SORT: &str = "gpu.sort";
 /// Steps & bubbles timeline: zoom window `rank:a,b` (relative ms), see [`Route::bind_scoped`].
 pub const TL_X: &str = "tl.x";
 

@@ -284,6 +284,35 @@ pub enum KernelSort {
     Name,
 }
 
+impl KernelSort {
+    /// The URL spelling (`gpu.sort=count`): `total`, `count`, `mean`, `name`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KernelSort::Total => "total",
+            KernelSort::Count => "count",
+            KernelSort::Mean => "mean",
+            KernelSort::Name => "name",
+        }
+    }
+}
+
+/// In the URL hash as [`KernelSort::as_str`]; the default (`total`) is not written.
+impl super::view_state::HashValue for KernelSort {
+    fn to_hash(&self) -> Option<String> {
+        (*self != KernelSort::Total).then(|| self.as_str().to_string())
+    }
+    fn from_hash(s: &str) -> Option<Self> {
+        [
+            KernelSort::Total,
+            KernelSort::Count,
+            KernelSort::Mean,
+            KernelSort::Name,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s.trim())
+    }
+}
+
 /// The kernel table's rows whose name contains `filter` (ASCII case-insensitive; empty: all),
 /// sorted by `by` (ties by name).
 pub fn kernel_rows(rows: &[KernelNameDto], filter: &str, by: KernelSort) -> Vec<KernelNameDto> {
@@ -308,6 +337,17 @@ pub fn kernel_rows(rows: &[KernelNameDto], filter: &str, by: KernelSort) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernel_sort_round_trips_through_the_url() {
+        use crate::views::view_state::HashValue;
+        for k in [KernelSort::Count, KernelSort::Mean, KernelSort::Name] {
+            assert_eq!(KernelSort::from_hash(&k.to_hash().unwrap()), Some(k));
+        }
+        assert_eq!(KernelSort::Total.to_hash(), None);
+        assert_eq!(KernelSort::from_hash(" total"), Some(KernelSort::Total));
+        assert_eq!(KernelSort::from_hash("bogus"), None);
+    }
 
     fn coll(rank: u32, starts: &[i64]) -> CollectivesDto {
         CollectivesDto {

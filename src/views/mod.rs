@@ -12,7 +12,9 @@
 //! * [`snapshot_segmap`]: the segment map strips of the allocator state view (issue 13).
 //! * [`snapshot_axis`], [`snapshot_bands`], [`band_grid`]: snapshot curves and the Active Memory
 //!   Timeline (stacked per-allocation bands, level of detail, hit-tests).
-//! * [`timeline`], [`timeline_axis`]: level-of-detail lanes of the steps/bubbles timeline, ticks, hit-tests.
+//! * [`timeline`], [`timeline_axis`]: level-of-detail lanes of the steps/bubbles timeline, ticks, hit-tests;
+//!   [`timeline_flows`]: the launch → kernel links of a selected item; [`timeline_multi`]: several
+//!   ranks stacked and aligned by step.
 //! * [`cluster`], [`cluster_table`], [`heatmap`], [`virtual_list`]: the cluster view of a
 //!   cluster summary (issue 14): its payload, the rank table's order, the rank × step heatmap,
 //!   the windowing of virtual lists.
@@ -39,7 +41,9 @@ pub mod snapshot_segmap;
 pub mod table;
 pub mod timeline;
 pub mod timeline_axis;
+pub mod timeline_flows;
 pub mod timeline_lod;
+pub mod timeline_multi;
 pub mod view_state;
 pub mod virtual_list;
 pub mod zoom;

@@ -40,7 +40,7 @@ pub struct TimelineSource<'a> {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Items {
+pub(super) enum Items {
     Kernels,
     Host,
 }
@@ -51,6 +51,8 @@ enum Items {
 struct LaneIndex {
     label: String,
     items_of: Items,
+    /// The stream name id (device lanes) or thread id (host lanes) the lane shows.
+    key: u32,
     items: Vec<u32>,
     spans: LaneSpans,
 }
@@ -136,6 +138,7 @@ impl TimelineIndex {
             .map(|(s, items)| LaneIndex {
                 label: format!("stream {}", k.text(s)),
                 items_of: Items::Kernels,
+                key: s,
                 spans: LaneSpans::new(
                     items
                         .iter()
@@ -182,6 +185,7 @@ impl TimelineIndex {
                 lanes.push(LaneIndex {
                     label: format!("{kind} {}", t.thread_text(th)),
                     items_of: Items::Host,
+                    key: th,
                     spans: LaneSpans::new(
                         items
                             .iter()
@@ -258,7 +262,22 @@ impl TimelineIndex {
         self.origin_ns
     }
 
-    fn rel_ms(&self, ns: i64) -> f64 {
+    /// The lane showing items of `of` with key `key` (stream name id or thread id).
+    pub(super) fn lane_of(&self, of: Items, key: u32) -> Option<u32> {
+        self.lanes
+            .iter()
+            .position(|l| l.items_of == of && l.key == key)
+            .map(|p| p as u32)
+    }
+
+    /// What lane `lane` shows and its spans, and the item at each position.
+    pub(super) fn lane(&self, lane: u32) -> Option<(Items, &LaneSpans, &[u32])> {
+        self.lanes
+            .get(lane as usize)
+            .map(|l| (l.items_of, &l.spans, l.items.as_slice()))
+    }
+
+    pub(super) fn rel_ms(&self, ns: i64) -> f64 {
         (ns - self.origin_ns) as f64 / 1e6
     }
 
@@ -540,7 +559,13 @@ impl TimelineIndex {
         }
     }
 
-    fn item_dto(&self, src: TimelineSource<'_>, lane: u32, of: Items, i: u32) -> TimelineItemDto {
+    pub(super) fn item_dto(
+        &self,
+        src: TimelineSource<'_>,
+        lane: u32,
+        of: Items,
+        i: u32,
+    ) -> TimelineItemDto {
         let (s, e) = Self::span(src, of, i);
         let step_id = src
             .result

@@ -218,6 +218,24 @@ impl LaneSpans {
         a..b
     }
 
+    /// Positions of the items that start in `[x0, x1)` (binary searches on the starts).
+    pub fn starting_in(&self, x0: i64, x1: i64) -> std::ops::Range<usize> {
+        let a = self.start.partition_point(|&s| s < x0);
+        let b = a + self.start[a..].partition_point(|&s| s < x1);
+        a..b
+    }
+
+    /// The innermost item holding instant `t` (`start ≤ t < end`): the latest-starting one
+    /// (items are in `(start, longer first)` order, so equal starts give the shorter), found
+    /// by walking back from `t` over at most `max_steps` items.
+    pub fn innermost_at(&self, t: i64, max_steps: usize) -> Option<usize> {
+        let b = self.start.partition_point(|&s| s <= t);
+        (0..b)
+            .rev()
+            .take(max_steps)
+            .find(|&p| self.end[p] > t && self.start[p] <= t)
+    }
+
     /// True when item `pos` is drawn in `[x0, x1)`: it ends after `x0` (a zero-length item:
     /// starts at or after `x0`) and starts before `x1`.
     pub fn visible(&self, pos: usize, x0: i64, x1: i64) -> bool {

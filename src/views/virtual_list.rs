@@ -60,9 +60,78 @@ pub fn window(scroll_top: f64, viewport_h: f64, total: u32, row_h: f64, overscan
     }
 }
 
+/// A column of a virtualised table whose width follows its content (issue 12: columns cut
+/// while space is free).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FitColumn {
+    /// Characters of the widest text seen in it (header included).
+    pub chars: usize,
+    /// Narrowest width, ch.
+    pub min_ch: u32,
+    /// Widest width, ch (longer texts are cut with an ellipsis and keep their tooltip).
+    pub max_ch: u32,
+    /// Also takes a share of the free width (`1fr`): names, stack frames.
+    pub flex: bool,
+}
+
+impl FitColumn {
+    /// Its width, ch: `chars + 2` clamped to `[min_ch, max_ch]`.
+    pub fn width_ch(&self) -> u32 {
+        (self.chars as u32 + 2).clamp(self.min_ch, self.max_ch.max(self.min_ch))
+    }
+}
+
+/// The row's least width, ch: the fixed columns' widths plus the flexible ones' minimums
+/// (narrower than that, the table scrolls sideways, header and rows together).
+pub fn fit_width_ch(cols: &[FitColumn]) -> u32 {
+    cols.iter()
+        .map(|c| if c.flex { c.min_ch } else { c.width_ch() })
+        .sum()
+}
+
+/// CSS `grid-template-columns` for `cols`: a fixed column is `chars + 2` ch (the text and the
+/// cell padding) clamped to `[min_ch, max_ch]`, so it is never cut; a flexible column is
+/// `minmax(<min_ch>ch, <that>fr)`: it shares the free width in proportion to its content and
+/// shrinks to its minimum (cut with an ellipsis, the cell keeps its tooltip) only when the row
+/// is too narrow for every content.
+pub fn fit_columns(cols: &[FitColumn]) -> String {
+    cols.iter()
+        .map(|c| {
+            let ch = c.width_ch();
+            if c.flex {
+                format!("minmax({}ch, {ch}fr)", c.min_ch)
+            } else {
+                format!("{ch}ch")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn columns_fit_their_widest_text_within_bounds() {
+        let c = |chars, min_ch, max_ch, flex| FitColumn {
+            chars,
+            min_ch,
+            max_ch,
+            flex,
+        };
+        assert_eq!(
+            fit_columns(&[
+                c(2, 4, 10, false),  // "#" column, 2 digits: the minimum
+                c(60, 16, 48, true), // long names: capped, flexible
+                c(10, 6, 14, false), // "486.6 MiB" + 1
+                c(30, 12, 80, true), // a frame
+            ]),
+            "4ch minmax(16ch, 48fr) 12ch minmax(12ch, 32fr)"
+        );
+        assert_eq!(fit_width_ch(&[c(2, 4, 10, false), c(60, 16, 48, true)]), 20);
+        assert_eq!(fit_columns(&[]), "");
+    }
 
     #[test]
     fn small_lists_map_scroll_to_rows_exactly() {

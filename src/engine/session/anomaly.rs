@@ -74,7 +74,8 @@ pub fn query(store: &Store, q: &AnomalyQuery) -> Result<AnomalyReply, String> {
         }
         AnomalyQuery::Timeline { .. }
         | AnomalyQuery::KernelAt { .. }
-        | AnomalyQuery::Search { .. } => {
+        | AnomalyQuery::Search { .. }
+        | AnomalyQuery::Flows { .. } => {
             return Err("timeline queries are answered by the session's timeline cache".into())
         }
     })

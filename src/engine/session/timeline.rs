@@ -1,5 +1,5 @@
 //! The timeline queries of the steps/bubbles view inside a worker session (issue 3 UI):
-//! `AnomalyQuery::Timeline` and `AnomalyQuery::KernelAt`, answered from the anomaly results the
+//! `AnomalyQuery::Timeline`, `KernelAt`, `Search` and `Flows`, answered from the anomaly results the
 //! session holds ([`Store::anomaly`]) through a per-rank
 //! [`TimelineIndex`] built on the first query and kept.
 
@@ -9,11 +9,14 @@ use crate::engine::anomaly::RankAnalysis;
 use crate::engine::store::Store;
 use crate::protocol::{AnomalyQuery, AnomalyReply};
 use crate::views::timeline::{TimelineIndex, TimelineQuery, TimelineSource};
+use crate::views::timeline_flows::FlowIndex;
 
 /// Timeline indices by rank folder index (built lazily, dropped with the session's inputs).
 #[derive(Default)]
 pub struct TimelineCache {
     by_rank: BTreeMap<u32, TimelineIndex>,
+    /// Link tables, built on a rank's first `Flows` query (never per frame).
+    flows: BTreeMap<u32, FlowIndex>,
 }
 
 fn source(r: &RankAnalysis) -> TimelineSource<'_> {
@@ -54,6 +57,24 @@ impl TimelineCache {
                 slop_ms,
                 ..
             } => Some(AnomalyReply::KernelAt(ix.item_at(src, lane, t_ms, slop_ms))),
+            AnomalyQuery::Flows {
+                lane, index, limit, ..
+            } => {
+                let gpu = r.gpu.as_deref();
+                let fx = self
+                    .flows
+                    .entry(rank)
+                    .or_insert_with(|| FlowIndex::new(src, gpu));
+                Some(AnomalyReply::Flows(fx.flows(
+                    ix,
+                    src,
+                    gpu,
+                    rank,
+                    lane,
+                    index,
+                    limit.min(10_000) as usize,
+                )))
+            }
             AnomalyQuery::Search {
                 ref text, limit, ..
             } => Some(AnomalyReply::Search(ix.search(

@@ -15,7 +15,9 @@ use super::scan::{as_str, decimal_text, decode_str, fields, fields_dup, time_ns}
 use super::splitter::{for_each_event, TraceScan};
 use crate::base::arith::{self, Tally};
 use crate::ingest::{ChunkReader, Progress};
-use crate::model::trace_events::{DeviceEvent, HostEventTable, Lane, MarkerEvent};
+use crate::model::trace_events::{
+    DeviceEvent, FlowPoint, HostEventTable, Lane, MarkerEvent, TraceFlowKind,
+};
 use crate::parse::number::parse_time_ns;
 use crate::parse::ParseError;
 
@@ -120,6 +122,25 @@ pub struct TimelineBuilder {
     open: HashMap<u32, Vec<(u32, u32, i64)>>,
     /// Findings in the values decoded here (the splitter notes the structural ones).
     diag: TraceDiagnostics,
+}
+
+/// A flow `id` value: a decimal id (number or string) as its value, any other text hashed
+/// (`936`, `"936"` → 936; `"a-1"` → FxHash of the text).
+fn flow_id(raw: &[u8]) -> u128 {
+    let text = as_str(raw);
+    let bytes = text.as_deref().map_or(raw, |t| t.as_bytes());
+    match std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|t| t.parse::<u128>().ok())
+    {
+        Some(v) => v,
+        None => {
+            use std::hash::{Hash, Hasher};
+            let mut h = rustc_hash::FxHasher::default();
+            bytes.hash(&mut h);
+            u128::from(h.finish())
+        }
+    }
 }
 
 /// The keys of an event the timeline reads.
@@ -283,10 +304,28 @@ impl TimelineBuilder {
                     }
                 }
             }
-            "f" => {
+            "s" | "f" => {
                 let c = cat.and_then(as_str).unwrap_or_default();
-                if c == "HostToDevice" || c == "async_npu" || name == "torch_to_npu" {
-                    self.t.h2d_flow_ends_ns.push(ts);
+                let kind = if c == "async_npu" || name == "torch_to_npu" {
+                    Some(TraceFlowKind::TorchToNpu)
+                } else if c == "HostToDevice" {
+                    Some(TraceFlowKind::HostToDevice)
+                } else {
+                    None
+                };
+                if let Some(kind) = kind {
+                    if ph == "f" {
+                        self.t.h2d_flow_ends_ns.push(ts);
+                    }
+                    if let Some([Some(id)]) = fields(obj, ["id"]) {
+                        self.t.flow_points.push(FlowPoint {
+                            kind,
+                            id: flow_id(id),
+                            start: ph == "s",
+                            thread,
+                            ts_ns: ts,
+                        });
+                    }
                 }
             }
             "i" | "I" => {

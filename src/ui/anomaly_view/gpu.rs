@@ -196,6 +196,10 @@ fn Categories(p: GpuPanelDto) -> impl IntoView {
 fn Kernels(p: GpuPanelDto) -> impl IntoView {
     let filter = RwSignal::new(String::new());
     let sort = RwSignal::new(KernelSort::Total);
+    // Kept in the URL hash (`gpu.q`, `gpu.sort`), so a link or a reload restores them.
+    let route = crate::ui::route::use_route();
+    route.bind(crate::ui::route::GPU_Q, filter);
+    route.bind(crate::ui::route::GPU_SORT, sort);
     let all = StoredValue::new(p.kernels);
     let rows = Memo::new(move |_| all.with_value(|k| kernel_rows(k, &filter.get(), sort.get())));
     let head = move |label: &'static str, by: KernelSort, num: bool| {
@@ -211,6 +215,7 @@ fn Kernels(p: GpuPanelDto) -> impl IntoView {
         <p class="muted">
             {move || format!("{} of {} kernel names (by Σ duration{}); filter: ", rows.with(|r| r.len()), p.kernel_names, if p.kernel_names as usize > shown() { ", the longest first" } else { "" })}
             <input type="search" data-testid="gpu-kernel-filter" placeholder="name contains…"
+                prop:value=move || filter.get()
                 on:input=move |e| filter.set(event_target_value(&e))/>
         </p>
         <div class="anom-scroll anom-ops-scroll">

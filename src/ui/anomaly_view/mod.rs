@@ -11,6 +11,7 @@ mod ops;
 mod steps;
 mod structure;
 mod timeline;
+mod timeline_detail;
 mod timeline_draw;
 
 use leptos::prelude::*;
@@ -56,6 +57,9 @@ pub fn AnomalyView() -> impl IntoView {
         }
         r
     });
+    // The timeline's stacked mode and its step, kept across rank changes.
+    let multi = RwSignal::new(false);
+    let align_on = RwSignal::new(None::<String>);
     let summary = Memo::new(move |_| {
         let r = state.anomaly_rank.get()?;
         state.anomaly.with(|m| m.get(&r).cloned())
@@ -67,7 +71,7 @@ pub fn AnomalyView() -> impl IntoView {
             {move || match (state.anomaly_rank.get(), summary.get()) {
                 (Some(_), Some(s)) if s.kernels == 0 => view! { <NoKernels s=s.clone()/> }.into_any(),
                 (Some(rank), Some(s)) => view! {
-                    <timeline::Timeline rank=rank/>
+                    <timeline::Timeline rank=rank multi=multi align_on=align_on/>
                     <SummaryCards s=s.clone()/>
                     <Notes s=s.clone()/>
                     <steps::StepsTable rank=rank/>

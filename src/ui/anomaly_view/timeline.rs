@@ -10,24 +10,30 @@
 //! window half a view wider on each side; at most one request is in flight (the latest view
 //! wins) and every frame re-projects the last boxes through the current view, so panning and
 //! zooming never wait for the worker. Frames are coalesced with `requestAnimationFrame`.
+//!
+//! Selecting a kernel or host event asks for its launch links (`AnomalyQuery::Flows`,
+//! views::timeline_flows) and draws them as arrows from the host lane to the device lane; the
+//! detail panel names the other end, a click selects it. "All ranks" stacks the lanes of every
+//! analysed rank (views::timeline_multi), each shifted so the chosen step starts at the same
+//! x; the same keys, search and selection work there, each request going to its rank's
+//! worker with the rank's own window.
 
 use leptos::ev;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use super::timeline_detail::{hover_lines, Detail, Legend, MultiBar, Sel};
 use super::timeline_draw::{
-    self as draw, Found, Geom, Marks, XMap, BUBBLE_ROW, CLASS_COLORS, LABEL_W_RANGE, LANE_H_RANGE,
-    RIGHT, STEP_ROW,
+    self as draw, Arrow, Found, Geom, Marks, Overlay, XMap, BUBBLE_ROW, LABEL_W_RANGE,
+    LANE_H_RANGE, RIGHT, STEP_ROW,
 };
 use crate::protocol::{
-    AnomalyQuery, AnomalyReply, TimelineDto, TimelineItemDto, TimelineSearchDto,
+    AnomalyQuery, AnomalyReply, StepBandDto, TimelineDto, TimelineFlowsDto, TimelineItemDto,
 };
 use crate::ui::state::AppState;
-use crate::views::format;
-use crate::views::timeline_axis::{
-    box_at, bubble_at, clamp_view, pan, zoom, LABEL_COLORS, MIN_SPAN_MS,
-};
+use crate::views::timeline_axis::{box_at, bubble_at, clamp_view, pan, zoom, MIN_SPAN_MS};
+use crate::views::timeline_multi::{align, rank_window, stack, step_ids, Part, Stacked};
 use crate::views::zoom::{apply, zoom_key};
 
 /// Hover tooltip: position (CSS px) and lines.
@@ -38,6 +44,17 @@ struct Hover {
     lines: Vec<String>,
 }
 
+/// Search matches over the shown ranks: (rank, item in its rank's times), by shown start.
+#[derive(Clone, Debug, PartialEq)]
+struct Matches {
+    text: String,
+    total: u64,
+    items: Vec<(u32, TimelineItemDto)>,
+}
+
+/// The stacked timeline and, per part, its position in the shown ranks.
+type Shown = Option<(Stacked, Vec<usize>)>;
+
 fn now_ms() -> f64 {
     web_sys::window()
         .and_then(|w| w.performance())
@@ -45,26 +62,132 @@ fn now_ms() -> f64 {
         .unwrap_or(0.0)
 }
 
-/// The timeline of rank folder `rank`.
+/// End of an item, its rank's ms.
+fn end_ms(k: &TimelineItemDto) -> f64 {
+    k.start_ms + k.dur_us / 1e3
+}
+
+/// The timeline of rank folder `rank` (and, in the stacked mode, of every analysed rank).
 #[component]
 pub fn Timeline(
-    /// Rank folder index.
+    /// Rank folder index (the reference rank when several are shown).
     rank: u32,
+    /// Show every analysed rank stacked (kept by the tab across rank changes).
+    multi: RwSignal<bool>,
+    /// Step id the stacked ranks are aligned on (`None`: each rank's first step).
+    align_on: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let state = expect_context::<AppState>();
     let canvas = NodeRef::<Canvas>::new();
-    let dto = RwSignal::new(None::<TimelineDto>);
-    // Visible window (relative ms); None = everything.
+    // Shown ranks: this one first (the reference), then every other rank with kernels.
+    let ranks = Memo::new(move |_| {
+        let mut v = vec![rank];
+        if multi.get() {
+            state.anomaly.with(|m| {
+                v.extend(
+                    m.values()
+                        .filter(|s| s.kernels > 0 && s.rank != rank)
+                        .map(|s| s.rank),
+                )
+            });
+        }
+        v
+    });
+    let others = move || {
+        state.anomaly.with(|m| {
+            m.values()
+                .filter(|s| s.kernels > 0 && s.rank != rank)
+                .count()
+        })
+    };
+    let rank_label = move |r: u32| {
+        state.anomaly.with_untracked(|m| {
+            m.get(&r).map_or_else(
+                || format!("folder {r}"),
+                // Short: it goes before every lane label in a 150 px gutter.
+                |s| match s.rank_id {
+                    Some(id) => format!("rank {id}"),
+                    None => format!("folder {r}"),
+                },
+            )
+        })
+    };
+    // Per shown rank: its last reply, its steps (from its first, full-range reply), and
+    // whether a request is in flight / which one waits.
+    let parts = RwSignal::new(Vec::<Option<TimelineDto>>::new());
+    let steps_of = RwSignal::new(Vec::<Option<Vec<StepBandDto>>>::new());
+    let busy = StoredValue::new(Vec::<bool>::new());
+    let pending = StoredValue::new(Vec::<Option<(Option<(f64, f64)>, u32)>>::new());
+    let aligns = Memo::new(move |_| {
+        let n = ranks.with(|r| r.len());
+        steps_of.with(|st| {
+            let lists: Vec<&[StepBandDto]> = (0..n)
+                .map(|i| st.get(i).and_then(|o| o.as_deref()).unwrap_or(&[]))
+                .collect();
+            align(&lists, align_on.get().as_deref())
+        })
+    });
+    let offset =
+        move |pos: usize| aligns.with_untracked(|a| a.get(pos).map_or(0.0, |a| a.offset_ms));
+    let shown: Memo<Shown> = Memo::new(move |_| {
+        let rs = ranks.get();
+        let al = aligns.get();
+        let labels: Vec<String> = rs.iter().map(|&r| rank_label(r)).collect();
+        parts.with(|ps| {
+            let mut pos = Vec::new();
+            let mut list = Vec::new();
+            for (i, d) in ps.iter().enumerate() {
+                if let (Some(d), Some(label)) = (d, labels.get(i)) {
+                    pos.push(i);
+                    list.push(Part {
+                        label,
+                        dto: d,
+                        offset_ms: al.get(i).map_or(0.0, |a| a.offset_ms),
+                    });
+                }
+            }
+            stack(&list).map(|s| (s, pos))
+        })
+    });
+    let dto = Memo::new(move |_| shown.with(|s| s.as_ref().map(|(s, _)| s.dto.clone())));
+    // Stacked lane → (rank, its lane id, its offset).
+    let lane_src = move |l: u32| -> Option<(u32, u32, f64)> {
+        shown.with_untracked(|s| {
+            let (st, pos) = s.as_ref()?;
+            let &(p, lane) = st.lanes.get(l as usize)?;
+            let pos = *pos.get(p)?;
+            Some((ranks.with_untracked(|r| r[pos]), lane, offset(pos)))
+        })
+    };
+    // (rank, its lane id, start, end in its ms) → (stacked lane, shown start, shown end).
+    let to_view = move |r: u32, lane: u32, s: f64, e: f64| -> Option<(u32, f64, f64)> {
+        let pos = ranks.with_untracked(|v| v.iter().position(|&x| x == r))?;
+        let off = offset(pos);
+        shown.with_untracked(|st| {
+            let (st, pp) = st.as_ref()?;
+            let p = pp.iter().position(|&q| q == pos)?;
+            Some((st.lane_of(p, lane)?, s - off, e - off))
+        })
+    };
+
+    // Visible window (shown ms); None = everything.
     let view = RwSignal::new(None::<(f64, f64)>);
     // Kept in the URL hash (`tl.x=rank:a,b`), so a reload + re-drop or a link restores it.
     crate::ui::route::use_route().bind_scoped(crate::ui::route::TL_X, rank, view);
-    let item = RwSignal::new(None::<TimelineItemDto>);
+    // Another mode or step shifts the shown times: show everything again.
+    Effect::new(move |prev: Option<()>| {
+        multi.track();
+        align_on.track();
+        if prev.is_some() {
+            view.set(None);
+        }
+    });
+    let item = RwSignal::new(None::<Sel>);
+    let flows = RwSignal::new(None::<(u32, TimelineFlowsDto)>);
     let hover = RwSignal::new(None::<Hover>);
     let error = RwSignal::new(None::<String>);
     let drag = StoredValue::new(None::<(f64, (f64, f64), bool)>); // (x at down, view at down, moved)
     let last_t = StoredValue::new(None::<f64>);
-    let busy = StoredValue::new(false);
-    let pending = StoredValue::new(None::<(Option<(f64, f64)>, u32)>);
     let frame_scheduled = StoredValue::new(false);
     let draw_ms = RwSignal::new(0.0f64);
     let boxes_drawn = RwSignal::new(0usize);
@@ -73,10 +196,21 @@ pub fn Timeline(
     let gutter_drag = StoredValue::new(None::<(f64, f64)>);
     // Dragging the resize handle: (client y at down, lane height at down).
     let resize_drag = StoredValue::new(None::<(f64, f64)>);
-    let found = RwSignal::new(None::<TimelineSearchDto>);
-    let found_boxes = StoredValue::new(Vec::<(u32, f64, f64)>::new());
+    let found = RwSignal::new(None::<Matches>);
     let cur = RwSignal::new(None::<usize>);
     let search_text = RwSignal::new(String::new());
+    // Search matches as drawn: (stacked lane, shown start, shown end).
+    let found_boxes = Memo::new(move |_| {
+        shown.track();
+        found.with(|f| {
+            f.as_ref().map_or_else(Vec::new, |f| {
+                f.items
+                    .iter()
+                    .filter_map(|(r, m)| to_view(*r, m.lane, m.start_ms, end_ms(m)))
+                    .collect::<Vec<_>>()
+            })
+        })
+    });
 
     let current = move || -> Option<(f64, f64)> {
         let full = dto.with_untracked(|d| d.as_ref().map(|d| d.full_range_ms))?;
@@ -89,25 +223,50 @@ pub fn Timeline(
             .unwrap_or(0.0)
     };
 
-    // The worker: one request in flight, the newest wish waits in `pending`.
-    let fetch = move |want: Option<(f64, f64)>, width_px: u32| {
-        if busy.get_value() {
-            pending.set_value(Some((want, width_px)));
+    // The workers: per shown rank one request in flight, the newest wish waits in `pending`.
+    let fetch = move |pos: usize, want: Option<(f64, f64)>, width_px: u32| {
+        let Some(r) = ranks.with_untracked(|v| v.get(pos).copied()) else {
+            return;
+        };
+        if busy.with_value(|b| b.get(pos).copied().unwrap_or(false)) {
+            pending.update_value(|p| {
+                if let Some(slot) = p.get_mut(pos) {
+                    *slot = Some((want, width_px));
+                }
+            });
             return;
         }
-        busy.set_value(true);
+        busy.update_value(|b| {
+            if let Some(x) = b.get_mut(pos) {
+                *x = true;
+            }
+        });
         spawn_local(async move {
             let (mut want, mut width_px) = (want, width_px);
             loop {
                 let req = AnomalyQuery::Timeline {
-                    rank,
+                    rank: r,
                     x_range_ms: want,
                     width_px,
                 };
                 match super::ask(req).await {
                     Ok(AnomalyReply::Timeline(d)) => {
                         let _ = error.try_set(None);
-                        let _ = dto.try_set(Some(d));
+                        // The shown ranks may have changed meanwhile.
+                        if ranks.try_with_untracked(|v| v.get(pos) == Some(&d.rank)) == Some(true) {
+                            if want.is_none() {
+                                let _ = steps_of.try_update(|s| {
+                                    if let Some(x @ None) = s.get_mut(pos) {
+                                        *x = Some(d.steps.clone());
+                                    }
+                                });
+                            }
+                            let _ = parts.try_update(|p| {
+                                if let Some(x) = p.get_mut(pos) {
+                                    *x = Some(d);
+                                }
+                            });
+                        }
                     }
                     Ok(other) => {
                         let _ = error.try_set(Some(format!("unexpected reply {other:?}")));
@@ -116,38 +275,120 @@ pub fn Timeline(
                         let _ = error.try_set(Some(e));
                     }
                 }
-                match pending.try_update_value(|p| p.take()).flatten() {
+                match pending
+                    .try_update_value(|p| p.get_mut(pos).and_then(Option::take))
+                    .flatten()
+                {
                     Some((w, px)) => (want, width_px) = (w, px),
                     None => break,
                 }
             }
-            let _ = busy.try_set_value(false);
+            let _ = busy.try_update_value(|b| {
+                if let Some(x) = b.get_mut(pos) {
+                    *x = false;
+                }
+            });
         });
     };
-    // Ask for the view plus half a view on each side, at the view's pixel density.
+    // New shown ranks: fresh slots, and everything of each rank first (its steps align it).
     Effect::new(move |_| {
-        let v = view.get();
+        let n = ranks.with(|r| r.len());
+        parts.set(vec![None; n]);
+        steps_of.set(vec![None; n]);
+        busy.set_value(vec![false; n]);
+        pending.set_value(vec![None; n]);
         let w = width_of();
-        if w <= 0.0 {
-            // Not laid out yet: the first request asks for everything at a default width.
-            fetch(None, 1200);
-            return;
-        }
-        let pw = (w - geom.get().label_w - RIGHT).max(10.0);
-        let full = dto.with_untracked(|d| d.as_ref().map(|d| d.full_range_ms));
-        match (v, full) {
-            (Some(v), Some(full)) => {
-                let v = clamp_view(v, full);
-                let span = v.1 - v.0;
-                let want = clamp_view((v.0 - span / 2.0, v.1 + span / 2.0), full);
-                let px = (pw * (want.1 - want.0) / span)
-                    .round()
-                    .clamp(10.0, 20_000.0) as u32;
-                fetch(Some(want), px);
-            }
-            _ => fetch(None, pw as u32),
+        let pw = if w > 0.0 {
+            (w - geom.get_untracked().label_w - RIGHT).max(10.0) as u32
+        } else {
+            1200
+        };
+        for pos in 0..n {
+            fetch(pos, None, pw);
         }
     });
+    // Ask each rank for the view plus half a view on each side, at the view's pixel density,
+    // in its own (shifted) times.
+    Effect::new(move |prev: Option<()>| {
+        let v = view.get();
+        let n = ranks.with(|r| r.len());
+        aligns.track();
+        let w = width_of();
+        let pw = (w - geom.get().label_w - RIGHT).max(10.0);
+        if prev.is_none() || w <= 0.0 {
+            return; // the first requests are the full ranges above
+        }
+        let full = dto.with_untracked(|d| d.as_ref().map(|d| d.full_range_ms));
+        for pos in 0..n {
+            match (v, full) {
+                (Some(v), Some(full)) => {
+                    let v = clamp_view(v, full);
+                    let span = v.1 - v.0;
+                    let want = clamp_view((v.0 - span / 2.0, v.1 + span / 2.0), full);
+                    let px = (pw * (want.1 - want.0) / span)
+                        .round()
+                        .clamp(10.0, 20_000.0) as u32;
+                    fetch(pos, Some(rank_window(want, offset(pos))), px);
+                }
+                _ => fetch(pos, None, pw as u32),
+            }
+        }
+    });
+    // The selection's launch links (one question per selection, never per frame).
+    Effect::new(move |_| {
+        let Some(s) = item.get() else {
+            flows.set(None);
+            return;
+        };
+        spawn_local(async move {
+            let req = AnomalyQuery::Flows {
+                rank: s.rank,
+                lane: s.item.lane,
+                index: s.item.index,
+                limit: 50,
+            };
+            match super::ask(req).await {
+                Ok(AnomalyReply::Flows(f)) => {
+                    let _ = flows.try_set(Some((s.rank, f)));
+                }
+                Ok(other) => {
+                    let _ = error.try_set(Some(format!("unexpected reply {other:?}")));
+                }
+                Err(e) => {
+                    let _ = error.try_set(Some(e));
+                }
+            }
+        });
+    });
+    // The selection's arrows in shown lanes and times (only the selection's own links).
+    let arrows = move || -> Vec<Arrow> {
+        let Some(sel) = item.get_untracked() else {
+            return Vec::new();
+        };
+        let device = sel.item.kind == crate::protocol::LaneKind::Device;
+        flows.with_untracked(|f| {
+            let Some((r, f)) = f.as_ref().filter(|(r, f)| {
+                *r == sel.rank && f.lane == sel.item.lane && f.index == sel.item.index
+            }) else {
+                return Vec::new();
+            };
+            f.flows
+                .iter()
+                .filter_map(|l| {
+                    let h = to_view(*r, l.host.lane, l.host.start_ms, end_ms(&l.host))?;
+                    let d = to_view(*r, l.device.lane, l.device.start_ms, end_ms(&l.device))?;
+                    let shift = h.1 - l.host.start_ms;
+                    Some(Arrow {
+                        from_lane: h.0,
+                        from_ms: l.from_ms + shift,
+                        to_lane: d.0,
+                        to_ms: l.to_ms + shift,
+                        partner: if device { h } else { d },
+                    })
+                })
+                .collect()
+        })
+    };
 
     // Drawing, coalesced to one frame.
     let redraw = move || {
@@ -169,21 +410,29 @@ pub fn Timeline(
                 bubble: state.anomaly_bubble.get_untracked(),
                 step: state.anomaly_step.get_untracked(),
                 item: item.with_untracked(|i| {
-                    i.as_ref()
-                        .map(|i| (i.lane, i.start_ms, i.start_ms + i.dur_us / 1e3))
+                    i.as_ref().and_then(|s| {
+                        to_view(s.rank, s.item.lane, s.item.start_ms, end_ms(&s.item))
+                    })
                 }),
             };
             let t0 = now_ms();
             let g = geom.get_untracked();
             let current = cur.get_untracked();
-            let n = found_boxes.with_value(|m| {
+            let arrows = arrows();
+            let groups = shown
+                .with_untracked(|s| s.as_ref().map_or_else(Vec::new, |(s, _)| s.groups.clone()));
+            let over = Overlay {
+                arrows: &arrows,
+                groups: &groups,
+            };
+            let n = found_boxes.with_untracked(|m| {
                 let f = Found {
                     matches: m,
                     current,
                 };
                 dto.with_untracked(|d| {
                     d.as_ref()
-                        .map(|d| draw::draw(&el, d, v, marks, g, f))
+                        .map(|d| draw::draw(&el, d, v, marks, g, f, over))
                         .unwrap_or(0)
                 })
             });
@@ -195,8 +444,9 @@ pub fn Timeline(
         dto.track();
         view.track();
         item.track();
+        flows.track();
         geom.track();
-        found.track();
+        found_boxes.track();
         cur.track();
         state.anomaly_bubble.track();
         state.anomaly_step.track();
@@ -210,7 +460,21 @@ pub fn Timeline(
         }
     };
     let xmap = move || current().map(|v| XMap::new(v, width_of(), geom.get_untracked().label_w));
-
+    // Selects `s` and centres the view on it (search steps, links in the detail panel).
+    let show = move |s: Sel| {
+        let shown_span = to_view(s.rank, s.item.lane, s.item.start_ms, end_ms(&s.item));
+        item.set(Some(s));
+        if let (Some((_, a, b)), Some(v)) = (shown_span, current()) {
+            let span = v.1 - v.0;
+            let span = if b - a > span * 0.5 {
+                (b - a) * 4.0
+            } else {
+                span
+            };
+            let c = (a + b) / 2.0;
+            set_view((c - span / 2.0, c + span / 2.0));
+        }
+    };
     let on_wheel = move |ev: ev::WheelEvent| {
         ev.prevent_default();
         let (Some(v), Some(xm), Some(full)) = (
@@ -236,80 +500,20 @@ pub fn Timeline(
     };
     let describe = move |x: f64, y: f64| -> Option<Hover> {
         let xm = xmap()?;
-        let t = xm.t(x);
-        let slop = 3.0 * xm.ms_per_px();
-        dto.with_untracked(|d| {
+        let g = geom.get_untracked();
+        let lines = dto.with_untracked(|d| {
             let d = d.as_ref()?;
-            let lay = draw::layout(d.lanes.len(), geom.get_untracked().lane_h);
-            let mut lines = Vec::new();
-            // The label gutter: the full lane label.
-            if x < geom.get_untracked().label_w {
-                let l = &d.lanes[lay.lane_at(y)?];
-                let kind = if l.kind == crate::protocol::LaneKind::Device {
-                    "device stream"
-                } else {
-                    "host thread"
-                };
-                lines.push(l.label.clone());
-                lines.push(format!(
-                    "{kind} · {} items, {} in view",
-                    l.total, l.in_window
-                ));
-                lines.push("drag the gutter's edge to widen the labels".into());
-                return Some(Hover { x, y, lines });
-            }
-            if let Some(l) = lay.lane_at(y) {
-                let lane = &d.lanes[l];
-                if let Some(j) = box_at(&lane.boxes, t, slop) {
-                    let b = &lane.boxes;
-                    let name = d.names.get(b.name[j] as usize).cloned().unwrap_or_default();
-                    let len = b.end_ms[j] - b.start_ms[j];
-                    if b.count[j] == 1 {
-                        lines.push(name);
-                        lines.push(format!("{} · {}", lane.label, format::duration_ms(len)));
-                    } else {
-                        lines.push(format!(
-                            "{} items · busy {:.0} %",
-                            b.count[j],
-                            b.busy[j] * 100.0
-                        ));
-                        lines.push(format!("longest: {name}"));
-                        lines.push(format!("{} · {}", lane.label, format::duration_ms(len)));
-                    }
-                    lines.push(format!("at +{}", format::duration_ms(b.start_ms[j])));
-                }
-            }
-            if lines.is_empty() && y >= STEP_ROW.0 {
-                if let Some(k) = bubble_at(&d.bubbles, t, slop) {
-                    let b = &d.bubbles[k];
-                    lines.push(format!("bubble {}", b.bubble_id));
-                    lines.push(format!(
-                        "{} · at +{}",
-                        format::duration_ms(b.end_ms - b.start_ms),
-                        format::duration_ms(b.start_ms)
-                    ));
-                    lines.push(b.labels.join(", "));
-                    if b.merged > 1 {
-                        lines.push(format!(
-                            "longest of {} bubbles closer than a pixel",
-                            b.merged
-                        ));
-                    }
-                }
-            }
-            if lines.is_empty() && y >= STEP_ROW.0 && y < STEP_ROW.0 + STEP_ROW.1 {
-                if let Some(s) = d.steps.iter().find(|s| s.start_ms <= t && t < s.end_ms) {
-                    lines.push(s.step_id.clone());
-                    lines.push(format!(
-                        "service {} · busy {} · underfeed {:.1} %",
-                        format::duration_ms(s.end_ms - s.start_ms),
-                        format::duration_ms(s.busy_union_ms),
-                        s.underfeed_ratio * 100.0
-                    ));
-                }
-            }
-            (!lines.is_empty()).then_some(Hover { x, y, lines })
-        })
+            let lay = draw::layout(d.lanes.len(), g.lane_h);
+            Some(hover_lines(
+                d,
+                &lay,
+                g.label_w,
+                (x, y),
+                xm.t(x),
+                3.0 * xm.ms_per_px(),
+            ))
+        })?;
+        (!lines.is_empty()).then_some(Hover { x, y, lines })
     };
     let on_move = move |ev: ev::MouseEvent| {
         let (x, y) = (ev.offset_x() as f64, ev.offset_y() as f64);
@@ -370,25 +574,30 @@ pub fn Timeline(
         match hit {
             Some(Hit::Bubble(i)) => state.anomaly_bubble.set(Some(i)),
             Some(Hit::Step(i)) => state.anomaly_step.set(Some(i)),
-            Some(Hit::Lane(lane)) => spawn_local(async move {
-                let req = AnomalyQuery::KernelAt {
-                    rank,
-                    t_ms: t,
-                    lane,
-                    slop_ms: slop,
+            Some(Hit::Lane(lane)) => {
+                let Some((r, l, off)) = lane_src(lane) else {
+                    return;
                 };
-                match super::ask(req).await {
-                    Ok(AnomalyReply::KernelAt(k)) => {
-                        let _ = item.try_set(k);
+                spawn_local(async move {
+                    let req = AnomalyQuery::KernelAt {
+                        rank: r,
+                        t_ms: t + off,
+                        lane: l,
+                        slop_ms: slop,
+                    };
+                    match super::ask(req).await {
+                        Ok(AnomalyReply::KernelAt(k)) => {
+                            let _ = item.try_set(k.map(|item| Sel { rank: r, item }));
+                        }
+                        Ok(other) => {
+                            let _ = error.try_set(Some(format!("unexpected reply {other:?}")));
+                        }
+                        Err(e) => {
+                            let _ = error.try_set(Some(e));
+                        }
                     }
-                    Ok(other) => {
-                        let _ = error.try_set(Some(format!("unexpected reply {other:?}")));
-                    }
-                    Err(e) => {
-                        let _ = error.try_set(Some(e));
-                    }
-                }
-            }),
+                })
+            }
             None => {}
         }
     };
@@ -426,26 +635,16 @@ pub fn Timeline(
     // Search: Enter asks the worker (new text) or steps to the next match, Shift+Enter back;
     // the view centres on the match and selects it (the item panel shows it).
     let go_to = move |k: usize| {
-        let Some(m) = found.with_untracked(|f| f.as_ref().and_then(|f| f.matches.get(k).cloned()))
+        let Some((r, m)) =
+            found.with_untracked(|f| f.as_ref().and_then(|f| f.items.get(k).cloned()))
         else {
             return;
         };
         cur.set(Some(k));
-        let (s, e) = (m.start_ms, m.start_ms + m.dur_us / 1e3);
-        item.set(Some(m));
-        if let Some(v) = current() {
-            let span = v.1 - v.0;
-            let span = if e - s > span * 0.5 {
-                (e - s) * 4.0
-            } else {
-                span
-            };
-            let c = (s + e) / 2.0;
-            set_view((c - span / 2.0, c + span / 2.0));
-        }
+        show(Sel { rank: r, item: m });
     };
     let step = move |dir: i64| {
-        let n = found.with_untracked(|f| f.as_ref().map_or(0, |f| f.matches.len()));
+        let n = found.with_untracked(|f| f.as_ref().map_or(0, |f| f.items.len()));
         if n == 0 {
             return;
         }
@@ -466,35 +665,44 @@ pub fn Timeline(
             return;
         }
         spawn_local(async move {
-            match super::ask(AnomalyQuery::Search {
-                rank,
-                text,
-                limit: 1000,
-            })
-            .await
-            {
-                Ok(AnomalyReply::Search(f)) => {
-                    let boxes = f
-                        .matches
-                        .iter()
-                        .map(|m| (m.lane, m.start_ms, m.start_ms + m.dur_us / 1e3))
-                        .collect();
-                    let _ = found_boxes.try_set_value(boxes);
-                    let _ = cur.try_set(None);
-                    let _ = found.try_set(Some(f));
-                    step(dir);
-                }
-                Ok(other) => {
-                    let _ = error.try_set(Some(format!("unexpected reply {other:?}")));
-                }
-                Err(e) => {
-                    let _ = error.try_set(Some(e));
+            // Every shown rank, merged by shown start.
+            let Some(rs) = ranks.try_get_untracked() else {
+                return;
+            };
+            let mut items = Vec::new();
+            let mut total = 0;
+            for (pos, r) in rs.into_iter().enumerate() {
+                let q = AnomalyQuery::Search {
+                    rank: r,
+                    text: text.clone(),
+                    limit: 1000,
+                };
+                match super::ask(q).await {
+                    Ok(AnomalyReply::Search(f)) => {
+                        total += f.total;
+                        let off = aligns
+                            .try_with_untracked(|a| a.get(pos).map_or(0.0, |a| a.offset_ms))
+                            .unwrap_or(0.0);
+                        items.extend(f.matches.into_iter().map(|m| (m.start_ms - off, r, m)));
+                    }
+                    Ok(other) => {
+                        let _ = error.try_set(Some(format!("unexpected reply {other:?}")));
+                        return;
+                    }
+                    Err(e) => {
+                        let _ = error.try_set(Some(e));
+                        return;
+                    }
                 }
             }
+            items.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let items = items.into_iter().map(|(_, r, m)| (r, m)).collect();
+            let _ = cur.try_set(None);
+            let _ = found.try_set(Some(Matches { text, total, items }));
+            step(dir);
         });
     };
     let clear_search = move || {
-        found_boxes.set_value(Vec::new());
         found.set(None);
         cur.set(None);
         search_text.set(String::new());
@@ -503,11 +711,11 @@ pub fn Timeline(
         found.with(|f| {
             f.as_ref().map(|f| match (f.total, cur.get()) {
                 (0, _) => format!("no match for “{}”", f.text),
-                (t, Some(k)) if t as usize > f.matches.len() => format!(
+                (t, Some(k)) if t as usize > f.items.len() => format!(
                     "{} / {} (first {} of {t})",
                     k + 1,
-                    f.matches.len(),
-                    f.matches.len()
+                    f.items.len(),
+                    f.items.len()
                 ),
                 (t, Some(k)) => format!("{} / {t}", k + 1),
                 (t, None) => format!("{t} matches"),
@@ -533,17 +741,6 @@ pub fn Timeline(
         up.remove();
     });
 
-    let legend = move || {
-        let classes = CLASS_COLORS
-            .iter()
-            .map(|(n, c)| view! { <span class="legend-item"><span class="swatch" style=format!("background:{c}")></span>{*n}</span> })
-            .collect_view();
-        let labels = LABEL_COLORS
-            .iter()
-            .map(|(n, c)| view! { <span class="legend-item"><span class="swatch" style=format!("background:{c};opacity:.8")></span>{n.trim_start_matches("possible_").replace('_', " ")}</span> })
-            .collect_view();
-        view! { <div class="legend">"kernels: "{classes}</div><div class="legend">"bubbles: "{labels}</div> }
-    };
     let stats = move || {
         dto.with(|d| {
             d.as_ref().map(|d| {
@@ -562,27 +759,29 @@ pub fn Timeline(
             view! { <div class="tooltip" data-testid="timeline-tooltip" style=format!("left:{}px;top:{}px", (h.x + 14.0).min(900.0), h.y + 14.0)>{lines}</div> }
         })
     };
-    let detail = move || {
-        item.get().map(|k| {
-            let row = |t: &'static str, v: String| view! { <dt>{t}</dt><dd>{v}</dd> };
-            view! {
-                <section class="anom-timeline-item" data-testid="timeline-item">
-                    <h4>{if k.kind == crate::protocol::LaneKind::Device { "Kernel" } else { "Host event" }}" "<code data-testid="timeline-item-name">{k.name.clone()}</code></h4>
-                    <dl class="kv">
-                        {row(if k.kind == crate::protocol::LaneKind::Device { "stream" } else { "thread" }, k.stream.clone())}
-                        {row("start", format!("+{} ({} µs)", format::duration_ms(k.start_ms), k.start_us))}
-                        {row("duration", format!("{:.3} µs", k.dur_us))}
-                        {row("type", k.op_type.clone())}
-                        {row("core / class", format!("{} / {}", k.core, k.class))}
-                        {(k.wait_us > 0.0).then(|| row("wait", format!("{:.3} µs", k.wait_us)))}
-                        {(!k.shapes.is_empty()).then(|| row("input shapes", k.shapes.clone()))}
-                        {(k.source_row > 0).then(|| row("kernel_details.csv line", k.source_row.to_string()))}
-                        {k.step_id.clone().map(|s| row("step", s))}
-                    </dl>
-                </section>
-            }
+    let pick = Callback::new(show);
+    // The stacked mode's step list and the ranks without the chosen step.
+    let ids = Signal::derive(move || {
+        steps_of.with(|st| {
+            let lists: Vec<&[StepBandDto]> =
+                st.iter().map(|o| o.as_deref().unwrap_or(&[])).collect();
+            step_ids(&lists)
         })
-    };
+    });
+    let missing = Signal::derive(move || {
+        let id = align_on.get()?;
+        let names: Vec<String> = ranks.with(|rs| {
+            aligns.with(|a| {
+                rs.iter()
+                    .zip(a.iter())
+                    .filter(|(_, a)| !a.found)
+                    .map(|(&r, _)| rank_label(r))
+                    .collect()
+            })
+        });
+        (!names.is_empty())
+            .then(|| format!("no {id} in {}: shown from its first step", names.join(", ")))
+    });
 
     view! {
         <section class="chart-box anom-timeline" data-testid="timeline">
@@ -603,12 +802,20 @@ pub fn Timeline(
                     <button class="button" data-testid="timeline-search-next" title="next match (Enter)" on:click=move |_| submit(1)>"▼"</button>
                     <span class="muted" data-testid="timeline-search-count">{search_count}</span>
                 </span>
+                {move || (others() > 0).then(|| view! { <MultiBar multi=multi align_on=align_on ids=ids missing=missing/> })}
                 <span class="muted" data-testid="timeline-stats">{stats}</span>
                 <button class="button" data-testid="timeline-reset" on:click=move |_| view.set(None)>"Reset"</button>
             </div>
-            <div class="timeline-legend">{legend}</div>
+            <div class="timeline-legend"><Legend/></div>
             {move || error.get().map(|e| view! { <p class="notice error">{e}</p> })}
-            <div class="chart-wrap">
+            // Test hooks of the stacked mode and the selection (the canvas holds the rest; an
+            // element takes at most 26 attributes).
+            <div class="chart-wrap" data-testid="timeline-state"
+                data-ranks=move || ranks.with(|r| r.len()).to_string()
+                data-offsets=move || aligns.with(|a| a.iter().map(|a| format!("{:.6}", a.offset_ms)).collect::<Vec<_>>().join(","))
+                data-selected=move || { item.track(); shown.track(); item.with_untracked(|i| i.as_ref().and_then(|s| to_view(s.rank, s.item.lane, s.item.start_ms, end_ms(&s.item)))).map(|(l, a, b)| format!("{l},{a:.6},{b:.6}")).unwrap_or_default() }
+                data-parts=move || shown.with(|s| s.as_ref().map_or(0, |(_, p)| p.len())).to_string()
+                data-arrows=move || { item.track(); flows.track(); shown.track(); arrows().len().to_string() }>
                 <canvas
                     node_ref=canvas
                     class="timeline"
@@ -645,7 +852,7 @@ pub fn Timeline(
                     ev.prevent_default();
                     resize_drag.set_value(Some((ev.client_y() as f64, geom.get_untracked().lane_h)));
                 }>"⋯"</div>
-            {detail}
+            <Detail sel=item flows=flows pick=pick/>
         </section>
     }
 }

@@ -89,6 +89,31 @@ pub struct Marks {
     pub item: Option<(u32, f64, f64)>,
 }
 
+/// A launch → kernel arrow in stacked lanes and view ms (`AnomalyQuery::Flows`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Arrow {
+    /// Lane of the host end.
+    pub from_lane: u32,
+    /// Tail time (the launch), ms.
+    pub from_ms: f64,
+    /// Lane of the device end.
+    pub to_lane: u32,
+    /// Head time (the kernel's start), ms.
+    pub to_ms: f64,
+    /// The other end of the link (not the selected item): lane, start ms, end ms.
+    pub partner: (u32, f64, f64),
+}
+
+/// What is drawn over the boxes besides the marks: flow arrows of the selection, and the
+/// rank groups of a stacked timeline ((first lane, lane count) per rank; a line between).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Overlay<'a> {
+    /// Arrows of the selected item.
+    pub arrows: &'a [Arrow],
+    /// Rank groups (empty or one group: nothing drawn).
+    pub groups: &'a [(usize, usize)],
+}
+
 /// Maps relative ms to CSS px for the view `(v0, v1)` on a canvas `w` px wide.
 #[derive(Clone, Copy, Debug)]
 pub struct XMap {
@@ -164,6 +189,7 @@ pub fn draw(
     marks: Marks,
     g: Geom,
     found: Found<'_>,
+    over: Overlay<'_>,
 ) -> usize {
     let (lw, lh) = (g.label_w, g.lane_h);
     let lay = layout(d.lanes.len(), lh);
@@ -330,7 +356,21 @@ pub fn draw(
             lh - 2.0,
         );
     }
+    draw_arrows(&ctx, &lay, &xm, lh, over.arrows, d.lanes.len());
     ctx.restore();
+    // Rank groups of a stacked timeline: a line between ranks, across the gutter too.
+    if over.groups.len() > 1 {
+        ctx.set_stroke_style_str("rgba(29,63,128,0.7)");
+        ctx.set_line_width(2.0);
+        for &(first, _) in &over.groups[1..] {
+            let y = lay.lane_top(first).round();
+            ctx.begin_path();
+            ctx.move_to(0.0, y);
+            ctx.line_to(right, y);
+            ctx.stroke();
+        }
+        ctx.set_line_width(1.0);
+    }
     // Ruler.
     ctx.set_fill_style_str("rgba(255,255,255,0.0)");
     ctx.set_stroke_style_str("rgba(128,128,128,0.35)");
@@ -356,4 +396,63 @@ pub fn draw(
     ctx.line_to(right, RULER_H - 0.5);
     ctx.stroke();
     drawn
+}
+
+/// Flow arrows: a curve from the host box to the device box with a head, the partner box
+/// outlined dashed.
+fn draw_arrows(
+    ctx: &CanvasRenderingContext2d,
+    lay: &LaneLayout,
+    xm: &XMap,
+    lh: f64,
+    arrows: &[Arrow],
+    lanes: usize,
+) {
+    if arrows.is_empty() {
+        return;
+    }
+    ctx.set_stroke_style_str("#d6336c");
+    ctx.set_fill_style_str("#d6336c");
+    for a in arrows {
+        if a.from_lane as usize >= lanes || a.to_lane as usize >= lanes {
+            continue;
+        }
+        let (pl, ps, pe) = a.partner;
+        let dash = js_sys::Array::of2(&4.0.into(), &3.0.into());
+        let _ = ctx.set_line_dash(&dash);
+        ctx.set_line_width(1.5);
+        ctx.stroke_rect(
+            xm.x(ps) - 1.0,
+            lay.lane_top(pl as usize) + 1.0,
+            (xm.x(pe) - xm.x(ps)).max(1.0) + 2.0,
+            lh - 2.0,
+        );
+        let _ = ctx.set_line_dash(&js_sys::Array::new());
+        let (t0, t1) = (
+            lay.lane_top(a.from_lane as usize),
+            lay.lane_top(a.to_lane as usize),
+        );
+        let up = t1 < t0;
+        let (x0, x1) = (xm.x(a.from_ms), xm.x(a.to_ms));
+        let y0 = if up { t0 + 3.0 } else { t0 + lh - 3.0 };
+        let y1 = if up { t1 + lh - 3.0 } else { t1 + 3.0 };
+        let ym = (y0 + y1) / 2.0;
+        ctx.set_line_width(1.8);
+        ctx.begin_path();
+        ctx.move_to(x0, y0);
+        ctx.bezier_curve_to(x0, ym, x1, ym, x1, y1);
+        ctx.stroke();
+        // The head, pointing along the curve's last (vertical) direction.
+        let dir = if up { -1.0 } else { 1.0 };
+        ctx.begin_path();
+        ctx.move_to(x1, y1);
+        ctx.line_to(x1 - 4.5, y1 - dir * 8.0);
+        ctx.line_to(x1 + 4.5, y1 - dir * 8.0);
+        ctx.close_path();
+        ctx.fill();
+        // The tail: a dot on the launch.
+        ctx.begin_path();
+        let _ = ctx.arc(x0, y0, 2.5, 0.0, std::f64::consts::TAU);
+        ctx.fill();
+    }
 }

@@ -13,7 +13,7 @@ use crate::protocol::{
 };
 use crate::ui::route::{use_route, MEM_KMAX, MEM_KMIN, MEM_Q, MEM_SORT};
 use crate::views::format;
-use crate::views::virtual_list::{first_row, spacer_height};
+use crate::views::virtual_list::{first_row, fit_columns, fit_width_ch, spacer_height, FitColumn};
 
 /// Row height, px (must match `.vt-row` in web/style.css).
 const ROW_H: f64 = 24.0;
@@ -32,6 +32,41 @@ const COLUMNS: &[(MemColumn, &str, bool)] = &[
     (MemColumn::UserFrame, "user frame", false),
     (MemColumn::CallStackTop, "first listed frame", false),
 ];
+
+/// Width bounds of the columns (ch) and which share the free width, in [`COLUMNS`] order:
+/// columns size to their content (`views::virtual_list::fit_columns`).
+const FIT: [(u32, u32, bool); 10] = [
+    (4, 10, false),
+    (16, 48, true),
+    (8, 14, false),
+    (9, 16, false),
+    (9, 16, false),
+    (9, 14, false),
+    (9, 14, false),
+    (7, 16, false),
+    (16, 60, true),
+    (16, 80, true),
+];
+
+/// The texts of one row's cells, in [`COLUMNS`] order.
+fn cells(r: &crate::protocol::MemoryRowDto, t0_ms: f64) -> [String; 10] {
+    [
+        r.row.to_string(),
+        r.name.clone(),
+        format::kib(r.size_kb),
+        format::offset_ms(r.start_time_ms, t0_ms),
+        if r.duration_ms == 0.0 {
+            "not released".to_string()
+        } else {
+            format::duration_ms(r.duration_ms)
+        },
+        format::mib(r.total_allocated_mb),
+        format::mib(r.total_reserved_mb),
+        r.match_quality.clone(),
+        format::short_frame(&r.user_frame).to_string(),
+        format::short_frame(&r.call_stack_top).to_string(),
+    ]
+}
 
 /// The events table of one rank; clicking a row sets `selected`.
 #[component]
@@ -186,6 +221,49 @@ pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> im
         }
     };
     let parse_kb = |s: String| s.trim().parse::<f64>().ok();
+    // Column widths follow the widest text seen (header with its sort arrow, every page shown
+    // since the table opened): they only grow, so scrolling never makes them jump back.
+    let widest = RwSignal::new(
+        COLUMNS
+            .iter()
+            .map(|c| c.1.chars().count() + 2)
+            .collect::<Vec<usize>>(),
+    );
+    Effect::new(move |_| {
+        page.with(|p| {
+            let Some(p) = p else { return };
+            let mut w = widest.get_untracked();
+            let mut grew = false;
+            for r in &p.rows {
+                for (i, c) in cells(r, t0_ms).iter().enumerate() {
+                    let n = c.chars().count();
+                    if n > w[i] {
+                        w[i] = n;
+                        grew = true;
+                    }
+                }
+            }
+            if grew {
+                widest.set(w);
+            }
+        })
+    });
+    let fit = move || -> Vec<FitColumn> {
+        widest.with(|w| {
+            w.iter()
+                .zip(FIT)
+                .map(|(&chars, (min_ch, max_ch, flex))| FitColumn {
+                    chars,
+                    min_ch,
+                    max_ch,
+                    flex,
+                })
+                .collect()
+        })
+    };
+    let cols = move || format!("grid-template-columns:{}", fit_columns(&fit()));
+    // Header and rows at least as wide as their columns (the box scrolls sideways).
+    let least = move || format!("min-width:max(980px, {}ch)", fit_width_ch(&fit()));
     let rows = move || {
         let Some(p) = page.get() else {
             return Vec::new();
@@ -194,25 +272,27 @@ pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> im
             .into_iter()
             .map(|r| {
                 let id = r.row;
-                let stack_site = r.user_frame.clone();
+                let [c_id, c_name, c_size, c_start, c_dur, c_alloc, c_res, c_match, c_site, c_top] =
+                    cells(&r, t0_ms);
                 view! {
                     <div
                         class="vt-row"
                         data-testid="event-row"
+                        style=cols
                         class:selected=move || selected.get() == Some(id)
                         class:free=r.size_kb < 0.0
                         on:click=move |_| selected.set(Some(id))
                     >
-                        <div class="vt-cell num">{id.to_string()}</div>
-                        <div class="vt-cell" title=r.name.clone()>{r.name.clone()}</div>
-                        <div class="vt-cell num">{format::kib(r.size_kb)}</div>
-                        <div class="vt-cell num">{format::offset_ms(r.start_time_ms, t0_ms)}</div>
-                        <div class="vt-cell num">{if r.duration_ms == 0.0 { "not released".to_string() } else { format::duration_ms(r.duration_ms) }}</div>
-                        <div class="vt-cell num">{format::mib(r.total_allocated_mb)}</div>
-                        <div class="vt-cell num">{format::mib(r.total_reserved_mb)}</div>
-                        <div class="vt-cell">{r.match_quality.clone()}</div>
-                        <div class="vt-cell" title=stack_site.clone()>{format::short_frame(&stack_site).to_string()}</div>
-                        <div class="vt-cell" title=r.call_stack_top.clone()>{format::short_frame(&r.call_stack_top).to_string()}</div>
+                        <div class="vt-cell num">{c_id}</div>
+                        <div class="vt-cell" title=r.name.clone()>{c_name}</div>
+                        <div class="vt-cell num">{c_size}</div>
+                        <div class="vt-cell num">{c_start}</div>
+                        <div class="vt-cell num">{c_dur}</div>
+                        <div class="vt-cell num">{c_alloc}</div>
+                        <div class="vt-cell num">{c_res}</div>
+                        <div class="vt-cell">{c_match}</div>
+                        <div class="vt-cell" title=r.user_frame.clone()>{c_site}</div>
+                        <div class="vt-cell" title=r.call_stack_top.clone()>{c_top}</div>
                     </div>
                 }
             })
@@ -240,14 +320,14 @@ pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> im
                 <p class="notice" data-testid="row-filter-empty">{format!("No row matches this filter (of {} rows). Change or clear the filter above.", p.total_rows)}</p>
             })}
             <div class="vt" data-testid="events-table">
-                <div class="vt-row vt-header">{header}</div>
+                <div class="vt-row vt-header" style=move || format!("{};{}", cols(), least())>{header}</div>
                 <div
                     class="vt-viewport"
                     tabindex="0"
                     title="↑/↓ move the selection, Esc clears it"
                     on:keydown=on_key
                     node_ref=viewport
-                    style=format!("height:{VIEW_H}px")
+                    style=move || format!("height:{VIEW_H}px;{}", least())
                     on:scroll=move |ev: ev::Event| {
                         let el: web_sys::Element = event_target(&ev);
                         scroll_top.set(el.scroll_top() as f64);

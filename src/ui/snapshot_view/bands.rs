@@ -537,12 +537,7 @@ fn axes(
     ctx.set_fill_style_str(&pal.text);
     ctx.set_stroke_style_str(&pal.grid);
     ctx.set_line_width(1.0);
-    let unit = [1u64 << 30, 1 << 20, 1 << 10]
-        .into_iter()
-        .map(|u| u as f64)
-        .find(|u| y_max >= *u)
-        .unwrap_or(1.0);
-    let ystep = nice_step(y_max / unit, 4.0) * unit;
+    let ystep = format::binary_step(y_max / 4.0);
     let mut v = 0.0;
     while v <= y_max && ystep > 0.0 {
         let y = mt + ph - v / y_max * ph;

@@ -272,14 +272,7 @@ fn draw(ctx: &CanvasRenderingContext2d, w: f64, h: f64, c: &SnapCurveDto, sel_x:
     ctx.set_fill_style_str("#888");
     ctx.set_line_width(1.0);
     // y grid in binary units.
-    let unit = if y_max >= (1u64 << 30) as f64 {
-        (1u64 << 30) as f64
-    } else if y_max >= (1u64 << 20) as f64 {
-        (1u64 << 20) as f64
-    } else {
-        1024.0
-    };
-    let ystep = nice_step(y_max / unit, 5.0) * unit;
+    let ystep = format::binary_step(y_max / 5.0);
     let mut v = 0.0;
     while v <= y_max && ystep > 0.0 {
         let y = y_of(v);

@@ -79,7 +79,8 @@ pub fn draw(canvas: &HtmlCanvasElement, curve: &CurveDto, t0_ms: f64, band: Opti
     ctx.set_font("11px system-ui, sans-serif");
     ctx.set_stroke_style_str(&pal.grid);
     ctx.set_fill_style_str(&pal.text);
-    let ystep = nice_step(y_max, 5.0);
+    // Binary steps (256 MiB, 512 MiB, …), the values being MiB.
+    let ystep = format::binary_step(y_max * 1048576.0 / 5.0) / 1048576.0;
     let mut v = 0.0;
     while v <= y_max {
         let y = y_of(v);
