@@ -160,6 +160,35 @@ fn bands_under_the_pixel_threshold_are_summarised() {
     assert_eq!(d.min_band_bytes, 3);
 }
 
+/// The shape of `examples/snapshot_gen`'s files (and of the 1M-entry browser test): thousands of
+/// live allocations, none a quarter pixel tall, so no band is drawn and every column is the
+/// summarised band, whose height is the whole curve. "0 allocations drawn" is a complete layout
+/// (the page must not wait for a band: tests/e2e/snapshot_views.test.mjs waited forever).
+#[test]
+fn thousands_of_sub_pixel_allocations_are_one_summarised_band() {
+    // 2000 records of 1000 B, record r allocated at entry r and never freed: 2 MB at the end,
+    // 230 px → min band 2e6 · 0.25 / 230 = 2173.9… → 2174 B > 1000 B.
+    let recs: Vec<(u32, u32, u64)> = (0..2000).map(|r| (r, NEVER, 1000)).collect();
+    let lt = table(2000, &recs);
+    let d = run(&lt, &params(0.0, 2000.0, 100, 230.0));
+    assert_eq!(d.min_band_bytes, 2174);
+    assert!(d.bands.is_empty());
+    assert_eq!(d.records_in_view, 2000);
+    assert_eq!(d.summarised_records, 2000);
+    // Column c covers entries 20c .. 20c+19; its representative is the last (the curve rises).
+    let tops: Vec<u64> = (0..100).map(|c| 1000 * (20 * c + 20)).collect();
+    assert_eq!(d.summarised, tops);
+    assert_eq!(d.y_max, 2_000_000.0);
+    // The page's grid: one summarised cell per column, from 0 to the column's total.
+    let g = crate::views::band_grid::BandGrid::new(&d);
+    assert_eq!(g.len(), 100);
+    assert_eq!(
+        g.at(99, 1_999_999.0),
+        Some(crate::views::band_grid::SUMMARISED)
+    );
+    assert_eq!(g.at(99, 2_000_000.0), None);
+}
+
 #[test]
 fn zoomed_out_columns_show_their_highest_entry() {
     let lt = four();
