@@ -14,14 +14,17 @@
 //   cargo run --release --example kineto_gen -- /tmp/tl1m/rank0.pt.trace.json --kernels 1000000 &&
 //   node tests/e2e/bench_timeline.mjs /tmp/tl1m [--frames 300] [--px 6] [--zoom-steps 10,21]
 // --zoom-steps: W presses from the full view for each level (each ×0.8 of the span: 10 → 10.7 %,
-// 21 → 0.92 % of the capture). The page must end its run in "Done".
+// 21 → 0.92 % of the capture). --profile OUT.cpuprofile: a CDP profile of the page's main
+// thread over the pans (written for DevTools; its top functions by self time go into the JSON
+// line as `main_thread_top`). The page must end its run in "Done".
 import fs from 'node:fs';
 import path from 'node:path';
 import { serveStatic, launch, ProflensPage, folderBytes, browserCpu, cpuDelta, loadAvg } from './lib.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
-const valued = new Set(['--frames', '--px', '--zoom-steps']);
+const valued = new Set(['--frames', '--px', '--zoom-steps', '--profile']);
+const profileOut = opt('--profile');
 const input = args.find((a, i) => !a.startsWith('--') && !valued.has(args[i - 1]));
 if (!input || !fs.existsSync(input) || !fs.statSync(input).isDirectory()) {
   console.error('usage: node tests/e2e/bench_timeline.mjs <folder> [--frames N] [--px P] [--zoom-steps A,B]');
@@ -34,6 +37,20 @@ const mb = folderBytes(input) / 1048576;
 const r1 = (x) => +x.toFixed(1);
 const r2 = (x) => +x.toFixed(2);
 const LANES_TOP = 58; // ui/anomaly_view/timeline_draw.rs: first lane row (CSS px)
+
+/** Self time by function (top `n`) of a CDP profile: [name file, ms, share %]. */
+function topSelf(profile, n = 15) {
+  const byId = new Map(profile.nodes.map((x) => [x.id, x]));
+  const self = new Map();
+  profile.samples.forEach((id, i) => {
+    const f = byId.get(id).callFrame;
+    const key = `${f.functionName || '(anonymous)'} ${f.url ? path.basename(f.url) : ''}`.trim();
+    self.set(key, (self.get(key) || 0) + (profile.timeDeltas[i] || 0) / 1000);
+  });
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  return [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, n)
+    .map(([k, ms]) => [k, Math.round(ms), +(100 * ms / total).toFixed(1)]);
+}
 
 const server = await serveStatic();
 // Frames as fast as they are made (as tests/e2e/cluster.test.mjs).
@@ -58,6 +75,13 @@ try {
   const full = (await canvas.getAttribute('data-view')).split(',').map(Number);
   out.full_range_ms = r2(full[1] - full[0]);
   out.levels = [];
+  let cdp;
+  if (profileOut) {
+    cdp = await context.newCDPSession(page);
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
+    await cdp.send('Profiler.start');
+  }
   const cpu0 = browserCpu();
   for (const steps of zoomSteps) {
     await canvas.focus();
@@ -116,6 +140,11 @@ try {
       panned_ms: r2(after[0] - view[0]) });
   }
   const cpu = cpuDelta(cpu0, browserCpu());
+  if (cdp) {
+    const { profile } = await cdp.send('Profiler.stop');
+    fs.writeFileSync(profileOut, JSON.stringify(profile));
+    out.main_thread_top = topSelf(profile);
+  }
   out.pan_browser_cpu_s = cpu.total_s;
   out.pan_renderer_main_cpu_s = cpu.renderer_main_s;
   out.pan_worker_cpu_s = cpu.worker_s;
