@@ -10,21 +10,36 @@
 # trace of ~200 MB (examples/kineto_gen, 300k kernels, the generator of scripts/bench_kineto.sh).
 # Needs the release page (bash scripts/build-release.sh). PROFILE=1 also writes a CDP profile
 # of the first worker per input (OUT_DIR/<input>.cpuprofile) and prints its top functions.
+# ONLY="kineto" (any of ascend, snapshot, kineto; default all three) generates and runs only
+# those inputs; KINETO_KERNELS sets the Kineto trace's size (default 300000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-2}
 OUT=${2:-/tmp/proflens-bench}
+ONLY=${ONLY:-ascend snapshot kineto}
+want() { case " $ONLY " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 mkdir -p "$OUT"
 cargo build --release --bin proflens --example snapshot_gen --example kineto_gen
+inputs=()
 ASCEND="$OUT/ascend"
-[ -d "$ASCEND" ] || nice -n 10 python3 ../shared/bench/gen_ascend.py --out "$ASCEND" --trace-mb 150 --ranks 1 >&2
+if want ascend; then
+  [ -d "$ASCEND" ] || nice -n 10 python3 ../shared/bench/gen_ascend.py --out "$ASCEND" --trace-mb 150 --ranks 1 >&2
+  inputs+=("$ASCEND")
+fi
 SNAP="$OUT/snapshot.pickle"
-[ -f "$SNAP" ] || nice -n 10 target/release/examples/snapshot_gen "$SNAP" "${SNAP_EVENTS:-1330000}" >&2
+if want snapshot; then
+  [ -f "$SNAP" ] || nice -n 10 target/release/examples/snapshot_gen "$SNAP" "${SNAP_EVENTS:-1330000}" >&2
+  inputs+=("$SNAP")
+fi
 KINETO="$OUT/kineto"
-[ -d "$KINETO" ] || { mkdir -p "$KINETO" && nice -n 10 target/release/examples/kineto_gen \
-  "$KINETO/rank0.pt.trace.json" --kernels "${KINETO_KERNELS:-300000}" --steps 100 >&2; }
+if want kineto; then
+  [ -d "$KINETO" ] || { mkdir -p "$KINETO" && nice -n 10 target/release/examples/kineto_gen \
+    "$KINETO/rank0.pt.trace.json" --kernels "${KINETO_KERNELS:-300000}" --steps 100 >&2; }
+  inputs+=("$KINETO")
+fi
+[ ${#inputs[@]} -gt 0 ] || { echo "ONLY=\"$ONLY\" names no input (ascend, snapshot, kineto)" >&2; exit 2; }
 echo "load average: $(cat /proc/loadavg)" >&2
-for input in "$ASCEND" "$SNAP" "$KINETO"; do
+for input in "${inputs[@]}"; do
   extra=()
   [ "${PROFILE:-0}" = 1 ] && extra=(--profile "$OUT/$(basename "$input").cpuprofile")
   nice -n 10 node tests/e2e/bench.mjs "$input" --runs "$RUNS" --native target/release/proflens "${extra[@]}"

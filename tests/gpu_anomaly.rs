@@ -151,6 +151,8 @@ fn nccl_trace_steps_and_the_longest_bubble() {
     assert_eq!(b.window.interval.len_ns(), 15_718_606);
     let n = b.next_launch.unwrap();
     assert_eq!((n.timing, n.lead_ns), (Timing::LateHostBound, 15_682_922));
+    // one launch inside: the late launch of the kernel that ends it (h2d_flow_count on GPUs)
+    assert_eq!(b.evidence.h2d_flow_count, 1);
     // NCCL kernels are communication kernels on their own stream
     let comm = r.kernels.comm().iter().filter(|&&c| c).count();
     assert!(comm > 0);
@@ -214,4 +216,142 @@ fn cli_anomaly_on_a_gpu_folder_exits_0() {
     let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 6);
     let _ = std::fs::remove_file(out);
+}
+
+fn flow_reference(path: &str) -> Value {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/reference/gpu_flow_count_ref.py"
+    );
+    let out = Command::new("python3")
+        .arg(script)
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `h2d_flow_count` on GPU ranks (the GPU rule, a Decision in ARCHITECTURE.md): the device ops
+/// whose launching runtime call (same `correlation`) starts inside the window. Every emitted
+/// window equals `tests/reference/gpu_flow_count_ref.py` (a window that is a whole device gap
+/// by the script's own gap list, any other by its launch list), and the totals are the exact
+/// values of that reading. The Ascend-style rule (flow `f` ends inside) would give 0 here.
+#[test]
+fn h2d_flow_count_is_the_launches_inside_each_window() {
+    // (folder, file, emitted windows, whole-gap windows, Σ count, windows with count > 0,
+    //  flow ends of paired flows inside any gap, lone flow ends inside any gap)
+    for (dir, file, want) in [
+        (
+            "nccl_parser_config",
+            "nccl_data.json.gz",
+            [160, 155, 158, 158, 0, 3731],
+        ),
+        (
+            "ns_resolution_trace",
+            "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+            [14, 13, 10, 10, 0, 177],
+        ),
+        // flows to `cuda_sync` events: 14 paired `f` ends inside gaps, not launches of device ops
+        (
+            "critical_path/alexnet",
+            "benchmark_result_2869224_1695835535_trace.json.gz",
+            [38, 38, 39, 38, 14, 120],
+        ),
+    ] {
+        let ranks = analyse(&format!("{HTA}{dir}"));
+        let r = &ranks[0];
+        let reference = flow_reference(&format!("{HTA}{dir}/{file}"));
+        let launches: Vec<i64> = reference["launches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i64().unwrap())
+            .collect();
+        let gaps: std::collections::HashMap<(i64, i64), usize> = reference["gaps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| {
+                let g: Vec<i64> = g
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_i64().unwrap())
+                    .collect();
+                ((g[0], g[1]), g[2] as usize)
+            })
+            .collect();
+        let (mut whole, mut sum, mut nonzero) = (0, 0, 0);
+        for b in &r.result.bubbles {
+            let w = b.window.interval;
+            let expected = match gaps.get(&(w.start_ns, w.end_ns)) {
+                Some(&n) => {
+                    whole += 1;
+                    n
+                }
+                None => launches
+                    .iter()
+                    .filter(|&&t| w.start_ns <= t && t < w.end_ns)
+                    .count(),
+            };
+            assert_eq!(
+                b.evidence.h2d_flow_count, expected,
+                "{dir} {}",
+                b.window.bubble_id
+            );
+            sum += expected;
+            nonzero += usize::from(expected > 0);
+        }
+        let f = &reference["f_ends_in_gaps"];
+        let got = [
+            r.result.bubbles.len(),
+            whole,
+            sum,
+            nonzero,
+            f["paired"].as_u64().unwrap() as usize,
+            f["lone"].as_u64().unwrap() as usize,
+        ];
+        assert_eq!(got, want, "{dir}");
+    }
+}
+
+/// The JSON of `proflens anomaly` carries the same `h2d_flow_count` per window as the analysis
+/// (ns_resolution: 10 windows with launches inside, 10 launches in all).
+#[test]
+fn cli_json_prints_the_gpu_h2d_flow_count() {
+    let dir = format!("{HTA}ns_resolution_trace");
+    let ranks = analyse(&dir);
+    let want: Vec<(String, u64)> = ranks[0]
+        .result
+        .bubbles
+        .iter()
+        .map(|b| (b.window.bubble_id.clone(), b.evidence.h2d_flow_count as u64))
+        .collect();
+    let out = std::env::temp_dir().join(format!("proflens_gpu_h2d_{}.json", std::process::id()));
+    let o = Command::new(env!("CARGO_BIN_EXE_proflens"))
+        .args(["anomaly", &dir, "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let _ = std::fs::remove_file(out);
+    let got: Vec<(String, u64)> = v[0]["anomaly_discovery"]["bubble_windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["bubble_id"].as_str().unwrap().to_string(),
+                b["h2d_flow_count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(got.iter().filter(|(_, n)| *n > 0).count(), 10);
+    assert_eq!(got.iter().map(|(_, n)| n).sum::<u64>(), 10);
 }

@@ -280,7 +280,9 @@ pub struct Evidence {
     pub comm: Option<f64>,
     /// `host_parallelism_hint` (rulebook only; null without host events).
     pub hint: Option<f64>,
-    /// Flow end points inside the window.
+    /// Flow points inside the window (`start ≤ ts < end`): `HostToDevice` / `torch_to_npu`
+    /// flow ends on Ascend, device-op launch starts on GPU ranks
+    /// (`model::trace_events::HostEventTable::h2d_flow_ends_ns`).
     pub h2d_flow_count: usize,
 }
 

@@ -90,8 +90,29 @@ pub fn kernel_table(t: &GpuTrace) -> KernelTable {
     b.finish()
 }
 
-/// The trace tables of a GPU trace (host events, step markers).
-pub fn host_table(t: &GpuTrace) -> HostEventTable {
+/// The points `h2d_flow_count` counts on a GPU rank (anomaly.md §5.6 extension field; the GPU
+/// rule is a Decision recorded in ARCHITECTURE.md, "GPU analyses on Kineto traces"): the
+/// **launch** of every device op (kernel, memcpy, memset) that has one — the start of the
+/// runtime call with the op's `correlation` ([`KernelTable::launch_ns`], the link Kineto draws
+/// as the `ac2g` flow and the one `launch_timing` reads). A window's count is then the number of
+/// device ops the host launched while the device was idle there (`start ≤ launch < end`).
+///
+/// Why not the flows' `f` ends as on Ascend: a Kineto `f` end sits on the start of the device op
+/// it points at, and device ops are busy time, so no launch flow's `f` end falls inside a
+/// bubble (0 of 3,774 on the HTA nccl trace, 0 of 6,095 on ns_resolution); the `f` ends that do
+/// are lone ends on host runtime calls that launch nothing (`cudaEventRecord`,
+/// `cudaStreamIsCapturing`…, `GPU-TV-017`) or, on traces with `cuda_sync`, synchronisations
+/// (already the sync ratio). On Ascend the ends inside bubbles are copy tasks the kernel table
+/// leaves out (`MEMCPY_ASYNC`); on a GPU every copy is busy time, and the host side of the link
+/// is what a bubble can hold. By correlation rather than by flow events, so traces whose flow
+/// events were stripped (HTA's `trace_filter` samples) still count.
+pub fn launch_points(kernels: &KernelTable) -> impl Iterator<Item = i64> + '_ {
+    (0..kernels.len()).filter_map(|i| kernels.launch_ns(i))
+}
+
+/// The trace tables of a GPU trace (host events, step markers) and, as `h2d_flow_ends_ns`, the
+/// [`launch_points`] of its kernel table `kernels` (built by [`kernel_table`] from `t`).
+pub fn host_table(t: &GpuTrace, kernels: &KernelTable) -> HostEventTable {
     let mut h = HostEventTable::new();
     for e in &t.host_ops {
         let lane = match e.kind {
@@ -121,6 +142,7 @@ pub fn host_table(t: &GpuTrace) -> HostEventTable {
             dur_ns: m.dur_ns,
         });
     }
+    h.h2d_flow_ends_ns.extend(launch_points(kernels));
     h.finish();
     h
 }
@@ -170,7 +192,7 @@ pub fn analyse_rank(
         None => GpuTrace::default(),
     };
     let kernels = kernel_table(&trace);
-    let host = host_table(&trace);
+    let host = host_table(&trace, &kernels);
     let input = RankInput {
         kernels: &kernels,
         trace: Some(&host),

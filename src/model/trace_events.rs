@@ -133,7 +133,9 @@ pub struct HostEventTable {
     events: Vec<HostEvent>,
     /// Step-marker candidates, in file order.
     pub markers: Vec<MarkerEvent>,
-    /// `ts` (ns) of flow end points (`ph:"f"`) of `HostToDevice` / `async_npu` flows (`h2d_flow_count`, §5.6).
+    /// `ts` (ns) of the points `h2d_flow_count` counts (§5.6): on Ascend the flow end points
+    /// (`ph:"f"`) of `HostToDevice` / `async_npu` flows; on GPU ranks the launch starts of the
+    /// device ops (`engine::gpu::launch_points`).
     pub h2d_flow_ends_ns: Vec<i64>,
     /// Launch flow ends (`async_npu`, `HostToDevice`) as read; [`finish`](Self::finish) pairs
     /// them into [`flows`](Self::flows) and empties this list.

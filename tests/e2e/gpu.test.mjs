@@ -90,6 +90,10 @@ test('HTA nccl trace: steps, a bubble selected with its next-kernel launch timin
   assert.match(await panel.getByTestId('bubble-id').innerText(), /global:global:0/);
   const panelText = await panel.innerText();
   assert.match(panelText, /launched 15\.683 ms after the device went idle: late launch \(host-bound\)/);
+  // h2d_flow_count on a GPU rank: device ops launched inside the window — here the one
+  // late-launched kernel that ends it (tests/gpu_anomaly.rs pins the same 1).
+  assert.match(panelText, /launches inside/);
+  assert.equal(await panel.getByTestId('bubble-flows').innerText(), '1');
   await page.waitForTimeout(300);
   await p.screenshot('gpu-03-nccl-bubble');
   assert.deepEqual(p.consoleErrors, []);

@@ -207,9 +207,22 @@ fn kernel_line(title: &'static str, k: Option<KernelDto>, t0_us: f64) -> impl In
     }
 }
 
-/// The selected bubble in full.
+/// The selected bubble in full. `gpu`: a PyTorch profiler rank, whose `h2d_flow_count` counts
+/// the launches issued inside the window (ARCHITECTURE.md, GPU decisions) rather than
+/// Ascend's `HostToDevice` / `torch_to_npu` flow ends (anomaly.md §5.6).
 #[component]
-pub fn BubblePanel(rank: u32, t0_us: f64) -> impl IntoView {
+pub fn BubblePanel(rank: u32, t0_us: f64, gpu: bool) -> impl IntoView {
+    let (flow_label, flow_title) = if gpu {
+        (
+            "launches inside",
+            "h2d_flow_count on a GPU rank: device ops whose launching runtime call (same correlation, the ac2g flow) started inside this window — launched while the device was idle",
+        )
+    } else {
+        (
+            "H2D flows",
+            "h2d_flow_count: HostToDevice / torch_to_npu flow end points inside this window (anomaly.md §5.6)",
+        )
+    };
     let state = expect_context::<AppState>();
     let detail = RwSignal::new(None::<Result<BubbleDetailDto, String>>);
     Effect::new(move |_| {
@@ -253,7 +266,7 @@ pub fn BubblePanel(rank: u32, t0_us: f64) -> impl IntoView {
                             <dt>"sync / copy overlap"</dt><dd data-testid="ratio-sync">{pct(b.sync_ratio)}</dd>
                             <dt>"comm marker overlap"</dt><dd data-testid="ratio-comm">{pct(b.comm_ratio)}</dd>
                             <dt>"host parallelism"</dt><dd>{d.host_parallelism_hint.map(|h| format::fixed(h, 2)).unwrap_or_else(|| "–".into())}</dd>
-                            <dt>"H2D flows"</dt><dd>{d.h2d_flow_count.to_string()}</dd>
+                            <dt title=flow_title>{flow_label}</dt><dd data-testid="bubble-flows">{d.h2d_flow_count.to_string()}</dd>
                             {kernel_line("before", d.before.clone(), t0_us)}
                             {kernel_line("after", d.after.clone(), t0_us)}
                             {kernel_line("before (main stream)", d.before_main.clone(), t0_us)}

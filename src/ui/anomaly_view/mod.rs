@@ -77,7 +77,7 @@ pub fn AnomalyView() -> impl IntoView {
                     <steps::StepsTable rank=rank/>
                     <div class="anom-bubbles">
                         <bubbles::BubbleList rank=rank labels=s.labels.clone() t0_us=s.origin_us.unwrap_or(0.0)/>
-                        <bubbles::BubblePanel rank=rank t0_us=s.origin_us.unwrap_or(0.0)/>
+                        <bubbles::BubblePanel rank=rank t0_us=s.origin_us.unwrap_or(0.0) gpu=s.gpu/>
                     </div>
                     <structure::StructureTree rank=rank/>
                     {if s.gpu { view! { <gpu::GpuPanel rank=rank/> }.into_any() } else { view! { <ops::OpTables rank=rank/> }.into_any() }}
