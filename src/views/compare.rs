@@ -457,6 +457,8 @@ pub fn view(doc: &Value, a_name: &str, b_name: &str, b_problems: ProblemsDto) ->
         overlays: Vec::new(),
         notes: Vec::new(),
         b_problems,
+        options: Default::default(),
+        choices: Default::default(),
     };
     match kind {
         CompareKind::Snapshot => snapshot(doc, &mut v),
