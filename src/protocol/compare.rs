@@ -199,6 +199,9 @@ pub struct OverlayDto {
     pub device: u32,
     /// `index` or `time_ms`.
     pub axis: String,
+    /// The annotation both sides are aligned at (`None`: their first entries).
+    #[serde(default)]
+    pub align: Option<String>,
     /// Window start in aligned coordinates.
     pub x0: f64,
     /// Window end.
