@@ -13,7 +13,8 @@ use std::process::Command;
 use proflens::cli::fs_opener::FsOpener;
 use proflens::engine::session::{Collected, Session};
 use proflens::protocol::compare::{
-    CellDto, CompareExportKind, CompareKind, CompareRequest, CompareTableDto, CompareViewDto,
+    CellDto, CompareExportKind, CompareKind, CompareOptions, CompareRequest, CompareStep,
+    CompareTableDto, CompareViewDto,
 };
 use proflens::protocol::{AnalysisKind, ExportRequest, Reply, Request, Response, Target};
 use serde_json::Value;
@@ -102,11 +103,53 @@ fn compare_with(s: &mut Session, a_name: &str, b: &Path, b_name: &str) -> Compar
             a_snapshot: 0,
             overlay_columns: 400,
             a_elsewhere: Vec::new(),
+            b_is_a: false,
+            options: Default::default(),
         }),
     );
     match out.out.as_slice() {
         [(3, Response::Reply(Reply::Compare(v)))] => (**v).clone(),
         other => panic!("unexpected reply: {other:?}"),
+    }
+}
+
+/// A control of the Compare tab: the comparison held by `s` computed again with `options`
+/// (`Request::CompareAgain`; the opener given reads nothing: it serves an empty folder).
+fn compare_again(s: &mut Session, options: CompareOptions) -> Result<CompareViewDto, String> {
+    let empty = std::env::temp_dir().join(format!("proflens-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let (opener, _) = FsOpener::walk(&empty).unwrap();
+    let out = send(s, &opener, 5, Request::CompareAgain(options));
+    match out.out.as_slice() {
+        [(5, Response::Reply(Reply::Compare(v)))] => Ok((**v).clone()),
+        [(5, Response::Failed(f))] => Err(f.message.clone()),
+        other => panic!("unexpected reply: {other:?}"),
+    }
+}
+
+/// The view's overlaid curves equal those of the CLI's document `odoc` (`--overlay N …`).
+fn assert_overlays(v: &CompareViewDto, odoc: &Value, columns: usize) {
+    let devices = odoc["devices"].as_array().unwrap();
+    assert_eq!(v.overlays.len(), devices.len());
+    for (o, d) in v.overlays.iter().zip(devices) {
+        let want = &d["overlay"];
+        assert_eq!(o.device as u64, d["device"].as_u64().unwrap());
+        assert_eq!(o.axis, want["axis"].as_str().unwrap());
+        assert_eq!(o.x0, want["x0"].as_f64().unwrap());
+        assert_eq!(o.x1, want["x1"].as_f64().unwrap());
+        for (side, got) in [("a", &o.a), ("b", &o.b)] {
+            let w = want[side].as_array().unwrap();
+            assert_eq!(got.len(), w.len());
+            for (g, w) in got.iter().zip(w) {
+                assert_eq!(g.curve, w["curve"].as_str().unwrap());
+                let col = |k: &str| -> Vec<Option<i64>> {
+                    w[k].as_array().unwrap().iter().map(Value::as_i64).collect()
+                };
+                assert_eq!(g.min, col("min"));
+                assert_eq!(g.max, col("max"));
+                assert_eq!(g.max.len(), columns);
+            }
+        }
     }
 }
 
@@ -375,6 +418,8 @@ fn a_run_spread_over_two_workers_compares_from_the_other_workers_summaries() {
             a_snapshot: 0,
             overlay_columns: 10,
             a_elsewhere: elsewhere,
+            b_is_a: false,
+            options: Default::default(),
         })
     };
     // Without rank 1's figures, the worker says what it lacks.
@@ -418,6 +463,8 @@ fn a_snapshot_against_a_folder_and_compare_before_open_are_refused_in_words() {
             a_snapshot: 0,
             overlay_columns: 10,
             a_elsewhere: Vec::new(),
+            b_is_a: false,
+            options: Default::default(),
         }),
     );
     assert!(
@@ -440,6 +487,8 @@ fn a_snapshot_against_a_folder_and_compare_before_open_are_refused_in_words() {
             a_snapshot: 0,
             overlay_columns: 10,
             a_elsewhere: Vec::new(),
+            b_is_a: false,
+            options: Default::default(),
         }),
     );
     let [(3, Response::Failed(f))] = &out.out[..] else {
@@ -462,4 +511,282 @@ fn a_snapshot_against_a_folder_and_compare_before_open_are_refused_in_words() {
         "{:?}",
         out.out
     );
+}
+
+/// A snapshot with two devices made from a real one (bcrafton's, with `time_us` and an
+/// optimizer annotation): device 0 is the file's trace, device 1 a copy of its last two thirds
+/// (no shared objects: the parser refuses memo references to trace entries), with device
+/// 0's segments and annotations copied to device 1. Written by CPython.
+fn two_device_pickle() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("compare_two_devices_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("two_devices.pickle");
+    let script = r#"
+import copy, pickle, sys
+class Plain(pickle.Unpickler):
+    def find_class(self, m, n):
+        raise pickle.UnpicklingError("globals are not allowed")
+d = Plain(open(sys.argv[1], "rb")).load()
+t = d["device_traces"][0]
+d["device_traces"] = [t, copy.deepcopy(t[len(t) // 3:])]
+d["segments"] = d["segments"] + [dict(copy.deepcopy(s), device=1) for s in d["segments"]]
+d["external_annotations"] = d["external_annotations"] + [dict(a, device=1) for a in d["external_annotations"]]
+pickle.dump(d, open(sys.argv[2], "wb"), protocol=4)
+"#;
+    let st = Command::new("python3")
+        .args(["-c", script])
+        .arg(PathBuf::from(SNAPS).join("bcrafton_assignment2-systems__memory_snapshot.pickle"))
+        .arg(&out)
+        .status()
+        .expect("python3 is required by the tests");
+    assert!(st.success());
+    out
+}
+
+#[test]
+fn two_devices_of_one_file_with_each_overlay_axis_and_alignment_are_the_clis() {
+    let path = two_device_pickle();
+    let dir = path.parent().unwrap().to_path_buf();
+    let f = "two_devices.pickle";
+    let (mut s, _) = side_a(&path);
+    // "Compare devices of this file": B is A's own file, nothing is read.
+    let options = CompareOptions {
+        a_device: Some(0),
+        b_device: Some(1),
+        ..CompareOptions::default()
+    };
+    let out = send(
+        &mut s,
+        &FsOpener::walk(&std::env::temp_dir().join("proflens-none-here"))
+            .map(|(o, _)| o)
+            .unwrap_or_else(|_| FsOpener::walk(&dir).unwrap().0),
+        3,
+        Request::Compare(CompareRequest {
+            files: Vec::new(),
+            a_name: f.into(),
+            b_name: f.into(),
+            a_snapshot: 0,
+            overlay_columns: 400,
+            a_elsewhere: Vec::new(),
+            b_is_a: true,
+            options: options.clone(),
+        }),
+    );
+    let v = match out.out.as_slice() {
+        [(3, Response::Reply(Reply::Compare(v)))] => (**v).clone(),
+        other => panic!("unexpected reply: {other:?}"),
+    };
+    assert_eq!(v.choices.a_devices, vec![0, 1]);
+    assert_eq!(v.choices.b_devices, vec![0, 1]);
+    assert!(v.choices.b_is_a);
+    let dev = ["--a-device", "0", "--b-device", "1"];
+    let (json, md) = cli_diff(&dir, f, f, &dev);
+    let doc: Value = serde_json::from_str(&json).unwrap();
+    // Device 1 lost device 0's first third: the same peak and end bytes (the end state
+    // reconstructs what is alive), but other sites hold them.
+    assert_eq!(doc["devices"][0]["b_device"], 1);
+    assert!(doc["devices"][0]["sites_at_peak"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["change"] != "same"));
+    assert_eq!(
+        v.facts[0].delta,
+        cell_of(&doc["devices"][0]["peak"]["delta_bytes"])
+    );
+    for key in ["sites_at_peak", "sites_at_end", "matched_peaks"] {
+        assert_table(table(&v, &format!("dev0.{key}")), &doc["devices"][0][key]);
+    }
+    let ov = |extra: &[&str]| -> Value {
+        let mut a: Vec<&str> = dev.to_vec();
+        a.extend(["--overlay", "400"]);
+        a.extend(extra);
+        serde_json::from_str(&cli_diff(&dir, f, f, &a).0).unwrap()
+    };
+    assert_overlays(&v, &ov(&[]), 400);
+    check_exports(
+        &mut s,
+        &json,
+        &md,
+        "diff_two_devices.pickle_vs_two_devices.pickle",
+    );
+    // The time axis.
+    let t = compare_again(
+        &mut s,
+        CompareOptions {
+            time_axis: true,
+            ..options.clone()
+        },
+    )
+    .unwrap();
+    assert_eq!(t.overlays[0].axis, "time_ms");
+    assert_overlays(&t, &ov(&["--overlay-axis", "time"]), 400);
+    assert_eq!(t.options.time_axis, true);
+    check_exports(
+        &mut s,
+        &json,
+        &md,
+        "diff_two_devices.pickle_vs_two_devices.pickle",
+    );
+    // Aligned at an annotation present on both devices, on each axis.
+    assert_eq!(
+        t.choices.annotations,
+        vec!["Optimizer.step#AdamW.step".to_string()]
+    );
+    let name = t.choices.annotations[0].clone();
+    for (time_axis, axis) in [(false, "index"), (true, "time")] {
+        let o = CompareOptions {
+            time_axis,
+            align: Some(name.clone()),
+            ..options.clone()
+        };
+        let al = compare_again(&mut s, o).unwrap();
+        let want = ov(&["--overlay-axis", axis, "--align", &name]);
+        assert_eq!(want["devices"][0]["overlay"]["align"], name.as_str());
+        assert_overlays(&al, &want, 400);
+    }
+    // Device 0 against device 0: the zero diff of `--a-device 0 --b-device 0`.
+    let same = compare_again(
+        &mut s,
+        CompareOptions {
+            b_device: Some(0),
+            ..options.clone()
+        },
+    )
+    .unwrap();
+    assert_eq!(same.facts[0].delta, CellDto::Int(0));
+    let (json0, md0) = cli_diff(&dir, f, f, &["--a-device", "0", "--b-device", "0"]);
+    check_exports(
+        &mut s,
+        &json0,
+        &md0,
+        "diff_two_devices.pickle_vs_two_devices.pickle",
+    );
+    // Refusals in words, as the CLI's; the previous comparison stays.
+    let e = compare_again(
+        &mut s,
+        CompareOptions {
+            a_device: Some(7),
+            ..options.clone()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(e, "side A has no device 7 (devices: 0, 1)");
+    let e = compare_again(
+        &mut s,
+        CompareOptions {
+            align: Some("nowhere".into()),
+            ..options.clone()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("has no entry inside annotation \"nowhere\""),
+        "{e}"
+    );
+    let e = compare_again(
+        &mut s,
+        CompareOptions {
+            step: CompareStep::All,
+            ..options
+        },
+    )
+    .unwrap_err();
+    assert!(e.contains("not to snapshot files"), "{e}");
+    check_exports(
+        &mut s,
+        &json0,
+        &md0,
+        "diff_two_devices.pickle_vs_two_devices.pickle",
+    );
+}
+
+#[test]
+fn two_real_snapshots_on_the_time_axis_are_the_clis() {
+    let a = "silmont2000_assignment2-systems__mem_snapshot.pickle";
+    let b = "silmont2000_assignment2-systems__memory_forward_bf16_128.pickle";
+    let dir = PathBuf::from(SNAPS);
+    let (mut s, _) = side_a(&dir.join(a));
+    compare_with(&mut s, a, &dir.join(b), b);
+    let v = compare_again(
+        &mut s,
+        CompareOptions {
+            time_axis: true,
+            ..CompareOptions::default()
+        },
+    )
+    .unwrap();
+    let (ojson, _) = cli_diff(&dir, a, b, &["--overlay", "400", "--overlay-axis", "time"]);
+    assert_overlays(&v, &serde_json::from_str(&ojson).unwrap(), 400);
+    // A has no annotation: nothing to align at.
+    assert!(v.choices.annotations.is_empty());
+}
+
+#[test]
+fn the_hta_pair_at_another_step_and_all_steps_is_the_clis() {
+    let dir = PathBuf::from(HTA);
+    let (mut s, _) = side_a(&dir.join("control"));
+    let v = compare_with(&mut s, "control", &dir.join("test"), "test");
+    assert!(v.choices.steps >= 2, "{:?}", v.choices);
+    for (step, flags) in [
+        (CompareStep::Nth(2), vec!["--step", "2"]),
+        (CompareStep::All, vec!["--all-steps"]),
+        (CompareStep::First, vec![]),
+    ] {
+        let v = compare_again(
+            &mut s,
+            CompareOptions {
+                step,
+                ..CompareOptions::default()
+            },
+        )
+        .unwrap();
+        let (json, md) = cli_diff(&dir, "control", "test", &flags);
+        let doc: Value = serde_json::from_str(&json).unwrap();
+        assert_table(table(&v, "ops"), &doc["ops"]);
+        check_exports(&mut s, &json, &md, "diff_control_vs_test");
+    }
+    let e = compare_again(
+        &mut s,
+        CompareOptions {
+            time_axis: true,
+            ..CompareOptions::default()
+        },
+    )
+    .unwrap_err();
+    assert!(e.contains("apply to snapshot files"), "{e}");
+}
+
+#[test]
+fn the_level1_run_at_rank_1_is_the_clis() {
+    let dir = PathBuf::from(LEVEL1);
+    let parent = dir.parent().unwrap();
+    let (mut s, _) = side_a(&dir);
+    let v = compare_with(&mut s, "level1", &dir, "level1");
+    assert_eq!(v.choices.ranks, vec![0, 1]);
+    let v = compare_again(
+        &mut s,
+        CompareOptions {
+            rank: Some(1),
+            step: CompareStep::All,
+            ..CompareOptions::default()
+        },
+    )
+    .unwrap();
+    let (json, md) = cli_diff(parent, "level1", "level1", &["--rank", "1", "--all-steps"]);
+    let doc: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["a"]["rank"], 1);
+    assert_table(table(&v, "ops"), &doc["ops"]);
+    assert_table(table(&v, "steps"), &doc["steps"]);
+    check_exports(&mut s, &json, &md, "diff_level1_vs_level1");
+    let e = compare_again(
+        &mut s,
+        CompareOptions {
+            rank: Some(9),
+            ..CompareOptions::default()
+        },
+    )
+    .unwrap_err();
+    assert!(e.contains("has no rank 9 (ranks: 0, 1)"), "{e}");
 }

@@ -225,6 +225,34 @@ impl Session {
                 finish_export(seq, &what, res, w);
             }
             Request::Compare(req) => self.compare(seq, &req, opener, out),
+            Request::CompareAgain(options) => self.compare_again(seq, &options, out),
+        }
+    }
+
+    /// The Compare tab's controls: the comparison held here computed again with `options`
+    /// from both sides' stored results ([`compare::recompute`]); nothing is read. On failure
+    /// the previous comparison (and its exports) stays.
+    fn compare_again(
+        &mut self,
+        seq: u32,
+        options: &crate::protocol::compare::CompareOptions,
+        out: &mut dyn Sink,
+    ) {
+        let (Some(inv), Some(state)) = (&self.inventory, &mut self.compare) else {
+            out.send(
+                seq,
+                fail("nothing is compared here: use Compare with… first"),
+            );
+            return;
+        };
+        let a = compare::SideA {
+            inv,
+            store: &self.store,
+            snapshots: &self.snapshot,
+        };
+        match compare::recompute(&a, state, options) {
+            Ok(view) => out.send(seq, Response::Reply(Reply::Compare(Box::new(view)))),
+            Err(e) => out.send(seq, fail(e)),
         }
     }
 

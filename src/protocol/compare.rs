@@ -29,6 +29,61 @@ pub struct CompareRequest {
     /// rank (the first by rank id) must be held by the worker receiving the request.
     #[serde(default)]
     pub a_elsewhere: Vec<RankElsewhereDto>,
+    /// Side B is side A's snapshot file itself (`files` empty): "compare devices of this
+    /// file", `proflens diff F F --a-device X --b-device Y`. Nothing is read.
+    #[serde(default)]
+    pub b_is_a: bool,
+    /// The options of `proflens diff` the comparison is computed with.
+    #[serde(default)]
+    pub options: CompareOptions,
+}
+
+/// The options of `proflens diff` the Compare tab offers (each control re-queries the worker
+/// with [`super::Request::CompareAgain`], which recomputes from both stores).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompareOptions {
+    /// Snapshots: compare only this device of side A (`--a-device`).
+    pub a_device: Option<u32>,
+    /// Snapshots: compare only this device of side B (`--b-device`).
+    pub b_device: Option<u32>,
+    /// Snapshots: the overlay's axis is time (`--overlay-axis time`), else the entry index.
+    pub time_axis: bool,
+    /// Snapshots: align the overlaid curves at the first start of this annotation
+    /// (`--align`), else at their first entries.
+    pub align: Option<String>,
+    /// Traces, rank folders, runs: the step whose ops are compared (`--step` / `--all-steps`).
+    pub step: CompareStep,
+    /// Runs: the compared rank of each side (`--rank`), else the first by rank id.
+    pub rank: Option<i64>,
+}
+
+/// The step whose ops are compared.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CompareStep {
+    /// The first step (the CLI's default, as HTA's TraceDiff).
+    #[default]
+    First,
+    /// The n-th step, counted from 1 (`--step N`).
+    Nth(u32),
+    /// The whole captures (`--all-steps`).
+    All,
+}
+
+/// What the controls may choose from, as the comparison's inputs offer it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CompareChoicesDto {
+    /// Snapshots: side A's analysed devices.
+    pub a_devices: Vec<u32>,
+    /// Snapshots: side B's analysed devices.
+    pub b_devices: Vec<u32>,
+    /// Snapshots: the annotations with a start on both sides (in A's order of first start).
+    pub annotations: Vec<String>,
+    /// Snapshots: side B is side A's file (two devices of one file).
+    pub b_is_a: bool,
+    /// Runs: the rank ids both sides analysed (`--rank` choices).
+    pub ranks: Vec<i64>,
+    /// Traces: the steps of the compared ranks (the larger side's count; `--step` choices).
+    pub steps: u32,
 }
 
 /// A rank of side A held by another worker, as the rank table reads it (anomaly.md §13.4
@@ -144,6 +199,9 @@ pub struct OverlayDto {
     pub device: u32,
     /// `index` or `time_ms`.
     pub axis: String,
+    /// The annotation both sides are aligned at (`None`: their first entries).
+    #[serde(default)]
+    pub align: Option<String>,
     /// Window start in aligned coordinates.
     pub x0: f64,
     /// Window end.
@@ -190,6 +248,12 @@ pub struct CompareViewDto {
     pub notes: Vec<String>,
     /// Problems found while reading side B.
     pub b_problems: ProblemsDto,
+    /// The options this comparison was computed with.
+    #[serde(default)]
+    pub options: CompareOptions,
+    /// What the controls offer.
+    #[serde(default)]
+    pub choices: CompareChoicesDto,
 }
 
 /// The Compare tab's exports: `proflens diff A B --json` / `--md`.

@@ -180,6 +180,11 @@ pub enum Request {
     /// A again). The `File` objects travel beside, as with [`Request::Open`]. Replies
     /// [`Response::Reply`] with [`Reply::Compare`] (or [`Response::Failed`]).
     Compare(compare::CompareRequest),
+    /// The Compare tab's controls: the comparison held here computed again with other
+    /// options (devices, overlay axis and alignment, step, rank) from both sides' stored
+    /// results — no file is read. Replies as [`Request::Compare`]; on failure the previous
+    /// comparison and its exports are kept.
+    CompareAgain(compare::CompareOptions),
 }
 
 impl Request {

@@ -13,15 +13,17 @@ use leptos::task::spawn_local;
 
 use super::client::client;
 use super::files;
-use super::route::use_route;
+use super::route::{use_route, Route};
 use super::state::{AppState, CompareStatus};
 use super::widgets::chart::{context, nice_step, MARGIN};
 use super::widgets::palette::{palette, series_css};
 use crate::protocol::compare::{
-    CompareExportKind, CompareKind, CompareTableDto, CompareViewDto, OverlayDto, UnitDto,
+    CompareExportKind, CompareKind, CompareOptions, CompareStep, CompareTableDto, CompareViewDto,
+    OverlayDto, UnitDto,
 };
 use crate::protocol::ExportRequest;
 use crate::views::compare_table::{exact, order, sign, text, Sort};
+use crate::views::compare_table::{step_from_hash, step_to_hash};
 use crate::views::format;
 
 /// URL key: side A's name when a comparison is shown.
@@ -34,6 +36,20 @@ pub const CMP_TABLE: &str = "cmp.t";
 pub const CMP_Q: &str = "cmp.q";
 /// URL key: the table sort (`3d`: column 3 descending).
 pub const CMP_SORT: &str = "cmp.sort";
+/// URL key: side A's compared device (`--a-device`).
+pub const CMP_A_DEVICE: &str = "cmp.ad";
+/// URL key: side B's compared device (`--b-device`).
+pub const CMP_B_DEVICE: &str = "cmp.bd";
+/// URL key: side B is side A's own snapshot file (two devices of one file).
+pub const CMP_SELF: &str = "cmp.self";
+/// URL key: the overlay's axis is time (`--overlay-axis time`).
+pub const CMP_TIME: &str = "cmp.time";
+/// URL key: the annotation the overlay is aligned at (`--align`).
+pub const CMP_ALIGN: &str = "cmp.align";
+/// URL key: the compared step (`--step N`, `all`: `--all-steps`).
+pub const CMP_STEP: &str = "cmp.step";
+/// URL key: the compared rank (`--rank`).
+pub const CMP_RANK: &str = "cmp.rank";
 
 /// Rows rendered at most (the filter narrows the rest).
 const MAX_ROWS: usize = 500;
@@ -47,18 +63,51 @@ fn overlay_columns() -> u32 {
     ((w - 80.0).clamp(400.0, 1600.0) - MARGIN.0 - MARGIN.1) as u32
 }
 
-fn start_compare(list: Vec<(String, web_sys::File)>) {
+/// The options a link asks for (the `cmp.*` control keys), used by the page's first
+/// comparison (a link being restored); a later "compare with…" starts from the defaults.
+fn linked_options(state: AppState, route: Route) -> CompareOptions {
+    if !matches!(state.compare.get_untracked(), CompareStatus::None) {
+        return CompareOptions::default();
+    }
+    CompareOptions {
+        a_device: route.read(CMP_A_DEVICE),
+        b_device: route.read(CMP_B_DEVICE),
+        time_axis: route.read(CMP_TIME).unwrap_or(false),
+        align: route.read(CMP_ALIGN),
+        step: route
+            .read::<String>(CMP_STEP)
+            .and_then(|s| step_from_hash(&s))
+            .unwrap_or_default(),
+        rank: route.read(CMP_RANK),
+    }
+}
+
+fn start_compare(state: AppState, route: Route, list: Vec<(String, web_sys::File)>) {
     let cols = overlay_columns();
-    spawn_local(async move { client().compare_with(list, cols).await });
+    let options = linked_options(state, route);
+    spawn_local(async move { client().compare_with(list, cols, false, options).await });
+}
+
+/// "Compare devices of this file": side B is side A's snapshot file, its first two devices
+/// compared (the controls choose others).
+fn start_compare_devices(state: AppState, route: Route, devices: (u32, u32)) {
+    let cols = overlay_columns();
+    let mut options = linked_options(state, route);
+    if options.a_device.is_none() && options.b_device.is_none() {
+        options.a_device = Some(devices.0);
+        options.b_device = Some(devices.1);
+    }
+    spawn_local(async move { client().compare_with(Vec::new(), cols, true, options).await });
 }
 
 /// The drop target and the two "compare with" inputs.
 #[component]
 fn CompareOpen(#[prop(optional)] again: bool) -> impl IntoView {
     let state = expect_context::<AppState>();
+    let route = use_route();
     let on_pick = move |ev: ev::Event| {
         if let Some(picked) = files::picked(&ev) {
-            start_compare(picked);
+            start_compare(state, route, picked);
         }
     };
     let over = RwSignal::new(false);
@@ -72,13 +121,27 @@ fn CompareOpen(#[prop(optional)] again: bool) -> impl IntoView {
             match files::walk_entries(entries).await {
                 Ok(mut list) => {
                     list.extend(loose);
-                    start_compare(list);
+                    start_compare(state, route, list);
                 }
                 Err(e) => state.compare.set(CompareStatus::Failed(format!(
                     "could not read the dropped folder: {e}"
                 ))),
             }
         });
+    };
+    // Side A's first two devices, when it is one snapshot file with two or more.
+    let two_devices = move || -> Option<(u32, u32)> {
+        let inv = state.inventory.get()?;
+        if inv.snapshots.is_empty() || !inv.ranks.is_empty() {
+            return None;
+        }
+        let at = state.selected_snapshot.get().unwrap_or(0);
+        state
+            .snapshots
+            .with(|m| match m.get(&at)?.devices.as_slice() {
+                [a, b, ..] => Some((a.device, b.device)),
+                _ => None,
+            })
     };
     let folder_input = NodeRef::<leptos::html::Input>::new();
     Effect::new(move |_| {
@@ -111,6 +174,11 @@ fn CompareOpen(#[prop(optional)] again: bool) -> impl IntoView {
                     "Compare with files…"
                     <input type="file" class="visually-hidden" data-testid="compare-files" multiple=true on:change=on_pick/>
                 </label>
+                {move || two_devices().map(|d| view! {
+                    <button class="button" data-testid="compare-devices" on:click=move |_| start_compare_devices(state, route, d)>
+                        {format!("Compare devices of this file (device {} with {})", d.0, d.1)}
+                    </button>
+                })}
             </div>
         </div>
     }
@@ -187,6 +255,14 @@ fn Comparison(v: Arc<CompareViewDto>) -> impl IntoView {
     let route = use_route();
     route.write(CMP_A, Some(&v.a_name));
     route.write(CMP_B, Some(&v.b_name));
+    let o = &v.options;
+    route.write(CMP_A_DEVICE, o.a_device.as_ref());
+    route.write(CMP_B_DEVICE, o.b_device.as_ref());
+    route.write(CMP_SELF, v.choices.b_is_a.then_some(&true));
+    route.write(CMP_TIME, o.time_axis.then_some(&true));
+    route.write(CMP_ALIGN, o.align.as_ref());
+    route.write(CMP_STEP, step_to_hash(o.step).as_ref());
+    route.write(CMP_RANK, o.rank.as_ref());
     let kind = match v.kind {
         CompareKind::Snapshot => "two snapshots",
         CompareKind::Trace => "two traces / runs",
@@ -246,6 +322,7 @@ fn Comparison(v: Arc<CompareViewDto>) -> impl IntoView {
             </div>
         </div>
         <ul class="compare-sides muted">{sides}</ul>
+        <Controls v=v.clone()/>
         {has_facts.then(|| view! {
             <table class="grid compare-facts" data-testid="compare-facts">
                 <thead><tr><th></th><th>"A"</th><th>"B"</th><th>"Δ B − A"</th></tr></thead>
@@ -262,6 +339,116 @@ fn Comparison(v: Arc<CompareViewDto>) -> impl IntoView {
             </details>
         })}
         <CompareOpen again=true/>
+    }
+}
+
+/// One `<select>` of the controls: `(value, label)` choices, `current` selected; `pick`
+/// receives the chosen value.
+fn control_select(
+    label: &'static str,
+    id: &'static str,
+    choices: Vec<(String, String)>,
+    current: String,
+    pick: impl Fn(String) + 'static,
+) -> impl IntoView {
+    let options = choices
+        .into_iter()
+        .map(|(value, text)| {
+            let selected = value == current;
+            view! { <option value=value selected=selected>{text}</option> }
+        })
+        .collect_view();
+    view! {
+        <label class="control">
+            {label}" "
+            <select data-testid=id on:change=move |ev| pick(event_target_value(&ev))>{options}</select>
+        </label>
+    }
+}
+
+/// The options of `proflens diff` for this comparison: devices, overlay axis and alignment
+/// (snapshots), step and rank (traces, runs). Each change asks the worker to compute the
+/// comparison again from both stores ([`crate::protocol::Request::CompareAgain`]); a refusal
+/// is shown beside the controls and the shown comparison stays.
+#[component]
+fn Controls(v: Arc<CompareViewDto>) -> impl IntoView {
+    let error = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    let opts = v.options.clone();
+    let ask = move |o: CompareOptions| {
+        busy.set(true);
+        error.set(None);
+        spawn_local(async move {
+            if let Err(e) = client().compare_again(o).await {
+                let _ = error.try_set(Some(e));
+                let _ = busy.try_set(false);
+            }
+        });
+    };
+    let c = &v.choices;
+    let devices = |list: &[u32]| -> Vec<(String, String)> {
+        std::iter::once((String::new(), "every device".to_string()))
+            .chain(list.iter().map(|d| (d.to_string(), format!("device {d}"))))
+            .collect()
+    };
+    let dev_text = |d: Option<u32>| d.map(|d| d.to_string()).unwrap_or_default();
+    let controls = match v.kind {
+        CompareKind::Snapshot => {
+            let (o1, o2, o3, o4) = (opts.clone(), opts.clone(), opts.clone(), opts.clone());
+            let aligns: Vec<(String, String)> =
+                std::iter::once((String::new(), "the first entries".to_string()))
+                    .chain(c.annotations.iter().map(|a| (a.clone(), a.clone())))
+                    .collect();
+            view! {
+                {control_select("A device", "compare-a-device", devices(&c.a_devices), dev_text(opts.a_device), move |s| {
+                    ask(CompareOptions { a_device: s.parse().ok(), ..o1.clone() })
+                })}
+                {control_select("B device", "compare-b-device", devices(&c.b_devices), dev_text(opts.b_device), move |s| {
+                    ask(CompareOptions { b_device: s.parse().ok(), ..o2.clone() })
+                })}
+                {control_select("Axis", "compare-axis",
+                    vec![("index".into(), "entry index".into()), ("time".into(), "time (ms)".into())],
+                    if opts.time_axis { "time".into() } else { "index".into() },
+                    move |s| ask(CompareOptions { time_axis: s == "time", ..o3.clone() }))}
+                {control_select("Align at", "compare-align", aligns, opts.align.clone().unwrap_or_default(), move |s| {
+                    ask(CompareOptions { align: (!s.is_empty()).then_some(s), ..o4.clone() })
+                })}
+            }
+            .into_any()
+        }
+        CompareKind::Trace => {
+            let (o1, o2) = (opts.clone(), opts.clone());
+            let steps: Vec<(String, String)> =
+                std::iter::once(("1".to_string(), "the first".to_string()))
+                    .chain((2..=c.steps.max(1)).map(|n| (n.to_string(), format!("step {n}"))))
+                    .chain(std::iter::once((
+                        "all".to_string(),
+                        "all steps".to_string(),
+                    )))
+                    .collect();
+            let ranks: Vec<(String, String)> =
+                std::iter::once((String::new(), "the first".to_string()))
+                    .chain(c.ranks.iter().map(|r| (r.to_string(), format!("rank {r}"))))
+                    .collect();
+            let step_now = step_to_hash(opts.step).unwrap_or_else(|| "1".into());
+            let rank_now = opts.rank.map(|r| r.to_string()).unwrap_or_default();
+            view! {
+                {control_select("Ops of step", "compare-step", steps, step_now, move |s| {
+                    ask(CompareOptions { step: step_from_hash(&s).unwrap_or(CompareStep::First), ..o1.clone() })
+                })}
+                {(c.ranks.len() > 1 || opts.rank.is_some()).then(|| control_select("Rank", "compare-rank", ranks, rank_now, move |s| {
+                    ask(CompareOptions { rank: s.parse().ok(), ..o2.clone() })
+                }))}
+            }
+            .into_any()
+        }
+    };
+    view! {
+        <div class="compare-controls" data-testid="compare-controls" class:busy=move || busy.get()>
+            {controls}
+            {move || busy.get().then(|| view! { <span class="muted" data-testid="compare-busy">"computing…"</span> })}
+            {move || error.get().map(|e| view! { <span class="error" data-testid="compare-control-error">{e}</span> })}
+        </div>
     }
 }
 
@@ -454,9 +641,12 @@ fn OverlayChart(o: OverlayDto, a: String, b: String) -> impl IntoView {
     } else {
         "ms since the first entry"
     };
+    let at = o.align.as_ref().map_or("the first entry".to_string(), |a| {
+        format!("the first start of “{a}”")
+    });
     view! {
         <figure class="compare-overlay" data-testid="compare-overlay" data-device=o.device.to_string()>
-            <figcaption>{format!("Device {}: both sides on one axis ({axis}, aligned at the first entry)", o.device)}</figcaption>
+            <figcaption>{format!("Device {}: both sides on one axis ({axis}, aligned at {at})", o.device)}</figcaption>
             <canvas class="chart" node_ref=canvas data-testid="compare-overlay-canvas"></canvas>
             <div class="legend">{legend}</div>
         </figure>

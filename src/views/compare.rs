@@ -250,6 +250,7 @@ fn overlay(device: u32, o: &Value) -> OverlayDto {
     OverlayDto {
         device,
         axis: text(o.get("axis")),
+        align: o.get("align").and_then(Value::as_str).map(str::to_string),
         x0: o.get("x0").and_then(Value::as_f64).unwrap_or(0.0),
         x1: o.get("x1").and_then(Value::as_f64).unwrap_or(0.0),
         a: series("a"),
@@ -457,6 +458,8 @@ pub fn view(doc: &Value, a_name: &str, b_name: &str, b_problems: ProblemsDto) ->
         overlays: Vec::new(),
         notes: Vec::new(),
         b_problems,
+        options: Default::default(),
+        choices: Default::default(),
     };
     match kind {
         CompareKind::Snapshot => snapshot(doc, &mut v),

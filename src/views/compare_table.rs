@@ -9,7 +9,7 @@
 use std::cmp::Ordering;
 
 use crate::base::format;
-use crate::protocol::compare::{CellDto, CompareTableDto, UnitDto};
+use crate::protocol::compare::{CellDto, CompareStep, CompareTableDto, UnitDto};
 
 /// A sort: column index and direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -251,5 +251,42 @@ mod tests {
         );
         assert_eq!(sign(&CellDto::Num(-0.5)), "down");
         assert_eq!(exact(&CellDto::Num(1.5)), "1.5");
+    }
+}
+
+/// The URL form of a compared step (`cmp.step`): `all`, or the step counted from 1.
+pub fn step_to_hash(step: CompareStep) -> Option<String> {
+    match step {
+        CompareStep::First => None,
+        CompareStep::Nth(n) => Some(n.to_string()),
+        CompareStep::All => Some("all".into()),
+    }
+}
+
+/// Reads `cmp.step` back; `None` when malformed (0 or not a number).
+pub fn step_from_hash(s: &str) -> Option<CompareStep> {
+    match s {
+        "all" => Some(CompareStep::All),
+        n => match n.parse::<u32>().ok()? {
+            0 => None,
+            1 => Some(CompareStep::First),
+            n => Some(CompareStep::Nth(n)),
+        },
+    }
+}
+
+#[cfg(test)]
+mod step_hash_tests {
+    use super::*;
+
+    #[test]
+    fn a_step_reads_back_from_its_url_form() {
+        for s in [CompareStep::Nth(3), CompareStep::All] {
+            assert_eq!(step_from_hash(&step_to_hash(s).unwrap()), Some(s));
+        }
+        assert_eq!(step_to_hash(CompareStep::First), None);
+        assert_eq!(step_from_hash("1"), Some(CompareStep::First));
+        assert_eq!(step_from_hash("0"), None);
+        assert_eq!(step_from_hash("x"), None);
     }
 }

@@ -4,7 +4,8 @@
 // link, and download the exports (byte-equal to `proflens diff A B --json/--md` run from the
 // inputs' folder, so the side names agree). Two real snapshots, the HTA trace_diff pair, the
 // level1 run on two pool workers, and level1's two ranks with every `Blob.slice` counted (B
-// read once, A not again, the exports read nothing). Screenshots go to test-output/compare-*.png.
+// read once, A not again, the exports read nothing), and the controls (step 2 of the HTA pair:
+// `--step 2` bytes; the time axis of the snapshot pair). Screenshots go to test-output/compare-*.png.
 //
 // Run: `node --test tests/e2e/compare.test.mjs` after scripts/build-release.sh (and `cargo
 // build --bin proflens`).
@@ -51,11 +52,11 @@ function proflensBin() {
   return bins[0];
 }
 
-/** `proflens diff a b --json J --md M` run in `cwd`: { json, md } file paths. */
-function cliDiff(cwd, a, b, tag) {
+/** `proflens diff a b --json J --md M EXTRA…` run in `cwd`: { json, md } file paths. */
+function cliDiff(cwd, a, b, tag, extra = []) {
   const json = path.join(os.tmpdir(), `proflens-e2e-compare-${tag}.json`);
   const md = path.join(os.tmpdir(), `proflens-e2e-compare-${tag}.md`);
-  execFileSync(proflensBin(), ['diff', a, b, '--json', json, '--md', md], { cwd, stdio: 'ignore' });
+  execFileSync(proflensBin(), ['diff', a, b, '--json', json, '--md', md, ...extra], { cwd, stdio: 'ignore' });
   return { json, md };
 }
 
@@ -231,6 +232,54 @@ test('compare the HTA trace pair: ops per name as HTA, steps side by side, expor
   await checkExport(p, 'compare-export-md', cli.md, 'compare-trace.md');
   assert.deepEqual(p.consoleErrors, []);
   await p.page.context().close();
+});
+
+test('compare controls: another step of the HTA pair and the time axis of two snapshots, as the CLI with the same flags', async () => {
+  const p = await newPage();
+  await p.open();
+  await p.openFolder(path.join(HTA, 'control'));
+  assert.equal(await p.waitDone(), 'Done');
+  await p.page.getByTestId('compare-with').click();
+  await p.page.getByTestId('compare-folder').setInputFiles(path.join(HTA, 'test'));
+  await p.page.getByTestId('compare-title').waitFor({ timeout: 120_000 });
+  // Step 2's ops: the worker computes again from both stores (`--step 2`).
+  const cli = cliDiff(HTA, 'control', 'test', 'hta-step2', ['--step', '2']);
+  const doc = JSON.parse(fs.readFileSync(cli.json, 'utf8'));
+  const before = await p.page.getByTestId('compare-table-footer').innerText();
+  await p.page.getByTestId('compare-step').selectOption('2');
+  // The new view writes its options into the link once it is shown.
+  await p.page.waitForFunction(() => location.href.includes('cmp.step=2'), null, { timeout: 60_000 });
+  assert.equal(await p.page.getByTestId('compare-step').inputValue(), '2');
+  const shown = await rows(p);
+  assert.equal(shown.length, doc.ops.length);
+  assert.deepEqual(shown.map((r) => r[0]), doc.ops.map((o) => o.name));
+  assert.match(await p.page.getByTestId('compare-table-footer').innerText(), new RegExp(`${doc.ops.length} rows`));
+  assert.notEqual(before, '');
+  await checkExport(p, 'compare-export-json', cli.json, 'compare-trace-step2.json');
+  await checkExport(p, 'compare-export-md', cli.md, 'compare-trace-step2.md');
+  await p.screenshot('compare-07-trace-step2');
+  assert.deepEqual(p.consoleErrors, []);
+  await p.page.context().close();
+
+  // Two snapshots on the time axis: the overlay is redrawn in ms; the exports stay the CLI's.
+  const q = await newPage();
+  await q.open();
+  await q.page.getByTestId('open-files').setInputFiles(path.join(SNAPS, SNAP_A));
+  assert.equal(await q.waitDone(), 'Done');
+  await q.page.getByTestId('compare-with').click();
+  await q.page.getByTestId('compare-files').setInputFiles(path.join(SNAPS, SNAP_B));
+  await q.page.getByTestId('compare-title').waitFor({ timeout: 60_000 });
+  assert.match(await q.page.getByTestId('compare-overlay').locator('figcaption').innerText(), /entry index/);
+  await q.page.getByTestId('compare-axis').selectOption('time');
+  await q.page.getByTestId('compare-overlay').locator('figcaption').filter({ hasText: 'ms since the first entry' }).waitFor({ timeout: 60_000 });
+  const snap = cliDiff(SNAPS, SNAP_A, SNAP_B, 'snap-time');
+  await checkExport(q, 'compare-export-json', snap.json, 'compare-snapshots-time.json');
+  await q.page.waitForTimeout(400);
+  assert.match(q.page.url(), /cmp\.time=/);
+  await q.page.getByTestId('compare-overlay-canvas').scrollIntoViewIfNeeded();
+  await q.screenshot('compare-08-snapshots-time-axis');
+  assert.deepEqual(q.consoleErrors, []);
+  await q.page.context().close();
 });
 
 test('compare a two-rank run spread over two workers: the rank table from both workers, memory per pool, exports', async () => {

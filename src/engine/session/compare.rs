@@ -9,21 +9,27 @@
 use std::ops::ControlFlow;
 
 use super::snapshot::SnapshotStore;
+use super::snapshot_view::SnapshotView;
 use crate::analysis::anomaly::cross_rank::RankRow;
 use crate::analysis::compare::ops::StepChoice;
 use crate::analysis::compare::ranks::RankCell;
+use crate::analysis::snapshot::device::annotation_spans;
 use crate::base::Problems;
 use crate::engine::compare::{
     diff_plan, snapshot_diff, snapshot_side, trace_diff, ElsewhereRank, StoredSide,
 };
 use crate::engine::contract::no_progress;
+use crate::engine::snapshot::SnapshotOptions;
 use crate::engine::snapshot::{run as run_snapshot, SnapshotRun};
 use crate::engine::store::{Plan, Store};
 use crate::ingest::inventory::Inventory;
 use crate::ingest::Opener;
 use crate::protocol::compare::{
-    CompareExportKind, CompareRequest, CompareViewDto, RankElsewhereDto,
+    CompareChoicesDto, CompareExportKind, CompareOptions, CompareRequest, CompareStep,
+    CompareViewDto, RankElsewhereDto,
 };
+use crate::protocol::snapshot::SnapshotSettingsDto;
+use crate::protocol::ProblemsDto;
 use crate::report::snapshot_diff::render_md as snapshot_md;
 use crate::report::snapshot_links::{LinkOptions, LinkStyle};
 use crate::report::snapshot_overlay::{add_overlays, OverlayOptions};
@@ -38,14 +44,23 @@ pub struct CompareState {
     pub inv: Inventory,
     /// Side B's rank results (traces, rank folders, runs).
     pub store: Store,
-    /// Side B's snapshot run (snapshots).
+    /// Side B's snapshot run (snapshots; `None` when B is A's own file, [`Self::b_is_a`]).
     pub snapshot: Option<SnapshotRun>,
+    /// Side B is side A's snapshot file (two devices of one file).
+    pub b_is_a: bool,
+    /// The snapshot settings B was analysed with (A's, when compared).
+    pub b_settings: Option<SnapshotSettingsDto>,
     /// `proflens diff A B --json` (pretty JSON, as the CLI writes it).
     pub json: String,
     /// `proflens diff A B --md`.
     pub md: String,
     /// `a_name` and `b_name` as asked (for file names).
     pub names: (String, String),
+    /// What the comparison was asked with (side A's snapshot, overlay columns, A's ranks
+    /// elsewhere), kept to compute it again with other options.
+    pub request: CompareRequest,
+    /// Problems found while reading side B.
+    pub b_problems: ProblemsDto,
 }
 
 impl CompareState {
@@ -105,34 +120,110 @@ pub fn compare(
     opener: &dyn Opener,
     problems: &mut Problems,
 ) -> Result<(CompareState, CompareViewDto), String> {
-    let inv = super::inventory_of(&req.files, opener);
     let a_snap = !a.inv.snapshots.is_empty() && a.inv.ranks.is_empty();
-    let b_snap = !inv.snapshots.is_empty() && inv.ranks.is_empty();
-    match (a_snap, b_snap) {
-        (true, true) => compare_snapshots(a, req, inv, opener, problems),
-        (false, false) => compare_runs(a, req, inv, opener, problems),
-        _ => Err(format!(
-            "{} and {} are not the same kind of input: compare two snapshot files, or two \
-             traces, rank folders or runs",
-            req.a_name, req.b_name
-        )),
+    let mut request = req.clone();
+    request.files = Vec::new();
+    if req.b_is_a {
+        if !a_snap {
+            return Err("two devices of one file: side A is not a snapshot file".into());
+        }
+        let settings = a_view(a, req)?.settings().clone();
+        let mut state = CompareState {
+            inv: Inventory::default(),
+            store: Store::new(Plan::defaults()),
+            snapshot: None,
+            b_is_a: true,
+            b_settings: Some(settings),
+            json: String::new(),
+            md: String::new(),
+            names: (req.a_name.clone(), req.b_name.clone()),
+            request,
+            b_problems: dto_problems(problems),
+        };
+        let dto = recompute(a, &mut state, &req.options)?;
+        return Ok((state, dto));
     }
+    let inv = super::inventory_of(&req.files, opener);
+    let b_snap = !inv.snapshots.is_empty() && inv.ranks.is_empty();
+    let mut state = match (a_snap, b_snap) {
+        (true, true) => read_snapshot(a, req, inv, opener, problems)?,
+        (false, false) => read_runs(a, req, inv, opener, problems)?,
+        _ => {
+            return Err(format!(
+                "{} and {} are not the same kind of input: compare two snapshot files, or two \
+                 traces, rank folders or runs",
+                req.a_name, req.b_name
+            ))
+        }
+    };
+    state.request = request;
+    state.b_problems = dto_problems(problems);
+    let dto = recompute(a, &mut state, &req.options)?;
+    Ok((state, dto))
 }
 
-fn compare_snapshots(
+/// Computes the comparison held in `state` again with `options` (the Compare tab's controls,
+/// [`crate::protocol::Request::CompareAgain`]) from side A's and side B's stored results —
+/// nothing is read — and keeps its documents (the exports) in `state`; on `Err`, `state` is
+/// unchanged.
+///
+/// # Errors
+///
+/// In words, as `proflens diff` with the same flags: a side without the device or rank, a
+/// side without `time_us` on the time axis or without an entry inside the annotation, A's
+/// snapshot settings changed since B was analysed.
+pub fn recompute(
+    a: &SideA<'_>,
+    state: &mut CompareState,
+    options: &CompareOptions,
+) -> Result<CompareViewDto, String> {
+    let req = &state.request;
+    let (json, md, doc, choices) = if let Some(settings) = &state.b_settings {
+        let view = a_view(a, req)?;
+        if view.settings() != settings {
+            return Err(format!(
+                "the settings of {} changed since it was compared: compare with {} again",
+                req.a_name, req.b_name
+            ));
+        }
+        let ra = view.run();
+        let rb = match &state.snapshot {
+            Some(rb) => rb,
+            None if state.b_is_a => ra,
+            None => return Err("side B's snapshot is not held here".into()),
+        };
+        snapshot_documents(ra, rb, view.options(), settings, req, options)?
+    } else {
+        run_documents(a, state, options)?
+    };
+    let mut dto =
+        crate::views::compare::view(&doc, &req.a_name, &req.b_name, state.b_problems.clone());
+    dto.options = options.clone();
+    dto.choices = choices;
+    state.json = json;
+    state.md = md;
+    Ok(dto)
+}
+
+/// Side A's snapshot view asked by `req`.
+fn a_view<'a>(a: &SideA<'a>, req: &CompareRequest) -> Result<&'a SnapshotView, String> {
+    a.snapshots.files.get(&req.a_snapshot).ok_or_else(|| {
+        format!(
+            "snapshot {} of side A has not been analysed by this worker",
+            req.a_snapshot
+        )
+    })
+}
+
+/// Reads side B's one snapshot file with A's snapshot settings.
+fn read_snapshot(
     a: &SideA<'_>,
     req: &CompareRequest,
     inv: Inventory,
     opener: &dyn Opener,
     problems: &mut Problems,
-) -> Result<(CompareState, CompareViewDto), String> {
-    let view = a.snapshots.files.get(&req.a_snapshot).ok_or_else(|| {
-        format!(
-            "snapshot {} of side A has not been analysed by this worker",
-            req.a_snapshot
-        )
-    })?;
-    let (ra, opts, settings) = (view.run(), view.options(), view.settings());
+) -> Result<CompareState, String> {
+    let view = a_view(a, req)?;
     if inv.snapshots.len() != 1 {
         return Err(format!(
             "{} holds {} snapshot files: compare with one snapshot file",
@@ -140,53 +231,147 @@ fn compare_snapshots(
             inv.snapshots.len()
         ));
     }
-    let rb = run_snapshot(opener, &inv.snapshots[0], opts, &mut |_| {
+    let rb = run_snapshot(opener, &inv.snapshots[0], view.options(), &mut |_| {
         ControlFlow::Continue(())
     })
     .map_err(|e| e.to_string())?;
     problems.extend(rb.problems.clone());
+    Ok(CompareState {
+        inv,
+        store: Store::new(Plan::defaults()),
+        snapshot: Some(rb),
+        b_is_a: false,
+        b_settings: Some(view.settings().clone()),
+        json: String::new(),
+        md: String::new(),
+        names: (req.a_name.clone(), req.b_name.clone()),
+        request: req.clone(),
+        b_problems: ProblemsDto::default(),
+    })
+}
+
+/// The documents of two snapshot runs with `options`, as `proflens diff A B --a-device …
+/// --b-device …` writes them (JSON, Markdown), the document with the overlay of `--overlay
+/// COLUMNS --overlay-axis … --align …` (for the view), and the controls' choices.
+fn snapshot_documents(
+    ra: &SnapshotRun,
+    rb: &SnapshotRun,
+    opts: &SnapshotOptions,
+    settings: &SnapshotSettingsDto,
+    req: &CompareRequest,
+    options: &CompareOptions,
+) -> Result<(String, String, serde_json::Value, CompareChoicesDto), String> {
+    if options.step != CompareStep::First || options.rank.is_some() {
+        return Err(
+            "a step or a rank applies to traces, rank folders and runs, not to snapshot files"
+                .into(),
+        );
+    }
+    for (dev, r, name) in [(options.a_device, ra, "A"), (options.b_device, rb, "B")] {
+        if let Some(d) = dev.filter(|d| !r.devices.iter().any(|x| x.device == *d)) {
+            let have: Vec<String> = r.devices.iter().map(|x| x.device.to_string()).collect();
+            return Err(format!(
+                "side {name} has no device {d} (devices: {})",
+                if have.is_empty() {
+                    "none".into()
+                } else {
+                    have.join(", ")
+                }
+            ));
+        }
+    }
     let curve: &'static str = match settings.curve.as_str() {
         "allocated" => "allocated",
         "reserved" => "reserved",
         _ => "active",
     };
-    let mut j = snapshot_diff(ra, &rb, (None, None), curve, &opts.report);
+    let devices = (options.a_device, options.b_device);
+    let mut j = snapshot_diff(ra, rb, devices, curve, &opts.report);
     let json = pretty(&j)?;
     let md = snapshot_md(&j, MD_TOP);
     let overlay = OverlayOptions {
         columns: (req.overlay_columns as usize).clamp(1, 8192),
-        time_axis: false,
-        align: None,
+        time_axis: options.time_axis,
+        align: options.align.clone(),
         range: None,
     };
-    add_overlays(
-        &mut j,
-        &snapshot_side(ra, None),
-        &snapshot_side(&rb, None),
-        &overlay,
-    )?;
+    let (sa, sb) = (
+        snapshot_side(ra, options.a_device),
+        snapshot_side(rb, options.b_device),
+    );
+    add_overlays(&mut j, &sa, &sb, &overlay)?;
     let doc = serde_json::to_value(&j).map_err(|e| format!("JSON encoding failed: {e}"))?;
-    let dto = crate::views::compare::view(&doc, &req.a_name, &req.b_name, dto_problems(problems));
-    let state = CompareState {
-        inv,
-        store: Store::new(Plan::defaults()),
-        snapshot: Some(rb),
-        json,
-        md,
-        names: (req.a_name.clone(), req.b_name.clone()),
+    let names = |r: &SnapshotRun, dev: Option<u32>| -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for d in r
+            .devices
+            .iter()
+            .filter(|d| dev.is_none_or(|x| x == d.device))
+        {
+            for (n, _, _) in annotation_spans(&r.snapshot, d.device) {
+                let n = r.snapshot.pools.strings.get(n);
+                if !v.iter().any(|x| x == n) {
+                    v.push(n.to_string());
+                }
+            }
+        }
+        v
     };
-    Ok((state, dto))
+    let in_b = names(rb, options.b_device);
+    let choices = CompareChoicesDto {
+        a_devices: ra.devices.iter().map(|d| d.device).collect(),
+        b_devices: rb.devices.iter().map(|d| d.device).collect(),
+        annotations: names(ra, options.a_device)
+            .into_iter()
+            .filter(|n| in_b.contains(n))
+            .collect(),
+        b_is_a: std::ptr::eq(ra, rb),
+        ranks: Vec::new(),
+        steps: 0,
+    };
+    Ok((json, md, doc, choices))
 }
 
-fn compare_runs(
+/// Reads side B's traces, rank folders or run into a store of its own (the plan of
+/// `proflens diff`).
+fn read_runs(
     a: &SideA<'_>,
     req: &CompareRequest,
     inv: Inventory,
     opener: &dyn Opener,
     problems: &mut Problems,
-) -> Result<(CompareState, CompareViewDto), String> {
-    // Every rank folder of A that the page analysed must be held here: the rank table covers
-    // them all, as the CLI's does.
+) -> Result<CompareState, String> {
+    elsewhere_of(a, req)?;
+    if !inv.ranks.iter().any(crate::engine::anomaly::usable) {
+        return Err(format!(
+            "{}: no GPU trace and no rank folder with kernel_details.csv, op_summary*.csv or \
+             trace_view.json (compare two snapshot files, two traces, two rank folders or two \
+             runs)",
+            req.b_name
+        ));
+    }
+    let mut store = Store::new(diff_plan(&inv));
+    store.run_inventory(&inv, opener, &mut no_progress);
+    for (_, _, _, p) in store.outcomes() {
+        problems.extend(p.clone());
+    }
+    Ok(CompareState {
+        inv,
+        store,
+        snapshot: None,
+        b_is_a: false,
+        b_settings: None,
+        json: String::new(),
+        md: String::new(),
+        names: (req.a_name.clone(), req.b_name.clone()),
+        request: req.clone(),
+        b_problems: ProblemsDto::default(),
+    })
+}
+
+/// Side A's ranks held by other workers; `Err` when some analysed rank of A is neither held
+/// here nor described (the rank table covers them all, as the CLI's does).
+fn elsewhere_of(a: &SideA<'_>, req: &CompareRequest) -> Result<Vec<ElsewhereRank>, String> {
     let elsewhere: Vec<ElsewhereRank> = req
         .a_elsewhere
         .iter()
@@ -203,20 +388,35 @@ fn compare_runs(
              request (still running, or failed): the rank table needs every rank of A"
         ));
     }
-    if !inv.ranks.iter().any(crate::engine::anomaly::usable) {
+    Ok(elsewhere)
+}
+
+/// The documents of two stored runs with `options`, as `proflens diff A B --step … /
+/// --all-steps --rank …` writes them, and the controls' choices.
+fn run_documents(
+    a: &SideA<'_>,
+    state: &CompareState,
+    options: &CompareOptions,
+) -> Result<(String, String, serde_json::Value, CompareChoicesDto), String> {
+    let req = &state.request;
+    if options.a_device.is_some()
+        || options.b_device.is_some()
+        || options.time_axis
+        || options.align.is_some()
+    {
         return Err(format!(
-            "{}: no GPU trace and no rank folder with kernel_details.csv, op_summary*.csv or \
-             trace_view.json (compare two snapshot files, two traces, two rank folders or two \
-             runs)",
-            req.b_name
+            "devices, the time axis and the alignment apply to snapshot files; {} and {} are \
+             traces, rank folders or runs",
+            req.a_name, req.b_name
         ));
     }
-    // The plan of `proflens diff` on side B.
-    let mut store = Store::new(diff_plan(&inv));
-    store.run_inventory(&inv, opener, &mut no_progress);
-    for (_, _, _, p) in store.outcomes() {
-        problems.extend(p.clone());
-    }
+    let choice = match options.step {
+        CompareStep::First => StepChoice::Nth(0),
+        CompareStep::Nth(0) => return Err("steps count from 1 (1 = the first step)".into()),
+        CompareStep::Nth(n) => StepChoice::Nth(n as usize - 1),
+        CompareStep::All => StepChoice::All,
+    };
+    let elsewhere = elsewhere_of(a, req)?;
     // `proflens diff`'s defaults: `--link-style vscode`, no project root.
     let links = LinkOptions {
         style: LinkStyle::Vscode,
@@ -230,24 +430,27 @@ fn compare_runs(
     };
     let sb = StoredSide {
         path: &req.b_name,
-        inv: &inv,
-        store: &store,
+        inv: &state.inv,
+        store: &state.store,
         elsewhere: &[],
     };
-    let j = trace_diff(&sa, &sb, StepChoice::Nth(0), None, &links)?;
+    let j = trace_diff(&sa, &sb, choice, options.rank, &links)?;
     let json = pretty(&j)?;
     let md = trace_md(&j, MD_TOP);
-    let doc = serde_json::to_value(&j).map_err(|e| format!("JSON encoding failed: {e}"))?;
-    let dto = crate::views::compare::view(&doc, &req.a_name, &req.b_name, dto_problems(problems));
-    let state = CompareState {
-        inv,
-        store,
-        snapshot: None,
-        json,
-        md,
-        names: (req.a_name.clone(), req.b_name.clone()),
+    let choices = CompareChoicesDto {
+        ranks: j
+            .a
+            .ranks
+            .iter()
+            .flatten()
+            .filter(|r| j.b.ranks.contains(&Some(**r)))
+            .copied()
+            .collect(),
+        steps: j.steps.len() as u32,
+        ..CompareChoicesDto::default()
     };
-    Ok((state, dto))
+    let doc = serde_json::to_value(&j).map_err(|e| format!("JSON encoding failed: {e}"))?;
+    Ok((json, md, doc, choices))
 }
 
 /// A rank of A held by another worker, from the figures the request carries (the §13.4 row

@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use web_sys::File;
 
 use super::EngineClient;
-use crate::protocol::compare::CompareRequest;
+use crate::protocol::compare::{CompareOptions, CompareRequest};
 use crate::protocol::{AnalysisKind, Reply, Request, Response};
 use crate::ui::state::{CompareStatus, Phase};
 use crate::views::cross_rank::{compare_rank, compared_rank};
@@ -18,11 +18,19 @@ impl EngineClient {
     /// "Compare with…": sends side B's `files` to the worker that holds side A's results (the
     /// selected snapshot's worker, or the worker holding A's compared rank, with the figures
     /// of A's ranks held by other workers), which reads B once and compares; the comparison
-    /// lands in [`crate::ui::state::AppState::compare`].
-    pub async fn compare_with(&self, files: Vec<(String, File)>, overlay_columns: u32) {
+    /// lands in [`crate::ui::state::AppState::compare`]. `b_is_a`: side B is side A's
+    /// snapshot file itself ("compare devices of this file"; `files` empty, nothing read);
+    /// `options` are those of `proflens diff` (devices, overlay axis and alignment, step, rank).
+    pub async fn compare_with(
+        &self,
+        files: Vec<(String, File)>,
+        overlay_columns: u32,
+        b_is_a: bool,
+        options: CompareOptions,
+    ) {
         let state = self.state();
         let set = |c: CompareStatus| state.compare.set(c);
-        if files.is_empty() {
+        if files.is_empty() && !b_is_a {
             set(CompareStatus::Failed(
                 "No files were given: the folder is empty.".into(),
             ));
@@ -41,6 +49,12 @@ impl EngineClient {
             return;
         }
         let snapshots = !inv.snapshots.is_empty() && inv.ranks.is_empty();
+        if b_is_a && !snapshots {
+            set(CompareStatus::Failed(
+                "Two devices of one file: side A is not a snapshot file.".into(),
+            ));
+            return;
+        }
         let a_snapshot = state.selected_snapshot.get_untracked().unwrap_or(0);
         let owner = |a: AnalysisKind, t: u32| self.inner.borrow().owner.get(&(a, t)).copied();
         let mut a_elsewhere = Vec::new();
@@ -77,7 +91,12 @@ impl EngineClient {
             .collect();
         let files = super::with_meta(files);
         let b_paths: Vec<String> = files.iter().map(|(m, _)| m.path.clone()).collect();
-        let (a_name, b_name) = (side_name(&a_names), side_name(&b_paths));
+        let a_name = side_name(&a_names);
+        let b_name = if b_is_a {
+            a_name.clone()
+        } else {
+            side_name(&b_paths)
+        };
         let handles = Array::new();
         for (_, f) in &files {
             handles.push(f);
@@ -94,6 +113,8 @@ impl EngineClient {
             a_snapshot,
             overlay_columns,
             a_elsewhere,
+            b_is_a,
+            options,
         });
         let seq = self.post(slot, req, Some(handles));
         {
@@ -115,6 +136,29 @@ impl EngineClient {
             Err(_) => set(CompareStatus::Failed(
                 "the worker stopped (cancelled or reloaded)".into(),
             )),
+        }
+    }
+}
+
+impl EngineClient {
+    /// A control of the Compare tab: the worker holding the comparison computes it again
+    /// with `options` from both sides' stored results (nothing is read) and the new view
+    /// replaces the shown one. `Err`: the worker's message (the shown comparison stays).
+    pub async fn compare_again(&self, options: CompareOptions) -> Result<(), String> {
+        let Some(slot) = self.inner.borrow().compare_slot else {
+            return Err("nothing is compared: use Compare with… first".into());
+        };
+        let seq = self.post(slot, Request::CompareAgain(options), None);
+        match self.wait(seq).await {
+            Ok(Response::Reply(Reply::Compare(v))) => {
+                self.state()
+                    .compare
+                    .set(CompareStatus::Ready(std::sync::Arc::new(*v)));
+                Ok(())
+            }
+            Ok(Response::Failed(f)) => Err(f.message),
+            Ok(other) => Err(format!("unexpected reply to CompareAgain: {other:?}")),
+            Err(_) => Err("the worker stopped (cancelled or reloaded)".into()),
         }
     }
 }
