@@ -70,6 +70,7 @@ fn level1_lanes_and_merged_boxes_match_the_python_reference() {
             kernels: &r.kernels,
             trace: r.trace.as_ref(),
             result: &r.result,
+            runtime: "CANN",
         };
         let ix = TimelineIndex::new(src);
         assert_eq!(
@@ -202,6 +203,7 @@ fn level1_search_finds_every_matmul_kernel_in_time_order() {
         kernels: &r.kernels,
         trace: r.trace.as_ref(),
         result: &r.result,
+        runtime: "CANN",
     };
     let ix = TimelineIndex::new(src);
     let d = ix.search(src, 0, "MatMul", 10_000);

@@ -103,6 +103,8 @@ fn gpu_kernel_and_host_ops_link_by_correlation_and_ac2g() {
     assert!((l.host.dur_us - 12.422).abs() < 1e-9, "{}", l.host.dur_us);
     assert_eq!(l.host.stream, "2910249/2919752");
     assert_eq!(l.host.kind, LaneKind::Host);
+    // A GPU rank's runtime lane is named for what it is, not after Ascend's CANN.
+    assert_eq!(l.host.core, "runtime");
     // The arrow: from the flow's s (= the call's start) to its f (= the kernel's start).
     assert_eq!(l.from_ms, l.host.start_ms);
     assert_eq!(l.to_ms, k.start_ms);
@@ -202,6 +204,8 @@ fn ascend_kernel_and_host_ops_link_by_trace_flows() {
         .all(|l| l.device == k && l.to_ms == k.start_ms));
     // The arrow of the HostToDevice flow starts at its s, 2.71 µs into `Node@launch`.
     assert!((f.flows[1].from_ms - f.flows[1].host.start_ms - 0.00271).abs() < 1e-9);
+    // `Node@launch` runs on a CANN thread of this Ascend rank.
+    assert_eq!(f.flows[1].host.core, "CANN");
     // `Conv2D` launched four kernels (Python reading: the async_npu s ends on its thread
     // inside [705380.440, +165.13) whose f starts a kernel_details row), by flow id.
     let conv = f.flows[0].host.clone();

@@ -37,6 +37,9 @@ pub struct TimelineSource<'a> {
     pub trace: Option<&'a HostEventTable>,
     /// Its anomaly result (steps, emitted bubble windows).
     pub result: &'a AnomalyResult,
+    /// The name of the runtime host lanes: `"CANN"` on Ascend ranks, `"runtime"` on GPU
+    /// (Kineto) ranks, whose runtime lane holds the cuda_runtime / hip_runtime calls.
+    pub runtime: &'static str,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,7 +183,7 @@ impl TimelineIndex {
                 let kind = if lane == HostLane::Python {
                     "Python"
                 } else {
-                    "CANN"
+                    src.runtime
                 };
                 lanes.push(LaneIndex {
                     label: format!("{kind} {}", t.thread_text(th)),
@@ -618,7 +621,7 @@ impl TimelineIndex {
                     core: if ev.lane == HostLane::Python {
                         "Python"
                     } else {
-                        "CANN"
+                        src.runtime
                     }
                     .into(),
                     ..base

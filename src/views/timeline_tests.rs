@@ -82,6 +82,7 @@ fn index<'a>(
         kernels: k,
         trace: Some(t),
         result: r,
+        runtime: "CANN",
     };
     (src, TimelineIndex::new(src))
 }
@@ -309,6 +310,7 @@ fn a_rank_without_trace_or_kernels_still_builds() {
         kernels: &k,
         trace: None,
         result: &r,
+        runtime: "CANN",
     };
     let ix = TimelineIndex::new(src);
     let d = build(&ix, src, 0, None, 100);

@@ -24,6 +24,7 @@ fn source(r: &RankAnalysis) -> TimelineSource<'_> {
         kernels: &r.kernels,
         trace: r.trace.as_ref(),
         result: &r.result,
+        runtime: if r.gpu.is_some() { "runtime" } else { "CANN" },
     }
 }
 
