@@ -154,14 +154,7 @@ impl Session {
         let seq = env.seq;
         match env.body {
             Request::Open { files } => {
-                let inputs: Vec<InputFile> = files
-                    .iter()
-                    .map(|f| InputFile {
-                        path: f.path.clone(),
-                        size: f.size,
-                    })
-                    .collect();
-                let mut inv = Inventory::from_paths(&inputs);
+                let mut inv = inventory_of_paths(&files);
                 // A readable bundle from another worker replaces the side files; otherwise
                 // they are read here, and their bytes recorded for the other workers.
                 let bundle = beside.first().and_then(|b| SideBundle::decode(b).ok());
@@ -547,6 +540,13 @@ fn finish_export(
 /// The inventory of a drop's file list (inventory steps 1 and 2: names, then the side files
 /// read through `opener`); no data file is parsed.
 pub fn inventory_of(files: &[crate::protocol::FileMeta], opener: &dyn Opener) -> Inventory {
+    let mut inv = inventory_of_paths(files);
+    read_side_files(&mut inv, opener);
+    inv
+}
+
+/// Inventory step 1 of a drop's file list: what the names and sizes alone say.
+fn inventory_of_paths(files: &[crate::protocol::FileMeta]) -> Inventory {
     let inputs: Vec<InputFile> = files
         .iter()
         .map(|f| InputFile {
@@ -554,9 +554,7 @@ pub fn inventory_of(files: &[crate::protocol::FileMeta], opener: &dyn Opener) ->
             size: f.size,
         })
         .collect();
-    let mut inv = Inventory::from_paths(&inputs);
-    read_side_files(&mut inv, opener);
-    inv
+    Inventory::from_paths(&inputs)
 }
 
 /// Sends an export written in memory: its bytes in [`EXPORT_CHUNK`] chunks, then `ExportDone`.
