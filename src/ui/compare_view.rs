@@ -673,7 +673,7 @@ fn draw_overlay(canvas: &web_sys::HtmlCanvasElement, o: &OverlayDto) {
     ctx.set_font("11px system-ui, sans-serif");
     ctx.set_stroke_style_str(&pal.grid);
     ctx.set_fill_style_str(&pal.text);
-    let ystep = nice_step(y_max, 5.0);
+    let ystep = format::binary_step(y_max / 5.0);
     let mut v = 0.0;
     while v <= y_max {
         let y = y_of(v);
