@@ -80,6 +80,10 @@ test('HTA nccl trace: steps, a bubble selected with its next-kernel launch timin
   await page.getByTestId('step-row').first().waitFor();
   assert.equal(await page.getByTestId('step-row').count(), 3);
   assert.match(await page.getByTestId('card-steps').innerText(), /^3 \(marker\)$/);
+  // The timeline legend names the GPU kernel classes, not Ascend's AI_CORE / AI_CPU / HCCL.
+  const legend = await page.locator('.timeline-legend').innerText();
+  assert.match(legend, /kernels:\s*compute\s*communication\s*memcpy \/ memset \/ other\s*host/);
+  assert.doesNotMatch(legend, /AI_CORE|AI_CPU|HCCL/);
   await page.getByTestId('bubble-scope').selectOption('global');
   const first = page.getByTestId('bubble-row').first();
   await first.waitFor();

@@ -71,7 +71,7 @@ pub fn AnomalyView() -> impl IntoView {
             {move || match (state.anomaly_rank.get(), summary.get()) {
                 (Some(_), Some(s)) if s.kernels == 0 => view! { <NoKernels s=s.clone()/> }.into_any(),
                 (Some(rank), Some(s)) => view! {
-                    <timeline::Timeline rank=rank multi=multi align_on=align_on/>
+                    <timeline::Timeline rank=rank multi=multi align_on=align_on gpu=s.gpu/>
                     <SummaryCards s=s.clone()/>
                     <Notes s=s.clone()/>
                     <steps::StepsTable rank=rank/>

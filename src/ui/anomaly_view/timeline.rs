@@ -76,6 +76,9 @@ pub fn Timeline(
     multi: RwSignal<bool>,
     /// Step id the stacked ranks are aligned on (`None`: each rank's first step).
     align_on: RwSignal<Option<String>>,
+    /// The rank is a GPU (Kineto) trace: the legend names the GPU kernel classes.
+    #[prop(optional)]
+    gpu: bool,
 ) -> impl IntoView {
     let state = expect_context::<AppState>();
     let canvas = NodeRef::<Canvas>::new();
@@ -806,7 +809,7 @@ pub fn Timeline(
                 <span class="muted" data-testid="timeline-stats">{stats}</span>
                 <button class="button" data-testid="timeline-reset" on:click=move |_| view.set(None)>"Reset"</button>
             </div>
-            <div class="timeline-legend"><Legend/></div>
+            <div class="timeline-legend"><Legend gpu=gpu/></div>
             {move || error.get().map(|e| view! { <p class="notice error">{e}</p> })}
             // Test hooks of the stacked mode and the selection (the canvas holds the rest; an
             // element takes at most 26 attributes).

@@ -10,12 +10,30 @@ use crate::protocol::{LaneKind, TimelineDto, TimelineFlowsDto, TimelineItemDto};
 use crate::views::format;
 use crate::views::timeline_axis::{box_at, bubble_at, LaneLayout, LABEL_COLORS};
 
-/// The colours of kernel classes and bubble labels.
+/// The colours of kernel classes and bubble labels. On a GPU (Kineto) rank the classes are
+/// named for what they hold there (`model::kernels::TaskClass::classify`: compute kernels,
+/// NCCL/RCCL collectives, memcpy/memset and the rest); AI_CPU never occurs and is left out.
 #[component]
-pub fn Legend() -> impl IntoView {
+pub fn Legend(
+    /// The rank is a GPU trace.
+    gpu: bool,
+) -> impl IntoView {
     let classes = CLASS_COLORS
         .iter()
-        .map(|(n, c)| view! { <span class="legend-item"><span class="swatch" style=format!("background:{c}")></span>{*n}</span> })
+        .filter_map(|&(n, c)| {
+            let name = if !gpu {
+                n
+            } else {
+                match n {
+                    "AI_CORE" => "compute",
+                    "AI_CPU" => return None,
+                    "HCCL" => "communication",
+                    "OTHER" => "memcpy / memset / other",
+                    other => other,
+                }
+            };
+            Some(view! { <span class="legend-item"><span class="swatch" style=format!("background:{c}")></span>{name}</span> })
+        })
         .collect_view();
     let labels = LABEL_COLORS
         .iter()
