@@ -11,7 +11,7 @@ use proflens::analysis::anomaly_config::AnomalyConfig;
 use proflens::cli::fs_opener::FsOpener;
 use proflens::engine::anomaly::analyse_all;
 use proflens::ingest::inventory::Inventory;
-use proflens::views::timeline::{TimelineIndex, TimelineQuery, TimelineSource};
+use proflens::views::timeline::{TimelineIndex, TimelineQuery};
 
 /// CPU time of this thread (user + system), ms, from /proc (10 ms ticks): unlike wall time it
 /// does not count the time other processes of a loaded machine take.
@@ -48,11 +48,7 @@ fn main() {
     .expect("not cancelled");
     println!("analysis: {:.2} s", t0.elapsed().as_secs_f64());
     for r in &ranks {
-        let src = TimelineSource {
-            kernels: &r.kernels,
-            trace: r.trace.as_ref(),
-            result: &r.result,
-        };
+        let src = proflens::engine::session::timeline::source(r);
         let t = Instant::now();
         let ix = TimelineIndex::new(src);
         println!(

@@ -19,7 +19,9 @@ pub struct TimelineCache {
     flows: BTreeMap<u32, FlowIndex>,
 }
 
-fn source(r: &RankAnalysis) -> TimelineSource<'_> {
+/// What the timeline of an analysed rank is drawn from: its kernels, trace tables and
+/// result, and the name of its runtime host lanes (`"CANN"` on Ascend, `"runtime"` on GPU).
+pub fn source(r: &RankAnalysis) -> TimelineSource<'_> {
     TimelineSource {
         kernels: &r.kernels,
         trace: r.trace.as_ref(),
