@@ -88,7 +88,7 @@ fn below_five_percent_keeps_marker_windows_and_says_so() {
         .unwrap();
     assert_eq!(
         note,
-        "device keeps up: at most 4.0 % of a window's kernel time (ProfilerStep#2) was launched in an earlier step (by Step Id), not above 5 %: marker windows kept (§3.2)"
+        "device keeps up: at most 4.0 % of a window's kernel time (ProfilerStep#2) was launched in an earlier step (by Step Id), not above 5 %: marker windows kept"
     );
 }
 
@@ -149,7 +149,7 @@ fn above_five_percent_switches_to_device_side_windows() {
         .unwrap();
     assert_eq!(
         note,
-        "device lags the host: 5.9 % of the kernel time in ProfilerStep#2's marker window was launched in an earlier step (by Step Id); device-side windows (§3.2): median lag 0.010 ms (first kernel start − host marker start); step_trace_time.csv: Preparing = device-side prelaunch + the previous step's overrun on 2 of 3 step(s) (msprof counts from the host marker and rounds to 0.25 µs; tolerance 1 µs)"
+        "device lags the host: 5.9 % of the kernel time in ProfilerStep#2's marker window was launched in an earlier step (by Step Id); device-side windows: median lag 0.010 ms (first kernel start − host marker start); step_trace_time.csv: Preparing = device-side prelaunch + the previous step's overrun on 2 of 3 step(s) (msprof counts from the host marker and rounds to 0.25 µs; tolerance 1 µs)"
     );
     // The engine's own §13.1 cross-check reads Preparing against the host marker too.
     assert!(r

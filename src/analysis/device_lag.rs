@@ -271,14 +271,14 @@ impl DeviceLag {
         let step = steps.get(at).map_or("?", |s| s.step_id.as_str());
         if !self.applied {
             return Some(format!(
-                "device keeps up: at most {:.1} % of a window's kernel time ({step}) was launched in an earlier step (by {}), not above {} %: marker windows kept (§3.2)",
+                "device keeps up: at most {:.1} % of a window's kernel time ({step}) was launched in an earlier step (by {}), not above {} %: marker windows kept",
                 share * 100.0,
                 self.source.as_str(),
                 self.threshold * 100.0
             ));
         }
         let mut t = format!(
-            "device lags the host: {:.1} % of the kernel time in {step}'s marker window was launched in an earlier step (by {}); device-side windows (§3.2): median lag {:.3} ms (first kernel start − host marker start)",
+            "device lags the host: {:.1} % of the kernel time in {step}'s marker window was launched in an earlier step (by {}); device-side windows: median lag {:.3} ms (first kernel start − host marker start)",
             share * 100.0,
             self.source.as_str(),
             self.median_lag_ms
@@ -371,7 +371,7 @@ mod tests {
         assert_eq!(d.median_lag_ms, 0.05);
         assert_eq!(
             d.note(&set.steps).unwrap(),
-            "device lags the host: 29.6 % of the kernel time in ProfilerStep#2's marker window was launched in an earlier step (by launch correlation); device-side windows (§3.2): median lag 0.050 ms (first kernel start − host marker start); 1 kernel(s) start inside another step's window than the one that launched them and stay in the window they start in"
+            "device lags the host: 29.6 % of the kernel time in ProfilerStep#2's marker window was launched in an earlier step (by launch correlation); device-side windows: median lag 0.050 ms (first kernel start − host marker start); 1 kernel(s) start inside another step's window than the one that launched them and stay in the window they start in"
         );
     }
 }

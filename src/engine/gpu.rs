@@ -40,7 +40,7 @@ pub mod codes {
 }
 
 /// What the result says about the rules that are not applied on GPUs.
-pub const ASCEND_ONLY_NOTE: &str = "GPU trace (PyTorch profiler): Ascend-only rules are not applied (AICPU classes §5.14, HCCL/communication.json specifics §1.4, step_trace_time.csv cross-check §13.1, PMU judgement §5.15)";
+pub const ASCEND_ONLY_NOTE: &str = "GPU trace (PyTorch profiler): Ascend-only rules are not applied (the AI_CPU kernel class, HCCL and communication.json specifics, the step_trace_time.csv cross-check, the PMU judgement)";
 
 /// Limitations of the Ascend pipeline about files a GPU trace never has (dropped on GPUs).
 const ASCEND_FILE_LIMITS: [&str; 3] = [

@@ -22,6 +22,8 @@ const FOLDERS = [
   path.join(MSI, 'test/st/level2'),
   path.join(MSI, 'server/src/test/test_data'),
   RLI_MEMORY,
+  // A GPU (Kineto) trace: its notes and tooltips follow the same rules.
+  path.join(FIX, 'ascend/facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config'),
 ];
 const SNAPSHOTS = fs.readdirSync(path.join(FIX, 'torch_snapshots'))
   .filter((f) => /\.(pickle|pkl)$/.test(f))

@@ -220,7 +220,7 @@ pub fn BubblePanel(rank: u32, t0_us: f64, gpu: bool) -> impl IntoView {
     } else {
         (
             "H2D flows",
-            "h2d_flow_count: HostToDevice / torch_to_npu flow end points inside this window (anomaly.md §5.6)",
+            "h2d_flow_count: HostToDevice / torch_to_npu flow end points inside this window",
         )
     };
     let state = expect_context::<AppState>();

@@ -73,7 +73,7 @@ const COLUMNS: &[(ClusterColumn, &str, bool, &str)] = &[
         ClusterColumn::RobustZ,
         "robust z",
         true,
-        "robust z of the mean service time across ranks (median, MAD; anomaly.md §13.4)",
+        "robust z of the mean service time across ranks: how many median absolute deviations a rank lies from the median",
     ),
     (
         ClusterColumn::Slow,
