@@ -253,24 +253,7 @@ fn two_real_snapshots_show_the_clis_deltas_overlay_and_exports() {
     // The overlaid curves are the CLI's `--overlay 400`.
     let (ojson, _) = cli_diff(&dir, a, b, &["--overlay", "400"]);
     let odoc: Value = serde_json::from_str(&ojson).unwrap();
-    for (o, d) in v.overlays.iter().zip(odoc["devices"].as_array().unwrap()) {
-        let want = &d["overlay"];
-        assert_eq!(o.device as u64, d["device"].as_u64().unwrap());
-        assert_eq!(o.x1, want["x1"].as_f64().unwrap());
-        for (side, got) in [("a", &o.a), ("b", &o.b)] {
-            let w = want[side].as_array().unwrap();
-            assert_eq!(got.len(), w.len());
-            for (g, w) in got.iter().zip(w) {
-                assert_eq!(g.curve, w["curve"].as_str().unwrap());
-                let col = |k: &str| -> Vec<Option<i64>> {
-                    w[k].as_array().unwrap().iter().map(Value::as_i64).collect()
-                };
-                assert_eq!(g.min, col("min"));
-                assert_eq!(g.max, col("max"));
-                assert_eq!(g.max.len(), 400);
-            }
-        }
-    }
+    assert_overlays(&v, &odoc, 400);
     assert_eq!(v.overlays.len(), devices.len());
     check_exports(
         &mut s,

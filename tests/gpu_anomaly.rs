@@ -36,8 +36,9 @@ fn analyse(dir: &str) -> Vec<RankAnalysis> {
     .0
 }
 
-fn reference(path: &str) -> Value {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/reference/kineto_ref.py");
+/// The JSON that `tests/reference/<script>` prints for the trace at `path`.
+fn python_reading(script: &str, path: &str) -> Value {
+    let script = format!("{}/tests/reference/{script}", env!("CARGO_MANIFEST_DIR"));
     let out = Command::new("python3")
         .arg(script)
         .arg(path)
@@ -49,6 +50,10 @@ fn reference(path: &str) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn reference(path: &str) -> Value {
+    python_reading("kineto_ref.py", path)
 }
 
 #[test]
@@ -219,21 +224,7 @@ fn cli_anomaly_on_a_gpu_folder_exits_0() {
 }
 
 fn flow_reference(path: &str) -> Value {
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/reference/gpu_flow_count_ref.py"
-    );
-    let out = Command::new("python3")
-        .arg(script)
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    python_reading("gpu_flow_count_ref.py", path)
 }
 
 /// `h2d_flow_count` on GPU ranks (the GPU rule, a Decision in ARCHITECTURE.md): the device ops

@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { REPO, serveStatic, launch, ProflensPage } from './lib.mjs';
+import { REPO, serveStatic, launch, ProflensPage, countingPage } from './lib.mjs';
 
 const SNAPS = path.join(REPO, '../shared/fixtures/torch_snapshots');
 const SNAP_A = 'silmont2000_assignment2-systems__mem_snapshot.pickle';
@@ -317,34 +317,12 @@ test('compare a two-rank run spread over two workers: the rank table from both w
   await p.page.context().close();
 });
 
-// Prepended to the worker script: reports every `Blob.slice` a worker makes (as in
-// one_read.test.mjs), so the bytes each file gives are counted.
-const COUNTER = `(() => {
-  const slice = Blob.prototype.slice;
-  Blob.prototype.slice = function (a, b, t) {
-    const part = slice.call(this, a, b, t);
-    const name = this.webkitRelativePath || this.name || '(blob)';
-    console.debug('proflens-slice ' + JSON.stringify([name, part.size]));
-    return part;
-  };
-})();
-`;
-
+// `countingPage` (lib.mjs) counts every `Blob.slice` a worker makes, so the bytes each file
+// gives are counted.
 test('compare with reads side B once and side A not again; the exports read nothing', async () => {
   const LEVEL1 = path.join(REPO, '../shared/fixtures/ascend/Ascend__msinsight/test/data/pytorch/text/level1');
   const context = await browser.newContext({ acceptDownloads: true, serviceWorkers: 'block' });
-  const page = await context.newPage();
-  const sliced = new Map();
-  page.on('console', (m) => {
-    const t = m.text();
-    if (!t.startsWith('proflens-slice ')) return;
-    const [name, n] = JSON.parse(t.slice('proflens-slice '.length));
-    sliced.set(name, (sliced.get(name) || 0) + n);
-  });
-  await page.route('**/worker_loader.js', async (route) => {
-    const res = await route.fetch();
-    route.fulfill({ response: res, body: COUNTER + (await res.text()) });
-  });
+  const { page, seen: { sliced } } = await countingPage(context);
   const p = new ProflensPage(page, server.url);
   await p.open();
   await p.openFolder(path.join(LEVEL1, 'rank0_ascend_pt'));

@@ -171,3 +171,36 @@ export function cpuDelta(a, b) {
 export function loadAvg() {
   try { return fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number); } catch { return []; }
 }
+
+// Prepended to the worker script: reports every slice as one console message, so slices of a
+// worker terminated afterwards (a one-off export worker) are counted too.
+const SLICE_COUNTER = `(() => {
+  console.debug('proflens-worker-start');
+  const slice = Blob.prototype.slice;
+  Blob.prototype.slice = function (a, b, t) {
+    const part = slice.call(this, a, b, t);
+    const name = this.webkitRelativePath || this.name || '(blob)';
+    console.debug('proflens-slice ' + JSON.stringify([name, part.size]));
+    return part;
+  };
+})();
+`;
+
+/** A page of `context` whose workers report every `Blob.slice`: `seen.sliced` (file → bytes
+ * sliced) and `seen.workers` (workers started) fill in as the page runs. */
+export async function countingPage(context) {
+  const page = await context.newPage();
+  const seen = { sliced: new Map(), workers: 0 };
+  page.on('console', (m) => {
+    const t = m.text();
+    if (t === 'proflens-worker-start') seen.workers += 1;
+    if (!t.startsWith('proflens-slice ')) return;
+    const [name, n] = JSON.parse(t.slice('proflens-slice '.length));
+    seen.sliced.set(name, (seen.sliced.get(name) || 0) + n);
+  });
+  await page.route('**/worker_loader.js', async (route) => {
+    const res = await route.fetch();
+    route.fulfill({ response: res, body: SLICE_COUNTER + (await res.text()) });
+  });
+  return { page, seen };
+}

@@ -15,25 +15,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { REPO, OUT, serveStatic, launch, ProflensPage } from './lib.mjs';
+import { REPO, OUT, serveStatic, launch, ProflensPage, countingPage } from './lib.mjs';
 
 const LEVEL1 = path.join(REPO,
   '../shared/fixtures/ascend/Ascend__msinsight/test/data/pytorch/text/level1');
 const RANK0 = path.join(LEVEL1, 'rank0_ascend_pt');
 
-// Prepended to the worker script: reports every slice as one console message, so slices of a
-// worker terminated afterwards (a one-off export worker) are counted too.
-const COUNTER = `(() => {
-  console.debug('proflens-worker-start');
-  const slice = Blob.prototype.slice;
-  Blob.prototype.slice = function (a, b, t) {
-    const part = slice.call(this, a, b, t);
-    const name = this.webkitRelativePath || this.name || '(blob)';
-    console.debug('proflens-slice ' + JSON.stringify([name, part.size]));
-    return part;
-  };
-})();
-`;
 
 let server;
 let browser;
@@ -64,18 +51,7 @@ function sizes(dir) {
 
 test('a drop slices each input byte once; exports slice nothing', async () => {
   const context = await browser.newContext({ acceptDownloads: true, serviceWorkers: 'block' });
-  const page = await context.newPage();
-  const sliced = new Map();
-  page.on('console', (m) => {
-    const t = m.text();
-    if (!t.startsWith('proflens-slice ')) return;
-    const [name, n] = JSON.parse(t.slice('proflens-slice '.length));
-    sliced.set(name, (sliced.get(name) || 0) + n);
-  });
-  await page.route('**/worker_loader.js', async (route) => {
-    const res = await route.fetch();
-    route.fulfill({ response: res, body: COUNTER + (await res.text()) });
-  });
+  const { page, seen: { sliced } } = await countingPage(context);
   const p = new ProflensPage(page, server.url);
   await p.open();
   await p.openFolder(RANK0);
@@ -120,23 +96,6 @@ test('a drop slices each input byte once; exports slice nothing', async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** A page whose workers report every slice; `sliced` (file → bytes) and `workers` fill in. */
-async function countingPage(context) {
-  const page = await context.newPage();
-  const seen = { sliced: new Map(), workers: 0 };
-  page.on('console', (m) => {
-    const t = m.text();
-    if (t === 'proflens-worker-start') seen.workers += 1;
-    if (!t.startsWith('proflens-slice ')) return;
-    const [name, n] = JSON.parse(t.slice('proflens-slice '.length));
-    seen.sliced.set(name, (seen.sliced.get(name) || 0) + n);
-  });
-  await page.route('**/worker_loader.js', async (route) => {
-    const res = await route.fetch();
-    route.fulfill({ response: res, body: COUNTER + (await res.text()) });
-  });
-  return { page, seen };
-}
 
 test('two rank folders on two workers: each byte sliced once, gathered exports slice nothing', async () => {
   const context = await browser.newContext({ acceptDownloads: true, serviceWorkers: 'block' });

@@ -26,7 +26,7 @@ impl EngineClient {
             let Some(slot) = self.inner.borrow().compare_slot else {
                 return Err("nothing is compared: use Compare with… first".into());
             };
-            return self.export_to(slot, req).await;
+            return self.export_on(slot, Request::Export(req), None).await;
         }
         if self.inner.borrow().files.is_empty() {
             return Err("nothing loaded".into());
@@ -137,12 +137,6 @@ impl EngineClient {
         let Some(slot) = slot else {
             return Err(format!("{analysis:?} target {target} is not loaded"));
         };
-        self.export_to(slot, req).await
-    }
-
-    /// Asks worker `slot` for an export it writes from the results it holds, and downloads
-    /// it.
-    async fn export_to(&self, slot: usize, req: ExportRequest) -> Result<(), String> {
         self.export_on(slot, Request::Export(req), None).await
     }
 
