@@ -33,6 +33,24 @@ pub struct RankInfo {
     pub source_dir: String,
 }
 
+/// The §9.0 rank order: `(role, rank_id, source_index, source_dir)`. One rule for every
+/// place that orders ranks (the merge here and the gathered exports of `engine::gather`).
+pub fn rank_order_key<'a>(
+    role: &'a str,
+    rank_id: i64,
+    source_index: u32,
+    source_dir: &'a str,
+) -> (&'a str, i64, u32, &'a str) {
+    (role, rank_id, source_index, source_dir)
+}
+
+impl RankInfo {
+    /// This rank's [`rank_order_key`].
+    pub fn order_key(&self) -> (&str, i64, u32, &str) {
+        rank_order_key(&self.role, self.rank_id, self.source_index, &self.source_dir)
+    }
+}
+
 /// What happened to a rank.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RankStatus {
@@ -357,20 +375,7 @@ impl MemoryRun {
 
     /// [`MemoryRun::merge`] over ranks shared with a store.
     pub fn merge_shared(mut ranks: Vec<Arc<RankMemory>>) -> MemoryRun {
-        ranks.sort_by(|a, b| {
-            (
-                &a.info.role,
-                a.info.rank_id,
-                a.info.source_index,
-                &a.info.source_dir,
-            )
-                .cmp(&(
-                    &b.info.role,
-                    b.info.rank_id,
-                    b.info.source_index,
-                    &b.info.source_dir,
-                ))
-        });
+        ranks.sort_by(|a, b| a.info.order_key().cmp(&b.info.order_key()));
         let mut order: Vec<(u32, u32)> = Vec::with_capacity(ranks.iter().map(|r| r.len()).sum());
         for (k, r) in ranks.iter().enumerate() {
             order.extend((0..r.len() as u32).map(|i| (k as u32, i)));

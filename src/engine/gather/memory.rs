@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::bad;
 use crate::analysis::memory_phase::PhaseRow;
-use crate::analysis::memory_result::MemoryRun;
+use crate::analysis::memory_result::{rank_order_key, MemoryRun};
 use crate::base::wire::{Dec, DecResult, Enc};
 use crate::engine::store::Store;
 use crate::protocol::MemoryExportKind;
@@ -222,13 +222,9 @@ pub fn join(
     }
     // `MemoryRun::merge_shared`'s rank order; the store's (inventory) order breaks ties.
     pieces.sort_by(|a, b| {
-        (a.role, a.rank_id, a.source_index, a.source_dir, a.index).cmp(&(
-            b.role,
-            b.rank_id,
-            b.source_index,
-            b.source_dir,
-            b.index,
-        ))
+        let ka = rank_order_key(a.role, a.rank_id, a.source_index, a.source_dir);
+        let kb = rank_order_key(b.role, b.rank_id, b.source_index, b.source_dir);
+        (ka, a.index).cmp(&(kb, b.index))
     });
     if let Some(p) = pieces.windows(2).find(|p| p[0].index == p[1].index) {
         return Err(bad(format!(
