@@ -24,6 +24,7 @@ pub use sniff::sniff;
 #[cfg(test)]
 mod tests;
 
+use std::borrow::Cow;
 use std::io::Read;
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -31,11 +32,12 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 
 use super::trace_json::diag::{self, Issue, TraceDiagnostics};
+use super::trace_json::object::{fields_fast, Event};
 use super::trace_json::scan::{
-    as_str, decimal_text, decode_str, fields, fields_dup, first_invalid_escape, time_ns,
+    as_str, decimal_text, decode_str, first_invalid_escape, int_fast, plain_text, time_ns,
     verbatim_str,
 };
-use super::trace_json::splitter::{for_each_member_and_event, TraceScan};
+use super::trace_json::splitter::{for_each_member_and_indexed_event, TraceScan};
 use crate::base::arith::{self, Tally};
 use crate::base::{Position, Problem, Problems, Severity};
 use crate::ingest::gzip::maybe_gunzip;
@@ -138,6 +140,9 @@ fn category(cat: &str, name: &str) -> Cat {
 
 /// An integer argument: a JSON number (integral) or a string holding one; `-1` otherwise.
 fn int_arg(raw: Option<&[u8]>) -> i64 {
+    if let Some(v) = raw.and_then(int_fast) {
+        return v;
+    }
     let Some(t) = raw.and_then(decimal_text) else {
         return -1;
     };
@@ -173,7 +178,18 @@ impl KinetoBuilder {
     }
 
     /// The text of a string value, with its findings noted; `None` when not a string.
-    fn string(&mut self, raw: &[u8], obj: &[u8], at: u64, key: &'static str) -> Option<String> {
+    fn string<'a>(
+        &mut self,
+        raw: &'a [u8],
+        obj: &[u8],
+        at: u64,
+        key: &'static str,
+    ) -> Option<Cow<'a, str>> {
+        if let [b'"', inner @ .., b'"'] = raw {
+            if let Some(text) = plain_text(inner) {
+                return Some(Cow::Borrowed(text));
+            }
+        }
         if let Some(k) = first_invalid_escape(raw) {
             self.info.raw_backslash += 1;
             if self.info.raw_backslash_at.len() < MAX_LOCATED {
@@ -183,7 +199,7 @@ impl KinetoBuilder {
                     .raw_backslash_at
                     .push((at + (inside + k) as u64, key));
             }
-            return verbatim_str(raw).map(|s| s.into_owned());
+            return verbatim_str(raw);
         }
         let (text, flaws) = decode_str(raw)?;
         if flaws.invalid_utf8 {
@@ -192,7 +208,7 @@ impl KinetoBuilder {
         if flaws.invalid_json {
             self.diag.note(Issue::InvalidString, at, Some(key));
         }
-        Some(text.into_owned())
+        Some(text)
     }
 
     /// Interns a raw `pid` / `tid` value: numbers as written, strings decoded.
@@ -211,13 +227,24 @@ impl KinetoBuilder {
     }
 
     fn not_kept(&mut self, ph: &str) {
-        *self.not_kept.entry(ph.to_string()).or_insert(0) += 1;
+        match self.not_kept.get_mut(ph) {
+            Some(n) => *n += 1,
+            None => {
+                self.not_kept.insert(ph.to_string(), 1);
+            }
+        }
     }
 
     /// One event object (raw bytes) at absolute byte offset `at`. Never `Break`s.
     pub fn event(&mut self, obj: &[u8], at: u64) -> ControlFlow<()> {
-        let Some(([ph, name, cat, pid, tid, ts, dur, args, id], dup)) = fields_dup(obj, KEYS)
-        else {
+        self.indexed_event(Event::plain(obj), at)
+    }
+
+    /// [`KinetoBuilder::event`] of an event from the splitter (its keys from the splitter's
+    /// index when it has one).
+    pub fn indexed_event(&mut self, ev: Event<'_>, at: u64) -> ControlFlow<()> {
+        let obj = ev.bytes();
+        let Some(([ph, name, cat, pid, tid, ts, dur, args, id], dup)) = ev.fields_dup(KEYS) else {
             self.diag.note(Issue::Malformed, at, None);
             return ControlFlow::Continue(());
         };
@@ -232,7 +259,7 @@ impl KinetoBuilder {
         }
         let name = match name {
             Some(raw) => self.string(raw, obj, at, "name").unwrap_or_default(),
-            None => String::new(),
+            None => Cow::Borrowed(""),
         };
         let cat_text = cat.and_then(as_str).unwrap_or_default();
         let Some(ts) = ts.and_then(time_ns) else {
@@ -245,10 +272,7 @@ impl KinetoBuilder {
         };
         match &*ph {
             "X" => {
-                let d = match dur
-                    .and_then(decimal_text)
-                    .and_then(|d| parse_time_ns(d).ok())
-                {
+                let d = match dur.and_then(time_ns) {
                     Some(d) if d.ns >= 0 => d.ns,
                     _ => {
                         self.diag.note(Issue::BadDur, at, None);
@@ -296,7 +320,7 @@ impl KinetoBuilder {
             }
             "i" | "I" if name == "[memory]" => {
                 let a = args.and_then(|a| {
-                    fields(
+                    fields_fast(
                         a,
                         [
                             "Device Type",
@@ -334,7 +358,8 @@ impl KinetoBuilder {
         ts: i64,
         end: i64,
     ) {
-        let a = args.and_then(|a| fields(a, ["correlation", "External id", "device", "stream"]));
+        let a =
+            args.and_then(|a| fields_fast(a, ["correlation", "External id", "device", "stream"]));
         let [corr, ext, device, stream] = a.unwrap_or([None; 4]);
         let name_id = self.b.intern(name);
         match category(cat, name) {
@@ -434,7 +459,7 @@ pub fn read<'a>(
     );
     // Both callbacks feed the one builder, never at the same time.
     let builder = std::cell::RefCell::new(KinetoBuilder::new());
-    let res = for_each_member_and_event(
+    let res = for_each_member_and_indexed_event(
         &mut reader,
         &file_arc,
         &mut |p| {
@@ -448,7 +473,7 @@ pub fn read<'a>(
             on_progress(p)
         },
         &mut |key, value, at| builder.borrow_mut().member(key, value, at),
-        &mut |ev, at| builder.borrow_mut().event(ev, at),
+        &mut |ev, at| builder.borrow_mut().indexed_event(ev, at),
     );
     let builder = builder.into_inner();
     let scan = res?;

@@ -8,8 +8,12 @@
 
 pub mod call_stack_index;
 pub mod diag;
+pub mod object;
 pub mod scan;
 pub mod splitter;
 
-pub use splitter::{for_each_event, for_each_member_and_event, TraceScan};
+pub use object::Event;
+pub use splitter::{
+    for_each_event, for_each_member_and_event, for_each_member_and_indexed_event, TraceScan,
+};
 pub mod timeline;

@@ -192,12 +192,13 @@ pub fn fields<'a, const N: usize>(obj: &'a [u8], keys: [&str; N]) -> Option<[Opt
     fields_dup(obj, keys).map(|(out, _)| out)
 }
 
+/// What [`fields_dup`] reads: the raw value of each key asked for, and the index of the first
+/// key that occurs more than once.
+pub type FieldsDup<'a, const N: usize> = ([Option<&'a [u8]>; N], Option<usize>);
+
 /// [`fields`], and the index in `keys` of the first key that occurs more than once (the
 /// object is read to its end; only the keys asked for are checked).
-pub fn fields_dup<'a, const N: usize>(
-    obj: &'a [u8],
-    keys: [&str; N],
-) -> Option<([Option<&'a [u8]>; N], Option<usize>)> {
+pub fn fields_dup<'a, const N: usize>(obj: &'a [u8], keys: [&str; N]) -> Option<FieldsDup<'a, N>> {
     let mut out = [None; N];
     let mut dup = None;
     let mut i = skip_ws(obj, 0);
@@ -265,6 +266,9 @@ pub fn decode_str(raw: &[u8]) -> Option<(Cow<'_, str>, StrFlaws)> {
         return None;
     }
     let inner = &raw[1..raw.len() - 1];
+    if let Some(s) = plain_text(inner) {
+        return Some((Cow::Borrowed(s), StrFlaws::default()));
+    }
     let mut flaws = StrFlaws {
         invalid_utf8: false,
         invalid_json: inner.iter().any(|&b| b < 0x20),
@@ -405,7 +409,104 @@ pub fn decimal_text(raw: &[u8]) -> Option<&str> {
 
 /// A µs time value (string or number) parsed exactly into ns (formats.md §2.7, §5.1).
 pub fn time_ns(raw: &[u8]) -> Option<TimeNs> {
+    if let Some(ns) = time_ns_fast(raw) {
+        return Some(TimeNs {
+            ns,
+            precision_lost: false,
+        });
+    }
     parse_time_ns(decimal_text(raw)?).ok()
+}
+
+/// The text between the quotes of a number written as a JSON string, else `raw`.
+fn unquoted(raw: &[u8]) -> &[u8] {
+    match raw {
+        [b'"', inner @ .., b'"'] => inner,
+        _ => raw,
+    }
+}
+
+/// [`time_ns`] of the common form `digits[.digits]` (quoted or not) with at most 19 digits and
+/// 3 fraction digits: the same value without the general parser. `None` for every other form
+/// (the caller then parses it the general way).
+fn time_ns_fast(raw: &[u8]) -> Option<i64> {
+    let t = unquoted(raw);
+    let mut v: u64 = 0;
+    let mut digits = 0;
+    let mut point = None;
+    for (k, &c) in t.iter().enumerate() {
+        match c {
+            b'0'..=b'9' => {
+                digits += 1;
+                if digits > 19 {
+                    return None;
+                }
+                // At most 19 digits: below 10^19 < u64::MAX.
+                v = v * 10 + (c - b'0') as u64;
+            }
+            b'.' if point.is_none() && k > 0 => point = Some(k),
+            _ => return None,
+        }
+    }
+    let frac = match point {
+        Some(p) => t.len() - p - 1,
+        None => 0,
+    };
+    if digits == 0 || frac > 3 || (point.is_some() && frac == 0) {
+        return None;
+    }
+    let scale = [1000, 100, 10, 1][frac];
+    i64::try_from(v.checked_mul(scale)?).ok()
+}
+
+/// An integer written `-?digits` (quoted or not, at most 18 digits): its value, as
+/// `str::parse::<i64>` of [`decimal_text`] gives it; `None` for every other form.
+pub fn int_fast(raw: &[u8]) -> Option<i64> {
+    let t = unquoted(raw);
+    let (neg, d) = match t {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, t),
+    };
+    if d.is_empty() || d.len() > 18 {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &c in d {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + (c - b'0') as i64;
+    }
+    Some(if neg { -v } else { v })
+}
+
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// `inner` (a string's bytes between its quotes) as text when it is printable ASCII without
+/// a backslash, the common case: nothing to decode and nothing to flag. `None` otherwise
+/// (also, rarely, for such text: the caller then takes the general path).
+pub fn plain_text(inner: &[u8]) -> Option<&str> {
+    const BACKSLASH: u64 = LO * b'\\' as u64;
+    const SPACE: u64 = LO * 0x20;
+    let mut words = inner.chunks_exact(8);
+    for w in &mut words {
+        let w = u64::from_le_bytes(<[u8; 8]>::try_from(w).ok()?);
+        // Non-ASCII, a backslash, or (when all are ASCII) a byte below 0x20.
+        let b = w ^ BACKSLASH;
+        let bad = (w & HI) | (b.wrapping_sub(LO) & !b & HI) | (w.wrapping_sub(SPACE) & !w & HI);
+        if bad != 0 {
+            return None;
+        }
+    }
+    if words
+        .remainder()
+        .iter()
+        .any(|&c| !(0x20..0x80).contains(&c) || c == b'\\')
+    {
+        return None;
+    }
+    std::str::from_utf8(inner).ok()
 }
 
 #[cfg(test)]
@@ -422,6 +523,87 @@ mod tests {
         assert_eq!(value_end(b"12.5", 0, true), End::At(4));
         assert_eq!(value_end(b"]", 0, true), End::Invalid);
         assert_eq!(value_end(br#""ab\"#, 0, false), End::Incomplete);
+    }
+
+    /// The fast paths give exactly what the general parsers give, and step aside elsewhere.
+    #[test]
+    fn fast_paths_equal_the_general_parsers() {
+        let texts = [
+            "0",
+            "7",
+            "12.5",
+            "1008.265",
+            "\"1736408883688177.930\"",
+            "9223372036854775.807",
+            "9223372036854775.808",
+            "9999999999999999.999",
+            "18446744073709551.615",
+            "1.",
+            ".5",
+            "1.2345",
+            "-3.5",
+            "+4",
+            "1e3",
+            "\"12\"",
+            "\" 12\"",
+            "\"\"",
+            "\"",
+            "0001.000",
+            "12a",
+            "1.2.3",
+            "99999999999999999999",
+            "-0",
+            "-",
+            "123456789012345678",
+            "1234567890123456789",
+            "-999999999999999999",
+            "7.0",
+            "\"-12\"",
+            "1.5\t",
+        ];
+        for t in texts {
+            let raw = t.as_bytes();
+            let slow = decimal_text(raw).and_then(|d| parse_time_ns(d).ok());
+            assert_eq!(time_ns(raw), slow, "{t}");
+            if let Some(v) = int_fast(raw) {
+                assert_eq!(
+                    Some(v),
+                    decimal_text(raw).and_then(|d| d.trim().parse().ok()),
+                    "{t}"
+                );
+            }
+        }
+        assert_eq!(int_fast(b"\"42\""), Some(42));
+        assert_eq!(int_fast(b"1234567890123456789"), None);
+        for inner in [
+            &b"aten::mm"[..],
+            b"",
+            b"void at::native::vectorized_elementwise_kernel<4>(int)",
+            b"tab\there",
+            b"back\\slash",
+            b"0123456789abcdef\x7f",
+            b"caf\xc3\xa9",
+            b"\xff",
+            b"01234567\n",
+        ] {
+            let mut raw = vec![b'"'];
+            raw.extend_from_slice(inner);
+            raw.push(b'"');
+            if let Some(text) = plain_text(inner) {
+                assert_eq!(text.as_bytes(), inner);
+            }
+            let (text, flaws) = decode_str(&raw).unwrap();
+            let plain = plain_text(inner).is_some();
+            assert_eq!(
+                plain,
+                inner
+                    .iter()
+                    .all(|&c| (0x20..0x80).contains(&c) && c != b'\\')
+            );
+            if plain {
+                assert!(flaws.is_clean() && matches!(text, Cow::Borrowed(_)));
+            }
+        }
     }
 
     #[test]

@@ -19,6 +19,7 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use super::diag::{Issue, TraceDiagnostics};
+use super::object::{scan_object, Event, ObjectIndex};
 use super::scan::{skip_ws, End, ValueScan};
 use crate::base::Position;
 use crate::ingest::{ChunkReader, Progress};
@@ -50,6 +51,9 @@ pub struct TraceScan {
     /// Bytes read.
     pub bytes: u64,
 }
+
+/// The callback of a top-level member of the wrapper object: `(key, raw_value, offset)`.
+pub type OnMember<'a> = dyn FnMut(&[u8], &[u8], u64) + 'a;
 
 /// What came last inside the event array.
 #[derive(Clone, Copy)]
@@ -120,9 +124,27 @@ pub fn for_each_member_and_event<R: Read>(
     reader: &mut ChunkReader<R>,
     file: &Arc<str>,
     on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
-    on_member: &mut dyn FnMut(&[u8], &[u8], u64),
+    on_member: &mut OnMember<'_>,
     on_event: &mut dyn FnMut(&[u8], u64) -> ControlFlow<()>,
 ) -> Result<TraceScan, ParseError> {
+    for_each_member_and_indexed_event(reader, file, on_progress, on_member, &mut |ev, at| {
+        on_event(ev.bytes(), at)
+    })
+}
+
+/// [`for_each_member_and_event`] handing out each event as an [`Event`]: its bytes and,
+/// when the one pass that found its end could also index its top-level members (a
+/// well-formed object inside one read, [`scan_object`]), that index, so that
+/// [`Event::fields_dup`] does not scan the object again. The events, offsets and findings
+/// are the same as [`for_each_member_and_event`]'s.
+pub fn for_each_member_and_indexed_event<R: Read>(
+    reader: &mut ChunkReader<R>,
+    file: &Arc<str>,
+    on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+    on_member: &mut OnMember<'_>,
+    on_event: &mut dyn FnMut(Event<'_>, u64) -> ControlFlow<()>,
+) -> Result<TraceScan, ParseError> {
+    let mut index = ObjectIndex::default();
     let mut key: Vec<u8> = Vec::new();
     let mut scan = TraceScan::default();
     let mut state = State::Root;
@@ -259,7 +281,16 @@ pub fn for_each_member_and_event<R: Read>(
                     }
                     first => {
                         let no_comma = pending.scanned() == 0 && matches!(after, After::Value);
-                        let end = pending.resume(&buf[i..], eof);
+                        // The one-pass strict scan when the whole object is buffered, else
+                        // (and on anything unusual) the resumable lenient one.
+                        let fast = match pending.scanned() == 0 && first == b'{' {
+                            true => scan_object(&buf[i..], &mut index),
+                            false => None,
+                        };
+                        let end = match fast {
+                            Some(e) => End::At(e),
+                            None => pending.resume(&buf[i..], eof),
+                        };
                         if no_comma && end != End::Invalid {
                             scan.diag.note(Issue::Punctuation, at, None);
                         }
@@ -270,7 +301,12 @@ pub fn for_each_member_and_event<R: Read>(
                                 if first == b'{' {
                                     scan.events += 1;
                                     scan.last_event_end = Some(at + e as u64);
-                                    if on_event(&buf[i..i + e], at).is_break() {
+                                    let bytes = &buf[i..i + e];
+                                    let ev = match fast {
+                                        Some(_) => Event::indexed(bytes, &index),
+                                        None => Event::plain(bytes),
+                                    };
+                                    if on_event(ev, at).is_break() {
                                         scan.stopped = true;
                                         scan.bytes = reader.progress().bytes_done;
                                         return Ok(scan);
