@@ -1,13 +1,17 @@
 //! Native benchmark of the shared `trace_view.json` streaming path: splitter + key scan
 //! of `cat`, counting `cpu_op` events. Usage: `cargo run --release --example
-//! bench_trace_scan -- FILE`. Prints MB/s; measure peak RSS with `/usr/bin/time -v`.
+//! bench_trace_scan -- FILE [--rescan]`. Prints MB/s; measure peak RSS with
+//! `/usr/bin/time -v`.
+//! The key comes from the splitter's member index (`Event::fields_dup`, what the readers
+//! use); `--rescan` reads it with `scan::fields` over the event bytes instead (the path
+//! before the index).
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Instant;
 
 use proflens::ingest::ChunkReader;
-use proflens::parse::trace_json::{for_each_event, scan};
+use proflens::parse::trace_json::{for_each_indexed_event, scan};
 
 fn main() {
     let path = std::env::args()
@@ -19,14 +23,17 @@ fn main() {
     let file: Arc<str> = path.as_str().into();
     let t0 = Instant::now();
     let mut cpu_op = 0u64;
-    let s = for_each_event(
+    let rescan = std::env::args().any(|a| a == "--rescan");
+    let s = for_each_indexed_event(
         &mut rdr,
         &file,
         &mut |_| ControlFlow::Continue(()),
         &mut |ev, _| {
-            if let Some([Some(cat)]) = scan::fields(ev, ["cat"]) {
-                cpu_op += (cat == b"\"cpu_op\"") as u64;
-            }
+            let cat = match rescan {
+                true => scan::fields(ev.bytes(), ["cat"]).and_then(|[c]| c),
+                false => ev.fields_dup(["cat"]).and_then(|([c], _)| c),
+            };
+            cpu_op += (cat == Some(b"\"cpu_op\"")) as u64;
             ControlFlow::Continue(())
         },
     )

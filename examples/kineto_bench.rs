@@ -3,7 +3,8 @@
 //! the numbers as one JSON line (the same fields `scripts/hta_reference.py` prints from HTA,
 //! so the two sides check each other) and the phase times on stderr.
 //!
-//! `cargo run --release --example kineto_bench -- TRACE.json[.gz]`
+//! `cargo run --release --example kineto_bench -- TRACE.json[.gz] [--read-only]`
+//! (`--read-only`: the reader alone, so that `/usr/bin/time` measures its CPU).
 
 use std::ops::ControlFlow;
 use std::time::Instant;
@@ -30,6 +31,15 @@ fn main() {
         std::process::exit(1)
     });
     let parsed = t0.elapsed();
+    if std::env::args().any(|a| a == "--read-only") {
+        eprintln!(
+            "device ops {}, host events {}; parse {:.2} s",
+            t.device_ops.len(),
+            t.host_ops.len(),
+            parsed.as_secs_f64()
+        );
+        return;
+    }
     let b = analyse(&hta_events(&t));
     let k = summarise(&t, &[]);
     let analysed = t0.elapsed() - parsed;

@@ -3,8 +3,8 @@
 //! The files of one rank are read in this order, each at most once:
 //!
 //! 1. the kernel source (`kernel_details.csv`, else `op_summary*.csv`) — anomaly;
-//! 2. `trace_view.json` — ONE streaming pass through [`for_each_event`]; each event object
-//!    is handed to the memory call-stack index ([`HostOpsReader`]) and to the anomaly
+//! 2. `trace_view.json` — ONE streaming pass through [`for_each_indexed_event`]; each event
+//!    object is handed to the memory call-stack index ([`HostOpsReader`]) and to the anomaly
 //!    trace tables ([`crate::parse::trace_json::timeline::TimelineBuilder`]) in turn;
 //! 3. `operator_memory.csv` — memory;
 //! 4. `communication.json`, `step_trace_time.csv` — anomaly.
@@ -26,7 +26,7 @@ use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::analysis::memory_result::{RankMemory, RankStatus};
 use crate::ingest::inventory::{FileKind, RankFolder};
 use crate::ingest::{ChunkReader, Opener};
-use crate::parse::trace_json::for_each_event;
+use crate::parse::trace_json::for_each_indexed_event;
 
 /// Which analyses run on one rank folder, with their settings (`None`: not run).
 #[derive(Clone, Copy, Debug, Default)]
@@ -115,7 +115,7 @@ pub fn analyse_rank(
                     };
                     let mut tl = anom.as_ref().map(AnomalyPass::trace_builder);
                     let mut host_live = host.is_some();
-                    let res = for_each_event(
+                    let res = for_each_indexed_event(
                         &mut rdr,
                         &file,
                         &mut |p| {
@@ -126,11 +126,11 @@ pub fn analyse_rank(
                         &mut |ev, at| {
                             if host_live {
                                 if let Some(h) = &mut host {
-                                    host_live = h.event(ev, at).is_continue();
+                                    host_live = h.event(ev.bytes(), at).is_continue();
                                 }
                             }
                             if let Some(t) = &mut tl {
-                                let _ = t.event(ev, at);
+                                let _ = t.indexed_event(ev, at);
                             } else if !host_live {
                                 return ControlFlow::Break(());
                             }

@@ -14,6 +14,7 @@ pub mod splitter;
 
 pub use object::Event;
 pub use splitter::{
-    for_each_event, for_each_member_and_event, for_each_member_and_indexed_event, TraceScan,
+    for_each_event, for_each_indexed_event, for_each_member_and_event,
+    for_each_member_and_indexed_event, TraceScan,
 };
 pub mod timeline;

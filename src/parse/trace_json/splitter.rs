@@ -115,6 +115,16 @@ pub fn for_each_event<R: Read>(
     for_each_member_and_event(reader, file, on_progress, &mut |_, _, _| {}, on_event)
 }
 
+/// [`for_each_event`] handing out [`Event`]s (see [`for_each_member_and_indexed_event`]).
+pub fn for_each_indexed_event<R: Read>(
+    reader: &mut ChunkReader<R>,
+    file: &Arc<str>,
+    on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+    on_event: &mut dyn FnMut(Event<'_>, u64) -> ControlFlow<()>,
+) -> Result<TraceScan, ParseError> {
+    for_each_member_and_indexed_event(reader, file, on_progress, &mut |_, _, _| {}, on_event)
+}
+
 /// [`for_each_event`], and `on_member(key, raw_value, absolute_offset)` for every member of
 /// the wrapper object other than the `traceEvents` array (Kineto's `deviceProperties`,
 /// `distributedInfo`, `baseTimeNanoseconds`…, formats.md §8), in file order, before or after

@@ -11,14 +11,14 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use super::diag::{Issue, TraceDiagnostics};
-use super::scan::{as_str, decimal_text, decode_str, fields, fields_dup, time_ns};
-use super::splitter::{for_each_event, TraceScan};
+use super::object::Event;
+use super::scan::{as_str, decimal_text, decode_str, fields, time_ns};
+use super::splitter::{for_each_indexed_event, TraceScan};
 use crate::base::arith::{self, Tally};
 use crate::ingest::{ChunkReader, Progress};
 use crate::model::trace_events::{
     DeviceEvent, FlowPoint, HostEventTable, Lane, MarkerEvent, TraceFlowKind,
 };
-use crate::parse::number::parse_time_ns;
 use crate::parse::ParseError;
 
 /// Device-process names of §1.3 (everything else is a host lane).
@@ -69,11 +69,12 @@ fn is_marker_name(name: &str, custom_prefix: &str) -> bool {
 }
 
 /// Reads one `trace_view.json`. `custom_prefix` is the user step-marker prefix (may be empty).
-/// The same as feeding a [`TimelineBuilder`] from [`for_each_event`] (which
+/// The same as feeding a [`TimelineBuilder`] from [`for_each_indexed_event`] (which
 /// `engine::rank_pass` does, beside the other consumers of the same pass).
 ///
-/// Errors: those of [`for_each_event`] (empty file, not a trace, UTF-16, read failure), and an
-/// error that stopped the read before any event ([`TimelineInfo::unusable`]). A truncated
+/// Errors: those of [`for_each_indexed_event`] (empty file, not a trace, UTF-16, read
+/// failure), and an error that stopped the read before any event
+/// ([`TimelineInfo::unusable`]). A truncated
 /// array or an error after some events is not an error: [`TraceScan::truncated_at`] /
 /// [`TraceScan::error`] are set and the events read are used; every finding is in
 /// `info.scan.diag` (problems: [`super::diag::push_problems`]).
@@ -87,8 +88,8 @@ pub fn read<R: Read>(
     let mut b = TimelineBuilder::new(custom_prefix);
     let file_arc: Arc<str> = Arc::from(file);
     let mut reader = ChunkReader::new(src, total);
-    let scan = for_each_event(&mut reader, &file_arc, on_progress, &mut |ev, at| {
-        b.event(ev, at)
+    let scan = for_each_indexed_event(&mut reader, &file_arc, on_progress, &mut |ev, at| {
+        b.indexed_event(ev, at)
     })?;
     let (t, info) = b.finish(scan);
     match info.unusable() {
@@ -105,7 +106,7 @@ impl TimelineInfo {
 }
 
 /// The anomaly trace tables as a push consumer of one `trace_view.json` pass: feed it
-/// every event of [`for_each_event`] with [`TimelineBuilder::event`], then
+/// every event of [`for_each_indexed_event`] with [`TimelineBuilder::indexed_event`], then
 /// [`TimelineBuilder::finish`] with the splitter's report.
 #[derive(Default)]
 pub struct TimelineBuilder {
@@ -158,7 +159,13 @@ impl TimelineBuilder {
 
     /// One event object (raw bytes) at absolute byte offset `at`. Never `Break`s.
     pub fn event(&mut self, obj: &[u8], at: u64) -> ControlFlow<()> {
-        let Some(([ph, name, cat, pid, tid, ts, dur, args], dup)) = fields_dup(obj, KEYS) else {
+        self.indexed_event(Event::plain(obj), at)
+    }
+
+    /// [`TimelineBuilder::event`] of an event from the splitter (its keys from the
+    /// splitter's index when it has one).
+    pub fn indexed_event(&mut self, ev: Event<'_>, at: u64) -> ControlFlow<()> {
+        let Some(([ph, name, cat, pid, tid, ts, dur, args], dup)) = ev.fields_dup(KEYS) else {
             self.info.skipped += 1;
             self.diag.note(Issue::Malformed, at, None);
             return ControlFlow::Continue(());
@@ -242,10 +249,7 @@ impl TimelineBuilder {
         };
         match ph {
             "X" => {
-                let d = match dur
-                    .and_then(decimal_text)
-                    .and_then(|d| parse_time_ns(d).ok())
-                {
+                let d = match dur.and_then(time_ns) {
                     Some(d) => d.ns,
                     None => {
                         self.diag.note(Issue::BadDur, at, None);
@@ -317,7 +321,7 @@ impl TimelineBuilder {
                     if ph == "f" {
                         self.t.h2d_flow_ends_ns.push(ts);
                     }
-                    if let Some([Some(id)]) = fields(obj, ["id"]) {
+                    if let Some(([Some(id)], _)) = ev.fields_dup(["id"]) {
                         self.t.flow_points.push(FlowPoint {
                             kind,
                             id: flow_id(id),
