@@ -251,7 +251,13 @@ impl KinetoBuilder {
         if let Some(k) = dup {
             self.diag.note(Issue::DuplicateKey, at, Some(KEYS[k]));
         }
-        let ph = ph.and_then(as_str).unwrap_or_default();
+        let ph = match ph {
+            // The common phases without decoding.
+            Some(b"\"X\"") => Cow::Borrowed("X"),
+            Some(b"\"s\"") => Cow::Borrowed("s"),
+            Some(b"\"f\"") => Cow::Borrowed("f"),
+            _ => ph.and_then(as_str).unwrap_or_default(),
+        };
         if ph == "M" {
             // Process / thread names and sort indices: lane labels only.
             self.not_kept("M");

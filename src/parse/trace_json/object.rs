@@ -204,6 +204,18 @@ fn string_end(v: &[u8], i: usize) -> Option<usize> {
     }
 }
 
+/// The bytes a scalar of the strict scan is made of: `[0-9A-Za-z.+-]`.
+const SCALAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || b == b'.' || b == b'+' || b == b'-';
+        c += 1;
+    }
+    t
+};
+
 /// What the strict scan expects next.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Want {
@@ -281,9 +293,7 @@ pub fn scan_object(v: &[u8], index: &mut ObjectIndex) -> Option<usize> {
                     }
                     b'-' | b'0'..=b'9' | b't' | b'f' | b'n' | b'N' | b'I' => {
                         i += 1;
-                        while v.get(i).is_some_and(|c| {
-                            c.is_ascii_alphanumeric() || matches!(c, b'.' | b'+' | b'-')
-                        }) {
+                        while v.get(i).is_some_and(|&c| SCALAR[c as usize]) {
                             i += 1;
                         }
                         value_end = true;
