@@ -126,7 +126,7 @@ pub fn analyse_rank(
                         &mut |ev, at| {
                             if host_live {
                                 if let Some(h) = &mut host {
-                                    host_live = h.event(ev.bytes(), at).is_continue();
+                                    host_live = h.indexed_event(ev, at).is_continue();
                                 }
                             }
                             if let Some(t) = &mut tl {

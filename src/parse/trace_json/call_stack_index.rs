@@ -28,7 +28,7 @@ use crate::parse::trace_json::diag::{self, Issue, TraceDiagnostics};
 use crate::parse::trace_json::scan::{
     decimal_text, decode_str, skip_ws, string_end, value_end, End, StrFlaws,
 };
-use crate::parse::trace_json::{for_each_event, TraceScan};
+use crate::parse::trace_json::{for_each_indexed_event, Event, TraceScan};
 use crate::parse::{ParseError, ParseErrorKind};
 
 /// Which rules the index follows (ascend-memory.md §5.1 / §5.2).
@@ -78,7 +78,9 @@ pub fn read_host_ops<R: Read>(
 ) -> Result<(HostOpTable, TraceStats), ParseError> {
     let mut r = HostOpsReader::new(file, mode, strings, stacks, problems);
     let file: Arc<str> = file.into();
-    let res = for_each_event(reader, &file, on_progress, &mut |ev, at| r.event(ev, at));
+    let res = for_each_indexed_event(reader, &file, on_progress, &mut |ev, at| {
+        r.indexed_event(ev, at)
+    });
     r.finish(res)
 }
 
@@ -144,6 +146,32 @@ impl<'a> HostOpsReader<'a> {
         {
             return ControlFlow::Continue(());
         }
+        self.candidate(ev, at)
+    }
+
+    /// [`HostOpsReader::event`] of an event from the splitter. An indexed event is strictly
+    /// well-formed (so [`extract`] reads it) and its top-level `cat` is in the index: when
+    /// that is neither `"cpu_op"` nor (outside parity) `"fwdbwd"`, [`HostOpsReader::event`]
+    /// would drop it without a finding, so it is dropped without searching its bytes.
+    pub fn indexed_event(&mut self, ev: Event<'_>, at: u64) -> ControlFlow<()> {
+        if !ev.is_indexed() {
+            return self.event(ev.bytes(), at);
+        }
+        let wanted = match ev.fields_dup(["cat"]) {
+            Some(([Some(c)], _)) => {
+                c == b"\"cpu_op\"" || (self.mode != TraceMode::Parity && c == b"\"fwdbwd\"")
+            }
+            _ => false,
+        };
+        match wanted {
+            true => self.candidate(ev.bytes(), at),
+            false => ControlFlow::Continue(()),
+        }
+    }
+
+    /// An event that may be kept: read and kept or dropped.
+    fn candidate(&mut self, ev: &[u8], at: u64) -> ControlFlow<()> {
+        let mode = self.mode;
         let Some(Ev {
             cat,
             ph,

@@ -102,6 +102,12 @@ impl<'a> Event<'a> {
         }
     }
 
+    /// True when the strict scan read the event: it is well-formed JSON as far as structure
+    /// goes, and its top-level members are indexed.
+    pub fn is_indexed(&self) -> bool {
+        self.index.is_some()
+    }
+
     /// The raw bytes of the event object.
     pub fn bytes(&self) -> &'a [u8] {
         self.bytes
@@ -149,6 +155,21 @@ fn quotes_or_backslashes(v: &[u8], j: usize) -> Option<u64> {
     const BACKSLASH: u64 = LO * b'\\' as u64;
     let w = u64::from_le_bytes(<[u8; 8]>::try_from(v.get(j..j + 8)?).ok()?);
     Some(zero_bytes(w ^ QUOTE) | zero_bytes(w ^ BACKSLASH))
+}
+
+/// Index of the first `"` or `\\` at or after `j`: word-at-a-time for the first 32 bytes
+/// (most strings of a trace are short), then `memchr2`.
+pub(super) fn quote_or_backslash(v: &[u8], mut j: usize) -> Option<usize> {
+    for _ in 0..4 {
+        let Some(m) = quotes_or_backslashes(v, j) else {
+            break;
+        };
+        if m != 0 {
+            return Some(j + (m.trailing_zeros() / 8) as usize);
+        }
+        j += 8;
+    }
+    memchr::memchr2(b'"', b'\\', v.get(j..)?).map(|k| j + k)
 }
 
 /// Index just past the string whose opening quote is at `v[i]` (a backslash skips the next

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use super::object::quote_or_backslash;
 use crate::parse::number::{parse_time_ns, TimeNs};
 
 /// Outcome of [`value_end`].
@@ -21,10 +22,9 @@ pub enum End {
 pub fn string_end(buf: &[u8], i: usize) -> End {
     let mut j = i + 1;
     loop {
-        match memchr::memchr2(b'"', b'\\', buf.get(j..).unwrap_or(&[])) {
+        match quote_or_backslash(buf, j) {
             None => return End::Incomplete,
-            Some(k) => {
-                let at = j + k;
+            Some(at) => {
                 if buf[at] == b'"' {
                     return End::At(at + 1);
                 }
@@ -133,13 +133,12 @@ impl ValueScan {
                     *j += 1;
                     self.escape = false;
                 }
-                match memchr::memchr2(b'"', b'\\', v.get(*j..).unwrap_or(&[])) {
+                match quote_or_backslash(v, *j) {
                     None => {
                         *j = v.len();
                         return End::Incomplete;
                     }
-                    Some(k) => {
-                        let at = *j + k;
+                    Some(at) => {
                         *j = at + 1;
                         if v[at] == b'"' {
                             self.in_string = false;

@@ -17,10 +17,37 @@ struct Out {
 }
 
 fn run(text: &str, mode: TraceMode) -> Out {
+    run_chunk(text, mode, 7)
+}
+
+/// Reads of 7 bytes hand every event over in pieces (the lenient scan, no index); one read
+/// of the whole text hands them over indexed (the strict scan): the same result.
+#[test]
+fn indexed_events_give_what_plain_events_give() {
+    let extra = r#",
+{"ph":"X","name":"cpu_op\"","pid":1,"tid":2,"ts":"1","dur":1,"cat":"python_function"},
+{"ph":"X","name":"a","pid":1,"tid":2,"ts":"2","dur":1,"args":{"cat":"cpu_op"}},
+{"ph":"X","name":"b","pid":1,"tid":2,"ts":"3","dur":1,"cat":"x","cat":"cpu_op","args":{}},
+{"ph":"X","name":"c","pid":1,"tid":2,"ts":"4","dur":1,"cat":"cpu_op","args":{"Call stack":"d.py(1): h","Call stack":"e"}},
+{"ph":"X","name":"d","pid":1,"tid":2,"ts":"x","dur":1,"cat":"cpu_op","args":{"Sequence number":[1,{"a":2}]}},
+{"ph":"s","name":"e","pid":1,"tid":2,"ts":"5","cat":"fwdbwd","cat":"other"},
+{"ph":"X","name":"f","cat":"cpu_op" "ts":"6"},
+{"ph":"X","name":"g","cat":"gpu","ts":"7","args":{"x":"cpu_op\""}}"#;
+    let text = format!("[{EVENTS}{extra}]");
+    for mode in [TraceMode::Parity, TraceMode::Default] {
+        let (a, b) = (run_chunk(&text, mode, 7), run_chunk(&text, mode, 1 << 20));
+        assert_eq!(format!("{:?}", a.res), format!("{:?}", b.res), "{mode:?}");
+        assert_eq!(format!("{:?}", a.problems), format!("{:?}", b.problems));
+        assert_eq!(a.strings.len(), b.strings.len());
+        assert_eq!(a.stacks.len(), b.stacks.len());
+    }
+}
+
+fn run_chunk(text: &str, mode: TraceMode, chunk: usize) -> Out {
     let mut strings = StringPool::new();
     let mut stacks = StackPool::new();
     let mut problems = Problems::new();
-    let mut rdr = ChunkReader::with_sizes(text.as_bytes(), None, 7, 1 << 20);
+    let mut rdr = ChunkReader::with_sizes(text.as_bytes(), None, chunk, 1 << 20);
     let res = read_host_ops(
         &mut rdr,
         "r/trace_view.json",
