@@ -4,7 +4,8 @@
 //! Checks beyond "no panic": the events and the outcome do not depend on the chunk size
 //! (compared with one 4 MiB read), and every event that serde_json reads as an object is
 //! also read by `scan::fields`; the indexed split (one strict pass that also records the
-//! top-level members) hands out the same events, and its keys equal `scan::fields_dup`'s.
+//! top-level members) hands out the same events, and its keys equal `scan::fields_dup`'s
+//! (those of its `args` object `object::fields_fast`'s).
 #![no_main]
 
 use std::ops::ControlFlow;
@@ -50,6 +51,9 @@ fn split_indexed(file: &[u8], chunk: usize) -> Outcome {
         &mut |_, _, _| {},
         &mut |ev, at| {
             assert_eq!(ev.fields_dup(KEYS), fields_dup(ev.bytes(), KEYS));
+            if let Some(([Some(args)], _)) = ev.fields_dup(["args"]) {
+                assert_eq!(ev.args_fields(args, KEYS), fields_fast(args, KEYS));
+            }
             events.push((ev.bytes().to_vec(), at));
             ControlFlow::Continue(())
         },

@@ -32,7 +32,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 
 use super::trace_json::diag::{self, Issue, TraceDiagnostics};
-use super::trace_json::object::{fields_fast, Event};
+use super::trace_json::object::Event;
 use super::trace_json::scan::{
     as_str, decimal_text, decode_str, first_invalid_escape, int_fast, plain_text, time_ns,
     verbatim_str,
@@ -289,7 +289,10 @@ impl KinetoBuilder {
                     self.info.out_of_range.record(at);
                     return ControlFlow::Continue(());
                 };
-                self.complete(&name, &cat_text, pid, tid, args, ts, end);
+                let a = args.and_then(|a| {
+                    ev.args_fields(a, ["correlation", "External id", "device", "stream"])
+                });
+                self.complete(&name, &cat_text, pid, tid, a.unwrap_or([None; 4]), ts, end);
             }
             "s" | "f" | "t" => {
                 let Cat::Flow(kind) = category(&cat_text, &name) else {
@@ -326,7 +329,7 @@ impl KinetoBuilder {
             }
             "i" | "I" if name == "[memory]" => {
                 let a = args.and_then(|a| {
-                    fields_fast(
+                    ev.args_fields(
                         a,
                         [
                             "Device Type",
@@ -352,7 +355,8 @@ impl KinetoBuilder {
         ControlFlow::Continue(())
     }
 
-    /// An `X` event from `ts` to `end` (ns).
+    /// An `X` event from `ts` to `end` (ns); `correlation`, `External id`, `device`, `stream`
+    /// of its `args`.
     #[allow(clippy::too_many_arguments)]
     fn complete(
         &mut self,
@@ -360,13 +364,10 @@ impl KinetoBuilder {
         cat: &str,
         pid: Option<&[u8]>,
         tid: Option<&[u8]>,
-        args: Option<&[u8]>,
+        [corr, ext, device, stream]: [Option<&[u8]>; 4],
         ts: i64,
         end: i64,
     ) {
-        let a =
-            args.and_then(|a| fields_fast(a, ["correlation", "External id", "device", "stream"]));
-        let [corr, ext, device, stream] = a.unwrap_or([None; 4]);
         let name_id = self.b.intern(name);
         match category(cat, name) {
             Cat::Device(kind) => {

@@ -20,19 +20,19 @@ const MAX_MEMBERS: usize = 16;
 /// Deepest nesting the strict scan follows (then it gives up: the lenient scan takes over).
 const MAX_DEPTH: u32 = 64;
 
-/// The top-level members of one object found by [`scan_object`]: `(key_start, key_end,
-/// value_start, value_end)` byte ranges (key without its quotes), in file order.
+/// Members of one object: `(key_start, key_end, value_start, value_end)` byte ranges into the
+/// scanned bytes (key without its quotes), in file order.
 #[derive(Clone, Debug)]
-pub struct ObjectIndex {
+struct Spans {
     n: usize,
     /// More members than [`MAX_MEMBERS`]: the spans are incomplete, not usable.
     overflow: bool,
     spans: [[usize; 4]; MAX_MEMBERS],
 }
 
-impl Default for ObjectIndex {
+impl Default for Spans {
     fn default() -> Self {
-        ObjectIndex {
+        Spans {
             n: 0,
             overflow: false,
             spans: [[0; 4]; MAX_MEMBERS],
@@ -40,7 +40,12 @@ impl Default for ObjectIndex {
     }
 }
 
-impl ObjectIndex {
+impl Spans {
+    fn clear(&mut self) {
+        self.n = 0;
+        self.overflow = false;
+    }
+
     fn push(&mut self, span: [usize; 4]) {
         match self.spans.get_mut(self.n) {
             Some(s) => {
@@ -51,8 +56,8 @@ impl ObjectIndex {
         }
     }
 
-    /// [`fields_dup`] of `obj` from the spans (`obj` = the bytes [`scan_object`] indexed);
-    /// `None` when the spans are incomplete (the caller then scans).
+    /// [`fields_dup`] of the object these spans index inside `obj` (the bytes [`scan_object`]
+    /// read); `None` when the spans are incomplete (the caller then scans).
     fn lookup<'a, const N: usize>(
         &self,
         obj: &'a [u8],
@@ -77,6 +82,26 @@ impl ObjectIndex {
             }
         }
         Some((out, dup))
+    }
+}
+
+/// What [`scan_object`] found in one object: its top-level members, and the members of the
+/// last top-level `args` whose value is an object (read again by most readers).
+#[derive(Clone, Debug, Default)]
+pub struct ObjectIndex {
+    top: Spans,
+    args: Spans,
+    /// The value range of the `args` object that `args` indexes.
+    args_at: Option<(usize, usize)>,
+}
+
+impl ObjectIndex {
+    fn lookup<'a, const N: usize>(
+        &self,
+        obj: &'a [u8],
+        keys: [&str; N],
+    ) -> Option<FieldsDup<'a, N>> {
+        self.top.lookup(obj, keys)
     }
 }
 
@@ -111,6 +136,27 @@ impl<'a> Event<'a> {
     /// The raw bytes of the event object.
     pub fn bytes(&self) -> &'a [u8] {
         self.bytes
+    }
+
+    /// Exactly [`fields_fast`] of `args` (a member value of this event, as
+    /// [`Event::fields_dup`] gave it), from the index when `args` is the indexed `args` object.
+    pub fn args_fields<const N: usize>(
+        &self,
+        args: &'a [u8],
+        keys: [&str; N],
+    ) -> Option<[Option<&'a [u8]>; N]> {
+        let indexed = self.index.and_then(|x| {
+            let (vs, ve) = x.args_at?;
+            let at = (args.as_ptr() as usize).checked_sub(self.bytes.as_ptr() as usize)?;
+            if at != vs || args.len() != ve - vs {
+                return None;
+            }
+            x.args.lookup(self.bytes, keys)
+        });
+        match indexed {
+            Some((out, _)) => Some(out),
+            None => fields_fast(args, keys),
+        }
     }
 
     /// Exactly [`fields_dup`] of [`Event::bytes`], from the index when there is one.
@@ -256,8 +302,9 @@ enum Want {
 /// top-level members in `index`; `None` when `v` does not start with `{`, ends inside the
 /// object, or the object is not strictly well-formed (see the module doc).
 pub fn scan_object(v: &[u8], index: &mut ObjectIndex) -> Option<usize> {
-    index.n = 0;
-    index.overflow = false;
+    index.top.clear();
+    index.args.clear();
+    index.args_at = None;
     if v.first() != Some(&b'{') {
         return None;
     }
@@ -267,6 +314,10 @@ pub fn scan_object(v: &[u8], index: &mut ObjectIndex) -> Option<usize> {
     let mut i = 1;
     let mut key = (0, 0);
     let mut value_at = 0;
+    // Inside a top-level `args` object: its members (depth 2) are indexed too.
+    let mut in_args = false;
+    let mut args_key = (0, 0);
+    let mut args_value_at = 0;
     let mut want = Want::KeyOrClose;
     loop {
         i = skip_ws(v, i);
@@ -277,6 +328,8 @@ pub fn scan_object(v: &[u8], index: &mut ObjectIndex) -> Option<usize> {
                 let e = string_end(v, i)?;
                 if depth == 1 {
                     key = (i + 1, e - 1);
+                } else if depth == 2 && in_args {
+                    args_key = (i + 1, e - 1);
                 }
                 // The `:` right away (one turn of the loop less per member).
                 i = skip_ws(v, e);
@@ -289,6 +342,13 @@ pub fn scan_object(v: &[u8], index: &mut ObjectIndex) -> Option<usize> {
             Want::ValueOrClose | Want::Value if !(b == b']' && want == Want::ValueOrClose) => {
                 if depth == 1 {
                     value_at = i;
+                    if b == b'{' && v.get(key.0..key.1) == Some(b"args") {
+                        in_args = true;
+                        index.args.clear();
+                        index.args_at = None;
+                    }
+                } else if depth == 2 && in_args {
+                    args_value_at = i;
                 }
                 match b {
                     b'"' => {
@@ -350,7 +410,13 @@ pub fn scan_object(v: &[u8], index: &mut ObjectIndex) -> Option<usize> {
         }
         if value_end {
             if depth == 1 {
-                index.push([key.0, key.1, value_at, i]);
+                if in_args {
+                    in_args = false;
+                    index.args_at = Some((value_at, i));
+                }
+                index.top.push([key.0, key.1, value_at, i]);
+            } else if depth == 2 && in_args {
+                index.args.push([args_key.0, args_key.1, args_value_at, i]);
             }
             want = Want::After;
         }
@@ -380,6 +446,14 @@ mod tests {
                 String::from_utf8_lossy(text)
             );
             assert_eq!(fields_fast(obj, KEYS), fields_dup(obj, KEYS).map(|x| x.0));
+            let ev = Event::indexed(obj, &index);
+            if let Some(([Some(args)], _)) = ev.fields_dup(["args"]) {
+                assert_eq!(ev.args_fields(args, KEYS), fields_fast(args, KEYS));
+                assert_eq!(
+                    Event::plain(obj).args_fields(args, KEYS),
+                    fields_fast(args, KEYS)
+                );
+            }
         }
         fast.is_some()
     }
@@ -400,6 +474,24 @@ mod tests {
         for t in good {
             assert!(agree(t), "{}", String::from_utf8_lossy(t));
         }
+        // `args` indexed one level down: the last `args` wins, whatever its kind.
+        let args: [&[u8]; 6] = [
+            br#"{"args":{"ph":1,"ts":{"args":{"x":2}},"ph":3},"args":{"x":4,"name":"n"}}"#,
+            br#"{"args":{"x":1},"args":5}"#,
+            br#"{"args":5,"args":{"x":[1,2],"ts":"t"}}"#,
+            br#"{"x":{"args":{"x":1}},"args":{}}"#,
+            br#"{"args":[{"x":1}],"y":{"x":2}}"#,
+            br#"{ "args" : { "x" : 1 , "x" : 2 } }"#,
+        ];
+        for t in args {
+            assert!(agree(t), "{}", String::from_utf8_lossy(t));
+        }
+        let mut many = br#"{"args":{"#.to_vec();
+        for k in 0..40 {
+            many.extend(format!("\"k{k}\":{k},").bytes());
+        }
+        many.extend(br#""x":"X"}}"#);
+        assert!(agree(&many));
         let not_strict: [&[u8]; 14] = [
             br#"{"a":1"b":2}"#,
             br#"{"a":1,}"#,
