@@ -16,15 +16,20 @@
 // --zoom-steps: W presses from the full view for each level (each ×0.8 of the span: 10 → 10.7 %,
 // 21 → 0.92 % of the capture). --profile OUT.cpuprofile: a CDP profile of the page's main
 // thread over the pans (written for DevTools; its top functions by self time go into the JSON
-// line as `main_thread_top`). The page must end its run in "Done".
+// line as `main_thread_top`). --trace OUT.json: a Chromium trace of the pans (devtools.timeline,
+// blink, cc; open it in Perfetto) and, in the JSON line as `main_thread_trace_ms`, the renderer
+// main thread's time by event name (style, layout, paint, script…). BENCH_CSS='…' (environment)
+// adds that CSS to the page before the pans: try a style change without a rebuild. The page must
+// end its run in "Done".
 import fs from 'node:fs';
 import path from 'node:path';
 import { serveStatic, launch, ProflensPage, folderBytes, browserCpu, cpuDelta, loadAvg } from './lib.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
-const valued = new Set(['--frames', '--px', '--zoom-steps', '--profile']);
+const valued = new Set(['--frames', '--px', '--zoom-steps', '--profile', '--trace']);
 const profileOut = opt('--profile');
+const traceOut = opt('--trace');
 const input = args.find((a, i) => !a.startsWith('--') && !valued.has(args[i - 1]));
 if (!input || !fs.existsSync(input) || !fs.statSync(input).isDirectory()) {
   console.error('usage: node tests/e2e/bench_timeline.mjs <folder> [--frames N] [--px P] [--zoom-steps A,B]');
@@ -37,6 +42,20 @@ const mb = folderBytes(input) / 1048576;
 const r1 = (x) => +x.toFixed(1);
 const r2 = (x) => +x.toFixed(2);
 const LANES_TOP = 58; // ui/anomaly_view/timeline_draw.rs: first lane row (CSS px)
+
+/** Renderer main-thread time by trace event name over the pans (inclusive ms, top `n`):
+ * where a frame's time goes between input, script, style, layout, paint and compositing. */
+function traceTop(file, n = 20) {
+  const { traceEvents } = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const main = new Set(traceEvents.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain')
+    .map((e) => `${e.pid}:${e.tid}`));
+  const by = new Map();
+  for (const e of traceEvents) {
+    if (e.ph !== 'X' || !main.has(`${e.pid}:${e.tid}`)) continue;
+    by.set(e.name, (by.get(e.name) || 0) + (e.dur || 0) / 1000);
+  }
+  return [...by.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, ms]) => [k, Math.round(ms)]);
+}
 
 /** Self time by function (top `n`) of a CDP profile: [name file, ms, share %]. */
 function topSelf(profile, n = 15) {
@@ -67,6 +86,7 @@ try {
   out.drop_to_results_ms = Date.now() - t0;
   out.mb_per_s_wall = r1(mb / (out.drop_to_results_ms / 1000));
   await page.getByTestId('tab-anomaly').click();
+  if (process.env.BENCH_CSS) await page.addStyleTag({ content: process.env.BENCH_CSS });
   const canvas = page.getByTestId('timeline-canvas');
   await canvas.waitFor({ timeout: 600_000 });
   await page.waitForFunction(() => Number(document.querySelector('[data-testid=timeline-canvas]')?.dataset.drawn) > 0,
@@ -81,6 +101,10 @@ try {
     await cdp.send('Profiler.enable');
     await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
     await cdp.send('Profiler.start');
+  }
+  if (traceOut) {
+    await browser.startTracing(page, { path: traceOut, screenshots: false,
+      categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink', 'cc', 'v8.execute', 'toplevel'] });
   }
   const cpu0 = browserCpu();
   for (const steps of zoomSteps) {
@@ -140,6 +164,10 @@ try {
       panned_ms: r2(after[0] - view[0]) });
   }
   const cpu = cpuDelta(cpu0, browserCpu());
+  if (traceOut) {
+    await browser.stopTracing();
+    out.main_thread_trace_ms = traceTop(traceOut);
+  }
   if (cdp) {
     const { profile } = await cdp.send('Profiler.stop');
     fs.writeFileSync(profileOut, JSON.stringify(profile));

@@ -193,6 +193,9 @@ pub fn Timeline(
     let last_t = StoredValue::new(None::<f64>);
     let frame_scheduled = StoredValue::new(false);
     let draw_ms = RwSignal::new(0.0f64);
+    // `draw_ms` as the status line shows it: at most twice a second.
+    let draw_ms_shown = RwSignal::new(0.0f64);
+    let draw_ms_at = StoredValue::new(f64::NEG_INFINITY);
     let boxes_drawn = RwSignal::new(0usize);
     let geom = RwSignal::new(Geom::default());
     // Dragging the gutter's edge: (x at down, label width at down).
@@ -439,8 +442,15 @@ pub fn Timeline(
                         .unwrap_or(0)
                 })
             });
-            let _ = draw_ms.try_set(now_ms() - t0);
-            let _ = boxes_drawn.try_set(n);
+            let t1 = now_ms();
+            let _ = draw_ms.try_set(t1 - t0);
+            if t1 - draw_ms_at.try_get_value().unwrap_or(t1) >= 500.0 {
+                draw_ms_at.set_value(t1);
+                let _ = draw_ms_shown.try_set(t1 - t0);
+            }
+            if boxes_drawn.try_get_untracked() != Some(n) {
+                let _ = boxes_drawn.try_set(n);
+            }
         });
     };
     Effect::new(move |_| {
@@ -744,17 +754,20 @@ pub fn Timeline(
         up.remove();
     });
 
-    let stats = move || {
+    // The status line and the element attributes are memos: a frame or a worker reply that
+    // leaves them as they were writes nothing to the DOM (a written attribute or text makes the
+    // renderer restyle and lay out the page again: the main cost of a panning frame).
+    let stats = Memo::new(move |_| {
         dto.with(|d| {
             d.as_ref().map(|d| {
                 let items: u64 = d.lanes.iter().map(|l| l.in_window).sum();
                 let boxes: usize = d.lanes.iter().map(|l| l.boxes.count.len()).sum();
-                format!("{items} items → {boxes} boxes · frame {:.1} ms · wheel/W S zoom, drag/A D pan, double-click resets", draw_ms.get())
+                format!("{items} items → {boxes} boxes · frame {:.1} ms · wheel/W S zoom, drag/A D pan, double-click resets", draw_ms_shown.get())
             })
         })
-    };
+    });
     let attr = move |f: fn(&TimelineDto) -> String| {
-        move || dto.with(|d| d.as_ref().map(f).unwrap_or_default())
+        Memo::new(move |_| dto.with(|d| d.as_ref().map(f).unwrap_or_default()))
     };
     let tooltip = move || {
         hover.get().map(|h| {
@@ -786,6 +799,32 @@ pub fn Timeline(
             .then(|| format!("no {id} in {}: shown from its first step", names.join(", ")))
     });
 
+    let canvas_style = Memo::new(move |_| {
+        let g = geom.get();
+        let lanes = dto.with(|d| d.as_ref().map_or(0, |d| d.lanes.len()));
+        let edge = if gutter_drag.get_value().is_some() { "col-resize" } else { "default" };
+        format!("height:{}px;cursor:{edge}", draw::css_height(lanes, g.lane_h))
+    });
+    let selected_attr = Memo::new(move |_| {
+        item.track();
+        shown.track();
+        item.with_untracked(|i| i.as_ref().and_then(|s| to_view(s.rank, s.item.lane, s.item.start_ms, end_ms(&s.item))))
+            .map(|(l, a, b)| format!("{l},{a:.6},{b:.6}"))
+            .unwrap_or_default()
+    });
+    let arrows_attr = Memo::new(move |_| {
+        item.track();
+        flows.track();
+        shown.track();
+        arrows().len().to_string()
+    });
+    let parts_attr =
+        Memo::new(move |_| shown.with(|s| s.as_ref().map_or(0, |(_, p)| p.len())).to_string());
+    let view_attr = Memo::new(move |_| {
+        view.track();
+        dto.track();
+        current().map(|v| format!("{:.6},{:.6}", v.0, v.1)).unwrap_or_default()
+    });
     view! {
         <section class="chart-box anom-timeline" data-testid="timeline">
             <div class="chart-bar">
@@ -816,9 +855,9 @@ pub fn Timeline(
             <div class="chart-wrap" data-testid="timeline-state"
                 data-ranks=move || ranks.with(|r| r.len()).to_string()
                 data-offsets=move || aligns.with(|a| a.iter().map(|a| format!("{:.6}", a.offset_ms)).collect::<Vec<_>>().join(","))
-                data-selected=move || { item.track(); shown.track(); item.with_untracked(|i| i.as_ref().and_then(|s| to_view(s.rank, s.item.lane, s.item.start_ms, end_ms(&s.item)))).map(|(l, a, b)| format!("{l},{a:.6},{b:.6}")).unwrap_or_default() }
-                data-parts=move || shown.with(|s| s.as_ref().map_or(0, |(_, p)| p.len())).to_string()
-                data-arrows=move || { item.track(); flows.track(); shown.track(); arrows().len().to_string() }>
+                data-selected=selected_attr
+                data-parts=parts_attr
+                data-arrows=arrows_attr>
                 <canvas
                     node_ref=canvas
                     class="timeline"
@@ -829,15 +868,10 @@ pub fn Timeline(
                     data-bubbles=attr(|d| d.bubbles.len().to_string())
                     data-steps=attr(|d| d.steps.len().to_string())
                     data-range=attr(|d| format!("{:.6},{:.6}", d.x_range_ms.0, d.x_range_ms.1))
-                    data-view=move || { view.track(); dto.track(); current().map(|v| format!("{:.6},{:.6}", v.0, v.1)).unwrap_or_default() }
+                    data-view=view_attr
                     data-draw-ms=move || format!("{:.2}", draw_ms.get())
                     data-drawn=move || boxes_drawn.get().to_string()
-                    style=move || {
-                        let g = geom.get();
-                        let lanes = dto.with(|d| d.as_ref().map_or(0, |d| d.lanes.len()));
-                        let edge = if gutter_drag.get_value().is_some() { "col-resize" } else { "default" };
-                        format!("height:{}px;cursor:{edge}", draw::css_height(lanes, g.lane_h))
-                    }
+                    style=canvas_style
                     data-label-w=move || geom.get().label_w.to_string()
                     data-lane-h=move || geom.get().lane_h.to_string()
                     on:wheel=on_wheel
