@@ -348,6 +348,35 @@ impl KernelTableBuilder {
     }
 }
 
+/// A test on kernel names asked once per distinct name: the answer for the name's text is
+/// remembered by its [`NameId`] (the rule itself stays with the caller).
+pub struct NameTest<'a, F: Fn(&str) -> bool> {
+    k: &'a KernelTable,
+    test: F,
+    memo: Vec<Option<bool>>,
+}
+
+impl<'a, F: Fn(&str) -> bool> NameTest<'a, F> {
+    /// `test` over the names of `k`.
+    pub fn new(k: &'a KernelTable, test: F) -> Self {
+        NameTest {
+            k,
+            test,
+            memo: vec![None; k.pool.len()],
+        }
+    }
+
+    /// `test` of the name of kernel `i`.
+    pub fn of(&mut self, i: usize) -> bool {
+        let (k, id) = (self.k, self.k.name[i]);
+        let test = &self.test;
+        match self.memo.get_mut(id as usize) {
+            Some(slot) => *slot.get_or_insert_with(|| test(k.text(id))),
+            None => test(k.text(id)),
+        }
+    }
+}
+
 /// One rank's kernels, one column per field.
 ///
 /// Invariants (set by [`KernelTableBuilder::finish`]): all columns have the same
