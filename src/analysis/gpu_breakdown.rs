@@ -26,9 +26,9 @@
 //!   else `kernel_wait` when the gap is < 30 µs (`consecutive_kernel_delay`), else `other`.
 //!   The first op of a stream is always `other` with no gap, so `other_us` is always present.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::gpu_kernel_class::KernelClass;
 use crate::model::gpu::GpuTrace;
@@ -226,8 +226,8 @@ pub fn analyse(events: &[HtaEvent<'_>]) -> HtaBreakdowns {
     // Kept CPU events, their correlations and launch starts (last one of an id wins, as
     // HTA's `.loc` assignment does).
     let cpu_kept = |i: usize| last_step_start.is_none_or(|l| us[i].0 < l);
-    let mut launch: HashMap<i64, i64> = HashMap::new();
-    let mut kept_corr: HashSet<i64> = HashSet::new();
+    let mut launch: FxHashMap<i64, i64> = FxHashMap::default();
+    let mut kept_corr: FxHashSet<i64> = FxHashSet::default();
     for (i, e) in events.iter().enumerate() {
         if !e.is_gpu() && cpu_kept(i) {
             kept_corr.insert(e.correlation);
