@@ -9,7 +9,7 @@ use std::ops::Range;
 use super::anomaly_config::AnomalyConfig;
 use super::intervals::{merge, total_len, Interval};
 use super::structure::{main_stream, repetition};
-use crate::model::kernels::KernelTable;
+use crate::model::kernels::{KernelTable, NameTest};
 
 /// FIA duration class (§11.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -264,8 +264,9 @@ fn layer_type(k: &KernelTable, r: Range<usize>) -> (LayerType, bool) {
 pub fn analyse(k: &KernelTable, cfg: &AnomalyConfig) -> Architecture {
     let mut a = Architecture::default();
     // A1
+    let mut is_fia = NameTest::new(k, |n| n.contains("FusedInferAttentionScore"));
     for i in 0..k.len() {
-        if k.name_of(i).contains("FusedInferAttentionScore") {
+        if is_fia.of(i) {
             let us = k.dur_ns()[i] as f64 / 1000.0;
             let class = if us > cfg.fia_prefill_us {
                 FiaClass::Prefill
@@ -407,14 +408,11 @@ pub fn analyse(k: &KernelTable, cfg: &AnomalyConfig) -> Architecture {
         let row = VERIFY_OPS
             .iter()
             .map(|op| {
-                let raw = p
-                    .kernels
-                    .clone()
-                    .filter(|&i| k.name_of(i).contains(op))
-                    .count();
+                let mut has_op = NameTest::new(k, |n| n.contains(op));
+                let raw = p.kernels.clone().filter(|&i| has_op.of(i)).count();
                 let containing = layers
                     .iter()
-                    .filter(|l| l.kernels.clone().any(|i| k.name_of(i).contains(op)))
+                    .filter(|l| l.kernels.clone().any(|i| has_op.of(i)))
                     .count();
                 (*op, raw, containing)
             })
@@ -422,10 +420,17 @@ pub fn analyse(k: &KernelTable, cfg: &AnomalyConfig) -> Architecture {
         a.cross_verification.push(row);
     }
     // A7 stream roles.
-    let mut by: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    // Kernels by stream id, then keyed by the stream's text (each list stays in kernel order).
+    let mut by_id: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
     for i in 0..k.len() {
-        by.entry(k.stream_of(i).to_string()).or_default().push(i);
+        by_id.entry(k.stream()[i]).or_default().push(i);
     }
+    let by: BTreeMap<String, Vec<usize>> = by_id
+        .into_iter()
+        .map(|(id, v)| (k.text(id).to_string(), v))
+        .collect();
+    let mut aicpu = NameTest::new(k, |n| n.contains("AICPU"));
+    let mut ep_name = NameTest::new(k, |n| n.starts_with("alltoall") || n.contains("AivKernel"));
     let unions: BTreeMap<String, Vec<Interval>> = by
         .iter()
         .map(|(s, v)| {
@@ -444,15 +449,9 @@ pub fn analyse(k: &KernelTable, cfg: &AnomalyConfig) -> Architecture {
         let comm = v.iter().filter(|&&i| k.comm()[i]).count();
         let aicpu_comm = v
             .iter()
-            .filter(|&&i| k.comm()[i] && k.name_of(i).contains("AICPU"))
+            .filter(|&&i| k.comm()[i] && aicpu.of(i))
             .count();
-        let ep = v
-            .iter()
-            .filter(|&&i| {
-                let n = k.name_of(i);
-                n.starts_with("alltoall") || n.contains("AivKernel")
-            })
-            .count();
+        let ep = v.iter().filter(|&&i| ep_name.of(i)).count();
         let purpose = if main.as_deref() == Some(s.as_str()) {
             "main compute"
         } else if aicpu_comm * 2 > v.len() {

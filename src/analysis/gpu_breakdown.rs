@@ -26,7 +26,9 @@
 //!   else `kernel_wait` when the gap is < 30 µs (`consecutive_kernel_delay`), else `other`.
 //!   The first op of a stream is always `other` with no gap, so `other_us` is always present.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::gpu_kernel_class::KernelClass;
 use crate::model::gpu::GpuTrace;
@@ -65,11 +67,40 @@ fn float_us(ns: i64) -> f64 {
     if ns % 1000 == 0 {
         return (ns / 1000) as f64;
     }
+    // Below 2^53 both operands are exact f64s and IEEE division rounds correctly: the same
+    // nearest f64 as parsing the decimal text.
+    if ns.unsigned_abs() <= 1 << 53 {
+        return ns as f64 / 1000.0;
+    }
+    if let Some(v) = nearest_thousandth(ns.unsigned_abs()) {
+        return if ns < 0 { -v } else { v };
+    }
     let sign = if ns < 0 { "-" } else { "" };
     let a = ns.unsigned_abs();
     format!("{sign}{}.{:03}", a / 1000, a % 1000)
         .parse()
         .unwrap_or((ns as f64) / 1000.0)
+}
+
+/// The nearest `f64` to `a / 1000` (ties to even) for `2^53 < a` with `a / 1000 < 2^53`, by
+/// integer arithmetic: the 53-bit quotient of `a · 2^s / 1000` and its remainder decide the
+/// rounding, the scaling by `2^-s` is exact. `None` outside that range.
+fn nearest_thousandth(a: u64) -> Option<f64> {
+    const ONE: u128 = 1 << 52;
+    let mut s = 0u32;
+    let q0 = a as u128 / 1000;
+    if q0 >= 2 * ONE || a <= 1 << 53 {
+        return None;
+    }
+    while ((a as u128) << s) / 1000 < ONE {
+        s += 1;
+    }
+    let num = (a as u128) << s;
+    let (mut q, r) = (num / 1000, num % 1000);
+    if 2 * r > 1000 || (2 * r == 1000 && q & 1 == 1) {
+        q += 1;
+    }
+    Some(q as f64 / (1u64 << s) as f64)
 }
 
 impl HtaEvent<'_> {
@@ -162,26 +193,41 @@ fn merged(mut iv: Vec<(i64, i64)>) -> Option<(i64, i64, i64)> {
 /// Runs the parity window and both breakdowns over one rank's events (any order).
 pub fn analyse(events: &[HtaEvent<'_>]) -> HtaBreakdowns {
     let us: Vec<(i64, i64)> = events.iter().map(HtaEvent::us).collect();
+    // What the rules below ask of a name (`ProfilerStep` inside, the HTA kernel class), once
+    // per distinct name: the events of a trace borrow their names from its string pool, so
+    // equal names mostly share one address, the memo's key.
+    let mut memo: FxHashMap<(*const u8, usize), (bool, KernelClass)> = FxHashMap::default();
+    let facts: Vec<(bool, KernelClass)> = events
+        .iter()
+        .map(|e| {
+            *memo
+                .entry((e.name.as_ptr(), e.name.len()))
+                .or_insert_with(|| (e.name.contains("ProfilerStep"), KernelClass::of(e.name)))
+        })
+        .collect();
+    let is_step = |i: usize| facts[i].0;
     let step_names: HashSet<&str> = events
         .iter()
-        .filter(|e| e.name.contains("ProfilerStep"))
-        .map(|e| e.name)
+        .enumerate()
+        .filter(|&(i, _)| is_step(i))
+        .map(|(_, e)| e.name)
         .collect();
     let last_step_start = (step_names.len() >= 2)
         .then(|| {
             events
                 .iter()
                 .zip(&us)
-                .filter(|(e, _)| !e.is_gpu() && e.name.contains("ProfilerStep"))
-                .map(|(_, u)| u.0)
+                .enumerate()
+                .filter(|&(i, (e, _))| !e.is_gpu() && is_step(i))
+                .map(|(_, (_, u))| u.0)
                 .max()
         })
         .flatten();
     // Kept CPU events, their correlations and launch starts (last one of an id wins, as
     // HTA's `.loc` assignment does).
     let cpu_kept = |i: usize| last_step_start.is_none_or(|l| us[i].0 < l);
-    let mut launch: HashMap<i64, i64> = HashMap::new();
-    let mut kept_corr: HashSet<i64> = HashSet::new();
+    let mut launch: FxHashMap<i64, i64> = FxHashMap::default();
+    let mut kept_corr: FxHashSet<i64> = FxHashSet::default();
     for (i, e) in events.iter().enumerate() {
         if !e.is_gpu() && cpu_kept(i) {
             kept_corr.insert(e.correlation);
@@ -220,7 +266,7 @@ pub fn analyse(events: &[HtaEvent<'_>]) -> HtaBreakdowns {
         .map(|i| us[i])
         .collect();
     let compute: Vec<(i64, i64)> = (0..events.len())
-        .filter(|&i| on_stream(i) && KernelClass::of(events[i].name) == KernelClass::Computation)
+        .filter(|&i| on_stream(i) && facts[i].1 == KernelClass::Computation)
         .map(|i| us[i])
         .collect();
     let time = merged(all).map(|(run, first, last)| {
@@ -340,6 +386,42 @@ mod tests {
         };
         assert_eq!(epoch.us(), (1_712_195_495_984_502, 1_712_195_495_984_503));
         assert_eq!(float_us(-1500), -1.5);
+    }
+
+    #[test]
+    fn float_us_is_the_parsed_decimal() {
+        let text = |ns: i64| -> f64 {
+            let a = ns.unsigned_abs();
+            let sign = if ns < 0 { "-" } else { "" };
+            format!("{sign}{}.{:03}", a / 1000, a % 1000).parse().unwrap()
+        };
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut cases: Vec<i64> = vec![
+            (1 << 53) - 1,
+            1 << 53,
+            (1 << 53) + 1,
+            1_712_195_495_984_501_200,
+            1_736_408_883_707_769_235,
+            (1 << 62) - 1,
+            -(1 << 62) + 1,
+            i64::MAX / 1000 * 1000 - 1,
+        ];
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let bits = 20 + (x % 43) as u32;
+            let v = (x >> 1) as i64 & ((1i64 << bits) - 1);
+            cases.push(if x & 1 == 0 { v } else { -v });
+        }
+        // Halfway between two f64s: `m + 0.5` µs in [2^52, 2^53), `m + 0.25 / 0.75` in [2^51, 2^52).
+        for j in 0..64i64 {
+            let (hi, lo) = ((1i64 << 52) + j * 977, (1i64 << 51) + j * 977);
+            cases.extend([hi * 1000 + 500, lo * 1000 + 250, lo * 1000 + 750, -(hi * 1000 + 500)]);
+        }
+        for ns in cases {
+            assert_eq!(float_us(ns).to_bits(), text(ns).to_bits(), "{ns}");
+        }
     }
 
     #[test]

@@ -13,6 +13,9 @@
 //! The tests are applied in that order. RCCL (ROCm) kernels are named `ncclDevKernel_…` /
 //! `ncclKernel_…` like NCCL's, so the same rule covers both.
 
+use crate::model::gpu::GpuTrace;
+use crate::model::strings::StrId;
+
 /// HTA's kernel type (`KernelType` names: `COMMUNICATION`, `MEMORY`, `COMPUTATION`, `OTHER`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum KernelClass {
@@ -56,6 +59,32 @@ impl KernelClass {
             KernelClass::Other
         } else {
             KernelClass::Computation
+        }
+    }
+}
+
+/// [`KernelClass::of`] over the names of one trace's string pool: the class is a function of
+/// the interned name, so each distinct name is classified once and remembered by its id.
+pub struct ClassOfName<'a> {
+    t: &'a GpuTrace,
+    memo: Vec<Option<KernelClass>>,
+}
+
+impl<'a> ClassOfName<'a> {
+    /// An empty memo over `t`'s names.
+    pub fn new(t: &'a GpuTrace) -> Self {
+        ClassOfName {
+            t,
+            memo: vec![None; t.pool.len()],
+        }
+    }
+
+    /// The class of the name `id` ([`KernelClass::of`] of its text).
+    pub fn of(&mut self, id: StrId) -> KernelClass {
+        let t = self.t;
+        match self.memo.get_mut(id.index()) {
+            Some(slot) => *slot.get_or_insert_with(|| KernelClass::of(t.text(id))),
+            None => KernelClass::of(t.text(id)),
         }
     }
 }

@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 
-use super::gpu_kernel_class::KernelClass;
+use super::gpu_kernel_class::{ClassOfName, KernelClass};
 use super::intervals::{clip_segments, merge, total_len, Interval};
 use crate::model::gpu::{DeviceOpKind, GpuTrace};
 
@@ -42,10 +42,15 @@ impl Category {
 
     /// The category of a device op of `kind` named `name`.
     pub fn of(kind: DeviceOpKind, name: &str) -> Category {
+        Category::of_class(kind, || KernelClass::of(name))
+    }
+
+    /// [`of`](Self::of) with the name's HTA class given by `class` (asked for kernels only).
+    pub fn of_class(kind: DeviceOpKind, class: impl FnOnce() -> KernelClass) -> Category {
         if kind != DeviceOpKind::Kernel {
             return Category::Memory;
         }
-        match KernelClass::of(name) {
+        match class() {
             KernelClass::Communication => Category::Communication,
             KernelClass::Memory => Category::Memory,
             KernelClass::Computation | KernelClass::Other => Category::Compute,
@@ -105,21 +110,20 @@ pub struct KernelSummary {
     pub steps: Vec<StepKernels>,
 }
 
-fn unions(t: &GpuTrace, ops: &[usize]) -> [Vec<Interval>; 3] {
+fn unions(t: &GpuTrace, cats: &[Category], ops: &[usize]) -> [Vec<Interval>; 3] {
     let mut v: [Vec<Interval>; 3] = Default::default();
     for &i in ops {
         let d = &t.device_ops[i];
-        v[Category::of(d.kind, t.text(d.name)) as usize].push(Interval::new(d.start_ns, d.end_ns));
+        v[cats[i] as usize].push(Interval::new(d.start_ns, d.end_ns));
     }
     v.map(merge)
 }
 
-fn times(t: &GpuTrace, ops: &[usize], segs: &[Vec<Interval>; 3]) -> CategoryTimes {
+fn times(t: &GpuTrace, cats: &[Category], ops: &[usize], segs: &[Vec<Interval>; 3]) -> CategoryTimes {
     let mut c = CategoryTimes::default();
     for &i in ops {
-        let d = &t.device_ops[i];
-        let k = Category::of(d.kind, t.text(d.name)) as usize;
-        c.sum_ns[k] += d.dur_ns();
+        let k = cats[i] as usize;
+        c.sum_ns[k] += t.device_ops[i].dur_ns();
         c.count[k] += 1;
     }
     for k in Category::ALL {
@@ -148,10 +152,16 @@ fn intersection_ns(a: &[Interval], b: &[Interval]) -> i64 {
 /// window)` in time order (empty: no per-step rows).
 pub fn summarise(t: &GpuTrace, steps: &[(String, Interval)]) -> KernelSummary {
     let all: Vec<usize> = (0..t.device_ops.len()).collect();
-    let segs = unions(t, &all);
+    // The category of each device op, its name classified once per distinct name.
+    let mut class = ClassOfName::new(t);
+    let cats: Vec<Category> = t
+        .device_ops
+        .iter()
+        .map(|d| Category::of_class(d.kind, || class.of(d.name)))
+        .collect();
+    let segs = unions(t, &cats, &all);
     let mut names: HashMap<(u32, Category), (u64, i64)> = HashMap::new();
-    for d in &t.device_ops {
-        let cat = Category::of(d.kind, t.text(d.name));
+    for (d, &cat) in t.device_ops.iter().zip(&cats) {
         let e = names.entry((d.name.index() as u32, cat)).or_default();
         e.0 += 1;
         e.1 += d.dur_ns();
@@ -180,8 +190,8 @@ pub fn summarise(t: &GpuTrace, steps: &[(String, Interval)]) -> KernelSummary {
             let from = starts.partition_point(|&s| s < w.start_ns);
             let to = starts.partition_point(|&s| s < w.end_ns);
             let ops: Vec<usize> = (from..to).collect();
-            let clipped = unions(t, &ops).map(|s| clip_segments(&s, *w));
-            let mut times = times(t, &ops, &clipped);
+            let clipped = unions(t, &cats, &ops).map(|s| clip_segments(&s, *w));
+            let mut times = times(t, &cats, &ops, &clipped);
             for k in Category::ALL {
                 times.busy_ns[k as usize] = total_len(&clipped[k as usize]);
             }
@@ -197,7 +207,7 @@ pub fn summarise(t: &GpuTrace, steps: &[(String, Interval)]) -> KernelSummary {
         })
         .collect();
     KernelSummary {
-        times: times(t, &all, &segs),
+        times: times(t, &cats, &all, &segs),
         by_name,
         steps,
     }

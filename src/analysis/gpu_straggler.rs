@@ -11,7 +11,7 @@
 //! Ascend slow-rank rule (`analysis::anomaly::cross_rank`) applies to GPU ranks unchanged
 //! once they go through the anomaly pipeline.
 
-use super::gpu_kernel_class::KernelClass;
+use super::gpu_kernel_class::{ClassOfName, KernelClass};
 use crate::model::gpu::GpuTrace;
 
 /// One rank's row of the straggler view.
@@ -43,9 +43,10 @@ pub struct Stragglers {
 
 /// Start (epoch ns) and name of each communication kernel of `t`, in start order.
 pub fn collectives(t: &GpuTrace) -> Vec<(i64, &str)> {
+    let mut class = ClassOfName::new(t);
     t.device_ops
         .iter()
-        .filter(|d| KernelClass::of(t.text(d.name)) == KernelClass::Communication)
+        .filter(|d| class.of(d.name) == KernelClass::Communication)
         .map(|d| (t.epoch_ns(d.start_ns).unwrap_or(d.start_ns), t.text(d.name)))
         .collect()
 }

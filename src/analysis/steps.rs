@@ -120,6 +120,8 @@ pub struct StepSet {
     pub notes: Vec<String>,
     /// The device-lag check of marker steps (§3.2), when launch steps were known.
     pub device_lag: Option<DeviceLag>,
+    /// [`template_hash`] of each step, in the order of [`steps`](Self::steps).
+    pub template_hashes: Vec<u64>,
 }
 
 impl StepSet {
@@ -228,13 +230,18 @@ pub fn detect(
     } else {
         StepMethod::None
     };
-    let groups = group_steps(kernels, &mut steps, cfg);
+    let template_hashes: Vec<u64> = steps
+        .iter()
+        .map(|s| template_hash(kernels, s.kernels.clone()))
+        .collect();
+    let groups = group_steps(kernels, &mut steps, &template_hashes, cfg);
     StepSet {
         method,
         steps,
         groups,
         notes,
         device_lag,
+        template_hashes,
     }
 }
 
@@ -522,10 +529,15 @@ fn jaccard(a: &HashMap<u32, u64>, b: &HashMap<u32, u64>) -> f64 {
 
 /// §3.5: groups by exact template hash, then greedy merges (count within 2 %,
 /// multiset Jaccard ≥ 0.9, same dominant class); ids by Σ service descending.
-fn group_steps(kernels: &KernelTable, steps: &mut [Step], cfg: &AnomalyConfig) -> Vec<StepGroup> {
+/// `hashes` are the steps' [`template_hash`]es.
+fn group_steps(
+    kernels: &KernelTable,
+    steps: &mut [Step],
+    hashes: &[u64],
+    cfg: &AnomalyConfig,
+) -> Vec<StepGroup> {
     let mut by_hash: Vec<(u64, Vec<usize>)> = Vec::new();
-    for (i, s) in steps.iter().enumerate() {
-        let h = template_hash(kernels, s.kernels.clone());
+    for (i, &h) in hashes.iter().enumerate() {
         match by_hash.iter_mut().find(|(hh, _)| *hh == h) {
             Some((_, v)) => v.push(i),
             None => by_hash.push((h, vec![i])),
@@ -538,29 +550,35 @@ fn group_steps(kernels: &KernelTable, steps: &mut [Step], cfg: &AnomalyConfig) -
     by_hash.sort_by(|a, b| service(&b.1).cmp(&service(&a.1)).then(a.1[0].cmp(&b.1[0])));
     let mut merged: Vec<(u64, Vec<usize>)> = Vec::new();
     let mut taken = vec![false; by_hash.len()];
+    // Name multiset and dominant class of each hash group's first step, computed once.
+    type Profile = (HashMap<u32, u64>, Option<TaskClass>);
+    let mut profiles: Vec<Option<Profile>> = vec![None; by_hash.len()];
+    let mut profile = |g: usize| -> Profile {
+        profiles[g]
+            .get_or_insert_with(|| {
+                let r = steps[by_hash[g].1[0]].kernels.clone();
+                (name_counts(kernels, r.clone()), dominant_class(kernels, r))
+            })
+            .clone()
+    };
     for a in 0..by_hash.len() {
         if taken[a] {
             continue;
         }
         taken[a] = true;
         let (ha, mut members) = by_hash[a].clone();
-        let ra = steps[members[0]].kernels.clone();
-        let (ca, na, da) = (
-            ra.len(),
-            name_counts(kernels, ra.clone()),
-            dominant_class(kernels, ra),
-        );
+        let ca = steps[members[0]].kernels.len();
+        let (na, da) = profile(a);
         for b in a + 1..by_hash.len() {
             if taken[b] {
                 continue;
             }
-            let rb = steps[by_hash[b].1[0]].kernels.clone();
-            let cb = rb.len();
+            let cb = steps[by_hash[b].1[0]].kernels.len();
             let tol = cfg.group_count_tol * ca.max(cb) as f64;
-            if (ca as f64 - cb as f64).abs() <= tol
-                && jaccard(&na, &name_counts(kernels, rb.clone())) >= cfg.group_jaccard_min
-                && dominant_class(kernels, rb) == da
-            {
+            if (ca as f64 - cb as f64).abs() <= tol && {
+                let (nb, db) = profile(b);
+                jaccard(&na, &nb) >= cfg.group_jaccard_min && db == da
+            } {
                 taken[b] = true;
                 members.extend(by_hash[b].1.iter().copied());
             }

@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use super::anomaly_config::AnomalyConfig;
 use super::intervals::{merge, window_metrics, Interval, WindowMetrics};
-use crate::model::kernels::{KernelTable, NameId, TaskClass};
+use crate::model::kernels::{KernelTable, NameId, NameTest, TaskClass};
 
 /// The four timing perspectives of §4.5, ns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -165,10 +165,8 @@ pub fn segment_step(
     let mut anchor = None;
     // Cut points: (kernel index where a structure starts, type of that structure).
     let mut cuts: Vec<(usize, String)> = Vec::new();
-    let fia: Vec<usize> = range
-        .clone()
-        .filter(|&i| k.name_of(i).contains("FusedInferAttentionScore"))
-        .collect();
+    let mut is_fia = NameTest::new(k, |n| n.contains("FusedInferAttentionScore"));
+    let fia: Vec<usize> = range.clone().filter(|&i| is_fia.of(i)).collect();
     if !fia.is_empty() {
         method = "fia".into();
         if fia[0] > range.start {
@@ -184,12 +182,10 @@ pub fn segment_step(
         if rep.unit_starts[0] > range.start {
             cuts.push((range.start, "embedding".into()));
         }
+        let mut attention = NameTest::new(k, |n| n.to_ascii_lowercase().contains("attention"));
         for (j, &u) in rep.unit_starts.iter().enumerate() {
             let end = rep.unit_starts.get(j + 1).copied().unwrap_or(rep.last_end);
-            let attn = (u..end).any(|i| {
-                let n = k.name_of(i).to_ascii_lowercase();
-                n.contains("attention")
-            });
+            let attn = (u..end).any(|i| attention.of(i));
             cuts.push((
                 u,
                 if attn {

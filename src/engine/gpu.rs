@@ -16,8 +16,11 @@
 //! A trace without any device op is a host-only trace: steps and host events, no bubbles, an
 //! info problem with the reason — never an error.
 
+use std::fmt::Write as _;
 use std::ops::ControlFlow;
 use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
 
 use super::anomaly::{Cancelled, RankAnalysis};
 use crate::analysis::anomaly::{self as analysis, CaptureInfo, RankInput};
@@ -27,7 +30,8 @@ use crate::ingest::inventory::{FileKind, RankFolder};
 use crate::ingest::{Opener, Progress};
 use crate::model::gpu::{DeviceOpKind, GpuTrace, HostKind};
 use crate::model::kernels::{KernelRow, KernelTable, KernelTableBuilder};
-use crate::model::trace_events::{HostEventTable, Lane, MarkerEvent};
+use crate::model::strings::StrId;
+use crate::model::trace_events::{HostEventTable, Lane, MarkerEvent, TextId};
 use crate::parse::kineto;
 use crate::report::anomaly_json::RankMeta;
 
@@ -69,21 +73,32 @@ pub fn kernel_table(t: &GpuTrace) -> KernelTable {
     let launches = t.launch_index();
     let mut b = KernelTableBuilder::new();
     let mut row = KernelRow::default();
+    // `is_collective` of each distinct name, once (by the name's id in the trace's pool).
+    let mut collective: Vec<Option<bool>> = vec![None; t.pool.len()];
     for (i, d) in t.device_ops.iter().enumerate() {
         row.launch_ns = t.launch_of(d, &launches).map(|h| h.start_ns);
-        row.name = t.text(d.name).to_string();
-        row.core_raw = match d.kind {
-            DeviceOpKind::Kernel if is_collective(&row.name) => "NCCL".into(),
-            DeviceOpKind::Kernel => "KERNEL".into(),
-            k => k.as_str().to_ascii_uppercase(),
-        };
+        let name = t.text(d.name);
+        row.name.clear();
+        row.name.push_str(name);
+        row.core_raw.clear();
+        match d.kind {
+            DeviceOpKind::Kernel => {
+                let c = match collective.get_mut(d.name.index()) {
+                    Some(slot) => *slot.get_or_insert_with(|| is_collective(name)),
+                    None => is_collective(name),
+                };
+                row.core_raw.push_str(if c { "NCCL" } else { "KERNEL" });
+            }
+            k => row.core_raw.push_str(&k.as_str().to_ascii_uppercase()),
+        }
         row.start_ns = d.start_ns;
         row.dur_ns = d.dur_ns();
-        row.stream = if several_devices {
-            format!("{}:{}", d.device, d.stream)
+        row.stream.clear();
+        if several_devices {
+            let _ = write!(row.stream, "{}:{}", d.device, d.stream);
         } else {
-            d.stream.to_string()
-        };
+            let _ = write!(row.stream, "{}", d.stream);
+        }
         row.row = i as u64 + 1;
         b.push(&row);
     }
@@ -114,6 +129,14 @@ pub fn launch_points(kernels: &KernelTable) -> impl Iterator<Item = i64> + '_ {
 /// [`launch_points`] of its kernel table `kernels` (built by [`kernel_table`] from `t`).
 pub fn host_table(t: &GpuTrace, kernels: &KernelTable) -> HostEventTable {
     let mut h = HostEventTable::new();
+    // The table's ids of the trace's threads and texts, each looked up once (the same ids, in
+    // the same order, as interning every event's key, name and cat).
+    let mut threads: FxHashMap<(StrId, StrId), u32> = FxHashMap::default();
+    let mut texts: Vec<Option<TextId>> = vec![None; t.pool.len()];
+    let mut text_id = |h: &mut HostEventTable, id: StrId| match texts.get_mut(id.index()) {
+        Some(slot) => *slot.get_or_insert_with(|| h.intern(t.text(id))),
+        None => h.intern(t.text(id)),
+    };
     for e in &t.host_ops {
         let lane = match e.kind {
             HostKind::CpuOp | HostKind::PythonFunction | HostKind::UserAnnotation => Lane::Python,
@@ -123,16 +146,15 @@ pub fn host_table(t: &GpuTrace, kernels: &KernelTable) -> HostEventTable {
             | HostKind::CudaSync => Lane::Cann,
             _ => Lane::OtherHost,
         };
-        let key = format!("{}/{}", t.text(e.pid), t.text(e.tid));
-        let thread = h.thread_key(&key);
-        h.push(
-            t.text(e.name),
-            t.text(e.cat),
-            thread,
-            lane,
-            e.start_ns,
-            e.dur_ns,
-        );
+        let thread = *threads.entry((e.pid, e.tid)).or_insert_with(|| {
+            h.thread_key(&format!("{}/{}", t.text(e.pid), t.text(e.tid)))
+        });
+        // `HostEventTable::push`: durations ≤ 0 are ignored before anything is interned.
+        if e.dur_ns > 0 {
+            let name = text_id(&mut h, e.name);
+            let cat = text_id(&mut h, e.cat);
+            h.push_ids(name, cat, thread, lane, e.start_ns, e.dur_ns);
+        }
         h.saw_stack |= e.kind == HostKind::PythonFunction;
     }
     for m in &t.steps {

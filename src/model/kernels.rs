@@ -37,26 +37,40 @@ impl TaskClass {
     /// (§1.2.2). Returns the class and whether it was inferred from the name
     /// (empty or `N/A` core).
     pub fn classify(core_raw: &str, name: &str) -> (TaskClass, bool) {
-        let core = core_raw.trim().to_ascii_uppercase();
-        match core.as_str() {
-            "AI_CORE" | "AI_VECTOR_CORE" | "MIX_AIC" | "MIX_AIV" | "MIXED_AIC" | "MIXED_AIV"
-            | "FFTS_PLUS" | "AICORE" | "AIVECTOR" | "MIXAIC" => (TaskClass::AiCore, false),
+        // The core text compared upper-cased, without allocating (the names are ASCII).
+        let core = core_raw.trim();
+        let is = |names: &[&str]| names.iter().any(|n| core.eq_ignore_ascii_case(n));
+        if is(&[
+            "AI_CORE",
+            "AI_VECTOR_CORE",
+            "MIX_AIC",
+            "MIX_AIV",
+            "MIXED_AIC",
+            "MIXED_AIV",
+            "FFTS_PLUS",
+            "AICORE",
+            "AIVECTOR",
+            "MIXAIC",
             // GPU compute kernels (issue 10, `engine::gpu`): the compute class.
-            "KERNEL" => (TaskClass::AiCore, false),
-            "AI_CPU" | "AICPU" => (TaskClass::AiCpu, false),
+            "KERNEL",
+        ]) {
+            (TaskClass::AiCore, false)
+        } else if is(&["AI_CPU", "AICPU"]) {
+            (TaskClass::AiCpu, false)
+        } else if is(&["HCCL", "COMMUNICATION", "NCCL"]) {
             // `NCCL`: GPU collectives (`engine::gpu`).
-            "HCCL" | "COMMUNICATION" | "NCCL" => (TaskClass::Hccl, false),
-            "" | "N/A" => {
-                let lower = name.to_ascii_lowercase();
-                if is_hccl_name(&lower) {
-                    (TaskClass::Hccl, true)
-                } else if lower.contains("aicpu") {
-                    (TaskClass::AiCpu, true)
-                } else {
-                    (TaskClass::AiCore, true)
-                }
+            (TaskClass::Hccl, false)
+        } else if is(&["", "N/A"]) {
+            let lower = name.to_ascii_lowercase();
+            if is_hccl_name(&lower) {
+                (TaskClass::Hccl, true)
+            } else if lower.contains("aicpu") {
+                (TaskClass::AiCpu, true)
+            } else {
+                (TaskClass::AiCore, true)
             }
-            _ => (TaskClass::Other, false),
+        } else {
+            (TaskClass::Other, false)
         }
     }
 }
@@ -331,6 +345,35 @@ impl KernelTableBuilder {
         }
         t.clip_stream_overruns();
         t
+    }
+}
+
+/// A test on kernel names asked once per distinct name: the answer for the name's text is
+/// remembered by its [`NameId`] (the rule itself stays with the caller).
+pub struct NameTest<'a, F: Fn(&str) -> bool> {
+    k: &'a KernelTable,
+    test: F,
+    memo: Vec<Option<bool>>,
+}
+
+impl<'a, F: Fn(&str) -> bool> NameTest<'a, F> {
+    /// `test` over the names of `k`.
+    pub fn new(k: &'a KernelTable, test: F) -> Self {
+        NameTest {
+            k,
+            test,
+            memo: vec![None; k.pool.len()],
+        }
+    }
+
+    /// `test` of the name of kernel `i`.
+    pub fn of(&mut self, i: usize) -> bool {
+        let (k, id) = (self.k, self.k.name[i]);
+        let test = &self.test;
+        match self.memo.get_mut(id as usize) {
+            Some(slot) => *slot.get_or_insert_with(|| test(k.text(id))),
+            None => test(k.text(id)),
+        }
     }
 }
 

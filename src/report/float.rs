@@ -145,18 +145,25 @@ pub fn ns_to_us_text(ns: i64) -> String {
 pub fn exact_number_text(ns: i64, scale: u32) -> String {
     let p = 10i128.pow(scale);
     let v = (ns as i128).abs();
+    // Significant digits of the value: the decimal digits of |ns| without trailing zeros.
+    let mut sig = v;
+    while sig != 0 && sig % 10 == 0 {
+        sig /= 10;
+    }
+    let mut sig_digits = 0;
+    while sig != 0 {
+        sig /= 10;
+        sig_digits += 1;
+    }
+    if sig_digits <= 15 {
+        return py_repr(scaled(ns, scale));
+    }
     let (q, r) = (v / p, v % p);
     let mut frac = format!("{r:0width$}", width = scale as usize);
     while frac.len() > 1 && frac.ends_with('0') {
         frac.pop();
     }
-    let int = q.to_string();
-    let sig = format!("{int}{frac}");
-    let sig = sig.trim_start_matches('0').trim_end_matches('0');
-    if sig.len() <= 15 {
-        return py_repr(scaled(ns, scale));
-    }
-    format!("{}{int}.{frac}", if ns < 0 { "-" } else { "" })
+    format!("{}{q}.{frac}", if ns < 0 { "-" } else { "" })
 }
 
 /// A time in µs written exactly from its ns ([`exact_number_text`] with 3 decimals): a JSON

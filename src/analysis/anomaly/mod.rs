@@ -34,6 +34,7 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
         groups: raw_groups,
         notes,
         device_lag,
+        template_hashes,
     } = steps::detect(k, markers, input.step_trace, cfg);
     let segs = kernel_union(k, |_| true);
     let global = bubbles::global_gaps(&segs, cfg.top_n_windows);
@@ -272,12 +273,8 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
     let all_windows: Vec<Interval> = results.iter().map(|s| s.window).collect();
     let shape_hashes: Vec<(u64, u64)> = raw_steps
         .iter()
-        .map(|s| {
-            (
-                steps::template_hash(k, s.kernels.clone()),
-                shapes_hash(k, s.kernels.clone()),
-            )
-        })
+        .zip(&template_hashes)
+        .map(|(s, &h)| (h, shapes_hash(k, s.kernels.clone())))
         .collect();
     let multi_shape = |members: &[usize]| -> bool {
         let mut m: HashMap<u32, HashSet<u32>> = HashMap::new();

@@ -305,10 +305,13 @@ pub fn small_ops(
     let (mut run, mut run_first) = (0usize, 0usize);
     let mut borders = false;
     let adj = (cfg.aicpu_adjacent_us * 1000.0) as i64;
+    // A run borders a bubble when one of its ends lies within `adj` of a bubble's start or
+    // end: the bubbles' ends, sorted once, are searched by bisection (not scanned per kernel).
+    let mut ends: Vec<i64> = bubbles.iter().flat_map(|b| [b.start_ns, b.end_ns]).collect();
+    ends.sort_unstable();
     let near_bubble = |t: i64| {
-        bubbles
-            .iter()
-            .any(|b| (b.start_ns - t).abs() <= adj || (b.end_ns - t).abs() <= adj)
+        let j = ends.partition_point(|&e| e < t.saturating_sub(adj));
+        ends.get(j).is_some_and(|&e| e - t <= adj)
     };
     for i in range {
         let small = k.dur_ns()[i] < small_ns;
@@ -323,7 +326,8 @@ pub fn small_ops(
                 }
                 run += 1;
                 s.longest_main_run = s.longest_main_run.max(run);
-                if run >= cfg.small_op_run
+                if !borders
+                    && run >= cfg.small_op_run
                     && (near_bubble(k.end_ns(i)) || near_bubble(k.start_ns()[run_first]))
                 {
                     borders = true;
