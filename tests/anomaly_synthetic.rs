@@ -208,6 +208,31 @@ fn recurring_bubbles_with_stable_positions_make_a_high_severity_group() {
     assert_eq!(g.dominant_idle_pattern.as_str(), "internal_bubble");
 }
 
+/// Two stable signatures in every step (a tie: 4 of 4 steps each): the one seen first (the
+/// longer bubble, `x → y`) is named, every time. Found on HTA's `trace_diff/test` trace, where
+/// `stable_positions` changed from run to run: the count was kept in a hash map and the tie
+/// went to whichever key its iteration met last.
+#[test]
+fn a_tie_between_stable_signatures_goes_to_the_first_seen_every_time() {
+    let mut rows = Vec::new();
+    let mut markers = Vec::new();
+    for i in 0..4 {
+        let s = i as f64 * 10_000.0;
+        markers.push((i as u32 + 1, s, 10_000.0));
+        rows.push(ai("x", s, 2000.0));
+        rows.push(ai("y", s + 4000.0, 2000.0)); // 2 ms after x
+        rows.push(ai("p", s + 6000.0, 1000.0));
+        rows.push(ai("q", s + 8000.0, 2000.0)); // 1 ms after p
+    }
+    for _ in 0..20 {
+        let r = run_rank(csv_owned(&rows), Some(trace(&markers, &[])), &rb());
+        assert_eq!(r.result.groups.len(), 1);
+        let g = &r.result.groups[0];
+        assert!(g.recurring_bubble_pattern);
+        assert_eq!(g.stable_positions.as_deref(), Some("signature x → y"));
+    }
+}
+
 #[test]
 fn unstable_bubbles_recur_only_in_script_mode() {
     // Different after-names and positions spread over the step: no stable signature or bin.

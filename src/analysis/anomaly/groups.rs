@@ -411,25 +411,35 @@ fn stable_positions(
         return None;
     }
     let need = cfg.recurrence_frac * n as f64;
-    let mut sig: HashMap<(String, String), usize> = HashMap::new();
+    // Signatures in first-seen order (steps in group order, bubbles in `top_internal` order)
+    // with the number of steps that have each: the most frequent wins, a tie goes to the first
+    // seen (§0.4: ties broken as stated, output deterministic).
+    let mut sig: Vec<(&(String, String), usize)> = Vec::new();
+    let mut at: HashMap<&(String, String), usize> = HashMap::new();
     let mut bins: Vec<Vec<i64>> = Vec::new();
     for &i in members {
         let s = &steps[i];
         let mut seen_sig = std::collections::HashSet::new();
         let mut b = Vec::new();
         for t in &s.top_internal {
-            if seen_sig.insert(t.signature.clone()) {
-                *sig.entry(t.signature.clone()).or_default() += 1;
+            if seen_sig.insert(&t.signature) {
+                let k = *at.entry(&t.signature).or_insert_with(|| {
+                    sig.push((&t.signature, 0));
+                    sig.len() - 1
+                });
+                sig[k].1 += 1;
             }
             b.push(t.bin);
         }
         bins.push(b);
     }
-    if let Some((k, _)) = sig
-        .iter()
-        .filter(|(_, &c)| c as f64 >= need)
-        .max_by_key(|(_, &c)| c)
-    {
+    let mut best: Option<(&(String, String), usize)> = None;
+    for &(k, c) in &sig {
+        if c as f64 >= need && best.is_none_or(|(_, bc)| c > bc) {
+            best = Some((k, c));
+        }
+    }
+    if let Some((k, _)) = best {
         return Some(format!("signature {} → {}", k.0, k.1));
     }
     let all: std::collections::BTreeSet<i64> = bins.iter().flatten().copied().collect();
