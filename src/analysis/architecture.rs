@@ -447,10 +447,7 @@ pub fn analyse(k: &KernelTable, cfg: &AnomalyConfig) -> Architecture {
     let main = main_stream(k, 0..k.len()).map(|m| k.text(m).to_string());
     for (s, v) in &by {
         let comm = v.iter().filter(|&&i| k.comm()[i]).count();
-        let aicpu_comm = v
-            .iter()
-            .filter(|&&i| k.comm()[i] && aicpu.of(i))
-            .count();
+        let aicpu_comm = v.iter().filter(|&&i| k.comm()[i] && aicpu.of(i)).count();
         let ep = v.iter().filter(|&&i| ep_name.of(i)).count();
         let purpose = if main.as_deref() == Some(s.as_str()) {
             "main compute"

@@ -393,7 +393,9 @@ mod tests {
         let text = |ns: i64| -> f64 {
             let a = ns.unsigned_abs();
             let sign = if ns < 0 { "-" } else { "" };
-            format!("{sign}{}.{:03}", a / 1000, a % 1000).parse().unwrap()
+            format!("{sign}{}.{:03}", a / 1000, a % 1000)
+                .parse()
+                .unwrap()
         };
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         let mut cases: Vec<i64> = vec![
@@ -417,7 +419,12 @@ mod tests {
         // Halfway between two f64s: `m + 0.5` µs in [2^52, 2^53), `m + 0.25 / 0.75` in [2^51, 2^52).
         for j in 0..64i64 {
             let (hi, lo) = ((1i64 << 52) + j * 977, (1i64 << 51) + j * 977);
-            cases.extend([hi * 1000 + 500, lo * 1000 + 250, lo * 1000 + 750, -(hi * 1000 + 500)]);
+            cases.extend([
+                hi * 1000 + 500,
+                lo * 1000 + 250,
+                lo * 1000 + 750,
+                -(hi * 1000 + 500),
+            ]);
         }
         for ns in cases {
             assert_eq!(float_us(ns).to_bits(), text(ns).to_bits(), "{ns}");

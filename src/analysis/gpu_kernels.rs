@@ -119,7 +119,12 @@ fn unions(t: &GpuTrace, cats: &[Category], ops: &[usize]) -> [Vec<Interval>; 3] 
     v.map(merge)
 }
 
-fn times(t: &GpuTrace, cats: &[Category], ops: &[usize], segs: &[Vec<Interval>; 3]) -> CategoryTimes {
+fn times(
+    t: &GpuTrace,
+    cats: &[Category],
+    ops: &[usize],
+    segs: &[Vec<Interval>; 3],
+) -> CategoryTimes {
     let mut c = CategoryTimes::default();
     for &i in ops {
         let k = cats[i] as usize;

@@ -47,7 +47,12 @@ pub fn rank_order_key<'a>(
 impl RankInfo {
     /// This rank's [`rank_order_key`].
     pub fn order_key(&self) -> (&str, i64, u32, &str) {
-        rank_order_key(&self.role, self.rank_id, self.source_index, &self.source_dir)
+        rank_order_key(
+            &self.role,
+            self.rank_id,
+            self.source_index,
+            &self.source_dir,
+        )
     }
 }
 

@@ -146,9 +146,9 @@ pub fn host_table(t: &GpuTrace, kernels: &KernelTable) -> HostEventTable {
             | HostKind::CudaSync => Lane::Cann,
             _ => Lane::OtherHost,
         };
-        let thread = *threads.entry((e.pid, e.tid)).or_insert_with(|| {
-            h.thread_key(&format!("{}/{}", t.text(e.pid), t.text(e.tid)))
-        });
+        let thread = *threads
+            .entry((e.pid, e.tid))
+            .or_insert_with(|| h.thread_key(&format!("{}/{}", t.text(e.pid), t.text(e.tid))));
         // `HostEventTable::push`: durations ≤ 0 are ignored before anything is interned.
         if e.dur_ns > 0 {
             let name = text_id(&mut h, e.name);

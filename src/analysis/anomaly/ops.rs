@@ -307,7 +307,10 @@ pub fn small_ops(
     let adj = (cfg.aicpu_adjacent_us * 1000.0) as i64;
     // A run borders a bubble when one of its ends lies within `adj` of a bubble's start or
     // end: the bubbles' ends, sorted once, are searched by bisection (not scanned per kernel).
-    let mut ends: Vec<i64> = bubbles.iter().flat_map(|b| [b.start_ns, b.end_ns]).collect();
+    let mut ends: Vec<i64> = bubbles
+        .iter()
+        .flat_map(|b| [b.start_ns, b.end_ns])
+        .collect();
     ends.sort_unstable();
     let near_bubble = |t: i64| {
         let j = ends.partition_point(|&e| e < t.saturating_sub(adj));

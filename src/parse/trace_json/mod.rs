@@ -18,3 +18,15 @@ pub use splitter::{
     for_each_member_and_indexed_event, TraceScan,
 };
 pub mod timeline;
+
+/// Test inputs: a fixed-seed xorshift generator, `rnd(n)` in `0..n` (same sequence every run).
+#[cfg(test)]
+fn test_rng() -> impl FnMut(usize) -> usize {
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    }
+}

@@ -535,13 +535,7 @@ mod tests {
         let alphabet = [
             b'a', b'a', b'a', b'a', b'a', b'"', b'\\', b'#', b']', 1, 0xff, 0x80,
         ];
-        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut rnd = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut rnd = super::super::test_rng();
         for _ in 0..50_000 {
             let max = if rnd(4) == 0 { 200 } else { 24 };
             let len = rnd(max);

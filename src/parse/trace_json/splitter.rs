@@ -608,13 +608,7 @@ mod tests {
             b"\xEF\xBB\xBF[{\"n\":\"\xff\x01\"}]",
             br#"[{"a":1} nonsense {"b":2}]"#,
         ];
-        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut rnd = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut rnd = super::super::test_rng();
         for text in small.iter().copied().chain([l1.as_slice()]) {
             let want = split_run(text, vec![], text.len() + 1);
             assert!(want.1.is_ok());

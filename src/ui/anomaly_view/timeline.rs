@@ -25,8 +25,8 @@ use leptos::task::spawn_local;
 
 use super::timeline_detail::{hover_lines, Detail, Legend, MultiBar, Sel};
 use super::timeline_draw::{
-    self as draw, Arrow, Found, Geom, Marks, Overlay, XMap, BUBBLE_ROW, LABEL_W_RANGE,
-    LANE_H_RANGE, RIGHT, STEP_ROW,
+    self as draw, end_ms, now_ms, Arrow, Found, Geom, Marks, Overlay, XMap, BUBBLE_ROW,
+    LABEL_W_RANGE, LANE_H_RANGE, RIGHT, STEP_ROW,
 };
 use crate::protocol::{
     AnomalyQuery, AnomalyReply, StepBandDto, TimelineDto, TimelineFlowsDto, TimelineItemDto,
@@ -54,18 +54,6 @@ struct Matches {
 
 /// The stacked timeline and, per part, its position in the shown ranks.
 type Shown = Option<(Stacked, Vec<usize>)>;
-
-fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map(|p| p.now())
-        .unwrap_or(0.0)
-}
-
-/// End of an item, its rank's ms.
-fn end_ms(k: &TimelineItemDto) -> f64 {
-    k.start_ms + k.dur_us / 1e3
-}
 
 /// The timeline of rank folder `rank` (and, in the stacked mode, of every analysed rank).
 #[component]
@@ -802,15 +790,25 @@ pub fn Timeline(
     let canvas_style = Memo::new(move |_| {
         let g = geom.get();
         let lanes = dto.with(|d| d.as_ref().map_or(0, |d| d.lanes.len()));
-        let edge = if gutter_drag.get_value().is_some() { "col-resize" } else { "default" };
-        format!("height:{}px;cursor:{edge}", draw::css_height(lanes, g.lane_h))
+        let edge = if gutter_drag.get_value().is_some() {
+            "col-resize"
+        } else {
+            "default"
+        };
+        format!(
+            "height:{}px;cursor:{edge}",
+            draw::css_height(lanes, g.lane_h)
+        )
     });
     let selected_attr = Memo::new(move |_| {
         item.track();
         shown.track();
-        item.with_untracked(|i| i.as_ref().and_then(|s| to_view(s.rank, s.item.lane, s.item.start_ms, end_ms(&s.item))))
-            .map(|(l, a, b)| format!("{l},{a:.6},{b:.6}"))
-            .unwrap_or_default()
+        item.with_untracked(|i| {
+            i.as_ref()
+                .and_then(|s| to_view(s.rank, s.item.lane, s.item.start_ms, end_ms(&s.item)))
+        })
+        .map(|(l, a, b)| format!("{l},{a:.6},{b:.6}"))
+        .unwrap_or_default()
     });
     let arrows_attr = Memo::new(move |_| {
         item.track();
@@ -818,12 +816,17 @@ pub fn Timeline(
         shown.track();
         arrows().len().to_string()
     });
-    let parts_attr =
-        Memo::new(move |_| shown.with(|s| s.as_ref().map_or(0, |(_, p)| p.len())).to_string());
+    let parts_attr = Memo::new(move |_| {
+        shown
+            .with(|s| s.as_ref().map_or(0, |(_, p)| p.len()))
+            .to_string()
+    });
     let view_attr = Memo::new(move |_| {
         view.track();
         dto.track();
-        current().map(|v| format!("{:.6},{:.6}", v.0, v.1)).unwrap_or_default()
+        current()
+            .map(|v| format!("{:.6},{:.6}", v.0, v.1))
+            .unwrap_or_default()
     });
     view! {
         <section class="chart-box anom-timeline" data-testid="timeline">

@@ -456,3 +456,16 @@ fn draw_arrows(
         ctx.fill();
     }
 }
+
+/// The page clock, ms (`performance.now()`; 0 without a window).
+pub(super) fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
+}
+
+/// End of an item, its rank's ms.
+pub(super) fn end_ms(k: &crate::protocol::TimelineItemDto) -> f64 {
+    k.start_ms + k.dur_us / 1e3
+}
