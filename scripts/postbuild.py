@@ -162,26 +162,14 @@ if ("serviceWorker" in navigator && location.protocol.startsWith("http")) {
 """
 
 
-WORKER_INIT = re.compile(r'wasm_bindgen\("(?P<url>[^"]+)"\)')
-
-
-def fix_worker_loader(dist):
-    """trunk's worker loader shim calls `wasm_bindgen("./worker_bg.wasm")`, the form
-    wasm-bindgen 0.2.106 deprecates (a console warning in every worker): pass the object form."""
-    path = os.path.join(dist, "worker_loader.js")
-    if not os.path.exists(path):
-        return
-    text = read(path)
-    fixed = WORKER_INIT.sub(lambda m: 'wasm_bindgen({module_or_path:"%s"})' % m.group("url"), text)
-    if fixed != text:
-        write(path, fixed)
+WORKER_START = re.compile(r'^proflensStart\("\.?/?(?P<wasm>[^"]+)"\);?\s*$', re.M)
+WORKER_IMPORT = re.compile(r'^importScripts\("\.?/?(?P<js>[^"]+)"\);?\s*$', re.M)
 
 
 def process_dist(dist):
     index_path = os.path.join(dist, "index.html")
     if not os.path.exists(index_path):
         fail(f"{index_path} not found: run trunk build first")
-    fix_worker_loader(dist)
     files = built_files(dist)
     version = version_of(dist, files)
     precache = ["./"] + [f"./{f}" for f in files]
@@ -235,14 +223,18 @@ def build_single(dist, page, out, version):
     app_js = strip_module_exports(read(os.path.join(dist, js_name)))
     app_wasm = packed_wasm(os.path.join(dist, wasm_name))
 
+    # web/worker_loader.js: importScripts("./worker.js"); … proflensStart("./worker_bg.wasm");
+    # inlined as worker.js + the loader's body + a start from the unpacked bytes.
     loader = read(os.path.join(dist, "worker_loader.js"))
-    wjs = re.search(r'importScripts\("\.?/?([^"]+)"\)', loader).group(1)
-    wwasm = re.search(r'wasm_bindgen\(\{module_or_path:"\.?/?([^"]+)"\}\)', loader).group(1)
-    worker_src = read(os.path.join(dist, wjs))
-    worker_wasm = packed_wasm(os.path.join(dist, wwasm))
-    worker_boot = (worker_src + "\n;(async function(){" + UNPACK_JS +
+    imp, start = WORKER_IMPORT.search(loader), WORKER_START.search(loader)
+    if not imp or not start:
+        fail("worker_loader.js: importScripts(…) or proflensStart(…) line not found")
+    worker_src = read(os.path.join(dist, imp.group("js")))
+    worker_wasm = packed_wasm(os.path.join(dist, start.group("wasm")))
+    loader_body = WORKER_START.sub("", WORKER_IMPORT.sub("", loader))
+    worker_boot = (worker_src + "\n" + loader_body + "\n;(async function(){" + UNPACK_JS +
                    "const u=await __unpack(self.__PROFLENS_WASM_B64);delete self.__PROFLENS_WASM_B64;"
-                   "wasm_bindgen({module_or_path:u});})();\n")
+                   "proflensStart(u);})();\n")
 
     boot = f"""
 {UNPACK_JS}

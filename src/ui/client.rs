@@ -49,7 +49,7 @@ use export::download;
 /// Upper bound of the pool size (each worker may use up to 4 GiB of wasm memory).
 pub const MAX_WORKERS: usize = 4;
 
-/// The script trunk emits for the worker binary (`data-loader-shim`).
+/// The worker's loader (`web/worker_loader.js`, copied by index.html).
 const WORKER_URL: &str = "./worker_loader.js";
 
 /// The worker script to start: the single-file build (scripts/postbuild.py) publishes a

@@ -42,6 +42,12 @@ thread_local! {
 }
 
 /// Entry point of the worker binary: installs the message handler and posts `Ready`.
+///
+/// When the loader (`web/worker_loader.js`) found JavaScript Promise Integration it sets
+/// `self.proflensJspi`; then the loader owns `onmessage`, queues the messages and hands them in
+/// one at a time through [`proflens_worker_accept`] + [`proflens_worker_handle`] (the latter
+/// wrapped in `WebAssembly.promising`, so a read may suspend it), and every [`BlobReader`]
+/// reads slices the reader worker prefetched.
 pub fn run() {
     console_error_panic_hook::set_once();
     let seq = Rc::new(Cell::new(0));
@@ -53,10 +59,39 @@ pub fn run() {
             seq,
         })
     });
-    let handler = Closure::<dyn FnMut(MessageEvent)>::new(on_message);
-    scope().set_onmessage(Some(handler.as_ref().unchecked_ref()));
-    handler.forget();
+    let jspi = Reflect::get(&js_sys::global(), &"proflensJspi".into())
+        .map(|v| v.is_truthy())
+        .unwrap_or(false);
+    if jspi {
+        blob_reader::enable_prefetch();
+    } else {
+        let handler =
+            Closure::<dyn FnMut(MessageEvent)>::new(|ev: MessageEvent| on_message(ev.data()));
+        scope().set_onmessage(Some(handler.as_ref().unchecked_ref()));
+        handler.forget();
+    }
     post(0, &Response::Ready, None);
+}
+
+thread_local! {
+    /// The message [`proflens_worker_accept`] took, for [`proflens_worker_handle`].
+    static ACCEPTED: RefCell<Option<JsValue>> = const { RefCell::new(None) };
+}
+
+/// JSPI mode, step 1 (synchronous): takes the `data` of the next message event.
+#[wasm_bindgen]
+pub fn proflens_worker_accept(data: JsValue) {
+    ACCEPTED.with(|a| *a.borrow_mut() = Some(data));
+}
+
+/// JSPI mode, step 2: serves the message taken by [`proflens_worker_accept`]. The loader calls
+/// this export through `WebAssembly.promising`, so the reads inside may suspend it; it queues
+/// messages, so no second one enters while this one is suspended.
+#[wasm_bindgen]
+pub fn proflens_worker_handle() {
+    if let Some(data) = ACCEPTED.with(|a| a.borrow_mut().take()) {
+        on_message(data);
+    }
 }
 
 fn scope() -> DedicatedWorkerGlobalScope {
@@ -116,8 +151,7 @@ fn wasm_memory_bytes() -> u64 {
     buf.byte_length() as u64
 }
 
-fn on_message(ev: MessageEvent) {
-    let data = ev.data();
+fn on_message(data: JsValue) {
     let env = Reflect::get(&data, &"env".into()).unwrap_or(JsValue::UNDEFINED);
     let env: Envelope<Request> = match serde_wasm_bindgen::from_value(env) {
         Ok(env) => env,

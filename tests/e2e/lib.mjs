@@ -174,8 +174,7 @@ export function loadAvg() {
 
 // Prepended to the worker script: reports every slice as one console message, so slices of a
 // worker terminated afterwards (a one-off export worker) are counted too.
-const SLICE_COUNTER = `(() => {
-  console.debug('proflens-worker-start');
+const SLICE_HOOK = `
   const slice = Blob.prototype.slice;
   Blob.prototype.slice = function (a, b, t) {
     const part = slice.call(this, a, b, t);
@@ -183,24 +182,36 @@ const SLICE_COUNTER = `(() => {
     console.debug('proflens-slice ' + JSON.stringify([name, part.size]));
     return part;
   };
+`;
+// The analysis worker counts its own slices and hands the same hook to the reader worker that
+// prefetches slices where the browser has JSPI (web/worker_loader.js: proflensReaderPrelude).
+const SLICE_COUNTER = `(() => {
+  console.debug('proflens-worker-start');
+  ${SLICE_HOOK}
+  self.proflensReaderPrelude = ${JSON.stringify("(() => { console.debug('proflens-reader-start');" + SLICE_HOOK + '})();\n')};
 })();
 `;
 
 /** A page of `context` whose workers report every `Blob.slice`: `seen.sliced` (file → bytes
- * sliced) and `seen.workers` (workers started) fill in as the page runs. */
-export async function countingPage(context) {
+ * sliced), `seen.workers` (analysis workers started) and `seen.readers` (their reader workers,
+ * web/worker_loader.js) fill in as the page runs. `{ jspi: false }`: the workers see no JSPI. */
+export async function countingPage(context, { jspi = true } = {}) {
   const page = await context.newPage();
-  const seen = { sliced: new Map(), workers: 0 };
+  const seen = { sliced: new Map(), workers: 0, readers: 0 };
   page.on('console', (m) => {
     const t = m.text();
     if (t === 'proflens-worker-start') seen.workers += 1;
+    if (t === 'proflens-reader-start') seen.readers += 1;
     if (!t.startsWith('proflens-slice ')) return;
     const [name, n] = JSON.parse(t.slice('proflens-slice '.length));
     seen.sliced.set(name, (seen.sliced.get(name) || 0) + n);
   });
   await page.route('**/worker_loader.js', async (route) => {
     const res = await route.fetch();
-    route.fulfill({ response: res, body: SLICE_COUNTER + (await res.text()) });
+    // jspi: false hides JSPI from the worker, as in a browser without it: the wasm then reads
+    // synchronously on its own thread (the fallback of web/worker_loader.js).
+    const hide = jspi ? '' : 'delete WebAssembly.Suspending;\n';
+    route.fulfill({ response: res, body: hide + SLICE_COUNTER + (await res.text()) });
   });
   return { page, seen };
 }

@@ -7,6 +7,8 @@
 // pool of two workers (`navigator.hardwareConcurrency` set to 2): the side files are read by
 // the first worker only (the others get their bytes), every file is sliced exactly its size,
 // and the exports, gathered from the two workers' parts, slice nothing and are the CLI's bytes.
+// The first test runs twice: with JSPI (each analysis worker reads through a reader worker that
+// slices ahead, web/worker_loader.js) and with JSPI hidden (synchronous reads, the fallback).
 //
 // Run: `bash scripts/build-release.sh && node --test tests/e2e/one_read.test.mjs`.
 import { test, before, after } from 'node:test';
@@ -49,9 +51,11 @@ function sizes(dir) {
   return out;
 }
 
-test('a drop slices each input byte once; exports slice nothing', async () => {
+for (const jspi of [true, false]) {
+test(`a drop slices each input byte once; exports slice nothing (${jspi ? 'reader worker, JSPI' : 'no JSPI: synchronous reads'})`, async () => {
   const context = await browser.newContext({ acceptDownloads: true, serviceWorkers: 'block' });
-  const { page, seen: { sliced } } = await countingPage(context);
+  const { page, seen } = await countingPage(context, { jspi });
+  const { sliced } = seen;
   const p = new ProflensPage(page, server.url);
   await p.open();
   await p.openFolder(RANK0);
@@ -91,10 +95,12 @@ test('a drop slices each input byte once; exports slice nothing', async () => {
   const cliJson = fs.readFileSync(path.join(dir, 'cli.json'));
   assert.ok(webJson.equals(cliJson), `anomaly JSON: page ${webJson.length} B, CLI ${cliJson.length} B`);
   assert.equal(JSON.stringify([...sliced]), afterDrop, 'exports read no file');
+  assert.equal(seen.readers, jspi ? 1 : 0, 'reader workers started');
   assert.deepEqual(p.consoleErrors, []);
   await context.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
+}
 
 
 test('two rank folders on two workers: each byte sliced once, gathered exports slice nothing', async () => {
@@ -108,6 +114,9 @@ test('two rank folders on two workers: each byte sliced once, gathered exports s
   await p.openFolder(LEVEL1);
   assert.equal(await p.waitDone(), 'Done');
   assert.equal(seen.workers, 2, 'a pool of two workers');
+  // Chromium has JSPI (137+): each analysis worker reads through its own reader worker, which
+  // slices ahead of the parser (web/worker_loader.js), and the counts below still hold.
+  assert.equal(seen.readers, 2, 'each analysis worker started one reader worker');
   const size = sizes(LEVEL1);
   for (const [name, n] of seen.sliced) {
     assert.ok(size.has(name), `sliced a file that is not in the drop: ${name}`);
