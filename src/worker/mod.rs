@@ -45,9 +45,9 @@ thread_local! {
 ///
 /// When the loader (`web/worker_loader.js`) found JavaScript Promise Integration it sets
 /// `self.proflensJspi`; then the loader owns `onmessage`, queues the messages and hands them in
-/// one at a time through [`proflens_worker_accept`] + [`proflens_worker_handle`] (the latter
-/// wrapped in `WebAssembly.promising`, so a read may suspend it), and every [`BlobReader`]
-/// reads slices the reader worker prefetched.
+/// one at a time through [`accept`] + [`handle`] (exported as `proflens_worker_accept` and
+/// `proflens_worker_handle`, the latter wrapped in `WebAssembly.promising`, so a read may suspend
+/// it), and every [`BlobReader`] reads slices the reader worker prefetched.
 pub fn run() {
     console_error_panic_hook::set_once();
     let seq = Rc::new(Cell::new(0));
@@ -78,17 +78,18 @@ thread_local! {
     static ACCEPTED: RefCell<Option<JsValue>> = const { RefCell::new(None) };
 }
 
-/// JSPI mode, step 1 (synchronous): takes the `data` of the next message event.
-#[wasm_bindgen]
-pub fn proflens_worker_accept(data: JsValue) {
+/// JSPI mode, step 1 (synchronous): takes the `data` of the next message event. Exported by
+/// the worker binary as `proflens_worker_accept` (not from here: an export of this library
+/// would be linked into the UI's wasm too, and with it the whole engine).
+pub fn accept(data: JsValue) {
     ACCEPTED.with(|a| *a.borrow_mut() = Some(data));
 }
 
-/// JSPI mode, step 2: serves the message taken by [`proflens_worker_accept`]. The loader calls
-/// this export through `WebAssembly.promising`, so the reads inside may suspend it; it queues
-/// messages, so no second one enters while this one is suspended.
-#[wasm_bindgen]
-pub fn proflens_worker_handle() {
+/// JSPI mode, step 2: serves the message taken by [`accept`]. Exported by the worker binary as
+/// `proflens_worker_handle`, which the loader calls through `WebAssembly.promising`, so the reads
+/// inside may suspend it; the loader queues messages, so no second one enters while this one is
+/// suspended.
+pub fn handle() {
     if let Some(data) = ACCEPTED.with(|a| a.borrow_mut().take()) {
         on_message(data);
     }

@@ -12,11 +12,13 @@
 //
 // Usage: bash scripts/build-release.sh && cargo build --release --bin proflens &&
 //   node tests/e2e/bench.mjs <folder|file> [--runs N] [--native target/release/proflens]
-//        [--profile OUT.cpuprofile] [--views]
+//        [--profile OUT.cpuprofile] [--views] [--no-jspi]
 // --profile: a CDP Profiler session on the first Web Worker of the first run (sampling every
 //   100 µs); the profile is written for Chrome DevTools and its top functions by self time are
 //   printed as one JSON line. --views: also time the memory views afterwards (table page, sort,
-//   scroll, filter, chart zoom) as before. `scripts/bench_browser.sh` generates the three issue-9
+//   scroll, filter, chart zoom) as before. --no-jspi: the worker sees no JSPI, so it reads
+//   synchronously instead of through its reader worker (web/worker_loader.js), for an A/B.
+// read_wait_ms: the time the analysis workers spent waiting for file bytes (summed over them). `scripts/bench_browser.sh` generates the three issue-9
 //   inputs and runs this on each.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -32,6 +34,7 @@ const runs = Number(opt('--runs')) || 1;
 const native = opt('--native');
 const profileOut = opt('--profile');
 const views = args.includes('--views');
+const noJspi = args.includes('--no-jspi');
 if (!input || !fs.existsSync(input)) {
   console.error('usage: node tests/e2e/bench.mjs <folder|file> [--runs N] [--native BIN] [--profile OUT] [--views]');
   process.exit(2);
@@ -125,6 +128,24 @@ function topSelf(profile, n = 25) {
     .map(([k, ms]) => [k, Math.round(ms), +(100 * ms / total).toFixed(1)]) };
 }
 
+// Injected in front of each analysis worker's loader: sums the time the worker waited for file
+// bytes — inside FileReaderSync.readAsArrayBuffer (synchronous reads) or between asking its
+// reader worker for the next slice and getting it (JSPI) — and reports it twice a second.
+const READ_PROBE = `(() => {
+  const worker = Math.random().toString(36).slice(2);
+  let calls = 0, waited = 0, said = '';
+  let next = null;
+  Object.defineProperty(self, 'proflensIoNext', { configurable: true, get() { return next; },
+    set(f) { next = (id) => { const t = performance.now(); calls++;
+      return f(id).then((v) => { waited += performance.now() - t; return v; }); }; } });
+  const read = FileReaderSync.prototype.readAsArrayBuffer;
+  FileReaderSync.prototype.readAsArrayBuffer = function (b) {
+    const t = performance.now(); calls++; const r = read.call(this, b); waited += performance.now() - t; return r; };
+  setInterval(() => { const now = JSON.stringify({ worker, calls, waited_ms: Math.round(waited) });
+    if (calls && now !== said) { said = now; console.debug('proflens-read-wait ' + now); } }, 500);
+})();
+`;
+
 const server = await serveStatic();
 const browser = await launch();
 try {
@@ -136,6 +157,21 @@ try {
     }
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
     const page = await context.newPage();
+    // Every analysis worker reports the time it waited for file bytes (READ_PROBE); --no-jspi
+    // also hides JSPI from it, as in a browser without it: it reads synchronously.
+    const waits = new Map();
+    page.on('console', (m) => {
+      const t = m.text();
+      if (t.startsWith('proflens-read-wait ')) {
+        const w = JSON.parse(t.slice('proflens-read-wait '.length));
+        waits.set(w.worker, w);
+      }
+    });
+    await page.route('**/worker_loader.js', async (route) => {
+      const res = await route.fetch();
+      const hide = noJspi ? 'delete WebAssembly.Suspending;\n' : '';
+      route.fulfill({ response: res, body: hide + READ_PROBE + (await res.text()) });
+    });
     const p = new ProflensPage(page, server.url);
     await p.open();
     const prof = profileOut && i === 0 ? await workerProfiler(context, page) : null;
@@ -150,18 +186,20 @@ try {
     const cpu = cpuDelta(cpu0, browserCpu());
     let profile;
     if (prof) profile = await prof.stop();
+    await p.page.waitForTimeout(1200); // the workers' last read-wait reports
+    const readWaitMs = [...waits.values()].reduce((a, w) => a + w.waited_ms, 0);
     const mem = p.page.getByTestId('wasm-memory');
     await mem.waitFor({ timeout: 60_000 });
     const sum = Number(await mem.getAttribute('data-bytes'));
     const max = Number(await mem.getAttribute('data-max-bytes'));
     const status = await p.page.getByTestId('run-status').innerText();
     const br = {
-      side: 'browser', input: name, run: i + 1, load, phase, status, input_mb: r1(mb), drop_to_results_ms: ms,
+      side: 'browser', input: name, run: i + 1, reads: noJspi ? 'sync' : 'reader worker (JSPI)', load, phase, status, input_mb: r1(mb), drop_to_results_ms: ms,
       mb_per_s_wall: r1(mb / (ms / 1000)), browser_cpu_s: cpu.total_s, worker_cpu_s: cpu.worker_s,
       renderer_main_cpu_s: cpu.renderer_main_s, mb_per_s_browser_cpu: r1(mb / cpu.total_s),
       mb_per_s_worker_cpu: r1(mb / cpu.worker_s), wasm_memory_total_mb: r1(sum / 1048576),
       wasm_memory_largest_worker_mb: r1(max / 1048576), wasm_memory_per_input: r2(sum / bytes),
-      browser_cpu_by_thread: cpu.by_thread,
+      read_wait_ms: readWaitMs, browser_cpu_by_thread: cpu.by_thread,
     };
     console.log(JSON.stringify(br));
     if (nat) {
