@@ -98,8 +98,19 @@ test('HTA nccl trace: steps, a bubble selected with its next-kernel launch timin
   // late-launched kernel that ends it (tests/gpu_anomaly.rs pins the same 1).
   assert.match(panelText, /launches inside/);
   assert.equal(await panel.getByTestId('bubble-flows').innerText(), '1');
+  // The step's structure tree holds 322 structures (one-kernel repeated blocks): the first 40
+  // are listed and the rest wait behind "show all" (the tab was 21,000 px long).
+  const tree = page.getByTestId('structure-tree');
+  const structures = tree.locator('[data-testid=tree-node][data-kind=structure]');
+  await structures.first().waitFor();
+  assert.equal(await structures.count(), 40);
+  assert.match(await tree.getByTestId('tree-show-all').innerText(), /282 more — show all 322/);
   await page.waitForTimeout(300);
   await p.screenshot('gpu-03-nccl-bubble');
+  assert.ok(await page.evaluate(() => document.documentElement.scrollHeight) < 6000, 'the steps tab stays a few screens long');
+  await tree.getByTestId('tree-show-all').click();
+  assert.equal(await structures.count(), 322);
+  assert.equal(await tree.getByTestId('tree-show-all').count(), 0);
   assert.deepEqual(p.consoleErrors, []);
   await page.context().close();
 });

@@ -1,6 +1,8 @@
 //! The structure breakdown tree of the selected step (anomaly.md §4): step → structure →
 //! block / side → op, each with the four timing perspectives of §4.5; nodes expand and
-//! collapse (structures open, ops closed at first).
+//! collapse (the step open; its structures open when there are at most
+//! [`OPEN_STRUCTURES_MAX`]; ops closed), and a node lists its first [`FIRST_CHILDREN`] children
+//! with a "show all" row for the rest.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -9,10 +11,20 @@ use super::{ask, ms};
 use crate::protocol::anomaly::{AnomalyQuery, AnomalyReply, StructureTreeDto, TreeNodeDto};
 use crate::ui::state::AppState;
 
-fn node_view(n: TreeNodeDto, depth: usize) -> AnyView {
-    let open = RwSignal::new(depth < 2);
+/// Children a node lists before a "show all" row: a GPU step can hold hundreds of structures
+/// or blocks, which listed in full made the tab tens of thousands of pixels long.
+const FIRST_CHILDREN: usize = 40;
+
+/// The step's structures start expanded only when there are at most this many; more start
+/// closed, so the first screen shows the step's outline, not one structure's blocks.
+const OPEN_STRUCTURES_MAX: usize = 8;
+
+fn node_view(n: TreeNodeDto, depth: usize, open_at_first: bool) -> AnyView {
+    let open = RwSignal::new(open_at_first);
+    let show_all = RwSignal::new(false);
     let has_children = !n.children.is_empty();
     let children = n.children.clone();
+    let kids_open = depth == 0 && children.len() <= OPEN_STRUCTURES_MAX;
     let more = n.more;
     let toggle = move |_| open.update(|o| *o = !*o);
     view! {
@@ -28,9 +40,23 @@ fn node_view(n: TreeNodeDto, depth: usize) -> AnyView {
                 <span class="num">{ms(n.total_cost_ms)}</span>
             </div>
             {move || open.get().then(|| {
-                let kids = children.clone().into_iter().map(|c| node_view(c, depth + 1)).collect_view();
+                let total = children.len();
+                let shown = if show_all.get() { total } else { total.min(FIRST_CHILDREN) };
+                let kids = children
+                    .iter()
+                    .take(shown)
+                    .map(|c| node_view(c.clone(), depth + 1, kids_open))
+                    .collect_view();
                 view! {
                     {kids}
+                    {(shown < total).then(|| view! {
+                        <div class="anom-tree-row anom-tree-more" data-testid="tree-show-all" tabindex="0"
+                            style=format!("padding-left:{}px", (depth + 1) * 18)
+                            on:click=move |_| show_all.set(true)>
+                            <span class="anom-tree-toggle">"▸"</span>
+                            <span>{format!("{} more — show all {}", total - shown, total)}</span>
+                        </div>
+                    })}
                     {(more.0 > 0).then(|| view! {
                         <div class="anom-tree-row muted" style=format!("padding-left:{}px", (depth + 1) * 18)>
                             {format!("… {} more ops ({} kernels)", more.0, more.1)}
@@ -80,7 +106,7 @@ pub fn StructureTree(rank: u32) -> impl IntoView {
                             <span class="num">"kernels"</span><span class="num">"wall"</span><span class="num">"busy union"</span>
                             <span class="num">"kernel sum"</span><span class="num">"total cost"</span>
                         </div>
-                        {node_view(t.root, 0)}
+                        {node_view(t.root, 0, true)}
                     </div>
                 }
                 .into_any(),
