@@ -661,7 +661,8 @@ pub fn reports_of(
 }
 
 /// Writes the JSON array over `ranks` exactly as `proflens anomaly` prints it (pretty, then
-/// one `\n`), streamed to `w`.
+/// one `\n`), streamed to `w`: each element is serialized straight into `w`
+/// ([`write_json_element`]), never held whole in memory.
 ///
 /// Errors: those of `w`.
 pub fn write_json<R: Borrow<RankAnalysis>>(
@@ -670,11 +671,14 @@ pub fn write_json<R: Borrow<RankAnalysis>>(
     cfg: &AnomalyConfig,
 ) -> std::io::Result<()> {
     let gpu = super::gpu_report::gpu_blocks(ranks);
-    let mut elements = Vec::with_capacity(ranks.len());
+    let mut any = false;
     for (r, gpu) in ranks.iter().zip(gpu) {
-        elements.push(json_element(r.borrow(), gpu, cfg)?);
+        w.write_all(if any { b",\n" } else { b"[\n" })?;
+        write_json_element(w, r.borrow(), gpu, cfg)?;
+        any = true;
     }
-    write_json_elements(w, elements.iter().map(Vec::as_slice))
+    w.write_all(if any { b"\n]\n" } else { b"[]\n" })?;
+    w.flush()
 }
 
 /// The JSON element of rank `r` (with its `gpu` block) exactly as it stands inside the
@@ -686,15 +690,69 @@ pub fn json_element(
     gpu: Option<crate::report::anomaly_json::gpu::GpuJson>,
     cfg: &AnomalyConfig,
 ) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    write_json_element(&mut out, r, gpu, cfg)?;
+    Ok(out)
+}
+
+/// [`json_element`] streamed to `w`.
+///
+/// Errors: those of `w`; serialization (not expected: plain data).
+pub fn write_json_element(
+    w: &mut dyn std::io::Write,
+    r: &RankAnalysis,
+    gpu: Option<crate::report::anomaly_json::gpu::GpuJson>,
+    cfg: &AnomalyConfig,
+) -> std::io::Result<()> {
     let mut j = crate::report::anomaly_json::build(&r.kernels, &r.result, &r.meta, cfg);
     j.gpu = gpu;
     // Pretty-printed inside a one-element array, the element is indented as in the whole
-    // array; strip the array's `[\n` and `\n]`.
-    let text = serde_json::to_vec_pretty(&[j]).map_err(std::io::Error::other)?;
-    Ok(text
-        .get(2..text.len().saturating_sub(2))
-        .unwrap_or_default()
-        .to_vec())
+    // array; the array's `[\n` and `\n]` are left out as the bytes go by.
+    let mut inner = Inner {
+        w,
+        buf: Vec::with_capacity(Inner::CHUNK + 4096),
+        skip: 2,
+    };
+    serde_json::to_writer_pretty(&mut inner, &[j]).map_err(std::io::Error::other)?;
+    inner.finish()
+}
+
+/// A buffered writer that passes on what it is given except its first two bytes and its
+/// last two: the `[\n` and `\n]` around a pretty one-element array.
+struct Inner<'w> {
+    w: &'w mut dyn std::io::Write,
+    buf: Vec<u8>,
+    /// Leading bytes still to drop.
+    skip: usize,
+}
+
+impl Inner<'_> {
+    /// Bytes gathered before they go to the inner writer (all but the last two).
+    const CHUNK: usize = 1 << 16;
+
+    /// Writes out everything but the last two bytes.
+    fn finish(self) -> std::io::Result<()> {
+        let n = self.buf.len().saturating_sub(2);
+        self.w.write_all(&self.buf[..n])
+    }
+}
+
+impl std::io::Write for Inner<'_> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        let skip = self.skip.min(b.len());
+        self.skip -= skip;
+        self.buf.extend_from_slice(&b[skip..]);
+        if self.buf.len() >= Self::CHUNK {
+            let n = self.buf.len() - 2;
+            self.w.write_all(&self.buf[..n])?;
+            self.buf.drain(..n);
+        }
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Writes the pretty JSON array of `elements` ([`json_element`], in rank order) and one
