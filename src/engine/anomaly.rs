@@ -706,51 +706,109 @@ pub fn write_json_element(
 ) -> std::io::Result<()> {
     let mut j = crate::report::anomaly_json::build(&r.kernels, &r.result, &r.meta, cfg);
     j.gpu = gpu;
-    // Pretty-printed inside a one-element array, the element is indented as in the whole
-    // array; the array's `[\n` and `\n]` are left out as the bytes go by.
-    let mut inner = Inner {
-        w,
-        buf: Vec::with_capacity(Inner::CHUNK + 4096),
-        skip: 2,
-    };
-    serde_json::to_writer_pretty(&mut inner, &[j]).map_err(std::io::Error::other)?;
-    inner.finish()
+    // The element as it stands inside the pretty array: its first line indented one level,
+    // every nested line one level deeper than on its own.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, w);
+    std::io::Write::write_all(&mut out, INDENT)?;
+    let mut ser = serde_json::Serializer::with_formatter(
+        &mut out,
+        Indented {
+            level: 1,
+            has_value: false,
+        },
+    );
+    serde::Serialize::serialize(&j, &mut ser).map_err(std::io::Error::other)?;
+    std::io::Write::flush(&mut out)
 }
 
-/// A buffered writer that passes on what it is given except its first two bytes and its
-/// last two: the `[\n` and `\n]` around a pretty one-element array.
-struct Inner<'w> {
-    w: &'w mut dyn std::io::Write,
-    buf: Vec<u8>,
-    /// Leading bytes still to drop.
-    skip: usize,
+/// One level of indentation of the pretty JSON (two spaces, as `serde_json`'s pretty printer).
+const INDENT: &[u8] = b"  ";
+
+/// `serde_json`'s `PrettyFormatter` (two-space indent) starting `level` levels deep, each
+/// indentation written in one piece: the bytes it writes for a value at level 0 are those of
+/// `serde_json::to_writer_pretty`.
+struct Indented {
+    level: usize,
+    has_value: bool,
 }
 
-impl Inner<'_> {
-    /// Bytes gathered before they go to the inner writer (all but the last two).
-    const CHUNK: usize = 1 << 16;
-
-    /// Writes out everything but the last two bytes.
-    fn finish(self) -> std::io::Result<()> {
-        let n = self.buf.len().saturating_sub(2);
-        self.w.write_all(&self.buf[..n])
-    }
-}
-
-impl std::io::Write for Inner<'_> {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        let skip = self.skip.min(b.len());
-        self.skip -= skip;
-        self.buf.extend_from_slice(&b[skip..]);
-        if self.buf.len() >= Self::CHUNK {
-            let n = self.buf.len() - 2;
-            self.w.write_all(&self.buf[..n])?;
-            self.buf.drain(..n);
+impl Indented {
+    fn indent<W: ?Sized + std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
+        const SPACES: &[u8; 64] = &[b' '; 64];
+        let mut n = self.level * INDENT.len();
+        while n > 0 {
+            let k = n.min(SPACES.len());
+            w.write_all(&SPACES[..k])?;
+            n -= k;
         }
-        Ok(b.len())
+        Ok(())
     }
 
-    fn flush(&mut self) -> std::io::Result<()> {
+    fn begin<W: ?Sized + std::io::Write>(&mut self, w: &mut W, open: &[u8]) -> std::io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        w.write_all(open)
+    }
+
+    fn end<W: ?Sized + std::io::Write>(&mut self, w: &mut W, close: &[u8]) -> std::io::Result<()> {
+        self.level -= 1;
+        if self.has_value {
+            w.write_all(b"\n")?;
+            self.indent(w)?;
+        }
+        w.write_all(close)
+    }
+
+    fn item<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        w.write_all(if first { b"\n" } else { b",\n" })?;
+        self.indent(w)
+    }
+}
+
+impl serde_json::ser::Formatter for Indented {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.begin(w, b"[")
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.end(w, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.begin(w, b"{")
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.end(w, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
         Ok(())
     }
 }
