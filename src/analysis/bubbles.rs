@@ -65,13 +65,7 @@ pub fn global_gaps(segs: &[Interval], top_n: usize) -> GlobalGaps {
         .map(|p| Interval::new(p[0].end_ns, p[1].start_ns))
         .filter(|g| g.len_ns() > 0)
         .collect();
-    let mut top = gaps.clone();
-    top.sort_by(|a, b| {
-        b.len_ns()
-            .cmp(&a.len_ns())
-            .then(a.start_ns.cmp(&b.start_ns))
-    });
-    top.truncate(top_n);
+    let top = super::intervals::longest(&gaps, top_n);
     GlobalGaps {
         capture: Interval::new(first.start_ns, last.end_ns),
         busy_ns: total_len(segs),

@@ -28,7 +28,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use super::gpu_kernel_class::KernelClass;
 use crate::model::gpu::GpuTrace;
@@ -190,9 +190,49 @@ fn merged(mut iv: Vec<(i64, i64)>) -> Option<(i64, i64, i64)> {
     Some((len, first, last))
 }
 
+/// Values by correlation id: the ids in `0..dense.len()` in a vector (Kineto's ids count up
+/// from small numbers), any other id in a hash map.
+struct ByCorrelation<V> {
+    dense: Vec<Option<V>>,
+    sparse: FxHashMap<i64, V>,
+}
+
+impl<V: Copy> ByCorrelation<V> {
+    /// Dense up to the largest id of `events` below `4 × len + 1024`.
+    fn new(events: &[HtaEvent<'_>]) -> Self {
+        let limit = 4 * events.len() as i64 + 1024;
+        let max = events
+            .iter()
+            .map(|e| e.correlation)
+            .filter(|c| (0..limit).contains(c))
+            .max();
+        ByCorrelation {
+            dense: vec![None; max.map_or(0, |m| m as usize + 1)],
+            sparse: FxHashMap::default(),
+        }
+    }
+
+    fn insert(&mut self, id: i64, v: V) {
+        match usize::try_from(id).ok().and_then(|i| self.dense.get_mut(i)) {
+            Some(slot) => *slot = Some(v),
+            None => {
+                self.sparse.insert(id, v);
+            }
+        }
+    }
+
+    fn get(&self, id: i64) -> Option<V> {
+        match usize::try_from(id).ok().and_then(|i| self.dense.get(i)) {
+            Some(v) => *v,
+            None => self.sparse.get(&id).copied(),
+        }
+    }
+}
+
 /// Runs the parity window and both breakdowns over one rank's events (any order).
 pub fn analyse(events: &[HtaEvent<'_>]) -> HtaBreakdowns {
     let us: Vec<(i64, i64)> = events.iter().map(HtaEvent::us).collect();
+    let gpu: Vec<bool> = events.iter().map(HtaEvent::is_gpu).collect();
     // What the rules below ask of a name (`ProfilerStep` inside, the HTA kernel class), once
     // per distinct name: the events of a trace borrow their names from its string pool, so
     // equal names mostly share one address, the memo's key.
@@ -214,45 +254,40 @@ pub fn analyse(events: &[HtaEvent<'_>]) -> HtaBreakdowns {
         .collect();
     let last_step_start = (step_names.len() >= 2)
         .then(|| {
-            events
-                .iter()
-                .zip(&us)
-                .enumerate()
-                .filter(|&(i, (e, _))| !e.is_gpu() && is_step(i))
-                .map(|(_, (_, u))| u.0)
+            (0..events.len())
+                .filter(|&i| !gpu[i] && is_step(i))
+                .map(|i| us[i].0)
                 .max()
         })
         .flatten();
     // Kept CPU events, their correlations and launch starts (last one of an id wins, as
     // HTA's `.loc` assignment does).
     let cpu_kept = |i: usize| last_step_start.is_none_or(|l| us[i].0 < l);
-    let mut launch: FxHashMap<i64, i64> = FxHashMap::default();
-    let mut kept_corr: FxHashSet<i64> = FxHashSet::default();
+    let mut launch: ByCorrelation<i64> = ByCorrelation::new(events);
+    let mut kept_corr: ByCorrelation<()> = ByCorrelation::new(events);
     for (i, e) in events.iter().enumerate() {
-        if !e.is_gpu() && cpu_kept(i) {
-            kept_corr.insert(e.correlation);
+        if !gpu[i] && cpu_kept(i) {
+            kept_corr.insert(e.correlation, ());
             if e.correlation >= 0 {
                 launch.insert(e.correlation, us[i].0);
             }
         }
     }
+    let (mut gpu_total, mut gpu_kept) = (0, 0);
     let kept: Vec<bool> = events
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            if e.is_gpu() {
-                last_step_start.is_none() || kept_corr.contains(&e.correlation)
+            if gpu[i] {
+                let k = last_step_start.is_none() || kept_corr.get(e.correlation).is_some();
+                gpu_total += 1;
+                gpu_kept += k as usize;
+                k
             } else {
                 cpu_kept(i)
             }
         })
         .collect();
-    let gpu_total = events.iter().filter(|e| e.is_gpu()).count();
-    let gpu_kept = events
-        .iter()
-        .zip(&kept)
-        .filter(|(e, k)| e.is_gpu() && **k)
-        .count();
     let window = HtaWindow {
         profiler_steps: step_names.len(),
         last_step_start_us: last_step_start,
@@ -260,15 +295,19 @@ pub fn analyse(events: &[HtaEvent<'_>]) -> HtaBreakdowns {
         gpu_dropped: gpu_total - gpu_kept,
     };
 
-    let on_stream = |i: usize| kept[i] && events[i].stream != -1;
-    let all: Vec<(i64, i64)> = (0..events.len())
-        .filter(|&i| on_stream(i))
-        .map(|i| us[i])
-        .collect();
-    let compute: Vec<(i64, i64)> = (0..events.len())
-        .filter(|&i| on_stream(i) && facts[i].1 == KernelClass::Computation)
-        .map(|i| us[i])
-        .collect();
+    let (mut all, mut compute) = (Vec::new(), Vec::new());
+    let mut by_stream: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
+    for (i, e) in events.iter().enumerate() {
+        if kept[i] && e.stream != -1 {
+            all.push(us[i]);
+            if facts[i].1 == KernelClass::Computation {
+                compute.push(us[i]);
+            }
+            if e.kind == HtaEventKind::DeviceOp {
+                by_stream.entry(e.stream).or_default().push(i);
+            }
+        }
+    }
     let time = merged(all).map(|(run, first, last)| {
         let span_us = last - first;
         let idle_us = span_us - run;
@@ -281,12 +320,6 @@ pub fn analyse(events: &[HtaEvent<'_>]) -> HtaBreakdowns {
         }
     });
 
-    let mut by_stream: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
-    for (i, e) in events.iter().enumerate() {
-        if on_stream(i) && e.kind == HtaEventKind::DeviceOp {
-            by_stream.entry(e.stream).or_default().push(i);
-        }
-    }
     let idle_by_stream = by_stream
         .into_iter()
         .map(|(stream, mut ix)| {
@@ -300,8 +333,8 @@ pub fn analyse(events: &[HtaEvent<'_>]) -> HtaBreakdowns {
             for w in ix.windows(2) {
                 let (prev_end, (ts, _)) = (us[w[0]].1, us[w[1]]);
                 let gap = ts - prev_end;
-                let launched = launch.get(&events[w[1]].correlation);
-                if launched.is_some_and(|&l| l > prev_end) {
+                let launched = launch.get(events[w[1]].correlation);
+                if launched.is_some_and(|l| l > prev_end) {
                     *s.host_wait_us.get_or_insert(0) += gap;
                 } else if gap < CONSECUTIVE_KERNEL_DELAY_US {
                     *s.kernel_wait_us.get_or_insert(0) += gap;

@@ -8,7 +8,7 @@ use super::anomaly_config::{AnomalyConfig, LastStepEnd};
 use super::device_lag::DeviceLag;
 use super::intervals::Interval;
 use crate::base::arith;
-use crate::model::kernels::{KernelTable, TaskClass};
+use crate::model::kernels::{KernelTable, NameId, TaskClass};
 use crate::model::side_tables::StepTraceRow;
 use crate::model::trace_events::MarkerEvent;
 
@@ -230,10 +230,7 @@ pub fn detect(
     } else {
         StepMethod::None
     };
-    let template_hashes: Vec<u64> = steps
-        .iter()
-        .map(|s| template_hash(kernels, s.kernels.clone()))
-        .collect();
+    let template_hashes = template_hashes(kernels, steps.iter().map(|s| s.kernels.clone()));
     let groups = group_steps(kernels, &mut steps, &template_hashes, cfg);
     StepSet {
         method,
@@ -488,6 +485,24 @@ pub fn template_hash(kernels: &KernelTable, range: Range<usize>) -> u64 {
         }
     }
     h
+}
+
+/// [`template_hash`] of each range. A range whose kernel name ids are those of an earlier
+/// range takes its hash (one id per distinct text: the same names, the same hash), so the
+/// steps of a repeating template are hashed once.
+pub fn template_hashes(
+    kernels: &KernelTable,
+    ranges: impl Iterator<Item = Range<usize>>,
+) -> Vec<u64> {
+    let mut seen: rustc_hash::FxHashMap<&[NameId], u64> = Default::default();
+    ranges
+        .map(|r| {
+            let names = &kernels.name()[r.clone()];
+            *seen
+                .entry(names)
+                .or_insert_with(|| template_hash(kernels, r))
+        })
+        .collect()
 }
 
 fn dominant_class(kernels: &KernelTable, range: Range<usize>) -> Option<TaskClass> {

@@ -1,8 +1,9 @@
 //! Structure breakdown (anomaly.md §4): step → structure (layer) → block /
 //! side → op, with the four timing perspectives at every level (§4.5).
 
-use std::collections::HashMap;
 use std::ops::Range;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use super::anomaly_config::AnomalyConfig;
 use super::intervals::{merge, window_metrics, Interval, WindowMetrics};
@@ -47,7 +48,7 @@ pub fn perspectives(k: &KernelTable, idx: impl IntoIterator<Item = usize>) -> Pe
 /// The main compute stream of a kernel range (§4.1): largest AI_CORE-family Σ dur,
 /// ties more kernels, then the lexically smaller key. `None` without AI_CORE kernels.
 pub fn main_stream(k: &KernelTable, range: Range<usize>) -> Option<NameId> {
-    let mut acc: HashMap<NameId, (i64, usize)> = HashMap::new();
+    let mut acc: HashMap<NameId, (i64, usize)> = HashMap::default();
     for i in range {
         if k.class()[i] == TaskClass::AiCore {
             let e = acc.entry(k.stream()[i]).or_default();
@@ -370,30 +371,26 @@ fn part_summary(k: &KernelTable, kernels: Vec<usize>, cfg: &AnomalyConfig) -> Pa
         (Some(a), Some(b)) => window_metrics(&own, Interval::new(a.start_ns, b.end_ns)),
         _ => WindowMetrics::default(),
     };
-    let mut core: HashMap<&str, (usize, i64)> = HashMap::new();
-    let mut stream: HashMap<&str, i64> = HashMap::new();
+    // By text id (one id per distinct text); ties go to the lexically smaller text.
+    let mut core: HashMap<NameId, (usize, i64)> = HashMap::default();
+    let mut stream: HashMap<NameId, i64> = HashMap::default();
     for &i in &kernels {
-        let e = core.entry(k.core_of(i)).or_default();
+        let e = core.entry(k.core_raw()[i]).or_default();
         e.0 += 1;
         e.1 += k.dur_ns()[i];
-        *stream.entry(k.stream_of(i)).or_default() += k.dur_ns()[i];
+        *stream.entry(k.stream()[i]).or_default() += k.dur_ns()[i];
     }
     let dominant_task_type = core
         .into_iter()
-        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
-        .map(|(c, _)| c.to_string())
+        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| k.text(b.0).cmp(k.text(a.0))))
+        .map(|(c, _)| k.text(c).to_string())
         .unwrap_or_default();
     let dominant_stream = stream
         .into_iter()
-        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
-        .map(|(c, _)| c.to_string())
+        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| k.text(b.0).cmp(k.text(a.0))))
+        .map(|(c, _)| k.text(c).to_string())
         .unwrap_or_default();
-    let top = |key: &dyn Fn(usize) -> i64| {
-        let mut v = kernels.clone();
-        v.sort_by(|&a, &b| key(b).cmp(&key(a)).then(a.cmp(&b)));
-        v.truncate(cfg.top_kernels_n);
-        v
-    };
+    let top = |key: &dyn Fn(usize) -> i64| top_n(&kernels, cfg.top_kernels_n, key);
     let top_by_duration = top(&|i| k.dur_ns()[i]);
     let top_by_total_cost = top(&|i| k.dur_ns()[i] + k.wait_ns()[i]);
     let wait_heavy = kernels
@@ -414,6 +411,22 @@ fn part_summary(k: &KernelTable, kernels: Vec<usize>, cfg: &AnomalyConfig) -> Pa
         perspectives: p,
         metrics,
     }
+}
+
+/// The first `n` of `kernels` by `key` descending, ties by index: a selection of the `n`,
+/// then a sort of those only.
+fn top_n(kernels: &[usize], n: usize, key: &dyn Fn(usize) -> i64) -> Vec<usize> {
+    let order = |&a: &usize, &b: &usize| key(b).cmp(&key(a)).then(a.cmp(&b));
+    let mut v = kernels.to_vec();
+    if n < v.len() {
+        if n == 0 {
+            return Vec::new();
+        }
+        v.select_nth_unstable_by(n - 1, order);
+        v.truncate(n);
+    }
+    v.sort_unstable_by(order);
+    v
 }
 
 /// A repetition found by §4.1 item 3.
@@ -453,7 +466,7 @@ pub fn repetition_limited(
     if t.len() < 2 {
         return None;
     }
-    let mut pos: HashMap<NameId, Vec<usize>> = HashMap::new();
+    let mut pos: HashMap<NameId, Vec<usize>> = HashMap::default();
     for (p, &i) in t.iter().enumerate() {
         pos.entry(k.name()[i]).or_default().push(p);
     }
@@ -468,7 +481,7 @@ pub fn repetition_limited(
             continue;
         }
         let gaps: Vec<usize> = ps.windows(2).map(|w| w[1] - w[0]).collect();
-        let mut freq: HashMap<usize, usize> = HashMap::new();
+        let mut freq: HashMap<usize, usize> = HashMap::default();
         for &g in &gaps {
             *freq.entry(g).or_default() += 1;
         }

@@ -661,7 +661,8 @@ pub fn reports_of(
 }
 
 /// Writes the JSON array over `ranks` exactly as `proflens anomaly` prints it (pretty, then
-/// one `\n`), streamed to `w`.
+/// one `\n`), streamed to `w`: each element is serialized straight into `w`
+/// ([`write_json_element`]), never held whole in memory.
 ///
 /// Errors: those of `w`.
 pub fn write_json<R: Borrow<RankAnalysis>>(
@@ -670,11 +671,14 @@ pub fn write_json<R: Borrow<RankAnalysis>>(
     cfg: &AnomalyConfig,
 ) -> std::io::Result<()> {
     let gpu = super::gpu_report::gpu_blocks(ranks);
-    let mut elements = Vec::with_capacity(ranks.len());
+    let mut any = false;
     for (r, gpu) in ranks.iter().zip(gpu) {
-        elements.push(json_element(r.borrow(), gpu, cfg)?);
+        w.write_all(if any { b",\n" } else { b"[\n" })?;
+        write_json_element(w, r.borrow(), gpu, cfg)?;
+        any = true;
     }
-    write_json_elements(w, elements.iter().map(Vec::as_slice))
+    w.write_all(if any { b"\n]\n" } else { b"[]\n" })?;
+    w.flush()
 }
 
 /// The JSON element of rank `r` (with its `gpu` block) exactly as it stands inside the
@@ -686,15 +690,127 @@ pub fn json_element(
     gpu: Option<crate::report::anomaly_json::gpu::GpuJson>,
     cfg: &AnomalyConfig,
 ) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    write_json_element(&mut out, r, gpu, cfg)?;
+    Ok(out)
+}
+
+/// [`json_element`] streamed to `w`.
+///
+/// Errors: those of `w`; serialization (not expected: plain data).
+pub fn write_json_element(
+    w: &mut dyn std::io::Write,
+    r: &RankAnalysis,
+    gpu: Option<crate::report::anomaly_json::gpu::GpuJson>,
+    cfg: &AnomalyConfig,
+) -> std::io::Result<()> {
     let mut j = crate::report::anomaly_json::build(&r.kernels, &r.result, &r.meta, cfg);
     j.gpu = gpu;
-    // Pretty-printed inside a one-element array, the element is indented as in the whole
-    // array; strip the array's `[\n` and `\n]`.
-    let text = serde_json::to_vec_pretty(&[j]).map_err(std::io::Error::other)?;
-    Ok(text
-        .get(2..text.len().saturating_sub(2))
-        .unwrap_or_default()
-        .to_vec())
+    // The element as it stands inside the pretty array: its first line indented one level,
+    // every nested line one level deeper than on its own.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, w);
+    std::io::Write::write_all(&mut out, INDENT)?;
+    let mut ser = serde_json::Serializer::with_formatter(
+        &mut out,
+        Indented {
+            level: 1,
+            has_value: false,
+        },
+    );
+    serde::Serialize::serialize(&j, &mut ser).map_err(std::io::Error::other)?;
+    std::io::Write::flush(&mut out)
+}
+
+/// One level of indentation of the pretty JSON (two spaces, as `serde_json`'s pretty printer).
+const INDENT: &[u8] = b"  ";
+
+/// `serde_json`'s `PrettyFormatter` (two-space indent) starting `level` levels deep, each
+/// indentation written in one piece: the bytes it writes for a value at level 0 are those of
+/// `serde_json::to_writer_pretty`.
+struct Indented {
+    level: usize,
+    has_value: bool,
+}
+
+impl Indented {
+    fn indent<W: ?Sized + std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
+        const SPACES: &[u8; 64] = &[b' '; 64];
+        let mut n = self.level * INDENT.len();
+        while n > 0 {
+            let k = n.min(SPACES.len());
+            w.write_all(&SPACES[..k])?;
+            n -= k;
+        }
+        Ok(())
+    }
+
+    fn begin<W: ?Sized + std::io::Write>(&mut self, w: &mut W, open: &[u8]) -> std::io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        w.write_all(open)
+    }
+
+    fn end<W: ?Sized + std::io::Write>(&mut self, w: &mut W, close: &[u8]) -> std::io::Result<()> {
+        self.level -= 1;
+        if self.has_value {
+            w.write_all(b"\n")?;
+            self.indent(w)?;
+        }
+        w.write_all(close)
+    }
+
+    fn item<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        w.write_all(if first { b"\n" } else { b",\n" })?;
+        self.indent(w)
+    }
+}
+
+impl serde_json::ser::Formatter for Indented {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.begin(w, b"[")
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.end(w, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.begin(w, b"{")
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.end(w, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
 }
 
 /// Writes the pretty JSON array of `elements` ([`json_element`], in rank order) and one

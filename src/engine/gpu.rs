@@ -29,7 +29,7 @@ use crate::base::{Position, Problem, Problems, Severity};
 use crate::ingest::inventory::{FileKind, RankFolder};
 use crate::ingest::{Opener, Progress};
 use crate::model::gpu::{DeviceOpKind, GpuTrace, HostKind};
-use crate::model::kernels::{KernelRow, KernelTable, KernelTableBuilder};
+use crate::model::kernels::{KernelRow, KernelTable, KernelTableBuilder, NameId, RowTexts};
 use crate::model::strings::StrId;
 use crate::model::trace_events::{HostEventTable, Lane, MarkerEvent, TextId};
 use crate::parse::kineto;
@@ -73,34 +73,53 @@ pub fn kernel_table(t: &GpuTrace) -> KernelTable {
     let launches = t.launch_index();
     let mut b = KernelTableBuilder::new();
     let mut row = KernelRow::default();
+    // Each distinct text is interned once, in the order of its first row (the pool a
+    // `push` per row would build): names by their id in the trace's pool, stream keys by
+    // `(device, stream)`, the core texts by kind.
+    let mut names: Vec<Option<NameId>> = vec![None; t.pool.len()];
+    let mut streams: FxHashMap<(i64, i64), NameId> = FxHashMap::default();
+    let mut cores: FxHashMap<(DeviceOpKind, bool), NameId> = FxHashMap::default();
     // `is_collective` of each distinct name, once (by the name's id in the trace's pool).
     let mut collective: Vec<Option<bool>> = vec![None; t.pool.len()];
+    let mut empty = None;
+    let mut text = String::new();
     for (i, d) in t.device_ops.iter().enumerate() {
         row.launch_ns = t.launch_of(d, &launches).map(|h| h.start_ns);
         let name = t.text(d.name);
-        row.name.clear();
-        row.name.push_str(name);
-        row.core_raw.clear();
-        match d.kind {
-            DeviceOpKind::Kernel => {
-                let c = match collective.get_mut(d.name.index()) {
-                    Some(slot) => *slot.get_or_insert_with(|| is_collective(name)),
-                    None => is_collective(name),
-                };
-                row.core_raw.push_str(if c { "NCCL" } else { "KERNEL" });
+        let stream = *streams.entry((d.device, d.stream)).or_insert_with(|| {
+            text.clear();
+            if several_devices {
+                let _ = write!(text, "{}:{}", d.device, d.stream);
+            } else {
+                let _ = write!(text, "{}", d.stream);
             }
-            k => row.core_raw.push_str(&k.as_str().to_ascii_uppercase()),
-        }
+            b.text_id(&text)
+        });
+        let name_id = match names.get_mut(d.name.index()) {
+            Some(slot) => *slot.get_or_insert_with(|| b.text_id(name)),
+            None => b.text_id(name),
+        };
+        let empty = *empty.get_or_insert_with(|| b.text_id(""));
+        let c = d.kind == DeviceOpKind::Kernel
+            && match collective.get_mut(d.name.index()) {
+                Some(slot) => *slot.get_or_insert_with(|| is_collective(name)),
+                None => is_collective(name),
+            };
+        let core = *cores.entry((d.kind, c)).or_insert_with(|| match d.kind {
+            DeviceOpKind::Kernel => b.text_id(if c { "NCCL" } else { "KERNEL" }),
+            k => b.text_id(&k.as_str().to_ascii_uppercase()),
+        });
         row.start_ns = d.start_ns;
         row.dur_ns = d.dur_ns();
-        row.stream.clear();
-        if several_devices {
-            let _ = write!(row.stream, "{}:{}", d.device, d.stream);
-        } else {
-            let _ = write!(row.stream, "{}", d.stream);
-        }
         row.row = i as u64 + 1;
-        b.push(&row);
+        let texts = RowTexts {
+            name: name_id,
+            op_type: empty,
+            core_raw: core,
+            shapes: empty,
+            stream: Some(stream),
+        };
+        b.push_texts(&row, texts);
     }
     b.finish()
 }

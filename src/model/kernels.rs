@@ -147,6 +147,22 @@ pub struct KernelRow {
     pub pmu_memory_bound: Option<f32>,
 }
 
+/// The texts of one kernel row as ids of a [`KernelTableBuilder`]'s pool
+/// ([`KernelTableBuilder::text_id`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowTexts {
+    /// [`KernelRow::name`].
+    pub name: NameId,
+    /// [`KernelRow::op_type`].
+    pub op_type: NameId,
+    /// [`KernelRow::core_raw`].
+    pub core_raw: NameId,
+    /// [`KernelRow::input_shapes`].
+    pub shapes: NameId,
+    /// [`KernelRow::stream`]; `None` = empty (not yet known).
+    pub stream: Option<NameId>,
+}
+
 /// Accumulates [`KernelRow`]s; [`finish`](Self::finish) sorts and freezes them.
 #[derive(Debug, Default)]
 pub struct KernelTableBuilder {
@@ -226,24 +242,54 @@ impl KernelTableBuilder {
     /// Like [`push`](Self::push), but a kernel out of the time range is returned as `Err`
     /// (and not counted): the caller reports it where it knows the line and column.
     pub fn try_push(&mut self, k: &KernelRow) -> Result<(), OutOfRange> {
+        // Interned in this order (the pool's order is the table's).
+        let stream = (!k.stream.is_empty()).then(|| self.text_id(&k.stream));
+        let texts = RowTexts {
+            name: self.text_id(&k.name),
+            op_type: self.text_id(&k.op_type),
+            core_raw: self.text_id(&k.core_raw),
+            shapes: self.text_id(&k.input_shapes),
+            stream,
+        };
+        self.try_push_texts(k, texts)
+    }
+
+    /// [`push`](Self::push) of a row whose texts are ids ([`try_push_texts`](Self::try_push_texts)).
+    pub fn push_texts(&mut self, k: &KernelRow, texts: RowTexts) {
+        if self.try_push_texts(k, texts).is_err() {
+            self.rejected.record(k.row);
+        }
+    }
+
+    /// The id of text `s` in this builder's pool (interned on first use), for
+    /// [`try_push_texts`](Self::try_push_texts).
+    pub fn text_id(&mut self, s: &str) -> NameId {
+        self.intern(s)
+    }
+
+    /// [`try_push`](Self::try_push) of a row whose texts are already ids of this builder's
+    /// pool ([`text_id`](Self::text_id)): `k`'s `name`, `op_type`, `core_raw`,
+    /// `input_shapes` and `stream` are not read, `texts` stand for them. For sources with
+    /// few distinct texts, each interned once instead of once per row.
+    pub fn try_push_texts(&mut self, k: &KernelRow, texts: RowTexts) -> Result<(), OutOfRange> {
         let (dur, wait) = (k.dur_ns.max(0), k.wait_ns.max(0));
         arith::interval_ns(k.start_ns, dur)?;
         self.cost_sum = arith::add(self.cost_sum, arith::add(dur, wait)?)?;
-        let (class, inferred) = TaskClass::classify(&k.core_raw, &k.name);
-        let comm = is_comm_kernel(class, &k.name);
-        let stream = (!k.stream.is_empty()).then(|| self.intern(&k.stream));
+        let name = &self.pool[texts.name as usize];
+        let (class, inferred) = TaskClass::classify(&self.pool[texts.core_raw as usize], name);
+        let comm = is_comm_kernel(class, name);
         let raw = RawRow {
             start_ns: k.start_ns,
             dur_ns: dur,
             wait_ns: wait,
-            stream,
+            stream: texts.stream,
             class,
             inferred,
             comm,
-            name: self.intern(&k.name),
-            op_type: self.intern(&k.op_type),
-            core_raw: self.intern(&k.core_raw),
-            shapes: self.intern(&k.input_shapes),
+            name: texts.name,
+            op_type: texts.op_type,
+            core_raw: texts.core_raw,
+            shapes: texts.shapes,
             step_tag: k.step_tag,
             // A launch time outside the model's time range is dropped, never kept.
             launch_ns: k.launch_ns.filter(|&l| arith::time_ns(l).is_ok()),

@@ -97,6 +97,11 @@ pub fn py_repr(x: f64) -> String {
 fn scaled(ns: i64, scale: u32) -> f64 {
     let p = 10u64.pow(scale);
     let v = ns.unsigned_abs();
+    // Up to 2^53 both `ns` and `p` (≤ 10^19 < 2^64, exact when ≤ 10^22) are exact f64s, and
+    // IEEE division rounds the exact quotient correctly: the same f64 as parsing the text.
+    if v <= 1 << 53 && scale <= 19 {
+        return ns as f64 / p as f64;
+    }
     let (mut q, mut r) = (v / p, v % p);
     // digits written right to left into a stack buffer: "-q.rrr"
     let mut b = [0u8; 48];
@@ -143,27 +148,28 @@ pub fn ns_to_us_text(ns: i64) -> String {
 /// else the exact decimal with trailing zeros removed (`1700000000000080.123`; an f64 would
 /// print `1700000000000080.2`). Never an exponent for values of 16 or more digits.
 pub fn exact_number_text(ns: i64, scale: u32) -> String {
-    let p = 10i128.pow(scale);
-    let v = (ns as i128).abs();
-    // Significant digits of the value: the decimal digits of |ns| without trailing zeros.
-    let mut sig = v;
-    while sig != 0 && sig % 10 == 0 {
-        sig /= 10;
+    if let Some(x) = repr_is_exact(ns, scale) {
+        return py_repr(x);
     }
-    let mut sig_digits = 0;
-    while sig != 0 {
-        sig /= 10;
-        sig_digits += 1;
-    }
-    if sig_digits <= 15 {
-        return py_repr(scaled(ns, scale));
-    }
+    let p = 10u64.pow(scale);
+    let v = ns.unsigned_abs();
     let (q, r) = (v / p, v % p);
     let mut frac = format!("{r:0width$}", width = scale as usize);
     while frac.len() > 1 && frac.ends_with('0') {
         frac.pop();
     }
     format!("{}{q}.{frac}", if ns < 0 { "-" } else { "" })
+}
+
+/// `ns / 10^scale` correctly rounded when its Python `repr` is the exact value (at most 15
+/// significant digits: the decimal digits of |ns| without trailing zeros), else `None`
+/// ([`exact_number_text`]'s rule).
+fn repr_is_exact(ns: i64, scale: u32) -> Option<f64> {
+    let mut sig = ns.unsigned_abs();
+    while sig != 0 && sig % 10 == 0 {
+        sig /= 10;
+    }
+    (sig < 1_000_000_000_000_000).then(|| scaled(ns, scale))
 }
 
 /// A time in µs written exactly from its ns ([`exact_number_text`] with 3 decimals): a JSON
@@ -173,6 +179,13 @@ pub struct ExactUs(pub i64);
 
 impl serde::Serialize for ExactUs {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // serde_json writes an f64 as Ryu's shortest text, which is Python's `repr` for
+        // 0 and for 1e-4 ≤ |x| < 1e16 (`write_py_repr`'s fast path): then no text is built.
+        if let Some(x) = repr_is_exact(self.0, 3) {
+            if x == 0.0 || (1e-4..1e16).contains(&x.abs()) {
+                return s.serialize_f64(x);
+            }
+        }
         let raw = serde_json::value::RawValue::from_string(exact_number_text(self.0, 3))
             .map_err(serde::ser::Error::custom)?;
         raw.serialize(s)
@@ -270,5 +283,38 @@ mod tests {
             "1736408883688177.930".parse::<f64>().unwrap()
         );
         assert_eq!(ns_to_us(-1_500), -1.5);
+    }
+
+    #[test]
+    fn exact_us_in_json_is_exact_number_text() {
+        // The f64 fast path of `ExactUs` against the text path, over every magnitude.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut cases: Vec<i64> = vec![0, 1, -1, 99, 100, 999, 1000, 1 << 53, (1 << 53) + 1];
+        cases.extend([
+            i64::MIN,
+            i64::MAX,
+            9_999_999_999_999_999,
+            1_000_000_000_000_000_000,
+        ]);
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let bits = (x % 64) as u32;
+            let v = ((x >> 1) as i64) >> (63 - bits.min(62));
+            // Round some to whole µs / ms so short reprs (`12.0`, `0.5`) come up too.
+            let v = match x % 4 {
+                0 => v / 1000 * 1000,
+                1 => v / 100 * 100,
+                _ => v,
+            };
+            cases.push(if x & 16 == 0 { v } else { v.wrapping_neg() });
+        }
+        for ns in cases {
+            let j = serde_json::to_string(&ExactUs(ns)).unwrap();
+            assert_eq!(j, exact_number_text(ns, 3), "{ns}");
+        }
+        // Values below 1e-4 µs cannot occur (1 ns = 0.001 µs); the text path covers them.
+        assert_eq!(exact_number_text(1, 6), "1e-06");
     }
 }

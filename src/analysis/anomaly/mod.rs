@@ -154,13 +154,7 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
     for s in &mut results {
         s.labels.sort();
         // Top-5 internal bubbles for stable positions.
-        let mut top: Vec<Interval> = s.metrics.bubbles.clone();
-        top.sort_by(|a, b| {
-            b.len_ns()
-                .cmp(&a.len_ns())
-                .then(a.start_ns.cmp(&b.start_ns))
-        });
-        top.truncate(cfg.top_n_windows);
+        let top = super::intervals::longest(&s.metrics.bubbles, cfg.top_n_windows);
         let service = s.metrics.service_ns.max(1) as f64;
         s.top_internal = top
             .iter()
