@@ -48,22 +48,11 @@ pub fn merge(mut v: Vec<Interval>) -> Vec<Interval> {
 /// The `n` longest of `v` (ties: earlier start first), longest first: a selection of the `n`,
 /// then a sort of those only.
 pub fn longest(v: &[Interval], n: usize) -> Vec<Interval> {
-    let order = |a: &Interval, b: &Interval| {
+    crate::base::top_n::top_n_by(v, n, |a, b| {
         b.len_ns()
             .cmp(&a.len_ns())
             .then(a.start_ns.cmp(&b.start_ns))
-    };
-    let mut top = v.to_vec();
-    if n < top.len() {
-        if n == 0 {
-            return Vec::new();
-        }
-        top.select_nth_unstable_by(n - 1, order);
-        top.truncate(n);
-    }
-    // Equal under `order` means equal intervals: the unstable sort gives the stable order.
-    top.sort_unstable_by(order);
-    top
+    })
 }
 
 /// Total length of disjoint segments, ns.

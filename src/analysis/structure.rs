@@ -416,17 +416,7 @@ fn part_summary(k: &KernelTable, kernels: Vec<usize>, cfg: &AnomalyConfig) -> Pa
 /// The first `n` of `kernels` by `key` descending, ties by index: a selection of the `n`,
 /// then a sort of those only.
 fn top_n(kernels: &[usize], n: usize, key: &dyn Fn(usize) -> i64) -> Vec<usize> {
-    let order = |&a: &usize, &b: &usize| key(b).cmp(&key(a)).then(a.cmp(&b));
-    let mut v = kernels.to_vec();
-    if n < v.len() {
-        if n == 0 {
-            return Vec::new();
-        }
-        v.select_nth_unstable_by(n - 1, order);
-        v.truncate(n);
-    }
-    v.sort_unstable_by(order);
-    v
+    crate::base::top_n::top_n_by(kernels, n, |&a, &b| key(b).cmp(&key(a)).then(a.cmp(&b)))
 }
 
 /// A repetition found by §4.1 item 3.

@@ -17,10 +17,8 @@ const runs = Number(args.includes('--runs') ? args[args.indexOf('--runs') + 1] :
 async function startOnce(browser, url, label, run) {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, serviceWorkers: 'block' });
   const page = await context.newPage();
-  let bytes = 0;
-  page.on('response', async (r) => {
-    try { bytes += (await r.body()).length; } catch { /* redirects, aborted */ }
-  });
+  const bodies = [];
+  page.on('response', (r) => bodies.push(r.body().then((b) => b.length, () => 0)));
   const load = loadAvg();
   await page.goto(url);
   await page.getByTestId('drop-zone').waitFor({ timeout: 120_000 });
@@ -34,6 +32,7 @@ async function startOnce(browser, url, label, run) {
       dom_content_loaded_ms: nav ? nav.domContentLoadedEventEnd : null,
     };
   });
+  const bytes = (await Promise.all(bodies)).reduce((a, b) => a + b, 0);
   const r0 = (x) => (x === null || x === undefined ? null : Math.round(x));
   console.log(JSON.stringify({
     side: 'startup', page: label, run, load,
