@@ -706,110 +706,36 @@ pub fn write_json_element(
 ) -> std::io::Result<()> {
     let mut j = crate::report::anomaly_json::build(&r.kernels, &r.result, &r.meta, cfg);
     j.gpu = gpu;
-    // The element as it stands inside the pretty array: its first line indented one level,
-    // every nested line one level deeper than on its own.
+    // The element as it stands inside the pretty array: serde_json's own pretty output, every
+    // line (the first one too) indented one level deeper.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, w);
     std::io::Write::write_all(&mut out, INDENT)?;
-    let mut ser = serde_json::Serializer::with_formatter(
-        &mut out,
-        Indented {
-            level: 1,
-            has_value: false,
-        },
-    );
-    serde::Serialize::serialize(&j, &mut ser).map_err(std::io::Error::other)?;
+    serde_json::to_writer_pretty(&mut IndentLines(&mut out), &j).map_err(std::io::Error::other)?;
     std::io::Write::flush(&mut out)
 }
 
 /// One level of indentation of the pretty JSON (two spaces, as `serde_json`'s pretty printer).
 const INDENT: &[u8] = b"  ";
 
-/// `serde_json`'s `PrettyFormatter` (two-space indent) starting `level` levels deep, each
-/// indentation written in one piece: the bytes it writes for a value at level 0 are those of
-/// `serde_json::to_writer_pretty`.
-struct Indented {
-    level: usize,
-    has_value: bool,
-}
+/// A writer that passes everything on to the inner one with [`INDENT`] after every `\n`: the
+/// pretty JSON of a value, shifted one level deeper (JSON text has no raw `\n` inside strings,
+/// so every `\n` is a line break of the printer).
+struct IndentLines<W>(W);
 
-impl Indented {
-    fn indent<W: ?Sized + std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
-        const SPACES: &[u8; 64] = &[b' '; 64];
-        let mut n = self.level * INDENT.len();
-        while n > 0 {
-            let k = n.min(SPACES.len());
-            w.write_all(&SPACES[..k])?;
-            n -= k;
+impl<W: std::io::Write> std::io::Write for IndentLines<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut rest = buf;
+        while let Some(i) = memchr::memchr(b'\n', rest) {
+            self.0.write_all(&rest[..=i])?;
+            self.0.write_all(INDENT)?;
+            rest = &rest[i + 1..];
         }
-        Ok(())
+        self.0.write_all(rest)?;
+        Ok(buf.len())
     }
 
-    fn begin<W: ?Sized + std::io::Write>(&mut self, w: &mut W, open: &[u8]) -> std::io::Result<()> {
-        self.level += 1;
-        self.has_value = false;
-        w.write_all(open)
-    }
-
-    fn end<W: ?Sized + std::io::Write>(&mut self, w: &mut W, close: &[u8]) -> std::io::Result<()> {
-        self.level -= 1;
-        if self.has_value {
-            w.write_all(b"\n")?;
-            self.indent(w)?;
-        }
-        w.write_all(close)
-    }
-
-    fn item<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
-        w.write_all(if first { b"\n" } else { b",\n" })?;
-        self.indent(w)
-    }
-}
-
-impl serde_json::ser::Formatter for Indented {
-    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.begin(w, b"[")
-    }
-
-    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.end(w, b"]")
-    }
-
-    fn begin_array_value<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.item(w, first)
-    }
-
-    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
-        self.has_value = true;
-        Ok(())
-    }
-
-    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.begin(w, b"{")
-    }
-
-    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.end(w, b"}")
-    }
-
-    fn begin_object_key<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.item(w, first)
-    }
-
-    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        w.write_all(b": ")
-    }
-
-    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
-        self.has_value = true;
-        Ok(())
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
     }
 }
 
