@@ -22,6 +22,7 @@ set +e
 PASSED=0
 FAILED=0
 FAILED_LAYERS=()
+FAILED_LOGS=()
 LOG_DIR=target/test-logs
 mkdir -p "$LOG_DIR"
 
@@ -33,14 +34,18 @@ count_cargo() {
   PASSED=$((PASSED + p)); FAILED=$((FAILED + f))
 }
 
+# free_disk: the free space of the file system that holds target/, for the log (a full disk makes
+# rustc fail with exit 101 in whatever layer builds next; CI shows only the tail of this output).
+free_disk() { df -h --output=avail . 2>/dev/null | tail -1 | tr -d ' '; }
+
 # layer NAME CMD...: runs one layer, logs it, records a failure of the layer itself.
 layer() {
   local name="$1"; shift
-  log "$name"
+  log "$name (disk free: $(free_disk))"
   local logf="$LOG_DIR/$(echo "$name" | tr ' /' '__').log"
   "$@" 2>&1 | tee "$logf"
   local rc=${PIPESTATUS[0]}
-  if [ "$rc" -ne 0 ]; then FAILED_LAYERS+=("$name (exit $rc, log $logf)"); fi
+  if [ "$rc" -ne 0 ]; then FAILED_LAYERS+=("$name (exit $rc, log $logf)"); FAILED_LOGS+=("$logf"); fi
   LAST_LOG="$logf"
   return "$rc"
 }
@@ -92,6 +97,12 @@ else
 fi
 
 echo
+# What made each failed layer fail, here at the end where a CI excerpt shows it: its error lines.
+for f in "${FAILED_LOGS[@]}"; do
+  echo "---- errors in $f"
+  grep -E -m 12 '^error|error:|No space left|panicked|FAILED|not ok|Killed|out of memory' "$f" | cut -c1-300
+done
+echo "disk free at the end: $(free_disk)"
 for l in "${FAILED_LAYERS[@]}"; do echo "FAILED layer: $l"; done
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ] && [ ${#FAILED_LAYERS[@]} -eq 0 ]
