@@ -24,8 +24,15 @@
 //!
 //! Cancel terminates every worker (a worker in a synchronous read cannot receive messages)
 //! and keeps the file list, so the user can run again.
+//!
+//! Warm workers: a fresh worker needs ~0.1 s to fetch, compile and instantiate its wasm on an
+//! idle machine and several times that beside a running analysis (a two-rank drop of 5.6 MB
+//! took 0.9 s, of which the second worker's start-up was 0.44 s). So [`install`] starts up to
+//! [`WARM_WORKERS`] workers when the page opens, before any drop; they wait unbound (no
+//! generation, no slot) until a load adopts them ([`EngineClient::spawn`]). Cancel and a new
+//! drop terminate only the adopted ones.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
@@ -49,6 +56,10 @@ use export::download;
 /// Upper bound of the pool size (each worker may use up to 4 GiB of wasm memory).
 pub const MAX_WORKERS: usize = 4;
 
+/// Workers started when the page opens, before any drop (at most the pool size): one serves
+/// the inventory and the first target, the second the next target of a multi-rank drop.
+pub const WARM_WORKERS: usize = 2;
+
 /// The worker's loader (`web/worker_loader.js`, copied by index.html).
 const WORKER_URL: &str = "./worker_loader.js";
 
@@ -64,6 +75,9 @@ fn worker_url() -> String {
 
 struct Slot {
     worker: Worker,
+    /// (generation, slot index) the worker's messages are routed to; `None` while it is a
+    /// warm worker no load has adopted yet.
+    bind: Rc<Cell<Option<(u32, usize)>>>,
     /// False once the worker died (its results are gone).
     alive: bool,
     ready: bool,
@@ -109,6 +123,8 @@ struct Inner {
     compare_slot: Option<usize>,
     /// `seq` of the running [`Request::Compare`] (its progress is B's, not the drop's).
     compare_seq: Option<u32>,
+    /// Warm workers started before the drop, not yet adopted (see the module doc).
+    warm: Vec<Slot>,
 }
 
 /// Handle to the worker pool (cheap to clone; not `Send`, so kept in a thread-local).
@@ -145,9 +161,11 @@ pub fn install(state: AppState) {
             side: None,
             compare_slot: None,
             compare_seq: None,
+            warm: Vec::new(),
         })),
     };
-    CLIENT.with(|slot| *slot.borrow_mut() = Some(c));
+    CLIENT.with(|slot| *slot.borrow_mut() = Some(c.clone()));
+    c.warm_up();
 }
 
 fn now_ms() -> f64 {
@@ -330,31 +348,76 @@ impl EngineClient {
         }
     }
 
+    /// A worker for the current load: a warm one if any is left, else a new one. Returns its
+    /// slot index (`usize::MAX` if no worker could be started; the phase says why).
     fn spawn(&self) -> usize {
-        let worker = match Worker::new(&worker_url()) {
-            Ok(w) => w,
+        let warm = self.inner.borrow_mut().warm.pop();
+        let mut slot = match warm.map_or_else(|| self.start_worker(), Ok) {
+            Ok(slot) => slot,
             Err(e) => {
-                self.state()
-                    .phase
-                    .set(Phase::Failed(format!("cannot start a Web Worker: {e:?}")));
+                self.state().phase.set(Phase::Failed(e));
                 return usize::MAX;
             }
         };
-        let idx = self.inner.borrow().slots.len();
-        let generation = self.inner.borrow().generation;
-        let this = self.clone();
-        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
-            this.on_message(generation, idx, ev)
-        });
-        let this = self.clone();
+        let mut inner = self.inner.borrow_mut();
+        let idx = inner.slots.len();
+        slot.bind.set(Some((inner.generation, idx)));
+        if slot.ready {
+            for msg in slot.queue.drain(..) {
+                let _ = slot.worker.post_message(&msg);
+            }
+        }
+        inner.slots.push(slot);
+        idx
+    }
+
+    /// Starts the warm workers (at most the pool size this browser allows).
+    fn warm_up(&self) {
+        let hw = web_sys::window()
+            .map(|w| w.navigator().hardware_concurrency() as usize)
+            .unwrap_or(1)
+            .max(1);
+        for _ in 0..hw.min(MAX_WORKERS).min(WARM_WORKERS) {
+            // A failure is not shown here: the first load tries again and says why.
+            match self.start_worker() {
+                Ok(slot) => self.inner.borrow_mut().warm.push(slot),
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// A new worker, not yet bound to a load (its messages go to [`Self::on_warm_message`]
+    /// until [`Self::spawn`] binds it).
+    fn start_worker(&self) -> Result<Slot, String> {
+        let worker =
+            Worker::new(&worker_url()).map_err(|e| format!("cannot start a Web Worker: {e:?}"))?;
+        let bind: Rc<Cell<Option<(u32, usize)>>> = Rc::new(Cell::new(None));
+        let (this, b) = (self.clone(), bind.clone());
+        let on_message =
+            Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| match b.get() {
+                Some((generation, idx)) => this.on_message(generation, idx, ev),
+                None => this.on_warm_message(&b, ev),
+            });
+        let (this, b) = (self.clone(), bind.clone());
         let on_error =
             Closure::<dyn FnMut(web_sys::ErrorEvent)>::new(move |ev: web_sys::ErrorEvent| {
-                this.on_worker_died(generation, idx, ev.message())
+                match b.get() {
+                    Some((generation, idx)) => this.on_worker_died(generation, idx, ev.message()),
+                    // A warm worker that failed to start is dropped; a load starts a new one.
+                    None => this.inner.borrow_mut().warm.retain(|s| {
+                        let dead = Rc::ptr_eq(&s.bind, &b);
+                        if dead {
+                            s.worker.terminate();
+                        }
+                        !dead
+                    }),
+                }
             });
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        self.inner.borrow_mut().slots.push(Slot {
+        Ok(Slot {
             worker,
+            bind,
             alive: true,
             ready: false,
             queue: Vec::new(),
@@ -362,8 +425,22 @@ impl EngineClient {
             runs_pending: 0,
             _on_message: on_message,
             _on_error: on_error,
-        });
-        idx
+        })
+    }
+
+    /// A message from a warm worker no load has adopted: only its `Ready` matters.
+    fn on_warm_message(&self, bind: &Rc<Cell<Option<(u32, usize)>>>, ev: MessageEvent) {
+        let env = Reflect::get(&ev.data(), &"env".into()).unwrap_or(JsValue::UNDEFINED);
+        if let Ok(Envelope {
+            body: Response::Ready,
+            ..
+        }) = serde_wasm_bindgen::from_value::<Envelope<Response>>(env)
+        {
+            let mut inner = self.inner.borrow_mut();
+            if let Some(s) = inner.warm.iter_mut().find(|s| Rc::ptr_eq(&s.bind, bind)) {
+                s.ready = true;
+            }
+        }
     }
 
     /// Posts `Open` with every file handle to `slot`, and the first worker's side-file
