@@ -474,7 +474,9 @@ pub fn analyse(k: &KernelTable, cfg: &AnomalyConfig) -> Architecture {
             }
         }
         // Largest overlap first, ties by stream key: deterministic (§0.4).
-        overlaps.sort_by(|x, y| y.1.total_cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
+        crate::base::sort::sort_by(&mut overlaps, |x, y| {
+            y.1.total_cmp(&x.1).then_with(|| x.0.cmp(&y.0))
+        });
         a.streams.push(StreamRole {
             stream: s.clone(),
             purpose,
@@ -484,7 +486,7 @@ pub fn analyse(k: &KernelTable, cfg: &AnomalyConfig) -> Architecture {
             overlaps_with: overlaps,
         });
     }
-    a.streams.sort_by(|x, y| {
+    crate::base::sort::sort_by(&mut a.streams, |x, y| {
         y.kernel_sum_ns
             .cmp(&x.kernel_sum_ns)
             .then(x.stream.cmp(&y.stream))

@@ -216,13 +216,13 @@ pub fn emit_windows(
             .filter(|b| b.len_ns() >= floor_ns)
             .collect();
         if internal.len() > cfg.bubble_emit_max_per_step {
-            internal.sort_by(|a, b| {
+            crate::base::sort::sort_by(&mut internal, |a, b| {
                 b.len_ns()
                     .cmp(&a.len_ns())
                     .then(a.start_ns.cmp(&b.start_ns))
             });
             internal.truncate(cfg.bubble_emit_max_per_step);
-            internal.sort();
+            crate::base::sort::sort(&mut internal);
         }
         for (o, iv) in internal.into_iter().enumerate() {
             out.push(mk(
@@ -252,7 +252,7 @@ pub fn emit_windows(
         let mut lens: Vec<(i64, usize)> = (step_first..out.len())
             .map(|i| (out[i].interval.len_ns(), i))
             .collect();
-        lens.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        crate::base::sort::sort_by(&mut lens, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         for (rank, &(len, i)) in lens.iter().enumerate() {
             if len >= thr_ns || rank < cfg.top_n_windows {
                 out[i].significant = true;
@@ -264,7 +264,7 @@ pub fn emit_windows(
     }
     // Top-N of the dominant group: exactly N windows, longest first, ties in output order
     // (§0.4 stable sorts; the same tie-break as the per-step top N above).
-    dominant_lens.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    crate::base::sort::sort_by(&mut dominant_lens, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     for &(_, i) in dominant_lens.iter().take(cfg.top_n_windows) {
         out[i].significant = true;
     }

@@ -183,7 +183,7 @@ pub fn summarise(t: &GpuTrace, steps: &[(String, Interval)]) -> KernelSummary {
             total_ns,
         })
         .collect();
-    by_name.sort_by(|a, b| {
+    crate::base::sort::sort_by(&mut by_name, |a, b| {
         b.total_ns
             .cmp(&a.total_ns)
             .then_with(|| a.name.cmp(&b.name))

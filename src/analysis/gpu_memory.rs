@@ -125,7 +125,7 @@ pub fn per_device(t: &GpuTrace) -> Vec<DeviceMemory> {
     for (d, p) in out.iter_mut().zip(peaks) {
         d.peak_allocated = p.unwrap_or((0, 0));
     }
-    out.sort_by_key(|d| (d.device_type, d.device_id));
+    crate::base::sort::sort_by_key(&mut out, |d| (d.device_type, d.device_id));
     out
 }
 

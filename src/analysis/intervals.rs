@@ -198,7 +198,7 @@ pub fn percentile(values: &[f64], q: f64) -> f64 {
     if x.is_empty() {
         return 0.0;
     }
-    x.sort_by(f64::total_cmp);
+    crate::base::sort::sort_by(&mut x, f64::total_cmp);
     let h = (x.len() - 1) as f64 * q;
     let lo = h.floor() as usize;
     let hi = (lo + 1).min(x.len() - 1);

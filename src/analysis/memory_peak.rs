@@ -211,7 +211,9 @@ pub fn group_rows<K: Ord + Clone>(
         .into_iter()
         .map(|(key, (kb, count))| Group { key, kb, count })
         .collect();
-    v.sort_by(|a, b| b.kb.total_cmp(&a.kb).then_with(|| a.key.cmp(&b.key)));
+    crate::base::sort::sort_by(&mut v, |a, b| {
+        b.kb.total_cmp(&a.kb).then_with(|| a.key.cmp(&b.key))
+    });
     v.truncate(top);
     v
 }

@@ -154,7 +154,7 @@ pub fn phase_table<'a>(rows: impl Iterator<Item = PhaseRow<'a>>) -> Vec<PhaseSta
     v.into_iter()
         .filter(|s| s.event_count > 0)
         .map(|mut s| {
-            s.roles.sort();
+            crate::base::sort::sort(&mut s.roles);
             s
         })
         .collect()

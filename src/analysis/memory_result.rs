@@ -380,7 +380,9 @@ impl MemoryRun {
 
     /// [`MemoryRun::merge`] over ranks shared with a store.
     pub fn merge_shared(mut ranks: Vec<Arc<RankMemory>>) -> MemoryRun {
-        ranks.sort_by(|a, b| a.info.order_key().cmp(&b.info.order_key()));
+        crate::base::sort::sort_by(&mut ranks, |a, b| {
+            a.info.order_key().cmp(&b.info.order_key())
+        });
         let mut order: Vec<(u32, u32)> = Vec::with_capacity(ranks.iter().map(|r| r.len()).sum());
         for (k, r) in ranks.iter().enumerate() {
             order.extend((0..r.len() as u32).map(|i| (k as u32, i)));

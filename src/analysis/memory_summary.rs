@@ -152,7 +152,7 @@ pub fn summarize_with(r: &RankMemory, pools: &[PoolSeries]) -> RankSummary {
             rows: p.rows,
             peak: p.peak.clone().map(|peak| {
                 let mut largest = peak.live_rows.clone();
-                largest.sort_by(|a, b| {
+                crate::base::sort::sort_by(&mut largest, |a, b| {
                     ev.size_kb()[*b as usize]
                         .total_cmp(&ev.size_kb()[*a as usize])
                         .then(a.cmp(b))

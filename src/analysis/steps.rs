@@ -333,7 +333,9 @@ fn marker_steps(
         ));
     }
     let mut ms: Vec<&MarkerEvent> = best.into_values().collect();
-    ms.sort_by(|a, b| a.ts_ns.cmp(&b.ts_ns).then(b.dur_ns.cmp(&a.dur_ns)));
+    crate::base::sort::sort_by(&mut ms, |a, b| {
+        a.ts_ns.cmp(&b.ts_ns).then(b.dur_ns.cmp(&a.dur_ns))
+    });
     let overlapping = ms
         .windows(2)
         .filter(|p| p[0].ts_ns + p[0].dur_ns > p[1].ts_ns)
@@ -421,7 +423,7 @@ fn step_id_steps(
         };
         wins.push((id, w));
     }
-    wins.sort_by_key(|(_, w)| w.start_ns);
+    crate::base::sort::sort_by_key(&mut wins, |(_, w)| w.start_ns);
     if wins.windows(2).any(|p| p[0].1.end_ns > p[1].1.start_ns) {
         notes.push(
             "Step Id windows overlap; kernels are assigned by start to the earliest window".into(),
@@ -562,7 +564,9 @@ fn group_steps(
     let service = |v: &[usize]| -> i64 {
         arith::sum(v.iter().map(|&i| steps[i].window.len_ns())).unwrap_or(i64::MAX)
     };
-    by_hash.sort_by(|a, b| service(&b.1).cmp(&service(&a.1)).then(a.1[0].cmp(&b.1[0])));
+    crate::base::sort::sort_by(&mut by_hash, |a, b| {
+        service(&b.1).cmp(&service(&a.1)).then(a.1[0].cmp(&b.1[0]))
+    });
     let mut merged: Vec<(u64, Vec<usize>)> = Vec::new();
     let mut taken = vec![false; by_hash.len()];
     // Name multiset and dominant class of each hash group's first step, computed once.
@@ -601,7 +605,9 @@ fn group_steps(
         members.sort_unstable();
         merged.push((ha, members));
     }
-    merged.sort_by(|a, b| service(&b.1).cmp(&service(&a.1)).then(a.1[0].cmp(&b.1[0])));
+    crate::base::sort::sort_by(&mut merged, |a, b| {
+        service(&b.1).cmp(&service(&a.1)).then(a.1[0].cmp(&b.1[0]))
+    });
     merged
         .into_iter()
         .enumerate()

@@ -157,7 +157,7 @@ impl<'a> AnomalyPass<'a> {
             Some(f) => vec![f.clone()],
             None => {
                 let mut v: Vec<RankFile> = rank.files_of(FileKind::OpSummary).cloned().collect();
-                v.sort_by_key(|f| slice_index(&f.rel));
+                crate::base::sort::sort_by_key(&mut v, |f| slice_index(&f.rel));
                 info.op_summary_only = !v.is_empty();
                 v
             }

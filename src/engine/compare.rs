@@ -115,7 +115,7 @@ fn ranks<'a>(s: &StoredSide<'a>) -> Result<Vec<Rank<'a>>, String> {
             Some((i, held.or_else(elsewhere)?))
         })
         .collect();
-    v.sort_by_key(|(i, r)| (r.id().is_none(), r.id(), *i));
+    crate::base::sort::sort_by_key(&mut v, |(i, r)| (r.id().is_none(), r.id(), *i));
     if v.is_empty() {
         return Err(format!("{}: no rank could be analysed", s.path));
     }

@@ -54,7 +54,7 @@ pub fn run_inventory_with(
 ) {
     let mut targets = store.plan().targets(inv);
     // Largest first; ties by target order (stable sort), so the schedule is deterministic.
-    targets.sort_by_key(|t| std::cmp::Reverse(input_bytes(inv, *t)));
+    crate::base::sort::sort_by_key(&mut targets, |t| std::cmp::Reverse(input_bytes(inv, *t)));
     let threads = threads.clamp(1, targets.len().max(1));
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);

@@ -333,7 +333,7 @@ impl Inventory {
         let mut inv = Inventory::default();
         let mut pending: Vec<(&InputFile, Vec<&str>)> = Vec::new();
         let mut sorted: Vec<&InputFile> = files.iter().collect();
-        sorted.sort_by(|a, b| a.path.cmp(&b.path));
+        crate::base::sort::sort_by(&mut sorted, |a, b| a.path.cmp(&b.path));
         let mut previous: Option<&str> = None;
         for f in sorted {
             // The same path given twice (a hand-made list, never a browser drop or a folder walk)
@@ -387,7 +387,7 @@ impl Inventory {
             .filter(|(_, segs)| segs.last().is_some_and(|n| is_loose_data_name(n)))
             .map(|(_, segs)| segs[..segs.len() - 1].join("/"))
             .collect();
-        loose_dirs.sort();
+        crate::base::sort::sort(&mut loose_dirs);
         loose_dirs.dedup();
         for (f, segs) in pending {
             let dir = segs[..segs.len() - 1].join("/");
@@ -542,7 +542,7 @@ impl Inventory {
             r.analyses = vec![memory_readiness(r), anomaly_readiness(r)];
         }
         // Ordering (§3.2): by (role, rank), then the timestamp key, then the relative path.
-        self.ranks.sort_by(|a, b| {
+        crate::base::sort::sort_by(&mut self.ranks, |a, b| {
             (a.rank_id.is_none(), &a.role, a.rank_id, &a.sort_key, &a.dir).cmp(&(
                 b.rank_id.is_none(),
                 &b.role,
@@ -615,7 +615,7 @@ impl Inventory {
                 });
             }
         }
-        self.ignored.sort_by(|a, b| a.path.cmp(&b.path));
+        crate::base::sort::sort_by(&mut self.ignored, |a, b| a.path.cmp(&b.path));
         self.finalize();
     }
 

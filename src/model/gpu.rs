@@ -382,7 +382,7 @@ impl GpuTraceBuilder {
         // A user annotation and a cpu_op of the same step at the same start: keep one
         // (the user annotation sorts first: UserAnnotation > CpuOp in declaration order, so
         // sort it before by putting it first explicitly).
-        t.steps.sort_by(|a, b| {
+        crate::base::sort::sort_by(&mut t.steps, |a, b| {
             (a.start_ns, a.number, a.from != HostKind::UserAnnotation).cmp(&(
                 b.start_ns,
                 b.number,

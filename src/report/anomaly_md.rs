@@ -169,7 +169,9 @@ pub fn render(
         .iter()
         .filter(|b| b.window.scope != Scope::Global && b.window.significant)
         .collect();
-    top.sort_by(|a, b| b.window.interval.len_ns().cmp(&a.window.interval.len_ns()));
+    crate::base::sort::sort_by(&mut top, |a, b| {
+        b.window.interval.len_ns().cmp(&a.window.interval.len_ns())
+    });
     let _ = writeln!(o, "### Raw kernel evidence for the top bubbles\n");
     let _ = writeln!(o, "| # | bubble_id | scope | start_us | duration_ms | before (name, type, dur, stream) | after | labels |");
     let _ = writeln!(o, "|---|---|---|---:|---:|---|---|---|");
@@ -401,7 +403,7 @@ pub fn render(
                 )
             })
             .collect();
-        by_struct.sort_by(|a, b| b.1.cmp(&a.1));
+        crate::base::sort::sort_by(&mut by_struct, |a, b| b.1.cmp(&a.1));
         for (id, l, n) in by_struct.iter().take(3) {
             let _ = writeln!(
                 o,

@@ -335,7 +335,7 @@ pub fn render(
         .unwrap_or_default();
     for ((ty, phase), idx) in &by_type {
         let mut ws: Vec<(i64, usize)> = idx.iter().map(|&i| (wall(k, &a.layers[i]), i)).collect();
-        ws.sort();
+        crate::base::sort::sort(&mut ws);
         let (lw, li) = ws[ws.len() / 2];
         let l = &a.layers[li];
         let _ = writeln!(

@@ -197,7 +197,7 @@ fn peaks_of(d: Option<&DeviceAnalysis>) -> Vec<PeakAt> {
             annotation: p.annotations.last().cloned(),
         })
         .collect();
-    v.sort_by_key(|p| p.index);
+    crate::base::sort::sort_by_key(&mut v, |p| p.index);
     v
 }
 

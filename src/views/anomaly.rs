@@ -78,7 +78,7 @@ fn tags(r: &AnomalyResult) -> Vec<TagDto> {
             }
         }
     }
-    step_tags.sort_by_key(|&(t, _)| t);
+    crate::base::sort::sort_by_key(&mut step_tags, |&(t, _)| t);
     let mut out: Vec<TagDto> = step_tags
         .into_iter()
         .map(|(t, n)| TagDto {
@@ -125,7 +125,7 @@ pub fn summary(id: &RankIdentity, k: &KernelTable, r: &AnomalyResult) -> Anomaly
             }
         }
     }
-    labels.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    crate::base::sort::sort_by(&mut labels, |a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let mut streams: Vec<String> = (0..k.len())
         .map(|i| k.stream()[i])
         .fold(Vec::<u32>::new(), |mut v, s| {
@@ -137,7 +137,7 @@ pub fn summary(id: &RankIdentity, k: &KernelTable, r: &AnomalyResult) -> Anomaly
         .into_iter()
         .map(|s| k.text(s).to_string())
         .collect();
-    streams.sort();
+    crate::base::sort::sort(&mut streams);
     let cap = r.global.capture;
     AnomalySummaryDto {
         rank: id.index,

@@ -43,7 +43,7 @@ fn ops(k: &KernelTable, kernels: &[usize]) -> (Vec<TreeNodeDto>, (u32, u32)) {
             (n, ks, p)
         })
         .collect();
-    v.sort_by(|a, b| {
+    crate::base::sort::sort_by(&mut v, |a, b| {
         b.2.kernel_sum_ns
             .cmp(&a.2.kernel_sum_ns)
             .then_with(|| k.text(a.0).cmp(k.text(b.0)))

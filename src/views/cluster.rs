@@ -173,7 +173,9 @@ pub fn view(s: &ClusterSummary, file: &str, problems: &mut Problems) -> ClusterV
             ranks: n,
         })
         .collect();
-    patterns.sort_by(|a, b| b.ranks.cmp(&a.ranks).then(a.pattern.cmp(&b.pattern)));
+    crate::base::sort::sort_by(&mut patterns, |a, b| {
+        b.ranks.cmp(&a.ranks).then(a.pattern.cmp(&b.pattern))
+    });
     let outliers = s
         .outliers
         .iter()

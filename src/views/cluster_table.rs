@@ -22,7 +22,9 @@ pub fn order(
         .filter(|&i| keeps(filter, &rows[i as usize]))
         .collect();
     if let Some(s) = sort {
-        ids.sort_by(|&a, &b| compare(&rows[a as usize], &rows[b as usize], s));
+        crate::base::sort::sort_by(&mut ids, |&a, &b| {
+            compare(&rows[a as usize], &rows[b as usize], s)
+        });
     }
     ids
 }
@@ -37,7 +39,7 @@ pub fn keeps(filter: &ClusterFilter, row: &ClusterRankRow) -> bool {
 /// The distinct values of a text column over `rows`, sorted (the filter's choices).
 pub fn choices(rows: &[ClusterRankRow], of: fn(&ClusterRankRow) -> &str) -> Vec<String> {
     let mut v: Vec<String> = rows.iter().map(|r| of(r).to_string()).collect();
-    v.sort();
+    crate::base::sort::sort(&mut v);
     v.dedup();
     v
 }

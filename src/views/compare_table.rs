@@ -81,7 +81,7 @@ pub fn order(t: &CompareTableDto, sort: Option<Sort>, filter: &str) -> Vec<usize
         .collect();
     if let Some(s) = sort.filter(|s| s.column < t.columns.len()) {
         let key = |i: usize| &t.rows[i][s.column];
-        ids.sort_by(|&i, &j| {
+        crate::base::sort::sort_by(&mut ids, |&i, &j| {
             let (a, b) = (key(i), key(j));
             match (missing(a), missing(b)) {
                 (true, true) => Ordering::Equal,

@@ -322,7 +322,7 @@ pub fn kernel_rows(rows: &[KernelNameDto], filter: &str, by: KernelSort) -> Vec<
         .filter(|r| f.is_empty() || r.name.to_ascii_lowercase().contains(&f))
         .cloned()
         .collect();
-    out.sort_by(|a, b| {
+    crate::base::sort::sort_by(&mut out, |a, b| {
         let o = match by {
             KernelSort::Total => b.total_ms.total_cmp(&a.total_ms),
             KernelSort::Count => b.count.cmp(&a.count),

@@ -498,7 +498,9 @@ impl MemoryRows {
                 size_kb,
             })
             .collect();
-        groups.sort_by(|a, b| cmp_f64(b.size_kb, a.size_kb).then(a.key.cmp(&b.key)));
+        crate::base::sort::sort_by(&mut groups, |a, b| {
+            cmp_f64(b.size_kb, a.size_kb).then(a.key.cmp(&b.key))
+        });
         let distinct = groups.len() as u64;
         let total_kb = groups.iter().map(|g| g.size_kb).sum();
         groups.truncate(limit as usize);

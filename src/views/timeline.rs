@@ -135,7 +135,7 @@ impl TimelineIndex {
             by_stream.entry(s).or_default().push(i as u32);
         }
         let mut streams: Vec<(u32, Vec<u32>)> = by_stream.into_iter().collect();
-        streams.sort_by(|a, b| stream_order(k.text(a.0), k.text(b.0)));
+        crate::base::sort::sort_by(&mut streams, |a, b| stream_order(k.text(a.0), k.text(b.0)));
         let mut lanes: Vec<LaneIndex> = streams
             .into_iter()
             .map(|(s, items)| LaneIndex {
@@ -173,7 +173,7 @@ impl TimelineIndex {
             }
             let mut threads: Vec<(u32, (HostLane, Vec<u32>))> = by_thread.into_iter().collect();
             let rank = |l: HostLane| if l == HostLane::Python { 0 } else { 1 };
-            threads.sort_by(|a, b| {
+            crate::base::sort::sort_by(&mut threads, |a, b| {
                 rank(a.1 .0)
                     .cmp(&rank(b.1 .0))
                     .then_with(|| t.thread_text(a.0).cmp(t.thread_text(b.0)))
@@ -229,7 +229,7 @@ impl TimelineIndex {
                 w.scope == Scope::Global,
             )
         };
-        order.sort_by_key(key);
+        crate::base::sort::sort_by_key(&mut order, key);
         let mut bubbles: Vec<u32> = Vec::with_capacity(order.len());
         for i in order {
             let w = &bw[i as usize].window;

@@ -322,7 +322,7 @@ pub fn aggregate(
         }
     }
     let emit_rank = |t: Tag| if t.is_heavy() { t as u8 } else { 4 };
-    dom.sort_by(|a, b| {
+    crate::base::sort::sort_by(&mut dom, |a, b| {
         b.1.cmp(&a.1)
             .then(emit_rank(a.0).cmp(&emit_rank(b.0)))
             .then_with(|| a.0.as_str().cmp(b.0.as_str()))
@@ -525,7 +525,7 @@ fn idle_pattern(
                 return IdlePattern::InterStep;
             }
             let mut vals = [pre, tail, internal];
-            vals.sort_by(|a, b| b.total_cmp(a));
+            crate::base::sort::sort_by(&mut vals, |a, b| b.total_cmp(a));
             if vals[1] >= cfg.mixed_ratio * vals[0] {
                 IdlePattern::Mixed
             } else {

@@ -79,7 +79,7 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
             .iter()
             .map(|&i| results[i].inventory.total_kernel_count as f64)
             .collect();
-        counts.sort_by(f64::total_cmp);
+        crate::base::sort::sort_by(&mut counts, f64::total_cmp);
         let median = super::intervals::percentile(&counts, 0.5);
         for &i in &g.steps {
             if (i == 0 || i + 1 == results.len())
@@ -152,7 +152,7 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
         }
     }
     for s in &mut results {
-        s.labels.sort();
+        crate::base::sort::sort(&mut s.labels);
         // Top-5 internal bubbles for stable positions.
         let top = super::intervals::longest(&s.metrics.bubbles, cfg.top_n_windows);
         let service = s.metrics.service_ns.max(1) as f64;

@@ -363,7 +363,7 @@ pub fn pmu_verdicts(
         return None;
     }
     let mut by_dur: Vec<&WaitAnchorOp> = ops.iter().collect();
-    by_dur.sort_by_key(|o| o.duration_rank);
+    crate::base::sort::sort_by_key(&mut by_dur, |o| o.duration_rank);
     let b = cfg.pmu_bound_ratio as f32;
     Some(
         by_dur

@@ -82,7 +82,9 @@ fn entries(
                 "low"
             };
             let mut top: Vec<&&BubbleResult> = bs.iter().collect();
-            top.sort_by(|a, b| b.window.interval.len_ns().cmp(&a.window.interval.len_ns()));
+            crate::base::sort::sort_by(&mut top, |a, b| {
+                b.window.interval.len_ns().cmp(&a.window.interval.len_ns())
+            });
             let f = |x: Option<f64>| format!("{:.2}", x.unwrap_or(0.0));
             let evidence = top
                 .iter()
@@ -149,7 +151,7 @@ pub fn soft_root_cause_summary(
     for (s, ws) in steps.iter().zip(&by_step) {
         out.extend(entries("step", Some(s.step_id.clone()), ws, cfg));
     }
-    out.sort_by(|a, b| {
+    crate::base::sort::sort_by(&mut out, |a, b| {
         scope_rank(a.scope)
             .cmp(&scope_rank(b.scope))
             .then(b.share.total_cmp(&a.share))
@@ -320,7 +322,9 @@ pub fn recommendations(r: &AnomalyResult) -> Vec<Recommendation> {
             .take(usize::MAX)
             .collect::<Vec<_>>();
         let mut between_sorted = between_top.clone();
-        between_sorted.sort_by(|a, b| b.window.interval.len_ns().cmp(&a.window.interval.len_ns()));
+        crate::base::sort::sort_by(&mut between_sorted, |a, b| {
+            b.window.interval.len_ns().cmp(&a.window.interval.len_ns())
+        });
         if (service > 0.0 && inter >= 0.10 * service)
             || between_sorted.iter().take(5).any(|b| b.between_structures)
         {
@@ -379,7 +383,7 @@ pub fn recommendations(r: &AnomalyResult) -> Vec<Recommendation> {
         "side" => 3,
         _ => 4,
     };
-    v.sort_by(|a, b| {
+    crate::base::sort::sort_by(&mut v, |a, b| {
         prio(a.priority)
             .cmp(&prio(b.priority))
             .then(scope(a.scope).cmp(&scope(b.scope)))

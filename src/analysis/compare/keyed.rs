@@ -147,7 +147,7 @@ pub fn by_key<K: Ord + Clone, V: Quantity>(
             d.a
         }
     };
-    out.sort_by(|x, y| {
+    crate::base::sort::sort_by(&mut out, |x, y| {
         V::change_size(y.a, y.b)
             .size_cmp(&V::change_size(x.a, x.b))
             .then(larger(y).size_cmp(&larger(x)))

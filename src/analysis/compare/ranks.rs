@@ -111,7 +111,7 @@ pub fn changed_most(pairs: &[RankPair]) -> Vec<usize> {
         .filter(|&i| pairs[i].delta_service_ms().is_some())
         .collect();
     let abs = |x: Option<f64>| x.map_or(0.0, f64::abs);
-    v.sort_by(|&i, &j| {
+    crate::base::sort::sort_by(&mut v, |&i, &j| {
         abs(pairs[j].delta_service_ms())
             .total_cmp(&abs(pairs[i].delta_service_ms()))
             .then(abs(pairs[j].delta_peak_mb()).total_cmp(&abs(pairs[i].delta_peak_mb())))

@@ -242,7 +242,7 @@ pub fn contributors(
         }
     }
     let mut v: Vec<Contributor> = groups.into_values().map(|(c, _)| c).collect();
-    v.sort_by(|a, b| {
+    crate::base::sort::sort_by(&mut v, |a, b| {
         b.bytes
             .cmp(&a.bytes)
             .then(a.origin.cmp(&b.origin))

@@ -125,7 +125,9 @@ pub fn prominent(cands: &[Candidate], global_max: i64, opts: &PeakOptions) -> Ve
         .copied()
         .filter(|c| c.prominence >= floor.max(1))
         .collect();
-    v.sort_by(|a, b| b.height.cmp(&a.height).then(a.index.cmp(&b.index)));
+    crate::base::sort::sort_by(&mut v, |a, b| {
+        b.height.cmp(&a.height).then(a.index.cmp(&b.index))
+    });
     v
 }
 

@@ -115,7 +115,7 @@ impl Reducer {
     /// The cluster summary over the kept ranks (see the module doc).
     pub fn finish(self, roots: Vec<String>, run: RunInfo) -> ClusterSummary {
         let mut ranks = self.ranks;
-        ranks.sort_by(|a, b| rank_order(a).cmp(&rank_order(b)));
+        crate::base::sort::sort_by(&mut ranks, |a, b| rank_order(a).cmp(&rank_order(b)));
         let cross_rank = cross_rank(&ranks);
         let slow_ranks = cross_rank
             .iter()
@@ -219,7 +219,7 @@ fn cross_rank(ranks: &[RankSummary]) -> Vec<CrossRankRow> {
             });
         }
     }
-    out.sort_by_key(|r| r.rank_index);
+    crate::base::sort::sort_by_key(&mut out, |r| r.rank_index);
     out
 }
 
@@ -238,7 +238,7 @@ fn matrices(ranks: &[RankSummary]) -> Matrices {
         .collect::<HashSet<_>>()
         .into_iter()
         .collect();
-    ids.sort_by(|a, b| step_key(a).cmp(&step_key(b)));
+    crate::base::sort::sort_by(&mut ids, |a, b| step_key(a).cmp(&step_key(b)));
     let col: BTreeMap<&str, usize> = ids.iter().enumerate().map(|(j, &s)| (s, j)).collect();
     let mut m: [Vec<Vec<Option<f64>>>; 5] = Default::default();
     for r in ranks {
@@ -305,7 +305,7 @@ fn outliers(ranks: &[RankSummary], m: &Matrices) -> (Vec<Outlier>, u64) {
             }
         }
     }
-    found.sort_by(|a, b| {
+    crate::base::sort::sort_by(&mut found, |a, b| {
         b.0.total_cmp(&a.0)
             .then(a.1.cmp(&b.1))
             .then(a.2.cmp(&b.2))

@@ -205,7 +205,9 @@ fn anomaly_parts(a: &RankAnalysis, out: &mut RankSummary) {
     });
     let mut order: Vec<usize> = (0..r.bubbles.len()).collect();
     // Longest first; ties keep the JSON order (stable sort).
-    order.sort_by_key(|&i| std::cmp::Reverse(r.bubbles[i].window.interval.len_ns()));
+    crate::base::sort::sort_by_key(&mut order, |&i| {
+        std::cmp::Reverse(r.bubbles[i].window.interval.len_ns())
+    });
     out.top_bubbles = order
         .iter()
         .take(MAX_BUBBLES)

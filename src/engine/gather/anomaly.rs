@@ -163,7 +163,7 @@ impl Context {
         for p in parts {
             decode_facts(p, &mut all)?;
         }
-        all.sort_by_key(|f| f.index);
+        crate::base::sort::sort_by_key(&mut all, |f| f.index);
         if let Some(p) = all.windows(2).find(|p| p[0].index == p[1].index) {
             return Err(format!(
                 "rank folder {} is in two anomaly parts",
@@ -301,7 +301,7 @@ pub fn join(
     for p in parts {
         decode_pieces(what, p, &mut all).map_err(bad)?;
     }
-    all.sort_by_key(|p| p.0);
+    crate::base::sort::sort_by_key(&mut all, |p| p.0);
     if let Some(p) = all.windows(2).find(|p| p[0].0 == p[1].0) {
         return Err(bad(format!(
             "rank folder {} is in two anomaly parts",

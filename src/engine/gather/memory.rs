@@ -221,7 +221,7 @@ pub fn join(
         pieces.extend(decode(kind, p).map_err(bad)?);
     }
     // `MemoryRun::merge_shared`'s rank order; the store's (inventory) order breaks ties.
-    pieces.sort_by(|a, b| {
+    crate::base::sort::sort_by(&mut pieces, |a, b| {
         let ka = rank_order_key(a.role, a.rank_id, a.source_index, a.source_dir);
         let kb = rank_order_key(b.role, b.rank_id, b.source_index, b.source_dir);
         (ka, a.index).cmp(&(kb, b.index))

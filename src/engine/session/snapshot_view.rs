@@ -329,7 +329,7 @@ impl SnapshotView {
             });
         }
         let total = rows.len() as u64;
-        rows.sort_by(|a, b| {
+        crate::base::sort::sort_by(&mut rows, |a, b| {
             b.total_bytes
                 .cmp(&a.total_bytes)
                 .then(a.address.cmp(&b.address))

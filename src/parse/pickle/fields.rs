@@ -481,7 +481,7 @@ impl DevBuild {
                 names.join(",")
             })
             .collect();
-        sets.sort();
+        crate::base::sort::sort(&mut sets);
         sets.dedup();
         self.trace.key_sets = sets;
         self.trace.unknown_actions = self

@@ -400,7 +400,7 @@ impl TimelineBuilder {
             }
         }
         let mut procs: Vec<String> = pid_names.into_values().collect();
-        procs.sort();
+        crate::base::sort::sort(&mut procs);
         procs.dedup();
         info.processes = procs;
         t.finish();

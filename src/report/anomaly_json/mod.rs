@@ -140,7 +140,9 @@ fn part(k: &KernelTable, p: &PartSummary) -> PartJson {
                 w / (d + w).max(1.0)
             };
             let mut v = p.wait_heavy.clone();
-            v.sort_by(|&a, &b| ratio(b).total_cmp(&ratio(a)).then(a.cmp(&b)));
+            crate::base::sort::sort_by(&mut v, |&a, &b| {
+                ratio(b).total_cmp(&ratio(a)).then(a.cmp(&b))
+            });
             v.truncate(5);
             ks(&v)
         },

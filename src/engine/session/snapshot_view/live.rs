@@ -281,7 +281,7 @@ pub fn layout(nodes: &[TreeNode], fr: &mut Frames<'_>) -> Vec<SnapTreeNodeDto> {
         }
     }
     for v in children.values_mut() {
-        v.sort_by(|a, b| {
+        crate::base::sort::sort_by(v, |a, b| {
             nodes[*b as usize]
                 .bytes
                 .cmp(&nodes[*a as usize].bytes)

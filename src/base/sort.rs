@@ -1,0 +1,137 @@
+//! One stable sort shared by the crate's many small sorts (issue 9: the wasm size).
+//!
+//! Every `slice::sort_by` / `sort_by_key` / `sort` call site instantiates the standard
+//! library's stable sort (driftsort: quicksort, merge and small-sort networks, 3–10 KB of wasm
+//! each) for its own element type *and* comparator closure: 107 of them were 0.70 MB of the
+//! 2.8 MB worker. The functions here sort a permutation of indices with the comparator behind
+//! `dyn`, so all of their callers share one instantiation; the elements are then moved into
+//! place by a cycle walk of swaps (a few dozen bytes per element type).
+//!
+//! The result is exactly `slice::sort_by`'s: a stable sort (elements equal under the
+//! comparator keep their order; anomaly.md §0.4 relies on it). The price is an indirect call
+//! per comparison and `size_of::<usize>()` bytes of scratch per element, so sorts on a hot path
+//! over events, kernels or blocks keep the standard library's sort (ARCHITECTURE.md, "Release
+//! wasm sizes", lists them); everything sorted once per step, group, rank or report uses these.
+
+use std::cmp::Ordering;
+
+/// Sorts `v` stably by `cmp` — the same order as `v.sort_by(cmp)`.
+pub fn sort_by<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> Ordering) {
+    if v.len() < 2 {
+        return;
+    }
+    let perm = stable_order(v.len(), &mut |a, b| cmp(&v[a], &v[b]));
+    permute(perm, &mut |a, b| v.swap(a, b));
+}
+
+/// Sorts `v` stably by the key `key` gives each element — the same order as
+/// `v.sort_by_key(key)` (the key is computed for each comparison, as there).
+pub fn sort_by_key<T, K: Ord>(v: &mut [T], mut key: impl FnMut(&T) -> K) {
+    sort_by(v, |a, b| key(a).cmp(&key(b)));
+}
+
+/// Sorts `v` stably in ascending order — the same order as `v.sort()`.
+pub fn sort<T: Ord>(v: &mut [T]) {
+    sort_by(v, T::cmp);
+}
+
+/// The stable order of `n` items under `cmp` (which compares items by index): `order[i]` is the
+/// index of the item that goes to position `i`. The one instantiation of the standard sort.
+#[inline(never)]
+fn stable_order(n: usize, cmp: &mut dyn FnMut(usize, usize) -> Ordering) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| cmp(a, b));
+    order
+}
+
+/// Applies `order` (from `stable_order`) through `swap`: position `i` receives the item that
+/// was at `order[i]`. Each cycle of the permutation is walked once (`order[j] = j` marks a
+/// position done), so at most `n − 1` swaps.
+#[inline(never)]
+fn permute(mut order: Vec<usize>, swap: &mut dyn FnMut(usize, usize)) {
+    for i in 0..order.len() {
+        if order[i] == i {
+            continue;
+        }
+        let mut j = i;
+        loop {
+            let k = order[j];
+            order[j] = j;
+            if k == i {
+                break;
+            }
+            swap(j, k);
+            j = k;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{sort, sort_by, sort_by_key};
+    use std::cmp::Ordering;
+
+    /// Xorshift: deterministic inputs with many ties (so stability is exercised).
+    fn inputs() -> Vec<Vec<(u8, u32)>> {
+        let mut s = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let mut out = vec![
+            vec![],
+            vec![(1, 0)],
+            vec![(2, 0), (1, 1)],
+            vec![(1, 0), (1, 1)],
+        ];
+        for len in [3usize, 7, 20, 21, 64, 333, 1000, 4097] {
+            for keys in [2u64, 17, 1 << 20] {
+                out.push(
+                    (0..len)
+                        .map(|i| ((next() % keys) as u8, i as u32))
+                        .collect(),
+                );
+            }
+        }
+        // Already sorted, reversed, all equal.
+        out.push((0..500).map(|i| ((i / 3) as u8, i)).collect());
+        out.push((0..500).rev().map(|i| ((i / 3) as u8, i)).collect());
+        out.push((0..500).map(|i| (7, i)).collect());
+        out
+    }
+
+    #[test]
+    fn equals_the_standard_stable_sort_on_every_input() {
+        let by_key_desc = |a: &(u8, u32), b: &(u8, u32)| b.0.cmp(&a.0);
+        for v in inputs() {
+            let mut std_sorted = v.clone();
+            std_sorted.sort_by(by_key_desc);
+            let mut ours = v.clone();
+            sort_by(&mut ours, by_key_desc);
+            assert_eq!(ours, std_sorted, "sort_by, len {}", v.len());
+
+            let mut std_sorted = v.clone();
+            std_sorted.sort_by_key(|e| e.0);
+            let mut ours = v.clone();
+            sort_by_key(&mut ours, |e| e.0);
+            assert_eq!(ours, std_sorted, "sort_by_key, len {}", v.len());
+
+            let mut std_sorted = v.clone();
+            std_sorted.sort();
+            let mut ours = v.clone();
+            sort(&mut ours);
+            assert_eq!(ours, std_sorted, "sort, len {}", v.len());
+        }
+    }
+
+    #[test]
+    fn moves_elements_that_are_not_copy() {
+        let mut v: Vec<String> = ["pear", "fig", "apple", "fig", "kiwi"]
+            .map(String::from)
+            .to_vec();
+        sort_by(&mut v, |a, b| a.len().cmp(&b.len()).then(Ordering::Equal));
+        assert_eq!(v, ["fig", "fig", "pear", "kiwi", "apple"]);
+    }
+}
