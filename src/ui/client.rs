@@ -27,10 +27,10 @@
 //!
 //! Warm workers: a fresh worker needs ~0.1 s to fetch, compile and instantiate its wasm on an
 //! idle machine and several times that beside a running analysis (a two-rank drop of 5.6 MB
-//! took 0.9 s, of which the second worker's start-up was 0.44 s). So [`install`] starts up to
-//! [`WARM_WORKERS`] workers when the page opens, before any drop; they wait unbound (no
-//! generation, no slot) until a load adopts them ([`EngineClient::spawn`]). Cancel and a new
-//! drop terminate only the adopted ones.
+//! took 0.9 s, of which the second worker's start-up was 0.44 s). So the page starts up to
+//! [`WARM_WORKERS`] workers while it is idle before the first drop, one after the other
+//! ([`EngineClient::warm_up`]); they wait unbound (no generation, no slot) until a load adopts
+//! them ([`EngineClient::spawn`]). Cancel and a new drop terminate only the adopted ones.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
@@ -371,18 +371,27 @@ impl EngineClient {
         idx
     }
 
-    /// Starts the warm workers (at most the pool size this browser allows).
+    /// Starts the next warm worker, one at a time (called at install and when a warm worker is
+    /// ready): only while the page is idle — before the first load, with none still starting —
+    /// and up to [`WARM_WORKERS`] and the pool size this browser allows. So warm workers never
+    /// compete with each other, nor with an analysis, for the CPU (on 2 cores a second start-up
+    /// beside a one-rank analysis made it 0.3–0.5 s slower).
     fn warm_up(&self) {
         let hw = web_sys::window()
             .map(|w| w.navigator().hardware_concurrency() as usize)
             .unwrap_or(1)
             .max(1);
-        for _ in 0..hw.min(MAX_WORKERS).min(WARM_WORKERS) {
-            // A failure is not shown here: the first load tries again and says why.
-            match self.start_worker() {
-                Ok(slot) => self.inner.borrow_mut().warm.push(slot),
-                Err(_) => return,
+        {
+            let inner = self.inner.borrow();
+            let starting = inner.warm.iter().any(|s| !s.ready);
+            let busy = !inner.slots.is_empty() || !inner.files.is_empty();
+            if starting || busy || inner.warm.len() >= hw.min(MAX_WORKERS).min(WARM_WORKERS) {
+                return;
             }
+        }
+        // A failure is not shown here: the first load tries again and says why.
+        if let Ok(slot) = self.start_worker() {
+            self.inner.borrow_mut().warm.push(slot);
         }
     }
 
@@ -436,10 +445,13 @@ impl EngineClient {
             ..
         }) = serde_wasm_bindgen::from_value::<Envelope<Response>>(env)
         {
-            let mut inner = self.inner.borrow_mut();
-            if let Some(s) = inner.warm.iter_mut().find(|s| Rc::ptr_eq(&s.bind, bind)) {
-                s.ready = true;
+            {
+                let mut inner = self.inner.borrow_mut();
+                if let Some(s) = inner.warm.iter_mut().find(|s| Rc::ptr_eq(&s.bind, bind)) {
+                    s.ready = true;
+                }
             }
+            self.warm_up();
         }
     }
 

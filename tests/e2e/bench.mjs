@@ -12,7 +12,10 @@
 //
 // Usage: bash scripts/build-release.sh && cargo build --release --bin proflens &&
 //   node tests/e2e/bench.mjs <folder|file> [--runs N] [--native target/release/proflens]
-//        [--profile OUT.cpuprofile] [--views] [--no-jspi]
+//        [--profile OUT.cpuprofile] [--views] [--no-jspi] [--settle MS]
+// --settle MS: wait MS after the page opened before dropping, as a user who opens the page and
+//   then picks a folder does (the page starts its warm workers meanwhile, src/ui/client.rs);
+//   the default 0 drops at once, while they are still starting.
 // --profile: a CDP Profiler session on the first Web Worker of the first run (sampling every
 //   100 µs); the profile is written for Chrome DevTools and its top functions by self time are
 //   printed as one JSON line. --views: also time the memory views afterwards (table page, sort,
@@ -28,13 +31,14 @@ import { serveStatic, launch, ProflensPage, folderBytes, browserCpu, cpuDelta, l
 
 const args = process.argv.slice(2);
 const opt = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
-const valued = new Set(['--runs', '--native', '--profile']);
+const valued = new Set(['--runs', '--native', '--profile', '--settle']);
 const input = args.find((a, i) => !a.startsWith('--') && !valued.has(args[i - 1]));
 const runs = Number(opt('--runs')) || 1;
 const native = opt('--native');
 const profileOut = opt('--profile');
 const views = args.includes('--views');
 const noJspi = args.includes('--no-jspi');
+const settleMs = Number(opt('--settle')) || 0;
 if (!input || !fs.existsSync(input)) {
   console.error('usage: node tests/e2e/bench.mjs <folder|file> [--runs N] [--native BIN] [--profile OUT] [--views]');
   process.exit(2);
@@ -174,6 +178,7 @@ try {
     });
     const p = new ProflensPage(page, server.url);
     await p.open();
+    if (settleMs) await p.page.waitForTimeout(settleMs);
     const prof = profileOut && i === 0 ? await workerProfiler(context, page) : null;
     const load = loadAvg();
     const cpu0 = browserCpu();
@@ -194,7 +199,7 @@ try {
     const max = Number(await mem.getAttribute('data-max-bytes'));
     const status = await p.page.getByTestId('run-status').innerText();
     const br = {
-      side: 'browser', input: name, run: i + 1, reads: noJspi ? 'sync' : 'reader worker (JSPI)', load, phase, status, input_mb: r1(mb), drop_to_results_ms: ms,
+      side: 'browser', input: name, run: i + 1, reads: noJspi ? 'sync' : 'reader worker (JSPI)', load, phase, status, settle_ms: settleMs, input_mb: r1(mb), drop_to_results_ms: ms,
       mb_per_s_wall: r1(mb / (ms / 1000)), browser_cpu_s: cpu.total_s, worker_cpu_s: cpu.worker_s,
       renderer_main_cpu_s: cpu.renderer_main_s, mb_per_s_browser_cpu: r1(mb / cpu.total_s),
       mb_per_s_worker_cpu: r1(mb / cpu.worker_s), wasm_memory_total_mb: r1(sum / 1048576),
