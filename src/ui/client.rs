@@ -168,6 +168,15 @@ pub fn install(state: AppState) {
     c.warm_up();
 }
 
+/// The most workers this browser's pool runs at once: `navigator.hardwareConcurrency`, at most
+/// [`MAX_WORKERS`], at least 1.
+fn pool_limit() -> usize {
+    web_sys::window()
+        .map(|w| w.navigator().hardware_concurrency() as usize)
+        .unwrap_or(1)
+        .clamp(1, MAX_WORKERS)
+}
+
 fn now_ms() -> f64 {
     web_sys::window()
         .and_then(|w| w.performance())
@@ -270,11 +279,7 @@ impl EngineClient {
                 Target::Rank(i) if w.analyses.contains(&AnalysisKind::Anomaly) => Some(i),
                 _ => None,
             }));
-        let hw = web_sys::window()
-            .map(|w| w.navigator().hardware_concurrency() as usize)
-            .unwrap_or(1)
-            .max(1);
-        let n = hw.min(runnable.len()).min(MAX_WORKERS).max(1);
+        let n = pool_limit().min(runnable.len()).max(1);
         let mut slots = vec![first];
         for _ in 1..n {
             let s = self.spawn();
@@ -352,7 +357,7 @@ impl EngineClient {
     /// slot index (`usize::MAX` if no worker could be started; the phase says why).
     fn spawn(&self) -> usize {
         let warm = self.inner.borrow_mut().warm.pop();
-        let mut slot = match warm.map_or_else(|| self.start_worker(), Ok) {
+        let slot = match warm.map_or_else(|| self.start_worker(), Ok) {
             Ok(slot) => slot,
             Err(e) => {
                 self.state().phase.set(Phase::Failed(e));
@@ -361,12 +366,8 @@ impl EngineClient {
         };
         let mut inner = self.inner.borrow_mut();
         let idx = inner.slots.len();
+        // Nothing is posted to a worker before it is bound, so its queue is empty here.
         slot.bind.set(Some((inner.generation, idx)));
-        if slot.ready {
-            for msg in slot.queue.drain(..) {
-                let _ = slot.worker.post_message(&msg);
-            }
-        }
         inner.slots.push(slot);
         idx
     }
@@ -377,15 +378,11 @@ impl EngineClient {
     /// compete with each other, nor with an analysis, for the CPU (on 2 cores a second start-up
     /// beside a one-rank analysis made it 0.3–0.5 s slower).
     fn warm_up(&self) {
-        let hw = web_sys::window()
-            .map(|w| w.navigator().hardware_concurrency() as usize)
-            .unwrap_or(1)
-            .max(1);
         {
             let inner = self.inner.borrow();
             let starting = inner.warm.iter().any(|s| !s.ready);
             let busy = !inner.slots.is_empty() || !inner.files.is_empty();
-            if starting || busy || inner.warm.len() >= hw.min(MAX_WORKERS).min(WARM_WORKERS) {
+            if starting || busy || inner.warm.len() >= pool_limit().min(WARM_WORKERS) {
                 return;
             }
         }
@@ -413,13 +410,12 @@ impl EngineClient {
                 match b.get() {
                     Some((generation, idx)) => this.on_worker_died(generation, idx, ev.message()),
                     // A warm worker that failed to start is dropped; a load starts a new one.
-                    None => this.inner.borrow_mut().warm.retain(|s| {
-                        let dead = Rc::ptr_eq(&s.bind, &b);
-                        if dead {
-                            s.worker.terminate();
+                    None => {
+                        let mut inner = this.inner.borrow_mut();
+                        if let Some(i) = inner.warm.iter().position(|s| Rc::ptr_eq(&s.bind, &b)) {
+                            inner.warm.swap_remove(i).worker.terminate();
                         }
-                        !dead
-                    }),
+                    }
                 }
             });
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));

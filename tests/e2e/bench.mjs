@@ -40,7 +40,7 @@ const views = args.includes('--views');
 const noJspi = args.includes('--no-jspi');
 const settleMs = Number(opt('--settle')) || 0;
 if (!input || !fs.existsSync(input)) {
-  console.error('usage: node tests/e2e/bench.mjs <folder|file> [--runs N] [--native BIN] [--profile OUT] [--views]');
+  console.error('usage: node tests/e2e/bench.mjs <folder|file> [--runs N] [--native BIN] [--profile OUT] [--views] [--no-jspi] [--settle MS]');
   process.exit(2);
 }
 const isDir = fs.statSync(input).isDirectory();
