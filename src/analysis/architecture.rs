@@ -195,14 +195,22 @@ pub struct Architecture {
     pub cross_verification: Vec<Vec<(&'static str, usize, usize)>>,
 }
 
+/// The FusedInferAttentionScore kernel name (FIA: one per layer of a forward pass, §11).
+const FIA: &str = "FusedInferAttentionScore";
+
 const VERIFY_OPS: [&str; 6] = [
-    "FusedInferAttentionScore",
+    FIA,
     "DispatchFFNCombine",
     "GroupedMatmul",
     "MoeGatingTopK",
     "split_qkv_rmsnorm_rope",
     "ReshapeAndCache",
 ];
+
+/// True for a kernel name containing [`FIA`] (§11 A1, §3.6 forward passes).
+pub fn is_fia(name: &str) -> bool {
+    name.contains(FIA)
+}
 
 /// Functional role of a kernel by name (§11.5 role table; name-based, ambiguous names → overhead).
 pub fn role_of(name: &str) -> &'static str {
@@ -264,7 +272,7 @@ fn layer_type(k: &KernelTable, r: Range<usize>) -> (LayerType, bool) {
 pub fn analyse(k: &KernelTable, cfg: &AnomalyConfig) -> Architecture {
     let mut a = Architecture::default();
     // A1
-    let mut is_fia = NameTest::new(k, |n| n.contains("FusedInferAttentionScore"));
+    let mut is_fia = NameTest::new(k, is_fia);
     for i in 0..k.len() {
         if is_fia.of(i) {
             let us = k.dur_ns()[i] as f64 / 1000.0;

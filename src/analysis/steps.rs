@@ -249,7 +249,7 @@ fn macro_steps(kernels: &KernelTable, cfg: &AnomalyConfig) -> Option<(&'static s
     let n = kernels.len();
     let starts: Vec<usize>;
     let origin;
-    let arch_passes = if (0..n).any(|i| kernels.name_of(i).contains("FusedInferAttentionScore")) {
+    let arch_passes = if kernels.any_name(super::architecture::is_fia) {
         super::architecture::analyse(kernels, cfg).passes
     } else {
         Vec::new()

@@ -166,7 +166,7 @@ pub fn segment_step(
     let mut anchor = None;
     // Cut points: (kernel index where a structure starts, type of that structure).
     let mut cuts: Vec<(usize, String)> = Vec::new();
-    let mut is_fia = NameTest::new(k, |n| n.contains("FusedInferAttentionScore"));
+    let mut is_fia = NameTest::new(k, super::architecture::is_fia);
     let fia: Vec<usize> = range.clone().filter(|&i| is_fia.of(i)).collect();
     if !fia.is_empty() {
         method = "fia".into();

@@ -71,7 +71,7 @@ pub fn kernel_table(t: &GpuTrace) -> KernelTable {
         .iter()
         .any(|d| d.device != t.device_ops[0].device);
     let launches = t.launch_index();
-    let mut b = KernelTableBuilder::new();
+    let mut b = KernelTableBuilder::with_capacity(t.device_ops.len());
     let mut row = KernelRow::default();
     // Each distinct text is interned once, in the order of its first row (the pool a
     // `push` per row would build): names by their id in the trace's pool, stream keys by

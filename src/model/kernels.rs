@@ -200,6 +200,14 @@ impl KernelTableBuilder {
         Self::default()
     }
 
+    /// An empty builder with room for `rows` kernels (sources that know their row count: no
+    /// regrowth copies, which in wasm are a `memcpy` of the whole table each time).
+    pub fn with_capacity(rows: usize) -> Self {
+        let mut b = Self::default();
+        b.rows.reserve_exact(rows);
+        b
+    }
+
     fn intern(&mut self, s: &str) -> NameId {
         if let Some(&id) = self.index.get(s) {
             return id;
@@ -511,6 +519,7 @@ impl KernelTable {
 
     /// End of kernel `i` for busy unions and walls, ns: `end_ns(i)`, except for an
     /// [`Overrun`], which ends at the next kernel's start on its stream (issue 11 Decision).
+    #[inline]
     pub fn busy_end_ns(&self, i: usize) -> i64 {
         match self.busy_end.get(i) {
             Some(&e) => e,
@@ -532,10 +541,12 @@ impl KernelTable {
         self.start_ns.is_empty()
     }
     /// Starts in ns, ascending.
+    #[inline]
     pub fn start_ns(&self) -> &[i64] {
         &self.start_ns
     }
     /// Durations in ns.
+    #[inline]
     pub fn dur_ns(&self) -> &[i64] {
         &self.dur_ns
     }
@@ -544,6 +555,7 @@ impl KernelTable {
         &self.wait_ns
     }
     /// End (start + dur) of kernel `i` in ns.
+    #[inline]
     pub fn end_ns(&self, i: usize) -> i64 {
         self.start_ns[i] + self.dur_ns[i]
     }
@@ -602,14 +614,30 @@ impl KernelTable {
         &self.pmu
     }
     /// The interned text of `id` (`""` for an unknown id).
+    #[inline]
     pub fn text(&self, id: NameId) -> &str {
         self.pool.get(id as usize).map(String::as_str).unwrap_or("")
     }
+    /// True when `test` holds for the name of any kernel; each distinct name is tested once
+    /// (a scan of the id column, then one test per name id in use).
+    pub fn any_name(&self, test: impl Fn(&str) -> bool) -> bool {
+        let mut used = vec![false; self.pool.len()];
+        for &id in &self.name {
+            if let Some(u) = used.get_mut(id as usize) {
+                *u = true;
+            }
+        }
+        used.iter()
+            .enumerate()
+            .any(|(id, &u)| u && test(self.text(id as NameId)))
+    }
     /// Name of kernel `i`.
+    #[inline]
     pub fn name_of(&self, i: usize) -> &str {
         self.text(self.name[i])
     }
     /// Stream key of kernel `i`.
+    #[inline]
     pub fn stream_of(&self, i: usize) -> &str {
         self.text(self.stream[i])
     }
@@ -656,6 +684,32 @@ mod tests {
             row: line,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn any_name_tests_kernel_names_only_each_once() {
+        let mut b = KernelTableBuilder::with_capacity(3);
+        // The stream and core texts are in the pool too, but they are not names.
+        b.push(&row(
+            "MatMul",
+            "AI_CORE",
+            0,
+            "FusedInferAttentionScore_stream",
+            1,
+        ));
+        b.push(&row("Add", "AI_CORE", 10, "7", 2));
+        b.push(&row("MatMul", "AI_CORE", 20, "7", 3));
+        let t = b.finish();
+        let calls = std::cell::Cell::new(0);
+        let count = |n: &str, want: &str| {
+            calls.set(calls.get() + 1);
+            n == want
+        };
+        assert!(!t.any_name(|n| count(n, "FusedInferAttentionScore_stream")));
+        assert_eq!(calls.get(), 2, "two distinct names, each tested once");
+        assert!(t.any_name(|n| n == "Add"));
+        assert!(!t.any_name(|n| n == "AI_CORE"));
+        assert!(!KernelTableBuilder::new().finish().any_name(|_| true));
     }
 
     #[test]
