@@ -258,14 +258,15 @@ pub fn straggler_view(ranks: &[CollectivesDto]) -> StragglerViewDto {
             .ranks
             .iter()
             .zip(ranks)
-            .map(|(r, c)| StragglerRowDto {
+            .enumerate()
+            .map(|(i, (r, c))| StragglerRowDto {
                 rank: c.rank,
                 rank_id: r.rank,
                 collectives: c.starts_ns.len() as u64,
                 started_last: r.last_count,
                 mean_start_delay_ms: ns_to_ms(r.mean_delay_ns),
                 max_start_delay_ms: ns_to_ms(r.max_delay_ns),
-                is_straggler: v.straggler == Some(r.rank),
+                is_straggler: v.straggler_index == Some(i),
             })
             .collect(),
     }
