@@ -205,6 +205,24 @@ fn rl_insight_host_only_traces_are_analysed_not_errors() {
     );
 }
 
+/// The terminal headline of `proflens anomaly` on a host-only GPU trace names the GPU problem
+/// and its reason: the Ascend wording ("see the ANOM-FILE-002 problem on stderr") pointed at
+/// a problem these ranks never have (they carry GPU-RUN-001, an info the CLI does not print).
+#[test]
+fn host_only_headline_names_the_gpu_reason() {
+    let ranks = analyse(&format!("{RLI}/actor_update"));
+    let r = &ranks[0];
+    let h = proflens::report::anomaly_md::headline(&r.kernels, &r.result, &r.meta);
+    assert_eq!(
+        h,
+        "rank 0 (actor_update/prof_rank-0_031904.json.gz): steps & bubbles cannot run (GPU-RUN-001): \
+         host-only trace: no device events (kernel, gpu_memcpy, gpu_memset) among its 1 host events \
+         and 0 steps — profiled without CUDA/ROCm activities or on a process that launched no GPU \
+         work; steps and host events only, no busy union and no bubbles"
+    );
+    assert!(!h.contains("ANOM-FILE-002"));
+}
+
 #[test]
 fn cli_anomaly_on_a_gpu_folder_exits_0() {
     let out = std::env::temp_dir().join(format!("proflens_gpu_{}.json", std::process::id()));

@@ -85,6 +85,48 @@ fn two_gpu_ranks_carry_hta_breakdowns_and_straggler_rows() {
     assert_eq!(g0["kernel_categories"][1]["count"], 10);
 }
 
+/// Two roles holding the same two rank ids (an RL run: actor ranks 0 and 1, critic ranks 0
+/// and 1; here both roles are the trace_filter pair, linked — never copied — into a temporary
+/// run folder). The straggler view marks one row, the one that started last most often
+/// (actor rank 1: 8 of 10; critic rank 1 ties it on time but comes later in the order); a rank
+/// id shared by two rows does not mark both (critic rank 1 started 0 collectives last).
+#[cfg(unix)]
+#[test]
+fn one_straggler_row_when_two_roles_share_rank_ids() {
+    let run = std::env::temp_dir().join(format!("proflens_gpu_roles_{}", std::process::id()));
+    let tf = std::path::Path::new(TF).canonicalize().unwrap();
+    for role in ["actor", "critic"] {
+        let d = run.join(role);
+        std::fs::create_dir_all(&d).unwrap();
+        for f in ["sampled_rank-0.json.gz", "sampled_rank-1.json.gz"] {
+            std::os::unix::fs::symlink(tf.join(f), d.join(f)).unwrap();
+        }
+    }
+    let v = anomaly_json(run.to_str().unwrap(), "roles");
+    let _ = std::fs::remove_dir_all(&run);
+    let rows: Vec<(&str, i64, i64, bool)> = v
+        .iter()
+        .map(|r| {
+            let s = &r["gpu"]["straggler"];
+            (
+                r["role"].as_str().unwrap(),
+                r["rank_id"].as_i64().unwrap(),
+                s["started_last"].as_i64().unwrap(),
+                s["is_straggler"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("actor", 0, 2, false),
+            ("actor", 1, 8, true),
+            ("critic", 0, 0, false),
+            ("critic", 1, 0, false),
+        ]
+    );
+}
+
 #[test]
 fn ascend_ranks_have_no_gpu_block() {
     for r in anomaly_json(LEVEL1, "level1") {

@@ -39,6 +39,9 @@ pub struct Stragglers {
     /// The rank that started last most often (ties: the larger total delay, then the lower
     /// rank); `None` with fewer than two ranks or no matched collective.
     pub straggler: Option<i64>,
+    /// The straggler's row in [`Stragglers::ranks`]: the one row to mark (two roles of a run
+    /// can hold the same rank id, so the id alone would mark both).
+    pub straggler_index: Option<usize>,
 }
 
 /// Start (epoch ns) and name of each communication kernel of `t`, in start order.
@@ -99,20 +102,21 @@ pub fn stragglers_of(ranks: &[i64], colls: &[Vec<(i64, &str)>]) -> Stragglers {
             max_delay_ns: max[r],
         })
         .collect();
-    let straggler = (n >= 2 && matched > 0)
+    let straggler_index = (n >= 2 && matched > 0)
         .then(|| {
             (0..n).max_by(|&a, &b| {
                 (last[a], sum[a])
                     .cmp(&(last[b], sum[b]))
                     .then(rows[b].rank.cmp(&rows[a].rank))
+                    .then(b.cmp(&a))
             })
         })
-        .flatten()
-        .map(|r| rows[r].rank);
+        .flatten();
     Stragglers {
         matched,
         per_rank_collectives: colls.iter().map(Vec::len).collect(),
+        straggler: straggler_index.map(|r| rows[r].rank),
         ranks: rows,
-        straggler,
+        straggler_index,
     }
 }

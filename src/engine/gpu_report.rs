@@ -54,7 +54,7 @@ pub fn gpu_blocks<R: Borrow<RankAnalysis>>(ranks: &[R]) -> Vec<Option<GpuJson>> 
 /// (`None` past the last row).
 pub fn straggler_row(v: &Stragglers, k: usize) -> Option<(usize, &RankDelay, bool)> {
     let row = v.ranks.get(k)?;
-    Some((v.matched, row, v.straggler == Some(row.rank)))
+    Some((v.matched, row, v.straggler_index == Some(k)))
 }
 
 /// The `gpu` block of rank `r` with its row of the straggler view (`None` with fewer than two

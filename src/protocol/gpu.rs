@@ -111,6 +111,8 @@ pub struct GpuPanelDto {
     pub rank: u32,
     /// Which events HTA's breakdowns used, in words (the parity window, gpu-traces.md §1).
     pub window_note: String,
+    /// What the categories and kernel tables cover (the whole capture), in words.
+    pub categories_note: String,
     /// HTA temporal breakdown; `None` on a host-only trace.
     pub time: Option<GpuTimeDto>,
     /// HTA idle-time breakdown, streams ascending.

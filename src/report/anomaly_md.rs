@@ -64,6 +64,16 @@ pub fn headline(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta) -> String {
         .unwrap_or_else(|| "?".into());
     let mut o = format!("rank {rank} ({}): ", meta.rank_dir);
     if !r.enabled || k.is_empty() {
+        // A GPU trace without device events says why itself (problem GPU-RUN-001, an info the
+        // CLI does not print); ANOM-FILE-002 is the Ascend rank folder's problem.
+        if let Some(why) = r
+            .limitations
+            .iter()
+            .find(|l| l.starts_with("host-only trace:"))
+        {
+            let _ = write!(o, "steps & bubbles cannot run (GPU-RUN-001): {why}");
+            return o;
+        }
         o.push_str("steps & bubbles cannot run, no device kernels (see the ANOM-FILE-002 problem on stderr)");
         return o;
     }

@@ -140,14 +140,14 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
 
 /// What the analyses of rank folder `idx` found that corrects the inventory's capabilities:
 /// the memory rows and those matched to an op (once memory ran), and whether the anomaly
-/// analysis found no device kernel.
-fn found_by_analyses(state: AppState, idx: u32) -> (Option<(u64, u64)>, bool) {
+/// analysis found no device kernel (`Some(gpu)`: `gpu` for a PyTorch profiler trace).
+fn found_by_analyses(state: AppState, idx: u32) -> (Option<(u64, u64)>, Option<bool>) {
     let memory = state
         .summaries
         .with(|m| m.get(&idx).map(|s| (s.rows, s.rows - s.matches.none)));
     let no_kernels = state
         .anomaly
-        .with(|m| m.get(&idx).is_some_and(|s| s.kernels == 0));
+        .with(|m| m.get(&idx).filter(|s| s.kernels == 0).map(|s| s.gpu));
     (memory, no_kernels)
 }
 
@@ -156,7 +156,7 @@ fn found_by_analyses(state: AppState, idx: u32) -> (Option<(u64, u64)>, bool) {
 /// makes "Steps and anomalies" unable to run; call stacks found in the trace overrule a
 /// `with_stack=False` in the metadata.
 fn capabilities(
-    (memory, no_kernels): (Option<(u64, u64)>, bool),
+    (memory, no_kernels): (Option<(u64, u64)>, Option<bool>),
     analyses: &[crate::protocol::CapabilityDto],
 ) -> Vec<AnyView> {
     analyses
@@ -171,9 +171,14 @@ fn capabilities(
             let mut ok = a.can_run;
             let mut missing = a.missing.clone();
             let mut degraded = a.degraded.clone();
-            if a.analysis == AnalysisKind::Anomaly && ok && no_kernels {
+            if let (AnalysisKind::Anomaly, true, Some(gpu)) = (a.analysis, ok, no_kernels) {
                 ok = false;
-                missing.push("device kernels: trace_view.json has none and there is no kernel_details.csv (Problems: ANOM-FILE-002; the Steps tab says how to capture them)".into());
+                missing.push(if gpu {
+                    // A PyTorch profiler trace has no trace_view.json or kernel_details.csv.
+                    "device events: a host-only trace, no kernel, gpu_memcpy or gpu_memset (Problems: GPU-RUN-001; the Steps tab says how to capture them)"
+                } else {
+                    "device kernels: trace_view.json has none and there is no kernel_details.csv (Problems: ANOM-FILE-002; the Steps tab says how to capture them)"
+                }.into());
                 degraded.clear();
             }
             if a.analysis == AnalysisKind::Memory {

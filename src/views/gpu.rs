@@ -39,6 +39,19 @@ pub fn window_note(w: &HtaWindow) -> String {
     }
 }
 
+/// What the kernel categories, the per-step table and the kernel table cover, in words: the
+/// whole capture, unlike HTA's figures above them when its parity window left the last step
+/// out (a newcomer otherwise reads two different "compute" figures on one panel).
+pub fn categories_note(w: &HtaWindow, device_ops: u64) -> String {
+    match w.last_step_start_us {
+        Some(_) => format!(
+            "Whole capture: all {device_ops} device ops (kernels, memcpy, memset) of the {} ProfilerSteps, the last one included; the HTA figures above leave out the {} launched in the last step.",
+            w.profiler_steps, w.gpu_dropped
+        ),
+        None => format!("Whole capture: all {device_ops} device ops (kernels, memcpy, memset)."),
+    }
+}
+
 /// `GPU 0`, `CPU`, or the raw type and id.
 fn device_label(device_type: i64, device_id: i64) -> String {
     match device_type {
@@ -134,6 +147,14 @@ pub fn panel(rank: u32, t: &GpuTrace, s: &GpuSummary, width_px: u32) -> GpuPanel
     GpuPanelDto {
         rank,
         window_note: window_note(&s.hta.window),
+        categories_note: categories_note(
+            &s.hta.window,
+            s.kernels
+                .times
+                .count
+                .iter()
+                .fold(0u64, |a, &b| a.saturating_add(b)),
+        ),
         time: s.hta.time.map(|b| GpuTimeDto {
             span_us: b.span_us,
             idle_us: b.idle_us,
@@ -258,14 +279,15 @@ pub fn straggler_view(ranks: &[CollectivesDto]) -> StragglerViewDto {
             .ranks
             .iter()
             .zip(ranks)
-            .map(|(r, c)| StragglerRowDto {
+            .enumerate()
+            .map(|(i, (r, c))| StragglerRowDto {
                 rank: c.rank,
                 rank_id: r.rank,
                 collectives: c.starts_ns.len() as u64,
                 started_last: r.last_count,
                 mean_start_delay_ms: ns_to_ms(r.mean_delay_ns),
                 max_start_delay_ms: ns_to_ms(r.max_delay_ns),
-                is_straggler: v.straggler == Some(r.rank),
+                is_straggler: v.straggler_index == Some(i),
             })
             .collect(),
     }

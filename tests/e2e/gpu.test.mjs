@@ -68,6 +68,14 @@ test('rl_insight torch_profile: every role and rank, steps view of host-only tra
   assert.match(text, /ProfilerActivity\.CUDA/);
   assert.doesNotMatch(text, /torch_npu/);
   await p.screenshot('gpu-02-rl-insight-steps');
+  // Back in the inventory, each card says why steps cannot run in GPU terms (GPU-RUN-001),
+  // not the Ascend rank folder's trace_view.json / kernel_details.csv / ANOM-FILE-002.
+  await page.getByTestId('tab-inventory').click();
+  const caps = page.getByTestId('rank-card').first().getByTestId('capability');
+  await page.waitForFunction(() => /GPU-RUN-001/.test(document.querySelector('[data-testid=rank-card]').innerText));
+  const steps = (await caps.allInnerTexts()).find((t) => t.startsWith('Steps and anomalies'));
+  assert.match(steps, /^Steps and anomalies: cannot run — missing device events: a host-only trace.*GPU-RUN-001/);
+  assert.doesNotMatch(steps, /trace_view\.json|kernel_details|ANOM-FILE-002/);
   assert.deepEqual(p.consoleErrors, []);
   await page.context().close();
 });
@@ -98,6 +106,9 @@ test('HTA nccl trace: steps, a bubble selected with its next-kernel launch timin
   // late-launched kernel that ends it (tests/gpu_anomaly.rs pins the same 1).
   assert.match(panelText, /launches inside/);
   assert.equal(await panel.getByTestId('bubble-flows').innerText(), '1');
+  // The kernels around the bubble come from the trace: no "CSV line" on a GPU rank.
+  assert.match(panelText, /Memcpy DtoD \(Device -> Device\) · GPU_MEMCPY · 1\.5 µs/);
+  assert.doesNotMatch(panelText, /CSV line/);
   // The step's structure tree holds 322 structures (one-kernel repeated blocks): the first 40
   // are listed and the rest wait behind "show all" (the tab was 21,000 px long).
   const tree = page.getByTestId('structure-tree');
@@ -127,6 +138,9 @@ test('HTA trace_filter pair: GPU panel with HTA breakdowns, kernels and the stra
   assert.equal(await panel.getByTestId('gpu-compute').getAttribute('data-us'), '106252');
   assert.equal(await panel.getByTestId('gpu-idle').getAttribute('data-us'), '321378');
   assert.match(await panel.getByTestId('gpu-window').innerText(), /HTA parity window/);
+  // The categories and kernel tables cover the whole capture, unlike the HTA cards above.
+  assert.equal(await panel.getByTestId('gpu-categories-note').innerText(),
+    'Whole capture: all 1204 device ops (kernels, memcpy, memset) of the 2 ProfilerSteps, the last one included; the HTA figures above leave out the 602 launched in the last step.');
   assert.equal(await panel.getByTestId('gpu-idle-row').count(), 5);
   assert.equal(await panel.getByTestId('gpu-category-row').count(), 3);
   const kernels = await panel.getByTestId('gpu-kernel-row').count();
@@ -140,6 +154,7 @@ test('HTA trace_filter pair: GPU panel with HTA breakdowns, kernels and the stra
   assert.match(await rows.nth(1).innerText(), /straggler/);
   assert.doesNotMatch(await rows.nth(0).innerText(), /straggler/);
   assert.match(await rows.nth(1).innerText(), /\b8\b/);
+  assert.match(await rows.nth(1).innerText(), /^trace_filter\s+1\s+10\s+8\b/);
   assert.ok(await panel.getByTestId('gpu-memory-none').isVisible());
   await panel.scrollIntoViewIfNeeded();
   await p.screenshot('gpu-04-trace-filter-panel');

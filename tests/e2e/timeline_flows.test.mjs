@@ -68,6 +68,9 @@ test('GPU rank: a kernel shows its launch as an arrow, named and clickable', asy
   assert.equal(await name.innerText(), KERNEL);
   assert.match(await page.getByTestId('timeline-item').innerText(), /4458676524716\.094 µs/);
   assert.doesNotMatch(await page.getByTestId('timeline-item').innerText(), /kernel_details\.csv/);
+  // Kernel classes in GPU terms (as the legend): an NCCL kernel is communication, not HCCL.
+  assert.match(await page.getByTestId('timeline-item').innerText(), /core \/ class\s+NCCL \/ communication/);
+  assert.doesNotMatch(await page.getByTestId('timeline-item').innerText(), /HCCL/);
   // The launch: one link, named, and one arrow drawn.
   const flows = page.getByTestId('timeline-flows');
   await flows.filter({ hasText: 'launched by (1)' }).waitFor();

@@ -187,7 +187,8 @@ pub fn BubbleList(rank: u32, labels: Vec<(String, u32)>, t0_us: f64) -> impl Int
     }
 }
 
-fn kernel_line(title: &'static str, k: Option<KernelDto>, t0_us: f64) -> impl IntoView {
+/// `gpu`: a PyTorch profiler rank, whose kernels come from the trace (no CSV line to show).
+fn kernel_line(title: &'static str, k: Option<KernelDto>, t0_us: f64, gpu: bool) -> impl IntoView {
     view! {
         <dt>{title}</dt>
         <dd>
@@ -199,7 +200,7 @@ fn kernel_line(title: &'static str, k: Option<KernelDto>, t0_us: f64) -> impl In
                         " · {} · {} (wait {}) · stream {} · starts {}{}",
                         k.task_type, format::duration_ms(k.dur_us / 1000.0), format::duration_ms(k.wait_us / 1000.0), k.stream,
                         format::offset_ms(k.start_us / 1000.0, t0_us / 1000.0),
-                        if k.row > 0 { format!(" · CSV line {}", k.row) } else { String::new() }
+                        if k.row > 0 && !gpu { format!(" · CSV line {}", k.row) } else { String::new() }
                     )}</span>
                 }.into_any(),
             }}
@@ -267,10 +268,10 @@ pub fn BubblePanel(rank: u32, t0_us: f64, gpu: bool) -> impl IntoView {
                             <dt>"comm marker overlap"</dt><dd data-testid="ratio-comm">{pct(b.comm_ratio)}</dd>
                             <dt>"host parallelism"</dt><dd>{d.host_parallelism_hint.map(|h| format::fixed(h, 2)).unwrap_or_else(|| "–".into())}</dd>
                             <dt title=flow_title>{flow_label}</dt><dd data-testid="bubble-flows">{d.h2d_flow_count.to_string()}</dd>
-                            {kernel_line("before", d.before.clone(), t0_us)}
-                            {kernel_line("after", d.after.clone(), t0_us)}
-                            {kernel_line("before (main stream)", d.before_main.clone(), t0_us)}
-                            {kernel_line("after (main stream)", d.after_main.clone(), t0_us)}
+                            {kernel_line("before", d.before.clone(), t0_us, gpu)}
+                            {kernel_line("after", d.after.clone(), t0_us, gpu)}
+                            {kernel_line("before (main stream)", d.before_main.clone(), t0_us, gpu)}
+                            {kernel_line("after (main stream)", d.after_main.clone(), t0_us, gpu)}
                             {(!b.tags.is_empty()).then(|| view! { <dt>"tags"</dt><dd>{b.tags.join(", ")}</dd> })}
                         </dl>
                         <h4>"Candidate labels (possible causes, never certain)"</h4>

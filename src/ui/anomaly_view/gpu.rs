@@ -152,6 +152,7 @@ fn IdleByStream(rows: Vec<StreamIdleDto>) -> impl IntoView {
 fn Categories(p: GpuPanelDto) -> impl IntoView {
     view! {
         <h3>"Kernel categories"</h3>
+        <p class="muted" data-testid="gpu-categories-note">{p.categories_note.clone()}</p>
         <table class="grid" data-testid="gpu-category-table">
             <thead><tr><th>"category"</th><th class="num">"kernels"</th><th class="num">"Σ duration"</th><th class="num">"busy union"</th></tr></thead>
             <tbody>
@@ -337,10 +338,11 @@ fn Stragglers() -> impl IntoView {
             (_, Some(Ok(v))) => view! {
                 <p class="muted">{format!("{} collectives matched on every rank by order and name; the rank that starts them last most often is the straggler (the others wait for it inside the collective).", v.matched)}</p>
                 <table class="grid" data-testid="gpu-straggler-table">
-                    <thead><tr><th class="num">"rank"</th><th class="num">"collectives"</th><th class="num">"started last"</th><th class="num">"mean start delay"</th><th class="num">"max start delay"</th><th></th></tr></thead>
+                    <thead><tr><th>"role"</th><th class="num">"rank"</th><th class="num">"collectives"</th><th class="num">"started last"</th><th class="num">"mean start delay"</th><th class="num">"max start delay"</th><th></th></tr></thead>
                     <tbody>
                         {v.rows.into_iter().map(|r| view! {
                             <tr data-testid="gpu-straggler-row" class:slow=r.is_straggler>
+                                <td>{state.anomaly.with_untracked(|m| m.get(&r.rank).map(|s| s.role.clone())).unwrap_or_default()}</td>
                                 <td class="num">{r.rank_id.to_string()}</td>
                                 <td class="num">{format::thousands(r.collectives as i64)}</td>
                                 <td class="num">{format::thousands(r.started_last as i64)}</td>

@@ -23,14 +23,10 @@ pub fn Legend(
         .filter_map(|&(n, c)| {
             let name = if !gpu {
                 n
+            } else if n == "AI_CPU" {
+                return None;
             } else {
-                match n {
-                    "AI_CORE" => "compute",
-                    "AI_CPU" => return None,
-                    "HCCL" => "communication",
-                    "OTHER" => "memcpy / memset / other",
-                    other => other,
-                }
+                gpu_class(n)
             };
             Some(view! { <span class="legend-item"><span class="swatch" style=format!("background:{c}")></span>{name}</span> })
         })
@@ -40,6 +36,18 @@ pub fn Legend(
         .map(|(n, c)| view! { <span class="legend-item"><span class="swatch" style=format!("background:{c};opacity:.8")></span>{n.trim_start_matches("possible_").replace('_', " ")}</span> })
         .collect_view();
     view! { <div class="legend">"kernels: "{classes}</div><div class="legend">"bubbles: "{labels}</div> }
+}
+
+/// A kernel class as GPU users name it (the legend and the selected kernel of a GPU rank):
+/// the Ascend task classes the GPU pipeline reuses are not shown as such (`HCCL` on an NCCL
+/// kernel reads as a bug).
+fn gpu_class(n: &str) -> &str {
+    match n {
+        "AI_CORE" => "compute",
+        "HCCL" => "communication",
+        "OTHER" => "memcpy / memset / other",
+        other => other,
+    }
 }
 
 /// The stacked mode: "all ranks", the step to align on, and the ranks without that step.
@@ -188,8 +196,8 @@ pub fn Detail(
                         {row(if device { "stream" } else { "thread" }, k.stream.clone())}
                         {row("start", format!("+{} ({} µs)", format::duration_ms(k.start_ms), k.start_us))}
                         {row("duration", format!("{:.3} µs", k.dur_us))}
-                        {row("type", k.op_type.clone())}
-                        {row("core / class", format!("{} / {}", k.core, k.class))}
+                        {(!k.op_type.is_empty()).then(|| row("type", k.op_type.clone()))}
+                        {row("core / class", format!("{} / {}", k.core, if gpu { gpu_class(&k.class) } else { k.class.as_str() }))}
                         {(k.wait_us > 0.0).then(|| row("wait", format!("{:.3} µs", k.wait_us)))}
                         {(!k.shapes.is_empty()).then(|| row("input shapes", k.shapes.clone()))}
                         {(k.source_row > 0 && !gpu).then(|| row("kernel_details.csv line", k.source_row.to_string()))}
