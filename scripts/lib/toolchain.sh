@@ -4,7 +4,7 @@
 #
 # Pinned versions (must match Cargo.toml's `wasm-bindgen = "=…"` and Trunk.toml [tools]).
 TRUNK_VERSION="0.21.14"
-WASM_BINDGEN_VERSION="0.2.106"
+WASM_BINDGEN_VERSION="0.2.108"
 CARGO_FUZZ_VERSION="0.13.2"
 
 log() { echo "== $*" >&2; }
