@@ -57,6 +57,9 @@ test('rl_insight torch_profile: every role and rank, steps view of host-only tra
   assert.match(card, /NVIDIA L20/);
   assert.match(card, /CUDA 12\.8/);
   assert.match(card, /distributedInfo\.rank/);
+  // A GPU rank's card lists the GPU fields only, not the Ascend ones as "—".
+  const keys = await page.getByTestId('rank-card').first().locator('dl.facts dt').allInnerTexts();
+  assert.deepEqual(keys, ['folder', 'rank from', 'other files', 'GPU', 'GPU runtime']);
   await p.screenshot('gpu-01-rl-insight-inventory');
   await page.getByTestId('tab-anomaly').click();
   await page.getByTestId('anomaly-view').waitFor();
