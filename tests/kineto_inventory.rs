@@ -127,6 +127,47 @@ fn hta_data_folder_traces_and_the_chakra_file() {
         Some("ROCm")
     );
     assert_eq!(a.rank_source, RankSource::Order);
+    // No HTA trace has `cuda_runtime_version`: its `cuda…` runtime calls say CUDA (no
+    // version), as `hip…` ones say ROCm; the CPU-only trace has no runtime at all.
+    let mut runtimes: Vec<(String, Option<String>)> = inv
+        .ranks
+        .iter()
+        .map(|r| {
+            let name = r.dir.rsplit('/').next().unwrap().to_string();
+            (name, r.side.kineto.as_ref().unwrap().runtime.clone())
+        })
+        .collect();
+    runtimes.sort();
+    let cuda = Some("CUDA".to_string());
+    assert_eq!(
+        runtimes,
+        vec![
+            (
+                "benchmark_result_2869224_1695835535_trace.json.gz".into(),
+                cuda.clone()
+            ),
+            (
+                "benchmark_result_924719_1679055439_trace.json.gz".into(),
+                cuda.clone()
+            ),
+            ("benchmark_simple_add_trace.json.gz".into(), cuda.clone()),
+            ("control.json.gz".into(), cuda.clone()),
+            (
+                "mi250_minitoy_train_ROCm6_2_kineto.json.gz".into(),
+                Some("ROCm".into())
+            ),
+            ("nccl_data.json.gz".into(), cuda.clone()),
+            (
+                "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz".into(),
+                cuda.clone()
+            ),
+            ("rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz".into(), None),
+            ("rank0.json.gz".into(), cuda.clone()),
+            ("sampled_rank-0.json.gz".into(), cuda.clone()),
+            ("sampled_rank-1.json.gz".into(), cuda.clone()),
+            ("test.json.gz".into(), cuda.clone()),
+        ]
+    );
     let t = find("trace_diff/control/control.json.gz");
     assert_eq!(
         (t.role.as_str(), t.rank_id, t.rank_source),

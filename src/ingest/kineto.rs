@@ -33,7 +33,8 @@ pub struct KinetoHead {
     pub world_size: Option<i64>,
     /// `deviceProperties[].name`, distinct, in order.
     pub devices: Vec<String>,
-    /// `CUDA 12.8` from `cuda_runtime_version`, `ROCm` when the runtime calls are `hip…`.
+    /// `CUDA 12.8` from `cuda_runtime_version`, `ROCm` when the runtime calls are `hip…`,
+    /// `CUDA` (no version) when they are `cuda…` and the version key is missing.
     pub runtime: Option<String>,
     /// The file is gzip.
     pub gzip: bool,

@@ -491,9 +491,14 @@ pub struct RankFolderDto {
     /// GPU ranks (PyTorch profiler traces): device names from `deviceProperties`.
     #[serde(default)]
     pub gpu_device: Option<String>,
-    /// GPU ranks: `CUDA 12.8` (from `cuda_runtime_version`) or `ROCm`.
+    /// GPU ranks: `CUDA 12.8` (from `cuda_runtime_version`), `CUDA` (from `cuda…` runtime
+    /// calls or an NVIDIA device) or `ROCm`.
     #[serde(default)]
     pub gpu_runtime: Option<String>,
+    /// A GPU rank (a PyTorch profiler trace): its card shows the GPU fields, not the Ascend
+    /// ones (level, export, torch_npu, CANN), which such a rank never has.
+    #[serde(default)]
+    pub kineto: bool,
     /// Files of this folder.
     pub files: Vec<FileDto>,
     /// One entry per analysis.

@@ -73,6 +73,8 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
             .unwrap_or_else(|| "?".into())
     );
     let (n_other, other_bytes) = rank.other_files;
+    // A GPU rank (PyTorch profiler trace) never has the Ascend fields: not listed as "—".
+    let ascend_only = ["level", "export", "torch_npu", "CANN"];
     let facts = [
         ("folder", Some(rank.dir.clone())),
         ("rank from", Some(rank.rank_source.clone())),
@@ -91,7 +93,9 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
         ("CANN", rank.cann_version.clone()),
         ("GPU", rank.gpu_device.clone()),
         ("GPU runtime", rank.gpu_runtime.clone()),
-    ];
+    ]
+    .into_iter()
+    .filter(|(k, _)| !(rank.kineto && ascend_only.contains(k)));
     let analyses = rank.analyses.clone();
     // Memos, like the file rows': a finished target changes one card, not all of them.
     let status = Memo::new(move |_| {
@@ -115,7 +119,6 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
             <p class="rank-status">{move || status.get()}</p>
             <dl class="facts">
                 {facts
-                    .into_iter()
                     .map(|(k, v)| {
                         view! {
                             <dt>{k}</dt>

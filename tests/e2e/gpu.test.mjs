@@ -57,10 +57,20 @@ test('rl_insight torch_profile: every role and rank, steps view of host-only tra
   assert.match(card, /NVIDIA L20/);
   assert.match(card, /CUDA 12\.8/);
   assert.match(card, /distributedInfo\.rank/);
+  // A GPU rank's card lists the GPU fields only, not the Ascend ones as "—".
+  const keys = await page.getByTestId('rank-card').first().locator('dl.facts dt').allInnerTexts();
+  assert.deepEqual(keys, ['folder', 'rank from', 'other files', 'GPU', 'GPU runtime']);
   await p.screenshot('gpu-01-rl-insight-inventory');
   await page.getByTestId('tab-anomaly').click();
   await page.getByTestId('anomaly-view').waitFor();
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=anomaly-no-kernels-row]').length === 6);
+  // Each row names the trace (not a "rank folder") with its role and rank.
+  const first = await page.getByTestId('anomaly-no-kernels-row').first().locator('td').allInnerTexts();
+  assert.deepEqual(first, [
+    'actor_compute_log_prob',
+    '0',
+    'trace torch_profile/actor_compute_log_prob/prof_rank-0_031847.json.gz: cannot run, no device kernels (see below)',
+  ]);
   const empty = page.getByTestId('anomaly-no-kernels');
   await empty.waitFor();
   const text = await empty.innerText();

@@ -91,6 +91,7 @@ pub fn inventory(inv: &Inventory, files: &[FileMeta]) -> InventoryDto {
                 .filter(|h| !h.devices.is_empty())
                 .map(|h| h.devices.join(", ")),
             gpu_runtime: r.side.kineto.as_ref().and_then(|h| h.runtime.clone()),
+            kineto: r.side.kineto.is_some(),
             files: r
                 .files
                 .iter()

@@ -19,7 +19,8 @@ pub const SNIFF_EVENTS: u64 = 2000;
 pub const SNIFF_BYTES: u64 = 16 << 20;
 
 /// Reads the head of `src` (file `name`): the top-level members up to the events and the
-/// first [`SNIFF_EVENTS`] events (at most [`SNIFF_BYTES`] inflated bytes), and says whether it
+/// first [`SNIFF_EVENTS`] events (further until the first runtime call when neither the members
+/// nor those events name the runtime; at most [`SNIFF_BYTES`] inflated bytes), and says whether it
 /// is a Kineto trace (formats.md §8: `traceEvents` with `deviceProperties`, `distributedInfo`
 /// or a GPU category; or a `*.pt.trace.json[.gz]` name with events).
 pub fn sniff<'a>(src: Box<dyn Read + 'a>, name: &str, size: Option<u64>) -> KinetoHead {
@@ -56,6 +57,9 @@ pub fn sniff<'a>(src: Box<dyn Read + 'a>, name: &str, size: Option<u64>) -> Kine
     let mut keys = (false, false);
     let mut gpu_cat = false;
     let mut hip = false;
+    let mut cuda = false;
+    // The members name the runtime (`cuda_runtime_version`, an NVIDIA or AMD device).
+    let runtime_member = std::cell::Cell::new(false);
     let mut seen = 0u64;
     let file: Arc<str> = Arc::from(name);
     let res = for_each_member_and_event(
@@ -72,29 +76,42 @@ pub fn sniff<'a>(src: Box<dyn Read + 'a>, name: &str, size: Option<u64>) -> Kine
             keys.0 |= k == b"deviceProperties";
             keys.1 |= k == b"distributedInfo";
             let _ = read_member(&mut facts, k, v);
+            runtime_member.set(
+                facts.cuda_runtime_version.is_some()
+                    || facts
+                        .devices
+                        .iter()
+                        .any(|d| d.name.starts_with("AMD") || d.name.starts_with("NVIDIA")),
+            );
         },
         &mut |ev, _| {
             seen += 1;
             if let Some([cat, nm]) = fields(ev, ["cat", "name"]) {
                 let cat = cat.and_then(as_str).unwrap_or_default();
-                gpu_cat |= matches!(
-                    &*cat,
-                    "kernel"
-                        | "gpu_memcpy"
-                        | "gpu_memset"
-                        | "cuda_runtime"
-                        | "cuda_driver"
-                        | "Kernel"
-                        | "Memcpy"
-                        | "Memset"
-                        | "Runtime"
-                        | "ac2g"
-                );
+                gpu_cat |= seen <= SNIFF_EVENTS
+                    && matches!(
+                        &*cat,
+                        "kernel"
+                            | "gpu_memcpy"
+                            | "gpu_memset"
+                            | "cuda_runtime"
+                            | "cuda_driver"
+                            | "Kernel"
+                            | "Memcpy"
+                            | "Memset"
+                            | "Runtime"
+                            | "ac2g"
+                    );
                 if matches!(&*cat, "cuda_runtime" | "Runtime") {
-                    hip |= nm.and_then(as_str).is_some_and(|n| n.starts_with("hip"));
+                    let nm = nm.and_then(as_str);
+                    hip |= nm.as_deref().is_some_and(|n| n.starts_with("hip"));
+                    cuda |= nm.as_deref().is_some_and(|n| n.starts_with("cuda"));
                 }
             }
-            if seen >= SNIFF_EVENTS {
+            // Past the first SNIFF_EVENTS events only the runtime is still looked for, until
+            // the first runtime call (HTA's traces have none in their first 2,000 events and
+            // no `cuda_runtime_version`), within SNIFF_BYTES.
+            if seen >= SNIFF_EVENTS && (hip || cuda || runtime_member.get()) {
                 ControlFlow::Break(())
             } else {
                 ControlFlow::Continue(())
@@ -125,7 +142,13 @@ pub fn sniff<'a>(src: Box<dyn Read + 'a>, name: &str, size: Option<u64>) -> Kine
     head.runtime = if hip || head.devices.iter().any(|d| d.starts_with("AMD")) {
         Some("ROCm".into())
     } else {
-        facts.cuda_runtime_version.map(cuda_version_text)
+        // Without `cuda_runtime_version` (older Kineto, HTA's traces) `cuda…` runtime calls
+        // or an NVIDIA device say CUDA, as `hip…` calls or an AMD device say ROCm; no version.
+        let nvidia = head.devices.iter().any(|d| d.starts_with("NVIDIA"));
+        facts
+            .cuda_runtime_version
+            .map(cuda_version_text)
+            .or_else(|| (cuda || nvidia).then(|| "CUDA".into()))
     };
     head
 }

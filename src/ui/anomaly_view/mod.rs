@@ -164,8 +164,23 @@ fn CrossRank() -> impl IntoView {
             </thead>
             <tbody>
                 {move || rows.get().into_iter().map(row).collect_view()}
-                {move || state.anomaly.with(|m| m.values().filter(|s| s.kernels == 0).map(|s| (s.rank, s.dir.clone())).collect::<Vec<_>>()).into_iter().map(|(r, dir)| view! {
-                    <tr class="muted" data-testid="anomaly-no-kernels-row"><td colspan="13">{format!("rank folder {r} ({dir}): cannot run, no device kernels (see below)")}</td></tr>
+                {move || state.anomaly.with(|m| m.values().filter(|s| s.kernels == 0).map(|s| (s.rank, s.dir.clone())).collect::<Vec<_>>()).into_iter().map(|(r, dir)| {
+                    // Role and rank as the inventory knows them; a PyTorch profiler trace is a
+                    // file, not a rank folder.
+                    let (role, rank_id, kineto) = state.inventory.with_untracked(|i| {
+                        i.as_ref()
+                            .and_then(|i| i.ranks.get(r as usize))
+                            .map(|f| (f.role.clone(), f.rank_id, f.kineto))
+                            .unwrap_or_default()
+                    });
+                    let what = if kineto { "trace" } else { "rank folder" };
+                    view! {
+                        <tr class="muted" data-testid="anomaly-no-kernels-row">
+                            <td>{role}</td>
+                            <td class="num">{rank_id.map(|r| r.to_string()).unwrap_or_else(|| "?".into())}</td>
+                            <td colspan="11">{format!("{what} {dir}: cannot run, no device kernels (see below)")}</td>
+                        </tr>
+                    }
                 }).collect_view()}
                 {move || failed().into_iter().map(|(r, m)| view! {
                     <tr class="error"><td colspan="13">{format!("rank folder {r}: {m}")}</td></tr>
