@@ -447,8 +447,14 @@ test('keyboard only: open a folder with Enter, Steps & bubbles tab, timeline key
   const p = await newPage();
   await p.open();
   const stops = [];
+  // Listen for the file chooser before any key is pressed: Playwright turns on
+  // Chromium's file-chooser interception when the first listener is added, and a
+  // chooser opened before that round trip ends is never reported (a CI flake under load).
+  const chooserOpened = p.page.waitForEvent('filechooser', { timeout: 60_000 });
+  await p.page.waitForTimeout(200);
   stops.push(...await tabTo(p.page, 'open-folder'));
-  const [chooser] = await Promise.all([p.page.waitForEvent('filechooser'), p.page.keyboard.press('Enter')]);
+  await p.page.keyboard.press('Enter');
+  const chooser = await chooserOpened;
   await chooser.setFiles(LEVEL1);
   assert.equal(await p.waitDone(), 'Done');
   stops.push(...await tabTo(p.page, 'tab-inventory'));
