@@ -16,7 +16,7 @@
 // --settle MS: wait MS after the page opened before dropping, as a user who opens the page and
 //   then picks a folder does (the page starts its warm workers meanwhile, src/ui/client.rs);
 //   the default 0 drops at once, while they are still starting.
-// --profile: a CDP Profiler session on the first Web Worker of the first run (sampling every
+// --profile: a CDP Profiler session on every Web Worker of the first run, the busiest kept (sampling every
 //   100 µs); the profile is written for Chrome DevTools and its top functions by self time are
 //   printed as one JSON line. --views: also time the memory views afterwards (table page, sort,
 //   scroll, filter, chart zoom) as before. --no-jspi: the worker sees no JSPI, so it reads
@@ -72,46 +72,54 @@ function runNative(run) {
     peak_rss_mb: r1(rssKb / 1024) };
 }
 
-/** A CDP Profiler on the page's first Web Worker, through the page's own CDP session
- * (auto-attach without flattening; messages go through Target.sendMessageToTarget). */
+/** A CDP Profiler on every Web Worker of the page (the warm pool exists before the drop, and
+ * which worker gets the job is not known in advance), through the page's own CDP session
+ * (auto-attach without flattening; messages go through Target.sendMessageToTarget). `stop`
+ * returns the profile of the busiest worker (most non-idle time). */
 async function workerProfiler(context, page) {
   const cdp = await context.newCDPSession(page);
   let nextId = 1;
   const waiting = new Map();
-  let worker;
-  let resolveWorker;
-  const attached = new Promise((r) => { resolveWorker = r; });
+  const workers = [];
+  let started = false;
   const sendTo = (sessionId, method, params = {}) => new Promise((resolve) => {
     const id = nextId++;
     waiting.set(id, resolve);
     cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method, params }) });
   });
+  const startOn = async (sessionId) => {
+    await sendTo(sessionId, 'Profiler.enable');
+    await sendTo(sessionId, 'Profiler.setSamplingInterval', { interval: 100 });
+    await sendTo(sessionId, 'Profiler.start');
+    await sendTo(sessionId, 'Runtime.runIfWaitingForDebugger');
+  };
   cdp.on('Target.attachedToTarget', (ev) => {
-    if (!worker && ev.targetInfo.type === 'worker') {
-      worker = ev.sessionId;
-      resolveWorker();
+    if (ev.targetInfo.type === 'worker') {
+      workers.push(ev.sessionId);
+      if (started) startOn(ev.sessionId);
     } else {
-      sendTo(ev.sessionId, 'Runtime.runIfWaitingForDebugger'); // every other worker runs at once
+      sendTo(ev.sessionId, 'Runtime.runIfWaitingForDebugger');
     }
   });
   cdp.on('Target.receivedMessageFromTarget', (ev) => {
     const msg = JSON.parse(ev.message);
     if (msg.id && waiting.has(msg.id)) { waiting.get(msg.id)(msg); waiting.delete(msg.id); }
   });
-  const send = (method, params) => sendTo(worker, method, params);
   await cdp.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: false });
   return {
-    /** Starts sampling as soon as the first worker exists, then lets it run. */
+    /** Starts sampling on every worker that exists, and on each new one as it starts. */
     async start() {
-      await attached;
-      await send('Profiler.enable');
-      await send('Profiler.setSamplingInterval', { interval: 100 });
-      await send('Profiler.start');
-      await send('Runtime.runIfWaitingForDebugger');
+      started = true;
+      await Promise.all(workers.map(startOn));
     },
     async stop() {
-      const reply = await send('Profiler.stop');
-      return reply.result.profile;
+      const profiles = (await Promise.all(workers.map((w) => sendTo(w, 'Profiler.stop'))))
+        .map((r) => r.result?.profile).filter(Boolean);
+      const busy = (prof) => {
+        const idle = new Set(prof.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id));
+        return prof.samples.reduce((a, id, i) => a + (idle.has(id) ? 0 : prof.timeDeltas[i] || 0), 0);
+      };
+      return profiles.sort((a, b) => busy(b) - busy(a))[0];
     },
   };
 }

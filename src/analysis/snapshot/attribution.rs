@@ -5,7 +5,8 @@
 //! rule; fallbacks: the first Python frame, the first named frame, `<no stack>`.
 //! Sites are computed once per distinct stack (stacks are interned).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::model::snapshot::{FrameId, SnapPools, StackId, NO_STACK};
 
@@ -55,8 +56,8 @@ impl<'a> Attributor<'a> {
             pools,
             rule,
             root: None,
-            cache: HashMap::new(),
-            project: HashMap::new(),
+            cache: HashMap::default(),
+            project: HashMap::default(),
         }
     }
 
@@ -191,7 +192,7 @@ pub fn contributors(
     attr: &mut Attributor<'_>,
     k: usize,
 ) -> Vec<Contributor> {
-    let mut groups: HashMap<(Origin, Vec<FrameId>, bool), (Contributor, u64)> = HashMap::new();
+    let mut groups: HashMap<(Origin, Vec<FrameId>, bool), (Contributor, u64)> = HashMap::default();
     for &r in live {
         let r = r as usize;
         let info = attr.site(lt.stack[r]);
@@ -268,45 +269,58 @@ pub struct TreeNode {
 
 /// Builds the prefix tree of `live` records: root = outermost frame, one level per
 /// visible Python frame, `<non-python>` (frame `None` at depth 1) for records without any.
+///
+/// Nodes are numbered in the order their first record reaches them (records in `live`
+/// order). Records are first summed per stack (one pass, no hashing of frames), then each
+/// distinct stack walks the tree once: the cost is O(live + stacks × depth), not
+/// O(live × depth).
 pub fn prefix_tree(lt: &Lifetimes, live: &[u32], pools: &SnapPools) -> Vec<TreeNode> {
+    // Per distinct stack, in first-appearance order: (stack, bytes, records).
+    let mut per_stack: Vec<(StackId, u64, u64)> = Vec::new();
+    let mut slot_of: FxHashMap<StackId, usize> = FxHashMap::default();
+    let mut total = (0u64, 0u64);
+    for &r in live {
+        let r = r as usize;
+        let (stack, size) = (lt.stack[r], lt.size[r]);
+        let i = *slot_of.entry(stack).or_insert_with(|| {
+            per_stack.push((stack, 0, 0));
+            per_stack.len() - 1
+        });
+        per_stack[i].1 += size;
+        per_stack[i].2 += 1;
+        total.0 += size;
+        total.1 += 1;
+    }
     let mut nodes = vec![TreeNode {
         frame: None,
         parent: 0,
-        bytes: 0,
-        tensors: 0,
+        bytes: total.0,
+        tensors: total.1,
         depth: 0,
     }];
-    let mut children: HashMap<(u32, Option<FrameId>), u32> = HashMap::new();
-    let mut path_cache: HashMap<StackId, Vec<FrameId>> = HashMap::new();
-    for &r in live {
-        let r = r as usize;
-        let stack = lt.stack[r];
-        let path = path_cache.entry(stack).or_insert_with(|| {
-            let frames = if stack == NO_STACK {
-                &[][..]
-            } else {
-                pools.stacks.get(stack)
-            };
-            frames
-                .iter()
-                .rev()
-                .copied()
-                .filter(|f| {
-                    let (file, _, name) = pools.frame_text(*f);
-                    !memoryviz_hidden(name, file) && is_python(file)
-                })
-                .collect()
-        });
-        let levels: Vec<Option<FrameId>> = if path.is_empty() {
-            vec![None]
+    let mut children: FxHashMap<(u32, Option<FrameId>), u32> = FxHashMap::default();
+    let mut levels: Vec<Option<FrameId>> = Vec::new();
+    // Whether a frame is shown (a visible Python frame), tested once per frame id.
+    let mut shown_cache: FxHashMap<FrameId, bool> = FxHashMap::default();
+    let mut shown = |f: FrameId| {
+        *shown_cache.entry(f).or_insert_with(|| {
+            let (file, _, name) = pools.frame_text(f);
+            !memoryviz_hidden(name, file) && is_python(file)
+        })
+    };
+    for (stack, bytes, tensors) in per_stack {
+        let frames = if stack == NO_STACK {
+            &[][..]
         } else {
-            path.iter().map(|f| Some(*f)).collect()
+            pools.stacks.get(stack)
         };
-        let size = lt.size[r];
-        nodes[0].bytes += size;
-        nodes[0].tensors += 1;
+        levels.clear();
+        levels.extend(frames.iter().rev().copied().filter(|&f| shown(f)).map(Some));
+        if levels.is_empty() {
+            levels.push(None);
+        }
         let mut cur = 0u32;
-        for f in levels {
+        for &f in &levels {
             let depth = nodes[cur as usize].depth + 1;
             let next = *children.entry((cur, f)).or_insert_with(|| {
                 nodes.push(TreeNode {
@@ -318,8 +332,8 @@ pub fn prefix_tree(lt: &Lifetimes, live: &[u32], pools: &SnapPools) -> Vec<TreeN
                 });
                 (nodes.len() - 1) as u32
             });
-            nodes[next as usize].bytes += size;
-            nodes[next as usize].tensors += 1;
+            nodes[next as usize].bytes += bytes;
+            nodes[next as usize].tensors += tensors;
             cur = next;
         }
     }

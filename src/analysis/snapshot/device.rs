@@ -1,7 +1,7 @@
 //! The whole per-device analysis: lifetimes → curves → peaks → live sets → attribution
 //! (torch-snapshot.md §7.2–§7.9). Pure: no I/O; the report formats its output.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::model::snapshot::{Action, BlockState, DeviceTrace, Snapshot, StackId, Stage, StrId};
 
@@ -440,7 +440,7 @@ fn largest(lt: &Lifetimes, live: &[u32], attr: &mut Attributor<'_>, n: usize) ->
 }
 
 fn composition(lt: &Lifetimes, live: &[u32]) -> HashMap<StackId, u64> {
-    let mut m = HashMap::new();
+    let mut m = HashMap::default();
     for &r in live {
         *m.entry(lt.stack[r as usize]).or_insert(0) += lt.size[r as usize];
     }
@@ -470,7 +470,7 @@ pub fn jaccard(a: &HashMap<StackId, u64>, b: &HashMap<StackId, u64>) -> f64 {
 /// Annotation ranges of `device`: (name, start_us, end_us or None), START/END matched by name.
 pub fn annotation_spans(snap: &Snapshot, device: u32) -> Vec<(StrId, i64, Option<i64>)> {
     let mut spans = Vec::new();
-    let mut open: HashMap<StrId, Vec<usize>> = HashMap::new();
+    let mut open: HashMap<StrId, Vec<usize>> = HashMap::default();
     for a in snap.annotations.iter().flatten() {
         if a.device != device as i64 {
             continue;

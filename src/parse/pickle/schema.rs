@@ -125,6 +125,10 @@ pub(crate) struct Builder {
     /// Consumed slots waiting for release, highest `min_pos` first (a max-heap, so an op
     /// touches only the slots it frees: slots stuck under a deep handle cost nothing per op).
     pending: BinaryHeap<Pending>,
+    /// The fast lane of `pending`: slots deferred in non-decreasing `min_pos` order (a batch of
+    /// trace entries appended one after another), so the top is the highest and a release is a
+    /// `Vec::pop`. A slot that would break the order goes to the heap.
+    pending_run: Vec<Pending>,
     pub devices: Vec<DevBuild>,
     pub dt_len: u32,
     pub out_segments: Vec<crate::model::snapshot::Segment>,
@@ -189,6 +193,7 @@ impl Builder {
             generic_items: 0,
             generic_dropped: false,
             pending: BinaryHeap::new(),
+            pending_run: Vec::new(),
             devices: Vec::new(),
             dt_len: 0,
             out_segments: Vec::new(),
@@ -383,11 +388,16 @@ impl Builder {
         };
         if fresh {
             let min_pos = self.min_pos(role, slot);
-            self.pending.push(Pending {
+            let p = Pending {
                 min_pos,
                 slot,
                 role,
-            });
+            };
+            if self.pending_run.last().is_none_or(|l| l.min_pos <= min_pos) {
+                self.pending_run.push(p);
+            } else {
+                self.pending.push(p);
+            }
         }
     }
 
@@ -431,11 +441,24 @@ impl Builder {
     /// Frees the consumed slots that no handle on the VM stack (now `stack_len`
     /// deep) can still refer to; the others wait until the stack shrinks.
     pub fn end_op(&mut self, stack_len: usize) {
-        while let Some(&p) = self.pending.peek() {
+        loop {
+            // The highest waiting slot of the two lanes, if no handle below `stack_len` holds it.
+            let run = self.pending_run.last().copied();
+            let heap = self.pending.peek().copied();
+            let (p, from_run) = match (run, heap) {
+                (Some(r), Some(h)) if h.min_pos > r.min_pos => (h, false),
+                (Some(r), _) => (r, true),
+                (None, Some(h)) => (h, false),
+                (None, None) => break,
+            };
             if (p.min_pos as usize) < stack_len {
                 break;
             }
-            self.pending.pop();
+            if from_run {
+                self.pending_run.pop();
+            } else {
+                self.pending.pop();
+            }
             let (role, slot) = (p.role, p.slot);
             let now = self.min_pos(role, slot);
             if now < p.min_pos {

@@ -358,20 +358,36 @@ impl Machine {
                 self.stack.push(v);
             }
             op::SETITEMS | op::APPENDS | op::ADDITEMS => {
-                self.pop_to_mark(off)?;
-                let target = self.top(off)?;
+                // The items stay where they are (no copy): the builder reads them off the
+                // stack above the mark, then the stack drops to the mark.
+                let m = self
+                    .marks
+                    .pop()
+                    .ok_or_else(|| self.malformed(off, "no MARK on the stack"))?;
+                if m > self.stack.len() {
+                    return Err(self.malformed(off, "MARK above the stack top"));
+                }
+                let target = match m.checked_sub(1).map(|t| self.stack[t]) {
+                    Some(t) => t,
+                    None => {
+                        self.stack.truncate(m);
+                        return Err(self.malformed(off, "empty stack"));
+                    }
+                };
                 let kind = match code {
                     op::SETITEMS => Kind::Dict,
                     op::APPENDS => Kind::List,
                     _ => Kind::Set,
                 };
-                if kind == Kind::Dict && self.tmp.len() % 2 == 1 {
+                if kind == Kind::Dict && (self.stack.len() - m) % 2 == 1 {
                     return Err(self.malformed(off, "odd number of items for SETITEMS"));
                 }
-                let items = std::mem::take(&mut self.tmp);
-                let r = self.add_items(kind, target, &items, off);
-                self.tmp = items;
-                r?;
+                let r =
+                    self.b
+                        .add_items(kind, target, &self.stack[m..], &mut self.memo, &self.bigs);
+                self.stack.truncate(m);
+                self.b.end_op(self.stack.len());
+                r.map_err(|what| self.malformed(off, what))?;
             }
             op::SETITEM => {
                 let v = self.pop(off)?;
