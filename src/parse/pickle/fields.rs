@@ -105,6 +105,17 @@ const ENTRY_KEYS: [&str; 11] = [
     "category",
 ];
 
+// Bits of `ENTRY_KEYS` that `set_field` routes (the others only set their mask bit).
+const BIT_ACTION: usize = 0;
+const BIT_ADDR: usize = 1;
+const BIT_SIZE: usize = 2;
+const BIT_STREAM: usize = 3;
+const BIT_TIME_US: usize = 4;
+const BIT_FRAMES: usize = 5;
+const BIT_COMPILE_CONTEXT: usize = 6;
+const BIT_USER_METADATA: usize = 7;
+const BIT_DEVICE_FREE: usize = 8;
+
 /// An integer field value.
 enum Int {
     Ok(i128),
@@ -514,56 +525,41 @@ impl Builder {
         match o.role {
             Role::Top => self.set_top(key, v),
             Role::Entry => {
+                // One table lookup routes the key (bit order of `ENTRY_KEYS`).
                 let bit = k.entry_bit(key);
-                let (is_frames, is_cc, is_um) = (
-                    key == k.frames,
-                    key == k.compile_context,
-                    key == k.user_metadata,
-                );
-                let (ka, kaddr, ksize, kstream, ktime, kfree) =
-                    (k.action, k.addr, k.size, k.stream, k.time_us, k.device_free);
                 let na = k.na;
-                let stack = if is_frames {
+                let stack = if bit == Some(BIT_FRAMES) {
                     self.stack_of(v, memo)?
                 } else {
                     None
                 };
-                let text_id = if is_cc || is_um {
-                    match v {
-                        // "N/A" is the default compile_context (§3.5): stored as absent.
-                        Val::Str(s) if is_cc && s == na => Some(StrId(0)),
-                        Val::Str(s) => Some(s),
-                        other => {
-                            let t = self.scalar_text(other);
-                            Some(self.pools.strings.intern(&t))
-                        }
+                let text_id = match (bit, v) {
+                    // "N/A" is the default compile_context (§3.5): stored as absent.
+                    (Some(BIT_COMPILE_CONTEXT), Val::Str(s)) if s == na => StrId(0),
+                    (Some(BIT_COMPILE_CONTEXT | BIT_USER_METADATA), Val::Str(s)) => s,
+                    (Some(BIT_COMPILE_CONTEXT | BIT_USER_METADATA), other) => {
+                        let t = self.scalar_text(other);
+                        self.pools.strings.intern(&t)
                     }
-                } else {
-                    None
+                    _ => StrId(0),
                 };
                 let e = self.entry(o)?;
-                match bit {
-                    Some(b) => e.mask |= 1 << b,
-                    None => e.unknown_keys.push(key),
-                }
-                if key == ka {
-                    e.action = v;
-                } else if key == kaddr {
-                    e.addr = v;
-                } else if key == ksize {
-                    e.size = v;
-                } else if key == kstream {
-                    e.stream = v;
-                } else if key == ktime {
-                    e.time_us = v;
-                } else if key == kfree {
-                    e.device_free = v;
-                } else if is_frames {
-                    e.stack = stack;
-                } else if is_cc {
-                    e.compile = text_id.unwrap_or_default();
-                } else if is_um {
-                    e.meta = text_id.unwrap_or_default();
+                let Some(b) = bit else {
+                    e.unknown_keys.push(key);
+                    return Ok(());
+                };
+                e.mask |= 1 << b;
+                match b {
+                    BIT_ACTION => e.action = v,
+                    BIT_ADDR => e.addr = v,
+                    BIT_SIZE => e.size = v,
+                    BIT_STREAM => e.stream = v,
+                    BIT_TIME_US => e.time_us = v,
+                    BIT_DEVICE_FREE => e.device_free = v,
+                    BIT_FRAMES => e.stack = stack,
+                    BIT_COMPILE_CONTEXT => e.compile = text_id,
+                    BIT_USER_METADATA => e.meta = text_id,
+                    _ => {}
                 }
                 Ok(())
             }
@@ -890,5 +886,33 @@ impl Builder {
             }
             _ => out.push('…'),
         }
+    }
+}
+
+#[cfg(test)]
+mod bit_tests {
+    use super::*;
+
+    #[test]
+    fn routed_bits_name_their_keys() {
+        let named = [
+            (BIT_ACTION, "action"),
+            (BIT_ADDR, "addr"),
+            (BIT_SIZE, "size"),
+            (BIT_STREAM, "stream"),
+            (BIT_TIME_US, "time_us"),
+            (BIT_FRAMES, "frames"),
+            (BIT_COMPILE_CONTEXT, "compile_context"),
+            (BIT_USER_METADATA, "user_metadata"),
+            (BIT_DEVICE_FREE, "device_free"),
+        ];
+        for (bit, name) in named {
+            assert_eq!(ENTRY_KEYS[bit], name);
+        }
+        let mut strings = SnapStrings::default();
+        let k = Keys::new(&mut strings);
+        assert_eq!(k.entry_bit(k.time_us), Some(BIT_TIME_US));
+        assert_eq!(k.entry_bit(k.user_metadata), Some(BIT_USER_METADATA));
+        assert_eq!(k.entry_bit(k.filename), None);
     }
 }

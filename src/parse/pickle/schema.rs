@@ -402,8 +402,15 @@ impl Builder {
     }
 
     /// Notes that a handle to `v` was pushed at stack position `pos`.
+    #[inline]
     pub fn note_push(&mut self, v: Val, pos: usize) {
         if let Val::Obj(o) = v {
+            self.note_obj_push(o, pos);
+        }
+    }
+
+    fn note_obj_push(&mut self, o: Obj, pos: usize) {
+        {
             let (s, g) = (o.slot, o.gen);
             let m = match o.role {
                 Role::Entry => self.entries.get(s, g).map(|x| &mut x.min_pos),

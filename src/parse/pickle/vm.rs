@@ -154,30 +154,19 @@ impl Machine {
                 return Ok((Status::NeedMore, pos));
             };
             let off = base + pos as u64;
-            match op::class(code) {
-                Class::Data => {}
-                Class::Refused => {
-                    return Err(self.err(
-                        off,
-                        PickleErrorKind::Refused {
-                            opcode: op::name(code),
-                        },
-                    ))
-                }
-                Class::Unsupported => {
-                    return Err(self.err(off, PickleErrorKind::Unsupported { byte: code }))
-                }
-            }
+            // Fast path: a data opcode whose operand length is fixed or has a 1-byte prefix.
             let rest = &input[pos + 1..];
-            let len = match operand_len(code, rest) {
-                Ok(Some(n)) if n <= rest.len() => n,
-                Ok(_) => {
-                    if at_eof {
-                        return Err(self.err(off, PickleErrorKind::Truncated { total: self.total }));
-                    }
-                    return Ok((Status::NeedMore, pos));
-                }
-                Err(what) => return Err(self.malformed(off, what)),
+            let quick = match QUICK_LEN[code as usize] {
+                SLOW => None,
+                PREFIX1 => rest.first().map(|&n| 1 + n as usize),
+                n => Some(n as usize),
+            };
+            let len = match quick.filter(|&n| n <= rest.len()) {
+                Some(len) => len,
+                None => match self.slow_len(code, rest, off, at_eof)? {
+                    Some(len) => len,
+                    None => return Ok((Status::NeedMore, pos)),
+                },
             };
             let arg = &rest[..len];
             self.histogram[code as usize] += 1;
@@ -190,6 +179,42 @@ impl Machine {
             self.b.offset = off;
             self.step(code, arg, off)?;
             self.check_bounds(off)?;
+        }
+    }
+
+    /// The opcode check and operand length off the fast path: `Ok(Some(n))` with `n` bytes
+    /// available, `Ok(None)` if more bytes are needed (never at EOF: that is `Truncated`).
+    #[cold]
+    fn slow_len(
+        &self,
+        code: u8,
+        rest: &[u8],
+        off: u64,
+        at_eof: bool,
+    ) -> Result<Option<usize>, PickleError> {
+        match op::class(code) {
+            Class::Data => {}
+            Class::Refused => {
+                return Err(self.err(
+                    off,
+                    PickleErrorKind::Refused {
+                        opcode: op::name(code),
+                    },
+                ))
+            }
+            Class::Unsupported => {
+                return Err(self.err(off, PickleErrorKind::Unsupported { byte: code }))
+            }
+        }
+        match operand_len(code, rest) {
+            Ok(Some(n)) if n <= rest.len() => Ok(Some(n)),
+            Ok(_) => {
+                if at_eof {
+                    return Err(self.err(off, PickleErrorKind::Truncated { total: self.total }));
+                }
+                Ok(None)
+            }
+            Err(what) => Err(self.malformed(off, what)),
         }
     }
 
@@ -582,6 +607,63 @@ impl Machine {
     }
 }
 
+/// [`QUICK_LEN`]: not on the fast path (refused, unsupported, or a 4/8-byte length prefix).
+const SLOW: u8 = 0xff;
+/// [`QUICK_LEN`]: a 1-byte length prefix, then that many bytes.
+const PREFIX1: u8 = 0xfe;
+
+/// Per opcode byte, the operand length of the data opcodes the VM's fast path decodes without
+/// the class check and [`operand_len`] (the same lengths; a unit test compares every byte).
+const QUICK_LEN: [u8; 256] = {
+    let mut t = [SLOW; 256];
+    let zero = [
+        op::MARK,
+        op::STOP,
+        op::POP,
+        op::POP_MARK,
+        op::DUP,
+        op::NONE,
+        op::APPEND,
+        op::DICT,
+        op::EMPTY_DICT,
+        op::APPENDS,
+        op::LIST,
+        op::EMPTY_LIST,
+        op::SETITEM,
+        op::TUPLE,
+        op::EMPTY_TUPLE,
+        op::SETITEMS,
+        op::TUPLE1,
+        op::TUPLE2,
+        op::TUPLE3,
+        op::NEWTRUE,
+        op::NEWFALSE,
+        op::EMPTY_SET,
+        op::ADDITEMS,
+        op::FROZENSET,
+        op::MEMOIZE,
+    ];
+    let mut i = 0;
+    while i < zero.len() {
+        t[zero[i] as usize] = 0;
+        i += 1;
+    }
+    t[op::PROTO as usize] = 1;
+    t[op::BININT1 as usize] = 1;
+    t[op::BINGET as usize] = 1;
+    t[op::BINPUT as usize] = 1;
+    t[op::BININT2 as usize] = 2;
+    t[op::BININT as usize] = 4;
+    t[op::LONG_BINGET as usize] = 4;
+    t[op::LONG_BINPUT as usize] = 4;
+    t[op::FRAME as usize] = 8;
+    t[op::BINFLOAT as usize] = 8;
+    t[op::SHORT_BINUNICODE as usize] = PREFIX1;
+    t[op::SHORT_BINBYTES as usize] = PREFIX1;
+    t[op::LONG1 as usize] = PREFIX1;
+    t
+};
+
 /// Operand length of `code` given the bytes after it: `Ok(None)` if the length
 /// header itself is incomplete.
 fn operand_len(code: u8, rest: &[u8]) -> Result<Option<usize>, String> {
@@ -656,6 +738,29 @@ pub(super) fn decode_long(digits: &[u8]) -> Option<i128> {
 #[cfg(test)]
 mod tests {
     use super::decode_long;
+
+    #[test]
+    fn quick_lengths_agree_with_the_class_and_operand_len() {
+        use super::super::opcodes::{class, Class};
+        use super::{operand_len, PREFIX1, QUICK_LEN, SLOW};
+        let rest = [7u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        let mut quick = 0;
+        for code in 0..=255u8 {
+            let want = operand_len(code, &rest);
+            match QUICK_LEN[code as usize] {
+                SLOW => continue,
+                PREFIX1 => assert_eq!(want, Ok(Some(8)), "opcode {code:#x}"),
+                n => assert_eq!(want, Ok(Some(n as usize)), "opcode {code:#x}"),
+            }
+            assert_eq!(
+                class(code),
+                Class::Data,
+                "opcode {code:#x} is not a data opcode"
+            );
+            quick += 1;
+        }
+        assert_eq!(quick, 38);
+    }
 
     #[test]
     fn long1_two_complement() {
