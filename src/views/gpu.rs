@@ -25,6 +25,46 @@ use crate::views::curve::step_min_max;
 const MIB: f64 = 1024.0 * 1024.0;
 const NS_PER_S: i64 = 1_000_000_000;
 
+/// The facts of a rank card in the Inventory, `(label, value)` in display order (`None` is
+/// shown as "—"). The platform's own fields only: a GPU rank (PyTorch profiler trace) never
+/// lists the Ascend fields (`level`, `export`, `torch_npu`, `CANN`) and an Ascend rank never
+/// lists the GPU ones (`GPU`, `GPU runtime`), so neither card shows a row that cannot be filled.
+pub fn rank_card_facts(
+    rank: &crate::protocol::RankFolderDto,
+) -> Vec<(&'static str, Option<String>)> {
+    let (n_other, other_bytes) = rank.other_files;
+    let ascend_only = ["level", "export", "torch_npu", "CANN"];
+    let gpu_only = ["GPU", "GPU runtime"];
+    [
+        ("folder", Some(rank.dir.clone())),
+        ("rank from", Some(rank.rank_source.clone())),
+        (
+            "other files",
+            (n_other > 0).then(|| {
+                format!(
+                    "{n_other} ({}), not read",
+                    crate::base::format::bytes(other_bytes as f64)
+                )
+            }),
+        ),
+        ("level", rank.level.clone()),
+        ("export", rank.export_type.clone()),
+        ("torch_npu", rank.torch_npu_version.clone()),
+        ("CANN", rank.cann_version.clone()),
+        ("GPU", rank.gpu_device.clone()),
+        ("GPU runtime", rank.gpu_runtime.clone()),
+    ]
+    .into_iter()
+    .filter(|(k, _)| {
+        if rank.kineto {
+            !ascend_only.contains(k)
+        } else {
+            !gpu_only.contains(k)
+        }
+    })
+    .collect()
+}
+
 /// The window HTA's breakdowns used, in words (gpu-traces.md §1).
 pub fn window_note(w: &HtaWindow) -> String {
     match w.last_step_start_us {

@@ -143,7 +143,8 @@ pub fn export(
                 .iter()
                 .position(|r| r.meta.rank_dir == dir)
                 .ok_or_else(|| io::Error::other(format!("{dir}: no anomaly analysis")))?;
-            let (a_name, md, m_name, arch) = rank_reports(inv, &ranks, &cross, &cfg, i)
+            let views = crate::engine::gpu_report::straggler_views(&ranks);
+            let (a_name, md, m_name, arch) = rank_reports(inv, &ranks, &cross, &views, &cfg, i)
                 .ok_or_else(|| io::Error::other("no report"))?;
             let (name, text) = if what == AnomalyExportKind::ReportMd {
                 (a_name, md)
