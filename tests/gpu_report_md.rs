@@ -299,3 +299,35 @@ fn slow_rank_rule_and_report_names_grouped_by_role() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&run);
 }
+
+/// `proflens analyze --out-dir` writes the same reports and kernel tables under `reports/`
+/// (the one renderer: `Store::anomaly_reports`, `Store::gpu_kernel_tables`).
+#[test]
+fn analyze_writes_the_same_gpu_reports_and_kernel_tables() {
+    let tf = Path::new(HTA).join("trace_filter");
+    let rep = run_reports(&tf, "tf_for_analyze");
+    let out = std::env::temp_dir().join(format!("proflens_gpu_md_analyze_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let st = Command::new(env!("CARGO_BIN_EXE_proflens"))
+        .args(["analyze"])
+        .arg(&tf)
+        .arg("--out-dir")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{st:?}");
+    for name in [
+        "anomaly_report_trace_filter_rank0.md",
+        "anomaly_report_trace_filter_rank1.md",
+        "kernels_trace_filter_rank0.csv",
+        "kernels_trace_filter_rank1.csv",
+    ] {
+        assert_eq!(
+            read(&out.join("reports").join(name)),
+            read(&rep.join(name)),
+            "{name}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&rep);
+}
