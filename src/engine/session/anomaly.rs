@@ -70,7 +70,8 @@ pub fn query(store: &Store, q: &AnomalyQuery) -> Result<AnomalyReply, String> {
                 .as_deref()
                 .ok_or_else(|| format!("rank folder {rank} is not a GPU rank"))?;
             let rank_id = r.meta.rank_id.unwrap_or(rank as i64);
-            AnomalyReply::Collectives(gpu::collectives(rank, rank_id, t))
+            let role = r.meta.role.as_deref().unwrap_or("");
+            AnomalyReply::Collectives(gpu::collectives(rank, rank_id, role, t))
         }
         AnomalyQuery::Timeline { .. }
         | AnomalyQuery::KernelAt { .. }
