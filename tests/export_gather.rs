@@ -351,8 +351,9 @@ fn gathering_refuses_parts_it_cannot_use() {
 }
 
 /// Opens `folder` in two sessions, runs rank folder `i` on session `i % 2`, writes the CLI's
-/// JSON and reports, and checks the gathered JSON (`json_name`) and reports (`reports`:
-/// rank folder index and file name) equal the CLI's bytes in both orders, reading no file.
+/// JSON and reports, and checks the gathered JSON (`json_name`), reports (`reports`: rank
+/// folder index and file name) and kernel tables (`kernels_….csv` of the same ranks) equal
+/// the CLI's bytes in both orders, reading no file.
 /// Returns the CLI's JSON.
 fn gpu_gather_equals_cli(
     folder: &str,
@@ -430,6 +431,15 @@ fn gpu_gather_equals_cli(
             std::fs::read(report_dir.join(name)).unwrap(),
             name.clone(),
         ));
+        // The rank's kernel table, written next to its report.
+        let csv = name
+            .replace("anomaly_report_", "kernels_")
+            .replace(".md", ".csv");
+        let what = ExportRequest::Anomaly {
+            what: AnomalyExportKind::KernelsCsv,
+            rank: Some(*rank),
+        };
+        want.push((what, std::fs::read(report_dir.join(&csv)).unwrap(), csv));
     }
     let before = o.snapshot();
     for (what, bytes, name) in &want {

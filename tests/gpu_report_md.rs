@@ -331,3 +331,46 @@ fn analyze_writes_the_same_gpu_reports_and_kernel_tables() {
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&rep);
 }
+
+/// The page's export of a GPU rank's kernel table (`engine::session::anomaly::export`,
+/// `AnomalyExportKind::KernelsCsv`, from the page's store) is the CLI's `kernels_*.csv`;
+/// an Ascend rank has none (an error, not an empty file).
+#[test]
+fn page_kernel_table_export_is_the_cli_file() {
+    use proflens::cli::fs_opener::FsOpener;
+    use proflens::engine::contract::no_progress;
+    use proflens::engine::session::anomaly::export;
+    use proflens::engine::session::Session;
+    use proflens::engine::store::Store;
+    use proflens::ingest::inventory::Inventory;
+    use proflens::protocol::anomaly::AnomalyExportKind;
+    let page = |dir: &Path, rank: u32| {
+        let (opener, files) = FsOpener::walk(dir).unwrap();
+        let mut inv = Inventory::from_paths(&files);
+        proflens::parse::metadata::read_side_files(&mut inv, &opener);
+        let mut store = Store::new(Session::plan());
+        store.run_inventory(&inv, &opener, &mut no_progress);
+        let mut bytes = Vec::new();
+        export(
+            AnomalyExportKind::KernelsCsv,
+            Some(rank),
+            &inv,
+            &store,
+            &mut bytes,
+        )
+        .map(|(name, mime)| (name, mime, bytes))
+    };
+    let tf = Path::new(HTA).join("trace_filter");
+    let rep = run_reports(&tf, "tf_for_page");
+    for rank in [0u32, 1] {
+        let (name, mime, bytes) = page(&tf, rank).unwrap();
+        assert_eq!(name, format!("kernels_trace_filter_rank{rank}.csv"));
+        assert_eq!(mime, "text/csv");
+        assert!(bytes == std::fs::read(rep.join(&name)).unwrap(), "{name}");
+    }
+    let level1 =
+        Path::new("../shared/fixtures/ascend/Ascend__msinsight/test/data/pytorch/text/level1");
+    let e = page(level1, 0).unwrap_err();
+    assert!(e.to_string().contains("not a GPU rank"), "{e}");
+    let _ = std::fs::remove_dir_all(&rep);
+}

@@ -438,6 +438,9 @@ pub enum AnomalyExportKind {
     StepsCsv,
     /// Emitted bubble windows of every rank as CSV.
     BubblesCsv,
+    /// `kernels_<dir>[[_<role>]_rank<N>].csv` of one GPU rank: its kernel table (as
+    /// `--report-dir` writes it next to the reports).
+    KernelsCsv,
 }
 
 /// A query about one analysed rank.

@@ -220,6 +220,7 @@ fn kind_tag(what: AnomalyExportKind) -> u8 {
         AnomalyExportKind::BubblesCsv => 2,
         AnomalyExportKind::ReportMd => 3,
         AnomalyExportKind::ArchitectureMd => 4,
+        AnomalyExportKind::KernelsCsv => 5,
     }
 }
 
@@ -267,6 +268,21 @@ pub fn pieces(
             AnomalyExportKind::StepsCsv => write_rank_steps(&csv_rank(r), &mut body).map_err(io)?,
             AnomalyExportKind::BubblesCsv => {
                 write_rank_bubbles(&csv_rank(r), &mut body).map_err(io)?
+            }
+            AnomalyExportKind::KernelsCsv => {
+                if rank != Some(index) {
+                    continue;
+                }
+                // Several roles ⇔ grouped cross rows (`role_groups`, as `Store::gpu_kernel_tables`).
+                let several_roles = ctx.cross.iter().any(|c| c.group.is_some());
+                (name, body) = crate::engine::anomaly::kernel_csv_of(
+                    inv,
+                    r,
+                    pos,
+                    ctx.order.len(),
+                    several_roles,
+                )
+                .ok_or_else(|| format!("rank folder {index} is not a GPU rank: no kernel table"))?;
             }
             AnomalyExportKind::ReportMd | AnomalyExportKind::ArchitectureMd => {
                 if rank != Some(index) {
@@ -335,7 +351,9 @@ pub fn join(
             let name = if steps { "steps" } else { "bubbles" };
             (format!("anomaly_{name}_{stem}.csv"), "text/csv")
         }
-        AnomalyExportKind::ReportMd | AnomalyExportKind::ArchitectureMd => {
+        AnomalyExportKind::ReportMd
+        | AnomalyExportKind::ArchitectureMd
+        | AnomalyExportKind::KernelsCsv => {
             let dir = rank
                 .and_then(|i| inv.ranks.get(i as usize))
                 .map(|f| f.dir.clone())
@@ -345,7 +363,12 @@ pub fn join(
                 .find(|p| Some(p.0) == rank)
                 .ok_or_else(|| io::Error::other(format!("{dir}: no anomaly analysis")))?;
             w.write_all(body)?;
-            (name.to_string(), "text/markdown")
+            let mime = if what == AnomalyExportKind::KernelsCsv {
+                "text/csv"
+            } else {
+                "text/markdown"
+            };
+            (name.to_string(), mime)
         }
     };
     w.flush()?;

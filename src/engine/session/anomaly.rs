@@ -135,6 +135,28 @@ pub fn export(
             write_bubbles(&csv_ranks(), w)?;
             Ok((format!("anomaly_bubbles_{stem}.csv"), "text/csv".into()))
         }
+        AnomalyExportKind::KernelsCsv => {
+            let dir = rank
+                .and_then(|i| inv.ranks.get(i as usize))
+                .map(|f| f.dir.clone())
+                .ok_or_else(|| io::Error::other("no rank folder chosen for the kernel table"))?;
+            let i = ranks
+                .iter()
+                .position(|r| r.meta.rank_dir == dir)
+                .ok_or_else(|| io::Error::other(format!("{dir}: no anomaly analysis")))?;
+            let several_roles = cross.iter().any(|c| c.group.is_some());
+            let (name, csv) = crate::engine::anomaly::kernel_csv_of(
+                inv,
+                &ranks[i],
+                i,
+                ranks.len(),
+                several_roles,
+            )
+            .ok_or_else(|| io::Error::other(format!("{dir}: not a GPU rank, no kernel table")))?;
+            w.write_all(&csv)?;
+            w.flush()?;
+            Ok((name, "text/csv".into()))
+        }
         AnomalyExportKind::ReportMd | AnomalyExportKind::ArchitectureMd => {
             let dir = rank
                 .and_then(|i| inv.ranks.get(i as usize))
