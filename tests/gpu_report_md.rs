@@ -296,8 +296,65 @@ fn slow_rank_rule_and_report_names_grouped_by_role() {
         &g,
         "| 1 (this rank) | 8 | 38132.900 | 164191.000 | **straggler** |",
     );
+    // In the infer role ns_resolution (rank 0) holds no NCCL kernel, so nothing matches on
+    // every rank: no table, the reason instead (`re.match("nccl.*Kernel")` kernels in Python:
+    // rank 0 ns_resolution 0, rank 1 test 64, rank 3 control 60).
+    let md = read(&dir.join(format!("anomaly_report_{base}_infer_rank1.md")));
+    let g = section(&md, "## GPU (PyTorch profiler trace)");
+    has(&g, "No collective matched over the GPU ranks of role `infer` (communication kernels per rank: 0, 64, 60): no straggler.");
+    assert!(!g.iter().any(|l| l.starts_with("| rank | started last")));
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&run);
+}
+
+/// The real rl_insight torch_profile folder: three roles each holding ranks 0 and 1 (L20
+/// traces without device events). Every rank gets its own report and kernel table (before the
+/// role was in the names, the three roles' rank-0 reports overwrote each other), and each
+/// rank's JSON straggler row names its role (2 ranks per role, no collective: 0 matched).
+#[test]
+fn rl_insight_roles_get_their_own_reports_and_views() {
+    let tp = Path::new("../shared/fixtures/rl_insight/data/recipe/torch_data/torch_profile");
+    let dir = run_reports(tp, "rl");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("anomaly_report_"))
+        .collect();
+    names.sort();
+    let roles = [
+        "actor_compute_log_prob",
+        "actor_update",
+        "agent_loop_rollout_replica_0",
+    ];
+    let want: Vec<String> = roles
+        .iter()
+        .flat_map(|r| (0..2).map(move |k| format!("anomaly_report_torch_profile_{r}_rank{k}.md")))
+        .collect();
+    assert_eq!(names, want);
+    let out = Command::new(env!("CARGO_BIN_EXE_proflens"))
+        .arg("anomaly")
+        .arg(tp)
+        .output()
+        .unwrap();
+    let v: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let rows: Vec<(String, String, i64, i64)> = v
+        .iter()
+        .map(|r| {
+            let s = &r["gpu"]["straggler"];
+            (
+                r["role"].as_str().unwrap().to_string(),
+                s["group"].as_str().unwrap().to_string(),
+                r["rank_id"].as_i64().unwrap(),
+                s["collectives_matched"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String, i64, i64)> = roles
+        .iter()
+        .flat_map(|r| (0..2).map(move |k| (r.to_string(), r.to_string(), k, 0)))
+        .collect();
+    assert_eq!(rows, want);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `proflens analyze --out-dir` writes the same reports and kernel tables under `reports/`

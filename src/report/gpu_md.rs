@@ -140,6 +140,19 @@ pub fn write_gpu_section(o: &mut String, g: &GpuReportInput<'_>) {
             || "every GPU rank of the run".to_string(),
             |r| format!("the GPU ranks of role {}", md_code(r)),
         );
+        if v.matched == 0 {
+            let per: Vec<String> = v
+                .per_rank_collectives
+                .iter()
+                .map(|n| n.to_string())
+                .collect();
+            let _ = writeln!(
+                o,
+                "No collective matched over {group} (communication kernels per rank: {}): no straggler.",
+                per.join(", ")
+            );
+            return;
+        }
         let _ = writeln!(
             o,
             "Collectives matched (by order and name) over {group}: {}. The straggler of a collective is the rank that starts it last.\n",
