@@ -431,3 +431,59 @@ fn page_kernel_table_export_is_the_cli_file() {
     assert!(e.to_string().contains("not a GPU rank"), "{e}");
     let _ = std::fs::remove_dir_all(&rep);
 }
+
+/// Names from the trace are escaped as the reports escape input text: a kernel named
+/// ``a|b`c`` (pipe and backtick) is one code span in its table cell (`snapshot_md::md_code`:
+/// fence one backtick longer than the longest run, `|` escaped), and one quoted CSV field.
+/// A synthetic two-step trace: ProfilerStep#1 at 0 µs, #2 at 100 µs; kernels `a|b`c` 10–40 µs
+/// and 110–130 µs, `plain` 50–60 µs, all stream 7.
+#[test]
+fn trace_names_are_escaped_in_the_report_and_the_csv() {
+    let dir = std::env::temp_dir().join(format!("proflens_gpu_trace_names_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let k = |name: &str, corr: u32, ts: u32, dur: u32| {
+        format!(
+            r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":1,"args":{{"correlation":{corr}}}}},
+{{"ph":"X","cat":"kernel","name":"{name}","pid":0,"tid":7,"ts":{ts},"dur":{dur},"args":{{"device":0,"stream":7,"correlation":{corr}}}}}"#,
+            ts - 5
+        )
+    };
+    let trace = format!(
+        r#"{{"schemaVersion":1,"deviceProperties":[{{"id":0,"name":"NVIDIA L20"}}],"traceEvents":[
+{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":90}},
+{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":100,"dur":90}},
+{},
+{},
+{}
+]}}"#,
+        k("a|b`c", 1, 10, 30),
+        k("plain", 2, 50, 10),
+        k("a|b`c", 3, 110, 20)
+    );
+    std::fs::write(dir.join("rank0.pt.trace.json"), trace).unwrap();
+    let rep = run_reports(&dir, "names");
+    let md_name = std::fs::read_dir(&rep)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .find(|n| n.starts_with("anomaly_report_"))
+        .unwrap();
+    let md = read(&rep.join(&md_name));
+    let g = section(&md, "## GPU (PyTorch profiler trace)");
+    // Σ 30 + 20 = 50 µs of 60 µs kernel time (83.33 %); plain 10 µs (16.67 %).
+    has(&g, "| ``a\\|b`c`` | compute | 2 | 50.000 | 83.33 % |");
+    has(&g, "| `plain` | compute | 1 | 10.000 | 16.67 % |");
+    let csv_name = md_name
+        .replace("anomaly_report_", "kernels_")
+        .replace(".md", ".csv");
+    let csv = read(&rep.join(csv_name));
+    // Span 10 → 130 µs = 120 µs: shares 50/120 and 10/120; means 25 µs and 10 µs.
+    assert_eq!(
+        csv,
+        "name,category,streams,count,total_us,mean_us,max_us,share_of_span\n\
+         a|b`c,compute,7,2,50.000,25.000,30.000,0.4166666666666667\n\
+         plain,compute,7,1,10.000,10.000,10.000,0.08333333333333333\n"
+    );
+    let _ = std::fs::remove_dir_all(&rep);
+    let _ = std::fs::remove_dir_all(&dir);
+}
