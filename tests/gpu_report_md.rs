@@ -7,13 +7,13 @@
 //!   ns_resolution; `tests/gpu_anomaly_json.rs` for the trace_filter pair); the percentages
 //!   are those integers divided by the span (python: 328671 / 600674 = 54.7170 %, …).
 //! * kernel categories, top kernels, the kernel table and the straggler rows: an independent
-//!   Python reading of the gzip'd traces (`json` with `Decimal`, device ops = `ph: X` events
-//!   of `cat` kernel / gpu_memcpy / gpu_memset, communication = `re.match("nccl.*Kernel")`,
-//!   memory = memcpy/memset events, Σ / union / max per name, span = last end − first start;
-//!   collectives matched by order and name at epoch `baseTimeNanoseconds + ts`), run once by
-//!   hand while writing this test.
+//!   Python reading of the gzip'd traces, `tests/reference/gpu_report_ref.py` (`json` with
+//!   `Decimal`, device ops = `ph: X` events of `cat` kernel / gpu_memcpy / gpu_memset,
+//!   communication = `re.match("nccl.*Kernel")`, memory = memcpy/memset events, Σ / union / max
+//!   per name, span = last end − first start; collectives matched by order and name at epoch
+//!   `baseTimeNanoseconds + ts`), run by hand while writing this test (not run by it).
 //! * the role-grouped robust z: the service_ms_avg of each rank (the JSON's steps) through
-//!   `(x − median) / (1.4826 · MAD)` in Python, per role.
+//!   `gpu_report_ref.py robustz` (`(x − median) / (1.4826 · MAD)`), per role and over all.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
