@@ -62,7 +62,8 @@ fn an_overrunning_kernel_is_clipped_and_reported_and_shares_stay_at_most_100_per
     assert_eq!(o["clipped_at_us"], 300.0);
     assert_eq!(o["overrun_us"], 1_599_800.0);
     assert_eq!(o["next_row"], 3);
-    let md = proflens::report::anomaly_md::render(&r.kernels, &r.result, &r.meta, &[], &[], &cfg);
+    let md =
+        proflens::report::anomaly_md::render(&r.kernels, &r.result, &r.meta, &[], &[], None, &cfg);
     assert!(md.contains("| 2 | `stall` | AI_CORE | 2 | 100.000 | 1600100.000 | 300.000 | 1599800.000 | `k2` (3) |"), "{md}");
     assert!(
         md.contains("| `ProfilerStep#1` | 0.400 | 1.000 | 1.000 |"),

@@ -60,6 +60,7 @@ fn epoch_times_are_exact_in_the_json_csv_and_markdown() {
         &r.meta,
         &r.cross_check,
         &[],
+        None,
         &cfg,
     );
     assert!(

@@ -350,16 +350,18 @@ fn gathering_refuses_parts_it_cannot_use() {
     );
 }
 
-/// Two GPU ranks (HTA's `trace_filter` pair) split over two sessions: the anomaly JSON's
-/// `gpu` blocks carry the straggler view over both ranks, built from each session's
-/// collectives, and the reports the cross-rank table of both — the CLI's bytes.
-#[test]
-fn gpu_ranks_split_over_two_sessions_gather_the_straggler_view() {
-    const TF: &str = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/fixtures/ascend/facebookresearch__HolisticTraceAnalysis/tests/data/trace_filter"
-    );
-    let (fs, files) = FsOpener::walk(Path::new(TF)).unwrap();
+/// Opens `folder` in two sessions, runs rank folder `i` on session `i % 2`, writes the CLI's
+/// JSON and reports, and checks the gathered JSON (`json_name`), reports (`reports`: rank
+/// folder index and file name) and kernel tables (`kernels_….csv` of the same ranks) equal
+/// the CLI's bytes in both orders, reading no file.
+/// Returns the CLI's JSON.
+fn gpu_gather_equals_cli(
+    folder: &str,
+    ranks: u32,
+    json_name: &str,
+    reports: &[(u32, String)],
+) -> serde_json::Value {
+    let (fs, files) = FsOpener::walk(Path::new(folder)).unwrap();
     let (o, _) = Counting::new(fs);
     let metas = session_common::metas(&files);
     let mut sessions = [Session::new(), Session::new()];
@@ -380,53 +382,64 @@ fn gpu_ranks_split_over_two_sessions_gather_the_straggler_view() {
         &open.beside,
     );
     for (k, s) in sessions.iter_mut().enumerate() {
+        let targets: Vec<Target> = (0..ranks)
+            .filter(|i| *i as usize % 2 == k)
+            .map(Target::Rank)
+            .collect();
+        let n = targets.len() as u32;
         let run = Request::Run {
             analyses: vec![AnalysisKind::Anomaly],
-            targets: vec![Target::Rank(k as u32)],
+            targets,
         };
         let out = send(s, &o, 2, run, &[]);
         assert!(
             matches!(
                 out.out.last(),
-                Some((2, Response::RunDone { done: 1, failed: 0 }))
+                Some((2, Response::RunDone { done, failed: 0 })) if *done == n
             ),
             "{:?}",
             out.out
         );
     }
-    let dir = tmp("gpu");
-    let (json_path, reports) = (dir.join("a.json"), dir.join("reports"));
+    let dir = tmp(json_name);
+    let (json_path, report_dir) = (dir.join("a.json"), dir.join("reports"));
     cli(&[
         "anomaly",
-        TF,
+        folder,
         "--out",
         json_path.to_str().unwrap(),
         "--report-dir",
-        reports.to_str().unwrap(),
+        report_dir.to_str().unwrap(),
     ]);
     let json = std::fs::read(&json_path).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
-    let last = |k: usize| v[k]["gpu"]["straggler"]["started_last"].as_u64();
-    assert_eq!(
-        (last(0), last(1)),
-        (Some(2), Some(8)),
-        "straggler rows of both ranks"
-    );
     let mut want = vec![(
         ExportRequest::Anomaly {
             what: AnomalyExportKind::Json,
             rank: None,
         },
         json,
-        "anomaly_trace_filter.json".to_string(),
+        json_name.to_string(),
     )];
-    for rank in [0u32, 1] {
-        let name = format!("anomaly_report_trace_filter_rank{rank}.md");
+    for (rank, name) in reports {
         let what = ExportRequest::Anomaly {
             what: AnomalyExportKind::ReportMd,
-            rank: Some(rank),
+            rank: Some(*rank),
         };
-        want.push((what, std::fs::read(reports.join(&name)).unwrap(), name));
+        want.push((
+            what,
+            std::fs::read(report_dir.join(name)).unwrap(),
+            name.clone(),
+        ));
+        // The rank's kernel table, written next to its report.
+        let csv = name
+            .replace("anomaly_report_", "kernels_")
+            .replace(".md", ".csv");
+        let what = ExportRequest::Anomaly {
+            what: AnomalyExportKind::KernelsCsv,
+            rank: Some(*rank),
+        };
+        want.push((what, std::fs::read(report_dir.join(&csv)).unwrap(), csv));
     }
     let before = o.snapshot();
     for (what, bytes, name) in &want {
@@ -438,4 +451,81 @@ fn gpu_ranks_split_over_two_sessions_gather_the_straggler_view() {
     }
     assert_eq!(o.snapshot(), before, "exports read no file");
     let _ = std::fs::remove_dir_all(&dir);
+    v
+}
+
+/// The trace_filter pair split over two sessions: the JSON's straggler rows need both ranks'
+/// collectives, and the reports the cross-rank table of both — the CLI's bytes.
+#[test]
+fn gpu_ranks_split_over_two_sessions_gather_the_straggler_view() {
+    const TF: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/fixtures/ascend/facebookresearch__HolisticTraceAnalysis/tests/data/trace_filter"
+    );
+    let reports: Vec<(u32, String)> = (0..2)
+        .map(|r| (r, format!("anomaly_report_trace_filter_rank{r}.md")))
+        .collect();
+    let v = gpu_gather_equals_cli(TF, 2, "anomaly_trace_filter.json", &reports);
+    let last = |k: usize| v[k]["gpu"]["straggler"]["started_last"].as_u64();
+    assert_eq!(
+        (last(0), last(1)),
+        (Some(2), Some(8)),
+        "straggler rows of both ranks"
+    );
+}
+
+/// Two roles (actor, critic) each linked to the trace_filter pair, the four ranks spread over
+/// two sessions (each session holds one rank of each role): the gathered JSON and reports
+/// group the slow-rank rule and the straggler view by role exactly as the CLI does (each
+/// role's rank 1 started 8 of 10 collectives last), and the report names carry the role.
+#[cfg(unix)]
+#[test]
+fn two_roles_split_over_two_sessions_gather_per_role_views() {
+    let run = tmp("roles_run");
+    let tf = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/fixtures/ascend/facebookresearch__HolisticTraceAnalysis/tests/data/trace_filter"
+    ))
+    .canonicalize()
+    .unwrap();
+    for role in ["actor", "critic"] {
+        let d = run.join(role);
+        std::fs::create_dir_all(&d).unwrap();
+        for f in ["sampled_rank-0.json.gz", "sampled_rank-1.json.gz"] {
+            std::os::unix::fs::symlink(tf.join(f), d.join(f)).unwrap();
+        }
+    }
+    let base = run.file_name().unwrap().to_str().unwrap().to_string();
+    let reports: Vec<(u32, String)> = [("actor", 0), ("actor", 1), ("critic", 0), ("critic", 1)]
+        .iter()
+        .enumerate()
+        .map(|(i, (role, r))| (i as u32, format!("anomaly_report_{base}_{role}_rank{r}.md")))
+        .collect();
+    let v = gpu_gather_equals_cli(
+        run.to_str().unwrap(),
+        4,
+        &format!("anomaly_{base}.json"),
+        &reports,
+    );
+    let rows: Vec<(String, u64, bool)> = (0..4)
+        .map(|k| {
+            let s = &v[k]["gpu"]["straggler"];
+            (
+                s["group"].as_str().unwrap().to_string(),
+                s["started_last"].as_u64().unwrap(),
+                s["is_straggler"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    let r = |g: &str, n: u64, s: bool| (g.to_string(), n, s);
+    assert_eq!(
+        rows,
+        vec![
+            r("actor", 2, false),
+            r("actor", 8, true),
+            r("critic", 2, false),
+            r("critic", 8, true)
+        ]
+    );
+    let _ = std::fs::remove_dir_all(&run);
 }

@@ -75,8 +75,8 @@ fn two_gpu_ranks_carry_hta_breakdowns_and_straggler_rows() {
     // Straggler view (tests/gpu_kernels_golden.rs has the same pair through the library).
     assert_eq!(
         g0["straggler"],
-        json!({"collectives_matched": 10, "started_last": 2, "mean_start_delay_ms": 13.2166,
-               "max_start_delay_ms": 92.521, "is_straggler": false})
+        json!({"group": null, "collectives_matched": 10, "started_last": 2,
+               "mean_start_delay_ms": 13.2166, "max_start_delay_ms": 92.521, "is_straggler": false})
     );
     assert_eq!(g1["straggler"]["started_last"], 8);
     assert_eq!(g1["straggler"]["is_straggler"], true);
@@ -87,12 +87,13 @@ fn two_gpu_ranks_carry_hta_breakdowns_and_straggler_rows() {
 
 /// Two roles holding the same two rank ids (an RL run: actor ranks 0 and 1, critic ranks 0
 /// and 1; here both roles are the trace_filter pair, linked — never copied — into a temporary
-/// run folder). The straggler view marks one row, the one that started last most often
-/// (actor rank 1: 8 of 10; critic rank 1 ties it on time but comes later in the order); a rank
-/// id shared by two rows does not mark both (critic rank 1 started 0 collectives last).
+/// run folder). The straggler view is grouped by role (ranks of different roles run different
+/// collectives): each role is its own view, so each role's rank 1 is its straggler (8 of 10
+/// collectives started last, rank 0 2 — the single-role numbers above), and each row names
+/// its group. Before the grouping one view over all four rows marked only actor rank 1.
 #[cfg(unix)]
 #[test]
-fn one_straggler_row_when_two_roles_share_rank_ids() {
+fn one_straggler_view_per_role() {
     let run = std::env::temp_dir().join(format!("proflens_gpu_roles_{}", std::process::id()));
     let tf = std::path::Path::new(TF).canonicalize().unwrap();
     for role in ["actor", "critic"] {
@@ -104,13 +105,15 @@ fn one_straggler_row_when_two_roles_share_rank_ids() {
     }
     let v = anomaly_json(run.to_str().unwrap(), "roles");
     let _ = std::fs::remove_dir_all(&run);
-    let rows: Vec<(&str, i64, i64, bool)> = v
+    let rows: Vec<(&str, &str, i64, i64, i64, bool)> = v
         .iter()
         .map(|r| {
             let s = &r["gpu"]["straggler"];
             (
                 r["role"].as_str().unwrap(),
+                s["group"].as_str().unwrap(),
                 r["rank_id"].as_i64().unwrap(),
+                s["collectives_matched"].as_i64().unwrap(),
                 s["started_last"].as_i64().unwrap(),
                 s["is_straggler"].as_bool().unwrap(),
             )
@@ -119,11 +122,59 @@ fn one_straggler_row_when_two_roles_share_rank_ids() {
     assert_eq!(
         rows,
         vec![
-            ("actor", 0, 2, false),
-            ("actor", 1, 8, true),
-            ("critic", 0, 0, false),
-            ("critic", 1, 0, false),
+            ("actor", "actor", 0, 10, 2, false),
+            ("actor", "actor", 1, 10, 8, true),
+            ("critic", "critic", 0, 10, 2, false),
+            ("critic", "critic", 1, 10, 8, true),
         ]
+    );
+}
+
+/// Every `(task_type, task_class)` pair of the kernels quoted anywhere in the JSON.
+fn class_pairs(v: &Value, out: &mut std::collections::BTreeSet<(String, String)>) {
+    match v {
+        Value::Object(m) => {
+            if let (Some(t), Some(c)) = (m.get("task_type"), m.get("task_class")) {
+                out.insert((
+                    t.as_str().unwrap_or("").to_string(),
+                    c.as_str().unwrap_or("").to_string(),
+                ));
+            }
+            m.values().for_each(|x| class_pairs(x, out));
+        }
+        Value::Array(a) => a.iter().for_each(|x| class_pairs(x, out)),
+        _ => {}
+    }
+}
+
+/// NCCL collectives on GPU ranks say `communication` (gpu-traces.md §2's GPU vocabulary,
+/// HTA's kernel type), not the Ascend `HCCL`; the other GPU classes and Ascend ranks keep the
+/// §1.2.2 spelling. The trace_filter pair's only collectives are its `ncclKernel_SendRecv…`
+/// kernels (core `NCCL`).
+#[test]
+fn gpu_collectives_say_communication_ascend_keeps_hccl() {
+    let mut gpu = std::collections::BTreeSet::new();
+    for r in anomaly_json(TF, "tf_class") {
+        class_pairs(&r, &mut gpu);
+    }
+    let p = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(
+        gpu.into_iter().collect::<Vec<_>>(),
+        vec![
+            p("GPU_MEMCPY", "OTHER"),
+            p("GPU_MEMSET", "OTHER"),
+            p("KERNEL", "AI_CORE"),
+            p("NCCL", "communication"),
+        ]
+    );
+    let mut ascend = std::collections::BTreeSet::new();
+    for r in anomaly_json(LEVEL1, "level1_class") {
+        class_pairs(&r, &mut ascend);
+    }
+    assert!(ascend.iter().any(|(_, c)| c == "HCCL"), "{ascend:?}");
+    assert!(
+        !ascend.iter().any(|(_, c)| c == "communication"),
+        "{ascend:?}"
     );
 }
 

@@ -175,6 +175,69 @@ fn panel_and_straggler_view_equal_the_cli_gpu_block() {
     // Rank 1 starts 8 of the 10 matched collectives last (tests/gpu_anomaly_json.rs).
     assert_eq!((v.matched, v.rows[1].started_last), (10, 8));
     assert!(v.rows[1].is_straggler);
+    // One role: one view, no group.
+    assert!(!v.grouped && v.rows.iter().all(|r| r.group.is_none() && r.matched == 10));
+}
+
+/// Two roles (actor, critic) each linked to the trace_filter pair: the page's straggler view
+/// from the four ranks' collectives is one view per role, the rows equal the CLI JSON's
+/// (`group`, `collectives_matched`, `started_last`, `is_straggler`): each role's rank 1 starts
+/// 8 of 10 collectives last.
+#[cfg(unix)]
+#[test]
+fn straggler_view_per_role_equals_the_cli() {
+    let run = std::env::temp_dir().join(format!("proflens_gpu_panel_roles_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&run);
+    let tf = std::path::Path::new(TF).canonicalize().unwrap();
+    for role in ["actor", "critic"] {
+        let d = run.join(role);
+        std::fs::create_dir_all(&d).unwrap();
+        for f in ["sampled_rank-0.json.gz", "sampled_rank-1.json.gz"] {
+            std::os::unix::fs::symlink(tf.join(f), d.join(f)).unwrap();
+        }
+    }
+    let dir = run.to_str().unwrap();
+    let json = cli_json(dir);
+    let (mut s, o) = session(dir, 4);
+    let colls: Vec<CollectivesDto> = (0..4)
+        .map(
+            |rank| match query(&mut s, &o, AnomalyQuery::Collectives { rank }) {
+                AnomalyReply::Collectives(c) => c,
+                other => panic!("{other:?}"),
+            },
+        )
+        .collect();
+    let v = straggler_view(&colls);
+    assert!(v.grouped);
+    let got: Vec<(Option<String>, u64, u64, bool)> = v
+        .rows
+        .iter()
+        .map(|r| (r.group.clone(), r.matched, r.started_last, r.is_straggler))
+        .collect();
+    let cli: Vec<(Option<String>, u64, u64, bool)> = json
+        .iter()
+        .map(|r| {
+            let j = &r["gpu"]["straggler"];
+            (
+                j["group"].as_str().map(str::to_string),
+                j["collectives_matched"].as_u64().unwrap(),
+                j["started_last"].as_u64().unwrap(),
+                j["is_straggler"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, cli);
+    let g = |r: &str| Some(r.to_string());
+    assert_eq!(
+        got,
+        vec![
+            (g("actor"), 10, 2, false),
+            (g("actor"), 10, 8, true),
+            (g("critic"), 10, 2, false),
+            (g("critic"), 10, 8, true),
+        ]
+    );
+    let _ = std::fs::remove_dir_all(&run);
 }
 
 #[test]

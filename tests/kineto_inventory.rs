@@ -257,3 +257,50 @@ fn names_heads_and_several_traces_of_one_rank() {
     );
     assert!(inv.ranks.iter().any(|r| r.kind == CaptureKind::AscendPt));
 }
+
+/// The Inventory's rank cards list only their platform's fields
+/// (`views::gpu::rank_card_facts`, what `ui::inventory` renders): an Ascend rank has no
+/// `GPU` / `GPU runtime` rows (they read "—" on every Ascend card before), a GPU rank no
+/// Ascend rows. The L20 trace's values are its `deviceProperties[0].name` ("NVIDIA L20") and
+/// `cuda_runtime_version` 12080 (read with Python's `json`).
+#[test]
+fn rank_cards_list_only_their_platforms_fields() {
+    use proflens::engine::session::dto;
+    use proflens::views::gpu::rank_card_facts;
+    let keys = |dir: &str| -> Vec<Vec<(&'static str, Option<String>)>> {
+        dto::inventory(&inventory(dir), &[])
+            .ranks
+            .iter()
+            .map(rank_card_facts)
+            .collect()
+    };
+    let ascend = keys("ascend/Ascend__msinsight/test/data/pytorch/text/level1");
+    assert!(!ascend.is_empty());
+    for card in &ascend {
+        let labels: Vec<&str> = card.iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            labels,
+            [
+                "folder",
+                "rank from",
+                "other files",
+                "level",
+                "export",
+                "torch_npu",
+                "CANN"
+            ]
+        );
+    }
+    let gpu = keys("rl_insight/data/recipe/torch_data/torch_profile/actor_update");
+    assert_eq!(gpu.len(), 2);
+    for card in &gpu {
+        let labels: Vec<&str> = card.iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            labels,
+            ["folder", "rank from", "other files", "GPU", "GPU runtime"]
+        );
+        assert_eq!(card[3].1.as_deref(), Some("NVIDIA L20"));
+        // 12080 = 12 · 1000 + 8 · 10.
+        assert_eq!(card[4].1.as_deref(), Some("CUDA 12.8"));
+    }
+}

@@ -12,6 +12,9 @@
 //!   the device lags, §3.2); a device op belongs to the window its start lies in.
 //! * **Overlap** of a step: length of (communication union ∩ compute union) inside the
 //!   window; `exposed_comm_ns` = communication union − overlap (communication nothing hides).
+//! * **Kernel table** ([`name_table`], the `kernels_*.csv` export): per (name, category) the
+//!   streams it ran on, count, Σ and largest duration, over the whole capture, with the
+//!   capture's device span (first device-op start → last device-op end) for the share.
 
 use std::collections::HashMap;
 
@@ -215,5 +218,83 @@ pub fn summarise(t: &GpuTrace, steps: &[(String, Interval)]) -> KernelSummary {
         times: times(t, &cats, &all, &segs),
         by_name,
         steps,
+    }
+}
+
+/// One kernel name of the kernel table ([`name_table`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NameRow {
+    /// The device op's name.
+    pub name: String,
+    /// Its category.
+    pub category: Category,
+    /// `(device, stream)` pairs it ran on, ascending.
+    pub streams: Vec<(i64, i64)>,
+    /// Occurrences.
+    pub count: u64,
+    /// Σ duration, ns.
+    pub total_ns: i64,
+    /// Largest duration, ns.
+    pub max_ns: i64,
+}
+
+/// The per-name kernel table of a rank: rows by Σ duration descending (ties by name, then
+/// category), and the device span they are measured against.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NameTable {
+    /// One row per (name, category).
+    pub rows: Vec<NameRow>,
+    /// First device-op start → last device-op end, ns (0 without device ops).
+    pub span_ns: i64,
+    /// True when the device ops ran on more than one device (streams then need the device).
+    pub several_devices: bool,
+}
+
+/// The kernel table of `t` over the whole capture (every device op: kernels, memcpy, memset).
+pub fn name_table(t: &GpuTrace) -> NameTable {
+    let mut class = ClassOfName::new(t);
+    let mut rows: HashMap<(u32, Category), NameRow> = HashMap::new();
+    let (mut first, mut last) = (i64::MAX, i64::MIN);
+    for d in &t.device_ops {
+        let cat = Category::of_class(d.kind, || class.of(d.name));
+        first = first.min(d.start_ns);
+        last = last.max(d.end_ns);
+        let r = rows
+            .entry((d.name.index() as u32, cat))
+            .or_insert_with(|| NameRow {
+                name: t.text(d.name).to_string(),
+                category: cat,
+                streams: Vec::new(),
+                count: 0,
+                total_ns: 0,
+                max_ns: 0,
+            });
+        let dur = d.dur_ns();
+        r.count += 1;
+        r.total_ns = r.total_ns.saturating_add(dur);
+        r.max_ns = r.max_ns.max(dur);
+        if let Err(at) = r.streams.binary_search(&(d.device, d.stream)) {
+            r.streams.insert(at, (d.device, d.stream));
+        }
+    }
+    let mut rows: Vec<NameRow> = rows.into_values().collect();
+    crate::base::sort::sort_by(&mut rows, |a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.name.cmp(&b.name))
+            .then_with(|| (a.category as u8).cmp(&(b.category as u8)))
+    });
+    let several_devices = t
+        .device_ops
+        .first()
+        .is_some_and(|f| t.device_ops.iter().any(|d| d.device != f.device));
+    NameTable {
+        rows,
+        span_ns: if last >= first {
+            last.saturating_sub(first)
+        } else {
+            0
+        },
+        several_devices,
     }
 }

@@ -6,12 +6,17 @@
 //! last is its straggler and every rank's delay is its start − the earliest start (epoch ns:
 //! each rank's `baseTimeNanoseconds` + file time, so ranks with different bases compare).
 //!
+//! Grouped by role like the slow-rank rule ([`stragglers_by_role`], the grouping of
+//! `analysis::anomaly::cross_rank::role_groups`): when the ranks hold more than one role, each
+//! role is its own view (its ranks run their own collectives), else one view over all.
+//!
 //! The other ranks wait inside the collective for the straggler, so a rank whose
 //! collectives start last most often (and whose compute takes longest) is the slow one; the
 //! Ascend slow-rank rule (`analysis::anomaly::cross_rank`) applies to GPU ranks unchanged
 //! once they go through the anomaly pipeline.
 
 use super::gpu_kernel_class::{ClassOfName, KernelClass};
+use crate::analysis::anomaly::cross_rank::role_groups;
 use crate::model::gpu::GpuTrace;
 
 /// One rank's row of the straggler view.
@@ -119,4 +124,55 @@ pub fn stragglers_of(ranks: &[i64], colls: &[Vec<(i64, &str)>]) -> Stragglers {
         ranks: rows,
         straggler_index,
     }
+}
+
+/// The straggler views of ranks grouped by role ([`stragglers_by_role`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RoleStragglers {
+    /// One view per group of two or more ranks: `(role, view)`; the role is `None` when the
+    /// ranks hold one role (one view over all of them).
+    pub views: Vec<(Option<String>, Stragglers)>,
+    /// Per input rank, `(index in views, row in that view)`; `None` for a rank alone in its role.
+    pub at: Vec<Option<(usize, usize)>>,
+}
+
+impl RoleStragglers {
+    /// The view and row of input rank `i`, with the view's role.
+    pub fn of(&self, i: usize) -> Option<(Option<&str>, &Stragglers, usize)> {
+        let (v, row) = (*self.at.get(i)?)?;
+        let (role, view) = self.views.get(v)?;
+        Some((role.as_deref(), view, row))
+    }
+}
+
+/// [`stragglers_of`] within each role when `roles` (one per rank) hold more than one role,
+/// else over every rank (`role_groups`' rule, the slow-rank flag's). A role with one rank gets
+/// no view; with fewer than two ranks there is none.
+pub fn stragglers_by_role<S: AsRef<str>>(
+    ranks: &[i64],
+    roles: &[S],
+    colls: &[Vec<(i64, &str)>],
+) -> RoleStragglers {
+    let n = ranks.len().min(colls.len()).min(roles.len());
+    let groups: Vec<(Option<String>, Vec<usize>)> = match role_groups(&roles[..n]) {
+        Some(g) => g.into_iter().map(|(r, v)| (Some(r), v)).collect(),
+        None => vec![(None, (0..n).collect())],
+    };
+    let mut out = RoleStragglers {
+        views: Vec::new(),
+        at: vec![None; ranks.len()],
+    };
+    for (role, idx) in groups {
+        if idx.len() < 2 {
+            continue;
+        }
+        let ids: Vec<i64> = idx.iter().map(|&i| ranks[i]).collect();
+        let cs: Vec<Vec<(i64, &str)>> = idx.iter().map(|&i| colls[i].clone()).collect();
+        let v = out.views.len();
+        for (row, &i) in idx.iter().enumerate() {
+            out.at[i] = Some((v, row));
+        }
+        out.views.push((role, stragglers_of(&ids, &cs)));
+    }
+    out
 }

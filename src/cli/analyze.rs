@@ -275,6 +275,14 @@ fn write_outputs(dir: &Path, inv: &Inventory, store: &Store, quiet: bool) -> Res
                 say(&p);
             }
         }
+        let tables = store
+            .gpu_kernel_tables(inv)
+            .map_err(|_| "the anomaly analysis was cancelled".to_string())?;
+        for (name, csv) in tables {
+            let p = reports.join(name);
+            write_file(&p, |w| w.write_all(&csv))?;
+            say(&p);
+        }
     }
     if plan.snapshot.is_some() {
         let snaps = dir.join("snapshots");

@@ -21,7 +21,8 @@ pub struct Args {
     /// Write the JSON array here instead of stdout.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Also write `anomaly_report_<dir>[_rank<N>].md` and `model_architecture_report_<dir>[_rank<N>].md` here.
+    /// Also write `anomaly_report_<dir>[[_<role>]_rank<N>].md` and `model_architecture_report_<dir>[[_<role>]_rank<N>].md` here
+    /// (and, for GPU ranks, the kernel table `kernels_<dir>[[_<role>]_rank<N>].csv`).
     #[arg(long)]
     pub report_dir: Option<PathBuf>,
     /// Reproduce the original analysis script exactly where its behaviour differs from the
@@ -153,6 +154,14 @@ fn write_reports(dir: &std::path::Path, inv: &Inventory, store: &Store) -> std::
         std::fs::write(&a, md)?;
         std::fs::write(&m, arch)?;
         eprintln!("wrote {} and {}", a.display(), m.display());
+    }
+    for (name, csv) in store
+        .gpu_kernel_tables(inv)
+        .map_err(|_| std::io::Error::other("cancelled"))?
+    {
+        let p = dir.join(name);
+        std::fs::write(&p, csv)?;
+        eprintln!("wrote {}", p.display());
     }
     Ok(())
 }

@@ -590,63 +590,119 @@ pub fn analyse_all(
     Ok((out, rows))
 }
 
-/// The cross-rank table (§13.4) over `ranks` (in their order).
+/// The cross-rank table (§13.4) over `ranks` (in their order), the slow-rank flag within
+/// each role when the ranks hold more than one ([`cross_rank::flag_slow_by_role`]).
 pub fn cross_rows<R: Borrow<RankAnalysis>>(ranks: &[R], cfg: &AnomalyConfig) -> Vec<RankRow> {
-    let pairs: Vec<(i64, &AnomalyResult)> = ranks
+    let mut rows: Vec<RankRow> = ranks
         .iter()
         .enumerate()
         .map(|(i, r)| {
             let r = r.borrow();
-            (r.meta.rank_id.unwrap_or(i as i64), &r.result)
+            cross_rank::row_of(r.meta.rank_id.unwrap_or(i as i64), &r.result)
         })
         .collect();
-    cross_rank::compare(&pairs, cfg)
+    cross_rank::flag_slow_by_role(&mut rows, &roles(ranks), cfg);
+    rows
+}
+
+/// The role of each rank (`""` when unknown), the key the cross-rank rules group by.
+pub fn roles<R: Borrow<RankAnalysis>>(ranks: &[R]) -> Vec<String> {
+    ranks
+        .iter()
+        .map(|r| r.borrow().meta.role.clone().unwrap_or_default())
+        .collect()
 }
 
 /// The per-rank report files of `proflens anomaly --report-dir` (§1.6): for rank `i` of
 /// `ranks`, `(anomaly report name, anomaly report text, architecture report name,
 /// architecture report text)`. `<base>` is the dropped root folder (else the rank folder); the
-/// `_rank<N>` suffix is added only when more than one rank was analysed. The CLI and the
-/// page's export both call this, so the bytes are identical.
+/// `_rank<N>` suffix is added only when more than one rank was analysed (`_<role>_rank<N>` with several roles: [`report_stem`]). `views` are the
+/// straggler views of `ranks` (`gpu_report::straggler_views`, computed once for all ranks).
+/// The CLI and the page's export both call this, so the bytes are identical.
 pub fn rank_reports<R: Borrow<RankAnalysis>>(
     inv: &Inventory,
     ranks: &[R],
     cross: &[RankRow],
+    views: &crate::analysis::gpu_straggler::RoleStragglers,
     cfg: &AnomalyConfig,
     i: usize,
 ) -> Option<(String, String, String, String)> {
     let r = ranks.get(i)?.borrow();
-    Some(reports_of(inv, r, i, ranks.len(), cross, cfg))
+    let gpu = super::gpu_report::report_input(r, views, i);
+    Some(reports_of(inv, r, i, ranks.len(), cross, gpu.as_ref(), cfg))
 }
 
-/// [`rank_reports`] of `r`, rank `position` of the `n` analysed ranks (its id falls back to
-/// the position): the one renderer for the CLI, the page's export from one worker and the
-/// gathered export (`engine::gather`, where the rank's worker holds only some ranks).
-pub fn reports_of(
+/// `(<base>, <suffix>)` of rank `r`'s report file names ([`rank_reports`]): `<base>` is the
+/// dropped root folder (else the rank folder); the suffix is `_rank<N>` when `n` > 1, and
+/// `_<role>_rank<N>` when the analysed ranks hold several roles (`several_roles`: the grouping
+/// of `cross_rank::role_groups`), since two roles of an RL run hold the same rank ids and
+/// their reports would otherwise overwrite each other.
+pub fn report_stem(
     inv: &Inventory,
     r: &RankAnalysis,
     position: usize,
     n: usize,
-    cross: &[RankRow],
-    cfg: &AnomalyConfig,
-) -> (String, String, String, String) {
+    several_roles: bool,
+) -> (String, String) {
     let root = inv.root_label();
     let base = if root == "the dropped files" || root.is_empty() {
         r.dir_name.clone()
     } else {
         root
     };
-    let suffix = if n > 1 {
-        format!("_rank{}", r.meta.rank_id.unwrap_or(position as i64))
-    } else {
-        String::new()
+    let id = r.meta.rank_id.unwrap_or(position as i64);
+    let suffix = match r.meta.role.as_deref() {
+        Some(role) if several_roles && n > 1 => format!("_{role}_rank{id}"),
+        _ if n > 1 => format!("_rank{id}"),
+        _ => String::new(),
     };
+    (base, suffix)
+}
+
+/// The kernel table of GPU rank `r` (rank `position` of `n`) as `(kernels_<base><suffix>.csv,
+/// CSV bytes)` (`report::gpu_kernels_csv` over `analysis::gpu_kernels::name_table`), named as
+/// its reports ([`report_stem`]); `None` for an Ascend rank.
+pub fn kernel_csv_of(
+    inv: &Inventory,
+    r: &RankAnalysis,
+    position: usize,
+    n: usize,
+    several_roles: bool,
+) -> Option<(String, Vec<u8>)> {
+    let t = r.gpu.as_deref()?;
+    let (base, suffix) = report_stem(inv, r, position, n, several_roles);
+    let mut out = Vec::new();
+    crate::report::gpu_kernels_csv::write_kernels(
+        &crate::analysis::gpu_kernels::name_table(t),
+        &mut out,
+    )
+    .ok()?;
+    Some((format!("kernels_{base}{suffix}.csv"), out))
+}
+
+/// [`rank_reports`] of `r`, rank `position` of the `n` analysed ranks (its id falls back to
+/// the position), with its GPU section's input (`None` on Ascend ranks): the one renderer for
+/// the CLI, the page's export from one worker and the gathered export (`engine::gather`,
+/// where the rank's worker holds only some ranks).
+pub fn reports_of(
+    inv: &Inventory,
+    r: &RankAnalysis,
+    position: usize,
+    n: usize,
+    cross: &[RankRow],
+    gpu: Option<&crate::report::gpu_md::GpuReportInput<'_>>,
+    cfg: &AnomalyConfig,
+) -> (String, String, String, String) {
+    // Several roles ⇔ the cross-rank rows were grouped (the one rule, `role_groups`).
+    let several_roles = cross.iter().any(|c| c.group.is_some());
+    let (base, suffix) = report_stem(inv, r, position, n, several_roles);
     let md = crate::report::anomaly_md::render(
         &r.kernels,
         &r.result,
         &r.meta,
         &r.cross_check,
         cross,
+        gpu,
         cfg,
     );
     let facts = crate::analysis::architecture::analyse(&r.kernels, cfg);

@@ -6,7 +6,8 @@
 //!   (`"7"`, or `"<device>:<stream>"` when the rank's ops run on several devices), so the
 //!   busy union, underfeed, prelaunch, tail and internal bubbles are over **all GPU streams of
 //!   the rank**; NCCL/RCCL kernels (names matching §1.2.2's communication pattern or `nccl`)
-//!   are communication kernels (core `NCCL`, class HCCL), memcpy/memset are class `OTHER`
+//!   are communication kernels (core `NCCL`, class HCCL; the JSON's `task_class` says
+//!   `communication`: `KernelTable::task_class_label`), memcpy/memset are class `OTHER`
 //!   (core `GPU_MEMCPY` / `GPU_MEMSET`), the rest compute (core `KERNEL`, class AI_CORE);
 //! * host events become the trace tables: `cpu_op`, `python_function`, `user_annotation` on
 //!   the Python lane, runtime/driver calls and `cuda_sync` on the runtime lane (the lane the

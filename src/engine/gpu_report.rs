@@ -1,17 +1,19 @@
 //! The `gpu` blocks of `proflens anomaly --out` (issue 10): for each GPU rank, the GPU
 //! analyses over its trace (`analysis::gpu_rank`, with the anomaly steps' windows, device-side
 //! when the device lags) and its row of the straggler view across the GPU ranks
-//! (`analysis::gpu_straggler`), formatted by `report::anomaly_json::gpu`. Ascend ranks get
+//! (`analysis::gpu_straggler`, one view per role when the run holds several), formatted by
+//! `report::anomaly_json::gpu` and, for the Markdown report, `report::gpu_md`. Ascend ranks get
 //! `None`. Computed at export time from the stored trace (about 0.1 s per 100k kernels).
 
 use std::borrow::Borrow;
 
 use super::anomaly::RankAnalysis;
 use crate::analysis::gpu_rank::{self, GpuSummary};
-use crate::analysis::gpu_straggler::{stragglers, RankDelay, Stragglers};
+use crate::analysis::gpu_straggler::{collectives, stragglers_by_role, RoleStragglers};
 use crate::analysis::intervals::Interval;
 use crate::model::gpu::GpuTrace;
-use crate::report::anomaly_json::gpu::{self, GpuJson};
+use crate::report::anomaly_json::gpu::{self, GpuJson, StragglerRow};
+use crate::report::gpu_md::GpuReportInput;
 
 /// The step windows the GPU analyses of `r` use: the anomaly steps' windows (device-side
 /// when the device lags), `(step id, window)` in time order.
@@ -29,38 +31,73 @@ pub fn rank_summary(r: &RankAnalysis) -> Option<(&GpuTrace, GpuSummary)> {
     Some((t, gpu_rank::summarise(t, &step_windows(r))))
 }
 
-/// One `gpu` block per rank of `ranks` (in their order); `None` for ranks without a GPU trace.
-pub fn gpu_blocks<R: Borrow<RankAnalysis>>(ranks: &[R]) -> Vec<Option<GpuJson>> {
-    let gpus: Vec<(usize, i64, &GpuTrace)> = ranks
+/// The straggler views over the GPU ranks of `ranks`, one per role when they hold more than
+/// one role (`analysis::gpu_straggler::stragglers_by_role`); `at` is indexed by the position in
+/// `ranks` (`None` for Ascend ranks and ranks alone in their role).
+pub fn straggler_views<R: Borrow<RankAnalysis>>(ranks: &[R]) -> RoleStragglers {
+    let gpus: Vec<(usize, i64, String, &GpuTrace)> = ranks
         .iter()
         .enumerate()
         .filter_map(|(i, r)| {
             let r = r.borrow();
             let t = r.gpu.as_deref()?;
-            Some((i, r.meta.rank_id.unwrap_or(i as i64), t))
+            let role = r.meta.role.clone().unwrap_or_default();
+            Some((i, r.meta.rank_id.unwrap_or(i as i64), role, t))
         })
         .collect();
-    let pairs: Vec<(i64, &GpuTrace)> = gpus.iter().map(|&(_, rank, t)| (rank, t)).collect();
-    let view = (pairs.len() >= 2).then(|| stragglers(&pairs));
-    let mut out: Vec<Option<GpuJson>> = (0..ranks.len()).map(|_| None).collect();
-    for (k, &(i, _, _)) in gpus.iter().enumerate() {
-        let row = view.as_ref().and_then(|v| straggler_row(v, k));
-        out[i] = gpu_block(ranks[i].borrow(), row);
+    let ids: Vec<i64> = gpus.iter().map(|g| g.1).collect();
+    let roles: Vec<&str> = gpus.iter().map(|g| g.2.as_str()).collect();
+    let colls: Vec<Vec<(i64, &str)>> = gpus.iter().map(|g| collectives(g.3)).collect();
+    let grouped = stragglers_by_role(&ids, &roles, &colls);
+    let mut at = vec![None; ranks.len()];
+    for (k, g) in gpus.iter().enumerate() {
+        at[g.0] = grouped.at[k];
     }
-    out
+    RoleStragglers {
+        views: grouped.views,
+        at,
+    }
 }
 
-/// Row `k` of the straggler view as the `gpu` block takes it: `(matched, row, is straggler)`
-/// (`None` past the last row).
-pub fn straggler_row(v: &Stragglers, k: usize) -> Option<(usize, &RankDelay, bool)> {
-    let row = v.ranks.get(k)?;
-    Some((v.matched, row, v.straggler_index == Some(k)))
+/// One `gpu` block per rank of `ranks` (in their order); `None` for ranks without a GPU trace.
+pub fn gpu_blocks<R: Borrow<RankAnalysis>>(ranks: &[R]) -> Vec<Option<GpuJson>> {
+    let views = straggler_views(ranks);
+    (0..ranks.len())
+        .map(|i| gpu_block(ranks[i].borrow(), straggler_row(&views, i)))
+        .collect()
 }
 
-/// The `gpu` block of rank `r` with its row of the straggler view (`None` with fewer than two
-/// GPU ranks); `None` for an Ascend rank. The one builder for [`gpu_blocks`] and the gathered
-/// export (`engine::gather`), where the view comes from every worker's collectives.
-pub fn gpu_block(r: &RankAnalysis, row: Option<(usize, &RankDelay, bool)>) -> Option<GpuJson> {
+/// Rank `i`'s row of the straggler views as the `gpu` block takes it
+/// (`None` when it is in no view).
+pub fn straggler_row(v: &RoleStragglers, i: usize) -> Option<StragglerRow<'_>> {
+    let (role, view, k) = v.of(i)?;
+    Some(StragglerRow {
+        role,
+        matched: view.matched,
+        row: view.ranks.get(k)?,
+        is_straggler: view.straggler_index == Some(k),
+    })
+}
+
+/// The GPU analyses and straggler views of the report's GPU section
+/// (`report::gpu_md`): `(summary, view, row)` of rank `r` at position `i`; `None` for an
+/// Ascend rank.
+pub fn report_input<'v>(
+    r: &RankAnalysis,
+    views: &'v RoleStragglers,
+    i: usize,
+) -> Option<GpuReportInput<'v>> {
+    let (_, summary) = rank_summary(r)?;
+    Some(GpuReportInput {
+        summary,
+        straggler: views.of(i),
+    })
+}
+
+/// The `gpu` block of rank `r` with its row of the straggler view (`None` when it is in no
+/// view); `None` for an Ascend rank. The one builder for [`gpu_blocks`] and the gathered
+/// export (`engine::gather`), where the views come from every worker's collectives.
+pub fn gpu_block(r: &RankAnalysis, row: Option<StragglerRow<'_>>) -> Option<GpuJson> {
     let t = r.gpu.as_deref()?;
     let summary = gpu_rank::summarise(t, &step_windows(r));
     let origin = t.memory.first().map_or(0, |m| m.ts_ns);

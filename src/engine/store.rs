@@ -423,8 +423,23 @@ impl Store {
             .unwrap_or_else(AnomalyConfig::spec_defaults);
         let ranks = self.anomaly_ranks()?;
         let cross = anomaly::cross_rows(&ranks, &cfg);
+        let views = super::gpu_report::straggler_views(&ranks);
         Ok((0..ranks.len())
-            .filter_map(|i| anomaly::rank_reports(inv, &ranks, &cross, &cfg, i))
+            .filter_map(|i| anomaly::rank_reports(inv, &ranks, &cross, &views, &cfg, i))
+            .collect())
+    }
+
+    /// The kernel tables of the stored GPU ranks (`kernels_<base>[_rank<N>].csv`, written
+    /// next to the reports): `(file name, CSV bytes)` per GPU rank, as
+    /// [`anomaly::kernel_csv_of`]; none for Ascend ranks.
+    pub fn gpu_kernel_tables(&self, inv: &Inventory) -> Result<Vec<(String, Vec<u8>)>, Cancelled> {
+        let ranks = self.anomaly_ranks()?;
+        let several_roles =
+            crate::analysis::anomaly::cross_rank::role_groups(&anomaly::roles(&ranks)).is_some();
+        Ok(ranks
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| anomaly::kernel_csv_of(inv, r, i, ranks.len(), several_roles))
             .collect())
     }
 

@@ -645,6 +645,16 @@ impl KernelTable {
     pub fn core_of(&self, i: usize) -> &str {
         self.text(self.core_raw[i])
     }
+    /// The `task_class` text of kernel `i` in the JSON: the §1.2.2 spelling
+    /// ([`TaskClass::as_str`]), except that a GPU collective (core `NCCL`, set only by
+    /// `engine::gpu` for NCCL/RCCL kernels) says `communication`, the GPU vocabulary of
+    /// gpu-traces.md §2 (HTA's `get_kernel_type`); Ascend rows never carry core `NCCL`.
+    pub fn task_class_label(&self, i: usize) -> &'static str {
+        match self.class[i] {
+            TaskClass::Hccl if self.core_of(i) == "NCCL" => "communication",
+            c => c.as_str(),
+        }
+    }
     /// `"<name> (<core_raw>, <dur>us, stream <s>)"`: the §5.6 `evidence_ops` text of kernel `i`
     /// (duration in µs, shortest round-trip decimal).
     pub fn evidence_text(&self, i: usize) -> String {

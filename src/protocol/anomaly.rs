@@ -420,6 +420,9 @@ pub struct CrossRankRowDto {
     pub robust_z: Option<f64>,
     /// Slow rank: > 5 % above the median and robust z > 3.
     pub slow: bool,
+    /// The role whose ranks the median and robust z were computed among, when the ranks hold
+    /// several roles (anomaly.md §13.4 grouped by role, Decision); `None` with one role.
+    pub group: Option<String>,
 }
 
 /// What the anomaly exports write.
@@ -435,6 +438,9 @@ pub enum AnomalyExportKind {
     StepsCsv,
     /// Emitted bubble windows of every rank as CSV.
     BubblesCsv,
+    /// `kernels_<dir>[[_<role>]_rank<N>].csv` of one GPU rank: its kernel table (as
+    /// `--report-dir` writes it next to the reports).
+    KernelsCsv,
 }
 
 /// A query about one analysed rank.

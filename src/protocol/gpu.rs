@@ -143,6 +143,8 @@ pub struct CollectivesDto {
     pub rank: u32,
     /// Rank id (`distributedInfo.rank`, else the file name, else the order).
     pub rank_id: i64,
+    /// Role (the parent folder; empty when unknown): the straggler view groups by it.
+    pub role: String,
     /// Whole seconds of the epoch the starts are counted from (the first collective's): an
     /// epoch in ns needs 61 bits and a JavaScript number holds 53, so the wire carries
     /// `base_s` + offsets.
@@ -170,15 +172,23 @@ pub struct StragglerRowDto {
     pub mean_start_delay_ms: f64,
     /// Largest start delay, ms.
     pub max_start_delay_ms: f64,
-    /// The rank that started last most often.
+    /// The rank that started last most often (in its view).
     pub is_straggler: bool,
+    /// The role whose ranks this row was compared with (one view per role when the ranks hold
+    /// several); `None` with one role.
+    pub group: Option<String>,
+    /// Collectives matched on every rank of this row's view.
+    pub matched: u64,
 }
 
 /// The straggler view over the GPU ranks given.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StragglerViewDto {
-    /// Collectives matched on every rank (by order and name).
+    /// Collectives matched on every rank (by order and name) of the first view (the only one
+    /// with one role; each row says its own view's count).
     pub matched: u64,
-    /// One row per rank, in the order given.
+    /// True when the ranks hold several roles and each role is its own view.
+    pub grouped: bool,
+    /// One row per rank that is in a view, in the order given (a rank alone in its role has none).
     pub rows: Vec<StragglerRowDto>,
 }

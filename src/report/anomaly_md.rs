@@ -103,13 +103,15 @@ pub fn headline(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta) -> String {
     o
 }
 
-/// Renders the report of one rank. `cross_check` are the §13.1 lines, `cross` the cross-rank table.
+/// Renders the report of one rank. `cross_check` are the §13.1 lines, `cross` the cross-rank table,
+/// `gpu` the GPU section's input on a GPU rank (`report::gpu_md`).
 pub fn render(
     k: &KernelTable,
     r: &AnomalyResult,
     meta: &RankMeta,
     cross_check: &[String],
     cross: &[RankRow],
+    gpu: Option<&super::gpu_md::GpuReportInput<'_>>,
     cfg: &AnomalyConfig,
 ) -> String {
     let mut o = String::new();
@@ -589,9 +591,26 @@ pub fn render(
             let _ = writeln!(o, "- {l}");
         }
     }
+    if let Some(g) = gpu {
+        super::gpu_md::write_gpu_section(&mut o, g);
+    }
     if cross.len() > 1 {
-        let _ = writeln!(o, "\n## Across ranks\n\n| rank | steps | service_ms avg | busy_union_ms avg | underfeed avg | comm_ms | comm wait ratio | bubbles/step | idle pattern | robust z | slow |\n|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|");
+        // Grouped by role (`cross_rank::flag_slow_by_role`): the role column says which ranks
+        // each row's median and robust z were computed among.
+        let grouped = cross.iter().any(|c| c.group.is_some());
+        if grouped {
+            let _ = writeln!(o, "\n## Across ranks\n\nThe ranks hold several roles: the median, robust z and slow flag of each row are computed among the ranks of its role.\n\n| role | rank | steps | service_ms avg | busy_union_ms avg | underfeed avg | comm_ms | comm wait ratio | bubbles/step | idle pattern | robust z | slow |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|");
+        } else {
+            let _ = writeln!(o, "\n## Across ranks\n\n| rank | steps | service_ms avg | busy_union_ms avg | underfeed avg | comm_ms | comm wait ratio | bubbles/step | idle pattern | robust z | slow |\n|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|");
+        }
         for c in cross {
+            if grouped {
+                let _ = write!(
+                    o,
+                    "| {} ",
+                    super::snapshot_md::md_code(c.group.as_deref().unwrap_or(""))
+                );
+            }
             let _ = writeln!(
                 o,
                 "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {:.1} | {} | {:.2} | {} |",

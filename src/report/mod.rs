@@ -5,6 +5,8 @@ pub mod anomaly_json;
 pub mod anomaly_md;
 pub mod arch_md;
 pub mod float;
+pub mod gpu_kernels_csv;
+pub mod gpu_md;
 pub mod memory_md;
 pub mod memory_rows;
 pub mod run_diff;

@@ -72,30 +72,8 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
             .map(|r| r.to_string())
             .unwrap_or_else(|| "?".into())
     );
-    let (n_other, other_bytes) = rank.other_files;
-    // A GPU rank (PyTorch profiler trace) never has the Ascend fields: not listed as "—".
-    let ascend_only = ["level", "export", "torch_npu", "CANN"];
-    let facts = [
-        ("folder", Some(rank.dir.clone())),
-        ("rank from", Some(rank.rank_source.clone())),
-        (
-            "other files",
-            (n_other > 0).then(|| {
-                format!(
-                    "{n_other} ({}), not read",
-                    format::bytes(other_bytes as f64)
-                )
-            }),
-        ),
-        ("level", rank.level.clone()),
-        ("export", rank.export_type.clone()),
-        ("torch_npu", rank.torch_npu_version.clone()),
-        ("CANN", rank.cann_version.clone()),
-        ("GPU", rank.gpu_device.clone()),
-        ("GPU runtime", rank.gpu_runtime.clone()),
-    ]
-    .into_iter()
-    .filter(|(k, _)| !(rank.kineto && ascend_only.contains(k)));
+    // The platform's own fields only (no Ascend rows on a GPU card, no GPU rows on an Ascend card).
+    let facts = crate::views::gpu::rank_card_facts(&rank);
     let analyses = rank.analyses.clone();
     // Memos, like the file rows': a finished target changes one card, not all of them.
     let status = Memo::new(move |_| {
@@ -119,6 +97,7 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
             <p class="rank-status">{move || status.get()}</p>
             <dl class="facts">
                 {facts
+                    .into_iter()
                     .map(|(k, v)| {
                         view! {
                             <dt>{k}</dt>

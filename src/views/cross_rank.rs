@@ -1,7 +1,7 @@
 //! The cross-rank table (anomaly.md §13.4) of the steps / bubbles view: the one step that
 //! combines the results of several workers. Each worker sends its ranks'
 //! [`AnomalySummaryDto`]s; the UI collects them and calls [`cross_rank_table`], which applies
-//! the CLI's own rule ([`cross_rank::flag_slow`], spec defaults) — the UI renders the rows and
+//! the CLI's own rule ([`cross_rank::flag_slow_by_role`], spec defaults) — the UI renders the rows and
 //! computes nothing. `tests/anomaly_views.rs` checks it against `proflens anomaly`'s
 //! cross-rank comparison on the real rank folders.
 
@@ -11,7 +11,8 @@ use crate::protocol::anomaly::{AnomalySummaryDto, CrossRankRowDto};
 use crate::protocol::compare::RankElsewhereDto;
 
 /// The cross-rank table (§13.4) from the summaries of every analysed rank (any worker), in
-/// the given order, with the slow-rank flag of [`cross_rank::flag_slow`] (spec defaults).
+/// the given order, with the slow-rank flag of [`cross_rank::flag_slow_by_role`] (spec
+/// defaults; within each role when the ranks hold several, as `proflens anomaly`).
 pub fn cross_rank_table(summaries: &[AnomalySummaryDto]) -> Vec<CrossRankRowDto> {
     let mut rows: Vec<RankRow> = summaries
         .iter()
@@ -27,9 +28,11 @@ pub fn cross_rank_table(summaries: &[AnomalySummaryDto]) -> Vec<CrossRankRowDto>
             dominant_idle_pattern: "",
             robust_z: 0.0,
             slow: false,
+            group: None,
         })
         .collect();
-    cross_rank::flag_slow(&mut rows, &AnomalyConfig::spec_defaults());
+    let roles: Vec<&str> = summaries.iter().map(|s| s.role.as_str()).collect();
+    cross_rank::flag_slow_by_role(&mut rows, &roles, &AnomalyConfig::spec_defaults());
     rows.iter()
         .zip(summaries)
         .map(|(r, s)| CrossRankRowDto {
@@ -45,6 +48,7 @@ pub fn cross_rank_table(summaries: &[AnomalySummaryDto]) -> Vec<CrossRankRowDto>
             dominant_idle_pattern: s.dominant_idle_pattern.clone(),
             robust_z: r.robust_z.is_finite().then_some(r.robust_z),
             slow: r.slow,
+            group: r.group.clone(),
         })
         .collect()
 }

@@ -12,7 +12,7 @@ use crate::analysis::gpu_breakdown::HtaWindow;
 use crate::analysis::gpu_kernels::Category;
 use crate::analysis::gpu_memory::DeviceMemory;
 use crate::analysis::gpu_rank::GpuSummary;
-use crate::analysis::gpu_straggler::{self, stragglers_of};
+use crate::analysis::gpu_straggler::{self, stragglers_by_role};
 use crate::base::units::ns_to_ms;
 use crate::model::gpu::GpuTrace;
 use crate::protocol::gpu::{
@@ -24,6 +24,46 @@ use crate::views::curve::step_min_max;
 
 const MIB: f64 = 1024.0 * 1024.0;
 const NS_PER_S: i64 = 1_000_000_000;
+
+/// The facts of a rank card in the Inventory, `(label, value)` in display order (`None` is
+/// shown as "—"). The platform's own fields only: a GPU rank (PyTorch profiler trace) never
+/// lists the Ascend fields (`level`, `export`, `torch_npu`, `CANN`) and an Ascend rank never
+/// lists the GPU ones (`GPU`, `GPU runtime`), so neither card shows a row that cannot be filled.
+pub fn rank_card_facts(
+    rank: &crate::protocol::RankFolderDto,
+) -> Vec<(&'static str, Option<String>)> {
+    let (n_other, other_bytes) = rank.other_files;
+    let ascend_only = ["level", "export", "torch_npu", "CANN"];
+    let gpu_only = ["GPU", "GPU runtime"];
+    [
+        ("folder", Some(rank.dir.clone())),
+        ("rank from", Some(rank.rank_source.clone())),
+        (
+            "other files",
+            (n_other > 0).then(|| {
+                format!(
+                    "{n_other} ({}), not read",
+                    crate::base::format::bytes(other_bytes as f64)
+                )
+            }),
+        ),
+        ("level", rank.level.clone()),
+        ("export", rank.export_type.clone()),
+        ("torch_npu", rank.torch_npu_version.clone()),
+        ("CANN", rank.cann_version.clone()),
+        ("GPU", rank.gpu_device.clone()),
+        ("GPU runtime", rank.gpu_runtime.clone()),
+    ]
+    .into_iter()
+    .filter(|(k, _)| {
+        if rank.kineto {
+            !ascend_only.contains(k)
+        } else {
+            !gpu_only.contains(k)
+        }
+    })
+    .collect()
+}
 
 /// The window HTA's breakdowns used, in words (gpu-traces.md §1).
 pub fn window_note(w: &HtaWindow) -> String {
@@ -228,8 +268,8 @@ pub fn panel(rank: u32, t: &GpuTrace, s: &GpuSummary, width_px: u32) -> GpuPanel
     }
 }
 
-/// The collectives of rank folder `rank` (rank id `rank_id`) for [`straggler_view`].
-pub fn collectives(rank: u32, rank_id: i64, t: &GpuTrace) -> CollectivesDto {
+/// The collectives of rank folder `rank` (rank id `rank_id`, role `role`) for [`straggler_view`].
+pub fn collectives(rank: u32, rank_id: i64, role: &str, t: &GpuTrace) -> CollectivesDto {
     let mut ix: HashMap<&str, u32> = HashMap::new();
     let mut names: Vec<String> = Vec::new();
     let mut starts_ns = Vec::new();
@@ -248,6 +288,7 @@ pub fn collectives(rank: u32, rank_id: i64, t: &GpuTrace) -> CollectivesDto {
     CollectivesDto {
         rank,
         rank_id,
+        role: role.to_string(),
         base_s,
         starts_ns,
         name_ix,
@@ -256,7 +297,8 @@ pub fn collectives(rank: u32, rank_id: i64, t: &GpuTrace) -> CollectivesDto {
 }
 
 /// The straggler view over the GPU ranks whose collectives are `ranks` (any worker), in
-/// their order: the rule of `analysis::gpu_straggler::stragglers_of`.
+/// their order: the rule of `analysis::gpu_straggler::stragglers_by_role` (one view per role
+/// when the ranks hold several, as `proflens anomaly`).
 pub fn straggler_view(ranks: &[CollectivesDto]) -> StragglerViewDto {
     let colls: Vec<Vec<(i64, &str)>> = ranks
         .iter()
@@ -272,22 +314,28 @@ pub fn straggler_view(ranks: &[CollectivesDto]) -> StragglerViewDto {
         })
         .collect();
     let ids: Vec<i64> = ranks.iter().map(|c| c.rank_id).collect();
-    let v = stragglers_of(&ids, &colls);
+    let roles: Vec<&str> = ranks.iter().map(|c| c.role.as_str()).collect();
+    let g = stragglers_by_role(&ids, &roles, &colls);
     StragglerViewDto {
-        matched: v.matched as u64,
-        rows: v
-            .ranks
+        matched: g.views.first().map_or(0, |v| v.1.matched as u64),
+        grouped: g.views.iter().any(|v| v.0.is_some()),
+        rows: ranks
             .iter()
-            .zip(ranks)
             .enumerate()
-            .map(|(i, (r, c))| StragglerRowDto {
-                rank: c.rank,
-                rank_id: r.rank,
-                collectives: c.starts_ns.len() as u64,
-                started_last: r.last_count,
-                mean_start_delay_ms: ns_to_ms(r.mean_delay_ns),
-                max_start_delay_ms: ns_to_ms(r.max_delay_ns),
-                is_straggler: v.straggler_index == Some(i),
+            .filter_map(|(i, c)| {
+                let (role, v, k) = g.of(i)?;
+                let r = v.ranks.get(k)?;
+                Some(StragglerRowDto {
+                    rank: c.rank,
+                    rank_id: r.rank,
+                    collectives: c.starts_ns.len() as u64,
+                    started_last: r.last_count,
+                    mean_start_delay_ms: ns_to_ms(r.mean_delay_ns),
+                    max_start_delay_ms: ns_to_ms(r.max_delay_ns),
+                    is_straggler: v.straggler_index == Some(k),
+                    group: role.map(str::to_string),
+                    matched: v.matched as u64,
+                })
             })
             .collect(),
     }
@@ -375,6 +423,7 @@ mod tests {
         CollectivesDto {
             rank,
             rank_id: rank as i64,
+            role: String::new(),
             base_s: 1_682_725_898,
             starts_ns: starts.to_vec(),
             name_ix: vec![0; starts.len()],

@@ -164,7 +164,7 @@ test('HTA trace_filter pair: GPU panel with HTA breakdowns, kernels and the stra
   assert.match(await rows.nth(1).innerText(), /straggler/);
   assert.doesNotMatch(await rows.nth(0).innerText(), /straggler/);
   assert.match(await rows.nth(1).innerText(), /\b8\b/);
-  assert.match(await rows.nth(1).innerText(), /^trace_filter\s+1\s+10\s+8\b/);
+  assert.match(await rows.nth(1).innerText(), /^trace_filter\s+1\s+10\s+10\s+8\b/); // role, rank, collectives, matched, started last
   assert.ok(await panel.getByTestId('gpu-memory-none').isVisible());
   await panel.scrollIntoViewIfNeeded();
   await p.screenshot('gpu-04-trace-filter-panel');

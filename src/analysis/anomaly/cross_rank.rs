@@ -1,6 +1,14 @@
 //! Cross-rank comparison (anomaly.md §13.4): per-rank step service and busy
 //! union, a slow-rank flag (> 5 % above the median and robust z-score > 3),
 //! and the bubble pattern side by side.
+//!
+//! **Grouping by role (Decision; §13.4 is silent on it):** ranks of different roles (the
+//! parent folder: actor / ref / critic of an RL run, or `actor_update` /
+//! `actor_compute_log_prob`) run different work, so one median over all of them flags a role,
+//! not a slow rank. When the ranks hold more than one role, [`flag_slow_by_role`] computes the
+//! median, MAD and robust z within each role and says the group in [`RankRow::group`]; with
+//! one role (or none) it is [`flag_slow`] over every row, `group` `None`. The straggler view
+//! (`analysis::gpu_straggler::stragglers_by_role`) groups the same way.
 
 use super::AnomalyResult;
 use crate::analysis::anomaly_config::AnomalyConfig;
@@ -31,6 +39,9 @@ pub struct RankRow {
     pub robust_z: f64,
     /// Slow-rank flag.
     pub slow: bool,
+    /// The role whose ranks `robust_z` and `slow` were computed among ([`flag_slow_by_role`]);
+    /// `None` when every row was compared with every other (one role).
+    pub group: Option<String>,
 }
 
 /// Builds the table from `(rank_id, result)` pairs, in the given order.
@@ -63,6 +74,7 @@ pub fn row_of(id: i64, r: &AnomalyResult) -> RankRow {
             .unwrap_or("none"),
         robust_z: 0.0,
         slow: false,
+        group: None,
     }
 }
 
@@ -105,4 +117,40 @@ pub fn flag_slow(rows: &mut [RankRow], cfg: &AnomalyConfig) {
 
 fn rows_len_ok(n: usize) -> bool {
     n >= 2
+}
+
+/// The role groups of `roles` (first-appearance order, row indices in order) when they hold
+/// more than one distinct role, else `None` (one group: every row). The one grouping rule of
+/// the slow-rank flag and the straggler view.
+pub fn role_groups<S: AsRef<str>>(roles: &[S]) -> Option<Vec<(String, Vec<usize>)>> {
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, r) in roles.iter().enumerate() {
+        let r = r.as_ref();
+        match groups.iter_mut().find(|(g, _)| g == r) {
+            Some((_, v)) => v.push(i),
+            None => groups.push((r.to_string(), vec![i])),
+        }
+    }
+    (groups.len() > 1).then_some(groups)
+}
+
+/// [`flag_slow`] within each role when `roles` (one per row) hold more than one role
+/// ([`role_groups`]; each row's `group` says its role), else over every row (`group` `None`).
+/// A role with one rank is never slow (its z is 0).
+pub fn flag_slow_by_role<S: AsRef<str>>(rows: &mut [RankRow], roles: &[S], cfg: &AnomalyConfig) {
+    let Some(groups) = role_groups(&roles[..roles.len().min(rows.len())]) else {
+        for r in rows.iter_mut() {
+            r.group = None;
+        }
+        flag_slow(rows, cfg);
+        return;
+    };
+    for (role, idx) in groups {
+        let mut sub: Vec<RankRow> = idx.iter().map(|&i| rows[i].clone()).collect();
+        flag_slow(&mut sub, cfg);
+        for (&i, mut r) in idx.iter().zip(sub) {
+            r.group = Some(role.clone());
+            rows[i] = r;
+        }
+    }
 }

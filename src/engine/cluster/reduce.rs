@@ -198,6 +198,7 @@ fn cross_rank(ranks: &[RankSummary]) -> Vec<CrossRankRow> {
                     dominant_idle_pattern: "",
                     robust_z: 0.0,
                     slow: false,
+                    group: None,
                 })
             })
             .collect();

@@ -10,9 +10,9 @@
 use std::io::{self, Write};
 
 use super::bad;
-use crate::analysis::anomaly::cross_rank::{flag_slow, row_of, RankRow};
+use crate::analysis::anomaly::cross_rank::{flag_slow_by_role, row_of, RankRow};
 use crate::analysis::anomaly::groups::IdlePattern;
-use crate::analysis::gpu_straggler::{collectives, stragglers_of, Stragglers};
+use crate::analysis::gpu_straggler::{collectives, stragglers_by_role, RoleStragglers};
 use crate::base::wire::{Dec, DecResult, Enc};
 use crate::engine::anomaly::{json_element, reports_of, write_json_elements, RankAnalysis};
 use crate::engine::gpu_report::{gpu_block, straggler_row};
@@ -24,7 +24,7 @@ use crate::report::anomaly_csv::{
     write_header, write_rank_bubbles, write_rank_steps, CsvRank, BUBBLE_COLUMNS, STEP_COLUMNS,
 };
 
-pub(crate) const FACTS: &[u8] = b"PLANFACTS1\n";
+pub(crate) const FACTS: &[u8] = b"PLANFACTS2\n";
 pub(crate) const PIECES: &[u8] = b"PLANPIECES1\n";
 
 const PATTERNS: [IdlePattern; 6] = [
@@ -51,6 +51,7 @@ pub fn facts(store: &Store) -> Result<Vec<u8>, String> {
         let r = r.map_err(|_| "the anomaly analysis was cancelled".to_string())?;
         e.u32(index);
         e.opt_i64(r.meta.rank_id);
+        e.str(r.meta.role.as_deref().unwrap_or(""));
         let row = row_of(0, &r.result);
         e.u64(row.steps as u64);
         for x in [
@@ -84,6 +85,7 @@ pub fn facts(store: &Store) -> Result<Vec<u8>, String> {
 struct Fact {
     index: u32,
     rank_id: Option<i64>,
+    role: String,
     row: RankRow,
     collectives: Option<Vec<(i64, String)>>,
 }
@@ -94,6 +96,7 @@ fn decode_facts(buf: &[u8], out: &mut Vec<Fact>) -> DecResult<()> {
     for _ in 0..n {
         let index = d.u32()?;
         let rank_id = d.opt_i64()?;
+        let role = d.str()?.to_string();
         let steps = d.u64()? as usize;
         let (service, busy, underfeed, comm) = (d.f64()?, d.f64()?, d.f64()?, d.f64()?);
         let wait = d.opt_f64()?;
@@ -117,6 +120,7 @@ fn decode_facts(buf: &[u8], out: &mut Vec<Fact>) -> DecResult<()> {
         out.push(Fact {
             index,
             rank_id,
+            role,
             row: RankRow {
                 rank_id: 0,
                 steps,
@@ -129,6 +133,7 @@ fn decode_facts(buf: &[u8], out: &mut Vec<Fact>) -> DecResult<()> {
                 dominant_idle_pattern: pattern,
                 robust_z: 0.0,
                 slow: false,
+                group: None,
             },
             collectives,
         });
@@ -144,12 +149,12 @@ fn decode_facts(buf: &[u8], out: &mut Vec<Fact>) -> DecResult<()> {
 pub struct Context {
     /// Inventory index of each analysed rank, in inventory order (position = place here).
     pub order: Vec<u32>,
-    /// The cross-rank table (§13.4) in that order, slow ranks flagged.
+    /// The cross-rank table (§13.4) in that order, slow ranks flagged (within each role
+    /// when the ranks hold several: `cross_rank::flag_slow_by_role`).
     pub cross: Vec<RankRow>,
-    /// The straggler view over the GPU ranks (two or more), in that order.
-    pub view: Option<Stragglers>,
-    /// Per position, the rank's row in `view` (GPU ranks only).
-    pub gpu_row: Vec<Option<usize>>,
+    /// The straggler views over the GPU ranks (one per role when several), `at` indexed by
+    /// position (`engine::gpu_report::straggler_views`' shape).
+    pub views: RoleStragglers,
 }
 
 impl Context {
@@ -180,22 +185,30 @@ impl Context {
                 ..f.row.clone()
             })
             .collect();
-        flag_slow(&mut cross, &config());
-        let mut gpu_row = vec![None; all.len()];
-        let (mut ids, mut colls) = (Vec::new(), Vec::new());
+        let roles: Vec<&str> = all.iter().map(|f| f.role.as_str()).collect();
+        flag_slow_by_role(&mut cross, &roles, &config());
+        let mut gpu_pos = Vec::new();
+        let (mut ids, mut gpu_roles, mut colls) = (Vec::new(), Vec::new(), Vec::new());
         for (pos, f) in all.iter().enumerate() {
             if let Some(c) = &f.collectives {
-                gpu_row[pos] = Some(ids.len());
+                gpu_pos.push(pos);
                 ids.push(id(pos, f));
+                gpu_roles.push(f.role.as_str());
                 colls.push(c.iter().map(|(t, n)| (*t, n.as_str())).collect::<Vec<_>>());
             }
         }
-        let view = (ids.len() >= 2).then(|| stragglers_of(&ids, &colls));
+        let grouped = stragglers_by_role(&ids, &gpu_roles, &colls);
+        let mut at = vec![None; all.len()];
+        for (k, &pos) in gpu_pos.iter().enumerate() {
+            at[pos] = grouped.at[k];
+        }
         Ok(Context {
             order: all.iter().map(|f| f.index).collect(),
             cross,
-            view,
-            gpu_row,
+            views: RoleStragglers {
+                views: grouped.views,
+                at,
+            },
         })
     }
 }
@@ -207,6 +220,7 @@ fn kind_tag(what: AnomalyExportKind) -> u8 {
         AnomalyExportKind::BubblesCsv => 2,
         AnomalyExportKind::ReportMd => 3,
         AnomalyExportKind::ArchitectureMd => 4,
+        AnomalyExportKind::KernelsCsv => 5,
     }
 }
 
@@ -248,22 +262,35 @@ pub fn pieces(
         let io = |e: io::Error| e.to_string();
         match what {
             AnomalyExportKind::Json => {
-                let row = match (&ctx.view, ctx.gpu_row[pos]) {
-                    (Some(v), Some(k)) => straggler_row(v, k),
-                    _ => None,
-                };
-                body = json_element(r, gpu_block(r, row), &cfg).map_err(io)?;
+                body = json_element(r, gpu_block(r, straggler_row(&ctx.views, pos)), &cfg)
+                    .map_err(io)?;
             }
             AnomalyExportKind::StepsCsv => write_rank_steps(&csv_rank(r), &mut body).map_err(io)?,
             AnomalyExportKind::BubblesCsv => {
                 write_rank_bubbles(&csv_rank(r), &mut body).map_err(io)?
             }
+            AnomalyExportKind::KernelsCsv => {
+                if rank != Some(index) {
+                    continue;
+                }
+                // Several roles ⇔ grouped cross rows (`role_groups`, as `Store::gpu_kernel_tables`).
+                let several_roles = ctx.cross.iter().any(|c| c.group.is_some());
+                (name, body) = crate::engine::anomaly::kernel_csv_of(
+                    inv,
+                    r,
+                    pos,
+                    ctx.order.len(),
+                    several_roles,
+                )
+                .ok_or_else(|| format!("rank folder {index} is not a GPU rank: no kernel table"))?;
+            }
             AnomalyExportKind::ReportMd | AnomalyExportKind::ArchitectureMd => {
                 if rank != Some(index) {
                     continue;
                 }
+                let gpu = crate::engine::gpu_report::report_input(r, &ctx.views, pos);
                 let (a_name, md, m_name, arch) =
-                    reports_of(inv, r, pos, ctx.order.len(), &ctx.cross, &cfg);
+                    reports_of(inv, r, pos, ctx.order.len(), &ctx.cross, gpu.as_ref(), &cfg);
                 (name, body) = if what == AnomalyExportKind::ReportMd {
                     (a_name, md.into_bytes())
                 } else {
@@ -324,7 +351,9 @@ pub fn join(
             let name = if steps { "steps" } else { "bubbles" };
             (format!("anomaly_{name}_{stem}.csv"), "text/csv")
         }
-        AnomalyExportKind::ReportMd | AnomalyExportKind::ArchitectureMd => {
+        AnomalyExportKind::ReportMd
+        | AnomalyExportKind::ArchitectureMd
+        | AnomalyExportKind::KernelsCsv => {
             let dir = rank
                 .and_then(|i| inv.ranks.get(i as usize))
                 .map(|f| f.dir.clone())
@@ -334,7 +363,12 @@ pub fn join(
                 .find(|p| Some(p.0) == rank)
                 .ok_or_else(|| io::Error::other(format!("{dir}: no anomaly analysis")))?;
             w.write_all(body)?;
-            (name.to_string(), "text/markdown")
+            let mime = if what == AnomalyExportKind::KernelsCsv {
+                "text/csv"
+            } else {
+                "text/markdown"
+            };
+            (name.to_string(), mime)
         }
     };
     w.flush()?;

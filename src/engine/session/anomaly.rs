@@ -70,7 +70,8 @@ pub fn query(store: &Store, q: &AnomalyQuery) -> Result<AnomalyReply, String> {
                 .as_deref()
                 .ok_or_else(|| format!("rank folder {rank} is not a GPU rank"))?;
             let rank_id = r.meta.rank_id.unwrap_or(rank as i64);
-            AnomalyReply::Collectives(gpu::collectives(rank, rank_id, t))
+            let role = r.meta.role.as_deref().unwrap_or("");
+            AnomalyReply::Collectives(gpu::collectives(rank, rank_id, role, t))
         }
         AnomalyQuery::Timeline { .. }
         | AnomalyQuery::KernelAt { .. }
@@ -134,6 +135,28 @@ pub fn export(
             write_bubbles(&csv_ranks(), w)?;
             Ok((format!("anomaly_bubbles_{stem}.csv"), "text/csv".into()))
         }
+        AnomalyExportKind::KernelsCsv => {
+            let dir = rank
+                .and_then(|i| inv.ranks.get(i as usize))
+                .map(|f| f.dir.clone())
+                .ok_or_else(|| io::Error::other("no rank folder chosen for the kernel table"))?;
+            let i = ranks
+                .iter()
+                .position(|r| r.meta.rank_dir == dir)
+                .ok_or_else(|| io::Error::other(format!("{dir}: no anomaly analysis")))?;
+            let several_roles = cross.iter().any(|c| c.group.is_some());
+            let (name, csv) = crate::engine::anomaly::kernel_csv_of(
+                inv,
+                &ranks[i],
+                i,
+                ranks.len(),
+                several_roles,
+            )
+            .ok_or_else(|| io::Error::other(format!("{dir}: not a GPU rank, no kernel table")))?;
+            w.write_all(&csv)?;
+            w.flush()?;
+            Ok((name, "text/csv".into()))
+        }
         AnomalyExportKind::ReportMd | AnomalyExportKind::ArchitectureMd => {
             let dir = rank
                 .and_then(|i| inv.ranks.get(i as usize))
@@ -143,7 +166,8 @@ pub fn export(
                 .iter()
                 .position(|r| r.meta.rank_dir == dir)
                 .ok_or_else(|| io::Error::other(format!("{dir}: no anomaly analysis")))?;
-            let (a_name, md, m_name, arch) = rank_reports(inv, &ranks, &cross, &cfg, i)
+            let views = crate::engine::gpu_report::straggler_views(&ranks);
+            let (a_name, md, m_name, arch) = rank_reports(inv, &ranks, &cross, &views, &cfg, i)
                 .ok_or_else(|| io::Error::other("no report"))?;
             let (name, text) = if what == AnomalyExportKind::ReportMd {
                 (a_name, md)

@@ -473,6 +473,7 @@ fn elsewhere_rank(e: &RankElsewhereDto) -> ElsewhereRank {
                 dominant_idle_pattern: "",
                 robust_z: 0.0,
                 slow: false,
+                group: None,
             },
             peak_allocated_mb: e.peak_allocated_mb,
         },

@@ -114,6 +114,9 @@ pub struct MemoryJson {
 /// This rank's straggler row.
 #[derive(Clone, Debug, Serialize)]
 pub struct StragglerJson {
+    /// The role whose GPU ranks the view compared (one view per role when the run holds
+    /// several roles; null when it holds one).
+    pub group: Option<String>,
     /// Collectives matched on every GPU rank.
     pub collectives_matched: usize,
     /// Matched collectives this rank started last.
@@ -121,6 +124,19 @@ pub struct StragglerJson {
     pub mean_start_delay_ms: f64,
     pub max_start_delay_ms: f64,
     /// True when this rank started last most often.
+    pub is_straggler: bool,
+}
+
+/// A rank's row of its straggler view, as the `gpu` block and the report take it.
+#[derive(Clone, Copy, Debug)]
+pub struct StragglerRow<'a> {
+    /// The view's role (`None`: one view over every GPU rank).
+    pub role: Option<&'a str>,
+    /// Collectives matched on every rank of the view.
+    pub matched: usize,
+    /// The rank's row.
+    pub row: &'a RankDelay,
+    /// True when the rank is the view's straggler.
     pub is_straggler: bool,
 }
 
@@ -137,11 +153,11 @@ fn categories(c: &CategoryTimes) -> Vec<CategoryJson> {
 }
 
 /// The `gpu` block of one rank. `memory_origin_ns`: the time memory peaks are measured from
-/// (the first memory sample); `straggler`: `(matched, row, is_straggler)` when ≥ 2 GPU ranks.
+/// (the first memory sample); `straggler`: the rank's row when it is in a straggler view.
 pub fn build(
     s: &GpuSummary,
     memory_origin_ns: i64,
-    straggler: Option<(usize, &RankDelay, bool)>,
+    straggler: Option<StragglerRow<'_>>,
 ) -> GpuJson {
     let w = &s.hta.window;
     GpuJson {
@@ -211,12 +227,13 @@ pub fn build(
                 peak_reserved_at_ms: m.peak_reserved.map(|p| ns_to_ms(p.1 - memory_origin_ns)),
             })
             .collect(),
-        straggler: straggler.map(|(matched, r, is)| StragglerJson {
-            collectives_matched: matched,
-            started_last: r.last_count,
-            mean_start_delay_ms: ns_to_ms(r.mean_delay_ns),
-            max_start_delay_ms: ns_to_ms(r.max_delay_ns),
-            is_straggler: is,
+        straggler: straggler.map(|s| StragglerJson {
+            group: s.role.map(str::to_string),
+            collectives_matched: s.matched,
+            started_last: s.row.last_count,
+            mean_start_delay_ms: ns_to_ms(s.row.mean_delay_ns),
+            max_start_delay_ms: ns_to_ms(s.row.max_delay_ns),
+            is_straggler: s.is_straggler,
         }),
     }
 }

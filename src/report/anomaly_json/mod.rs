@@ -33,7 +33,7 @@ fn kernel(k: &KernelTable, i: usize) -> KernelJson {
     KernelJson {
         name: k.name_of(i).to_string(),
         task_type: k.core_of(i).to_string(),
-        task_class: k.class()[i].as_str(),
+        task_class: k.task_class_label(i),
         dur_us: ns_to_us(k.dur_ns()[i]),
         wait_us: ns_to_us(k.wait_ns()[i]),
         stream: k.stream_of(i).to_string(),

@@ -292,8 +292,9 @@ fn MemoryChart(m: GpuMemoryDto) -> impl IntoView {
     }
 }
 
-/// The straggler view across every analysed GPU rank (≥ 2): each rank's collectives are
-/// asked from the worker that holds it, then matched by `views::gpu::straggler_view`.
+/// The straggler view across every analysed GPU rank (≥ 2; one view per role when the ranks
+/// hold several): each rank's collectives are asked from the worker that holds it, then
+/// matched by `views::gpu::straggler_view`.
 #[component]
 fn Stragglers() -> impl IntoView {
     let state = expect_context::<AppState>();
@@ -336,15 +337,20 @@ fn Stragglers() -> impl IntoView {
             (_, None) => view! { <p class="muted">"Matching the collectives of every GPU rank…"</p> }.into_any(),
             (_, Some(Err(e))) => view! { <p class="notice error">{e}</p> }.into_any(),
             (_, Some(Ok(v))) => view! {
-                <p class="muted">{format!("{} collectives matched on every rank by order and name; the rank that starts them last most often is the straggler (the others wait for it inside the collective).", v.matched)}</p>
+                <p class="muted">{if v.grouped {
+                    "Grouped by role (ranks of different roles run different collectives): each role's ranks are matched with each other by order and name; the rank of a role that starts them last most often is its straggler (the others wait for it inside the collective).".to_string()
+                } else {
+                    format!("{} collectives matched on every rank by order and name; the rank that starts them last most often is the straggler (the others wait for it inside the collective).", v.matched)
+                }}</p>
                 <table class="grid" data-testid="gpu-straggler-table">
-                    <thead><tr><th>"role"</th><th class="num">"rank"</th><th class="num">"collectives"</th><th class="num">"started last"</th><th class="num">"mean start delay"</th><th class="num">"max start delay"</th><th></th></tr></thead>
+                    <thead><tr><th>"role"</th><th class="num">"rank"</th><th class="num">"collectives"</th><th class="num">"matched"</th><th class="num">"started last"</th><th class="num">"mean start delay"</th><th class="num">"max start delay"</th><th></th></tr></thead>
                     <tbody>
                         {v.rows.into_iter().map(|r| view! {
                             <tr data-testid="gpu-straggler-row" class:slow=r.is_straggler>
                                 <td>{state.anomaly.with_untracked(|m| m.get(&r.rank).map(|s| s.role.clone())).unwrap_or_default()}</td>
                                 <td class="num">{r.rank_id.to_string()}</td>
                                 <td class="num">{format::thousands(r.collectives as i64)}</td>
+                                <td class="num">{format::thousands(r.matched as i64)}</td>
                                 <td class="num">{format::thousands(r.started_last as i64)}</td>
                                 <td class="num">{ms(r.mean_start_delay_ms)}</td>
                                 <td class="num">{ms(r.max_start_delay_ms)}</td>

@@ -159,7 +159,7 @@ fn CrossRank() -> impl IntoView {
                     <th class="num">"underfeed"</th><th class="num">"bubbles / step"</th><th>"idle pattern"</th>
                     <th class="num">"comm total"</th><th class="num">"comm wait ratio"</th>
                     <th class="num" title="(service − median) / (1.4826 · MAD)">"robust z"</th>
-                    <th title="> 5 % above the median service and robust z > 3: a rank is slow when its step service is more than 5 % above the median of all ranks and its robust z is above 3">"slow rank"</th>
+                    <th title="> 5 % above the median service and robust z > 3: a rank is slow when its step service is more than 5 % above the median of the ranks it is compared with and its robust z is above 3; when the run holds several roles, each rank is compared with the ranks of its own role only">"slow rank"</th>
                 </tr>
             </thead>
             <tbody>
@@ -318,7 +318,7 @@ fn Notes(s: AnomalySummaryDto) -> impl IntoView {
 }
 
 /// Export buttons: JSON (all ranks, as the CLI), the two Markdown reports of the selected
-/// rank, CSV of steps and of bubbles.
+/// rank, CSV of steps and of bubbles, and on a GPU rank its kernel table CSV.
 #[component]
 fn Exports() -> impl IntoView {
     let state = expect_context::<AppState>();
@@ -335,6 +335,14 @@ fn Exports() -> impl IntoView {
             busy.set(false);
         });
     };
+    // The kernel table is a GPU rank's (`kernels_*.csv`, as `--report-dir` writes it).
+    let is_gpu = move || {
+        state.anomaly_rank.get().is_some_and(|r| {
+            state
+                .anomaly
+                .with(|m| m.get(&r).is_some_and(|s| s.gpu && s.kernels > 0))
+        })
+    };
     let button = move |what: AnomalyExportKind, test: &'static str, label: &'static str| {
         view! {
             <button class="button" data-testid=test disabled=move || busy.get() on:click=move |_| run(what)>{label}</button>
@@ -348,6 +356,7 @@ fn Exports() -> impl IntoView {
             {button(AnomalyExportKind::ArchitectureMd, "anom-export-arch", "Architecture report (Markdown)")}
             {button(AnomalyExportKind::StepsCsv, "anom-export-steps", "Steps CSV")}
             {button(AnomalyExportKind::BubblesCsv, "anom-export-bubbles", "Bubbles CSV")}
+            {move || is_gpu().then(|| button(AnomalyExportKind::KernelsCsv, "anom-export-kernels", "Kernel table CSV (this GPU rank)"))}
         </div>
     }
 }
