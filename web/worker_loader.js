@@ -30,12 +30,15 @@ self.proflensStart = async function (moduleOrPath) {
   }
   const orig = { s: WebAssembly.instantiateStreaming, i: WebAssembly.instantiate };
   // Wraps the one suspending import; the flag tells the wasm (src/worker/mod.rs) to use it.
+  // Every import module is searched: wasm-bindgen names it `wbg` up to 0.2.106 and after its
+  // output file (`./worker_bg.js`) from 0.2.108 on.
   const wrap = (imports) => {
-    const ns = (imports && imports.wbg) || {};
-    for (const k of Object.keys(ns)) {
-      if (k.startsWith("__wbg_proflensIoNext_")) {
-        ns[k] = new WebAssembly.Suspending(ns[k]);
-        self.proflensJspi = true;
+    for (const ns of Object.values(imports || {})) {
+      for (const k of Object.keys(ns || {})) {
+        if (k.startsWith("__wbg_proflensIoNext_")) {
+          ns[k] = new WebAssembly.Suspending(ns[k]);
+          self.proflensJspi = true;
+        }
       }
     }
     return imports;

@@ -172,14 +172,15 @@ export function loadAvg() {
   try { return fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number); } catch { return []; }
 }
 
-// Prepended to the worker script: reports every slice as one console message, so slices of a
-// worker terminated afterwards (a one-off export worker) are counted too.
-const SLICE_HOOK = `
+// Prepended to the worker script: reports every slice as one console message (with who made
+// it: `worker` or `reader`), so slices of a worker terminated afterwards (a one-off export
+// worker) are counted too.
+const sliceHook = (who) => `
   const slice = Blob.prototype.slice;
   Blob.prototype.slice = function (a, b, t) {
     const part = slice.call(this, a, b, t);
     const name = this.webkitRelativePath || this.name || '(blob)';
-    console.debug('proflens-slice ' + JSON.stringify([name, part.size]));
+    console.debug('proflens-slice ' + JSON.stringify([name, part.size, '${who}']));
     return part;
   };
 `;
@@ -187,24 +188,27 @@ const SLICE_HOOK = `
 // prefetches slices where the browser has JSPI (web/worker_loader.js: proflensReaderPrelude).
 const SLICE_COUNTER = `(() => {
   console.debug('proflens-worker-start');
-  ${SLICE_HOOK}
-  self.proflensReaderPrelude = ${JSON.stringify("(() => { console.debug('proflens-reader-start');" + SLICE_HOOK + '})();\n')};
+  ${sliceHook('worker')}
+  self.proflensReaderPrelude = ${JSON.stringify("(() => { console.debug('proflens-reader-start');" + sliceHook('reader') + '})();\n')};
 })();
 `;
 
 /** A page of `context` whose workers report every `Blob.slice`: `seen.sliced` (file → bytes
- * sliced), `seen.workers` (analysis workers started) and `seen.readers` (their reader workers,
- * web/worker_loader.js) fill in as the page runs. `{ jspi: false }`: the workers see no JSPI. */
+ * sliced), `seen.readerBytes` (of those, the bytes reader workers sliced: with JSPI they read
+ * ahead for the analysis workers), `seen.workers` (analysis workers started) and `seen.readers`
+ * (their reader workers, web/worker_loader.js) fill in as the page runs. `{ jspi: false }`: the
+ * workers see no JSPI. */
 export async function countingPage(context, { jspi = true } = {}) {
   const page = await context.newPage();
-  const seen = { sliced: new Map(), workers: 0, readers: 0 };
+  const seen = { sliced: new Map(), readerBytes: 0, workers: 0, readers: 0 };
   page.on('console', (m) => {
     const t = m.text();
     if (t === 'proflens-worker-start') seen.workers += 1;
     if (t === 'proflens-reader-start') seen.readers += 1;
     if (!t.startsWith('proflens-slice ')) return;
-    const [name, n] = JSON.parse(t.slice('proflens-slice '.length));
+    const [name, n, who] = JSON.parse(t.slice('proflens-slice '.length));
     seen.sliced.set(name, (seen.sliced.get(name) || 0) + n);
+    if (who === 'reader') seen.readerBytes += n;
   });
   await page.route('**/worker_loader.js', async (route) => {
     const res = await route.fetch();

@@ -99,6 +99,11 @@ test(`a drop slices each input byte once; exports slice nothing (${jspi ? 'reade
   // count is the pool's, not the drop's: one reader worker per analysis worker with JSPI.
   assert.ok(seen.workers >= 1, 'an analysis worker started');
   assert.equal(seen.readers, jspi ? seen.workers : 0, 'reader workers started');
+  // With JSPI the reader workers did read (a loader that does not find the suspending import
+  // in wasm-bindgen's import object falls back to synchronous reads silently: wasm-bindgen
+  // 0.2.108 renamed the import module from `wbg` to `./worker_bg.js`).
+  if (jspi) assert.ok(seen.readerBytes > 0, 'the reader workers sliced nothing: JSPI reads not used');
+  else assert.equal(seen.readerBytes, 0, 'a reader worker sliced without JSPI');
   assert.deepEqual(p.consoleErrors, []);
   await context.close();
   fs.rmSync(dir, { recursive: true, force: true });
@@ -120,6 +125,7 @@ test('two rank folders on two workers: each byte sliced once, gathered exports s
   // Chromium has JSPI (137+): each analysis worker reads through its own reader worker, which
   // slices ahead of the parser (web/worker_loader.js), and the counts below still hold.
   assert.equal(seen.readers, 2, 'each analysis worker started one reader worker');
+  assert.ok(seen.readerBytes > 0, 'the reader workers sliced nothing: JSPI reads not used');
   const size = sizes(LEVEL1);
   for (const [name, n] of seen.sliced) {
     assert.ok(size.has(name), `sliced a file that is not in the drop: ${name}`);
