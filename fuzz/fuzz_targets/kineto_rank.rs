@@ -39,8 +39,9 @@ fuzz_target!(|data: &[u8]| {
     let mut out = Vec::new();
     write_json(&mut out, &ranks, &cfg).expect("JSON into memory");
     serde_json::from_slice::<serde_json::Value>(&out).expect("the JSON output is JSON");
+    let views = proflens::engine::gpu_report::straggler_views(&ranks);
     for i in 0..ranks.len() {
-        let (_, md, _, arch) = rank_reports(&inv, &ranks, &cross, &cfg, i).expect("rank i exists");
+        let (_, md, _, arch) = rank_reports(&inv, &ranks, &cross, &views, &cfg, i).expect("rank i exists");
         assert!(!md.is_empty() && !arch.is_empty());
     }
 });

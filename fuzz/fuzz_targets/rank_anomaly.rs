@@ -53,9 +53,10 @@ fuzz_target!(|data: &[u8]| {
         write_steps(&csv, &mut out).expect("steps CSV into memory");
         out.clear();
         write_bubbles(&csv, &mut out).expect("bubbles CSV into memory");
+        let views = proflens::engine::gpu_report::straggler_views(&ranks);
         for i in 0..ranks.len() {
             let (_, md, _, arch) =
-                rank_reports(&inv, &ranks, &cross, &cfg, i).expect("rank i exists");
+                rank_reports(&inv, &ranks, &cross, &views, &cfg, i).expect("rank i exists");
             assert!(!md.is_empty() && !arch.is_empty());
         }
     }
