@@ -2,7 +2,8 @@
 //!
 //! * [`opcodes`]: opcode bytes, names and classes (data / refused / unsupported).
 //! * `vm`: the push-fed VM (`feed(input) -> (Status, used)`), values as handles.
-//! * `schema` + `fields`: schema-directed building of [`Snapshot`] columns.
+//! * `schema` + `fields` (+ `keys`, the pre-interned key ids): schema-directed building of
+//!   [`Snapshot`] columns.
 //! * [`writer`]: a small pickle writer for tests and the large-snapshot generator.
 //!
 //! The decoder reads through [`ChunkReader`]; memory grows with what is kept
@@ -14,6 +15,7 @@
 mod devices;
 mod error;
 mod fields;
+mod keys;
 mod memo;
 pub mod opcodes;
 mod ranges;

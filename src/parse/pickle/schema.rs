@@ -16,9 +16,9 @@ use crate::model::snapshot::{Annotation, Block, FrameId, SettingValue, SnapPools
 
 use super::devices::{SharedTrace, MAX_DEVICES};
 use super::fields::{
-    AnnotationObj, BlockObj, DevBuild, EntryObj, FrameObj, HistoryListObj, HistoryObj, Keys,
-    SegmentObj,
+    AnnotationObj, BlockObj, DevBuild, EntryObj, FrameObj, HistoryListObj, HistoryObj, SegmentObj,
 };
+use super::keys::Keys;
 use super::memo::Memo;
 use super::ranges::Ranges;
 use super::slab::{Slab, NONE};
