@@ -267,8 +267,8 @@ impl Machine {
             .ok_or_else(|| self.malformed(off, "empty stack"))
     }
 
-    /// Moves the items above the last mark into `self.tmp` and removes the mark.
-    fn pop_to_mark(&mut self, off: u64) -> Result<(), PickleError> {
+    /// Removes the last mark and returns its stack position (the items lie above it).
+    fn pop_mark(&mut self, off: u64) -> Result<usize, PickleError> {
         let m = self
             .marks
             .pop()
@@ -276,6 +276,12 @@ impl Machine {
         if m > self.stack.len() {
             return Err(self.malformed(off, "MARK above the stack top"));
         }
+        Ok(m)
+    }
+
+    /// Moves the items above the last mark into `self.tmp` and removes the mark.
+    fn pop_to_mark(&mut self, off: u64) -> Result<(), PickleError> {
+        let m = self.pop_mark(off)?;
         self.tmp.clear();
         self.tmp.extend(self.stack.drain(m..));
         Ok(())
@@ -385,19 +391,9 @@ impl Machine {
             op::SETITEMS | op::APPENDS | op::ADDITEMS => {
                 // The items stay where they are (no copy): the builder reads them off the
                 // stack above the mark, then the stack drops to the mark.
-                let m = self
-                    .marks
-                    .pop()
-                    .ok_or_else(|| self.malformed(off, "no MARK on the stack"))?;
-                if m > self.stack.len() {
-                    return Err(self.malformed(off, "MARK above the stack top"));
-                }
-                let target = match m.checked_sub(1).map(|t| self.stack[t]) {
-                    Some(t) => t,
-                    None => {
-                        self.stack.truncate(m);
-                        return Err(self.malformed(off, "empty stack"));
-                    }
+                let m = self.pop_mark(off)?;
+                let Some(target) = m.checked_sub(1).map(|t| self.stack[t]) else {
+                    return Err(self.malformed(off, "empty stack"));
                 };
                 let kind = match code {
                     op::SETITEMS => Kind::Dict,
