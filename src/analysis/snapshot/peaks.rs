@@ -22,62 +22,80 @@ pub struct Candidate {
 }
 
 /// Every local-maximum plateau of `curve` (preceded by `baseline`) with its prominence,
-/// in index order. O(n).
+/// in index order. O(n) time.
+///
+/// Memory: 32 bytes per plateau, allocated once (the plateaus are counted first; a plateau's
+/// last index is the next one's first − 1), plus the right-hand monotonic stack; the right
+/// side's minima are not stored but consumed as they are computed, walking back from the end.
 pub fn candidates(curve: &[i64], baseline: i64) -> Vec<Candidate> {
-    // Plateaus: (value, first index, last index); index usize::MAX marks the baseline.
-    let mut plat: Vec<(i64, usize, usize)> = vec![(baseline, usize::MAX, usize::MAX)];
-    for (i, &v) in curve.iter().enumerate() {
-        match plat.last_mut() {
-            Some(p) if p.0 == v => p.2 = i,
-            _ => plat.push((v, i, i)),
+    let mut m = 1;
+    let mut level = baseline;
+    for &v in curve {
+        if v != level {
+            m += 1;
+            level = v;
         }
     }
-    let m = plat.len();
-    let left = side_min(plat.iter().map(|p| p.0), m);
-    let mut right = side_min(plat.iter().rev().map(|p| p.0), m);
-    right.reverse();
+    // Plateaus: (value, first index); index usize::MAX marks the baseline.
+    let mut plat: Vec<(i64, usize)> = Vec::with_capacity(m);
+    plat.push((baseline, usize::MAX));
+    for (i, &v) in curve.iter().enumerate() {
+        if plat.last().map(|p| p.0) != Some(v) {
+            plat.push((v, i));
+        }
+    }
+    let left: Vec<Option<i64>> = {
+        let mut side = SideMin::default();
+        plat.iter().map(|p| side.push(p.0)).collect()
+    };
+    let mut right = SideMin::default();
     let mut out = Vec::new();
-    for k in 1..m {
+    for k in (1..m).rev() {
         let v = plat[k].0;
+        let right_min = right.push(v);
         let lower_left = plat[k - 1].0 < v;
         let lower_right = plat.get(k + 1).is_none_or(|p| p.0 < v);
         if !(lower_left && lower_right) {
             continue;
         }
-        let base = match (left[k], right[k]) {
+        let base = match (left[k], right_min) {
             (Some(a), Some(b)) => a.max(b),
             (Some(a), None) | (None, Some(a)) => a,
             (None, None) => 0,
         };
         out.push(Candidate {
             index: plat[k].1,
-            last: plat[k].2,
+            last: plat.get(k + 1).map_or(curve.len() - 1, |p| p.1 - 1),
             height: v,
             prominence: v - base,
         });
     }
+    out.reverse();
     out
 }
 
-/// For each position k: min of the values strictly between k and the nearest
-/// strictly higher value before it (or the start); `None` when that range is empty.
-fn side_min(values: impl Iterator<Item = i64>, m: usize) -> Vec<Option<i64>> {
-    let mut out = Vec::with_capacity(m);
-    // Stack of (value, min of the values strictly between the previous element and this one).
-    let mut stack: Vec<(i64, Option<i64>)> = Vec::new();
-    for v in values {
+/// The running "side minimum" of a sequence, one value at a time: for each value, the min of
+/// the values strictly between it and the nearest strictly higher value before it (or the
+/// start); `None` when that range is empty.
+#[derive(Default)]
+struct SideMin {
+    /// (value, min of the values strictly between the previous element and this one).
+    stack: Vec<(i64, Option<i64>)>,
+}
+
+impl SideMin {
+    fn push(&mut self, v: i64) -> Option<i64> {
         let mut acc: Option<i64> = None;
-        while let Some(&(tv, tmin)) = stack.last() {
+        while let Some(&(tv, tmin)) = self.stack.last() {
             if tv > v {
                 break;
             }
             acc = min_opt(min_opt(acc, tmin), Some(tv));
-            stack.pop();
+            self.stack.pop();
         }
-        out.push(acc);
-        stack.push((v, acc));
+        self.stack.push((v, acc));
+        acc
     }
-    out
 }
 
 fn min_opt(a: Option<i64>, b: Option<i64>) -> Option<i64> {
@@ -168,6 +186,72 @@ mod tests {
         // 10: left min (to edge) 0, right min to end 4 → base 4 → 6
         // 6: left higher 10, min 4; right: 4 → base 4 → 2
         assert_eq!(got, vec![(1, 5, 4), (3, 3, 1), (5, 10, 6), (7, 6, 2)]);
+    }
+
+    /// The definition of the module doc, by brute force (O(n²)): plateaus, local maxima, and
+    /// on each side the lowest level before a strictly higher plateau (or the edge).
+    fn naive(curve: &[i64], baseline: i64) -> Vec<Candidate> {
+        let mut plat: Vec<(i64, usize, usize)> = vec![(baseline, usize::MAX, usize::MAX)];
+        for (i, &v) in curve.iter().enumerate() {
+            match plat.last_mut() {
+                Some(p) if p.0 == v => p.2 = i,
+                _ => plat.push((v, i, i)),
+            }
+        }
+        let side = |range: &mut dyn Iterator<Item = usize>, v: i64| -> Option<i64> {
+            let mut low: Option<i64> = None;
+            for j in range {
+                if plat[j].0 > v {
+                    break;
+                }
+                low = Some(low.map_or(plat[j].0, |l| l.min(plat[j].0)));
+            }
+            low
+        };
+        let mut out = Vec::new();
+        for k in 1..plat.len() {
+            let v = plat[k].0;
+            if plat[k - 1].0 >= v || plat.get(k + 1).is_some_and(|p| p.0 >= v) {
+                continue;
+            }
+            let l = side(&mut (0..k).rev(), v);
+            let r = side(&mut (k + 1..plat.len()), v);
+            let base = match (l, r) {
+                (Some(a), Some(b)) => a.max(b),
+                (Some(a), None) | (None, Some(a)) => a,
+                (None, None) => 0,
+            };
+            out.push(Candidate {
+                index: plat[k].1,
+                last: plat[k].2,
+                height: v,
+                prominence: v - base,
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn equals_the_definition_on_random_curves() {
+        // xorshift: deterministic curves of small levels (many ties and plateaus).
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..400 {
+            let n = (next() % 60) as usize;
+            let levels = 2 + (round % 9) as u64;
+            let curve: Vec<i64> = (0..n).map(|_| (next() % levels) as i64 - 1).collect();
+            let baseline = (next() % levels) as i64 - 1;
+            assert_eq!(
+                candidates(&curve, baseline),
+                naive(&curve, baseline),
+                "curve {curve:?} baseline {baseline}"
+            );
+        }
     }
 
     #[test]
