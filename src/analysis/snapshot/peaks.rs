@@ -24,54 +24,71 @@ pub struct Candidate {
 /// Every local-maximum plateau of `curve` (preceded by `baseline`) with its prominence,
 /// in index order. O(n) time.
 ///
-/// Memory: 32 bytes per plateau, allocated once (the plateaus are counted first; a plateau's
-/// last index is the next one's first − 1), plus the right-hand monotonic stack; the right
-/// side's minima are not stored but consumed as they are computed, walking back from the end.
+/// Memory: the candidates and two monotonic stacks, nothing per entry. Plateaus are the runs of
+/// equal levels, read off `curve` as they are needed: a forward pass finds the local maxima and
+/// their left-hand minima, a backward pass their right-hand minima.
 pub fn candidates(curve: &[i64], baseline: i64) -> Vec<Candidate> {
-    let mut m = 1;
-    let mut level = baseline;
-    for &v in curve {
-        if v != level {
-            m += 1;
-            level = v;
-        }
-    }
-    // Plateaus: (value, first index); index usize::MAX marks the baseline.
-    let mut plat: Vec<(i64, usize)> = Vec::with_capacity(m);
-    plat.push((baseline, usize::MAX));
+    // Forward: (candidate, left-hand min); the baseline is plateau 0 and absorbs the leading
+    // entries at its level.
+    let mut left = SideMin::default();
+    let mut found: Vec<(Candidate, Option<i64>)> = Vec::new();
+    let mut prev: Option<i64> = None;
+    let (mut level, mut first, mut left_min) = (baseline, usize::MAX, left.push(baseline));
+    let mut close =
+        |prev: Option<i64>, level: i64, first: usize, left_min, last: usize, next: Option<i64>| {
+            let lower_left = prev.is_some_and(|p| p < level);
+            let lower_right = next.is_none_or(|n| n < level);
+            if lower_left && lower_right {
+                let c = Candidate {
+                    index: first,
+                    last,
+                    height: level,
+                    prominence: 0,
+                };
+                found.push((c, left_min));
+            }
+        };
     for (i, &v) in curve.iter().enumerate() {
-        if plat.last().map(|p| p.0) != Some(v) {
-            plat.push((v, i));
-        }
-    }
-    let left: Vec<Option<i64>> = {
-        let mut side = SideMin::default();
-        plat.iter().map(|p| side.push(p.0)).collect()
-    };
-    let mut right = SideMin::default();
-    let mut out = Vec::new();
-    for k in (1..m).rev() {
-        let v = plat[k].0;
-        let right_min = right.push(v);
-        let lower_left = plat[k - 1].0 < v;
-        let lower_right = plat.get(k + 1).is_none_or(|p| p.0 < v);
-        if !(lower_left && lower_right) {
+        if v == level {
             continue;
         }
-        let base = match (left[k], right_min) {
-            (Some(a), Some(b)) => a.max(b),
-            (Some(a), None) | (None, Some(a)) => a,
-            (None, None) => 0,
-        };
-        out.push(Candidate {
-            index: plat[k].1,
-            last: plat.get(k + 1).map_or(curve.len() - 1, |p| p.1 - 1),
-            height: v,
-            prominence: v - base,
-        });
+        close(prev, level, first, left_min, i.wrapping_sub(1), Some(v));
+        prev = Some(level);
+        (level, first, left_min) = (v, i, left.push(v));
     }
-    out.reverse();
-    out
+    close(
+        prev,
+        level,
+        first,
+        left_min,
+        curve.len().wrapping_sub(1),
+        None,
+    );
+    drop(left);
+    // Backward: the right-hand min of each plateau as its run is met, matched by first index.
+    let mut right = SideMin::default();
+    let mut j = found.len();
+    let mut i = curve.len();
+    while i > 0 && j > 0 {
+        let v = curve[i - 1];
+        let mut f = i - 1;
+        while f > 0 && curve[f - 1] == v {
+            f -= 1;
+        }
+        let right_min = right.push(v);
+        if found[j - 1].0.index == f {
+            let (c, left_min) = &mut found[j - 1];
+            let base = match (*left_min, right_min) {
+                (Some(a), Some(b)) => a.max(b),
+                (Some(a), None) | (None, Some(a)) => a,
+                (None, None) => 0,
+            };
+            c.prominence = c.height - base;
+            j -= 1;
+        }
+        i = f;
+    }
+    found.into_iter().map(|(c, _)| c).collect()
 }
 
 /// The running "side minimum" of a sequence, one value at a time: for each value, the min of
