@@ -184,6 +184,124 @@ fn session_drop_reads_each_byte_once_and_exports_read_none() {
     assert_eq!(after_run, *counts.lock().unwrap(), "exports read no file");
 }
 
+/// A folder of PyTorch profiler traces: the HTA `trace_filter` pair (gzip) and, beside them,
+/// HTA's `sampled_rank-0` written out inflated (a plain `.pt.trace.json`), in a temp folder
+/// of this test's own.
+fn kineto_folder(tag: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("proflens_kineto_once_{tag}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("gz")).unwrap();
+    std::fs::create_dir_all(dir.join("plain")).unwrap();
+    let hta = fixture("ascend/facebookresearch__HolisticTraceAnalysis/tests/data/trace_filter");
+    for n in ["sampled_rank-0.json.gz", "sampled_rank-1.json.gz"] {
+        std::fs::copy(hta.join(n), dir.join("gz").join(n)).unwrap();
+    }
+    let gz = std::fs::read(hta.join("sampled_rank-0.json.gz")).unwrap();
+    let mut plain = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut plain).unwrap();
+    std::fs::write(dir.join("plain/rank2.pt.trace.json"), plain).unwrap();
+    dir
+}
+
+/// Issue 9, "each input byte is read once per drop", for GPU traces: the inventory reads the
+/// head of each trace (is it one, its rank, devices); the run reads the rest of the file only
+/// and takes the head from what the inventory kept (`Resume`). Each trace's bytes are read
+/// exactly once (in two opens: head, rest), no head is left held, and the results are those
+/// of a run that reads every file from its start.
+#[test]
+fn kineto_traces_are_read_once_head_and_rest() {
+    use proflens::ingest::replay::Resume;
+    use proflens::parse::metadata::read_side_files_keeping_heads;
+    let dir = kineto_folder("store");
+    let (fs, files) = FsOpener::walk(&dir).unwrap();
+    let (opener, counts) = Counting::new(fs);
+    let mut inv = Inventory::from_paths(&files);
+    let heads = read_side_files_keeping_heads(&mut inv, &opener);
+    assert_eq!(inv.ranks.len(), 3, "three GPU ranks");
+    assert!(heads.bytes() > 0);
+    let after_inventory = counts.lock().unwrap().clone();
+    let mut plan = Plan::defaults();
+    plan.memory = None;
+    plan.snapshot = None;
+    let mut store = Store::new(plan.clone());
+    store.run_inventory(&inv, &Resume::new(&heads, &opener), &mut no_progress);
+    assert_eq!(heads.bytes(), 0, "every head was handed to its run");
+    let size: BTreeMap<&str, u64> = files.iter().map(|f| (f.path.as_str(), f.size)).collect();
+    let counts = counts.lock().unwrap().clone();
+    assert_eq!(counts.len(), 3);
+    for (path, (opens, bytes)) in &counts {
+        let (_, head) = after_inventory[path];
+        assert!(
+            head > 0 && head < size[path.as_str()],
+            "{path}: head {head}"
+        );
+        assert_eq!(*opens, 2, "{path}: the head, then the rest");
+        assert_eq!(*bytes, size[path.as_str()], "{path}: bytes read vs size");
+    }
+    // The same results as a run that reads every file from its start.
+    let (fs, _) = FsOpener::walk(&dir).unwrap();
+    let mut inv2 = Inventory::from_paths(&files);
+    read_side_files(&mut inv2, &fs);
+    let mut plain = Store::new(plan);
+    plain.run_inventory(&inv2, &fs, &mut no_progress);
+    let json = |s: &Store, inv: &Inventory| {
+        let mut w = Vec::new();
+        s.write(inv, Export::AnomalyJson, &mut w).unwrap();
+        w
+    };
+    let (a, b) = (json(&store, &inv), json(&plain, &inv2));
+    assert!(a.len() > 1000);
+    assert_eq!(a, b);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The worker's session on the same drop: `Open` reads the traces' heads, one `Run` of the
+/// three GPU ranks reads the rest of each file; every byte once, nothing held afterwards.
+#[test]
+fn session_reads_each_kineto_byte_once() {
+    use proflens::engine::session::{Collected, Session};
+    use proflens::protocol::{Envelope, Request, Response};
+    let dir = kineto_folder("session");
+    let (fs, files) = FsOpener::walk(&dir).unwrap();
+    let (opener, counts) = Counting::new(fs);
+    let mut s = Session::new();
+    let mut send = |seq: u32, body: Request| {
+        let mut out = Collected::default();
+        s.handle(Envelope { seq, body }, &opener, &mut out);
+        out
+    };
+    send(
+        1,
+        Request::Open {
+            files: session_common::metas(&files),
+        },
+    );
+    let run = send(
+        2,
+        Request::Run {
+            analyses: vec![AnalysisKind::Anomaly],
+            targets: vec![Target::Rank(0), Target::Rank(1), Target::Rank(2)],
+        },
+    );
+    assert!(
+        matches!(
+            run.out.last(),
+            Some((2, Response::RunDone { done: 3, failed: 0 }))
+        ),
+        "{:?}",
+        run.out.last()
+    );
+    let size: BTreeMap<&str, u64> = files.iter().map(|f| (f.path.as_str(), f.size)).collect();
+    let counts = counts.lock().unwrap().clone();
+    assert_eq!(counts.len(), 3);
+    for (path, (opens, bytes)) in &counts {
+        assert_eq!(*opens, 2, "{path}: the head at Open, the rest at Run");
+        assert_eq!(*bytes, size[path.as_str()], "{path}: bytes read vs size");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn contract_reports_status_and_problems_for_every_target() {
     let root = fixture(LEVEL1);

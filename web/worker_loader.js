@@ -90,7 +90,7 @@ const rs = new FileReaderSync();
 const streams = new Map();
 onmessage = (e) => {
   const m = e.data;
-  if (m.open !== undefined) { streams.set(m.open, { blob: m.blob, pos: 0, next: m.first, slice: m.slice }); return; }
+  if (m.open !== undefined) { streams.set(m.open, { blob: m.blob, pos: m.start, next: m.first, slice: m.slice }); return; }
   if (m.close !== undefined) { streams.delete(m.close); return; }
   const id = m.credit;
   const s = streams.get(id);
@@ -132,10 +132,10 @@ onmessage = (e) => {
     const why = "the reader worker failed: " + (e.message || "unknown error");
     for (const s of streams.values()) deliver(s, why);
   };
-  self.proflensIoOpen = (blob, first, slice, ahead) => {
+  self.proflensIoOpen = (blob, start, first, slice, ahead) => {
     const id = nextId++;
     streams.set(id, { ready: [], waiting: null, ahead, started: false });
-    reader.postMessage({ open: id, blob, first, slice });
+    reader.postMessage({ open: id, blob, start, first, slice });
     reader.postMessage({ credit: id, n: 1 });
     return id;
   };

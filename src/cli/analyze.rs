@@ -23,8 +23,9 @@ use crate::engine::contract::Progress;
 use crate::engine::parallel;
 use crate::engine::store::{Export, Plan, Store};
 use crate::ingest::inventory::{FileKind, Inventory};
+use crate::ingest::replay::Resume;
 use crate::ingest::{InputFile, Opener};
-use crate::parse::metadata::read_side_files;
+use crate::parse::metadata::read_side_files_keeping_heads;
 use crate::report::memory_rows::Columns;
 
 /// Arguments of `proflens analyze`.
@@ -110,12 +111,20 @@ impl Opener for MultiOpener {
     fn open(&self, path: &str) -> io::Result<Box<dyn io::Read + '_>> {
         match self.by_path.get(path) {
             Some(&k) => self.roots[k].open(path),
-            None => Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("no input file {path}"),
-            )),
+            None => Err(not_listed(path)),
         }
     }
+
+    fn open_from(&self, path: &str, offset: u64) -> io::Result<Box<dyn io::Read + '_>> {
+        match self.by_path.get(path) {
+            Some(&k) => self.roots[k].open_from(path, offset),
+            None => Err(not_listed(path)),
+        }
+    }
+}
+
+fn not_listed(path: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::NotFound, format!("no input file {path}"))
 }
 
 /// Runs `plan` over `inv` on `threads` threads (default: every core) and returns the store;
@@ -187,7 +196,7 @@ pub fn run(args: Args) -> i32 {
         }
     };
     let mut inv = Inventory::from_paths(&files);
-    read_side_files(&mut inv, &opener);
+    let heads = read_side_files_keeping_heads(&mut inv, &opener);
     let has = |k: FileKind| inv.ranks.iter().any(|r| r.file(k).is_some());
     let mut plan = Plan::defaults();
     if !has(FileKind::OperatorMemory) {
@@ -206,7 +215,14 @@ pub fn run(args: Args) -> i32 {
         }
         return super::EXIT_NOTHING;
     }
-    let store = run_store(&inv, &opener, plan, args.threads, !args.quiet);
+    // The traces' heads read by the inventory are not read again (`Resume`).
+    let store = run_store(
+        &inv,
+        &Resume::new(&heads, &opener),
+        plan,
+        args.threads,
+        !args.quiet,
+    );
     match write_outputs(&args.out_dir, &inv, &store, args.quiet) {
         Ok(()) => {}
         Err(e) => {

@@ -48,7 +48,7 @@ pub fn run(args: Args) -> i32 {
     };
     let mut n_problems = super::print_walk_problems(&opener);
     let mut inv = Inventory::from_paths(&files);
-    crate::parse::metadata::read_side_files(&mut inv, &opener);
+    let heads = crate::parse::metadata::read_side_files_keeping_heads(&mut inv, &opener);
     let cfg = if args.script_compatible {
         AnomalyConfig::script_compatible()
     } else {
@@ -58,7 +58,8 @@ pub fn run(args: Args) -> i32 {
         anomaly: Some(cfg.clone()),
         ..Plan::none()
     };
-    let store = super::analyze::run_store(&inv, &opener, plan, None, false);
+    let resume = crate::ingest::replay::Resume::new(&heads, &opener);
+    let store = super::analyze::run_store(&inv, &resume, plan, None, false);
     let Ok(ranks) = store.anomaly_ranks() else {
         return super::EXIT_NOTHING;
     };

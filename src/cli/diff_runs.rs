@@ -13,7 +13,7 @@ use crate::analysis::compare::ops::StepChoice;
 use crate::engine::compare::{diff_plan, trace_diff, StoredSide};
 use crate::engine::store::Store;
 use crate::ingest::inventory::Inventory;
-use crate::parse::metadata::read_side_files;
+use crate::parse::metadata::read_side_files_keeping_heads;
 use crate::report::snapshot_links::{LinkOptions, LinkStyle};
 use crate::report::trace_diff::render_md;
 
@@ -42,7 +42,7 @@ pub fn load(path: &Path, problems: &mut u64) -> Result<RunSide, String> {
         FsOpener::walk(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     *problems += super::print_walk_problems(&opener);
     let mut inv = Inventory::from_paths(&files);
-    read_side_files(&mut inv, &opener);
+    let heads = read_side_files_keeping_heads(&mut inv, &opener);
     if !inv.ranks.iter().any(crate::engine::anomaly::usable) {
         return Err(format!(
             "{}: no GPU trace and no rank folder with kernel_details.csv, op_summary*.csv or \
@@ -51,7 +51,8 @@ pub fn load(path: &Path, problems: &mut u64) -> Result<RunSide, String> {
             path.display()
         ));
     }
-    let store = run_store(&inv, &opener, diff_plan(&inv), None, false);
+    let resume = crate::ingest::replay::Resume::new(&heads, &opener);
+    let store = run_store(&inv, &resume, diff_plan(&inv), None, false);
     *problems += print_outcomes(&store).1;
     Ok(RunSide {
         path: path.display().to_string(),

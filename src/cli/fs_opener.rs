@@ -244,6 +244,13 @@ impl Opener for FsOpener {
         let f = fs::File::open(self.base.join(path))?;
         Ok(Box::new(f))
     }
+
+    fn open_from(&self, path: &str, offset: u64) -> io::Result<Box<dyn io::Read + '_>> {
+        use std::io::Seek;
+        let mut f = fs::File::open(self.base.join(path))?;
+        f.seek(io::SeekFrom::Start(offset))?;
+        Ok(Box::new(f))
+    }
 }
 
 #[cfg(test)]

@@ -41,13 +41,14 @@ pub struct Args {
 
 /// Runs the subcommand; returns the exit code.
 pub fn run(args: Args) -> i32 {
-    let (opener, inv) = match super::targets::walk_inventory(&args.inputs, args.root.as_deref()) {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("proflens summarize: {e}");
-            return super::EXIT_NOTHING;
-        }
-    };
+    let (opener, inv, heads) =
+        match super::targets::walk_inventory(&args.inputs, args.root.as_deref()) {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("proflens summarize: {e}");
+                return super::EXIT_NOTHING;
+            }
+        };
     let mut plan = Plan::defaults();
     if !inv
         .ranks
@@ -79,7 +80,8 @@ pub fn run(args: Args) -> i32 {
         }
     };
     let threads = args.threads.unwrap_or_else(parallel::default_threads);
-    parallel::run_inventory_with(&mut store, &inv, &opener, threads, &on_progress, &on_target);
+    let resume = crate::ingest::replay::Resume::new(&heads, &opener);
+    parallel::run_inventory_with(&mut store, &inv, &resume, threads, &on_progress, &on_target);
     let read = read.into_inner().unwrap_or_else(|p| p.into_inner());
     let times = times.into_inner().unwrap_or_else(|p| p.into_inner());
     let mut bytes: HashMap<Target, u64> = HashMap::new();

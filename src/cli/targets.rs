@@ -8,7 +8,8 @@ use super::analyze::MultiOpener;
 use crate::engine::cluster::summary::{inventory_targets, InvTarget};
 use crate::engine::contract::Target;
 use crate::ingest::inventory::Inventory;
-use crate::parse::metadata::read_side_files;
+use crate::ingest::replay::Heads;
+use crate::parse::metadata::read_side_files_keeping_heads;
 use crate::protocol::cluster::TargetEntry;
 
 /// Arguments of `proflens targets`.
@@ -26,13 +27,14 @@ pub struct Args {
 }
 
 /// The walk of `inputs` (relative to the parent of `root` when given, see
-/// [`MultiOpener::walk_under`]) and its inventory with the side files read.
+/// [`MultiOpener::walk_under`]) and its inventory with the side files read, and the traces'
+/// heads the inventory read (for a run through [`crate::ingest::replay::Resume`]).
 ///
 /// Errors: an input unreadable or outside `root` (the message names it).
 pub fn walk_inventory(
     inputs: &[PathBuf],
     root: Option<&Path>,
-) -> Result<(MultiOpener, Inventory), String> {
+) -> Result<(MultiOpener, Inventory, Heads), String> {
     let parent = match root {
         Some(b) => {
             let b = b
@@ -44,8 +46,8 @@ pub fn walk_inventory(
     };
     let (opener, files) = MultiOpener::walk_under(inputs, parent.as_deref())?;
     let mut inv = Inventory::from_paths(&files);
-    read_side_files(&mut inv, &opener);
-    Ok((opener, inv))
+    let heads = read_side_files_keeping_heads(&mut inv, &opener);
+    Ok((opener, inv, heads))
 }
 
 /// The target id (canonical path on disk) and the canonical root of target `t` of `inv`.
@@ -70,7 +72,7 @@ pub fn run(args: Args) -> i32 {
         eprintln!("proflens targets: give --json (the only output format)");
         return super::EXIT_NOTHING;
     }
-    let (opener, inv) = match walk_inventory(&args.roots, None) {
+    let (opener, inv, _) = match walk_inventory(&args.roots, None) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("proflens targets: {e}");

@@ -40,9 +40,9 @@ use crate::engine::contract::no_progress;
 use crate::engine::gather;
 use crate::engine::store::{Plan, Store};
 use crate::ingest::inventory::Inventory;
-use crate::ingest::replay::{Recording, Replay, SideBundle};
+use crate::ingest::replay::{Heads, Recording, Replay, Resume, SideBundle};
 use crate::ingest::{InputFile, Opener};
-use crate::parse::metadata::read_side_files;
+use crate::parse::metadata::{heads_of_traces, read_side_files, read_side_files_keeping_heads};
 use crate::protocol::{
     AnalysisKind, AnomalyQuery, Envelope, ExportRequest, Failure, MemoryQuery, MemoryReply, Query,
     Reply, Request, Response, Summary, Target,
@@ -98,6 +98,10 @@ pub struct Session {
     timeline: timeline::TimelineCache,
     /// Side B of "Compare with…" and the comparison, once asked ([`Request::Compare`]).
     compare: Option<compare::CompareState>,
+    /// The heads of the drop's traces and summary files that `Open` read (or got in the
+    /// side-file bundle), handed to the run of their target so no byte is read twice
+    /// ([`Resume`]); each is released once its target has run.
+    heads: Heads,
 }
 
 impl Default for Session {
@@ -109,6 +113,7 @@ impl Default for Session {
             snapshot: Default::default(),
             timeline: Default::default(),
             compare: None,
+            heads: Heads::new(),
         }
     }
 }
@@ -158,19 +163,21 @@ impl Session {
                 // A readable bundle from another worker replaces the side files; otherwise
                 // they are read here, and their bytes recorded for the other workers.
                 let bundle = beside.first().and_then(|b| SideBundle::decode(b).ok());
-                let recorded = match &bundle {
+                let (recorded, bundle) = match bundle {
                     Some(b) => {
-                        read_side_files(&mut inv, &Replay::new(b, opener));
-                        None
+                        read_side_files(&mut inv, &Replay::new(&b, opener));
+                        (None, b)
                     }
                     None => {
                         let rec = Recording::new(opener);
                         read_side_files(&mut inv, &rec);
-                        Some(rec.bundle().encode())
+                        let b = rec.bundle();
+                        (Some(b.encode()), b)
                     }
                 };
                 let reply = Response::Inventory(dto::inventory(&inv, &files));
                 *self = Session {
+                    heads: heads_of_traces(bundle, &inv),
                     inventory: Some(inv),
                     ..Session::default()
                 };
@@ -378,6 +385,9 @@ impl Session {
         }
         let (mut done, mut failed) = (0, 0);
         let mut problems = Problems::new();
+        let heads = std::mem::take(&mut self.heads);
+        let resume = Resume::new(&heads, opener);
+        let opener: &dyn Opener = &resume;
         for &t in targets {
             let kinds: Vec<AnalysisKind> = AnalysisKind::ALL
                 .into_iter()
@@ -427,6 +437,8 @@ impl Session {
             }
         }
         out.send(seq, Response::Problems(dto::problems(&problems)));
+        // The heads of targets not run here stay for a later Run.
+        self.heads = heads;
         out.send(seq, Response::RunDone { done, failed });
     }
 
@@ -538,11 +550,15 @@ fn finish_export(
 }
 
 /// The inventory of a drop's file list (inventory steps 1 and 2: names, then the side files
-/// read through `opener`); no data file is parsed.
-pub fn inventory_of(files: &[crate::protocol::FileMeta], opener: &dyn Opener) -> Inventory {
+/// read through `opener`) and the heads of its traces step 2 read (for a run through
+/// [`Resume`]); no data file is parsed.
+pub fn inventory_of(
+    files: &[crate::protocol::FileMeta],
+    opener: &dyn Opener,
+) -> (Inventory, Heads) {
     let mut inv = inventory_of_paths(files);
-    read_side_files(&mut inv, opener);
-    inv
+    let heads = read_side_files_keeping_heads(&mut inv, opener);
+    (inv, heads)
 }
 
 /// Inventory step 1 of a drop's file list: what the names and sizes alone say.

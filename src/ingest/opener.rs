@@ -1,6 +1,6 @@
 //! The I/O seam: the core never opens files itself, it asks an [`Opener`].
 
-use std::io;
+use std::io::{self, Read};
 
 /// One input file as the user gave it: a path relative to the dropped root and its size.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -20,6 +20,19 @@ pub struct InputFile {
 pub trait Opener {
     /// Opens `path` (relative, `/`-separated) for sequential reading.
     fn open(&self, path: &str) -> io::Result<Box<dyn io::Read + '_>>;
+
+    /// Opens `path` for sequential reading from byte `offset` on (the rest of a file whose
+    /// first `offset` bytes were read before: [`crate::ingest::replay::Resume`]). An offset
+    /// past the end gives an empty reader.
+    ///
+    /// The default opens the file and reads its first `offset` bytes into nothing; every
+    /// opener of the product (files on disk, `Blob`s, memory) overrides it with a seek, so no
+    /// byte is read twice.
+    fn open_from(&self, path: &str, offset: u64) -> io::Result<Box<dyn io::Read + '_>> {
+        let mut r = self.open(path)?;
+        io::copy(&mut (&mut r).take(offset), &mut io::sink())?;
+        Ok(r)
+    }
 }
 
 /// An [`Opener`] over in-memory files (tests, the built-in sample).
@@ -52,14 +65,26 @@ impl MemOpener {
     }
 }
 
-impl Opener for MemOpener {
-    fn open(&self, path: &str) -> io::Result<Box<dyn io::Read + '_>> {
+impl MemOpener {
+    fn bytes(&self, path: &str) -> io::Result<&[u8]> {
         match self.files.iter().find(|(p, _)| p == path) {
-            Some((_, bytes)) => Ok(Box::new(&bytes[..])),
+            Some((_, bytes)) => Ok(bytes),
             None => Err(io::Error::new(
                 io::ErrorKind::NotFound,
                 format!("no input file {path}"),
             )),
         }
+    }
+}
+
+impl Opener for MemOpener {
+    fn open(&self, path: &str) -> io::Result<Box<dyn io::Read + '_>> {
+        Ok(Box::new(self.bytes(path)?))
+    }
+
+    fn open_from(&self, path: &str, offset: u64) -> io::Result<Box<dyn io::Read + '_>> {
+        let b = self.bytes(path)?;
+        let at = usize::try_from(offset).unwrap_or(usize::MAX).min(b.len());
+        Ok(Box::new(&b[at..]))
     }
 }

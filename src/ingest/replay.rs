@@ -4,11 +4,16 @@
 //! workers as one [`SideBundle`] buffer (beside `Open`), and their inventory step 2 reads them
 //! through a [`Replay`] opener instead of the files. The inventory code is the same on every
 //! worker, so the same bytes give the same inventory.
+//!
+//! The heads of the Kineto traces are kept after the inventory ([`Heads`]): the run of a trace
+//! reads them from memory and only the rest of the file from the opener ([`Resume`],
+//! [`Opener::open_from`]), so each byte of a trace is read once per drop.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::rc::Rc;
+use std::sync::Mutex;
 
 use super::opener::Opener;
 use crate::base::wire::{Dec, DecResult, Enc};
@@ -146,6 +151,84 @@ impl Opener for Replay<'_> {
     }
 }
 
+/// Largest head kept per file (bytes): larger heads are dropped and the run reads that file
+/// again from its start. The inventory's trace sniff stops after 2,000 events or 16 MiB of
+/// inflated bytes, and a real head is 64 KiB–2 MiB.
+pub const MAX_HEAD_BYTES: usize = 16 << 20;
+
+/// The first bytes of some files, read once by the inventory, to be handed to the run
+/// ([`Resume`]); each head is given out once and then released. Shared by the run's threads.
+#[derive(Debug, Default)]
+pub struct Heads {
+    kept: Mutex<BTreeMap<String, Vec<u8>>>,
+}
+
+impl Heads {
+    /// No heads.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The files of `bundle` for which `keep(path)` holds, up to [`MAX_HEAD_BYTES`] each.
+    pub fn of(bundle: SideBundle, keep: impl Fn(&str) -> bool) -> Self {
+        let kept = bundle
+            .files
+            .into_iter()
+            .filter(|(p, b)| keep(p) && !b.is_empty() && b.len() <= MAX_HEAD_BYTES)
+            .collect();
+        Heads {
+            kept: Mutex::new(kept),
+        }
+    }
+
+    /// Removes and returns the head of `path`.
+    fn take(&self, path: &str) -> Option<Vec<u8>> {
+        match self.kept.lock() {
+            Ok(mut m) => m.remove(path),
+            Err(_) => None,
+        }
+    }
+
+    /// Bytes held (every head not yet given out).
+    pub fn bytes(&self) -> usize {
+        self.kept
+            .lock()
+            .map(|m| m.values().map(Vec::len).sum())
+            .unwrap_or(0)
+    }
+}
+
+/// An opener that gives a file with a kept head as that head (from memory) followed by the
+/// rest of the file (`inner.open_from(path, head length)`), and every other file (or the same
+/// file opened again) from `inner`.
+pub struct Resume<'a, O: ?Sized> {
+    heads: &'a Heads,
+    inner: &'a O,
+}
+
+impl<'a, O: Opener + ?Sized> Resume<'a, O> {
+    /// `heads` first, then `inner`.
+    pub fn new(heads: &'a Heads, inner: &'a O) -> Self {
+        Resume { heads, inner }
+    }
+}
+
+impl<O: Opener + ?Sized> Opener for Resume<'_, O> {
+    fn open(&self, path: &str) -> io::Result<Box<dyn Read + '_>> {
+        match self.heads.take(path) {
+            Some(head) => {
+                let rest = self.inner.open_from(path, head.len() as u64)?;
+                Ok(Box::new(io::Cursor::new(head).chain(rest)))
+            }
+            None => self.inner.open(path),
+        }
+    }
+
+    fn open_from(&self, path: &str, offset: u64) -> io::Result<Box<dyn Read + '_>> {
+        self.inner.open_from(path, offset)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,5 +276,45 @@ mod tests {
         assert_eq!(s2, "{\"x\": 1}");
         assert!(r.open("a/other.json").is_err());
         assert!(SideBundle::decode(b"PLSIDE1\n\xff").is_err());
+    }
+
+    #[test]
+    fn resume_serves_a_kept_head_once_then_the_rest_of_the_file() {
+        let mut m = MemOpener::new();
+        let trace: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+        m.add("r/t.json", trace.clone());
+        m.add("r/info.json", b"{}".to_vec());
+        let rec = Recording::new(&m);
+        let mut head = [0u8; 300];
+        rec.open("r/t.json").unwrap().read_exact(&mut head).unwrap();
+        rec.open("r/info.json")
+            .unwrap()
+            .read_to_end(&mut Vec::new())
+            .unwrap();
+        let heads = Heads::of(rec.bundle(), |p| p.ends_with("t.json"));
+        assert_eq!(heads.bytes(), 300);
+        let r = Resume::new(&heads, &m);
+        let mut all = Vec::new();
+        r.open("r/t.json").unwrap().read_to_end(&mut all).unwrap();
+        assert_eq!(all, trace);
+        assert_eq!(heads.bytes(), 0, "a head is given out once");
+        // Opened again: the whole file from the opener.
+        let mut again = Vec::new();
+        r.open("r/t.json").unwrap().read_to_end(&mut again).unwrap();
+        assert_eq!(again, trace);
+        let mut rest = Vec::new();
+        m.open_from("r/t.json", 990)
+            .unwrap()
+            .read_to_end(&mut rest)
+            .unwrap();
+        assert_eq!(rest, trace[990..]);
+        assert!(
+            m.open_from("r/t.json", 5000)
+                .unwrap()
+                .read(&mut [0; 4])
+                .unwrap()
+                == 0
+        );
+        assert!(r.open("r/none.json").is_err());
     }
 }

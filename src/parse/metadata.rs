@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::base::Severity;
 use crate::ingest::inventory::{FileKind, Inventory, SideInfo};
+use crate::ingest::replay::{Heads, Recording, SideBundle};
 use crate::ingest::Opener;
 
 /// Largest side file read (bytes): real ones are a few KiB.
@@ -67,6 +68,28 @@ pub fn read_side_files(inv: &mut Inventory, opener: &dyn Opener) {
         inv.set_side_info(i, side);
     }
     inv.drop_non_traces();
+}
+
+/// [`read_side_files`], keeping the bytes it read of each Kineto trace's head for the run
+/// ([`Heads`]; run through [`crate::ingest::replay::Resume`] over the same opener, a trace's
+/// bytes are read once per drop). The other side files are small and read here only.
+pub fn read_side_files_keeping_heads(inv: &mut Inventory, opener: &dyn Opener) -> Heads {
+    let rec = Recording::new(opener);
+    read_side_files(inv, &rec);
+    heads_of_traces(rec.bundle(), inv)
+}
+
+/// The heads of `inv`'s Kineto traces and cluster summary files among the bytes of `bundle`
+/// (what step 2 read; the runs of those targets read the same files from their start).
+pub fn heads_of_traces(bundle: SideBundle, inv: &Inventory) -> Heads {
+    let traces: std::collections::HashSet<&str> = inv
+        .ranks
+        .iter()
+        .filter_map(|r| r.file(FileKind::KinetoTrace))
+        .map(|f| f.path.as_str())
+        .chain(inv.summaries.iter().map(|f| f.path.as_str()))
+        .collect();
+    Heads::of(bundle, |p| traces.contains(p))
 }
 
 fn read_json(opener: &dyn Opener, path: &str, size: u64) -> Result<Value, String> {

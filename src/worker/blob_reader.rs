@@ -48,10 +48,11 @@ pub type ProgressSink = Rc<dyn Fn(ProgressDto)>;
 
 #[wasm_bindgen]
 extern "C" {
-    /// `web/worker_loader.js`: starts prefetching `blob` in the reader worker (slices of
-    /// `first` bytes, then `slice` bytes, `ahead` in flight); returns the stream's id.
+    /// `web/worker_loader.js`: starts prefetching `blob` from byte `start` in the reader
+    /// worker (slices of `first` bytes, then `slice` bytes, `ahead` in flight); returns the
+    /// stream's id.
     #[wasm_bindgen(js_name = proflensIoOpen)]
-    fn io_open(blob: &Blob, first: f64, slice: f64, ahead: u32) -> u32;
+    fn io_open(blob: &Blob, start: f64, first: f64, slice: f64, ahead: u32) -> u32;
     /// The next slice of stream `id`: a `Uint8Array` (empty at the end), or a string saying
     /// why the read failed. A **suspending** import (JSPI): the loader wraps it in
     /// `WebAssembly.Suspending`, so the wasm stack waits here while the event loop runs.
@@ -90,6 +91,8 @@ pub struct BlobReader {
     blob: Blob,
     source: Source,
     size: u64,
+    /// The byte the reader started at ([`BlobReader::new_at`]).
+    start: u64,
     pos: u64,
     buf: Vec<u8>,
     buf_at: usize,
@@ -104,10 +107,25 @@ impl BlobReader {
     ///
     /// Errors: `FileReaderSync` unavailable (not inside a worker).
     pub fn new(blob: Blob, file: u32, progress: Option<ProgressSink>) -> io::Result<Self> {
+        Self::new_at(blob, 0, file, progress)
+    }
+
+    /// A reader over `blob` from byte `start` on (the bytes before it are not read; progress
+    /// counts from the file's start).
+    ///
+    /// Errors: `FileReaderSync` unavailable (not inside a worker).
+    pub fn new_at(
+        blob: Blob,
+        start: u64,
+        file: u32,
+        progress: Option<ProgressSink>,
+    ) -> io::Result<Self> {
         let size = blob.size() as u64;
+        let start = start.min(size);
         let source = if PREFETCH.with(Cell::get) {
             let id = io_open(
                 &blob,
+                start as f64,
                 FIRST_SLICE_BYTES as f64,
                 SLICE_BYTES as f64,
                 SLICES_AHEAD,
@@ -125,7 +143,8 @@ impl BlobReader {
             blob,
             source,
             size,
-            pos: 0,
+            start,
+            pos: start,
             buf: Vec::new(),
             buf_at: 0,
             file,
@@ -216,7 +235,7 @@ impl BlobReader {
             file: self.file,
             bytes_done: self.pos,
             bytes_total: self.size,
-            mb_per_s: self.pos as f64 / (1024.0 * 1024.0) / secs,
+            mb_per_s: (self.pos - self.start) as f64 / (1024.0 * 1024.0) / secs,
         });
     }
 }
@@ -329,6 +348,10 @@ impl FileOpener {
 
 impl Opener for FileOpener {
     fn open(&self, path: &str) -> io::Result<Box<dyn io::Read + '_>> {
+        self.open_from(path, 0)
+    }
+
+    fn open_from(&self, path: &str, offset: u64) -> io::Result<Box<dyn io::Read + '_>> {
         let idx = self
             .metas
             .iter()
@@ -343,7 +366,7 @@ impl Opener for FileOpener {
             )
         })?;
         let blob: &Blob = file.as_ref();
-        let reader = BlobReader::new(blob.clone(), idx as u32, self.progress.clone())?;
+        let reader = BlobReader::new_at(blob.clone(), offset, idx as u32, self.progress.clone())?;
         Ok(Box::new(reader))
     }
 }

@@ -35,7 +35,12 @@ impl Read for CountingReader<'_> {
 
 impl Opener for Counting {
     fn open(&self, path: &str) -> io::Result<Box<dyn Read + '_>> {
-        let inner = self.inner.open(path)?;
+        self.open_from(path, 0)
+    }
+
+    /// Counted as an open; only the bytes from `offset` on are read (and counted).
+    fn open_from(&self, path: &str, offset: u64) -> io::Result<Box<dyn Read + '_>> {
+        let inner = self.inner.open_from(path, offset)?;
         self.counts
             .lock()
             .unwrap()

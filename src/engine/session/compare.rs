@@ -143,7 +143,9 @@ pub fn compare(
         let dto = recompute(a, &mut state, &req.options)?;
         return Ok((state, dto));
     }
-    let inv = super::inventory_of(&req.files, opener);
+    let (inv, heads) = super::inventory_of(&req.files, opener);
+    let resume = crate::ingest::replay::Resume::new(&heads, opener);
+    let opener: &dyn Opener = &resume;
     let b_snap = !inv.snapshots.is_empty() && inv.ranks.is_empty();
     let mut state = match (a_snap, b_snap) {
         (true, true) => read_snapshot(a, req, inv, opener, problems)?,
