@@ -58,6 +58,32 @@ fn blob_reader_streams_every_byte_across_slices_with_progress() {
 }
 
 #[wasm_bindgen_test]
+fn blob_reader_from_an_offset_reads_only_the_rest_with_progress_from_the_start() {
+    // `Opener::open_from` in the worker (a trace whose head the inventory kept): the bytes from
+    // `start` on, progress in file offsets; an offset at or past the end reads nothing.
+    let n = (SLICE_BYTES * 3 / 2) as usize;
+    let data: Vec<u8> = (0..n).map(|i| (i % 241) as u8).collect();
+    for start in [0, 1, 65_538, SLICE_BYTES as usize + 3, n, n + 10] {
+        let seen: Rc<RefCell<Vec<ProgressDto>>> = Rc::default();
+        let sink = seen.clone();
+        let mut r = BlobReader::new_at(
+            blob_of(&data),
+            start as u64,
+            2,
+            Some(Rc::new(move |p| sink.borrow_mut().push(p))),
+        )
+        .unwrap();
+        let mut got = Vec::new();
+        r.read_to_end(&mut got).unwrap();
+        let from = start.min(n);
+        assert!(got == data[from..], "start {start}: {} bytes", got.len());
+        if let Some(last) = seen.borrow().last() {
+            assert_eq!((last.bytes_done, last.bytes_total), (n as u64, n as u64));
+        }
+    }
+}
+
+#[wasm_bindgen_test]
 fn blob_reader_reads_large_requests_straight_into_the_callers_buffer() {
     // Reads of more than a slice (the first: capped at one whole slice), of 4 MiB + 7 (served
     // straight into `buf`, no intermediate copy) and small ones (from the reader's buffer),

@@ -9,6 +9,9 @@
 // and the exports, gathered from the two workers' parts, slice nothing and are the CLI's bytes.
 // The first test runs twice: with JSPI (each analysis worker reads through a reader worker that
 // slices ahead, web/worker_loader.js) and with JSPI hidden (synchronous reads, the fallback).
+// The third drops PyTorch profiler traces (HTA's two gzip ranks and one inflated copy): the
+// inventory reads each trace's head, the run only the rest (the head comes from the bytes the
+// inventory kept, or that the first worker sent), so each trace is still sliced exactly its size.
 //
 // Run: `bash scripts/build-release.sh && node --test tests/e2e/one_read.test.mjs`.
 import { test, before, after } from 'node:test';
@@ -16,6 +19,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { execFileSync } from 'node:child_process';
 import { REPO, OUT, serveStatic, launch, ProflensPage, countingPage } from './lib.mjs';
 
@@ -176,3 +180,41 @@ test('two rank folders on two workers: each byte sliced once, gathered exports s
   await context.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
+
+const HTA_FILTER = path.join(REPO,
+  '../shared/fixtures/ascend/facebookresearch__HolisticTraceAnalysis/tests/data/trace_filter');
+
+for (const jspi of [true, false]) {
+test(`GPU traces: the head read by the inventory is not read again (${jspi ? 'two workers, JSPI' : 'one worker, no JSPI'})`, async () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'proflens-one-read-gpu-'));
+  const dir = path.join(root, 'gpu_run');
+  fs.mkdirSync(path.join(dir, 'gz'), { recursive: true });
+  fs.mkdirSync(path.join(dir, 'plain'), { recursive: true });
+  for (const n of ['sampled_rank-0.json.gz', 'sampled_rank-1.json.gz']) {
+    fs.copyFileSync(path.join(HTA_FILTER, n), path.join(dir, 'gz', n));
+  }
+  fs.writeFileSync(path.join(dir, 'plain', 'rank2.pt.trace.json'),
+    zlib.gunzipSync(fs.readFileSync(path.join(HTA_FILTER, 'sampled_rank-0.json.gz'))));
+  const context = await browser.newContext({ serviceWorkers: 'block' });
+  const workers = jspi ? 2 : 1;
+  await context.addInitScript((n) => {
+    Object.defineProperty(navigator, 'hardwareConcurrency', { get: () => n });
+  }, workers);
+  const { page, seen } = await countingPage(context, { jspi });
+  const p = new ProflensPage(page, server.url);
+  await p.open();
+  await p.openFolder(dir);
+  assert.equal(await p.waitDone(), 'Done');
+  assert.equal(seen.workers, workers);
+  if (jspi) assert.ok(seen.readerBytes > 0, 'the reader workers sliced nothing: JSPI reads not used');
+  const size = sizes(dir);
+  assert.equal(size.size, 3);
+  for (const [name, n] of size) {
+    assert.equal(seen.sliced.get(name), n, `${name}: ${seen.sliced.get(name)} bytes sliced for a file of ${n} B`);
+  }
+  assert.equal(seen.sliced.size, 3, `sliced: ${[...seen.sliced.keys()]}`);
+  assert.deepEqual(p.consoleErrors, []);
+  await context.close();
+  fs.rmSync(root, { recursive: true, force: true });
+});
+}
