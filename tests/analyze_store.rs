@@ -37,6 +37,42 @@ fn counting_rank0() -> (PathBuf, Counting, Counts, Vec<proflens::ingest::InputFi
     (root, opener, counts, files)
 }
 
+/// A worker session over `opener`: `Open` of `files` (seq 1), then one `Run` of `analyses` on
+/// `targets` (seq 2), as the page posts them; the session and the run's replies.
+fn open_and_run(
+    opener: &Counting,
+    files: &[proflens::ingest::InputFile],
+    analyses: Vec<AnalysisKind>,
+    targets: Vec<Target>,
+) -> (
+    proflens::engine::session::Session,
+    proflens::engine::session::Collected,
+) {
+    use proflens::engine::session::{Collected, Session};
+    use proflens::protocol::{Envelope, Request};
+    let mut s = Session::new();
+    let files = session_common::metas(files);
+    let mut open = Collected::default();
+    s.handle(
+        Envelope {
+            seq: 1,
+            body: Request::Open { files },
+        },
+        opener,
+        &mut open,
+    );
+    let mut run = Collected::default();
+    s.handle(
+        Envelope {
+            seq: 2,
+            body: Request::Run { analyses, targets },
+        },
+        opener,
+        &mut run,
+    );
+    (s, run)
+}
+
 #[test]
 fn memory_and_anomaly_read_each_input_byte_once() {
     let (_, opener, counts, files) = counting_rank0();
@@ -86,30 +122,22 @@ fn memory_and_anomaly_read_each_input_byte_once() {
 /// JSON / CSVs / reports) reads no file and is the CLI's bytes.
 #[test]
 fn session_drop_reads_each_byte_once_and_exports_read_none() {
-    use proflens::engine::session::{Collected, Session};
+    use proflens::engine::session::Collected;
     use proflens::protocol::{
         AnomalyExportKind, Envelope, ExportRequest, MemoryExportKind, Request, Response,
     };
     let (root, opener, counts, files) = counting_rank0();
-    let mut s = Session::new();
+    let (mut s, run) = open_and_run(
+        &opener,
+        &files,
+        vec![AnalysisKind::Memory, AnalysisKind::Anomaly],
+        vec![Target::Rank(0)],
+    );
     let mut send = |seq: u32, body: Request| {
         let mut out = Collected::default();
         s.handle(Envelope { seq, body }, &opener, &mut out);
         out
     };
-    send(
-        1,
-        Request::Open {
-            files: session_common::metas(&files),
-        },
-    );
-    let run = send(
-        2,
-        Request::Run {
-            analyses: vec![AnalysisKind::Memory, AnalysisKind::Anomaly],
-            targets: vec![Target::Rank(0)],
-        },
-    );
     assert!(matches!(
         run.out.last(),
         Some((2, Response::RunDone { done: 2, failed: 0 }))
@@ -260,29 +288,15 @@ fn kineto_traces_are_read_once_head_and_rest() {
 /// three GPU ranks reads the rest of each file; every byte once, nothing held afterwards.
 #[test]
 fn session_reads_each_kineto_byte_once() {
-    use proflens::engine::session::{Collected, Session};
-    use proflens::protocol::{Envelope, Request, Response};
+    use proflens::protocol::Response;
     let dir = kineto_folder("session");
     let (fs, files) = FsOpener::walk(&dir).unwrap();
     let (opener, counts) = Counting::new(fs);
-    let mut s = Session::new();
-    let mut send = |seq: u32, body: Request| {
-        let mut out = Collected::default();
-        s.handle(Envelope { seq, body }, &opener, &mut out);
-        out
-    };
-    send(
-        1,
-        Request::Open {
-            files: session_common::metas(&files),
-        },
-    );
-    let run = send(
-        2,
-        Request::Run {
-            analyses: vec![AnalysisKind::Anomaly],
-            targets: vec![Target::Rank(0), Target::Rank(1), Target::Rank(2)],
-        },
+    let (_, run) = open_and_run(
+        &opener,
+        &files,
+        vec![AnalysisKind::Anomaly],
+        vec![Target::Rank(0), Target::Rank(1), Target::Rank(2)],
     );
     assert!(
         matches!(
