@@ -84,6 +84,23 @@ fn blob_reader_from_an_offset_reads_only_the_rest_with_progress_from_the_start()
 }
 
 #[wasm_bindgen_test]
+fn blob_reader_exact_slices_only_what_each_read_asks() {
+    // `Opener::open_head` in the worker: no read-ahead, so what the inventory's sniff took is
+    // all that was read. Reads of 1, 7 and 4,096 bytes, then the rest.
+    let n = 70_000usize;
+    let data: Vec<u8> = (0..n).map(|i| (i % 239) as u8).collect();
+    let mut r = BlobReader::exact(blob_of(&data), 0, None).unwrap();
+    let mut got = Vec::new();
+    for want in [1usize, 7, 4096] {
+        let mut buf = vec![0u8; want];
+        assert_eq!(r.read(&mut buf).unwrap(), want);
+        got.extend_from_slice(&buf);
+    }
+    r.read_to_end(&mut got).unwrap();
+    assert!(got == data);
+}
+
+#[wasm_bindgen_test]
 fn blob_reader_reads_large_requests_straight_into_the_callers_buffer() {
     // Reads of more than a slice (the first: capped at one whole slice), of 4 MiB + 7 (served
     // straight into `buf`, no intermediate copy) and small ones (from the reader's buffer),

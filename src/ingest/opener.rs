@@ -33,6 +33,15 @@ pub trait Opener {
         io::copy(&mut (&mut r).take(offset), &mut io::sink())?;
         Ok(r)
     }
+
+    /// Opens `path` to read its first bytes only (the inventory's look at a trace's head): the
+    /// reader fetches no more than each `read` asks, so the bytes handed out are all the bytes
+    /// read ([`crate::ingest::replay::Recording`] keeps them, and the run reads only the rest).
+    /// The default is [`Opener::open`], for openers that read no further than asked anyway;
+    /// the browser's, which slices ahead of the parser, overrides it.
+    fn open_head(&self, path: &str) -> io::Result<Box<dyn io::Read + '_>> {
+        self.open(path)
+    }
 }
 
 /// An [`Opener`] over in-memory files (tests, the built-in sample).

@@ -112,19 +112,28 @@ impl<'a> Recording<'a> {
     }
 }
 
-impl Opener for Recording<'_> {
-    fn open(&self, path: &str) -> io::Result<Box<dyn Read + '_>> {
-        let inner = self.inner.open(path)?;
+impl Recording<'_> {
+    fn record<'b>(&'b self, path: &str, inner: Box<dyn Read + 'b>) -> Box<dyn Read + 'b> {
         if !self.order.borrow().iter().any(|p| p == path) {
             self.order.borrow_mut().push(path.to_string());
             self.log.borrow_mut().insert(path.to_string(), Vec::new());
         }
-        Ok(Box::new(RecordingReader {
+        Box::new(RecordingReader {
             inner,
             log: self.log.clone(),
             path: path.to_string(),
             at: 0,
-        }))
+        })
+    }
+}
+
+impl Opener for Recording<'_> {
+    fn open(&self, path: &str) -> io::Result<Box<dyn Read + '_>> {
+        Ok(self.record(path, self.inner.open(path)?))
+    }
+
+    fn open_head(&self, path: &str) -> io::Result<Box<dyn Read + '_>> {
+        Ok(self.record(path, self.inner.open_head(path)?))
     }
 }
 
@@ -147,6 +156,13 @@ impl Opener for Replay<'_> {
         match self.bundle.files.iter().find(|(p, _)| p == path) {
             Some((_, b)) => Ok(Box::new(&b[..])),
             None => self.inner.open(path),
+        }
+    }
+
+    fn open_head(&self, path: &str) -> io::Result<Box<dyn Read + '_>> {
+        match self.bundle.files.iter().find(|(p, _)| p == path) {
+            Some((_, b)) => Ok(Box::new(&b[..])),
+            None => self.inner.open_head(path),
         }
     }
 }
@@ -226,6 +242,10 @@ impl<O: Opener + ?Sized> Opener for Resume<'_, O> {
 
     fn open_from(&self, path: &str, offset: u64) -> io::Result<Box<dyn Read + '_>> {
         self.inner.open_from(path, offset)
+    }
+
+    fn open_head(&self, path: &str) -> io::Result<Box<dyn Read + '_>> {
+        self.inner.open_head(path)
     }
 }
 

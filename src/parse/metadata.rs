@@ -38,7 +38,7 @@ pub fn read_side_files(inv: &mut Inventory, opener: &dyn Opener) {
             .or_else(|| inv.ranks[i].file(FileKind::ProfilerInfo))
             .cloned();
         if let Some(f) = inv.ranks[i].file(FileKind::KinetoTrace).cloned() {
-            side.kineto = Some(match opener.open(&f.path) {
+            side.kineto = Some(match opener.open_head(&f.path) {
                 Ok(src) => crate::parse::kineto::sniff(src, &f.rel, Some(f.size)),
                 Err(e) => crate::ingest::kineto::KinetoHead {
                     is_trace: crate::ingest::kineto::is_trace_name(&f.rel),

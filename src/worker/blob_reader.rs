@@ -93,6 +93,8 @@ pub struct BlobReader {
     size: u64,
     /// The byte the reader started at ([`BlobReader::new_at`]).
     start: u64,
+    /// Every read slices exactly what it asks for, nothing ahead ([`BlobReader::exact`]).
+    exact: bool,
     pos: u64,
     buf: Vec<u8>,
     buf_at: usize,
@@ -110,6 +112,21 @@ impl BlobReader {
         Self::new_at(blob, 0, file, progress)
     }
 
+    /// A reader over `blob` that reads no byte ahead of what is asked: each `read` is one
+    /// synchronous `Blob.slice` of at most its buffer's size (and [`SLICE_BYTES`]), so the
+    /// bytes handed out are all the bytes read. For a look at a file's head
+    /// ([`Opener::open_head`]: the inventory's trace sniff, whose bytes the run does not read
+    /// again), where the reader worker's read-ahead (a 1 MiB slice, then 8 MiB ones) would
+    /// slice megabytes that nobody uses.
+    ///
+    /// Errors: `FileReaderSync` unavailable (not inside a worker).
+    pub fn exact(blob: Blob, file: u32, progress: Option<ProgressSink>) -> io::Result<Self> {
+        let source = Source::Sync(FileReaderSync::new().map_err(|e| js_err("FileReaderSync", e))?);
+        let mut r = Self::with_source(blob, 0, source, file, progress);
+        r.exact = true;
+        Ok(r)
+    }
+
     /// A reader over `blob` from byte `start` on (the bytes before it are not read; progress
     /// counts from the file's start).
     ///
@@ -120,8 +137,7 @@ impl BlobReader {
         file: u32,
         progress: Option<ProgressSink>,
     ) -> io::Result<Self> {
-        let size = blob.size() as u64;
-        let start = start.min(size);
+        let start = start.min(blob.size() as u64);
         let source = if PREFETCH.with(Cell::get) {
             let id = io_open(
                 &blob,
@@ -138,20 +154,31 @@ impl BlobReader {
         } else {
             Source::Sync(FileReaderSync::new().map_err(|e| js_err("FileReaderSync", e))?)
         };
-        let now = js_sys::Date::now();
-        Ok(BlobReader {
+        Ok(Self::with_source(blob, start, source, file, progress))
+    }
+
+    fn with_source(
+        blob: Blob,
+        start: u64,
+        source: Source,
+        file: u32,
+        progress: Option<ProgressSink>,
+    ) -> Self {
+        let size = blob.size() as u64;
+        BlobReader {
             blob,
             source,
             size,
-            start,
-            pos: start,
+            start: start.min(size),
+            exact: false,
+            pos: start.min(size),
             buf: Vec::new(),
             buf_at: 0,
             file,
-            started_ms: now,
+            started_ms: js_sys::Date::now(),
             last_report_ms: Cell::new(f64::NEG_INFINITY),
             progress,
-        })
+        }
     }
 
     /// The next slice of at most `want` bytes (never past the end): one `Blob.slice` +
@@ -242,6 +269,15 @@ impl BlobReader {
 
 impl io::Read for BlobReader {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.exact {
+            if self.pos >= self.size || out.is_empty() {
+                return Ok(0);
+            }
+            let bytes = self.next_slice((out.len() as u64).min(SLICE_BYTES))?;
+            let n = bytes.length() as usize;
+            bytes.copy_to(&mut out[..n]);
+            return Ok(n);
+        }
         if matches!(self.source, Source::Prefetched { .. }) && out.len() >= DIRECT_MIN_BYTES {
             return self.read_prefetched_direct(out);
         }
@@ -351,7 +387,25 @@ impl Opener for FileOpener {
         self.open_from(path, 0)
     }
 
+    fn open_head(&self, path: &str) -> io::Result<Box<dyn io::Read + '_>> {
+        let (idx, blob) = self.blob(path)?;
+        Ok(Box::new(BlobReader::exact(
+            blob,
+            idx,
+            self.progress.clone(),
+        )?))
+    }
+
     fn open_from(&self, path: &str, offset: u64) -> io::Result<Box<dyn io::Read + '_>> {
+        let (idx, blob) = self.blob(path)?;
+        let reader = BlobReader::new_at(blob, offset, idx, self.progress.clone())?;
+        Ok(Box::new(reader))
+    }
+}
+
+impl FileOpener {
+    /// The index and `Blob` of input `path`.
+    fn blob(&self, path: &str) -> io::Result<(u32, Blob)> {
         let idx = self
             .metas
             .iter()
@@ -366,7 +420,6 @@ impl Opener for FileOpener {
             )
         })?;
         let blob: &Blob = file.as_ref();
-        let reader = BlobReader::new_at(blob.clone(), offset, idx as u32, self.progress.clone())?;
-        Ok(Box::new(reader))
+        Ok((idx as u32, blob.clone()))
     }
 }
