@@ -72,6 +72,15 @@ fn ms(first: &Value, t: &Value) -> Option<f64> {
     Some((t.as_i64()? - first.as_i64()?) as f64 / 1000.0)
 }
 
+/// A JSON object of counts as (key, count) pairs in key order.
+fn counts(v: &Value) -> Vec<(String, u64)> {
+    v.as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, c)| (k.clone(), c.as_u64().unwrap()))
+        .collect()
+}
+
 fn compare(name: &str, j: &Value, s: &SnapshotSummaryDto) {
     assert_eq!(s.bytes, j["bytes"].as_u64().unwrap(), "{name}");
     let f = &j["format"];
@@ -104,13 +113,7 @@ fn compare(name: &str, j: &Value, s: &SnapshotSummaryDto) {
         ),
         "{name}"
     );
-    let states: Vec<(String, u64)> = seg["block_states"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(k, v)| (k.clone(), n(v)))
-        .collect();
-    assert_eq!(s.block_states, states, "{name}");
+    assert_eq!(s.block_states, counts(&seg["block_states"]), "{name}");
     assert_eq!(s.note, j["note"].as_str().unwrap(), "{name}");
 
     let devices: Vec<&Value> = j["devices"]
@@ -126,13 +129,7 @@ fn compare(name: &str, j: &Value, s: &SnapshotSummaryDto) {
         assert_eq!(d.device as u64, n(&jd["device"]), "{at}");
         assert_eq!(d.entries, n(&jd["entries"]), "{at}");
         assert_eq!(d.has_time, !first.is_null(), "{at}");
-        let actions: Vec<(String, u64)> = jd["actions"]
-            .as_object()
-            .unwrap()
-            .iter()
-            .map(|(k, v)| (k.clone(), n(v)))
-            .collect();
-        assert_eq!(d.actions, actions, "{at}");
+        assert_eq!(d.actions, counts(&jd["actions"]), "{at}");
         assert_eq!(d.streams, n(&jd["streams"]), "{at}");
         let i = |v: &Value| v.as_i64().unwrap();
         assert_eq!(

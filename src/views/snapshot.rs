@@ -75,7 +75,7 @@ pub(crate) fn rel_ms(first_us: Option<i64>, t_us: Option<i64>) -> Option<f64> {
     Some((t_us? - first_us?) as f64 / 1000.0)
 }
 
-/// The device trace behind an analysis (None for a segments-only device).
+/// The device trace behind an analysis (None for a segments-only device, §3.2 end state only).
 pub fn trace<'a>(snap: &'a Snapshot, d: &DeviceAnalysis) -> Option<&'a DeviceTrace> {
     snap.devices
         .get(d.device as usize)

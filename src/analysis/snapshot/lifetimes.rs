@@ -146,7 +146,7 @@ impl Lifetimes {
     pub fn is_pre(&self, r: usize) -> bool {
         self.alloc_idx[r] == PRE
     }
-    /// How many records are PRE records.
+    /// How many records are PRE records (§7.2: allocated before recording).
     pub fn pre_count(&self) -> usize {
         self.alloc_idx.iter().filter(|&&a| a == PRE).count()
     }
