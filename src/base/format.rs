@@ -155,6 +155,11 @@ pub fn thousands(v: i64) -> String {
     out
 }
 
+/// A size in binary units with its exact byte count: `1.50 GiB (1,610,612,736 bytes)`.
+pub fn bytes_exact(b: i64) -> String {
+    format!("{} ({} bytes)", bytes_i(b), thousands(b))
+}
+
 /// A rate in bytes per second in binary units (`151.2 MiB/s`).
 pub fn rate(bytes_per_s: f64) -> String {
     format!("{}/s", bytes(bytes_per_s))

@@ -10,11 +10,11 @@ use super::analyze::{print_outcomes, run_store};
 use super::diff::Args;
 use super::fs_opener::FsOpener;
 use crate::analysis::compare::ops::StepChoice;
+use crate::analysis::snapshot::links::{LinkOptions, LinkStyle};
 use crate::engine::compare::{diff_plan, trace_diff, StoredSide};
 use crate::engine::store::Store;
 use crate::ingest::inventory::Inventory;
 use crate::parse::metadata::read_side_files_keeping_heads;
-use crate::report::snapshot_links::{LinkOptions, LinkStyle};
 use crate::report::trace_diff::render_md;
 
 /// One side: its inventory and analysed store.

@@ -17,13 +17,13 @@ use crate::analysis::compare::ranks::{
 };
 use crate::analysis::compare::{compare_ranks, RankSide};
 use crate::analysis::memory_result::RankMemory;
+use crate::analysis::snapshot::links::LinkOptions;
 use crate::engine::anomaly::RankAnalysis;
 use crate::engine::snapshot::SnapshotRun;
 use crate::engine::store::{Plan, Store};
 use crate::ingest::inventory::{FileKind, Inventory};
 use crate::report::snapshot_diff::{build as build_snapshot, DiffJson, DiffSide};
 use crate::report::snapshot_json::ReportOptions;
-use crate::report::snapshot_links::LinkOptions;
 use crate::report::trace_diff::{build as build_trace, TraceDiffJson, TraceSideJson};
 
 /// One side of a trace / rank / run comparison: its inventory and the store its analyses

@@ -6,13 +6,13 @@ use std::ops::ControlFlow;
 
 use crate::analysis::snapshot::curves::CurveKind;
 use crate::analysis::snapshot::device::{analyze, AnalysisOptions, DeviceAnalysis};
+use crate::analysis::snapshot::links::LinkStyle;
 use crate::base::{Position, Problem, Problems, Severity};
 use crate::ingest::{InputFile, Opener, Progress};
 use crate::model::snapshot::{DeviceTrace, Snapshot};
 use crate::parse::pickle::{opcodes::names_present, read_snapshot, PickleError, PickleErrorKind};
 use crate::protocol::snapshot::SnapshotSettingsDto;
 use crate::report::snapshot_json::{self, InputInfo, ReportOptions, SnapshotJson};
-use crate::report::snapshot_links::LinkStyle;
 use crate::report::snapshot_md;
 
 /// Most devices analysed per snapshot (traced ones first). A process sees a few dozen devices at

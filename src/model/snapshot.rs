@@ -241,6 +241,11 @@ impl EntryTable {
     pub fn time_us(&self, i: usize) -> Option<i64> {
         self.time_us.get(i).copied().filter(|&t| t != NO_TIME)
     }
+    /// The first recorded `time_us` (None when no entry has one): the origin of the page's ms
+    /// axis and of the report's `first_time_us` (torch-snapshot.md §7.3).
+    pub fn first_time_us(&self) -> Option<i64> {
+        (0..self.len()).find_map(|i| self.time_us(i))
+    }
     /// True when at least one entry has `time_us`.
     pub fn has_time(&self) -> bool {
         !self.time_us.is_empty()

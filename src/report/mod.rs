@@ -12,7 +12,6 @@ pub mod memory_rows;
 pub mod run_diff;
 pub mod snapshot_diff;
 pub mod snapshot_json;
-pub mod snapshot_links;
 pub mod snapshot_md;
 pub mod snapshot_overlay;
 pub mod trace_diff;

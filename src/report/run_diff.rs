@@ -9,9 +9,9 @@ use serde::Serialize;
 use crate::analysis::compare::keyed::Delta;
 use crate::analysis::compare::memory::{LiveKb, PoolComparison, PoolPeak};
 use crate::analysis::compare::ranks::{RankCell, RankPair};
+use crate::analysis::snapshot::links::LinkOptions;
 use crate::base::format::{duration_ms, fixed, kib, mib, signed};
 use crate::model::stacks::parse_frame;
-use crate::report::snapshot_links::LinkOptions;
 use crate::report::snapshot_md::md_link;
 
 /// One allocator pool on both sides.

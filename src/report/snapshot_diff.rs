@@ -15,9 +15,10 @@ use serde::Serialize;
 use crate::analysis::compare::keyed::{by_key, pair_delta, Delta};
 use crate::analysis::compare::snapshot::{match_peaks, PeakAt};
 use crate::analysis::snapshot::device::{DeviceAnalysis, PointKind, PointReport};
+use crate::analysis::snapshot::labels::Labeler;
 use crate::base::format::bytes_i;
 use crate::model::snapshot::Snapshot;
-use crate::report::snapshot_json::{Labeler, ReportOptions};
+use crate::report::snapshot_json::ReportOptions;
 use crate::report::snapshot_md::md_link;
 
 /// The whole diff document.

@@ -9,18 +9,19 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::analysis::snapshot::attribution::{Contributor, Origin, SiteKind};
-use crate::analysis::snapshot::device::{DeviceAnalysis, PointKind, PointReport};
-use crate::analysis::snapshot::reference::{InWindowReplay, MemoryVizLike};
+use crate::analysis::snapshot::attribution::Contributor;
+use crate::analysis::snapshot::device::{DeviceAnalysis, PointReport};
+use crate::analysis::snapshot::labels::{
+    origin_name, percent_of_point, point_kind_name, site_kind_name, top_level_name, Labeler,
+};
+use crate::analysis::snapshot::reference::{segments_summary, InWindowReplay, MemoryVizLike};
 use crate::base::Problems;
-use crate::model::snapshot::{FrameId, Snapshot, TopLevel};
+use crate::model::snapshot::Snapshot;
 
-use super::snapshot_links::LinkOptions;
+use crate::analysis::snapshot::links::LinkOptions;
 
-/// The note every report carries (§4 item 9).
-pub const INVISIBLE_MEMORY_NOTE: &str = "Memory outside the caching allocator (NCCL/HCCL buffers, library workspaces, \
-the CUDA/NPU context) does not appear in a snapshot. Trace sizes are requested bytes, slightly below \
-max_memory_allocated() (rounded blocks).";
+/// The note every report carries (§4 item 9); the text is in [`crate::analysis::snapshot::labels`].
+pub use crate::analysis::snapshot::labels::INVISIBLE_MEMORY_NOTE;
 
 /// Report options: how many contributors, links.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -323,95 +324,22 @@ pub struct ProblemJson {
     pub message: String,
 }
 
-/// Labels of frames for one snapshot.
-pub struct Labeler<'a> {
-    /// The snapshot (pools).
-    pub snap: &'a Snapshot,
-    /// Link options.
-    pub links: &'a LinkOptions,
-}
-
-impl Labeler<'_> {
-    /// `function @ path:line` of a frame.
-    pub fn frame(&self, f: FrameId) -> String {
-        let (file, line, name) = self.snap.pools.frame_text(f);
-        format!("{name} @ {}:{line}", self.links.display(file))
-    }
-    /// Site label of a contributor.
-    pub fn site(&self, c: &Contributor) -> String {
-        let base = match c.site {
-            Some(f) => self.frame(f),
-            None => "<no stack>".to_string(),
-        };
-        match c.origin {
-            Origin::InWindow => base,
-            Origin::PreKnownStack if c.kind == SiteKind::NoStack => {
-                "allocated before recording, no stack".into()
-            }
-            Origin::PreKnownStack => format!("{base} (allocated before recording)"),
-            Origin::PreNoStack => "allocated before recording, no stack".into(),
-        }
-    }
-    /// Link of a contributor's site.
-    pub fn link(&self, c: &Contributor) -> Option<String> {
-        let (file, line, _) = self.snap.pools.frame_text(c.site?);
-        self.links.link(file, line)
-    }
-    /// Contributor as JSON.
-    pub fn contributor(&self, c: &Contributor, height: i64) -> ContributorJson {
-        let (file, line, function) = match c.site {
-            Some(f) => {
-                let (file, line, name) = self.snap.pools.frame_text(f);
-                (
-                    Some(self.links.display(file)),
-                    Some(line),
-                    Some(name.to_string()),
-                )
-            }
-            None => (None, None, None),
-        };
-        ContributorJson {
-            site: self.site(c),
-            file,
-            line,
-            function,
-            link: self.link(c),
-            site_kind: match c.kind {
-                SiteKind::Project => "project",
-                SiteKind::Python => "python",
-                SiteKind::Named => "named",
-                SiteKind::NoStack => "no_stack",
-            },
-            origin: origin_name(c.origin),
-            bytes: c.bytes,
-            percent_of_point: if height > 0 {
-                c.bytes as f64 * 100.0 / height as f64
-            } else {
-                0.0
-            },
-            tensors: c.tensors,
-            first_alloc_index: c.first_alloc_idx,
-            chain: c.chain.iter().map(|f| self.frame(*f)).collect(),
-        }
-    }
-}
-
-/// Snake-case name of an origin.
-pub fn origin_name(o: Origin) -> &'static str {
-    match o {
-        Origin::InWindow => "in_window",
-        Origin::PreKnownStack => "pre_known_stack",
-        Origin::PreNoStack => "pre_no_stack",
-    }
-}
-
-/// Snake-case name of a point kind.
-pub fn point_kind_name(k: PointKind) -> &'static str {
-    match k {
-        PointKind::GlobalPeak => "global_peak",
-        PointKind::Peak => "peak",
-        PointKind::Oom => "oom",
-        PointKind::End => "end",
+/// A contributor as JSON; `height` is the point's height (for the percentage).
+pub fn contributor_json(l: &Labeler<'_>, c: &Contributor, height: i64) -> ContributorJson {
+    let (file, line, function) = l.site_parts(c);
+    ContributorJson {
+        site: l.site(c),
+        file,
+        line,
+        function,
+        link: l.link(c),
+        site_kind: site_kind_name(c.kind),
+        origin: origin_name(c.origin),
+        bytes: c.bytes,
+        percent_of_point: percent_of_point(c, height),
+        tensors: c.tensors,
+        first_alloc_index: c.first_alloc_idx,
+        chain: c.chain.iter().map(|f| l.frame(*f)).collect(),
     }
 }
 
@@ -460,7 +388,10 @@ fn point(l: &Labeler<'_>, p: &PointReport, top: usize) -> PointJson {
         user_metadata: p.user_metadata.clone(),
         live_bytes: p.live_bytes,
         live_tensors: p.live_tensors,
-        contributors: shown.iter().map(|c| l.contributor(c, p.height)).collect(),
+        contributors: shown
+            .iter()
+            .map(|c| contributor_json(l, c, p.height))
+            .collect(),
         more_sites: rest.len(),
         more_sites_bytes: rest.iter().map(|c| c.bytes).sum(),
         top_tensors: p
@@ -483,11 +414,7 @@ fn point(l: &Labeler<'_>, p: &PointReport, top: usize) -> PointJson {
             .iter()
             .map(|n| TreeNodeJson {
                 parent: n.parent,
-                label: match (n.depth, n.frame) {
-                    (0, _) => "<root>".into(),
-                    (_, Some(f)) => l.frame(f),
-                    (_, None) => "<non-python>".into(),
-                },
+                label: l.tree_node(n.depth, n.frame),
                 bytes: n.bytes,
                 tensors: n.tensors,
             })
@@ -514,7 +441,7 @@ pub fn device_json(snap: &Snapshot, d: &DeviceAnalysis, opts: &ReportOptions) ->
             .map(|t| t.action_counts().into_iter().collect())
             .unwrap_or_default(),
         streams: dev.map_or(0, |t| t.entries.stream_values().len()),
-        first_time_us: dev.and_then(|t| (0..t.entries.len()).find_map(|i| t.entries.time_us(i))),
+        first_time_us: dev.and_then(|t| t.entries.first_time_us()),
         in_window_replay: iw(&d.in_window_replay),
         memoryviz_like: mv(&d.memoryviz_like),
         baseline_allocated_bytes: d.curves.baseline_allocated,
@@ -524,9 +451,7 @@ pub fn device_json(snap: &Snapshot, d: &DeviceAnalysis, opts: &ReportOptions) ->
         max_active: level(d.max[1]),
         max_reserved: level(d.max[2]),
         records: d.lifetimes.len(),
-        pre_records: (0..d.lifetimes.len())
-            .filter(|&r| d.lifetimes.is_pre(r))
-            .count(),
+        pre_records: d.lifetimes.pre_count(),
         unmatched_free_completed: d.lifetimes.unmatched_free_completed,
         peak_candidates: d.n_candidates,
         points: d
@@ -538,7 +463,7 @@ pub fn device_json(snap: &Snapshot, d: &DeviceAnalysis, opts: &ReportOptions) ->
             .leaks
             .iter()
             .take(opts.top_contributors)
-            .map(|c| l.contributor(c, 0))
+            .map(|c| contributor_json(&l, c, 0))
             .collect(),
         delayed_frees: d
             .delayed
@@ -583,13 +508,7 @@ pub fn build(
     opts: &ReportOptions,
 ) -> SnapshotJson {
     let f = &snap.features;
-    let mut states: BTreeMap<String, u64> = BTreeMap::new();
-    for b in &snap.blocks {
-        *states.entry(b.state.name(&snap.pools.strings)).or_default() += 1;
-    }
-    let mut devs: Vec<i64> = snap.segments.iter().map(|s| s.device).collect();
-    devs.sort_unstable();
-    devs.dedup();
+    let seg = segments_summary(snap);
     let (traced, rest): (Vec<&DeviceAnalysis>, Vec<&DeviceAnalysis>) =
         analyses.iter().partition(|d| d.n_entries > 0);
     SnapshotJson {
@@ -597,10 +516,7 @@ pub fn build(
         bytes: input.bytes,
         format: FormatJson {
             protocol: f.protocol,
-            top_level: match f.top_level {
-                TopLevel::Dict => "dict",
-                TopLevel::SegmentsList => "list (segments only)",
-            },
+            top_level: top_level_name(f.top_level),
             top_keys: snap.top_keys.clone(),
             opcodes: input.opcodes.clone(),
             has_time_us: f.has_time_us,
@@ -617,14 +533,14 @@ pub fn build(
             .as_ref()
             .map(|s| s.iter().map(|(k, v)| (k.clone(), v.to_string())).collect()),
         segments: SegmentsJson {
-            count: snap.segments.len(),
-            devices: devs,
-            total_size_sum: snap.segments.iter().map(|s| s.total_size).sum(),
-            allocated_size_sum: snap.segments.iter().map(|s| s.allocated_size).sum(),
-            block_states: states,
-            legacy_history_blocks: snap.blocks.iter().filter(|b| b.has_history).count() as u64,
-            expandable: snap.segments.iter().filter(|s| s.is_expandable).count(),
-            private_pools: snap.segments.iter().filter(|s| s.pool_id != (0, 0)).count(),
+            count: seg.count,
+            devices: seg.devices,
+            total_size_sum: seg.total_size_sum,
+            allocated_size_sum: seg.allocated_size_sum,
+            block_states: seg.block_states,
+            legacy_history_blocks: seg.legacy_history_blocks,
+            expandable: seg.expandable,
+            private_pools: seg.private_pools,
         },
         devices: traced.iter().map(|d| device_json(snap, d, opts)).collect(),
         end_state_only: rest.iter().map(|d| device_json(snap, d, opts)).collect(),

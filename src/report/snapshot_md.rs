@@ -23,10 +23,8 @@ pub fn file_name(snapshot_file: &str) -> String {
 /// `1.50 GiB` (binary units) and `1,234,567`: the shared rules of [`crate::base::format`].
 pub use crate::base::format::{bytes_i as human, thousands};
 
-/// `1.50 GiB (1,610,612,736 bytes)`.
-pub fn exact(bytes: i64) -> String {
-    format!("{} ({} bytes)", human(bytes), thousands(bytes))
-}
+/// `1.50 GiB (1,610,612,736 bytes)`: [`crate::base::format::bytes_exact`].
+pub use crate::base::format::bytes_exact as exact;
 
 /// Pickle-derived text (frame names, paths, annotations, problem messages) made inert for
 /// Markdown, in running text or a table cell: Markdown punctuation is backslash-escaped, `<`, `>`

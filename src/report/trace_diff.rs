@@ -13,12 +13,12 @@ use crate::analysis::compare::ranks::{changed_most, RankPair};
 use crate::analysis::compare::steps::{MatchedBy, StepFigures};
 use crate::analysis::compare::RankComparison;
 use crate::analysis::host_evidence::Label;
+use crate::analysis::snapshot::links::LinkOptions;
 use crate::base::format::{duration_ns, signed, thousands};
 use crate::base::units::{ns_to_ms, ns_to_us};
 use crate::report::run_diff::{
     memory_json, memory_md, ranks_json, ranks_md, PoolDiffJson, RankDiffJson,
 };
-use crate::report::snapshot_links::LinkOptions;
 use crate::report::snapshot_md::md_link;
 
 /// The whole trace diff document.

@@ -10,6 +10,9 @@
 //! * [`zoom`]: zoom and pan of every chart's x window (wheel, drag, keys).
 //! * [`view_state`]: the URL-fragment view state (`tab=memory&rank=1&…`), parsed and written.
 //! * [`snapshot_segmap`]: the segment map strips of the allocator state view (issue 13).
+//! * [`snapshot`]: every payload of the snapshot tab (issue 4 UI: summary, curves, live sets,
+//!   stacks, segments, the allocator state), pure functions of the decoded snapshot and its
+//!   device analyses, labelled by [`crate::analysis::snapshot::labels`] as the exports are.
 //! * [`snapshot_axis`], [`snapshot_bands`], [`band_grid`]: snapshot curves and the Active Memory
 //!   Timeline (stacked per-allocation bands, level of detail, hit-tests).
 //! * [`timeline`], [`timeline_axis`]: level-of-detail lanes of the steps/bubbles timeline, ticks, hit-tests;
@@ -35,6 +38,7 @@ pub mod format;
 pub mod gpu;
 pub mod heatmap;
 pub mod memory;
+pub mod snapshot;
 pub mod snapshot_axis;
 pub mod snapshot_bands;
 pub mod snapshot_segmap;

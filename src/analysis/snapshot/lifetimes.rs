@@ -146,6 +146,10 @@ impl Lifetimes {
     pub fn is_pre(&self, r: usize) -> bool {
         self.alloc_idx[r] == PRE
     }
+    /// How many records are PRE records (§7.2: allocated before recording).
+    pub fn pre_count(&self) -> usize {
+        self.alloc_idx.iter().filter(|&&a| a == PRE).count()
+    }
     fn reserve(&mut self, n: usize) {
         self.alloc_idx.reserve_exact(n);
         self.req_free_idx.reserve_exact(n);

@@ -158,3 +158,48 @@ pub fn memoryviz_like(snap: &Snapshot, dev: &DeviceTrace) -> MemoryVizLike {
         initially_allocated: n_initial,
     }
 }
+
+/// The end-state summary of `segments` (torch-snapshot.md §8, EXPECTED.json `segments`),
+/// over every device.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SegmentsSummary {
+    /// Segments.
+    pub count: usize,
+    /// Devices owning a segment, ascending.
+    pub devices: Vec<i64>,
+    /// Σ `total_size`, bytes.
+    pub total_size_sum: u64,
+    /// Σ `allocated_size`, bytes.
+    pub allocated_size_sum: u64,
+    /// Blocks per state name, by name.
+    pub block_states: std::collections::BTreeMap<String, u64>,
+    /// Blocks carrying a legacy `history`.
+    pub legacy_history_blocks: u64,
+    /// Expandable segments.
+    pub expandable: usize,
+    /// Segments in a private pool (`segment_pool_id` ≠ (0, 0)).
+    pub private_pools: usize,
+}
+
+/// The end-state summary of `snap` (§8).
+pub fn segments_summary(snap: &Snapshot) -> SegmentsSummary {
+    let mut block_states = std::collections::BTreeMap::new();
+    for b in &snap.blocks {
+        *block_states
+            .entry(b.state.name(&snap.pools.strings))
+            .or_default() += 1;
+    }
+    let mut devices: Vec<i64> = snap.segments.iter().map(|s| s.device).collect();
+    devices.sort_unstable();
+    devices.dedup();
+    SegmentsSummary {
+        count: snap.segments.len(),
+        devices,
+        total_size_sum: snap.segments.iter().map(|s| s.total_size).sum(),
+        allocated_size_sum: snap.segments.iter().map(|s| s.allocated_size).sum(),
+        block_states,
+        legacy_history_blocks: snap.blocks.iter().filter(|b| b.has_history).count() as u64,
+        expandable: snap.segments.iter().filter(|s| s.is_expandable).count(),
+        private_pools: snap.segments.iter().filter(|s| s.pool_id != (0, 0)).count(),
+    }
+}

@@ -269,7 +269,7 @@ fn snapshot_part(run: &crate::engine::snapshot::SnapshotRun, file: &str) -> Vec<
                 .iter()
                 .take(MAX_PEAKS)
                 .map(|p| PeakSummary {
-                    kind: crate::report::snapshot_json::point_kind_name(p.kind).to_string(),
+                    kind: crate::analysis::snapshot::labels::point_kind_name(p.kind).to_string(),
                     index: p.index as u64,
                     height_bytes: p.height,
                 })

@@ -14,6 +14,7 @@ use crate::analysis::anomaly::cross_rank::RankRow;
 use crate::analysis::compare::ops::StepChoice;
 use crate::analysis::compare::ranks::RankCell;
 use crate::analysis::snapshot::device::annotation_spans;
+use crate::analysis::snapshot::links::{LinkOptions, LinkStyle};
 use crate::base::Problems;
 use crate::engine::compare::{
     diff_plan, snapshot_diff, snapshot_side, trace_diff, ElsewhereRank, StoredSide,
@@ -31,7 +32,6 @@ use crate::protocol::compare::{
 use crate::protocol::snapshot::SnapshotSettingsDto;
 use crate::protocol::ProblemsDto;
 use crate::report::snapshot_diff::render_md as snapshot_md;
-use crate::report::snapshot_links::{LinkOptions, LinkStyle};
 use crate::report::snapshot_overlay::{add_overlays, OverlayOptions};
 use crate::report::trace_diff::render_md as trace_md;
 

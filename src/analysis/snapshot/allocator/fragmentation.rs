@@ -12,7 +12,7 @@
 //! ([`super::round_block`]); with no alloc there, every inactive byte is soft.
 //! `reserved − active` over time is the curves' [`crate::analysis::snapshot::curves::Curves::fragmentation`].
 
-use crate::model::snapshot::{Action, BlockState, DeviceTrace};
+use crate::model::snapshot::{Action, Block, BlockState, DeviceTrace, Segment};
 
 use super::{round_block, SegmentMap};
 
@@ -71,34 +71,79 @@ pub fn classify(map: &SegmentMap, largest_request: u64) -> Fragmentation {
     for s in &map.segments {
         f.reserved += s.seg.size;
         for b in &s.blocks {
-            match b.state {
-                BlockState::Inactive => {
-                    f.inactive += b.size;
-                    f.largest_inactive = f.largest_inactive.max(b.size);
-                    if b.size < largest_request {
-                        f.hard += b.size;
-                    } else {
-                        f.soft += b.size;
-                    }
-                }
-                BlockState::ActivePendingFree => {
-                    f.active += b.size;
-                    f.stream += b.size;
-                }
-                _ => {
-                    f.allocated += b.size;
-                    f.active += b.size;
-                    if b.exact {
-                        f.internal_waste += b.size.saturating_sub(b.requested);
-                    }
-                }
-            }
+            f.add_block(b.state, b.size, b.requested, b.exact);
         }
     }
-    if f.inactive > 0 {
-        f.external_ratio = 1.0 - f.largest_inactive as f64 / f.inactive as f64;
+    f.finish()
+}
+
+/// The classes of one end-state segment as the snapshot records its blocks (§7.10 at the end
+/// state: exact sizes, no recent request, so every inactive byte is soft). Blocks of another
+/// state string count in no class.
+pub fn of_end_segment(seg: &Segment, blocks: &[Block]) -> Fragmentation {
+    let mut f = Fragmentation {
+        reserved: seg.total_size,
+        ..Default::default()
+    };
+    for b in blocks {
+        f.add_block(b.state, b.size, b.requested_size, true);
     }
-    f
+    f.finish()
+}
+
+impl Fragmentation {
+    /// Adds the bytes of `other` (another segment of the same moment): sums, the larger
+    /// largest block, the ratio recomputed.
+    pub fn merge(&mut self, other: &Fragmentation) {
+        self.reserved += other.reserved;
+        self.allocated += other.allocated;
+        self.active += other.active;
+        self.inactive += other.inactive;
+        self.largest_inactive = self.largest_inactive.max(other.largest_inactive);
+        self.largest_recent_request = self
+            .largest_recent_request
+            .max(other.largest_recent_request);
+        self.hard += other.hard;
+        self.soft += other.soft;
+        self.stream += other.stream;
+        self.internal_waste += other.internal_waste;
+        *self = self.finish();
+    }
+
+    fn add_block(&mut self, state: BlockState, size: u64, requested: u64, exact: bool) {
+        match state {
+            BlockState::Inactive => {
+                self.inactive += size;
+                self.largest_inactive = self.largest_inactive.max(size);
+                if size < self.largest_recent_request {
+                    self.hard += size;
+                } else {
+                    self.soft += size;
+                }
+            }
+            BlockState::ActivePendingFree => {
+                self.active += size;
+                self.stream += size;
+            }
+            BlockState::ActiveAllocated => {
+                self.allocated += size;
+                self.active += size;
+                if exact {
+                    self.internal_waste += size.saturating_sub(requested);
+                }
+            }
+            BlockState::Other(_) => {}
+        }
+    }
+
+    fn finish(mut self) -> Self {
+        self.external_ratio = if self.inactive > 0 {
+            1.0 - self.largest_inactive as f64 / self.inactive as f64
+        } else {
+            0.0
+        };
+        self
+    }
 }
 
 #[cfg(test)]

@@ -2,14 +2,13 @@
 //! [`crate::views::snapshot_bands`] over the device's lifetime table and active curve, with
 //! each drawn band's site label added (the report's labels, as the tensor list).
 
-use crate::protocol::snapshot::{SnapAxis, SnapBandsDto, SnapBandsQuery};
-use crate::views::snapshot_axis::Axis;
+use crate::protocol::snapshot::{SnapBandsDto, SnapBandsQuery};
 use crate::views::snapshot_bands::{layout, BandParams, MAX_BANDS, MIN_BAND_PX};
 
-use super::live::{contributors_of_one, Frames};
-use super::SnapshotView;
+use super::live::Frames;
+use super::{window, SnapshotData};
 
-impl SnapshotView {
+impl SnapshotData<'_> {
     /// The stacked per-allocation chart of device slot `q.slot` over `q.range`, `q.width_px`
     /// columns (at most 8192) for a plot `q.height_px` tall.
     ///
@@ -17,16 +16,8 @@ impl SnapshotView {
     ///
     /// Unknown device slot.
     pub fn bands(&self, q: &SnapBandsQuery) -> Result<SnapBandsDto, String> {
-        let (d, index_axis, times) = self.device(q.slot)?;
-        let axis = match (q.axis, times) {
-            (SnapAxis::Time, Some(ms)) => Axis::Time { ms },
-            _ => index_axis,
-        };
-        let full = axis.full();
-        let (x0, x1) = match q.range {
-            Some((a, b)) if b > a && a.is_finite() && b.is_finite() => (a, b),
-            _ => full,
-        };
+        let (d, axis, _) = self.device_on(q.slot, q.axis)?;
+        let (x0, x1) = window(axis.full(), q.range);
         let p = BandParams {
             x0,
             x1,
@@ -41,8 +32,7 @@ impl SnapshotView {
         out.slot = q.slot;
         let mut fr = Frames::new(self);
         for b in &mut out.bands {
-            let g = contributors_of_one(&d.lifetimes, b.record, fr.attributor());
-            b.site = fr.contributor(&g, 0).site;
+            b.site = fr.record_site(&d.lifetimes, b.record);
         }
         Ok(out)
     }

@@ -1,10 +1,11 @@
 //! What is live after any entry (torch-snapshot.md §7.6), attributed (§7.5) and laid out as an
-//! icicle (§7.7); one record's stack. Labels and links come from the report's
-//! [`Labeler`] and [`crate::report::snapshot_links`], so they read as in the exports.
+//! icicle (§7.7); one record's stack. Labels and links come from
+//! [`crate::analysis::snapshot::labels`] (the exports' [`Labeler`]) and
+//! [`crate::analysis::snapshot::links`], so they read as in the exports.
 //!
 //! Cost per query: one pass over the lifetime table (`live_sets` with one point:
 //! O(records)), then O(|live| log |live|) for the sort and the groups. Measured on a
-//! 1.5M-entry generated snapshot in `engine::session::snapshot_view::tests` (see ARCHITECTURE.md).
+//! 1.5M-entry generated snapshot with `examples/snapshot_bench --views` (see ARCHITECTURE.md).
 
 use std::collections::HashMap;
 
@@ -13,33 +14,25 @@ use crate::analysis::snapshot::attribution::{
 };
 use crate::analysis::snapshot::device::{annotation_spans, open_at};
 use crate::analysis::snapshot::frame_filter::{is_python, memoryviz_hidden};
-use crate::analysis::snapshot::lifetimes::{Semantics, StackKind};
+use crate::analysis::snapshot::labels::{
+    origin_name, percent_of_point, site_kind_name, stack_kind_name, Labeler, TREE_NON_PYTHON,
+    TREE_ROOT,
+};
+use crate::analysis::snapshot::lifetimes::{Lifetimes, Semantics};
 use crate::analysis::snapshot::live::{bytes_of, live_sets};
+use crate::base::format::bytes_exact;
 use crate::model::snapshot::{FrameId, NO_STACK};
 use crate::protocol::snapshot::{
-    SnapAxis, SnapContributorDto, SnapFrameDto, SnapLiveDto, SnapLiveQuery, SnapStackDto,
-    SnapTensorDto, SnapTreeNodeDto,
+    SnapContributorDto, SnapFrameDto, SnapLiveDto, SnapLiveQuery, SnapStackDto, SnapTensorDto,
+    SnapTreeNodeDto,
 };
-use crate::report::snapshot_json::{origin_name, Labeler};
-use crate::report::snapshot_md;
 
-use super::{rel_ms, trace, SnapshotView};
-use crate::views::snapshot_axis::Axis;
+use super::{rel_ms, trace, SnapshotData};
 
 /// Icicle nodes narrower than this fraction of the root are folded into their parent.
 pub const TREE_MIN_FRACTION: f64 = 0.001;
 /// At most this many icicle nodes are sent.
 pub const TREE_MAX_NODES: usize = 4000;
-
-/// Snake-case name of a stack kind.
-pub fn stack_kind_name(k: StackKind) -> &'static str {
-    match k {
-        StackKind::Alloc => "alloc",
-        StackKind::FreeSite => "free_site",
-        StackKind::Block => "block",
-        StackKind::None => "none",
-    }
-}
 
 /// Display helpers bound to one snapshot and the current settings.
 pub struct Frames<'a> {
@@ -48,26 +41,21 @@ pub struct Frames<'a> {
 }
 
 impl<'a> Frames<'a> {
-    /// Helpers over `view`'s snapshot with its settings.
-    pub fn new(view: &'a SnapshotView) -> Self {
-        let snap = &view.run.snapshot;
-        let opts = &view.opts;
+    /// Helpers over `data`'s snapshot with its settings.
+    pub fn new(data: &SnapshotData<'a>) -> Self {
         Frames {
-            labeler: Labeler {
-                snap,
-                links: &opts.report.links,
-            },
-            attr: Attributor::new(&snap.pools, &opts.analysis.rule)
-                .with_root(opts.analysis.project_root.as_deref()),
+            labeler: data.labeler(),
+            attr: Attributor::new(&data.snap.pools, &data.analysis.rule)
+                .with_root(data.analysis.project_root.as_deref()),
         }
     }
 
     /// One frame with its label, link and classification.
     pub fn frame(&mut self, f: FrameId) -> SnapFrameDto {
-        let (file, line, name) = self.labeler.snap.pools.frame_text(f);
+        let (file, _, name) = self.labeler.snap.pools.frame_text(f);
         SnapFrameDto {
             label: self.labeler.frame(f),
-            link: self.labeler.links.link(file, line),
+            link: self.labeler.frame_link(f),
             hidden: memoryviz_hidden(name, file),
             native: is_native(file),
             project: self.attr.is_project_frame(f),
@@ -76,18 +64,23 @@ impl<'a> Frames<'a> {
 
     /// A contributor group as a payload; `height` is the point's height (for the percentage).
     pub fn contributor(&mut self, c: &Contributor, height: i64) -> SnapContributorDto {
-        let j = self.labeler.contributor(c, height);
         SnapContributorDto {
-            site: j.site,
-            link: j.link,
-            site_kind: j.site_kind.to_string(),
+            site: self.labeler.site(c),
+            link: self.labeler.link(c),
+            site_kind: site_kind_name(c.kind).to_string(),
             origin: origin_name(c.origin).to_string(),
             bytes: c.bytes,
-            percent: j.percent_of_point,
+            percent: percent_of_point(c, height),
             tensors: c.tensors,
             first_alloc_index: c.first_alloc_idx,
             chain: c.chain.iter().map(|&f| self.frame(f)).collect(),
         }
+    }
+
+    /// The site label of record `r` of `lt` alone (the tensor list's, a band's, a block's).
+    pub fn record_site(&mut self, lt: &Lifetimes, r: u32) -> String {
+        let c = contributors_of_one(lt, r, &mut self.attr);
+        self.labeler.site(&c)
     }
 
     /// The attributor (sites per stack, cached).
@@ -96,7 +89,7 @@ impl<'a> Frames<'a> {
     }
 }
 
-impl SnapshotView {
+impl SnapshotData<'_> {
     /// The live set after the entry at `q.x` on `q.axis` (Index: that entry; Time: the last
     /// entry at or before that time), with contributors, the `q.limit` largest tensors and
     /// the icicle. Active semantics (a block is live until `free_completed`), as the report.
@@ -105,13 +98,9 @@ impl SnapshotView {
     ///
     /// Unknown device slot, or a device without trace entries.
     pub fn live_at(&self, q: &SnapLiveQuery) -> Result<SnapLiveDto, String> {
-        let (d, index_axis, times) = self.device(q.slot)?;
-        let axis = match (q.axis, times) {
-            (SnapAxis::Time, Some(ms)) => Axis::Time { ms },
-            _ => index_axis,
-        };
+        let (d, axis, _) = self.device_on(q.slot, q.axis)?;
         let lt = &d.lifetimes;
-        let t = trace(&self.run, d);
+        let t = trace(self.snap, d);
         // A device without trace entries has only its end state: every record is live there.
         let (index, live) = match t {
             Some(_) => {
@@ -127,7 +116,7 @@ impl SnapshotView {
         };
         let empty = crate::model::snapshot::EntryTable::default();
         let e = t.map(|t| &t.entries).unwrap_or(&empty);
-        let first_us = (0..e.len()).find_map(|i| e.time_us(i));
+        let first_us = e.first_time_us();
         let level = |v: &[i64], base: i64| v.get(index).copied().unwrap_or(base);
         let c = &d.curves;
         let (allocated, active, reserved) = (
@@ -136,13 +125,13 @@ impl SnapshotView {
             level(&c.reserved, c.baseline_reserved),
         );
         let mut fr = Frames::new(self);
-        let height = match self.opts.analysis.curve {
+        let height = match self.analysis.curve {
             crate::analysis::snapshot::curves::CurveKind::Allocated => allocated,
             crate::analysis::snapshot::curves::CurveKind::Active => active,
             crate::analysis::snapshot::curves::CurveKind::Reserved => reserved,
         };
-        let groups = contributors(lt, &live, fr.attributor(), self.opts.analysis.frame_depth);
-        let top = self.opts.report.top_contributors;
+        let groups = contributors(lt, &live, fr.attributor(), self.analysis.frame_depth);
+        let top = self.top;
         let more = groups.get(top..).unwrap_or(&[]);
         let more_sites = (more.len() as u64, more.iter().map(|c| c.bytes).sum());
         let contributors = groups
@@ -162,7 +151,6 @@ impl SnapshotView {
             .map(|&r| {
                 let ru = r as usize;
                 let c = contributors_of_one(lt, r, fr.attributor());
-                let j = fr.contributor(&c, 0);
                 let alloc_index = (!lt.is_pre(ru)).then_some(lt.alloc_idx[ru]);
                 SnapTensorDto {
                     record: r,
@@ -172,13 +160,13 @@ impl SnapshotView {
                     alloc_index,
                     alloc_time_ms: alloc_index
                         .and_then(|i| rel_ms(first_us, e.time_us(i as usize))),
-                    site: j.site,
-                    link: j.link,
+                    site: fr.labeler.site(&c),
+                    link: fr.labeler.link(&c),
                     stack_kind: stack_kind_name(lt.stack_kind[ru]).to_string(),
                 }
             })
             .collect();
-        let snap = &self.run.snapshot;
+        let snap = self.snap;
         let nodes = prefix_tree(lt, &live, &snap.pools);
         let tree = layout(&nodes, &mut fr);
         let stream = e
@@ -190,7 +178,7 @@ impl SnapshotView {
             Some(a) => format!(
                 "{} {} at 0x{:x} (stream {stream})",
                 a.name(),
-                snapshot_md::exact(e.size().get(index).copied().unwrap_or(0) as i64),
+                bytes_exact(e.size().get(index).copied().unwrap_or(0) as i64),
                 e.addr().get(index).copied().unwrap_or(0),
             ),
             None => "end state (the snapshot has no trace for this device)".to_string(),
@@ -224,14 +212,14 @@ impl SnapshotView {
     ///
     /// Unknown device slot or record.
     pub fn stack(&self, slot: u32, record: u32) -> Result<SnapStackDto, String> {
-        let (d, _, _) = self.device(slot)?;
+        let d = self.device(slot)?;
         let lt = &d.lifetimes;
         let r = record as usize;
         if r >= lt.len() {
             return Err(format!("device slot {slot} has no record {record}"));
         }
         let stack = lt.stack[r];
-        let pools = &self.run.snapshot.pools;
+        let pools = &self.snap.pools;
         let frames: &[FrameId] = if stack == NO_STACK {
             &[]
         } else {
@@ -256,11 +244,7 @@ pub fn is_native(file: &str) -> bool {
 }
 
 /// The site group of one record (for the tensor list's site label and link).
-pub(super) fn contributors_of_one(
-    lt: &crate::analysis::snapshot::lifetimes::Lifetimes,
-    r: u32,
-    attr: &mut Attributor<'_>,
-) -> Contributor {
+pub fn contributors_of_one(lt: &Lifetimes, r: u32, attr: &mut Attributor<'_>) -> Contributor {
     let mut v = contributors(lt, &[r], attr, 0);
     v.swap_remove(0)
 }
@@ -291,7 +275,7 @@ pub fn layout(nodes: &[TreeNode], fr: &mut Frames<'_>) -> Vec<SnapTreeNodeDto> {
     let mut out = vec![SnapTreeNodeDto {
         parent: 0,
         depth: 0,
-        label: "<root>".into(),
+        label: TREE_ROOT.into(),
         link: None,
         offset: 0,
         bytes: root.bytes,
@@ -311,7 +295,7 @@ pub fn layout(nodes: &[TreeNode], fr: &mut Frames<'_>) -> Vec<SnapTreeNodeDto> {
                     let f = fr.frame(f);
                     (f.label, f.link)
                 }
-                None => ("<non-python>".to_string(), None),
+                None => (TREE_NON_PYTHON.to_string(), None),
             };
             out.push(SnapTreeNodeDto {
                 parent: out_id,

@@ -9,27 +9,28 @@ use crate::analysis::snapshot::allocator::fragmentation::{classify, largest_rece
 use crate::analysis::snapshot::allocator::oom::explain;
 use crate::analysis::snapshot::allocator::{AllocatorHistory, SegmentMap, State, NO_RECORD};
 use crate::analysis::snapshot::device::DeviceAnalysis;
+use crate::base::format::bytes_i as human;
+use crate::model::snapshot::Snapshot;
 use crate::model::snapshot::{Action, BlockState, DeviceTrace, StackId};
 use crate::protocol::snapshot_allocator::{
     SnapAllocatorDto, SnapAllocatorQuery, SnapBlockDto, SnapEntryRowDto, SnapFragmentationDto,
     SnapOomDto, SnapSegmentMapDto,
 };
-use crate::report::snapshot_md::human;
 
-use super::live::{contributors_of_one, Frames};
-use super::{trace, SnapshotView};
+use super::live::Frames;
+use super::{trace, SnapshotData};
 
 /// At most this many entries are listed on each side of the selected one.
 pub const MAX_CONTEXT: u32 = 200;
 
-/// Builds the allocator history of every device of `run` with a trace (None for the others).
-pub fn histories(run: &crate::engine::snapshot::SnapshotRun) -> Vec<Option<AllocatorHistory>> {
-    run.devices
+/// Builds the allocator history of every device of `devices` with a trace (None for the others).
+pub fn histories(snap: &Snapshot, devices: &[DeviceAnalysis]) -> Vec<Option<AllocatorHistory>> {
+    devices
         .iter()
         .map(|d| {
-            let t = trace(run, d)?;
+            let t = trace(snap, d)?;
             Some(AllocatorHistory::build(
-                &run.snapshot,
+                snap,
                 t,
                 &d.lifetimes,
                 crate::analysis::snapshot::allocator::DEFAULT_K,
@@ -71,7 +72,7 @@ pub fn entry_text(t: &DeviceTrace, i: usize) -> String {
     }
 }
 
-impl SnapshotView {
+impl SnapshotData<'_> {
     /// The allocator state after entry `q.index` of device slot `q.slot`: the segment map
     /// (address order, inactive space included), the fragmentation classes, the OOM
     /// explanation at an `oom` entry and the entries around it.
@@ -80,18 +81,15 @@ impl SnapshotView {
     ///
     /// Unknown device slot.
     pub fn allocator(&self, q: &SnapAllocatorQuery) -> Result<SnapAllocatorDto, String> {
-        let (d, _, _) = self.device(q.slot)?;
-        let t = trace(&self.run, d);
+        let d = self.device(q.slot)?;
+        let t = trace(self.snap, d);
         let hist = self.allocs.get(q.slot as usize).and_then(|h| h.as_ref());
         let (index, state) = match (t, hist) {
             (Some(t), Some(h)) => {
                 let i = q.index.map(|i| (i as usize).min(t.entries.len() - 1));
                 (i, h.state_after(t, i))
             }
-            _ => (
-                None,
-                State::at_end(&self.run.snapshot, d.device, &d.lifetimes),
-            ),
+            _ => (None, State::at_end(self.snap, d.device, &d.lifetimes)),
         };
         let map = state.segment_map();
         let recent = t.map_or(0, |t| largest_recent_request(t, index));
@@ -182,10 +180,7 @@ impl SnapshotView {
                             let stack = lt.stack[r as usize];
                             sites
                                 .entry(stack)
-                                .or_insert_with(|| {
-                                    let c = contributors_of_one(lt, r, fr.attributor());
-                                    fr.contributor(&c, 0).site
-                                })
+                                .or_insert_with(|| fr.record_site(lt, r))
                                 .clone()
                         });
                         SnapBlockDto {
