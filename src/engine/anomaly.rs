@@ -72,6 +72,10 @@ pub struct RankAnalysis {
     /// The whole GPU trace of a GPU rank (`engine::gpu`; `None` on Ascend ranks): device ops
     /// with correlation ids, launches, flows, memory counters, for the GPU views.
     pub gpu: Option<std::sync::Arc<crate::model::gpu::GpuTrace>>,
+    /// The GPU analyses of `gpu` over the steps of `result` (`analysis::gpu_rank`), computed
+    /// at their first use and kept: the JSON's `gpu` block, the report's GPU section and the
+    /// page's GPU panel all read them (`engine::gpu_report::rank_summary`).
+    pub gpu_summary: std::sync::OnceLock<crate::analysis::gpu_rank::GpuSummary>,
 }
 
 fn file_problem(problems: &mut Problems, e: &ParseError) {
@@ -434,6 +438,7 @@ impl<'a> AnomalyPass<'a> {
             problems,
             cross_check,
             gpu: None,
+            gpu_summary: std::sync::OnceLock::new(),
         }
     }
 }
@@ -762,36 +767,113 @@ pub fn write_json_element(
 ) -> std::io::Result<()> {
     let mut j = crate::report::anomaly_json::build(&r.kernels, &r.result, &r.meta, cfg);
     j.gpu = gpu;
-    // The element as it stands inside the pretty array: serde_json's own pretty output, every
+    // The element as it stands inside the pretty array: serde_json's pretty output, every
     // line (the first one too) indented one level deeper.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, w);
     std::io::Write::write_all(&mut out, INDENT)?;
-    serde_json::to_writer_pretty(&mut IndentLines(&mut out), &j).map_err(std::io::Error::other)?;
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, Indented::one_level_deep());
+    serde::Serialize::serialize(&j, &mut ser).map_err(std::io::Error::other)?;
     std::io::Write::flush(&mut out)
 }
 
 /// One level of indentation of the pretty JSON (two spaces, as `serde_json`'s pretty printer).
 const INDENT: &[u8] = b"  ";
 
-/// A writer that passes everything on to the inner one with [`INDENT`] after every `\n`: the
-/// pretty JSON of a value, shifted one level deeper (JSON text has no raw `\n` inside strings,
-/// so every `\n` is a line break of the printer).
-struct IndentLines<W>(W);
+/// `serde_json::ser::PrettyFormatter` (two-space indent) started `level` levels deep, each
+/// indentation written in one piece: at level 0 it writes the bytes of
+/// `serde_json::to_writer_pretty`. (`PrettyFormatter` writes two spaces per level and line,
+/// and a writer adding two spaces after every newline sees one call per token: ~30 % of the
+/// anomaly JSON's cost on a Kineto trace.)
+struct Indented {
+    level: usize,
+    has_value: bool,
+}
 
-impl<W: std::io::Write> std::io::Write for IndentLines<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let mut rest = buf;
-        while let Some(i) = memchr::memchr(b'\n', rest) {
-            self.0.write_all(&rest[..=i])?;
-            self.0.write_all(INDENT)?;
-            rest = &rest[i + 1..];
+impl Indented {
+    fn one_level_deep() -> Self {
+        Indented {
+            level: 1,
+            has_value: false,
         }
-        self.0.write_all(rest)?;
-        Ok(buf.len())
     }
 
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.0.flush()
+    /// A newline (after a comma unless `first`) and the indentation of the current level.
+    fn line<W: ?Sized + std::io::Write>(&self, w: &mut W, first: bool) -> std::io::Result<()> {
+        const SPACES: &[u8; 66] =
+            b",\n                                                                ";
+        let mut n = self.level * INDENT.len();
+        let head = if first { 1 } else { 0 };
+        let k = n.min(SPACES.len() - 2);
+        w.write_all(&SPACES[head..2 + k])?;
+        n -= k;
+        while n > 0 {
+            let k = n.min(SPACES.len() - 2);
+            w.write_all(&SPACES[2..2 + k])?;
+            n -= k;
+        }
+        Ok(())
+    }
+
+    fn begin<W: ?Sized + std::io::Write>(&mut self, w: &mut W, open: &[u8]) -> std::io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        w.write_all(open)
+    }
+
+    fn end<W: ?Sized + std::io::Write>(&mut self, w: &mut W, close: &[u8]) -> std::io::Result<()> {
+        self.level -= 1;
+        if self.has_value {
+            self.line(w, true)?;
+        }
+        w.write_all(close)
+    }
+}
+
+impl serde_json::ser::Formatter for Indented {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.begin(w, b"[")
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.end(w, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.line(w, first)
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.begin(w, b"{")
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.end(w, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.line(w, first)
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
     }
 }
 
