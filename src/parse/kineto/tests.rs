@@ -404,9 +404,15 @@ fn bad_member_and_bad_ts() {
 #[test]
 fn cat_fast_path_texts_are_categories() {
     for c in CATS {
-        assert!(!matches!(category(c, ""), Cat::Host(HostKind::Other)), "{c}");
+        assert!(
+            !matches!(category(c, ""), Cat::Host(HostKind::Other)),
+            "{c}"
+        );
         let raw = format!("\"{c}\"");
-        assert_eq!(cat_text(Some(raw.as_bytes())), as_str(raw.as_bytes()).unwrap());
+        assert_eq!(
+            cat_text(Some(raw.as_bytes())),
+            as_str(raw.as_bytes()).unwrap()
+        );
     }
     assert_eq!(cat_text(Some(br#""cpu\u005fop""#)), "cpu_op");
     assert_eq!(cat_text(Some(b"7")), "");
