@@ -22,6 +22,7 @@ use crate::parse::trace_json::diag;
 use crate::parse::trace_json::timeline::{TimelineBuilder, TimelineInfo};
 use crate::parse::{communication, ParseError};
 use crate::report::anomaly_json::RankMeta;
+use crate::report::pretty_json;
 
 use super::contract::{OnProgress, Target};
 use super::rank_pass::RankPlan;
@@ -770,111 +771,10 @@ pub fn write_json_element(
     // The element as it stands inside the pretty array: serde_json's pretty output, every
     // line (the first one too) indented one level deeper.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, w);
-    std::io::Write::write_all(&mut out, INDENT)?;
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, Indented::one_level_deep());
+    std::io::Write::write_all(&mut out, pretty_json::INDENT)?;
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, pretty_json::Indented::new(1));
     serde::Serialize::serialize(&j, &mut ser).map_err(std::io::Error::other)?;
     std::io::Write::flush(&mut out)
-}
-
-/// One level of indentation of the pretty JSON (two spaces, as `serde_json`'s pretty printer).
-const INDENT: &[u8] = b"  ";
-
-/// `serde_json::ser::PrettyFormatter` (two-space indent) started `level` levels deep, each
-/// indentation written in one piece: at level 0 it writes the bytes of
-/// `serde_json::to_writer_pretty`. (`PrettyFormatter` writes two spaces per level and line,
-/// and a writer adding two spaces after every newline sees one call per token: ~30 % of the
-/// anomaly JSON's cost on a Kineto trace.)
-struct Indented {
-    level: usize,
-    has_value: bool,
-}
-
-impl Indented {
-    fn one_level_deep() -> Self {
-        Indented {
-            level: 1,
-            has_value: false,
-        }
-    }
-
-    /// A newline (after a comma unless `first`) and the indentation of the current level.
-    fn line<W: ?Sized + std::io::Write>(&self, w: &mut W, first: bool) -> std::io::Result<()> {
-        const SPACES: &[u8; 66] =
-            b",\n                                                                ";
-        let mut n = self.level * INDENT.len();
-        let head = if first { 1 } else { 0 };
-        let k = n.min(SPACES.len() - 2);
-        w.write_all(&SPACES[head..2 + k])?;
-        n -= k;
-        while n > 0 {
-            let k = n.min(SPACES.len() - 2);
-            w.write_all(&SPACES[2..2 + k])?;
-            n -= k;
-        }
-        Ok(())
-    }
-
-    fn begin<W: ?Sized + std::io::Write>(&mut self, w: &mut W, open: &[u8]) -> std::io::Result<()> {
-        self.level += 1;
-        self.has_value = false;
-        w.write_all(open)
-    }
-
-    fn end<W: ?Sized + std::io::Write>(&mut self, w: &mut W, close: &[u8]) -> std::io::Result<()> {
-        self.level -= 1;
-        if self.has_value {
-            self.line(w, true)?;
-        }
-        w.write_all(close)
-    }
-}
-
-impl serde_json::ser::Formatter for Indented {
-    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.begin(w, b"[")
-    }
-
-    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.end(w, b"]")
-    }
-
-    fn begin_array_value<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.line(w, first)
-    }
-
-    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
-        self.has_value = true;
-        Ok(())
-    }
-
-    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.begin(w, b"{")
-    }
-
-    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.end(w, b"}")
-    }
-
-    fn begin_object_key<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.line(w, first)
-    }
-
-    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        w.write_all(b": ")
-    }
-
-    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
-        self.has_value = true;
-        Ok(())
-    }
 }
 
 /// Writes the pretty JSON array of `elements` ([`json_element`], in rank order) and one

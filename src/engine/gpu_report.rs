@@ -3,7 +3,8 @@
 //! when the device lags) and its row of the straggler view across the GPU ranks
 //! (`analysis::gpu_straggler`, one view per role when the run holds several), formatted by
 //! `report::anomaly_json::gpu` and, for the Markdown report, `report::gpu_md`. Ascend ranks get
-//! `None`. Computed at export time from the stored trace (about 0.1 s per 100k kernels).
+//! `None`. Computed at the first export from the stored trace (about 0.1 s per 100k kernels)
+//! and kept in `RankAnalysis::gpu_summary` for the next ones.
 
 use std::borrow::Borrow;
 
