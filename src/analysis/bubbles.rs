@@ -86,8 +86,13 @@ const MAIN_STREAM_SCAN: usize = 100_000;
 impl<'a> Neighbours<'a> {
     /// Indexes `kernels` by end time.
     pub fn new(kernels: &'a KernelTable) -> Self {
-        let mut by_end: Vec<u32> = (0..kernels.len() as u32).collect();
-        by_end.sort_by_key(|&i| (kernels.end_ns(i as usize), kernels.start_ns()[i as usize]));
+        // Sorted with the keys in place (the index last: ties keep index order, as a stable
+        // sort by `(end, start)` would), not looked up through the table per comparison.
+        let mut keyed: Vec<(i64, i64, u32)> = (0..kernels.len())
+            .map(|i| (kernels.end_ns(i), kernels.start_ns()[i], i as u32))
+            .collect();
+        keyed.sort_unstable();
+        let by_end = keyed.into_iter().map(|(_, _, i)| i).collect();
         Neighbours { kernels, by_end }
     }
 

@@ -16,7 +16,7 @@
 //!   streams it ran on, count, Σ and largest duration, over the whole capture, with the
 //!   capture's device span (first device-op start → last device-op end) for the share.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::gpu_kernel_class::{ClassOfName, KernelClass};
 use super::intervals::{clip_segments, merge, total_len, Interval};
@@ -168,7 +168,7 @@ pub fn summarise(t: &GpuTrace, steps: &[(String, Interval)]) -> KernelSummary {
         .map(|d| Category::of_class(d.kind, || class.of(d.name)))
         .collect();
     let segs = unions(t, &cats, &all);
-    let mut names: HashMap<(u32, Category), (u64, i64)> = HashMap::new();
+    let mut names: HashMap<(u32, Category), (u64, i64)> = HashMap::default();
     for (d, &cat) in t.device_ops.iter().zip(&cats) {
         let e = names.entry((d.name.index() as u32, cat)).or_default();
         e.0 += 1;
@@ -253,7 +253,7 @@ pub struct NameTable {
 /// The kernel table of `t` over the whole capture (every device op: kernels, memcpy, memset).
 pub fn name_table(t: &GpuTrace) -> NameTable {
     let mut class = ClassOfName::new(t);
-    let mut rows: HashMap<(u32, Category), NameRow> = HashMap::new();
+    let mut rows: HashMap<(u32, Category), NameRow> = HashMap::default();
     let (mut first, mut last) = (i64::MAX, i64::MIN);
     for d in &t.device_ops {
         let cat = Category::of_class(d.kind, || class.of(d.name));

@@ -127,7 +127,7 @@ pub fn build_index(host: &HostEventTable, cfg: &AnomalyConfig) -> HostIndex {
     let events = host.events();
     // Leaf flags: no other event of the same thread strictly inside (events sorted by start, longer first).
     let mut leaf = vec![true; events.len()];
-    let mut by_thread: std::collections::HashMap<u32, Vec<usize>> = Default::default();
+    let mut by_thread: rustc_hash::FxHashMap<u32, Vec<usize>> = Default::default();
     for (i, e) in events.iter().enumerate() {
         by_thread.entry(e.thread).or_default().push(i);
     }

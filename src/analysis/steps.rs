@@ -1,7 +1,8 @@
 //! Steps (anomaly.md §3): detection by priority, service windows, kernel
 //! assignment, per-step inventory, and grouping into step groups.
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 use super::anomaly_config::{AnomalyConfig, LastStepEnd};
@@ -381,7 +382,7 @@ fn step_id_steps(
 ) -> (StepMethod, Vec<Step>) {
     // Distinct Step Ids in order of first kernel.
     let mut order: Vec<i64> = Vec::new();
-    let mut first: HashMap<i64, (i64, i64)> = HashMap::new(); // id -> (first start, max end)
+    let mut first: HashMap<i64, (i64, i64)> = HashMap::default(); // id -> (first start, max end)
     for i in 0..kernels.len() {
         if let Some(id) = kernels.step_tag()[i] {
             let e = kernels.end_ns(i);
@@ -518,7 +519,7 @@ fn dominant_class(kernels: &KernelTable, range: Range<usize>) -> Option<TaskClas
 }
 
 fn name_counts(kernels: &KernelTable, range: Range<usize>) -> HashMap<u32, u64> {
-    let mut m = HashMap::new();
+    let mut m = HashMap::default();
     for i in range {
         *m.entry(kernels.name()[i]).or_default() += 1;
     }

@@ -22,6 +22,7 @@ use crate::parse::trace_json::diag;
 use crate::parse::trace_json::timeline::{TimelineBuilder, TimelineInfo};
 use crate::parse::{communication, ParseError};
 use crate::report::anomaly_json::RankMeta;
+use crate::report::pretty_json;
 
 use super::contract::{OnProgress, Target};
 use super::rank_pass::RankPlan;
@@ -72,6 +73,10 @@ pub struct RankAnalysis {
     /// The whole GPU trace of a GPU rank (`engine::gpu`; `None` on Ascend ranks): device ops
     /// with correlation ids, launches, flows, memory counters, for the GPU views.
     pub gpu: Option<std::sync::Arc<crate::model::gpu::GpuTrace>>,
+    /// The GPU analyses of `gpu` over the steps of `result` (`analysis::gpu_rank`), computed
+    /// at their first use and kept: the JSON's `gpu` block, the report's GPU section and the
+    /// page's GPU panel all read them (`engine::gpu_report::rank_summary`).
+    pub gpu_summary: std::sync::OnceLock<crate::analysis::gpu_rank::GpuSummary>,
 }
 
 fn file_problem(problems: &mut Problems, e: &ParseError) {
@@ -434,6 +439,7 @@ impl<'a> AnomalyPass<'a> {
             problems,
             cross_check,
             gpu: None,
+            gpu_summary: std::sync::OnceLock::new(),
         }
     }
 }
@@ -762,37 +768,13 @@ pub fn write_json_element(
 ) -> std::io::Result<()> {
     let mut j = crate::report::anomaly_json::build(&r.kernels, &r.result, &r.meta, cfg);
     j.gpu = gpu;
-    // The element as it stands inside the pretty array: serde_json's own pretty output, every
+    // The element as it stands inside the pretty array: serde_json's pretty output, every
     // line (the first one too) indented one level deeper.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, w);
-    std::io::Write::write_all(&mut out, INDENT)?;
-    serde_json::to_writer_pretty(&mut IndentLines(&mut out), &j).map_err(std::io::Error::other)?;
+    std::io::Write::write_all(&mut out, pretty_json::INDENT)?;
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, pretty_json::Indented::new(1));
+    serde::Serialize::serialize(&j, &mut ser).map_err(std::io::Error::other)?;
     std::io::Write::flush(&mut out)
-}
-
-/// One level of indentation of the pretty JSON (two spaces, as `serde_json`'s pretty printer).
-const INDENT: &[u8] = b"  ";
-
-/// A writer that passes everything on to the inner one with [`INDENT`] after every `\n`: the
-/// pretty JSON of a value, shifted one level deeper (JSON text has no raw `\n` inside strings,
-/// so every `\n` is a line break of the printer).
-struct IndentLines<W>(W);
-
-impl<W: std::io::Write> std::io::Write for IndentLines<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let mut rest = buf;
-        while let Some(i) = memchr::memchr(b'\n', rest) {
-            self.0.write_all(&rest[..=i])?;
-            self.0.write_all(INDENT)?;
-            rest = &rest[i + 1..];
-        }
-        self.0.write_all(rest)?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.0.flush()
-    }
 }
 
 /// Writes the pretty JSON array of `elements` ([`json_element`], in rank order) and one

@@ -292,5 +292,6 @@ pub fn analyse_rank(
         problems,
         cross_check: Vec::new(),
         gpu: Some(Arc::new(trace)),
+        gpu_summary: std::sync::OnceLock::new(),
     })
 }

@@ -3,7 +3,8 @@
 //! when the device lags) and its row of the straggler view across the GPU ranks
 //! (`analysis::gpu_straggler`, one view per role when the run holds several), formatted by
 //! `report::anomaly_json::gpu` and, for the Markdown report, `report::gpu_md`. Ascend ranks get
-//! `None`. Computed at export time from the stored trace (about 0.1 s per 100k kernels).
+//! `None`. Computed at the first export from the stored trace (about 0.1 s per 100k kernels)
+//! and kept in `RankAnalysis::gpu_summary` for the next ones.
 
 use std::borrow::Borrow;
 
@@ -26,9 +27,13 @@ pub fn step_windows(r: &RankAnalysis) -> Vec<(String, Interval)> {
 }
 
 /// The GPU analyses of `r` (`analysis::gpu_rank`) with its trace; `None` for an Ascend rank.
-pub fn rank_summary(r: &RankAnalysis) -> Option<(&GpuTrace, GpuSummary)> {
+/// Computed once per rank and kept in `r.gpu_summary`.
+pub fn rank_summary(r: &RankAnalysis) -> Option<(&GpuTrace, &GpuSummary)> {
     let t = r.gpu.as_deref()?;
-    Some((t, gpu_rank::summarise(t, &step_windows(r))))
+    let s = r
+        .gpu_summary
+        .get_or_init(|| gpu_rank::summarise(t, &step_windows(r)));
+    Some((t, s))
 }
 
 /// The straggler views over the GPU ranks of `ranks`, one per role when they hold more than
@@ -83,7 +88,7 @@ pub fn straggler_row(v: &RoleStragglers, i: usize) -> Option<StragglerRow<'_>> {
 /// (`report::gpu_md`): `(summary, view, row)` of rank `r` at position `i`; `None` for an
 /// Ascend rank.
 pub fn report_input<'v>(
-    r: &RankAnalysis,
+    r: &'v RankAnalysis,
     views: &'v RoleStragglers,
     i: usize,
 ) -> Option<GpuReportInput<'v>> {
@@ -98,8 +103,7 @@ pub fn report_input<'v>(
 /// view); `None` for an Ascend rank. The one builder for [`gpu_blocks`] and the gathered
 /// export (`engine::gather`), where the views come from every worker's collectives.
 pub fn gpu_block(r: &RankAnalysis, row: Option<StragglerRow<'_>>) -> Option<GpuJson> {
-    let t = r.gpu.as_deref()?;
-    let summary = gpu_rank::summarise(t, &step_windows(r));
+    let (t, summary) = rank_summary(r)?;
     let origin = t.memory.first().map_or(0, |m| m.ts_ns);
-    Some(gpu::build(&summary, origin, row))
+    Some(gpu::build(summary, origin, row))
 }

@@ -25,7 +25,7 @@ pub const TOP_KERNELS: usize = super::anomaly_json::gpu::TOP_KERNELS;
 #[derive(Clone, Debug)]
 pub struct GpuReportInput<'v> {
     /// The rank's GPU analyses.
-    pub summary: GpuSummary,
+    pub summary: &'v GpuSummary,
     /// Its straggler view and row.
     pub straggler: Option<(Option<&'v str>, &'v Stragglers, usize)>,
 }
@@ -40,7 +40,7 @@ fn opt_us(x: Option<i64>) -> String {
 
 /// Writes the `## GPU` section of one rank's report to `o`.
 pub fn write_gpu_section(o: &mut String, g: &GpuReportInput<'_>) {
-    let s = &g.summary;
+    let s = g.summary;
     let w = &s.hta.window;
     let _ = writeln!(o, "\n## GPU (PyTorch profiler trace)\n");
     let _ = match w.last_step_start_us {

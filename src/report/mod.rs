@@ -9,6 +9,7 @@ pub mod gpu_kernels_csv;
 pub mod gpu_md;
 pub mod memory_md;
 pub mod memory_rows;
+pub mod pretty_json;
 pub mod run_diff;
 pub mod snapshot_diff;
 pub mod snapshot_json;

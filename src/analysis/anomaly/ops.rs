@@ -1,7 +1,7 @@
 //! Op-level judgements (anomaly.md §5.12–5.15): wait anchors, wait pollution,
 //! AICPU classification, small ops and PMU verdicts.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::analysis::intervals::{covered_ns, merge, Interval};
@@ -93,15 +93,15 @@ pub fn wait_anchors(
         shapes: HashMap<u32, usize>,
         first: usize,
     }
-    let mut by: HashMap<u32, Acc> = HashMap::new();
+    let mut by: HashMap<u32, Acc> = HashMap::default();
     for &i in scope {
         let a = by.entry(k.name()[i]).or_insert_with(|| Acc {
             n: 0,
             dur: 0,
             wait: 0,
             polluted: 0,
-            class: HashMap::new(),
-            shapes: HashMap::new(),
+            class: HashMap::default(),
+            shapes: HashMap::default(),
             first: i,
         });
         a.n += 1;
@@ -232,7 +232,7 @@ pub fn aicpu_ops(
     ai_core: &[Interval],
     cfg: &AnomalyConfig,
 ) -> Vec<AicpuOp> {
-    let mut by: HashMap<u32, (i64, i64, Vec<usize>)> = HashMap::new();
+    let mut by: HashMap<u32, (i64, i64, Vec<usize>)> = HashMap::default();
     for i in scope {
         if k.class()[i] != TaskClass::AiCpu || k.dur_ns()[i] <= 0 {
             continue;

@@ -62,7 +62,7 @@ pub fn query(store: &Store, q: &AnomalyQuery) -> Result<AnomalyReply, String> {
         AnomalyQuery::Gpu { width_px, .. } => {
             let (t, s) =
                 rank_summary(r).ok_or_else(|| format!("rank folder {rank} is not a GPU rank"))?;
-            AnomalyReply::Gpu(Box::new(gpu::panel(rank, t, &s, *width_px)))
+            AnomalyReply::Gpu(Box::new(gpu::panel(rank, t, s, *width_px)))
         }
         AnomalyQuery::Collectives { .. } => {
             let t = r

@@ -119,6 +119,40 @@ enum Cat {
     Flow(FlowKind),
 }
 
+/// Every `cat` text [`category`] names: [`cat_text`] matches these as raw JSON bytes (no
+/// decoding). A text missing here is decoded the general way, with the same result.
+const CATS: [&str; 18] = [
+    "kernel",
+    "Kernel",
+    "gpu_memcpy",
+    "Memcpy",
+    "gpu_memset",
+    "Memset",
+    "cpu_op",
+    "Operator",
+    "cuda_runtime",
+    "Runtime",
+    "cuda_driver",
+    "user_annotation",
+    "gpu_user_annotation",
+    "python_function",
+    "cuda_sync",
+    "ac2g",
+    "async_cpu_to_gpu",
+    "async",
+];
+
+/// The text of a `cat` value (`""` when absent or not a string): one of [`CATS`] without
+/// decoding, else [`as_str`].
+fn cat_text(raw: Option<&[u8]>) -> Cow<'_, str> {
+    if let Some([b'"', inner @ .., b'"']) = raw {
+        if let Some(c) = CATS.iter().find(|c| c.as_bytes() == inner) {
+            return Cow::Borrowed(c);
+        }
+    }
+    raw.and_then(as_str).unwrap_or_default()
+}
+
 fn category(cat: &str, name: &str) -> Cat {
     match cat {
         "kernel" | "Kernel" => Cat::Device(DeviceOpKind::Kernel),
@@ -267,7 +301,7 @@ impl KinetoBuilder {
             Some(raw) => self.string(raw, obj, at, "name").unwrap_or_default(),
             None => Cow::Borrowed(""),
         };
-        let cat_text = cat.and_then(as_str).unwrap_or_default();
+        let cat_text = cat_text(cat);
         let Some(ts) = ts.and_then(time_ns) else {
             self.diag.note(Issue::BadTs, at, None);
             return ControlFlow::Continue(());

@@ -398,3 +398,23 @@ fn bad_member_and_bad_ts() {
     let codes: Vec<&str> = p.kept().iter().map(|p| p.code).collect();
     assert_eq!(codes, vec!["GPU-TV-003", "GPU-TV-018", "GPU-TV-018"]);
 }
+
+/// Every text of the `cat` fast path is one `category` names, and reads as the general
+/// decoding reads it.
+#[test]
+fn cat_fast_path_texts_are_categories() {
+    for c in CATS {
+        assert!(
+            !matches!(category(c, ""), Cat::Host(HostKind::Other)),
+            "{c}"
+        );
+        let raw = format!("\"{c}\"");
+        assert_eq!(
+            cat_text(Some(raw.as_bytes())),
+            as_str(raw.as_bytes()).unwrap()
+        );
+    }
+    assert_eq!(cat_text(Some(br#""cpu\u005fop""#)), "cpu_op");
+    assert_eq!(cat_text(Some(b"7")), "");
+    assert_eq!(cat_text(None), "");
+}

@@ -57,7 +57,9 @@ impl Spans {
     }
 
     /// [`fields_dup`] of the object these spans index inside `obj` (the bytes [`scan_object`]
-    /// read); `None` when the spans are incomplete (the caller then scans).
+    /// read); `None` when the spans are incomplete (the caller then scans). Inlined so that
+    /// the callers' constant keys are compared as constants.
+    #[inline]
     fn lookup<'a, const N: usize>(
         &self,
         obj: &'a [u8],
@@ -96,6 +98,7 @@ pub struct ObjectIndex {
 }
 
 impl ObjectIndex {
+    #[inline]
     fn lookup<'a, const N: usize>(
         &self,
         obj: &'a [u8],
@@ -140,6 +143,7 @@ impl<'a> Event<'a> {
 
     /// Exactly [`fields_fast`] of `args` (a member value of this event, as
     /// [`Event::fields_dup`] gave it), from the index when `args` is the indexed `args` object.
+    #[inline]
     pub fn args_fields<const N: usize>(
         &self,
         args: &'a [u8],
@@ -160,6 +164,7 @@ impl<'a> Event<'a> {
     }
 
     /// Exactly [`fields_dup`] of [`Event::bytes`], from the index when there is one.
+    #[inline]
     pub fn fields_dup<const N: usize>(&self, keys: [&str; N]) -> Option<FieldsDup<'a, N>> {
         match self.index.and_then(|x| x.lookup(self.bytes, keys)) {
             Some(found) => Some(found),
