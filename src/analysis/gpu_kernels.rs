@@ -186,10 +186,13 @@ pub fn summarise(t: &GpuTrace, steps: &[(String, Interval)]) -> KernelSummary {
             total_ns,
         })
         .collect();
+    // Total time, then name, then category (one name can be a kernel and a memory op): a
+    // total order, so the map's iteration order never shows.
     crate::base::sort::sort_by(&mut by_name, |a, b| {
         b.total_ns
             .cmp(&a.total_ns)
             .then_with(|| a.name.cmp(&b.name))
+            .then_with(|| (a.category as usize).cmp(&(b.category as usize)))
     });
     let starts: Vec<i64> = t.device_ops.iter().map(|d| d.start_ns).collect();
     let steps = steps
