@@ -184,3 +184,34 @@ fn memory_counters_of_the_2021_sample_without_totals() {
         ]
     );
 }
+
+/// One name that is both a kernel and a memory op with the same total time: two rows of the
+/// per-name table, in the category order (compute, then memory) — the sort's last key, so the
+/// order never depends on a hash map's iteration order. Values by hand.
+#[test]
+fn a_name_in_two_categories_is_two_rows_in_category_order() {
+    let trace = br#"{"traceEvents": [
+ {"ph": "X", "cat": "gpu_memcpy", "name": "copy_or_kernel", "pid": 0, "tid": 7, "ts": 100, "dur": 5},
+ {"ph": "X", "cat": "kernel", "name": "copy_or_kernel", "pid": 0, "tid": 7, "ts": 200, "dur": 5},
+ {"ph": "X", "cat": "kernel", "name": "longer", "pid": 0, "tid": 7, "ts": 300, "dur": 9}
+]}"#;
+    let t = kineto::read(Box::new(&trace[..]), "t.json", None, &mut |_| {
+        ControlFlow::Continue(())
+    })
+    .unwrap()
+    .0;
+    let k = summarise(&t, &[]);
+    let rows: Vec<(&str, Category, u64, i64)> = k
+        .by_name
+        .iter()
+        .map(|r| (r.name.as_str(), r.category, r.count, r.total_ns))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("longer", Category::Compute, 1, 9_000),
+            ("copy_or_kernel", Category::Compute, 1, 5_000),
+            ("copy_or_kernel", Category::Memory, 1, 5_000),
+        ]
+    );
+}
