@@ -77,7 +77,8 @@ fn blob_reader_from_an_offset_reads_only_the_rest_with_progress_from_the_start()
         r.read_to_end(&mut got).unwrap();
         let from = start.min(n);
         assert!(got == data[from..], "start {start}: {} bytes", got.len());
-        if let Some(last) = seen.borrow().last() {
+        let last = seen.borrow().last().cloned();
+        if let Some(last) = last {
             assert_eq!((last.bytes_done, last.bytes_total), (n as u64, n as u64));
         }
     }

@@ -31,7 +31,7 @@ import { serveStatic, launch, ProflensPage, folderBytes, browserCpu, cpuDelta, l
 
 const args = process.argv.slice(2);
 const opt = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
-const valued = new Set(['--runs', '--native', '--profile', '--settle']);
+const valued = new Set(['--runs', '--native', '--profile', '--settle', '--warm']);
 const input = args.find((a, i) => !a.startsWith('--') && !valued.has(args[i - 1]));
 const runs = Number(opt('--runs')) || 1;
 const native = opt('--native');
@@ -39,6 +39,9 @@ const profileOut = opt('--profile');
 const views = args.includes('--views');
 const noJspi = args.includes('--no-jspi');
 const settleMs = Number(opt('--settle')) || 0;
+// --warm DIR: drop DIR first (a small input) and wait for its results, then measure the drop of
+// the input in the same page — a second drop, after the wasm has run once in this tab.
+const warmDir = opt('--warm');
 if (!input || !fs.existsSync(input)) {
   console.error('usage: node tests/e2e/bench.mjs <folder|file> [--runs N] [--native BIN] [--profile OUT] [--views] [--no-jspi] [--settle MS]');
   process.exit(2);
@@ -187,12 +190,25 @@ try {
     const p = new ProflensPage(page, server.url);
     await p.open();
     if (settleMs) await p.page.waitForTimeout(settleMs);
+    if (warmDir) {
+      await p.openFolder(warmDir);
+      await p.waitDone(600_000);
+      await p.page.waitForTimeout(500);
+    }
     const prof = profileOut && i === 0 ? await workerProfiler(context, page) : null;
     const load = loadAvg();
     const cpu0 = browserCpu();
     const t0 = Date.now();
+    const statusBefore = warmDir ? await p.page.getByTestId('run-status').textContent() : null;
     if (isDir) await p.openFolder(input);
     else await p.page.getByTestId('open-files').setInputFiles(input);
+    if (warmDir) {
+      // The first drop's "Done" is still shown: wait for this drop's status first.
+      await p.page.waitForFunction((b) => {
+        const s = document.querySelector('[data-testid=run-status]');
+        return s && s.textContent !== b;
+      }, statusBefore, { timeout: 600_000 });
+    }
     if (prof) await prof.start();
     const phase = await p.waitDone(3_600_000);
     const ms = Date.now() - t0;
@@ -207,7 +223,7 @@ try {
     const max = Number(await mem.getAttribute('data-max-bytes'));
     const status = await p.page.getByTestId('run-status').innerText();
     const br = {
-      side: 'browser', input: name, run: i + 1, reads: noJspi ? 'sync' : 'reader worker (JSPI)', load, phase, status, settle_ms: settleMs, input_mb: r1(mb), drop_to_results_ms: ms,
+      side: 'browser', input: name, run: i + 1, reads: noJspi ? 'sync' : 'reader worker (JSPI)', load, phase, status, settle_ms: settleMs, warm: warmDir ? path.basename(warmDir) : null, input_mb: r1(mb), drop_to_results_ms: ms,
       mb_per_s_wall: r1(mb / (ms / 1000)), browser_cpu_s: cpu.total_s, worker_cpu_s: cpu.worker_s,
       renderer_main_cpu_s: cpu.renderer_main_s, mb_per_s_browser_cpu: r1(mb / cpu.total_s),
       mb_per_s_worker_cpu: r1(mb / cpu.worker_s), wasm_memory_total_mb: r1(sum / 1048576),
