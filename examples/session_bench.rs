@@ -31,7 +31,10 @@ impl Sink for Count {
             _ => {}
         }
     }
-    fn send_bytes(&mut self, _seq: u32, _response: Response, _bytes: &[u8]) {}
+    // `Inventory` comes with the side-file bundle beside it.
+    fn send_bytes(&mut self, seq: u32, response: Response, _bytes: &[u8]) {
+        self.send(seq, response);
+    }
 }
 
 fn peak_rss_mb() -> f64 {
