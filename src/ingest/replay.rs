@@ -151,19 +151,22 @@ impl<'a> Replay<'a> {
     }
 }
 
+impl Replay<'_> {
+    /// The bytes the bundle holds for `path`.
+    fn held(&self, path: &str) -> Option<Box<dyn Read + '_>> {
+        let (_, b) = self.bundle.files.iter().find(|(p, _)| p == path)?;
+        Some(Box::new(&b[..]))
+    }
+}
+
 impl Opener for Replay<'_> {
     fn open(&self, path: &str) -> io::Result<Box<dyn Read + '_>> {
-        match self.bundle.files.iter().find(|(p, _)| p == path) {
-            Some((_, b)) => Ok(Box::new(&b[..])),
-            None => self.inner.open(path),
-        }
+        self.held(path).map_or_else(|| self.inner.open(path), Ok)
     }
 
     fn open_head(&self, path: &str) -> io::Result<Box<dyn Read + '_>> {
-        match self.bundle.files.iter().find(|(p, _)| p == path) {
-            Some((_, b)) => Ok(Box::new(&b[..])),
-            None => self.inner.open_head(path),
-        }
+        self.held(path)
+            .map_or_else(|| self.inner.open_head(path), Ok)
     }
 }
 

@@ -137,11 +137,10 @@ impl BlobReader {
         file: u32,
         progress: Option<ProgressSink>,
     ) -> io::Result<Self> {
-        let start = start.min(blob.size() as u64);
         let source = if PREFETCH.with(Cell::get) {
             let id = io_open(
                 &blob,
-                start as f64,
+                start.min(blob.size() as u64) as f64,
                 FIRST_SLICE_BYTES as f64,
                 SLICE_BYTES as f64,
                 SLICES_AHEAD,
