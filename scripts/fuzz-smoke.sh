@@ -99,7 +99,9 @@ runs_of() {
 }
 for t in "${TARGETS[@]}"; do
   mkdir -p "fuzz/artifacts/$t" "$CORPUS/$t"
-  out="fuzz/artifacts/$t/smoke.log"
+  # Long runs log apart, so a smoke run of the same target (the test command) cannot overwrite
+  # their counters.
+  if [ -n "$SECS" ]; then out="fuzz/artifacts/$t/long.log"; else out="fuzz/artifacts/$t/smoke.log"; fi
   before=$(findings "$t")
   if [ -n "$SECS" ]; then LIMIT=(-max_total_time="$SECS"); else LIMIT=(-seed=1 -reload=0 -runs="$(runs_of "$t")"); fi
   start=$(date +%s)
