@@ -16,3 +16,5 @@ pub mod rank_pass;
 pub mod session;
 pub mod snapshot;
 pub mod store;
+pub mod synth;
+pub mod warmup;

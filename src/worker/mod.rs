@@ -26,6 +26,7 @@ use web_sys::{DedicatedWorkerGlobalScope, File, MessageEvent};
 pub use blob_reader::{BlobReader, FileOpener};
 
 use crate::engine::session::{Session, Sink};
+use crate::engine::warmup;
 use crate::protocol::{Envelope, Failure, Request, Response};
 
 struct WorkerState {
@@ -71,6 +72,27 @@ pub fn run() {
         handler.forget();
     }
     post(0, &Response::Ready, None);
+    schedule_warm_up(0);
+}
+
+thread_local! {
+    /// Set by the first request: the worker is adopted and its warm-up stops.
+    static ADOPTED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs [`warmup`] step `step` in a later task of the worker's event loop (so a request that
+/// arrives meanwhile is served after at most one step), then schedules the next one, until the
+/// steps end or a request came.
+fn schedule_warm_up(step: usize) {
+    let next = Closure::once_into_js(move || {
+        if ADOPTED.with(Cell::get) {
+            return;
+        }
+        if warmup::run_step(step) {
+            schedule_warm_up(step + 1);
+        }
+    });
+    let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(next.unchecked_ref(), 0);
 }
 
 thread_local! {
@@ -82,6 +104,7 @@ thread_local! {
 /// the worker binary as `proflens_worker_accept` (not from here: an export of this library
 /// would be linked into the UI's wasm too, and with it the whole engine).
 pub fn accept(data: JsValue) {
+    ADOPTED.with(|a| a.set(true));
     ACCEPTED.with(|a| *a.borrow_mut() = Some(data));
 }
 
@@ -153,6 +176,7 @@ fn wasm_memory_bytes() -> u64 {
 }
 
 fn on_message(data: JsValue) {
+    ADOPTED.with(|a| a.set(true));
     let env = Reflect::get(&data, &"env".into()).unwrap_or(JsValue::UNDEFINED);
     let env: Envelope<Request> = match serde_wasm_bindgen::from_value(env) {
         Ok(env) => env,
