@@ -107,7 +107,13 @@ pub struct KinetoBuilder {
     not_kept: HashMap<String, u64>,
     /// Interned raw `pid` / `tid` texts.
     ids: HashMap<Vec<u8>, StrId>,
+    /// Plain (inflated) size of the file, until the tables are sized for it
+    /// ([`KinetoBuilder::size_tables`]).
+    sized_for: Option<u64>,
 }
+
+/// Event bytes read before the tables are sized for the whole file.
+const SIZE_PROBE_BYTES: u64 = 4 << 20;
 
 /// The keys of an event this reader reads.
 const KEYS: [&str; 9] = ["ph", "name", "cat", "pid", "tid", "ts", "dur", "args", "id"];
@@ -203,6 +209,37 @@ impl KinetoBuilder {
         Self::default()
     }
 
+    /// An empty reader of a file of `plain_bytes` (uncompressed): once the first
+    /// `SIZE_PROBE_BYTES` (4 MiB) of events are read, the row tables reserve what the rest
+    /// of the file holds at the same density, so they grow by copying once or not at all
+    /// instead of at every doubling (a copy of the whole table each time: wasm's allocator cannot
+    /// remap pages). The reservation is tried (`try_reserve`), never forced.
+    pub fn sized_for(plain_bytes: u64) -> Self {
+        KinetoBuilder {
+            sized_for: Some(plain_bytes),
+            ..Self::default()
+        }
+    }
+
+    /// Sizes the row tables for the whole file once `at` (the byte offset of the current event)
+    /// passes `SIZE_PROBE_BYTES`: each table gets `len × (total − at) / at` more rows (+5 %).
+    fn size_tables(&mut self, at: u64) {
+        let Some(total) = self.sized_for else { return };
+        if at < SIZE_PROBE_BYTES {
+            return;
+        }
+        self.sized_for = None;
+        let rest = total.saturating_sub(at);
+        let more = |len: usize| -> usize {
+            let n = len as u128 * rest as u128 * 21 / (at as u128 * 20);
+            usize::try_from(n).unwrap_or(usize::MAX)
+        };
+        let t = &mut self.b.t;
+        let _ = t.device_ops.try_reserve(more(t.device_ops.len()));
+        let _ = t.host_ops.try_reserve(more(t.host_ops.len()));
+        let _ = t.flows.try_reserve(more(t.flows.len()));
+    }
+
     /// One top-level member of the wrapper object (`key` without quotes, `value` raw JSON).
     pub fn member(&mut self, key: &[u8], value: &[u8], at: u64) {
         if !members::read_member(&mut self.b.t.facts, key, value) {
@@ -277,6 +314,9 @@ impl KinetoBuilder {
     /// [`KinetoBuilder::event`] of an event from the splitter (its keys from the splitter's
     /// index when it has one).
     pub fn indexed_event(&mut self, ev: Event<'_>, at: u64) -> ControlFlow<()> {
+        if self.sized_for.is_some() {
+            self.size_tables(at);
+        }
         let obj = ev.bytes();
         let Some(([ph, name, cat, pid, tid, ts, dur, args, id], dup)) = ev.fields_dup(KEYS) else {
             self.diag.note(Issue::Malformed, at, None);
@@ -499,7 +539,10 @@ pub fn read<'a>(
         if compressed.is_some() { None } else { total },
     );
     // Both callbacks feed the one builder, never at the same time.
-    let builder = std::cell::RefCell::new(KinetoBuilder::new());
+    let builder = std::cell::RefCell::new(match (&compressed, total) {
+        (None, Some(plain)) => KinetoBuilder::sized_for(plain),
+        _ => KinetoBuilder::new(),
+    });
     let res = for_each_member_and_indexed_event(
         &mut reader,
         &file_arc,

@@ -418,3 +418,54 @@ fn cat_fast_path_texts_are_categories() {
     assert_eq!(cat_text(Some(b"7")), "");
     assert_eq!(cat_text(None), "");
 }
+
+/// The row tables are sized once, from the first 4 MiB of events and the file's plain size:
+/// before the probe nothing is reserved; after it each table holds room for the rest of the
+/// file at the density seen (+5 %); a reservation the allocator refuses is skipped, not fatal.
+#[test]
+fn tables_are_sized_once_from_the_first_event_bytes() {
+    let kernel = br#"{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 1, "args": {"stream": 7}}"#;
+    let op = br#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 1}"#;
+    let mut b = KinetoBuilder::sized_for(40 << 20);
+    for k in 0..100u64 {
+        let _ = b.event(kernel, k * 1000);
+        let _ = b.event(op, k * 1000 + 500);
+    }
+    assert_eq!(b.b.t.device_ops.len(), 100);
+    assert!(
+        b.b.t.device_ops.capacity() < 1000,
+        "nothing reserved before 4 MiB"
+    );
+    // The first event at or past 4 MiB: 100 rows in 4 MiB, 36 MiB to go → 900 × 1.05 = 945 more.
+    let _ = b.event(kernel, 4 << 20);
+    assert!(b.sized_for.is_none());
+    assert!(
+        b.b.t.device_ops.capacity() >= 100 + 945,
+        "{}",
+        b.b.t.device_ops.capacity()
+    );
+    assert!(b.b.t.host_ops.capacity() >= 100 + 945);
+    assert!(
+        b.b.t.flows.capacity() < 1000,
+        "no flows seen, none reserved"
+    );
+    // A size no allocator can give: the reservation is skipped and the read goes on.
+    let mut huge = KinetoBuilder::sized_for(u64::MAX);
+    let _ = huge.event(kernel, 0);
+    let _ = huge.event(kernel, 4 << 20);
+    assert_eq!(huge.b.t.device_ops.len(), 2);
+    // The tables read are the same with and without sizing.
+    let sized = parse(MODERN.as_bytes());
+    let mut plain = KinetoBuilder::new();
+    let scan = crate::parse::trace_json::splitter::for_each_member_and_indexed_event(
+        &mut ChunkReader::new(Box::new(MODERN.as_bytes()), None),
+        &Arc::from("t.json"),
+        &mut go(),
+        &mut |_, _, _| {},
+        &mut |ev, at| plain.indexed_event(ev, at),
+    )
+    .unwrap();
+    let (plain_trace, _) = plain.finish(scan);
+    assert_eq!(sized.0.device_ops, plain_trace.device_ops);
+    assert_eq!(sized.0.host_ops, plain_trace.host_ops);
+}
