@@ -13,6 +13,7 @@
 use std::io::Write;
 
 use proflens::engine::cluster::reduce::Reducer;
+use proflens::engine::synth::XorShift;
 use proflens::protocol::cluster::{
     AnomalySummary, BubbleSummary, RankStatus, RankSummary, RunInfo, StepSummary, TargetKind,
 };
@@ -20,8 +21,8 @@ use proflens::protocol::cluster::{
 mod common;
 
 /// Uniform in [0, 1).
-fn unit(rng: &mut common::Rng) -> f64 {
-    (rng.next() % 1_000_000) as f64 / 1e6
+fn unit(rng: &mut XorShift) -> f64 {
+    (rng.next_u64() % 1_000_000) as f64 / 1e6
 }
 
 /// A value rounded to µs in ms (the anomaly JSON's `_ms` values are exact µs / 1000).
@@ -29,7 +30,7 @@ fn ms(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-fn rank(r: u64, steps: u64, slow: bool, lcg: &mut common::Rng) -> RankSummary {
+fn rank(r: u64, steps: u64, slow: bool, lcg: &mut XorShift) -> RankSummary {
     let base = 100.0 + 4.0 * unit(lcg);
     let scale = if slow { 1.3 } else { 1.0 };
     let mut out = Vec::new();
@@ -125,7 +126,7 @@ fn main() {
     }
     let out = out.expect("--out F is required");
     let straggler = straggler.unwrap_or((ranks / 3) as i64);
-    let mut lcg = common::Rng(0x5eed_c1u64);
+    let mut lcg = XorShift(0x005e_edc1_u64);
     let mut red = Reducer::new();
     for r in 0..ranks {
         let s = rank(r, steps, r as i64 == straggler, &mut lcg);

@@ -12,158 +12,16 @@
 //! trace simulates training steps (forward allocations, backward frees,
 //! optimizer updates) with `time_us`, `compile_context` and `user_metadata` on
 //! every entry, record-stream delays on a second stream, segment events, and
-//! an end state whose active blocks are the allocations still live.
+//! an end state whose active blocks are the allocations still live. The writer is
+//! `proflens::engine::synth::snapshot::write_snapshot`.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
-use proflens::parse::pickle::writer::PickleWriter;
+use proflens::engine::synth::snapshot::{write_snapshot, SnapshotSpec, SNAPSHOT_SEED};
 
 mod common;
-use common::{exit_on_help, Rng};
-
-/// Memo indices of strings written once.
-struct Strings {
-    memo: HashMap<String, u32>,
-}
-
-impl Strings {
-    fn put<W: Write>(&mut self, w: &mut PickleWriter<W>, s: &str) -> io::Result<()> {
-        match self.memo.get(s) {
-            Some(&i) => w.get(i),
-            None => {
-                w.str(s)?;
-                let i = w.memoize()?;
-                self.memo.insert(s.to_string(), i);
-                Ok(())
-            }
-        }
-    }
-}
-
-struct Frames {
-    /// (filename, line, name) of each distinct frame.
-    frames: Vec<(String, u32, String)>,
-    /// Frame ids of each distinct stack, innermost first.
-    stacks: Vec<Vec<usize>>,
-    frame_memo: Vec<Option<u32>>,
-    stack_memo: Vec<Option<u32>>,
-}
-
-impl Frames {
-    fn new(rng: &mut Rng) -> Self {
-        let mut frames = Vec::new();
-        for i in 0..120 {
-            frames.push(("??".to_string(), 0, format!("c10::impl::BoxedKernelWrapper<at::Tensor (at::Tensor const&)>::call_{i}(c10::OperatorHandle const&)")));
-        }
-        frames.push(("??".into(), 0, "torch::unwind::unwind()".into()));
-        frames.push((
-            "??".into(),
-            0,
-            "torch::CapturedTraceback::gather(bool, bool, bool)".into(),
-        ));
-        for i in 0..300 {
-            frames.push((
-                format!(
-                    "/opt/conda/lib/python3.11/site-packages/torch/nn/modules/mod_{}.py",
-                    i % 40
-                ),
-                100 + i,
-                format!("_call_impl_{i}"),
-            ));
-        }
-        for i in 0..180 {
-            frames.push((
-                format!("/home/user/project/model/layer_{}.py", i % 30),
-                10 + i,
-                format!("forward_{i}"),
-            ));
-        }
-        let n = frames.len();
-        let mut stacks = Vec::new();
-        for _ in 0..200 {
-            let depth = 20 + rng.below(41) as usize;
-            let mut s: Vec<usize> = (0..depth).map(|_| rng.below(n as u64) as usize).collect();
-            s[0] = 120; // unwind
-            s[1] = 121;
-            stacks.push(s);
-        }
-        Frames {
-            frame_memo: vec![None; n],
-            stack_memo: vec![None; stacks.len()],
-            frames,
-            stacks,
-        }
-    }
-
-    fn put_stack<W: Write>(
-        &mut self,
-        w: &mut PickleWriter<W>,
-        k: &mut Strings,
-        s: usize,
-    ) -> io::Result<()> {
-        if let Some(i) = self.stack_memo[s] {
-            return w.get(i);
-        }
-        let idx = w.list()?;
-        self.stack_memo[s] = Some(idx);
-        w.mark()?;
-        for j in 0..self.stacks[s].len() {
-            let f = self.stacks[s][j];
-            if let Some(i) = self.frame_memo[f] {
-                w.get(i)?;
-                continue;
-            }
-            let fi = w.dict()?;
-            self.frame_memo[f] = Some(fi);
-            w.mark()?;
-            let (file, line, name) = self.frames[f].clone();
-            k.put(w, "name")?;
-            w.str(&name)?;
-            w.memoize()?;
-            k.put(w, "filename")?;
-            k.put(w, &file)?;
-            k.put(w, "line")?;
-            w.int(line as i128)?;
-            w.setitems()?;
-        }
-        w.appends()
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn entry<W: Write>(
-    w: &mut PickleWriter<W>,
-    k: &mut Strings,
-    fr: &mut Frames,
-    action: &str,
-    addr: u64,
-    size: u64,
-    stream: u64,
-    t: u64,
-    stack: usize,
-) -> io::Result<()> {
-    w.dict()?;
-    w.mark()?;
-    k.put(w, "action")?;
-    k.put(w, action)?;
-    k.put(w, "addr")?;
-    w.int(addr as i128)?;
-    k.put(w, "size")?;
-    w.int(size as i128)?;
-    k.put(w, "stream")?;
-    w.int(stream as i128)?;
-    k.put(w, "time_us")?;
-    w.int(t as i128)?;
-    k.put(w, "frames")?;
-    fr.put_stack(w, k, stack)?;
-    k.put(w, "compile_context")?;
-    k.put(w, "N/A")?;
-    k.put(w, "user_metadata")?;
-    k.put(w, "")?;
-    w.setitems()
-}
+use common::exit_on_help;
 
 fn main() -> io::Result<()> {
     exit_on_help(
@@ -180,140 +38,14 @@ fn main() -> io::Result<()> {
         .get(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_500_000);
-    let mut rng = Rng(args
+    let seed = args
         .get(2)
         .and_then(|s| s.parse().ok())
-        .unwrap_or(0x9e37_79b9_7f4a_7c15));
-    let mut fr = Frames::new(&mut rng);
-    let mut k = Strings {
-        memo: HashMap::new(),
-    };
-    let mut w = PickleWriter::new(BufWriter::with_capacity(1 << 20, File::create(&out)?), 4)?;
-    let seg_base: u64 = 0x7f00_0000_0000;
-    let mut t: u64 = 1_730_000_000_000_000;
-    // Events first, into a buffer-free simulation; the end state is written after the trace,
-    // but `segments` comes first in the dict, so simulate once and keep the live set.
-    let mut live: Vec<(u64, u64, usize)> = Vec::new(); // (addr, size, stack) of persistent weights
-    let mut next_addr = seg_base;
-    let mut ops: Vec<(u8, u64, u64, u64, usize)> = Vec::with_capacity(events as usize);
-    // Weights: allocated once, live to the end.
-    for i in 0..2000u64 {
-        let size = 4096 * (1 + rng.below(2048));
-        ops.push((0, next_addr, size, 0, (i % 40) as usize));
-        live.push((next_addr, size, (i % 40) as usize));
-        next_addr += size.next_multiple_of(512);
-    }
-    let mut seg_total = next_addr - seg_base;
-    ops.push((3, seg_base, seg_total, 0, 0));
-    while (ops.len() as u64) < events {
-        // One step: forward allocations, backward frees (some on stream 1 with delayed completion).
-        let n = 200 + rng.below(200);
-        let start = next_addr;
-        let mut acts = Vec::new();
-        for _ in 0..n {
-            let size = 512 * (1 + rng.below(8192));
-            let stack = 40 + rng.below(120) as usize;
-            ops.push((0, next_addr, size, 0, stack));
-            acts.push((next_addr, size, stack));
-            next_addr += size.next_multiple_of(512);
-        }
-        if next_addr - seg_base > seg_total {
-            ops.push((3, start, next_addr - start, 0, 0));
-            seg_total = next_addr - seg_base;
-        }
-        for (a, s, st) in acts.into_iter().rev() {
-            let stream = if rng.below(10) == 0 { 1 } else { 0 };
-            ops.push((1, a, s, stream, st));
-            ops.push((2, a, s, stream, st));
-        }
-        // Optimizer step.
-        for j in 0..20 {
-            let size = 1 << 20;
-            ops.push((0, next_addr, size, 0, 160 + j % 40));
-            ops.push((1, next_addr, size, 0, 160 + j % 40));
-            ops.push((2, next_addr, size, 0, 160 + j % 40));
-        }
-        next_addr = start;
-    }
-    ops.truncate(events as usize);
-    w.dict()?;
-    w.mark()?;
-    // segments: one big segment holding the live weights, then an inactive tail.
-    k.put(&mut w, "segments")?;
-    w.list()?;
-    w.dict()?;
-    w.mark()?;
-    for (key, v) in [
-        ("device", 0u64),
-        ("address", seg_base),
-        ("total_size", seg_total),
-    ] {
-        k.put(&mut w, key)?;
-        w.int(v as i128)?;
-    }
-    let live_bytes: u64 = live.iter().map(|l| l.1.next_multiple_of(512)).sum();
-    for key in ["allocated_size", "active_size", "requested_size"] {
-        k.put(&mut w, key)?;
-        w.int(live_bytes as i128)?;
-    }
-    k.put(&mut w, "stream")?;
-    w.int(0)?;
-    k.put(&mut w, "segment_type")?;
-    k.put(&mut w, "large")?;
-    k.put(&mut w, "blocks")?;
-    w.list()?;
-    w.mark()?;
-    for (a, s, st) in &live {
-        w.dict()?;
-        w.mark()?;
-        k.put(&mut w, "address")?;
-        w.int(*a as i128)?;
-        k.put(&mut w, "size")?;
-        w.int(s.next_multiple_of(512) as i128)?;
-        k.put(&mut w, "requested_size")?;
-        w.int(*s as i128)?;
-        k.put(&mut w, "state")?;
-        k.put(&mut w, "active_allocated")?;
-        k.put(&mut w, "frames")?;
-        fr.put_stack(&mut w, &mut k, *st)?;
-        w.setitems()?;
-    }
-    w.appends()?;
-    w.setitems()?;
-    w.append()?;
-    // device_traces: one device, entries in batches of 1000.
-    k.put(&mut w, "device_traces")?;
-    w.list()?;
-    w.list()?;
-    for chunk in ops.chunks(1000) {
-        w.mark()?;
-        for &(op, addr, size, stream, stack) in chunk {
-            t += rng.below(40);
-            let action =
-                ["alloc", "free_requested", "free_completed", "segment_alloc"][op as usize];
-            entry(
-                &mut w, &mut k, &mut fr, action, addr, size, stream, t, stack,
-            )?;
-        }
-        w.appends()?;
-    }
-    w.append()?;
-    k.put(&mut w, "allocator_settings")?;
-    w.dict()?;
-    w.mark()?;
-    k.put(&mut w, "expandable_segments")?;
-    w.bool(false)?;
-    k.put(&mut w, "garbage_collection_threshold")?;
-    w.float(0.0)?;
-    w.setitems()?;
-    w.setitems()?;
-    let mut f = w.stop()?;
-    f.flush()?;
+        .unwrap_or(SNAPSHOT_SEED);
+    let mut w = BufWriter::with_capacity(1 << 20, File::create(&out)?);
+    let n = write_snapshot(&mut w, &SnapshotSpec { events, seed })?;
+    w.flush()?;
     let size = std::fs::metadata(&out)?.len();
-    eprintln!(
-        "wrote {out}: {} events, {:.1} MB",
-        ops.len(),
-        size as f64 / 1048576.0
-    );
+    eprintln!("wrote {out}: {n} events, {:.1} MB", size as f64 / 1048576.0);
     Ok(())
 }

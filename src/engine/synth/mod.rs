@@ -1,6 +1,11 @@
-//! Synthetic inputs written from code: the benchmarks' generators (`examples/kineto_gen`) and
-//! the worker's JIT warm-up ([`super::warmup`]) share them, so what the warm-up exercises is
-//! what the benchmarks measure. Deterministic (fixed seeds); never real data.
+//! Synthetic inputs written from code: the benchmarks' generators (`examples/kineto_gen`,
+//! `memory_gen`, `anomaly_gen`, `snapshot_gen`) and the worker's JIT warm-up
+//! ([`super::warmup`]) share them, so what the warm-up exercises is what the benchmarks
+//! measure. Deterministic (fixed seeds); never real data. Kineto traces here, torch_npu rank
+//! folders in [`ascend`], memory-snapshot pickles in [`snapshot`].
+
+pub mod ascend;
+pub mod snapshot;
 
 use std::io::Write;
 
@@ -27,6 +32,24 @@ impl Lcg {
     }
     pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
+    }
+}
+
+/// A tiny deterministic xorshift64 generator (the memory and snapshot generators').
+#[derive(Clone, Debug)]
+pub struct XorShift(pub u64);
+
+impl XorShift {
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    /// A value in `0..n` (`0` when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
     }
 }
 
