@@ -50,12 +50,15 @@ export async function serveStatic(root = DIST, prefix = '/') {
 
 /** Launches Debian's Chromium headless; `extraArgs` are added to the command line (e.g.
  * `--disable-frame-rate-limit` for frame-time measurements). */
+/** Headless Chromium; `CHROMIUM_ARGS` (space-separated) adds flags for experiments, e.g.
+ * `--js-flags=--no-liftoff` (ARCHITECTURE.md, "JIT warm-up of warm workers"). */
 export async function launch(extraArgs = []) {
   return chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage', ...extraArgs],
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
+      ...(process.env.CHROMIUM_ARGS ? process.env.CHROMIUM_ARGS.split(' ') : []), ...extraArgs],
   });
 }
 
