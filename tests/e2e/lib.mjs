@@ -49,9 +49,9 @@ export async function serveStatic(root = DIST, prefix = '/') {
 }
 
 /** Launches Debian's Chromium headless; `extraArgs` are added to the command line (e.g.
- * `--disable-frame-rate-limit` for frame-time measurements). */
-/** Headless Chromium; `CHROMIUM_ARGS` (space-separated) adds flags for experiments, e.g.
- * `--js-flags=--no-liftoff` (ARCHITECTURE.md, "JIT warm-up of warm workers"). */
+ * `--disable-frame-rate-limit` for frame-time measurements), and so is `CHROMIUM_ARGS`
+ * (space-separated) from the environment, for experiments such as `--js-flags=--no-liftoff`
+ * (ARCHITECTURE.md, "JIT warm-up of warm workers"). */
 export async function launch(extraArgs = []) {
   return chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
