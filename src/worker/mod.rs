@@ -72,27 +72,34 @@ pub fn run() {
         handler.forget();
     }
     post(0, &Response::Ready, None);
-    schedule_warm_up(0);
+    schedule_warm_up(0, WARM_UP_DELAY_MS);
 }
+
+/// How long a fresh worker waits after `Ready` before its first warm-up step, in ms. A drop
+/// made as the page opens (the tab still compiling the modules and starting the other
+/// workers on the same cores) is then not slowed by warm-up work; measured in ARCHITECTURE.md
+/// "JIT warm-up of warm workers".
+const WARM_UP_DELAY_MS: i32 = 400;
 
 thread_local! {
     /// Set by the first request: the worker is adopted and its warm-up stops.
     static ADOPTED: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Runs [`warmup`] step `step` in a later task of the worker's event loop (so a request that
-/// arrives meanwhile is served after at most one step), then schedules the next one, until the
-/// steps end or a request came.
-fn schedule_warm_up(step: usize) {
+/// Runs [`warmup`] step `step` in a later task of the worker's event loop, `delay_ms` from now
+/// (so a request that arrives meanwhile is served after at most one step), then schedules the
+/// next one, until the steps end or a request came.
+fn schedule_warm_up(step: usize, delay_ms: i32) {
     let next = Closure::once_into_js(move || {
         if ADOPTED.with(Cell::get) {
             return;
         }
         if warmup::run_step(step) {
-            schedule_warm_up(step + 1);
+            schedule_warm_up(step + 1, 0);
         }
     });
-    let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(next.unchecked_ref(), 0);
+    let _ =
+        scope().set_timeout_with_callback_and_timeout_and_arguments_0(next.unchecked_ref(), delay_ms);
 }
 
 thread_local! {
