@@ -98,8 +98,8 @@ fn schedule_warm_up(step: usize, delay_ms: i32) {
             schedule_warm_up(step + 1, 0);
         }
     });
-    let _ =
-        scope().set_timeout_with_callback_and_timeout_and_arguments_0(next.unchecked_ref(), delay_ms);
+    let _ = scope()
+        .set_timeout_with_callback_and_timeout_and_arguments_0(next.unchecked_ref(), delay_ms);
 }
 
 thread_local! {
