@@ -173,3 +173,42 @@ fn utf16_after_whitespace_is_named_whatever_the_read_size() {
         }
     }
 }
+
+/// `inventory_paths` (long run, session 15, 2026-12-05): one path listed both as a file and as
+/// a folder (`…/cluster_communication.json` and `…/cluster_communication.json/ASCEND_PROFILER_OUTPUT/_k`).
+/// The JSON file is a Kineto trace candidate, whose slot was keyed by its path; the folder's
+/// loose-output slot had the same key, so the folder's file joined the candidate's slot, and
+/// when step 2 found the (empty) candidate was not a trace and moved it to the ignored list,
+/// the folder's file vanished from every list. Now the two are separate slots: the candidate
+/// is ignored with its reason and the folder is a rank of its own holding its file.
+#[test]
+fn a_path_that_is_both_a_file_and_a_folder_never_vanishes() {
+    use proflens::ingest::inventory::Inventory;
+    use proflens::ingest::rank::CaptureKind;
+    use proflens::ingest::MemOpener;
+    use proflens::parse::metadata::read_side_files;
+    let dir = "run/cluster_analysis_output/cluster_communication.json";
+    let paths = [dir.to_string(), format!("{dir}/ASCEND_PROFILER_OUTPUT/_k")];
+    let files: Vec<InputFile> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| InputFile {
+            path: p.clone(),
+            size: i as u64,
+        })
+        .collect();
+    let mut inv = Inventory::from_paths(&files);
+    let mut o = MemOpener::new();
+    for f in &files {
+        o.add(f.path.clone(), Vec::new());
+    }
+    read_side_files(&mut inv, &o);
+    let ranks: Vec<(&str, CaptureKind, u64)> = inv
+        .ranks
+        .iter()
+        .map(|r| (r.dir.as_str(), r.kind, r.other_files))
+        .collect();
+    assert_eq!(ranks, [(dir, CaptureKind::LooseOutput, 1)]);
+    let ignored: Vec<&str> = inv.ignored.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(ignored, [dir]);
+}

@@ -311,6 +311,12 @@ fn ignore_reason(segs: &[&str]) -> String {
     }
 }
 
+/// A slot's key: a rank folder's directory with `false`, a Kineto trace's own file path with
+/// `true`. The flag keeps the two apart when a list names one path both as a file and as a
+/// folder (`a.json` and `a.json/ASCEND_PROFILER_OUTPUT/x`): no file system holds both, but a
+/// hand-made list can, and a folder's files must not land in (and vanish with) the trace's slot.
+type SlotKey = (String, bool);
+
 struct Slot {
     dir: String,
     kind: CaptureKind,
@@ -329,7 +335,7 @@ impl Inventory {
     /// Rank id and role use the names only (`profiler_info_<N>.json`, folder tokens, parent
     /// folder); [`Inventory::set_side_info`] + [`Inventory::finalize`] refine them.
     pub fn from_paths(files: &[InputFile]) -> Inventory {
-        let mut slots: BTreeMap<String, Slot> = BTreeMap::new();
+        let mut slots: BTreeMap<SlotKey, Slot> = BTreeMap::new();
         let mut inv = Inventory::default();
         let mut pending: Vec<(&InputFile, Vec<&str>)> = Vec::new();
         let mut sorted: Vec<&InputFile> = files.iter().collect();
@@ -392,7 +398,7 @@ impl Inventory {
         for (f, segs) in pending {
             let dir = segs[..segs.len() - 1].join("/");
             if let Some(slot) = slots
-                .get(&dir)
+                .get(&(dir.clone(), false))
                 .filter(|s| s.kind == CaptureKind::LooseOutput)
             {
                 let kind = slot.kind;
@@ -648,10 +654,10 @@ impl Inventory {
 }
 
 /// One Kineto trace = one slot, keyed by the file's own path (`ingest::kineto`).
-fn add_kineto(slots: &mut BTreeMap<String, Slot>, f: &InputFile, segs: &[&str]) {
+fn add_kineto(slots: &mut BTreeMap<SlotKey, Slot>, f: &InputFile, segs: &[&str]) {
     let name = segs.last().copied().unwrap_or("").to_string();
     slots.insert(
-        f.path.clone(),
+        (f.path.clone(), true),
         Slot {
             dir: f.path.clone(),
             kind: CaptureKind::Kineto,
@@ -669,7 +675,7 @@ fn add_kineto(slots: &mut BTreeMap<String, Slot>, f: &InputFile, segs: &[&str]) 
 }
 
 fn add_to_slot(
-    slots: &mut BTreeMap<String, Slot>,
+    slots: &mut BTreeMap<SlotKey, Slot>,
     f: &InputFile,
     segs: &[&str],
     cut: usize,
@@ -677,7 +683,7 @@ fn add_to_slot(
 ) {
     let dir = segs[..cut].join("/");
     let rel = segs[cut..].join("/");
-    let slot = slots.entry(dir.clone()).or_insert_with(|| Slot {
+    let slot = slots.entry((dir.clone(), false)).or_insert_with(|| Slot {
         parent: if cut >= 2 && kind != CaptureKind::LooseFiles {
             Some(segs[cut - 2].to_string())
         } else {
