@@ -72,6 +72,19 @@ fn frame_file_names_ending_in_multibyte_characters_are_attributed() {
     }
 }
 
+/// Dropped files as the `inventory_paths` fuzz target makes them: each path with its index as
+/// its size in bytes.
+fn listed(paths: &[&str]) -> Vec<InputFile> {
+    paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| InputFile {
+            path: p.to_string(),
+            size: i as u64,
+        })
+        .collect()
+}
+
 /// `inventory_paths` (deterministic smoke run, 2026-12-01): a path listed twice that the
 /// inventory takes for a Kineto trace candidate (`x/communication.json` outside a rank folder)
 /// filled one slot keyed by the path, so the second copy vanished from every list. The repeat
@@ -79,19 +92,12 @@ fn frame_file_names_ending_in_multibyte_characters_are_attributed() {
 #[test]
 fn a_path_given_twice_is_ignored_once_and_never_vanishes() {
     use proflens::ingest::inventory::Inventory;
-    let files: Vec<InputFile> = [
+    let files = listed(&[
         "run/cluster/communication.json",
         "run/cluster/communication.json",
         "run/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
         "run/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
-    ]
-    .iter()
-    .enumerate()
-    .map(|(i, p)| InputFile {
-        path: p.to_string(),
-        size: i as u64,
-    })
-    .collect();
+    ]);
     let inv = Inventory::from_paths(&files);
     let placed: usize = inv
         .ranks
@@ -188,15 +194,7 @@ fn a_path_that_is_both_a_file_and_a_folder_never_vanishes() {
     use proflens::ingest::MemOpener;
     use proflens::parse::metadata::read_side_files;
     let dir = "run/cluster_analysis_output/cluster_communication.json";
-    let paths = [dir.to_string(), format!("{dir}/ASCEND_PROFILER_OUTPUT/_k")];
-    let files: Vec<InputFile> = paths
-        .iter()
-        .enumerate()
-        .map(|(i, p)| InputFile {
-            path: p.clone(),
-            size: i as u64,
-        })
-        .collect();
+    let files = listed(&[dir, &format!("{dir}/ASCEND_PROFILER_OUTPUT/_k")]);
     let mut inv = Inventory::from_paths(&files);
     let mut o = MemOpener::new();
     for f in &files {
