@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use proflens::analysis::anomaly_config::AnomalyConfig;
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::anomaly::analyse_all;
+use proflens::engine::{run, Plan};
 use proflens::ingest::inventory::Inventory;
 use proflens::report::anomaly_json;
 
@@ -27,7 +27,12 @@ fn main() {
     let t0 = Instant::now();
     let mut inv = Inventory::from_paths(&files);
     proflens::parse::metadata::read_side_files(&mut inv, &opener);
-    let (ranks, _) = analyse_all(&inv, &opener, &cfg, &mut |_| ControlFlow::Continue(()))
+    let plan = Plan {
+        anomaly: Some(cfg.clone()),
+        ..Plan::none()
+    };
+    let ranks = run(&inv, &opener, plan, &mut |_| ControlFlow::Continue(()))
+        .take_anomaly()
         .expect("not cancelled");
     let t_analysis = t0.elapsed().as_secs_f64();
     let mut json_bytes = 0usize;

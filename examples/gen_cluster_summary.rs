@@ -6,13 +6,13 @@
 //! service ~100 ms with a deterministic per-rank and per-step jitter (fixed LCG seed), a
 //! busy union, bubbles, underfeed — where rank `--straggler` (default N / 3, `-1`: none) has
 //! 30 % longer steps (its kernels longer: busy union and service grow together), then runs
-//! them through the same reduce as `proflens reduce` (`engine::cluster::reduce::Reducer`), so
+//! them through the same reduce as `proflens reduce` (`engine::export::cluster::reduce::Reducer`), so
 //! the file is what the CLI writes: cross-rank table, slow ranks, matrices, outliers.
 //! Deterministic: the same arguments give the same bytes. Never commit the output.
 
 use std::io::Write;
 
-use proflens::engine::cluster::reduce::Reducer;
+use proflens::engine::export::cluster::reduce::Reducer;
 use proflens::engine::synth::XorShift;
 use proflens::protocol::cluster::{
     AnomalySummary, BubbleSummary, RankStatus, RankSummary, RunInfo, StepSummary, TargetKind,

@@ -15,7 +15,8 @@ use std::time::Instant;
 
 use proflens::base::Problems;
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::memory::{analyse_inventory, MemoryOptions};
+use proflens::engine::read::memory::MemoryOptions;
+use proflens::engine::{run, Plan};
 use proflens::ingest::inventory::Inventory;
 use proflens::ingest::ChunkReader;
 use proflens::model::memory_events::MemoryEventTable;
@@ -119,9 +120,13 @@ fn main() {
         let (opener, files) = FsOpener::walk(std::path::Path::new(&dir)).unwrap();
         let mut inv = Inventory::from_paths(&files);
         read_side_files(&mut inv, &opener);
-        let (run, _) = analyse_inventory(&inv, &opener, &MemoryOptions::default(), &mut |_| {
-            ControlFlow::Continue(())
-        });
+        let plan = Plan {
+            memory: Some(MemoryOptions::default()),
+            ..Plan::none()
+        };
+        let (run, _) = run(&inv, &opener, plan, &mut |_| ControlFlow::Continue(()))
+            .memory_run(&inv)
+            .expect("memory planned");
         let s1 = t0.elapsed().as_secs_f64();
         let mut sink = std::io::sink();
         write_csv(&run, Columns::Full, &mut sink).unwrap();

@@ -76,8 +76,8 @@ fn main() {
 /// The snapshot tab's queries on the whole file: curve (1000 columns, both axes), live set at
 /// 50 entries spread over the trace (each a full pass over the lifetime table), summary.
 fn views(path: &str, size: u64, snap: proflens::model::snapshot::Snapshot) {
+    use proflens::engine::read::snapshot::{analyse, SnapshotOptions};
     use proflens::engine::session::snapshot_view::SnapshotView;
-    use proflens::engine::snapshot::{analyse, SnapshotOptions};
     use proflens::ingest::InputFile;
     use proflens::protocol::snapshot::{
         SnapAxis, SnapCurveQuery, SnapLiveQuery, SnapshotSettingsDto,

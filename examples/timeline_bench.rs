@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use proflens::analysis::anomaly_config::AnomalyConfig;
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::anomaly::analyse_all;
+use proflens::engine::{run, Plan};
 use proflens::ingest::inventory::Inventory;
 use proflens::views::timeline::{TimelineIndex, TimelineQuery};
 
@@ -42,10 +42,13 @@ fn main() {
     let mut inv = Inventory::from_paths(&files);
     proflens::parse::metadata::read_side_files(&mut inv, &opener);
     let t0 = Instant::now();
-    let (ranks, _) = analyse_all(&inv, &opener, &AnomalyConfig::spec_defaults(), &mut |_| {
-        ControlFlow::Continue(())
-    })
-    .expect("not cancelled");
+    let plan = Plan {
+        anomaly: Some(AnomalyConfig::spec_defaults()),
+        ..Plan::none()
+    };
+    let ranks = run(&inv, &opener, plan, &mut |_| ControlFlow::Continue(()))
+        .take_anomaly()
+        .expect("not cancelled");
     println!("analysis: {:.2} s", t0.elapsed().as_secs_f64());
     for r in &ranks {
         let src = proflens::engine::session::timeline::source(r);

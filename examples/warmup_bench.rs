@@ -1,4 +1,4 @@
-//! Native time of each worker warm-up step (`engine::warmup`): input size, then the time of
+//! Native time of each worker warm-up step (`engine::session::warmup`): input size, then the time of
 //! `run_step` (writing the input and analysing it), best and median of `RUNS` runs.
 //!
 //! ```text
@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use proflens::engine::warmup::{input, run_step, STEPS};
+use proflens::engine::session::warmup::{input, run_step, STEPS};
 
 fn main() {
     let runs: usize = std::env::args()

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use proflens::cli::fs_opener::FsOpener;
 use proflens::engine::contract::{no_progress, AnalysisKind, Status, Target};
-use proflens::engine::store::{Export, Plan, Store};
+use proflens::engine::{export::Export, Plan, Store};
 use proflens::ingest::inventory::Inventory;
 use proflens::parse::metadata::read_side_files;
 use proflens::report::memory_rows::Columns;
@@ -87,11 +87,12 @@ fn memory_and_anomaly_read_each_input_byte_once() {
     // Every export reads the store, never the files.
     let before = counts.lock().unwrap().clone();
     let mut sink = Vec::new();
-    store
-        .write(&inv, Export::MemoryCsv(Columns::Full), &mut sink)
+    proflens::engine::export::write(&store, &inv, Export::MemoryCsv(Columns::Full), &mut sink)
         .unwrap();
-    store.write(&inv, Export::AnomalyJson, &mut sink).unwrap();
-    assert!(!store.anomaly_reports(&inv).unwrap().is_empty());
+    proflens::engine::export::write(&store, &inv, Export::AnomalyJson, &mut sink).unwrap();
+    assert!(!proflens::engine::export::anomaly_reports(&store, &inv)
+        .unwrap()
+        .is_empty());
     let counts = counts.lock().unwrap().clone();
     assert_eq!(before, counts, "exports read no file");
     let size: BTreeMap<&str, u64> = files.iter().map(|f| (f.path.as_str(), f.size)).collect();
@@ -275,7 +276,7 @@ fn kineto_traces_are_read_once_head_and_rest() {
     plain.run_inventory(&inv2, &fs, &mut no_progress);
     let json = |s: &Store, inv: &Inventory| {
         let mut w = Vec::new();
-        s.write(inv, Export::AnomalyJson, &mut w).unwrap();
+        proflens::engine::export::write(&s, inv, Export::AnomalyJson, &mut w).unwrap();
         w
     };
     let (a, b) = (json(&store, &inv), json(&plain, &inv2));

@@ -15,7 +15,7 @@ fn rb() -> AnomalyConfig {
 const KD: &str = "cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
 const TV: &str = "cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json";
 
-fn codes(r: &proflens::engine::anomaly::RankAnalysis) -> Vec<(&'static str, Option<u64>)> {
+fn codes(r: &proflens::engine::read::RankAnalysis) -> Vec<(&'static str, Option<u64>)> {
     r.problems
         .kept()
         .iter()
@@ -311,7 +311,7 @@ fn garbage_inputs_never_panic() {
 }
 
 fn problem<'a>(
-    r: &'a proflens::engine::anomaly::RankAnalysis,
+    r: &'a proflens::engine::read::RankAnalysis,
     code: &str,
 ) -> &'a proflens::base::Problem {
     r.problems

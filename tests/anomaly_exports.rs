@@ -3,6 +3,8 @@
 //! `proflens anomaly <level1> --out … --report-dir …` is run as a process and its files are
 //! compared byte for byte; the CSV exports are checked against the §13.1 goldens.
 
+mod engine_support;
+
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::process::Command;
@@ -139,8 +141,6 @@ fn steps_and_bubbles_csv_carry_the_golden_values() {
 fn cancelled_rank_run_is_reported_not_panicking() {
     let (opener, inv) = inventory();
     let cfg = proflens::engine::session::anomaly::config();
-    let o = proflens::engine::anomaly::analyse_rank(&inv.ranks[0], &opener, &cfg, &mut |_| {
-        ControlFlow::Break(())
-    });
-    assert!(matches!(o, Err(proflens::engine::anomaly::Cancelled)));
+    let o = engine_support::anomaly_rank(&inv, 0, &opener, &cfg, &mut |_| ControlFlow::Break(()));
+    assert!(matches!(o, Err(proflens::engine::contract::Cancelled)));
 }

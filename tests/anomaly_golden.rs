@@ -1,11 +1,13 @@
 //! Golden values of anomaly.md §13 on the real msinsight level0/1/2 captures.
 
+mod engine_support;
+
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use proflens::analysis::anomaly_config::AnomalyConfig;
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::anomaly::{analyse_all, RankAnalysis};
+use proflens::engine::read::RankAnalysis;
 use proflens::ingest::inventory::Inventory;
 
 fn msi(level: &str) -> PathBuf {
@@ -20,7 +22,7 @@ fn run(level: &str, cfg: &AnomalyConfig) -> Vec<RankAnalysis> {
     let (opener, files) = FsOpener::walk(&msi(level)).expect("fixture folder");
     let mut inv = Inventory::from_paths(&files);
     proflens::parse::metadata::read_side_files(&mut inv, &opener);
-    analyse_all(&inv, &opener, cfg, &mut |_| ControlFlow::Continue(()))
+    engine_support::anomaly_run(&inv, &opener, cfg, &mut |_| ControlFlow::Continue(()))
         .unwrap()
         .0
 }

@@ -3,13 +3,15 @@
 //! a kernel table: msinsight level0/1/2, the msinsight st/ut ranks, and the two
 //! msprof-analyze kernel_details.csv files.
 
+mod engine_support;
+
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use proflens::analysis::anomaly_config::AnomalyConfig;
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::anomaly::{analyse_all, RankAnalysis};
+use proflens::engine::read::RankAnalysis;
 use proflens::ingest::inventory::Inventory;
 use serde_json::Value;
 
@@ -19,7 +21,7 @@ fn rust(folder: &Path, cfg: &AnomalyConfig) -> Vec<RankAnalysis> {
     let (opener, files) = FsOpener::walk(folder).expect("fixture folder");
     let mut inv = Inventory::from_paths(&files);
     proflens::parse::metadata::read_side_files(&mut inv, &opener);
-    analyse_all(&inv, &opener, cfg, &mut |_| ControlFlow::Continue(()))
+    engine_support::anomaly_run(&inv, &opener, cfg, &mut |_| ControlFlow::Continue(()))
         .unwrap()
         .0
 }

@@ -2,13 +2,14 @@
 //! the schema files live in fixtures/anomaly/schema/, the validator is Python
 //! `jsonschema` (tests/reference/anomaly_validate.py, installed idempotently).
 
+mod engine_support;
+
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use proflens::analysis::anomaly_config::AnomalyConfig;
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::anomaly::analyse_all;
 use proflens::ingest::inventory::Inventory;
 use proflens::report::anomaly_json;
 
@@ -38,7 +39,9 @@ fn produce(folder: &Path, cfg: &AnomalyConfig) -> serde_json::Value {
     let (opener, files) = FsOpener::walk(folder).expect("folder");
     let mut inv = Inventory::from_paths(&files);
     proflens::parse::metadata::read_side_files(&mut inv, &opener);
-    let (ranks, _) = analyse_all(&inv, &opener, cfg, &mut |_| ControlFlow::Continue(())).unwrap();
+    let (ranks, _) =
+        engine_support::anomaly_run(&inv, &opener, cfg, &mut |_| ControlFlow::Continue(()))
+            .unwrap();
     assert!(!ranks.is_empty(), "{}", folder.display());
     let v: Vec<_> = ranks
         .iter()

@@ -5,13 +5,15 @@
 //! §5.10.5 the order of `dominant_anomaly_tags`, §9 host events per 100 kernels counted in
 //! the dominant group's windows.
 
+mod engine_support;
+
 mod anomaly_support;
 
 use anomaly_support::*;
 use proflens::analysis::anomaly::tags::Tag;
 use proflens::analysis::anomaly_config::AnomalyConfig;
 use proflens::analysis::host_evidence::Label;
-use proflens::engine::anomaly::RankAnalysis;
+use proflens::engine::read::RankAnalysis;
 
 fn rb() -> AnomalyConfig {
     AnomalyConfig::spec_defaults()
@@ -379,7 +381,7 @@ fn stream_overlaps_are_listed_largest_first_every_run() {
     let (opener, files) =
         proflens::cli::fs_opener::FsOpener::walk(std::path::Path::new(dir)).expect("fixture");
     let inv = proflens::ingest::inventory::Inventory::from_paths(&files);
-    let ranks = proflens::engine::anomaly::analyse_all(&inv, &opener, &rb(), &mut |_| {
+    let ranks = engine_support::anomaly_run(&inv, &opener, &rb(), &mut |_| {
         std::ops::ControlFlow::Continue(())
     })
     .unwrap()

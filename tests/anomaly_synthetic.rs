@@ -3,6 +3,8 @@
 //! thresholds through the whole pipeline, recurrence, hygiene, grouping, wait
 //! anchors, AICPU classes, cross-rank slow flag.
 
+mod engine_support;
+
 mod anomaly_support;
 
 use anomaly_support::*;
@@ -159,7 +161,7 @@ fn recurring(
     gap_ms: &[f64],
     names_vary: bool,
     cfg: &AnomalyConfig,
-) -> proflens::engine::anomaly::RankAnalysis {
+) -> proflens::engine::read::RankAnalysis {
     let mut rows = Vec::new();
     let mut markers = Vec::new();
     for (i, g) in gap_ms.iter().enumerate() {
@@ -457,7 +459,7 @@ fn markerless_capture_with_repetition_becomes_macro_steps() {
 
 #[test]
 fn progress_break_cancels_the_rank() {
-    use proflens::engine::anomaly::{analyse_rank, Cancelled};
+    use proflens::engine::contract::Cancelled;
     use proflens::ingest::inventory::Inventory;
     use proflens::ingest::MemOpener;
     let mut m = MemOpener::new();
@@ -471,7 +473,7 @@ fn progress_break_cancels_the_rank() {
     );
     let inv = Inventory::from_paths(&m.list());
     let mut calls = 0;
-    let r = analyse_rank(&inv.ranks[0], &m, &rb(), &mut |p| {
+    let r = engine_support::anomaly_rank(&inv, 0, &m, &rb(), &mut |p| {
         calls += 1;
         assert!(p.file.ends_with("kernel_details.csv"));
         std::ops::ControlFlow::Break(())

@@ -3,6 +3,8 @@
 //! problem; everything else is analysed exactly. On the old code these inputs panicked in
 //! the test profile (overflow in `start + dur`, gaps, marker ends).
 
+mod engine_support;
+
 mod anomaly_support;
 
 use anomaly_support::*;
@@ -13,7 +15,7 @@ fn cfg() -> AnomalyConfig {
 }
 
 fn problems(
-    r: &proflens::engine::anomaly::RankAnalysis,
+    r: &proflens::engine::read::RankAnalysis,
     code: &str,
 ) -> Vec<(Option<u64>, Option<u64>, String)> {
     with_code(&r.problems, code)
@@ -135,7 +137,7 @@ fn trace_events_at_the_i64_limits_are_dropped_with_their_byte_offsets() {
 mod memory {
     use std::ops::ControlFlow;
 
-    use proflens::engine::memory::{analyse_inventory, MemoryOptions};
+    use proflens::engine::read::memory::MemoryOptions;
     use proflens::ingest::inventory::Inventory;
     use proflens::ingest::MemOpener;
 
@@ -172,9 +174,10 @@ mod memory {
             trace.clone().into_bytes(),
         );
         let inv = Inventory::from_paths(&o.list());
-        let (run, _) = analyse_inventory(&inv, &o, &MemoryOptions::default(), &mut |_| {
-            ControlFlow::Continue(())
-        });
+        let (run, _) =
+            crate::engine_support::memory_run(&inv, &o, &MemoryOptions::default(), &mut |_| {
+                ControlFlow::Continue(())
+            });
         let r = &run.ranks[0];
         let found = |code: &str| super::with_code(&r.problems, code);
         let csv_p = found("MEM-CSV-010");

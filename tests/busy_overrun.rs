@@ -7,10 +7,10 @@ mod anomaly_support;
 
 use anomaly_support::*;
 use proflens::analysis::anomaly_config::AnomalyConfig;
-use proflens::engine::anomaly::write_json;
+use proflens::engine::export::anomaly::write_json;
 
 /// Step 1 = [100, 1100) µs by markers; `stall` (1600 ms) starts it on stream 2.
-fn stall_rank(stream: &str) -> proflens::engine::anomaly::RankAnalysis {
+fn stall_rank(stream: &str) -> proflens::engine::read::RankAnalysis {
     let k = kernel_csv(&[
         K("stall", "AI_CORE", "100", "1600000", "0", stream), // line 2
         K("k2", "AI_CORE", "300", "100", "0", stream),        // line 3

@@ -1,12 +1,12 @@
 //! The cluster view's worker side (issue 14) driven natively as the worker drives it: a
-//! cluster summary made by the real reduce (`engine::cluster::reduce::Reducer`) is recognised
+//! cluster summary made by the real reduce (`engine::export::cluster::reduce::Reducer`) is recognised
 //! by `Open` from its first bytes, `Run{Cluster}` reads it streamed (plain and gzip) into the
 //! view, whose numbers are the summary's; a newer version and a cut file are problems in words.
 
 use std::cell::Cell;
 use std::io::{self, Read, Write};
 
-use proflens::engine::cluster::reduce::Reducer;
+use proflens::engine::export::cluster::reduce::Reducer;
 use proflens::engine::session::{Collected, Session};
 use proflens::ingest::{MemOpener, Opener};
 use proflens::protocol::cluster::{

@@ -8,7 +8,7 @@ mod anomaly_support;
 use anomaly_support::*;
 use proflens::analysis::anomaly_config::AnomalyConfig;
 use proflens::analysis::intervals::Interval;
-use proflens::engine::anomaly::RankAnalysis;
+use proflens::engine::read::RankAnalysis;
 
 /// A kernel_details.csv whose rows are `(Step Id, name, start µs, dur µs)` on stream 2.
 fn kernels(rows: &[(u32, &str, f64, f64)]) -> String {

@@ -5,7 +5,7 @@ mod anomaly_support;
 
 use anomaly_support::*;
 use proflens::analysis::anomaly_config::AnomalyConfig;
-use proflens::engine::anomaly::write_json;
+use proflens::engine::export::anomaly::write_json;
 use proflens::report::anomaly_csv::{write_steps, CsvRank};
 
 #[test]

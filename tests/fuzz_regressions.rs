@@ -3,7 +3,7 @@
 
 mod snapshot_common;
 
-use proflens::engine::snapshot::{analyse, SnapshotOptions};
+use proflens::engine::read::snapshot::{analyse, SnapshotOptions};
 use proflens::ingest::InputFile;
 use snapshot_common::{decode_bytes, snapshot_with};
 

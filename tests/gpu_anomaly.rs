@@ -4,6 +4,8 @@
 //! Python reading (`tests/reference/kineto_ref.py`); the host-only L20 traces of rl_insight are
 //! analysed (HTA fails on them), and `proflens anomaly` on a GPU folder exits 0.
 
+mod engine_support;
+
 use std::ops::ControlFlow;
 use std::path::Path;
 use std::process::Command;
@@ -11,7 +13,7 @@ use std::process::Command;
 use proflens::analysis::anomaly_config::AnomalyConfig;
 use proflens::analysis::launch_timing::Timing;
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::anomaly::{analyse_all, RankAnalysis};
+use proflens::engine::read::RankAnalysis;
 use proflens::ingest::inventory::Inventory;
 use proflens::parse::metadata::read_side_files;
 use serde_json::Value;
@@ -29,7 +31,7 @@ fn analyse(dir: &str) -> Vec<RankAnalysis> {
     let (opener, files) = FsOpener::walk(Path::new(dir)).unwrap();
     let mut inv = Inventory::from_paths(&files);
     read_side_files(&mut inv, &opener);
-    analyse_all(&inv, &opener, &AnomalyConfig::spec_defaults(), &mut |_| {
+    engine_support::anomaly_run(&inv, &opener, &AnomalyConfig::spec_defaults(), &mut |_| {
         ControlFlow::Continue(())
     })
     .unwrap()

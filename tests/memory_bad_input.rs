@@ -2,12 +2,14 @@
 //! sits in its own rank folder next to a good rank (the real RL-Insight fixture); each test
 //! asserts the exact problem code and that the good rank and the good rows are intact.
 
+mod engine_support;
+
 use std::ops::ControlFlow;
 
 use proflens::analysis::memory_match::MatchQuality;
 use proflens::analysis::memory_result::{MemoryRun, RankMemory, RankStatus};
 use proflens::base::Problems;
-use proflens::engine::memory::{analyse_inventory, MemoryOptions, Mode};
+use proflens::engine::read::memory::{MemoryOptions, Mode};
 use proflens::ingest::inventory::Inventory;
 use proflens::ingest::MemOpener;
 use proflens::parse::metadata::read_side_files;
@@ -43,7 +45,7 @@ fn analyse(o: &MemOpener, mode: Mode) -> (MemoryRun, Problems) {
         mode,
         ..Default::default()
     };
-    analyse_inventory(&inv, o, &opts, &mut |_| ControlFlow::Continue(()))
+    engine_support::memory_run(&inv, o, &opts, &mut |_| ControlFlow::Continue(()))
 }
 
 fn rank<'a>(run: &'a MemoryRun, dir: &str) -> &'a RankMemory {
@@ -354,7 +356,7 @@ fn rank_list_filter_and_parity_refusal() {
     read_side_files(&mut inv, &o);
     let mut opts = MemoryOptions::default();
     opts.selection.ranks = proflens::ingest::select::Selection::parse_ranks("3").unwrap();
-    let (run, _) = analyse_inventory(&inv, &o, &opts, &mut |_| ControlFlow::Continue(()));
+    let (run, _) = engine_support::memory_run(&inv, &o, &opts, &mut |_| ControlFlow::Continue(()));
     assert_eq!(run.ranks.len(), 1);
     let row = run.row(0).unwrap();
     assert_eq!((row.rank_id(), row.duration_ms()), (3, 5.0)); // Duration(us)=5000 → 5.0 ms
@@ -367,7 +369,7 @@ fn rank_list_filter_and_parity_refusal() {
         (0.0, 0.0, 0.0)
     ); // empty totals → 0.0
     opts.selection.roles = vec!["mem*".into()];
-    let (run, _) = analyse_inventory(&inv, &o, &opts, &mut |_| ControlFlow::Continue(()));
+    let (run, _) = engine_support::memory_run(&inv, &o, &opts, &mut |_| ControlFlow::Continue(()));
     assert!(run.is_empty());
     // parity: any non-`all` rank list gives zero rows and upstream's message
     let opts = MemoryOptions {
@@ -378,7 +380,8 @@ fn rank_list_filter_and_parity_refusal() {
         },
         ..Default::default()
     };
-    let (run, drop) = analyse_inventory(&inv, &o, &opts, &mut |_| ControlFlow::Continue(()));
+    let (run, drop) =
+        engine_support::memory_run(&inv, &o, &opts, &mut |_| ControlFlow::Continue(()));
     assert!(run.is_empty());
     assert_eq!(drop.kept()[0].code, "MEM-RUN-002");
     assert_eq!(

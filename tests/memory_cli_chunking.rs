@@ -1,13 +1,15 @@
 //! `proflens memory` end to end (exit codes, stdout = the in-process export, byte for byte)
 //! and chunk-boundary equivalence of the two streaming readers on real files.
 
+mod engine_support;
+
 use std::io::Read;
 use std::ops::ControlFlow;
 use std::process::Command;
 
 use proflens::base::Problems;
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::memory::{analyse_inventory, MemoryOptions};
+use proflens::engine::read::memory::MemoryOptions;
 use proflens::ingest::inventory::Inventory;
 use proflens::ingest::ChunkReader;
 use proflens::model::memory_events::MemoryEventTable;
@@ -27,9 +29,10 @@ fn export(root: &str, json: bool) -> Vec<u8> {
     let (opener, files) = FsOpener::walk(std::path::Path::new(root)).unwrap();
     let mut inv = Inventory::from_paths(&files);
     read_side_files(&mut inv, &opener);
-    let (run, _) = analyse_inventory(&inv, &opener, &MemoryOptions::default(), &mut |_| {
-        ControlFlow::Continue(())
-    });
+    let (run, _) =
+        engine_support::memory_run(&inv, &opener, &MemoryOptions::default(), &mut |_| {
+            ControlFlow::Continue(())
+        });
     let mut out = Vec::new();
     if json {
         write_json(&run, Columns::Full, &mut out).unwrap();

@@ -1,6 +1,8 @@
 //! ascend-memory.md §12 golden values on the real fixtures (RL-Insight §12.1, msinsight
 //! level0/1/2 §12.2), through the same engine the CLI and the worker call.
 
+mod engine_support;
+
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
@@ -10,7 +12,7 @@ use proflens::analysis::memory_result::{MemoryRun, RankStatus};
 use proflens::analysis::memory_summary::summarize;
 use proflens::analysis::user_frame::UserFrameStatus;
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::memory::{analyse_inventory, MemoryOptions, Mode};
+use proflens::engine::read::memory::{MemoryOptions, Mode};
 use proflens::ingest::inventory::Inventory;
 use proflens::parse::metadata::read_side_files;
 
@@ -26,7 +28,8 @@ fn run(rel: &str, opts: &MemoryOptions) -> MemoryRun {
     let (opener, files) = FsOpener::walk(&fixture(rel)).unwrap();
     let mut inv = Inventory::from_paths(&files);
     read_side_files(&mut inv, &opener);
-    let (run, drop) = analyse_inventory(&inv, &opener, opts, &mut |_| ControlFlow::Continue(()));
+    let (run, drop) =
+        engine_support::memory_run(&inv, &opener, opts, &mut |_| ControlFlow::Continue(()));
     assert!(drop.is_empty(), "{:?}", drop.kept());
     run
 }

@@ -3,11 +3,13 @@
 //! Also checks `report::float::py_repr` against CPython `repr` on many floats.
 //! Skipped (with a message) only when `python3` is absent.
 
+mod engine_support;
+
 use std::ops::ControlFlow;
 use std::process::Command;
 
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::memory::{analyse_inventory, MemoryOptions, Mode};
+use proflens::engine::read::memory::{MemoryOptions, Mode};
 use proflens::ingest::inventory::Inventory;
 use proflens::parse::metadata::read_side_files;
 use proflens::report::float::py_repr;
@@ -39,7 +41,8 @@ fn ours(root: &std::path::Path) -> String {
         mode: Mode::Parity,
         ..Default::default()
     };
-    let (run, _) = analyse_inventory(&inv, &opener, &opts, &mut |_| ControlFlow::Continue(()));
+    let (run, _) =
+        engine_support::memory_run(&inv, &opener, &opts, &mut |_| ControlFlow::Continue(()));
     let mut out = Vec::new();
     write_csv(&run, Columns::Parity, &mut out).unwrap();
     String::from_utf8(out).unwrap()

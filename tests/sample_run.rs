@@ -7,7 +7,7 @@ use proflens::analysis::memory_pool::Component;
 use proflens::analysis::memory_summary::summarize;
 use proflens::cli::fs_opener::FsOpener;
 use proflens::engine::contract::no_progress;
-use proflens::engine::store::{Plan, Store};
+use proflens::engine::{Plan, Store};
 use proflens::ingest::inventory::Inventory;
 use proflens::parse::metadata::read_side_files;
 

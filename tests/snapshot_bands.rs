@@ -9,8 +9,8 @@
 mod snapshot_common;
 
 use proflens::analysis::snapshot::lifetimes::Semantics;
+use proflens::engine::read::snapshot::{analyse, SnapshotOptions};
 use proflens::engine::session::snapshot_view::SnapshotView;
-use proflens::engine::snapshot::{analyse, SnapshotOptions};
 use proflens::ingest::InputFile;
 use proflens::protocol::snapshot::{
     SnapAxis, SnapBandsDto, SnapBandsQuery, SnapCurveQuery, SnapshotSettingsDto,

@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 
 use proflens::base::Problems;
-use proflens::engine::snapshot::{analyse, SnapshotOptions, SnapshotRun, MAX_ANALYSED_DEVICES};
+use proflens::engine::read::snapshot::{
+    analyse, SnapshotOptions, SnapshotRun, MAX_ANALYSED_DEVICES,
+};
 use proflens::ingest::InputFile;
 use proflens::parse::pickle::opcodes as op;
 use proflens::parse::pickle::writer::PickleWriter;

@@ -66,7 +66,7 @@ fn pending_frees_are_active_not_allocated() {
 #[test]
 fn oom_explanation_in_the_reports() {
     use proflens::base::Problems;
-    use proflens::engine::snapshot::{analyse, SnapshotOptions};
+    use proflens::engine::read::snapshot::{analyse, SnapshotOptions};
     use proflens::ingest::InputFile;
     use proflens::model::snapshot::BlockState;
     use proflens::model::snapshot_testing::SnapshotBuilder;

@@ -9,8 +9,8 @@ use std::ops::ControlFlow;
 use std::process::Command;
 
 use proflens::cli::fs_opener::FsOpener;
+use proflens::engine::read::snapshot::{run, SnapshotOptions};
 use proflens::engine::session::snapshot_view::SnapshotView;
-use proflens::engine::snapshot::{run, SnapshotOptions};
 use proflens::protocol::{SnapshotSettingsDto, SnapshotSummaryDto};
 use serde_json::Value;
 use snapshot_common::{fixture_dir, fixture_names, temp_path};

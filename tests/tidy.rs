@@ -570,12 +570,12 @@ fn check(rel: &str, text: &str) -> Vec<String> {
 fn guard_flags_a_banned_crate_path_with_its_line() {
     let bad = check(
         "src/views/memory.rs",
-        "use crate::protocol::RowsPage;\n\nuse crate::engine::memory::analyse_rank;\n",
+        "use crate::protocol::RowsPage;\n\nuse crate::engine::read::memory::analyse_rank;\n",
     );
     assert_eq!(
         bad,
         [
-            "src/views/memory.rs:3: `views` names `crate::engine::memory::analyse_rank`; \
+            "src/views/memory.rs:3: `views` names `crate::engine::read::memory::analyse_rank`; \
           views may name only base, model, analysis, protocol"
         ]
     );
@@ -586,7 +586,7 @@ fn guard_resolves_groups_and_super_chains() {
     let bad = check(
         "src/views/snapshot/live.rs",
         "use crate::{analysis::snapshot, report::{snapshot_md, snapshot_json::Labeler}};\n\
-         use super::super::super::engine::snapshot::SnapshotRun;\nuse super::axis::Axis;\n",
+         use super::super::super::engine::read::snapshot::SnapshotRun;\nuse super::axis::Axis;\n",
     );
     let named: Vec<&str> = bad
         .iter()
@@ -597,7 +597,7 @@ fn guard_resolves_groups_and_super_chains() {
         [
             "crate::report::snapshot_md",
             "crate::report::snapshot_json::Labeler",
-            "crate::engine::snapshot::SnapshotRun",
+            "crate::engine::read::snapshot::SnapshotRun",
         ]
     );
     // `super::axis` from views::snapshot::live is views::snapshot::axis: the same layer.
@@ -641,12 +641,12 @@ fn guard_flags_browser_crates_io_and_serde_in_the_core() {
 
 #[test]
 fn guard_ignores_comments_strings_and_test_code() {
-    let text = "//! See [`crate::engine::memory`].\n\
+    let text = "//! See [`crate::engine::read::memory`].\n\
                 const S: &str = \"crate::engine::x std::fs\";\n\
                 const R: &str = r#\"web_sys::\"#;\n\
                 const B: &[u8] = br#\"{\"traceEvents\":[{\"#;\n\
                 fn f<'a>(c: char) -> bool { c == '\"' }\n\
-                #[cfg(test)]\nmod tests {\n    use crate::engine::memory;\n    fn t() { let _ = std::fs::read(\"x\"); }\n}\n";
+                #[cfg(test)]\nmod tests {\n    use crate::engine::read::memory;\n    fn t() { let _ = std::fs::read(\"x\"); }\n}\n";
     assert!(check("src/views/memory.rs", text).is_empty());
     // …but code after the test module is checked again.
     let after = format!("{text}use crate::report::memory_md;\n");

@@ -2,6 +2,8 @@
 //! cross-checked against `tests/reference/timeline_ref.py` (an independent reading of
 //! kernel_details.csv and trace_view.json with Python's standard library).
 
+mod engine_support;
+
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
@@ -9,7 +11,6 @@ use std::process::Command;
 
 use proflens::analysis::anomaly_config::AnomalyConfig;
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::anomaly::analyse_all;
 use proflens::ingest::inventory::Inventory;
 use proflens::protocol::LaneKind;
 use proflens::views::timeline::{TimelineIndex, TimelineQuery, TimelineSource};
@@ -48,11 +49,11 @@ fn reference(rank_dir: &str) -> serde_json::Value {
 }
 
 /// Both ranks of level1, analysed with the spec defaults.
-fn level1_ranks() -> Vec<proflens::engine::anomaly::RankAnalysis> {
+fn level1_ranks() -> Vec<proflens::engine::read::RankAnalysis> {
     let (opener, files) = FsOpener::walk(&level1()).expect("fixture folder");
     let mut inv = Inventory::from_paths(&files);
     proflens::parse::metadata::read_side_files(&mut inv, &opener);
-    analyse_all(&inv, &opener, &AnomalyConfig::spec_defaults(), &mut |_| {
+    engine_support::anomaly_run(&inv, &opener, &AnomalyConfig::spec_defaults(), &mut |_| {
         ControlFlow::Continue(())
     })
     .unwrap()

@@ -13,7 +13,8 @@ use std::ops::ControlFlow;
 
 use libfuzzer_sys::fuzz_target;
 use proflens::analysis::anomaly_config::AnomalyConfig;
-use proflens::engine::anomaly::{analyse_all, rank_reports, write_json};
+use proflens::engine::export::anomaly::{rank_reports, write_json};
+use proflens::engine::{run, Plan};
 use proflens::ingest::inventory::Inventory;
 use proflens::ingest::MemOpener;
 use proflens::parse::metadata::read_side_files;
@@ -30,7 +31,9 @@ fuzz_target!(|data: &[u8]| {
     let mut inv = Inventory::from_paths(&o.list());
     read_side_files(&mut inv, &o);
     let cfg = AnomalyConfig::spec_defaults();
-    let Ok((ranks, cross)) = analyse_all(&inv, &o, &cfg, &mut |_| ControlFlow::Continue(())) else {
+    let plan = Plan { anomaly: Some(cfg.clone()), ..Plan::none() };
+        let mut store = run(&inv, &o, plan, &mut |_| ControlFlow::Continue(()));
+        let (Ok(cross), Ok(ranks)) = (store.anomaly_cross(), store.take_anomaly()) else {
         unreachable!("nothing cancels");
     };
     for r in &ranks {
@@ -39,7 +42,7 @@ fuzz_target!(|data: &[u8]| {
     let mut out = Vec::new();
     write_json(&mut out, &ranks, &cfg).expect("JSON into memory");
     serde_json::from_slice::<serde_json::Value>(&out).expect("the JSON output is JSON");
-    let views = proflens::engine::gpu_report::straggler_views(&ranks);
+    let views = proflens::engine::export::gpu_report::straggler_views(&ranks);
     for i in 0..ranks.len() {
         let (_, md, _, arch) = rank_reports(&inv, &ranks, &cross, &views, &cfg, i).expect("rank i exists");
         assert!(!md.is_empty() && !arch.is_empty());

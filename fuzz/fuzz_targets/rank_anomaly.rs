@@ -12,7 +12,8 @@ use std::ops::ControlFlow;
 
 use libfuzzer_sys::fuzz_target;
 use proflens::analysis::anomaly_config::AnomalyConfig;
-use proflens::engine::anomaly::{analyse_all, rank_reports, write_json};
+use proflens::engine::export::anomaly::{rank_reports, write_json};
+use proflens::engine::{run, Plan};
 use proflens::report::anomaly_csv::{write_bubbles, write_steps, CsvRank};
 use proflens_fuzz::{rank_folders, render_problems};
 
@@ -30,8 +31,9 @@ fuzz_target!(|data: &[u8]| {
         AnomalyConfig::spec_defaults(),
         AnomalyConfig::script_compatible(),
     ] {
-        let Ok((ranks, cross)) = analyse_all(&inv, &o, &cfg, &mut |_| ControlFlow::Continue(()))
-        else {
+        let plan = Plan { anomaly: Some(cfg.clone()), ..Plan::none() };
+        let mut store = run(&inv, &o, plan, &mut |_| ControlFlow::Continue(()));
+        let (Ok(cross), Ok(ranks)) = (store.anomaly_cross(), store.take_anomaly()) else {
             unreachable!("nothing cancels");
         };
         for r in &ranks {
@@ -53,7 +55,7 @@ fuzz_target!(|data: &[u8]| {
         write_steps(&csv, &mut out).expect("steps CSV into memory");
         out.clear();
         write_bubbles(&csv, &mut out).expect("bubbles CSV into memory");
-        let views = proflens::engine::gpu_report::straggler_views(&ranks);
+        let views = proflens::engine::export::gpu_report::straggler_views(&ranks);
         for i in 0..ranks.len() {
             let (_, md, _, arch) =
                 rank_reports(&inv, &ranks, &cross, &views, &cfg, i).expect("rank i exists");

@@ -10,7 +10,8 @@
 use std::ops::ControlFlow;
 
 use libfuzzer_sys::fuzz_target;
-use proflens::engine::memory::{analyse_inventory, MemoryOptions, Mode};
+use proflens::engine::read::memory::{MemoryOptions, Mode};
+use proflens::engine::{run, Plan};
 use proflens::report::memory_md::write_summary;
 use proflens::report::memory_rows::{write_csv, write_json, Columns};
 use proflens_fuzz::{rank_folders, render_problems};
@@ -32,8 +33,15 @@ fuzz_target!(|data: &[u8]| {
             mode,
             ..Default::default()
         };
-        let (run, drop_problems) =
-            analyse_inventory(&inv, &o, &opts, &mut |_| ControlFlow::Continue(()));
+        let plan = Plan {
+            memory: Some(opts),
+            ..Plan::none()
+        };
+        let Some((run, drop_problems)) =
+            run(&inv, &o, plan, &mut |_| ControlFlow::Continue(())).memory_run(&inv)
+        else {
+            unreachable!("memory is planned");
+        };
         render_problems(&drop_problems);
         for r in &run.ranks {
             render_problems(&r.problems);

@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use proflens::engine::snapshot::{analyse, SnapshotOptions};
+use proflens::engine::read::snapshot::{analyse, SnapshotOptions};
 use proflens::ingest::InputFile;
 use proflens::parse::pickle::read_snapshot;
 use proflens_fuzz::{go_on, render_problems};

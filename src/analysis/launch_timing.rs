@@ -5,7 +5,7 @@
 //! a dependency on another stream, an event wait, a collective, the launch queue)?
 //!
 //! Needs the kernel's launch time (`KernelTable::launch_ns`: the start of the runtime call
-//! with the same `correlation` on GPUs, `engine::gpu`); windows whose next kernel has none get
+//! with the same `correlation` on GPUs, `engine::read::gpu`); windows whose next kernel has none get
 //! no timing. **Decision:** the launch call's *start* is compared with the bubble's start
 //! (`launch ≥ start` = late), because the runtime call may return after the kernel started.
 

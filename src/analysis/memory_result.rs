@@ -34,7 +34,7 @@ pub struct RankInfo {
 }
 
 /// The §9.0 rank order: `(role, rank_id, source_index, source_dir)`. One rule for every
-/// place that orders ranks (the merge here and the gathered exports of `engine::gather`).
+/// place that orders ranks (the merge here and the gathered exports of `engine::export::gather`).
 pub fn rank_order_key<'a>(
     role: &'a str,
     rank_id: i64,

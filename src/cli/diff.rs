@@ -9,8 +9,8 @@
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 
-use crate::engine::compare::{snapshot_diff, snapshot_side};
-use crate::engine::snapshot::{run as run_snapshot, SnapshotOptions, SnapshotRun};
+use crate::engine::export::compare::{snapshot_diff, snapshot_side};
+use crate::engine::read::snapshot::{run as run_snapshot, SnapshotOptions, SnapshotRun};
 use crate::protocol::snapshot::SnapshotSettingsDto;
 use crate::report::snapshot_diff::render_md;
 use crate::report::snapshot_overlay::{add_overlays, OverlayOptions};

@@ -1,7 +1,7 @@
 //! `proflens diff A B` on two GPU traces (Kineto `*.json[.gz]`), two Ascend rank folders or two
 //! run folders (issue 13 "Compare", traces and steps): each side is inventoried and analysed
 //! once through the engine's store (the run of `proflens analyze`: one read per file), then
-//! [`crate::engine::compare::trace_diff`] compares the stored results (the same assembly as
+//! [`crate::engine::export::compare::trace_diff`] compares the stored results (the same assembly as
 //! the page's Compare tab) and [`crate::report::trace_diff`] writes them.
 
 use std::path::Path;
@@ -11,7 +11,7 @@ use super::diff::Args;
 use super::fs_opener::FsOpener;
 use crate::analysis::compare::ops::StepChoice;
 use crate::analysis::snapshot::links::{LinkOptions, LinkStyle};
-use crate::engine::compare::{diff_plan, trace_diff, StoredSide};
+use crate::engine::export::compare::{diff_plan, trace_diff, StoredSide};
 use crate::engine::store::Store;
 use crate::ingest::inventory::Inventory;
 use crate::parse::metadata::read_side_files_keeping_heads;
@@ -43,7 +43,7 @@ pub fn load(path: &Path, problems: &mut u64) -> Result<RunSide, String> {
     *problems += super::print_walk_problems(&opener);
     let mut inv = Inventory::from_paths(&files);
     let heads = read_side_files_keeping_heads(&mut inv, &opener);
-    if !inv.ranks.iter().any(crate::engine::anomaly::usable) {
+    if !inv.ranks.iter().any(crate::engine::read::anomaly::usable) {
         return Err(format!(
             "{}: no GPU trace and no rank folder with kernel_details.csv, op_summary*.csv or \
              trace_view.json (diff compares two snapshot files, two traces, two rank folders or \

@@ -3,12 +3,12 @@
 //! summary (`docs/cluster-summary.md` §3–5). Reads line by line (a line is capped, so memory
 //! grows with the ranks kept, not with the files); a bad line is a located problem
 //! (`CLUSTER-PART-001`, file and line) and the rest is read. Every cross-rank value is
-//! computed by `engine::cluster::reduce`.
+//! computed by `engine::export::cluster::reduce`.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
-use crate::engine::cluster::reduce::{codes, Reducer};
+use crate::engine::export::cluster::reduce::{codes, Reducer};
 use crate::protocol::cluster::{
     ProblemSeverity, RankStatus, RankSummary, RunInfo, MAX_RANK_SUMMARY_BYTES,
 };

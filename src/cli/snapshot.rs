@@ -6,7 +6,7 @@
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 
-use crate::engine::snapshot::{run as run_snapshot, SnapshotOptions};
+use crate::engine::read::snapshot::{run as run_snapshot, SnapshotOptions};
 use crate::protocol::snapshot::SnapshotSettingsDto;
 use crate::report::snapshot_md;
 

@@ -1,7 +1,7 @@
 //! `proflens summarize PATH... [--root ROOT] [--out FILE]`: one rank summary per target found
 //! under the paths, as JSON Lines (`docs/cluster-summary.md` §2). The analyses run through the
 //! store on every core (`engine::parallel`, one read per file, as `proflens analyze`); the
-//! values are taken from the analysis results by `engine::cluster::summary`. This edge only
+//! values are taken from the analysis results by `engine::export::cluster::summary`. This edge only
 //! walks, times each target, counts the bytes read and writes the lines.
 
 use std::collections::HashMap;
@@ -11,10 +11,10 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use crate::engine::cluster::summary::{bound, inventory_targets, rank_summary, Ident};
 use crate::engine::contract::{Progress, Target};
+use crate::engine::export::cluster::summary::{bound, inventory_targets, rank_summary, Ident};
 use crate::engine::parallel;
-use crate::engine::store::{Plan, Store};
+use crate::engine::{Plan, Store};
 use crate::ingest::inventory::FileKind;
 use crate::protocol::cluster::RankStatus;
 

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use super::analyze::MultiOpener;
-use crate::engine::cluster::summary::{inventory_targets, InvTarget};
 use crate::engine::contract::Target;
+use crate::engine::export::cluster::summary::{inventory_targets, InvTarget};
 use crate::ingest::inventory::Inventory;
 use crate::ingest::replay::Heads;
 use crate::parse::metadata::read_side_files_keeping_heads;

@@ -1,13 +1,14 @@
-//! The one contract every analysis follows (issue 9): what is run on which target, one
+//! Floor 0 of the engine, **contract**: what every floor may name. The one contract every
+//! analysis follows: what is run on which target, one
 //! progress type, one cancel path and one error model.
 //!
 //! * **Kind and target.** An analysis is named by [`AnalysisKind`] and runs on a
 //!   [`Target`]: a rank folder (memory, anomaly) or a snapshot file (snapshot), both by
 //!   their index in the [`crate::ingest::inventory::Inventory`], which every worker
 //!   computes identically from the same file list.
-//! * **Run.** [`super::store::Store::run_target`] (a rank folder or a snapshot file) reads
+//! * **Run.** [`super::store::Store::run_target`] (through [`super::read::run_target`]) (a rank folder or a snapshot file) reads
 //!   each input file of the target once and feed every planned analysis from that read
-//!   ([`super::rank_pass`]); results stay in the store.
+//!   ([`super::read::rank`]); results stay in the store.
 //! * **Progress and cancel.** One callback type, [`OnProgress`]: it is told the target, the
 //!   file and the bytes read after every chunk; returning `Break` cancels the target, whose
 //!   entries then come back [`Status::Cancelled`] (nothing half-done is kept as a result).
@@ -18,7 +19,7 @@
 //! * **Summary, query, export.** [`Analysis::summary_line`] is the one-line outcome the CLI
 //!   prints; queries read the stored result (`Store::memory`, `Store::anomaly`,
 //!   `Store::snapshot`, the types of `analysis::*`, so views are pure functions of them);
-//!   exports ([`super::store::Export`]) are written from the store, never from the files.
+//!   exports ([`super::export::Export`]) are written from the store, never from the files.
 
 use std::ops::ControlFlow;
 
@@ -58,6 +59,10 @@ pub type OnProgress<'a> = dyn FnMut(&Progress<'_>) -> ControlFlow<()> + 'a;
 pub fn no_progress(_: &Progress<'_>) -> ControlFlow<()> {
     ControlFlow::Continue(())
 }
+
+/// An analysis was cancelled through the progress callback ([`OnProgress`] returned `Break`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cancelled;
 
 /// How one analysis of one target ended.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,5 +1,5 @@
 //! Every core, natively (issue 9): the targets of a drop (rank folders, snapshot files) run
-//! on `threads` scoped threads, each target read once by [`super::store::run_target`]; the
+//! on `threads` scoped threads, each target read once by [`super::read::run_target`]; the
 //! results go into the [`Store`] by target, so output order never depends on scheduling.
 //!
 //! Native only (`std::thread` does not exist on `wasm32-unknown-unknown`; the browser
@@ -11,7 +11,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use super::contract::{Progress, Target};
-use super::store::{run_target, Store, TargetEntry};
+use super::read::{run_target, TargetEntry};
+use super::store::Store;
 use crate::ingest::inventory::Inventory;
 use crate::ingest::Opener;
 
@@ -28,7 +29,7 @@ fn input_bytes(inv: &Inventory, t: Target) -> u64 {
     }
 }
 
-/// Runs every planned target of `inv` ([`super::store::Plan::targets`]) into `store` on up
+/// Runs every planned target of `inv` ([`super::read::Plan::targets`]) into `store` on up
 /// to `threads` threads (at least one). `on_progress` is called from the worker threads;
 /// a `Break` cancels the target being read and no further target is started.
 pub fn run_inventory(

@@ -32,13 +32,14 @@ pub mod memory;
 pub mod snapshot;
 pub mod snapshot_view;
 pub mod timeline;
+pub mod warmup;
 
 use std::collections::BTreeMap;
 
 use crate::base::Problems;
 use crate::engine::contract::no_progress;
-use crate::engine::gather;
-use crate::engine::store::{Plan, Store};
+use crate::engine::export::gather;
+use crate::engine::{Plan, Store};
 use crate::ingest::inventory::Inventory;
 use crate::ingest::replay::{Heads, Recording, Replay, Resume, SideBundle};
 use crate::ingest::{InputFile, Opener};

@@ -1,136 +1,52 @@
-//! The per-target result store (issue 9): every analysis of a drop runs through it, reads
-//! each input file once ([`super::rank_pass`]) and keeps its results here; summaries,
-//! queries and exports read the store, never the files again.
+//! Floor 2 of the engine, **store**: one [`Store`] for every analysis of a drop. It runs the
+//! targets of a [`Plan`] through `read` (each input file read once) and keeps their results;
+//! queries and outcomes read the store, never the files again. It writes nothing: the writers
+//! are `export`'s.
 //!
 //! ```text
-//! Plan { memory, anomaly, snapshot }        which analyses, with their settings
+//! run(inv, opener, plan, cb) -> Store        every planned target, in inventory order
 //!   Store::run_target(inv, Rank(i), ..)      rank folder i: one read per file → RankEntry
 //!   Store::run_target(inv, Snapshot(i), ..)  snapshot file i: one read → SnapshotEntry
 //!   Store::run_target_only(inv, t, kinds, ..) the same, some of the plan's analyses
-//!   Store::run_inventory(inv, opener, cb)    every target, in inventory order
+//!   Store::insert(t, entry)                  a target read elsewhere (another thread)
 //!   engine::parallel::run_inventory          the same on every core (native only)
 //! queries   Store::memory(i) / anomaly(i) / snapshot(i) → analysis types (views read these)
-//! exports   Store::write(inv, Export, w)     memory CSV/JSON/MD, anomaly JSON, snapshot JSON/MD
-//!           Store::anomaly_reports(inv)      the `--report-dir` Markdown files
+//!           Store::memory_run / anomaly_ranks / anomaly_cross / outcomes
 //! ```
 //!
-//! The CLI's `memory`, `anomaly`, `snapshot` and `analyze` commands, the worker's session
-//! and the tests all go through this store, so their bytes are the same.
+//! May import: `engine::contract`, `engine::read` and the core layers. Never `export` or
+//! `session`.
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
-use std::io::{self, Write};
 use std::sync::Arc;
 
-use super::anomaly::{self, Cancelled, RankAnalysis};
-use super::contract::{Analysis, AnalysisKind, OnProgress, Progress, Status, Target};
-use super::memory::{self, MemoryOptions};
-use super::rank_pass::{self, RankEntry, RankPlan};
-use super::snapshot::{SnapshotOptions, SnapshotRun};
-use crate::analysis::anomaly::cross_rank::RankRow;
+use crate::analysis::anomaly::cross_rank::{self, RankRow};
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::analysis::memory_result::{MemoryRun, RankMemory, RankStatus};
 use crate::base::Problems;
-use crate::ingest::inventory::{Inventory, RankFolder};
-use crate::ingest::rank::CaptureKind;
+use crate::engine::contract::{Analysis, AnalysisKind, Cancelled, OnProgress, Status, Target};
+use crate::engine::read::memory;
+use crate::engine::read::{
+    run_target, Plan, RankAnalysis, RankEntry, SnapshotEntry, SnapshotRun, TargetEntry,
+};
+use crate::ingest::inventory::Inventory;
 use crate::ingest::Opener;
-use crate::parse::pickle::{PickleError, PickleErrorKind};
-use crate::report::memory_rows::{self, Columns};
+use crate::parse::pickle::PickleErrorKind;
 
-/// Which analyses a store runs, with their settings (`None`: not run).
-#[derive(Clone, Debug, Default)]
-pub struct Plan {
-    /// Memory events of every rank folder the selection takes.
-    pub memory: Option<MemoryOptions>,
-    /// Steps and bubbles of every rank folder with a kernel source or a trace.
-    pub anomaly: Option<AnomalyConfig>,
-    /// Peaks of every snapshot pickle.
-    pub snapshot: Option<SnapshotOptions>,
-}
-
-impl Plan {
-    /// No analysis.
-    pub fn none() -> Plan {
-        Plan::default()
-    }
-
-    /// Every analysis with the defaults of the single CLI commands (`proflens memory`,
-    /// `proflens anomaly`, `proflens snapshot` without options): what `proflens analyze` runs.
-    pub fn defaults() -> Plan {
-        Plan {
-            memory: Some(MemoryOptions::default()),
-            anomaly: Some(AnomalyConfig::spec_defaults()),
-            snapshot: Some(SnapshotOptions::spec_defaults()),
-        }
-    }
-
-    /// The analyses that run on rank folder `folder`: memory when planned and selected
-    /// ([`MemoryOptions::selects`]), anomaly when planned and [`anomaly::usable`].
-    pub fn for_rank(&self, folder: &RankFolder) -> RankPlan<'_> {
-        RankPlan {
-            memory: self
-                .memory
-                .as_ref()
-                .filter(|o| o.selects(folder) && folder.kind != CaptureKind::Kineto),
-            anomaly: self.anomaly.as_ref().filter(|_| anomaly::usable(folder)),
-        }
-    }
-
-    /// The same plan with only the analyses of `kinds` (the others `None`).
-    pub fn only(&self, kinds: &[AnalysisKind]) -> Plan {
-        let has = |k| kinds.contains(&k);
-        Plan {
-            memory: self.memory.clone().filter(|_| has(AnalysisKind::Memory)),
-            anomaly: self.anomaly.clone().filter(|_| has(AnalysisKind::Anomaly)),
-            snapshot: self
-                .snapshot
-                .clone()
-                .filter(|_| has(AnalysisKind::Snapshot)),
-        }
-    }
-
-    /// The targets of `inv` with at least one planned analysis, in inventory order (rank
-    /// folders, then snapshot files).
-    pub fn targets(&self, inv: &Inventory) -> Vec<Target> {
-        let mut out: Vec<Target> = (0..inv.ranks.len())
-            .filter(|&i| {
-                let p = self.for_rank(&inv.ranks[i]);
-                p.memory.is_some() || p.anomaly.is_some()
-            })
-            .map(|i| Target::Rank(i as u32))
-            .collect();
-        if self.snapshot.is_some() {
-            out.extend((0..inv.snapshots.len()).map(|i| Target::Snapshot(i as u32)));
-        }
-        out
-    }
-}
-
-/// The result of one snapshot file: the run, or the decoder's error (§5.4 message).
-pub type SnapshotEntry = Result<SnapshotRun, PickleError>;
-
-/// What one target produced (what a parallel driver hands back to [`Store::insert`]).
-pub enum TargetEntry {
-    /// A rank folder's results.
-    Rank(RankEntry),
-    /// A snapshot file's result.
-    Snapshot(SnapshotEntry),
-}
-
-/// A single-stream export from the store.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Export {
-    /// Memory rows of every analysed rank (§9.0 order) as CSV (`proflens memory --format csv`).
-    MemoryCsv(Columns),
-    /// The same rows as a JSON array (`--format json`).
-    MemoryJson(Columns),
-    /// The per-rank memory summary as Markdown (`--format md`).
-    MemoryMd,
-    /// The anomaly JSON array over ranks (`proflens anomaly --out`).
-    AnomalyJson,
-    /// Snapshot file `i`'s JSON document (`proflens snapshot --json`, no final newline).
-    SnapshotJson(u32),
-    /// Snapshot file `i`'s Markdown report (`proflens snapshot --report`).
-    SnapshotMd(u32),
+/// Runs every target of `inv` that `plan` has an analysis for ([`Plan::targets`]), in
+/// inventory order, stopping after a cancelled one, and returns the store of their results:
+/// the one entry point of the CLI commands, the fuzz targets and the tests
+/// ([`crate::engine::parallel::run_inventory`] is the same on every core).
+pub fn run(
+    inv: &Inventory,
+    opener: &dyn Opener,
+    plan: Plan,
+    on_progress: &mut OnProgress<'_>,
+) -> Store {
+    let mut store = Store::new(plan);
+    store.run_inventory(inv, opener, on_progress);
+    store
 }
 
 /// Results by target, for one [`Plan`].
@@ -139,48 +55,6 @@ pub struct Store {
     plan: Plan,
     ranks: BTreeMap<u32, RankEntry>,
     snapshots: BTreeMap<u32, SnapshotEntry>,
-}
-
-/// Runs target `t` of `inv` with `plan` (one read per file) without storing it: the unit of
-/// work of [`Store::run_target`] and of parallel drivers. `None` for an index outside `inv`.
-pub fn run_target(
-    plan: &Plan,
-    inv: &Inventory,
-    t: Target,
-    opener: &dyn Opener,
-    on_progress: &mut OnProgress<'_>,
-) -> Option<TargetEntry> {
-    match t {
-        Target::Rank(i) => {
-            let folder = inv.ranks.get(i as usize)?;
-            let p = plan.for_rank(folder);
-            Some(TargetEntry::Rank(rank_pass::analyse_rank(
-                t,
-                folder,
-                opener,
-                &p,
-                on_progress,
-            )))
-        }
-        Target::Snapshot(i) => {
-            let file = inv.snapshots.get(i as usize)?;
-            let opts = plan.snapshot.as_ref()?;
-            let label = file.path.as_str();
-            let mut prog = |bytes| {
-                on_progress(&Progress {
-                    target: t,
-                    label,
-                    file: label,
-                    bytes,
-                })
-            };
-            Some(TargetEntry::Snapshot(super::snapshot::run(
-                opener, file, opts, &mut prog,
-            )))
-        }
-        // A cluster summary is read by the session's cluster view, not stored here.
-        Target::Summary(_) => None,
-    }
 }
 
 impl Store {
@@ -407,93 +281,31 @@ impl Store {
             .anomaly
             .clone()
             .unwrap_or_else(AnomalyConfig::spec_defaults);
-        Ok(anomaly::cross_rows(&self.anomaly_ranks()?, &cfg))
+        Ok(cross_rows(&self.anomaly_ranks()?, &cfg))
     }
+}
 
-    /// The `--report-dir` files of the anomaly analysis: per stored rank `(anomaly report
-    /// name, text, architecture report name, text)`, as [`anomaly::rank_reports`].
-    pub fn anomaly_reports(
-        &self,
-        inv: &Inventory,
-    ) -> Result<Vec<(String, String, String, String)>, Cancelled> {
-        let cfg = self
-            .plan
-            .anomaly
-            .clone()
-            .unwrap_or_else(AnomalyConfig::spec_defaults);
-        let ranks = self.anomaly_ranks()?;
-        let cross = anomaly::cross_rows(&ranks, &cfg);
-        let views = super::gpu_report::straggler_views(&ranks);
-        Ok((0..ranks.len())
-            .filter_map(|i| anomaly::rank_reports(inv, &ranks, &cross, &views, &cfg, i))
-            .collect())
-    }
+/// The cross-rank table (§13.4) over `ranks` (in their order), the slow-rank flag within
+/// each role when the ranks hold more than one ([`cross_rank::flag_slow_by_role`]).
+pub fn cross_rows<R: Borrow<RankAnalysis>>(ranks: &[R], cfg: &AnomalyConfig) -> Vec<RankRow> {
+    let mut rows: Vec<RankRow> = ranks
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let r = r.borrow();
+            cross_rank::row_of(r.meta.rank_id.unwrap_or(i as i64), &r.result)
+        })
+        .collect();
+    cross_rank::flag_slow_by_role(&mut rows, &roles(ranks), cfg);
+    rows
+}
 
-    /// The kernel tables of the stored GPU ranks (`kernels_<base>[_rank<N>].csv`, written
-    /// next to the reports): `(file name, CSV bytes)` per GPU rank, as
-    /// [`anomaly::kernel_csv_of`]; none for Ascend ranks.
-    pub fn gpu_kernel_tables(&self, inv: &Inventory) -> Result<Vec<(String, Vec<u8>)>, Cancelled> {
-        let ranks = self.anomaly_ranks()?;
-        let several_roles =
-            crate::analysis::anomaly::cross_rank::role_groups(&anomaly::roles(&ranks)).is_some();
-        Ok(ranks
-            .iter()
-            .enumerate()
-            .filter_map(|(i, r)| anomaly::kernel_csv_of(inv, r, i, ranks.len(), several_roles))
-            .collect())
-    }
-
-    /// Writes export `what` from the stored results to `w` (the single commands' bytes).
-    ///
-    /// # Errors
-    ///
-    /// Those of `w`; `InvalidInput` when the analysis was not planned, a rank was
-    /// cancelled or the snapshot file has no result (message in words).
-    pub fn write(&self, inv: &Inventory, what: Export, w: &mut dyn Write) -> io::Result<()> {
-        let missing = |why: &str| io::Error::new(io::ErrorKind::InvalidInput, why.to_string());
-        match what {
-            Export::MemoryCsv(_) | Export::MemoryJson(_) | Export::MemoryMd => {
-                let (run, _) = self
-                    .memory_run(inv)
-                    .ok_or_else(|| missing("the memory analysis was not run"))?;
-                match what {
-                    Export::MemoryCsv(cols) => memory_rows::write_csv(&run, cols, w),
-                    Export::MemoryJson(cols) => memory_rows::write_json(&run, cols, w),
-                    _ => crate::report::memory_md::write_summary(&run, w),
-                }
-            }
-            Export::AnomalyJson => {
-                let cfg = self
-                    .plan
-                    .anomaly
-                    .as_ref()
-                    .ok_or_else(|| missing("the anomaly analysis was not run"))?;
-                let ranks = self
-                    .anomaly_ranks()
-                    .map_err(|_| missing("the anomaly analysis was cancelled"))?;
-                anomaly::write_json(w, &ranks, cfg)
-            }
-            Export::SnapshotJson(i) | Export::SnapshotMd(i) => {
-                let opts = self
-                    .plan
-                    .snapshot
-                    .as_ref()
-                    .ok_or_else(|| missing("the snapshot analysis was not run"))?;
-                let run = match self.snapshots.get(&i) {
-                    Some(Ok(r)) => r,
-                    Some(Err(e)) => return Err(missing(&e.to_string())),
-                    None => return Err(missing("this snapshot file was not analysed")),
-                };
-                let text = if matches!(what, Export::SnapshotJson(_)) {
-                    run.json_text(&opts.report).map_err(io::Error::other)?
-                } else {
-                    run.markdown(&opts.report)
-                };
-                w.write_all(text.as_bytes())?;
-                w.flush()
-            }
-        }
-    }
+/// The role of each rank (`""` when unknown), the key the cross-rank rules group by.
+pub fn roles<R: Borrow<RankAnalysis>>(ranks: &[R]) -> Vec<String> {
+    ranks
+        .iter()
+        .map(|r| r.borrow().meta.role.clone().unwrap_or_default())
+        .collect()
 }
 
 fn empty_problems() -> &'static Problems {

@@ -51,14 +51,14 @@ impl TaskClass {
             "AICORE",
             "AIVECTOR",
             "MIXAIC",
-            // GPU compute kernels (issue 10, `engine::gpu`): the compute class.
+            // GPU compute kernels (issue 10, `engine::read::gpu`): the compute class.
             "KERNEL",
         ]) {
             (TaskClass::AiCore, false)
         } else if is(&["AI_CPU", "AICPU"]) {
             (TaskClass::AiCpu, false)
         } else if is(&["HCCL", "COMMUNICATION", "NCCL"]) {
-            // `NCCL`: GPU collectives (`engine::gpu`).
+            // `NCCL`: GPU collectives (`engine::read::gpu`).
             (TaskClass::Hccl, false)
         } else if is(&["", "N/A"]) {
             let lower = name.to_ascii_lowercase();
@@ -647,7 +647,7 @@ impl KernelTable {
     }
     /// The `task_class` text of kernel `i` in the JSON: the §1.2.2 spelling
     /// ([`TaskClass::as_str`]), except that a GPU collective (core `NCCL`, set only by
-    /// `engine::gpu` for NCCL/RCCL kernels) says `communication`, the GPU vocabulary of
+    /// `engine::read::gpu` for NCCL/RCCL kernels) says `communication`, the GPU vocabulary of
     /// gpu-traces.md §2 (HTA's `get_kernel_type`); Ascend rows never carry core `NCCL`.
     pub fn task_class_label(&self, i: usize) -> &'static str {
         match self.class[i] {

@@ -7,7 +7,7 @@
 //! ```
 //!
 //! Plain serde data, no rule: the per-rank numbers are copied from the anomaly JSON's values
-//! (`engine::cluster::summary`), every cross-rank result is computed by `engine::cluster::reduce`.
+//! (`engine::export::cluster::summary`), every cross-rank result is computed by `engine::export::cluster::reduce`.
 //! Units are in the field names: `_ms` milliseconds, `_us` microseconds, `_s` seconds,
 //! `bytes` bytes; ratios are fractions in [0, 1].
 

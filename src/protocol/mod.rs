@@ -171,7 +171,7 @@ pub enum Request {
         round: u32,
     },
     /// Joins every worker's parts of the last round (the buffers beside the request, in any
-    /// order) into the export: the CLI's bytes, assembled by the core (`engine::gather`).
+    /// order) into the export: the CLI's bytes, assembled by the core (`engine::export::gather`).
     /// Replies as [`Request::Export`].
     ExportJoin(ExportRequest),
     /// "Compare with…" (issue 13): side B's files, sent to the worker that holds side A's

@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The options of `proflens snapshot` that the settings panel edits (same names and defaults
-/// as the CLI flags; `engine::snapshot::options_from` turns them into engine options for both).
+/// as the CLI flags; `engine::read::snapshot::options_from` turns them into engine options for both).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SnapshotSettingsDto {
     /// `--top-n`: peaks reported besides the global maximum, OOMs and the end state.

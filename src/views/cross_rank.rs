@@ -75,7 +75,7 @@ pub fn compare_rank(
 }
 
 /// The rank the Compare tab compares ops and steps of (rank folder index): the first by rank
-/// id, unknown ids last, then by index — the engine's choice (`engine::compare`), so the page
+/// id, unknown ids last, then by index — the engine's choice (`engine::export::compare`), so the page
 /// sends the comparison to the worker holding it.
 pub fn compared_rank<'a>(
     summaries: impl IntoIterator<Item = &'a AnomalySummaryDto>,

@@ -25,8 +25,8 @@ use web_sys::{DedicatedWorkerGlobalScope, File, MessageEvent};
 
 pub use blob_reader::{BlobReader, FileOpener};
 
+use crate::engine::session::warmup;
 use crate::engine::session::{Session, Sink};
-use crate::engine::warmup;
 use crate::protocol::{Envelope, Failure, Request, Response};
 
 struct WorkerState {

@@ -3,8 +3,11 @@
 
 use std::ops::ControlFlow;
 
+#[path = "../engine_support/mod.rs"]
+mod engine_support;
+
 use proflens::analysis::anomaly_config::AnomalyConfig;
-use proflens::engine::anomaly::{analyse_all, RankAnalysis};
+use proflens::engine::read::RankAnalysis;
 use proflens::ingest::inventory::Inventory;
 use proflens::ingest::MemOpener;
 
@@ -90,7 +93,7 @@ pub fn run_bytes(files: &[(&str, Vec<u8>)], cfg: &AnomalyConfig) -> Vec<RankAnal
         m.add(*p, b.clone());
     }
     let inv = Inventory::from_paths(&m.list());
-    analyse_all(&inv, &m, cfg, &mut |_| ControlFlow::Continue(()))
+    engine_support::anomaly_run(&inv, &m, cfg, &mut |_| ControlFlow::Continue(()))
         .unwrap()
         .0
 }

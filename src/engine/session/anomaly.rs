@@ -7,8 +7,10 @@
 use std::io::{self, Write};
 
 use crate::analysis::anomaly_config::AnomalyConfig;
-use crate::engine::anomaly::{cross_rows, rank_reports, write_json, RankAnalysis};
-use crate::engine::gpu_report::rank_summary;
+use crate::engine::export::anomaly::{rank_reports, write_json};
+use crate::engine::export::gpu_report::rank_summary;
+use crate::engine::read::RankAnalysis;
+use crate::engine::store::cross_rows;
 use crate::engine::store::Store;
 use crate::ingest::inventory::{Inventory, RankFolder};
 
@@ -145,7 +147,7 @@ pub fn export(
                 .position(|r| r.meta.rank_dir == dir)
                 .ok_or_else(|| io::Error::other(format!("{dir}: no anomaly analysis")))?;
             let several_roles = cross.iter().any(|c| c.group.is_some());
-            let (name, csv) = crate::engine::anomaly::kernel_csv_of(
+            let (name, csv) = crate::engine::export::anomaly::kernel_csv_of(
                 inv,
                 &ranks[i],
                 i,
@@ -166,7 +168,7 @@ pub fn export(
                 .iter()
                 .position(|r| r.meta.rank_dir == dir)
                 .ok_or_else(|| io::Error::other(format!("{dir}: no anomaly analysis")))?;
-            let views = crate::engine::gpu_report::straggler_views(&ranks);
+            let views = crate::engine::export::gpu_report::straggler_views(&ranks);
             let (a_name, md, m_name, arch) = rank_reports(inv, &ranks, &cross, &views, &cfg, i)
                 .ok_or_else(|| io::Error::other("no report"))?;
             let (name, text) = if what == AnomalyExportKind::ReportMd {

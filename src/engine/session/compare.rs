@@ -1,7 +1,7 @@
 //! "Compare with…" inside a worker session (issue 13): side B's files are inventoried and
 //! every analysis of B's targets runs from ONE read of each of its files into a store of its
 //! own ([`CompareState`]); the diff is then computed from both sides' stored results by the
-//! CLI's assembly ([`crate::engine::compare`]), never reading side A again. The documents are
+//! CLI's assembly ([`crate::engine::export::compare`]), never reading side A again. The documents are
 //! rendered once, as `proflens diff A B --json` / `--md` write them (the exports), and laid
 //! out for the tab by [`crate::views::compare::view`] (plus the overlaid curves of
 //! `--overlay COLUMNS` for snapshots).
@@ -16,13 +16,13 @@ use crate::analysis::compare::ranks::RankCell;
 use crate::analysis::snapshot::device::annotation_spans;
 use crate::analysis::snapshot::links::{LinkOptions, LinkStyle};
 use crate::base::Problems;
-use crate::engine::compare::{
+use crate::engine::contract::no_progress;
+use crate::engine::export::compare::{
     diff_plan, snapshot_diff, snapshot_side, trace_diff, ElsewhereRank, StoredSide,
 };
-use crate::engine::contract::no_progress;
-use crate::engine::snapshot::SnapshotOptions;
-use crate::engine::snapshot::{run as run_snapshot, SnapshotRun};
-use crate::engine::store::{Plan, Store};
+use crate::engine::read::snapshot::SnapshotOptions;
+use crate::engine::read::snapshot::{run as run_snapshot, SnapshotRun};
+use crate::engine::{Plan, Store};
 use crate::ingest::inventory::Inventory;
 use crate::ingest::Opener;
 use crate::protocol::compare::{
@@ -344,7 +344,7 @@ fn read_runs(
     problems: &mut Problems,
 ) -> Result<CompareState, String> {
     elsewhere_of(a, req)?;
-    if !inv.ranks.iter().any(crate::engine::anomaly::usable) {
+    if !inv.ranks.iter().any(crate::engine::read::anomaly::usable) {
         return Err(format!(
             "{}: no GPU trace and no rank folder with kernel_details.csv, op_summary*.csv or \
              trace_view.json (compare two snapshot files, two traces, two rank folders or two \
@@ -381,7 +381,7 @@ fn elsewhere_of(a: &SideA<'_>, req: &CompareRequest) -> Result<Vec<ElsewhereRank
         .map(elsewhere_rank)
         .collect();
     let missing: Vec<u32> = (0..a.inv.ranks.len() as u32)
-        .filter(|&i| crate::engine::anomaly::usable(&a.inv.ranks[i as usize]))
+        .filter(|&i| crate::engine::read::anomaly::usable(&a.inv.ranks[i as usize]))
         .filter(|&i| a.store.anomaly(i).is_none() && !elsewhere.iter().any(|e| e.target == i))
         .collect();
     if !missing.is_empty() {

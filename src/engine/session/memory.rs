@@ -12,7 +12,7 @@ use crate::analysis::memory_pool::{pool_series, row_components, Component};
 use crate::analysis::memory_result::{MemoryRun, RankMemory, RankStatus};
 use crate::analysis::memory_summary::{summarize_with, RankSummary};
 use crate::base::units::NS_PER_MS;
-use crate::engine::store::{Export, Store};
+use crate::engine::{export::Export, Store};
 use crate::ingest::inventory::Inventory;
 use crate::protocol::{
     GroupDto, MatchCountsDto, MemoryExportKind, MemorySummaryDto, PoolDto, Response,
@@ -247,7 +247,7 @@ pub fn export(
         MemoryExportKind::MemoryJson => Export::MemoryJson(Columns::Full),
         MemoryExportKind::MemorySummaryMd => Export::MemoryMd,
     };
-    let (name, mime) = crate::engine::gather::memory::file_of(what);
-    store.write(inv, export, w)?;
+    let (name, mime) = crate::engine::export::gather::memory::file_of(what);
+    crate::engine::export::write(&store, inv, export, w)?;
     Ok((name.to_string(), mime.to_string()))
 }

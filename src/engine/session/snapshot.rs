@@ -1,5 +1,5 @@
 //! The snapshot analysis inside a worker session (issue 4): decodes and analyses each
-//! dropped snapshot pickle ([`crate::engine::snapshot::run`], the CLI's pipeline, with the
+//! dropped snapshot pickle ([`crate::engine::read::snapshot::run`], the CLI's pipeline, with the
 //! CLI's default settings), keeps it as a [`SnapshotView`] and answers the snapshot tab's
 //! queries from it. Progress is posted by the worker's reader while the core reads; Cancel
 //! terminates the worker (it cannot receive messages during a synchronous read).
@@ -10,7 +10,7 @@ use std::ops::ControlFlow;
 use super::snapshot_view::SnapshotView;
 use super::Sink;
 use crate::base::Problems;
-use crate::engine::snapshot::{run, SnapshotOptions};
+use crate::engine::read::snapshot::{run, SnapshotOptions};
 use crate::ingest::{InputFile, Opener};
 use crate::protocol::{
     Failure, Response, SnapExportKind, SnapQuery, SnapReply, SnapshotSettingsDto, Summary,

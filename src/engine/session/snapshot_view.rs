@@ -15,7 +15,7 @@
 //!   writes with the same settings.
 
 use crate::analysis::snapshot::allocator::AllocatorHistory;
-use crate::engine::snapshot::{SnapshotOptions, SnapshotRun};
+use crate::engine::read::snapshot::{SnapshotOptions, SnapshotRun};
 use crate::protocol::snapshot::{
     SnapBandsDto, SnapBandsQuery, SnapCurveDto, SnapCurveQuery, SnapExportKind, SnapLiveDto,
     SnapLiveQuery, SnapSegmentsDto, SnapStackDto, SnapshotSettingsDto, SnapshotSummaryDto,

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::engine::anomaly::RankAnalysis;
+use crate::engine::read::RankAnalysis;
 use crate::engine::store::Store;
 use crate::protocol::{AnomalyQuery, AnomalyReply};
 use crate::views::timeline::{TimelineIndex, TimelineQuery, TimelineSource};

@@ -1,6 +1,6 @@
 //! Synthetic inputs written from code: the benchmarks' generators (`examples/kineto_gen`,
 //! `memory_gen`, `anomaly_gen`, `snapshot_gen`) and the worker's JIT warm-up
-//! ([`super::warmup`]) share them, so what the warm-up exercises is what the benchmarks
+//! ([`crate::engine::session::warmup`]) share them, so what the warm-up exercises is what the benchmarks
 //! measure. Deterministic (fixed seeds); never real data. Kineto traces here, torch_npu rank
 //! folders in [`ascend`], memory-snapshot pickles in [`snapshot`].
 

@@ -61,7 +61,7 @@ pub struct TraceStats {
 ///
 /// `file` names the file in problems; problems (`MEM-TV-001` wrapper, `MEM-TV-010` time
 /// range, and the findings of [`diag`] with the [`diag::MEMORY`] codes) go to `problems`. The same as feeding a [`HostOpsReader`] from
-/// [`for_each_event`] (which `engine::rank_pass` does, beside the other consumers of the
+/// [`for_each_event`] (which `engine::read::rank` does, beside the other consumers of the
 /// same pass).
 ///
 /// # Errors

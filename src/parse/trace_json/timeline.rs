@@ -70,7 +70,7 @@ fn is_marker_name(name: &str, custom_prefix: &str) -> bool {
 
 /// Reads one `trace_view.json`. `custom_prefix` is the user step-marker prefix (may be empty).
 /// The same as feeding a [`TimelineBuilder`] from [`for_each_indexed_event`] (which
-/// `engine::rank_pass` does, beside the other consumers of the same pass).
+/// `engine::read::rank` does, beside the other consumers of the same pass).
 ///
 /// Errors: those of [`for_each_indexed_event`] (empty file, not a trace, UTF-16, read
 /// failure), and an error that stopped the read before any event

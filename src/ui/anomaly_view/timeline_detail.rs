@@ -186,7 +186,7 @@ pub fn Detail(
         sel.get().map(|s| {
             let k = s.item;
             let device = k.kind == LaneKind::Device;
-            // GPU kernels (engine::gpu cores) come from the trace: no CSV line to show.
+            // GPU kernels (engine::read::gpu cores) come from the trace: no CSV line to show.
             let gpu = matches!(k.core.as_str(), "KERNEL" | "NCCL" | "GPU_MEMCPY" | "GPU_MEMSET");
             let row = |t: &'static str, v: String| view! { <dt>{t}</dt><dd>{v}</dd> };
             view! {

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::base::Problems;
-use crate::engine::snapshot::analyse;
+use crate::engine::read::snapshot::analyse;
 use crate::ingest::InputFile;
 use crate::model::snapshot::{Action, BlockState, NO_STACK};
 use crate::model::snapshot_testing::SnapshotBuilder;

@@ -11,10 +11,9 @@
 //! stops the others. Parity mode reproduces upstream's per-rank failure (no rows).
 
 use std::ops::ControlFlow;
-use std::sync::Arc;
 
 use crate::analysis::memory_match::{match_rows, MatchOptions};
-use crate::analysis::memory_result::{MemoryRun, RankInfo, RankMemory, RankStatus, TraceFacts};
+use crate::analysis::memory_result::{RankInfo, RankMemory, RankStatus, TraceFacts};
 use crate::analysis::user_frame::UserFrameRule;
 use crate::base::{Position, Problem, Problems, Severity};
 use crate::ingest::inventory::{FileKind, Inventory, RankFile, RankFolder};
@@ -27,9 +26,6 @@ use crate::model::strings::StringPool;
 use crate::parse::csv::operator_memory::{self, CsvMode};
 use crate::parse::trace_json::call_stack_index::{HostOpsReader, TraceMode, TraceStats};
 
-use super::contract::{OnProgress, Target};
-use super::rank_pass::RankPlan;
-use super::store::{Plan, Store};
 use crate::parse::ParseErrorKind;
 
 /// Output mode (ascend-memory.md intro table).
@@ -62,30 +58,6 @@ fn info_of(rank: &RankFolder) -> RankInfo {
         source_index: rank.source_index,
         source_dir: rank.dir.clone(),
     }
-}
-
-/// Analyses ONE rank folder (§7 per-rank orchestration) through the one-read rank pass
-/// ([`super::rank_pass::analyse_rank`] with only the memory analysis planned).
-///
-/// Reads `trace_view.json` (if present) then `operator_memory.csv` through `opener`,
-/// reporting bytes read per file to `on_progress` (a `Break` cancels: the rank comes back
-/// [`RankStatus::Cancelled`] without rows). Never fails: a rank that cannot be analysed
-/// comes back [`RankStatus::Failed`] with its problems (`MEM-FILE-*`, `MEM-CSV-*`,
-/// `MEM-TV-*`). The inventory notes of the folder are included in its problems.
-pub fn analyse_rank(
-    rank: &RankFolder,
-    opener: &dyn Opener,
-    opts: &MemoryOptions,
-    on_progress: &mut OnProgress<'_>,
-) -> RankMemory {
-    let plan = RankPlan {
-        memory: Some(opts),
-        anomaly: None,
-    };
-    super::rank_pass::analyse_rank(Target::Rank(0), rank, opener, &plan, on_progress)
-        .memory
-        .map(Arc::unwrap_or_clone)
-        .unwrap_or_else(|| RankMemory::empty(info_of(rank), RankStatus::Cancelled, Problems::new()))
 }
 
 /// The memory analysis of one rank folder in the phases of the rank pass: [`MemoryPass::start`]
@@ -363,25 +335,4 @@ pub fn run_problems(inv: &Inventory, opts: &MemoryOptions, ranks: &[&RankMemory]
         ));
     }
     drop_problems
-}
-
-/// Runs the memory analysis on every rank folder of `inv` that `opts` selects, in inventory
-/// order (stopping after a cancelled rank), and merges the results (§9.0). Folders that
-/// cannot run come back failed with their reason. Drop-level problems
-/// ([`run_problems`]) are returned beside the run. The same code path as
-/// `proflens memory` and `proflens analyze` ([`super::store::Store`]).
-pub fn analyse_inventory(
-    inv: &Inventory,
-    opener: &dyn Opener,
-    opts: &MemoryOptions,
-    on_progress: &mut OnProgress<'_>,
-) -> (MemoryRun, Problems) {
-    let mut store = Store::new(Plan {
-        memory: Some(opts.clone()),
-        ..Plan::none()
-    });
-    store.run_inventory(inv, opener, on_progress);
-    store
-        .memory_run(inv)
-        .unwrap_or_else(|| (MemoryRun::merge(Vec::new()), Problems::new()))
 }

@@ -1,4 +1,4 @@
-//! JIT warm-up of an idle worker: small synthetic inputs ([`super::synth`]) run through the
+//! JIT warm-up of an idle worker: small synthetic inputs ([`crate::engine::synth`]) run through the
 //! same [`Session`] path a drop takes (`Open`, then `Run` of every analysis), answers thrown
 //! away.
 //!

@@ -9,8 +9,8 @@
 use crate::analysis::anomaly::cross_rank::row_of;
 use crate::analysis::memory_result::RankStatus as MemoryStatus;
 use crate::base::{Problem, Problems, Severity};
-use crate::engine::anomaly::RankAnalysis;
 use crate::engine::contract::Target;
+use crate::engine::read::RankAnalysis;
 use crate::engine::store::Store;
 use crate::ingest::inventory::{FileKind, Inventory};
 use crate::ingest::rank::CaptureKind;
@@ -257,7 +257,10 @@ fn memory_part(m: &crate::analysis::memory_result::RankMemory) -> Option<MemoryS
     })
 }
 
-fn snapshot_part(run: &crate::engine::snapshot::SnapshotRun, file: &str) -> Vec<SnapshotSummary> {
+fn snapshot_part(
+    run: &crate::engine::read::snapshot::SnapshotRun,
+    file: &str,
+) -> Vec<SnapshotSummary> {
     run.devices
         .iter()
         .map(|d| SnapshotSummary {

@@ -1,4 +1,4 @@
-//! One read per input file of a rank folder, feeding every planned analysis (issue 9).
+//! One read per input file of a rank folder, feeding every planned analysis.
 //!
 //! The files of one rank are read in this order, each at most once:
 //!
@@ -19,48 +19,20 @@
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use super::anomaly::{AnomalyPass, Cancelled, RankAnalysis};
-use super::contract::{OnProgress, Progress, Target};
-use super::memory::{trace_failure, MemoryOptions, MemoryPass};
-use crate::analysis::anomaly_config::AnomalyConfig;
-use crate::analysis::memory_result::{RankMemory, RankStatus};
+use super::anomaly::AnomalyPass;
+use super::memory::{trace_failure, MemoryPass};
+use super::{RankEntry, RankPlan};
+use crate::analysis::memory_result::RankStatus;
+use crate::engine::contract::{Cancelled, OnProgress, Progress, Target};
 use crate::ingest::inventory::{FileKind, RankFolder};
 use crate::ingest::{ChunkReader, Opener};
 use crate::parse::trace_json::for_each_indexed_event;
-
-/// Which analyses run on one rank folder, with their settings (`None`: not run).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RankPlan<'a> {
-    /// The memory analysis (ascend-memory.md).
-    pub memory: Option<&'a MemoryOptions>,
-    /// The anomaly analysis (anomaly.md).
-    pub anomaly: Option<&'a AnomalyConfig>,
-}
-
-/// The results of one rank folder, one per planned analysis (`None`: not planned).
-#[derive(Default)]
-pub struct RankEntry {
-    /// Memory rows (status, problems inside; shared with merged runs and exports).
-    pub memory: Option<Arc<RankMemory>>,
-    /// Anomaly result, or cancelled.
-    pub anomaly: Option<Result<RankAnalysis, Cancelled>>,
-}
-
-impl RankEntry {
-    /// True when the rank was cancelled (no analysis of it completed).
-    pub fn cancelled(&self) -> bool {
-        self.memory
-            .as_ref()
-            .is_some_and(|m| m.status == RankStatus::Cancelled)
-            || matches!(self.anomaly, Some(Err(Cancelled)))
-    }
-}
 
 /// Reads rank folder `folder` (inventory target `target`) once and runs every analysis of
 /// `plan` on it. `on_progress` gets every chunk of every file; `Break` cancels the rank
 /// (every planned analysis then comes back cancelled, except a memory rank that had
 /// already failed before reading).
-pub fn analyse_rank(
+pub fn read_rank(
     target: Target,
     folder: &RankFolder,
     opener: &dyn Opener,
@@ -77,12 +49,12 @@ pub fn analyse_rank(
         })
     };
     if folder.kind == crate::ingest::rank::CaptureKind::Kineto {
-        // A GPU rank: one trace, read once, anomaly only (`engine::gpu`).
+        // A GPU rank: one trace, read once, anomaly only (`engine::read::gpu`).
         return RankEntry {
             memory: None,
             anomaly: plan
                 .anomaly
-                .map(|cfg| super::gpu::analyse_rank(folder, opener, cfg, &mut prog)),
+                .map(|cfg| super::gpu::read_rank(folder, opener, cfg, &mut prog)),
         };
     }
     let mut cancelled = false;

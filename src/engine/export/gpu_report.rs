@@ -8,10 +8,10 @@
 
 use std::borrow::Borrow;
 
-use super::anomaly::RankAnalysis;
 use crate::analysis::gpu_rank::{self, GpuSummary};
 use crate::analysis::gpu_straggler::{collectives, stragglers_by_role, RoleStragglers};
 use crate::analysis::intervals::Interval;
+use crate::engine::read::RankAnalysis;
 use crate::model::gpu::GpuTrace;
 use crate::report::anomaly_json::gpu::{self, GpuJson, StragglerRow};
 use crate::report::gpu_md::GpuReportInput;
@@ -101,7 +101,7 @@ pub fn report_input<'v>(
 
 /// The `gpu` block of rank `r` with its row of the straggler view (`None` when it is in no
 /// view); `None` for an Ascend rank. The one builder for [`gpu_blocks`] and the gathered
-/// export (`engine::gather`), where the views come from every worker's collectives.
+/// export (`engine::export::gather`), where the views come from every worker's collectives.
 pub fn gpu_block(r: &RankAnalysis, row: Option<StragglerRow<'_>>) -> Option<GpuJson> {
     let (t, summary) = rank_summary(r)?;
     let origin = t.memory.first().map_or(0, |m| m.ts_ns);

@@ -4,15 +4,13 @@
 //! stream join and the time-base check, runs [`analysis::anomaly::analyse`],
 //! and returns plain data for the CLI, the worker and the tests.
 
-use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 
-use crate::analysis::anomaly::cross_rank::{self, RankRow};
 use crate::analysis::anomaly::{self as analysis, AnomalyResult, CaptureInfo, RankInput};
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::base::{Position, Problem, Problems, Severity};
-use crate::ingest::inventory::{FileKind, Inventory, RankFile, RankFolder};
+use crate::ingest::inventory::{FileKind, RankFile, RankFolder};
 use crate::ingest::{Opener, Progress};
 use crate::model::kernels::{KernelRow, KernelTable, KernelTableBuilder};
 use crate::model::side_tables::{CommOp, StepTraceRow};
@@ -22,11 +20,6 @@ use crate::parse::trace_json::diag;
 use crate::parse::trace_json::timeline::{TimelineBuilder, TimelineInfo};
 use crate::parse::{communication, ParseError};
 use crate::report::anomaly_json::RankMeta;
-use crate::report::pretty_json;
-
-use super::contract::{OnProgress, Target};
-use super::rank_pass::RankPlan;
-use super::store::{Plan, Store};
 
 /// Problem codes of the pipeline itself.
 pub mod codes {
@@ -45,10 +38,6 @@ pub mod codes {
 /// What a rank without device kernels lacks and how to capture it (problem `ANOM-FILE-002`,
 /// the steps tab's empty state and `proflens anomaly`'s stderr say the same).
 pub const NO_KERNELS_HOW: &str = "no device kernels (kernel_details.csv, op_summary*.csv or device events in trace_view.json): steps and bubbles cannot be computed. Capture with torch_npu.profiler with activities including ProfilerActivity.NPU, profiler_level Level0 or higher and export_type text, so that ASCEND_PROFILER_OUTPUT/kernel_details.csv is written";
-
-/// The analysis was cancelled through the progress callback.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Cancelled;
 
 /// Everything produced for one rank.
 pub struct RankAnalysis {
@@ -70,12 +59,12 @@ pub struct RankAnalysis {
     pub problems: Problems,
     /// `step_trace_time.csv` cross-check lines (§13.1).
     pub cross_check: Vec<String>,
-    /// The whole GPU trace of a GPU rank (`engine::gpu`; `None` on Ascend ranks): device ops
+    /// The whole GPU trace of a GPU rank (`engine::read::gpu`; `None` on Ascend ranks): device ops
     /// with correlation ids, launches, flows, memory counters, for the GPU views.
     pub gpu: Option<std::sync::Arc<crate::model::gpu::GpuTrace>>,
     /// The GPU analyses of `gpu` over the steps of `result` (`analysis::gpu_rank`), computed
     /// at their first use and kept: the JSON's `gpu` block, the report's GPU section and the
-    /// page's GPU panel all read them (`engine::gpu_report::rank_summary`).
+    /// page's GPU panel all read them (`engine::export::gpu_report::rank_summary`).
     pub gpu_summary: std::sync::OnceLock<crate::analysis::gpu_rank::GpuSummary>,
 }
 
@@ -95,24 +84,6 @@ fn open_err(path: &str, e: std::io::Error) -> Problem {
         Position::file(path),
         format!("cannot open: {e}"),
     )
-}
-
-/// Analyses one rank folder through the one-read rank pass
-/// ([`super::rank_pass::analyse_rank`] with only the anomaly analysis planned).
-/// `on_progress` returning `Break` cancels.
-pub fn analyse_rank(
-    rank: &RankFolder,
-    opener: &dyn Opener,
-    cfg: &AnomalyConfig,
-    on_progress: &mut OnProgress<'_>,
-) -> Result<RankAnalysis, Cancelled> {
-    let plan = RankPlan {
-        memory: None,
-        anomaly: Some(cfg),
-    };
-    super::rank_pass::analyse_rank(Target::Rank(0), rank, opener, &plan, on_progress)
-        .anomaly
-        .unwrap_or(Err(Cancelled))
 }
 
 /// True when rank folder `rank` has an input the anomaly analysis can start from
@@ -574,223 +545,4 @@ fn cross_check(
         }
     }
     out
-}
-
-/// Analyses every rank of the inventory, in inventory order; ranks that cannot
-/// run the anomaly analysis ([`usable`]) are skipped. Returns the ranks and the cross-rank
-/// table (§13.4). The same code path as `proflens anomaly` and `proflens analyze`
-/// ([`super::store::Store`]).
-pub fn analyse_all(
-    inv: &Inventory,
-    opener: &dyn Opener,
-    cfg: &AnomalyConfig,
-    on_progress: &mut OnProgress<'_>,
-) -> Result<(Vec<RankAnalysis>, Vec<RankRow>), Cancelled> {
-    let mut store = Store::new(Plan {
-        anomaly: Some(cfg.clone()),
-        ..Plan::none()
-    });
-    store.run_inventory(inv, opener, on_progress);
-    let out = store.take_anomaly()?;
-    let rows = cross_rows(&out, cfg);
-    Ok((out, rows))
-}
-
-/// The cross-rank table (§13.4) over `ranks` (in their order), the slow-rank flag within
-/// each role when the ranks hold more than one ([`cross_rank::flag_slow_by_role`]).
-pub fn cross_rows<R: Borrow<RankAnalysis>>(ranks: &[R], cfg: &AnomalyConfig) -> Vec<RankRow> {
-    let mut rows: Vec<RankRow> = ranks
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let r = r.borrow();
-            cross_rank::row_of(r.meta.rank_id.unwrap_or(i as i64), &r.result)
-        })
-        .collect();
-    cross_rank::flag_slow_by_role(&mut rows, &roles(ranks), cfg);
-    rows
-}
-
-/// The role of each rank (`""` when unknown), the key the cross-rank rules group by.
-pub fn roles<R: Borrow<RankAnalysis>>(ranks: &[R]) -> Vec<String> {
-    ranks
-        .iter()
-        .map(|r| r.borrow().meta.role.clone().unwrap_or_default())
-        .collect()
-}
-
-/// The per-rank report files of `proflens anomaly --report-dir` (§1.6): for rank `i` of
-/// `ranks`, `(anomaly report name, anomaly report text, architecture report name,
-/// architecture report text)`. `<base>` is the dropped root folder (else the rank folder); the
-/// `_rank<N>` suffix is added only when more than one rank was analysed (`_<role>_rank<N>` with several roles: [`report_stem`]). `views` are the
-/// straggler views of `ranks` (`gpu_report::straggler_views`, computed once for all ranks).
-/// The CLI and the page's export both call this, so the bytes are identical.
-pub fn rank_reports<R: Borrow<RankAnalysis>>(
-    inv: &Inventory,
-    ranks: &[R],
-    cross: &[RankRow],
-    views: &crate::analysis::gpu_straggler::RoleStragglers,
-    cfg: &AnomalyConfig,
-    i: usize,
-) -> Option<(String, String, String, String)> {
-    let r = ranks.get(i)?.borrow();
-    let gpu = super::gpu_report::report_input(r, views, i);
-    Some(reports_of(inv, r, i, ranks.len(), cross, gpu.as_ref(), cfg))
-}
-
-/// `(<base>, <suffix>)` of rank `r`'s report file names ([`rank_reports`]): `<base>` is the
-/// dropped root folder (else the rank folder); the suffix is `_rank<N>` when `n` > 1, and
-/// `_<role>_rank<N>` when the analysed ranks hold several roles (`several_roles`: the grouping
-/// of `cross_rank::role_groups`), since two roles of an RL run hold the same rank ids and
-/// their reports would otherwise overwrite each other.
-pub fn report_stem(
-    inv: &Inventory,
-    r: &RankAnalysis,
-    position: usize,
-    n: usize,
-    several_roles: bool,
-) -> (String, String) {
-    let root = inv.root_label();
-    let base = if root == "the dropped files" || root.is_empty() {
-        r.dir_name.clone()
-    } else {
-        root
-    };
-    let id = r.meta.rank_id.unwrap_or(position as i64);
-    let suffix = match r.meta.role.as_deref() {
-        Some(role) if several_roles && n > 1 => format!("_{role}_rank{id}"),
-        _ if n > 1 => format!("_rank{id}"),
-        _ => String::new(),
-    };
-    (base, suffix)
-}
-
-/// The kernel table of GPU rank `r` (rank `position` of `n`) as `(kernels_<base><suffix>.csv,
-/// CSV bytes)` (`report::gpu_kernels_csv` over `analysis::gpu_kernels::name_table`), named as
-/// its reports ([`report_stem`]); `None` for an Ascend rank.
-pub fn kernel_csv_of(
-    inv: &Inventory,
-    r: &RankAnalysis,
-    position: usize,
-    n: usize,
-    several_roles: bool,
-) -> Option<(String, Vec<u8>)> {
-    let t = r.gpu.as_deref()?;
-    let (base, suffix) = report_stem(inv, r, position, n, several_roles);
-    let mut out = Vec::new();
-    crate::report::gpu_kernels_csv::write_kernels(
-        &crate::analysis::gpu_kernels::name_table(t),
-        &mut out,
-    )
-    .ok()?;
-    Some((format!("kernels_{base}{suffix}.csv"), out))
-}
-
-/// [`rank_reports`] of `r`, rank `position` of the `n` analysed ranks (its id falls back to
-/// the position), with its GPU section's input (`None` on Ascend ranks): the one renderer for
-/// the CLI, the page's export from one worker and the gathered export (`engine::gather`,
-/// where the rank's worker holds only some ranks).
-pub fn reports_of(
-    inv: &Inventory,
-    r: &RankAnalysis,
-    position: usize,
-    n: usize,
-    cross: &[RankRow],
-    gpu: Option<&crate::report::gpu_md::GpuReportInput<'_>>,
-    cfg: &AnomalyConfig,
-) -> (String, String, String, String) {
-    // Several roles ⇔ the cross-rank rows were grouped (the one rule, `role_groups`).
-    let several_roles = cross.iter().any(|c| c.group.is_some());
-    let (base, suffix) = report_stem(inv, r, position, n, several_roles);
-    let md = crate::report::anomaly_md::render(
-        &r.kernels,
-        &r.result,
-        &r.meta,
-        &r.cross_check,
-        cross,
-        gpu,
-        cfg,
-    );
-    let facts = crate::analysis::architecture::analyse(&r.kernels, cfg);
-    let arch =
-        crate::report::arch_md::render(&r.kernels, &facts, &r.result, &r.meta, &r.comm_ops, &base);
-    (
-        format!("anomaly_report_{base}{suffix}.md"),
-        md,
-        format!("model_architecture_report_{base}{suffix}.md"),
-        arch,
-    )
-}
-
-/// Writes the JSON array over `ranks` exactly as `proflens anomaly` prints it (pretty, then
-/// one `\n`), streamed to `w`: each element is serialized straight into `w`
-/// ([`write_json_element`]), never held whole in memory.
-///
-/// Errors: those of `w`.
-pub fn write_json<R: Borrow<RankAnalysis>>(
-    w: &mut dyn std::io::Write,
-    ranks: &[R],
-    cfg: &AnomalyConfig,
-) -> std::io::Result<()> {
-    let gpu = super::gpu_report::gpu_blocks(ranks);
-    let mut any = false;
-    for (r, gpu) in ranks.iter().zip(gpu) {
-        w.write_all(if any { b",\n" } else { b"[\n" })?;
-        write_json_element(w, r.borrow(), gpu, cfg)?;
-        any = true;
-    }
-    w.write_all(if any { b"\n]\n" } else { b"[]\n" })?;
-    w.flush()
-}
-
-/// The JSON element of rank `r` (with its `gpu` block) exactly as it stands inside the
-/// pretty array of [`write_json`]: indented one level, no separator.
-///
-/// Errors: serialization (not expected: plain data).
-pub fn json_element(
-    r: &RankAnalysis,
-    gpu: Option<crate::report::anomaly_json::gpu::GpuJson>,
-    cfg: &AnomalyConfig,
-) -> std::io::Result<Vec<u8>> {
-    let mut out = Vec::new();
-    write_json_element(&mut out, r, gpu, cfg)?;
-    Ok(out)
-}
-
-/// [`json_element`] streamed to `w`.
-///
-/// Errors: those of `w`; serialization (not expected: plain data).
-pub fn write_json_element(
-    w: &mut dyn std::io::Write,
-    r: &RankAnalysis,
-    gpu: Option<crate::report::anomaly_json::gpu::GpuJson>,
-    cfg: &AnomalyConfig,
-) -> std::io::Result<()> {
-    let mut j = crate::report::anomaly_json::build(&r.kernels, &r.result, &r.meta, cfg);
-    j.gpu = gpu;
-    // The element as it stands inside the pretty array: serde_json's pretty output, every
-    // line (the first one too) indented one level deeper.
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, w);
-    std::io::Write::write_all(&mut out, pretty_json::INDENT)?;
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, pretty_json::Indented::new(1));
-    serde::Serialize::serialize(&j, &mut ser).map_err(std::io::Error::other)?;
-    std::io::Write::flush(&mut out)
-}
-
-/// Writes the pretty JSON array of `elements` ([`json_element`], in rank order) and one
-/// `\n`, the bytes `serde_json::to_writer_pretty` gives for the whole array.
-///
-/// Errors: those of `w`.
-pub fn write_json_elements<'e>(
-    w: &mut dyn std::io::Write,
-    elements: impl Iterator<Item = &'e [u8]>,
-) -> std::io::Result<()> {
-    let mut any = false;
-    for e in elements {
-        w.write_all(if any { b",\n" } else { b"[\n" })?;
-        w.write_all(e)?;
-        any = true;
-    }
-    w.write_all(if any { b"\n]\n" } else { b"[]\n" })?;
-    w.flush()
 }

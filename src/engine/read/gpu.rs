@@ -23,10 +23,11 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::anomaly::{Cancelled, RankAnalysis};
+use super::anomaly::RankAnalysis;
 use crate::analysis::anomaly::{self as analysis, CaptureInfo, RankInput};
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::base::{Position, Problem, Problems, Severity};
+use crate::engine::contract::Cancelled;
 use crate::ingest::inventory::{FileKind, RankFolder};
 use crate::ingest::{Opener, Progress};
 use crate::model::gpu::{DeviceOpKind, GpuTrace, HostKind};
@@ -191,7 +192,7 @@ pub fn host_table(t: &GpuTrace, kernels: &KernelTable) -> HostEventTable {
 
 /// Analyses GPU rank `rank` (a `CaptureKind::Kineto` inventory entry). `on_progress` gets the
 /// trace's compressed bytes; `Break` cancels.
-pub fn analyse_rank(
+pub fn read_rank(
     rank: &RankFolder,
     opener: &dyn Opener,
     cfg: &AnomalyConfig,

@@ -16,7 +16,7 @@
 //! ```
 //!
 //! Byte equality with `proflens memory|anomaly` holds by construction: a row, a rank section,
-//! a JSON element and a report are rendered by the same `report` / `engine::anomaly`
+//! a JSON element and a report are rendered by the same `report` / `engine::export::anomaly`
 //! functions the CLI calls, and the join reproduces the CLI's order and wrapping
 //! (`tests/export_gather.rs` checks it on a two-rank folder split over two sessions).
 

@@ -5,7 +5,7 @@
 //! round 0 sends each rank's inputs to those ([`facts`]: its `cross_rank::row_of` row and GPU
 //! collectives), round 1 renders each held rank's piece with the [`Context`] every worker
 //! builds from all round-0 parts ([`pieces`]), and the join wraps the pieces in inventory
-//! order exactly as `engine::anomaly::write_json` and `report::anomaly_csv` do.
+//! order exactly as `engine::export::anomaly::write_json` and `report::anomaly_csv` do.
 
 use std::io::{self, Write};
 
@@ -14,8 +14,9 @@ use crate::analysis::anomaly::cross_rank::{flag_slow_by_role, row_of, RankRow};
 use crate::analysis::anomaly::groups::IdlePattern;
 use crate::analysis::gpu_straggler::{collectives, stragglers_by_role, RoleStragglers};
 use crate::base::wire::{Dec, DecResult, Enc};
-use crate::engine::anomaly::{json_element, reports_of, write_json_elements, RankAnalysis};
-use crate::engine::gpu_report::{gpu_block, straggler_row};
+use crate::engine::export::anomaly::{json_element, reports_of, write_json_elements};
+use crate::engine::export::gpu_report::{gpu_block, straggler_row};
+use crate::engine::read::RankAnalysis;
 use crate::engine::session::anomaly::{config, export_stem};
 use crate::engine::store::Store;
 use crate::ingest::inventory::Inventory;
@@ -153,7 +154,7 @@ pub struct Context {
     /// when the ranks hold several: `cross_rank::flag_slow_by_role`).
     pub cross: Vec<RankRow>,
     /// The straggler views over the GPU ranks (one per role when several), `at` indexed by
-    /// position (`engine::gpu_report::straggler_views`' shape).
+    /// position (`engine::export::gpu_report::straggler_views`' shape).
     pub views: RoleStragglers,
 }
 
@@ -175,7 +176,7 @@ impl Context {
                 p[0].index
             ));
         }
-        // The rank id falls back to the position (`engine::anomaly::cross_rows`, `gpu_blocks`).
+        // The rank id falls back to the position (`engine::store::cross_rows`, `gpu_blocks`).
         let id = |pos: usize, f: &Fact| f.rank_id.unwrap_or(pos as i64);
         let mut cross: Vec<RankRow> = all
             .iter()
@@ -275,7 +276,7 @@ pub fn pieces(
                 }
                 // Several roles ⇔ grouped cross rows (`role_groups`, as `Store::gpu_kernel_tables`).
                 let several_roles = ctx.cross.iter().any(|c| c.group.is_some());
-                (name, body) = crate::engine::anomaly::kernel_csv_of(
+                (name, body) = crate::engine::export::anomaly::kernel_csv_of(
                     inv,
                     r,
                     pos,
@@ -288,7 +289,7 @@ pub fn pieces(
                 if rank != Some(index) {
                     continue;
                 }
-                let gpu = crate::engine::gpu_report::report_input(r, &ctx.views, pos);
+                let gpu = crate::engine::export::gpu_report::report_input(r, &ctx.views, pos);
                 let (a_name, md, m_name, arch) =
                     reports_of(inv, r, pos, ctx.order.len(), &ctx.cross, gpu.as_ref(), &cfg);
                 (name, body) = if what == AnomalyExportKind::ReportMd {

@@ -1,6 +1,6 @@
 //! Comparing two stored runs (issue 13 "Compare"): the one assembly of the diff documents from
 //! results already held in [`Store`]s and [`SnapshotRun`]s, used by `proflens diff` (CLI) and
-//! by the worker session's Compare tab ([`super::session::compare`]). Nothing here reads a
+//! by the worker session's Compare tab ([`crate::engine::session::compare`]). Nothing here reads a
 //! file: each side was read once by whoever filled its store.
 //!
 //! * Snapshots: [`snapshot_diff`] = [`crate::report::snapshot_diff::build`] on both runs.
@@ -18,9 +18,9 @@ use crate::analysis::compare::ranks::{
 use crate::analysis::compare::{compare_ranks, RankSide};
 use crate::analysis::memory_result::RankMemory;
 use crate::analysis::snapshot::links::LinkOptions;
-use crate::engine::anomaly::RankAnalysis;
-use crate::engine::snapshot::SnapshotRun;
-use crate::engine::store::{Plan, Store};
+use crate::engine::read::snapshot::SnapshotRun;
+use crate::engine::read::RankAnalysis;
+use crate::engine::{Plan, Store};
 use crate::ingest::inventory::{FileKind, Inventory};
 use crate::report::snapshot_diff::{build as build_snapshot, DiffJson, DiffSide};
 use crate::report::snapshot_json::ReportOptions;

@@ -1,0 +1,188 @@
+//! The anomaly analysis' files (anomaly.md §6–§7): the JSON array over ranks, the per-rank
+//! Markdown reports (`--report-dir`) and the GPU ranks' kernel tables, for the CLI and the
+//! page alike.
+
+use std::borrow::Borrow;
+
+use super::gpu_report;
+use crate::analysis::anomaly::cross_rank::RankRow;
+use crate::analysis::anomaly_config::AnomalyConfig;
+use crate::engine::read::RankAnalysis;
+use crate::ingest::inventory::Inventory;
+use crate::report::pretty_json;
+
+/// The per-rank report files of `proflens anomaly --report-dir` (§1.6): for rank `i` of
+/// `ranks`, `(anomaly report name, anomaly report text, architecture report name,
+/// architecture report text)`. `<base>` is the dropped root folder (else the rank folder); the
+/// `_rank<N>` suffix is added only when more than one rank was analysed (`_<role>_rank<N>` with several roles: [`report_stem`]). `views` are the
+/// straggler views of `ranks` (`gpu_report::straggler_views`, computed once for all ranks).
+/// The CLI and the page's export both call this, so the bytes are identical.
+pub fn rank_reports<R: Borrow<RankAnalysis>>(
+    inv: &Inventory,
+    ranks: &[R],
+    cross: &[RankRow],
+    views: &crate::analysis::gpu_straggler::RoleStragglers,
+    cfg: &AnomalyConfig,
+    i: usize,
+) -> Option<(String, String, String, String)> {
+    let r = ranks.get(i)?.borrow();
+    let gpu = gpu_report::report_input(r, views, i);
+    Some(reports_of(inv, r, i, ranks.len(), cross, gpu.as_ref(), cfg))
+}
+
+/// `(<base>, <suffix>)` of rank `r`'s report file names ([`rank_reports`]): `<base>` is the
+/// dropped root folder (else the rank folder); the suffix is `_rank<N>` when `n` > 1, and
+/// `_<role>_rank<N>` when the analysed ranks hold several roles (`several_roles`: the grouping
+/// of `cross_rank::role_groups`), since two roles of an RL run hold the same rank ids and
+/// their reports would otherwise overwrite each other.
+pub fn report_stem(
+    inv: &Inventory,
+    r: &RankAnalysis,
+    position: usize,
+    n: usize,
+    several_roles: bool,
+) -> (String, String) {
+    let root = inv.root_label();
+    let base = if root == "the dropped files" || root.is_empty() {
+        r.dir_name.clone()
+    } else {
+        root
+    };
+    let id = r.meta.rank_id.unwrap_or(position as i64);
+    let suffix = match r.meta.role.as_deref() {
+        Some(role) if several_roles && n > 1 => format!("_{role}_rank{id}"),
+        _ if n > 1 => format!("_rank{id}"),
+        _ => String::new(),
+    };
+    (base, suffix)
+}
+
+/// The kernel table of GPU rank `r` (rank `position` of `n`) as `(kernels_<base><suffix>.csv,
+/// CSV bytes)` (`report::gpu_kernels_csv` over `analysis::gpu_kernels::name_table`), named as
+/// its reports ([`report_stem`]); `None` for an Ascend rank.
+pub fn kernel_csv_of(
+    inv: &Inventory,
+    r: &RankAnalysis,
+    position: usize,
+    n: usize,
+    several_roles: bool,
+) -> Option<(String, Vec<u8>)> {
+    let t = r.gpu.as_deref()?;
+    let (base, suffix) = report_stem(inv, r, position, n, several_roles);
+    let mut out = Vec::new();
+    crate::report::gpu_kernels_csv::write_kernels(
+        &crate::analysis::gpu_kernels::name_table(t),
+        &mut out,
+    )
+    .ok()?;
+    Some((format!("kernels_{base}{suffix}.csv"), out))
+}
+
+/// [`rank_reports`] of `r`, rank `position` of the `n` analysed ranks (its id falls back to
+/// the position), with its GPU section's input (`None` on Ascend ranks): the one renderer for
+/// the CLI, the page's export from one worker and the gathered export (`engine::export::gather`,
+/// where the rank's worker holds only some ranks).
+pub fn reports_of(
+    inv: &Inventory,
+    r: &RankAnalysis,
+    position: usize,
+    n: usize,
+    cross: &[RankRow],
+    gpu: Option<&crate::report::gpu_md::GpuReportInput<'_>>,
+    cfg: &AnomalyConfig,
+) -> (String, String, String, String) {
+    // Several roles ⇔ the cross-rank rows were grouped (the one rule, `role_groups`).
+    let several_roles = cross.iter().any(|c| c.group.is_some());
+    let (base, suffix) = report_stem(inv, r, position, n, several_roles);
+    let md = crate::report::anomaly_md::render(
+        &r.kernels,
+        &r.result,
+        &r.meta,
+        &r.cross_check,
+        cross,
+        gpu,
+        cfg,
+    );
+    let facts = crate::analysis::architecture::analyse(&r.kernels, cfg);
+    let arch =
+        crate::report::arch_md::render(&r.kernels, &facts, &r.result, &r.meta, &r.comm_ops, &base);
+    (
+        format!("anomaly_report_{base}{suffix}.md"),
+        md,
+        format!("model_architecture_report_{base}{suffix}.md"),
+        arch,
+    )
+}
+
+/// Writes the JSON array over `ranks` exactly as `proflens anomaly` prints it (pretty, then
+/// one `\n`), streamed to `w`: each element is serialized straight into `w`
+/// ([`write_json_element`]), never held whole in memory.
+///
+/// Errors: those of `w`.
+pub fn write_json<R: Borrow<RankAnalysis>>(
+    w: &mut dyn std::io::Write,
+    ranks: &[R],
+    cfg: &AnomalyConfig,
+) -> std::io::Result<()> {
+    let gpu = gpu_report::gpu_blocks(ranks);
+    let mut any = false;
+    for (r, gpu) in ranks.iter().zip(gpu) {
+        w.write_all(if any { b",\n" } else { b"[\n" })?;
+        write_json_element(w, r.borrow(), gpu, cfg)?;
+        any = true;
+    }
+    w.write_all(if any { b"\n]\n" } else { b"[]\n" })?;
+    w.flush()
+}
+
+/// The JSON element of rank `r` (with its `gpu` block) exactly as it stands inside the
+/// pretty array of [`write_json`]: indented one level, no separator.
+///
+/// Errors: serialization (not expected: plain data).
+pub fn json_element(
+    r: &RankAnalysis,
+    gpu: Option<crate::report::anomaly_json::gpu::GpuJson>,
+    cfg: &AnomalyConfig,
+) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    write_json_element(&mut out, r, gpu, cfg)?;
+    Ok(out)
+}
+
+/// [`json_element`] streamed to `w`.
+///
+/// Errors: those of `w`; serialization (not expected: plain data).
+pub fn write_json_element(
+    w: &mut dyn std::io::Write,
+    r: &RankAnalysis,
+    gpu: Option<crate::report::anomaly_json::gpu::GpuJson>,
+    cfg: &AnomalyConfig,
+) -> std::io::Result<()> {
+    let mut j = crate::report::anomaly_json::build(&r.kernels, &r.result, &r.meta, cfg);
+    j.gpu = gpu;
+    // The element as it stands inside the pretty array: serde_json's pretty output, every
+    // line (the first one too) indented one level deeper.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, w);
+    std::io::Write::write_all(&mut out, pretty_json::INDENT)?;
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, pretty_json::Indented::new(1));
+    serde::Serialize::serialize(&j, &mut ser).map_err(std::io::Error::other)?;
+    std::io::Write::flush(&mut out)
+}
+
+/// Writes the pretty JSON array of `elements` ([`json_element`], in rank order) and one
+/// `\n`, the bytes `serde_json::to_writer_pretty` gives for the whole array.
+///
+/// Errors: those of `w`.
+pub fn write_json_elements<'e>(
+    w: &mut dyn std::io::Write,
+    elements: impl Iterator<Item = &'e [u8]>,
+) -> std::io::Result<()> {
+    let mut any = false;
+    for e in elements {
+        w.write_all(if any { b",\n" } else { b"[\n" })?;
+        w.write_all(e)?;
+        any = true;
+    }
+    w.write_all(if any { b"\n]\n" } else { b"[]\n" })?;
+    w.flush()
+}
