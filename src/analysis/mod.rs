@@ -13,6 +13,7 @@ pub mod gpu_kernels;
 pub mod gpu_memory;
 pub mod gpu_rank;
 pub mod gpu_straggler;
+pub mod gpu_tables;
 pub mod host_evidence;
 pub mod intervals;
 pub mod launch_timing;

@@ -135,7 +135,7 @@ pub struct HostEventTable {
     pub markers: Vec<MarkerEvent>,
     /// `ts` (ns) of the points `h2d_flow_count` counts (§5.6): on Ascend the flow end points
     /// (`ph:"f"`) of `HostToDevice` / `async_npu` flows; on GPU ranks the launch starts of the
-    /// device ops (`engine::read::gpu::launch_points`).
+    /// device ops (`analysis::gpu_tables::launch_points`).
     pub h2d_flow_ends_ns: Vec<i64>,
     /// Launch flow ends (`async_npu`, `HostToDevice`) as read; [`finish`](Self::finish) pairs
     /// them into [`flows`](Self::flows) and empties this list.

@@ -32,7 +32,7 @@ const MAX_WALK: usize = 100_000;
 #[derive(Clone, Debug, Default)]
 pub struct FlowIndex {
     /// GPU: kernel index of each device op (`u32::MAX` = none), the inverse of the kernel
-    /// table's `row − 1` (`engine::read::gpu::kernel_table`).
+    /// table's `row − 1` (`analysis::gpu_tables::kernel_table`).
     kernel_of_op: Vec<u32>,
     /// GPU: `(correlation, device op index)`, sorted.
     op_by_corr: Vec<(i64, u32)>,
@@ -190,7 +190,7 @@ impl FlowIndex {
         ) else {
             return Vec::new();
         };
-        // The host table keys threads as "<pid>/<tid>" (engine::read::gpu::host_table).
+        // The host table keys threads as "<pid>/<tid>" (analysis::gpu_tables::host_table).
         let key = format!("{}/{}", g.text(h.pid), g.text(h.tid));
         let Some(lane) = trace
             .thread_id(&key)

@@ -6,6 +6,7 @@
 
 pub mod cross_rank;
 pub mod groups;
+pub mod joins;
 pub mod ops;
 pub mod result;
 pub mod summary;
@@ -326,6 +327,9 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
     summary::set_followups(&mut group_results, &results, &summary, &caps);
     let mut limitations = limitations(input, &caps, method, sparse_host);
     limitations.extend(notes.iter().cloned());
+    if input.info.gpu_trace {
+        limitations.push(GPU_TRACE_NOTE.into());
+    }
     let confidence = summary::confidence(method, &caps, input.info.op_summary_only);
     let comm = CommTotals {
         kernel_details_ms: (0..k.len())
@@ -499,7 +503,9 @@ fn limitations(
     if !caps.with_stack {
         v.push("with_stack off: attribution less specific".into());
     }
-    if !caps.comm_file {
+    // A GPU trace never has the Ascend side files: their absence is no limitation there.
+    let ascend = !input.info.gpu_trace;
+    if ascend && !caps.comm_file {
         v.push("no communication.json: communication wait cannot be assessed from comm ops (evidence gap)".into());
     }
     if sparse {
@@ -508,7 +514,7 @@ fn limitations(
     if input.info.op_summary_only {
         v.push("op_summary-only input: coarser kernel data".into());
     }
-    if input.info.kernels_from_trace {
+    if ascend && input.info.kernels_from_trace {
         v.push("kernel_details.csv absent: kernels taken from trace_view.json device lanes".into());
     }
     if matches!(method, StepMethod::Macro) {
@@ -517,7 +523,7 @@ fn limitations(
     if matches!(method, StepMethod::Pseudo) {
         v.push("no step markers: one pseudo-step over the whole capture".into());
     }
-    if !caps.pmu {
+    if ascend && !caps.pmu {
         v.push("PMU judgement unavailable".into());
     }
     v

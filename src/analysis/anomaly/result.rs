@@ -30,7 +30,15 @@ pub struct CaptureInfo {
     pub comm_file: bool,
     /// True when the kernels came from the trace's device lanes (no kernel CSV).
     pub kernels_from_trace: bool,
+    /// True for a GPU (PyTorch profiler) trace: the Ascend side files it never has
+    /// (`communication.json`, `kernel_details.csv`, PMU data) are not limitations of the
+    /// capture, and the result notes the Ascend-only rules that are not applied
+    /// ([`GPU_TRACE_NOTE`]).
+    pub gpu_trace: bool,
 }
+
+/// The limitation every GPU trace's result carries (`CaptureInfo::gpu_trace`).
+pub const GPU_TRACE_NOTE: &str = "GPU trace (PyTorch profiler): Ascend-only rules are not applied (the AI_CPU kernel class, HCCL and communication.json specifics, the step_trace_time.csv cross-check, the PMU judgement)";
 
 /// Everything the analysis of one rank reads.
 pub struct RankInput<'a> {

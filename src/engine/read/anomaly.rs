@@ -4,15 +4,14 @@
 //! stream join and the time-base check, runs [`analysis::anomaly::analyse`],
 //! and returns plain data for the CLI, the worker and the tests.
 
-use std::collections::HashMap;
 use std::ops::ControlFlow;
 
-use crate::analysis::anomaly::{self as analysis, AnomalyResult, CaptureInfo, RankInput};
+use crate::analysis::anomaly::{self as analysis, joins, AnomalyResult, CaptureInfo, RankInput};
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::base::{Position, Problem, Problems, Severity};
 use crate::ingest::inventory::{FileKind, RankFile, RankFolder};
 use crate::ingest::{Opener, Progress};
-use crate::model::kernels::{KernelRow, KernelTable, KernelTableBuilder};
+use crate::model::kernels::{KernelTable, KernelTableBuilder};
 use crate::model::side_tables::{CommOp, StepTraceRow};
 use crate::model::trace_events::HostEventTable;
 use crate::parse::csv::{kernel_details, step_trace_time};
@@ -23,16 +22,11 @@ use crate::report::anomaly_json::RankMeta;
 
 /// Problem codes of the pipeline itself.
 pub mod codes {
-    /// Timestamps of the kernel table and the trace are in different bases: trace not combined.
-    pub const TIME_BASE: &str = "ANOM-TB-001";
+    pub use crate::analysis::anomaly::joins::codes::{CROSS_CHECK, STREAM_JOIN, TIME_BASE};
     /// A file could not be parsed at all.
     pub const FILE: &str = "ANOM-FILE-001";
     /// No kernel source at all.
     pub const NO_KERNELS: &str = "ANOM-FILE-002";
-    /// Level0 stream join result.
-    pub const STREAM_JOIN: &str = "ANOM-KD-010";
-    /// `step_trace_time.csv` cross-check disagreement.
-    pub const CROSS_CHECK: &str = "ANOM-ST-002";
 }
 
 /// What a rank without device kernels lacks and how to capture it (problem `ANOM-FILE-002`,
@@ -252,23 +246,7 @@ impl<'a> AnomalyPass<'a> {
         if kernel_files.is_empty() {
             if let Some(t) = &trace {
                 info.kernels_from_trace = true;
-                let mut row = KernelRow::default();
-                for d in &t.device_events {
-                    row.name = t.text(d.name).to_string();
-                    row.core_raw = if d.hccl_lane {
-                        "HCCL".into()
-                    } else {
-                        String::new()
-                    };
-                    row.start_ns = d.ts_ns;
-                    row.dur_ns = d.dur_ns;
-                    row.stream = if d.hccl_lane {
-                        String::new()
-                    } else {
-                        t.text(d.stream).to_string()
-                    };
-                    builder.push(&row);
-                }
+                joins::kernels_from_trace(t, &mut builder);
             } else {
                 problems.push(Problem::new(
                     Severity::Error,
@@ -284,46 +262,20 @@ impl<'a> AnomalyPass<'a> {
             Position::file(rank.label()),
             &what,
         ));
-        // Time bases (Bad input: epoch vs monotonic) — refuse to combine clearly.
+        // Time bases (epoch vs monotonic): refuse to combine.
         if let Some(t) = &trace {
-            if let (Some(k0), Some(t0)) = (builder_min_start(&builder, t), trace_min(t)) {
-                if (k0 - t0).abs() > 86_400 * 1_000_000_000 {
-                    problems.push(Problem::new(
-                        Severity::Error,
-                        codes::TIME_BASE,
-                        Position::file(rank.file(FileKind::TraceView).map(|f| f.path.as_str()).unwrap_or("")),
-                        format!(
-                            "timestamps in different bases: kernels start at {} µs, trace events at {} µs (more than a day apart: epoch vs monotonic clock); trace_view.json is not combined (no markers, no host evidence)",
-                            k0 / 1000,
-                            t0 / 1000
-                        ),
-                    ));
-                    trace = None;
-                }
+            let at = rank
+                .file(FileKind::TraceView)
+                .map_or("", |f| f.path.as_str());
+            if let Some(p) = joins::time_base_conflict(&builder, t, at) {
+                problems.push(p);
+                trace = None;
             }
         }
         // Level0 stream join (§1.2.4).
         if !has_stream_col && !kernel_files.is_empty() {
-            let missing = builder.missing_streams();
             if let Some(t) = &trace {
-                let mut map: HashMap<(u32, i64), u32> = HashMap::new();
-                for d in t.device_events.iter().filter(|d| !d.hccl_lane) {
-                    map.insert((d.name, d.ts_ns), d.stream);
-                }
-                let mut by_name: HashMap<&str, u32> = HashMap::new();
-                for id in 0..t.text_count() as u32 {
-                    by_name.insert(t.text(id), id);
-                }
-                let joined = builder.join_streams(|name, ts| {
-                    let id = by_name.get(name)?;
-                    map.get(&(*id, ts)).map(|s| t.text(*s).to_string())
-                });
-                problems.push(Problem::new(
-                    Severity::Info,
-                    codes::STREAM_JOIN,
-                    Position::file(kernel_files[0].path.as_str()),
-                    format!("no Stream ID column: {joined} of {missing} non-communication rows joined to trace device lanes by (name, ts)"),
-                ));
+                problems.push(joins::join_streams(&mut builder, t, &kernel_files[0].path));
             }
         }
         // Side inputs.
@@ -386,7 +338,7 @@ impl<'a> AnomalyPass<'a> {
         if aggregate_only {
             result.limitations.push("op_summary has aggregate columns only: op-level statistics only, bubble analysis unavailable".into());
         }
-        let cross_check = cross_check(&result, &kernels, &step_trace, &mut problems);
+        let cross_check = joins::cross_check(&result, &kernels, &step_trace, &mut problems);
         let dir_name = rank.dir.rsplit('/').next().unwrap_or("").to_string();
         let meta = RankMeta {
             rank_id: rank.rank_id,
@@ -460,89 +412,4 @@ fn overrun_problems(
             ),
         ));
     }
-}
-
-fn builder_min_start(b: &KernelTableBuilder, t: &HostEventTable) -> Option<i64> {
-    if b.is_empty() {
-        return t.device_events.iter().map(|d| d.ts_ns).min();
-    }
-    b.min_start_ns()
-}
-
-fn trace_min(t: &HostEventTable) -> Option<i64> {
-    let host = t.events().first().map(|e| e.start_ns);
-    let mk = t.markers.iter().map(|m| m.ts_ns).min();
-    match (host, mk) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
-}
-
-/// §13.1 cross-check of marker steps against `step_trace_time.csv` (`Preparing`, `Stage`, `Free`).
-fn cross_check(
-    r: &AnomalyResult,
-    k: &KernelTable,
-    rows: &[StepTraceRow],
-    problems: &mut Problems,
-) -> Vec<String> {
-    let mut out = Vec::new();
-    for (j, s) in r.steps.iter().enumerate() {
-        let num = s.step_id.rsplit('#').next().unwrap_or("");
-        // Preparing counts from the host marker (§3.2): under device lag that is the host
-        // window start, not the device-side window start.
-        let host_start = r
-            .device_lag
-            .as_ref()
-            .filter(|d| d.applied)
-            .and_then(|d| d.steps.get(j))
-            .map_or(s.window.start_ns, |l| l.host_start_ns);
-        let Some(row) = rows.iter().find(|x| x.step.trim() == num) else {
-            continue;
-        };
-        let range = s.kernels.clone();
-        if range.is_empty() {
-            continue;
-        }
-        let first = k.start_ns()[range.start];
-        let last_end = range.clone().map(|i| k.end_ns(i)).max().unwrap_or(first);
-        let us = |ns: i64| ns as f64 / 1000.0;
-        if let Some(p) = row.preparing_ns {
-            let ours = first - host_start;
-            out.push(format!(
-                "{}: Preparing {} µs vs prelaunch to first kernel {} µs",
-                s.step_id,
-                us(p),
-                us(ours)
-            ));
-            if (p - ours).abs() > 1_000 {
-                problems.push(Problem::new(
-                    Severity::Warning,
-                    codes::CROSS_CHECK,
-                    Position::file("step_trace_time.csv").at_line(row.line),
-                    format!(
-                        "Preparing {} µs differs from the marker-to-first-kernel gap {} µs",
-                        us(p),
-                        us(ours)
-                    ),
-                ));
-            }
-        }
-        if let Some(st) = row.stage_ns {
-            out.push(format!(
-                "{}: Stage {} µs vs first-to-last kernel {} µs",
-                s.step_id,
-                us(st),
-                us(last_end - first)
-            ));
-        }
-        if let Some(f) = row.free_ns {
-            out.push(format!(
-                "{}: Free {} µs vs internal bubbles {} µs",
-                s.step_id,
-                us(f),
-                us(s.metrics.internal_total_ns())
-            ));
-        }
-    }
-    out
 }
