@@ -1,4 +1,4 @@
-//! UI-ready plain data computed in the worker (house-style §8.2 `views/`): downsampled curves,
+//! UI-ready plain data computed in the worker: downsampled curves,
 //! sorted and filtered table orders, grouped sites, display formatting. Natively tested; no
 //! browser types. The worker turns these into [`crate::protocol`] payloads.
 //!
