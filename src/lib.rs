@@ -4,6 +4,10 @@
 //! pure core (`base` → `ingest` → `parse` → `model` → `analysis` → `report` /
 //! `views`, glued by `engine`) builds on every target; the edges (`cli` native,
 //! `worker` and `ui` wasm32) are gated by target.
+//!
+//! The code cites the rules it applies as `ascend-memory.md §9.6` (or a bare `§9.6` in a file
+//! about one rule doc): a numbered section of `docs/rules/NAME.md` (or `docs/NAME.md`), the
+//! user-facing rules reference. `tests/tidy.rs` checks that every citation has its heading.
 
 #![warn(missing_docs)]
 

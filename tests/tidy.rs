@@ -7,6 +7,7 @@
 //!   from it, so a new one is covered at once), never opens a file, never reads a clock;
 //!   `analysis` and `model` never name serde;
 //! * source files stay small enough to read.
+//! * every rule citation (`§`) under src/ resolves to a heading of docs/ (`tidy/citations.rs`).
 //!
 //! Test code (`#[cfg(test)]` items and the files of `#[cfg(test)] mod x;`) is not checked:
 //! a test may build its input with any layer, as `tests/` does.
@@ -669,3 +670,8 @@ fn guard_finds_test_module_files() {
         ["views", "snapshot"]
     );
 }
+
+// Rule citations: every `§` under src/ resolves to a heading of docs/ (its own file, so this one
+// stays small).
+#[path = "tidy/citations.rs"]
+mod citations;

@@ -9,7 +9,7 @@
 //! * **Time** per category and name is Σ duration (ns); **busy** per category is the length of
 //!   the union of its intervals (overlapping kernels on several streams count once).
 //! * **Steps**: the caller's step windows (`[S, E)`, from `analysis::steps`, device-side when
-//!   the device lags, §3.2); a device op belongs to the window its start lies in.
+//!   the device lags, anomaly.md §3.2); a device op belongs to the window its start lies in.
 //! * **Overlap** of a step: length of (communication union ∩ compute union) inside the
 //!   window; `exposed_comm_ns` = communication union − overlap (communication nothing hides).
 //! * **Kernel table** ([`name_table`], the `kernels_*.csv` export): per (name, category) the

@@ -1,5 +1,5 @@
 //! `Session`: the state of one worker's loaded inputs and the handler of every
-//! [`Request`] (house-style §8.8: `Engine::handle(request, opener, emit)`). A plain
+//! [`Request`] (`Engine::handle(request, opener, emit)`). A plain
 //! function of the core, natively tested with the fs or memory opener; the `worker` edge
 //! only moves bytes and `File` handles in and [`Response`]s out.
 //!

@@ -1,5 +1,5 @@
 //! A capped read buffer over any `io::Read`, with absolute byte offsets and
-//! progress reporting (house-style §8.4). Parsers run sans-I/O tokenizers over
+//! progress reporting (ARCHITECTURE.md: "Data flow"). Parsers run sans-I/O tokenizers over
 //! [`ChunkReader::buffer`] and never see the underlying reader.
 
 use std::io::{self, Read};

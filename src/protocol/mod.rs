@@ -1,4 +1,4 @@
-//! The worker ↔ UI API boundary: one closed vocabulary of plain-data messages (house-style §8.8).
+//! The worker ↔ UI API boundary: one closed vocabulary of plain-data messages.
 //!
 //! Every way the UI can make the core do work is a [`Request`] variant; every answer is a
 //! [`Response`]. Both travel inside an [`Envelope`] whose `seq` pairs a reply with its request
@@ -371,7 +371,7 @@ pub enum Response {
         bytes: u64,
     },
     /// Posted by the worker edge after each request: the size of its wasm linear memory
-    /// (it never shrinks, so this is the peak so far; peers.md §5 budget meter).
+    /// (it never shrinks, so this is the peak so far; the page's memory budget meter).
     WorkerStats {
         /// `WebAssembly.Memory` buffer size, bytes.
         wasm_memory_bytes: u64,

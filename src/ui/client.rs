@@ -1,4 +1,4 @@
-//! `EngineClient`: the UI side of the protocol (house-style §8.8–8.9). It owns a pool of
+//! `EngineClient`: the UI side of the protocol (ARCHITECTURE.md: "Web edges"). It owns a pool of
 //! Web Workers, posts [`Request`]s, routes replies by `seq`, and writes streamed run
 //! messages (progress, rank done, problems) into the [`AppState`] signals.
 //!

@@ -1,4 +1,4 @@
-//! Wasm edge: leptos components only (house-style §8.9). They render what the worker
+//! Wasm edge: leptos components only. They render what the worker
 //! computed ([`crate::protocol`] payloads) and never parse: every number comes from the core.
 //!
 //! * [`app`]: `<App/>`, the landing page, the tab layout and the view registry.

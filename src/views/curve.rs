@@ -1,4 +1,4 @@
-//! Downsampling of step series for canvas charts (peers.md §5: level of detail; the same
+//! Downsampling of step series for canvas charts (level of detail; the same
 //! min/max-per-column idea as torch-snapshot.md §7.3).
 //!
 //! A step series is a list of samples `(t, v)` sorted by `t`; the value `v` holds from `t`

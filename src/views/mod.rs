@@ -1,11 +1,11 @@
-//! UI-ready plain data computed in the worker (house-style §8.2 `views/`): downsampled curves,
+//! UI-ready plain data computed in the worker: downsampled curves,
 //! sorted and filtered table orders, grouped sites, display formatting. Natively tested; no
 //! browser types. The worker turns these into [`crate::protocol`] payloads.
 //!
 //! * [`curve`]: per-pixel-column min/max of step series (so 1M samples draw as ~1000 columns).
 //! * [`table`]: the row order of a big table for one sort + filter, computed once and paged.
 //! * [`anomaly`], [`anomaly_bubbles`], [`anomaly_structure`]: the steps / bubbles view (issue 3);
-//!   [`cross_rank`]: the cross-rank table over every worker's rank summaries (§13.4).
+//!   [`cross_rank`]: the cross-rank table over every worker's rank summaries (anomaly.md §13.4).
 //! * [`format`]: human units for display.
 //! * [`zoom`]: zoom and pan of every chart's x window (wheel, drag, keys).
 //! * [`view_state`]: the URL-fragment view state (`tab=memory&rank=1&…`), parsed and written.

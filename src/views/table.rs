@@ -1,4 +1,4 @@
-//! Row orders of big tables (peers.md §5: 1M rows, virtualised tables). The worker keeps the
+//! Row orders of big tables (1M rows, virtualised tables). The worker keeps the
 //! table; for each (sort, filter) the UI asks for it computes one permutation of row ids,
 //! caches it, and serves pages from it. The UI only ever holds one page.
 

@@ -1,5 +1,5 @@
 //! Windowing of a virtual list: which rows of a long table exist in the DOM for a scroll
-//! position, with a synthetic scroll height (peers.md §5: Chrome caps element heights around
+//! position, with a synthetic scroll height (Chrome caps element heights around
 //! a few million pixels, so 1M rows × 24 px cannot be a real spacer). Used by the memory
 //! events table and the cluster rank table (issue 14).
 //!

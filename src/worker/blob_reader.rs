@@ -1,7 +1,7 @@
-//! `std::io::Read` over a browser `Blob` (house-style §8.1 step 1): synchronous
+//! `std::io::Read` over a browser `Blob`: synchronous
 //! `FileReaderSync.readAsArrayBuffer(blob.slice(a, b))` in slices of [`SLICE_BYTES`], so the
 //! core's streaming parsers run unchanged in a worker. Never reads a whole file at once, so
-//! files ≥ 2 GB work (peers.md §5: `readAsArrayBuffer` fails on whole files ≥ 2 GB).
+//! files ≥ 2 GB work (`readAsArrayBuffer` fails on whole files ≥ 2 GB).
 //!
 //! Where JavaScript Promise Integration (JSPI) is available (Chromium ≥ 137), the worker's
 //! loader (`web/worker_loader.js`) starts a second, tiny reader worker that reads the slices
@@ -25,14 +25,14 @@ use web_sys::{Blob, File, FileReaderSync};
 use crate::ingest::Opener;
 use crate::protocol::{FileMeta, ProgressDto};
 
-/// Bytes per `Blob.slice` read: 8 MiB (peers.md §5 asks for a few MiB to 32 MiB).
+/// Bytes per `Blob.slice` read: 8 MiB (ARCHITECTURE.md: "Performance notes").
 pub const SLICE_BYTES: u64 = 8 << 20;
 
 /// A `read` asking at least this many bytes while nothing is buffered is served straight into
 /// the caller's buffer (no intermediate copy): 1 MiB.
 pub const DIRECT_MIN_BYTES: usize = 1 << 20;
 
-/// Minimum time between two progress reports of one file, ms (peers.md §5: at least every 250 ms).
+/// Minimum time between two progress reports of one file, ms (progress at least every 250 ms).
 pub const PROGRESS_EVERY_MS: f64 = 100.0;
 
 /// Bytes of the first prefetched slice of a file: 1 MiB, so a file that is only sniffed

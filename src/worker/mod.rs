@@ -1,4 +1,4 @@
-//! Wasm edge: the Web Worker side of the protocol (house-style §8.1, §8.8).
+//! Wasm edge: the Web Worker side of the protocol (ARCHITECTURE.md: "Web edges").
 //!
 //! The worker only moves bytes and `File` handles: it decodes each posted
 //! [`Envelope<Request>`](crate::protocol::Envelope), keeps the `File` objects of the last

@@ -1,6 +1,6 @@
 //! Byte-level helpers over one JSON value: find where a value ends, and read a few
 //! top-level keys of an event object without decoding the rest (the Perfetto
-//! `ReadOneJsonKey` idea, house-style §8.4).
+//! `ReadOneJsonKey` idea).
 
 use std::borrow::Cow;
 

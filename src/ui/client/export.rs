@@ -1,4 +1,4 @@
-//! Exports from the pool (house-style §8.9): written by the worker that holds the results, or
+//! Exports from the pool: written by the worker that holds the results, or
 //! gathered over the workers that each hold some rank folders ([`Request::ExportPart`] rounds,
 //! then [`Request::ExportJoin`]); the parts are `ArrayBuffer`s this client passes along without
 //! applying any rule. No export reads a file.

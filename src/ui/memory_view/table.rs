@@ -185,7 +185,7 @@ pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> im
         })
         .collect_view();
 
-    // Keyboard (peers.md §7): ↑/↓ move the selected row, scrolling at the page edges; Esc clears.
+    // Keyboard: ↑/↓ move the selected row, scrolling at the page edges; Esc clears.
     let on_key = move |ev: ev::KeyboardEvent| {
         let key = ev.key();
         if key == "Escape" {

@@ -176,8 +176,8 @@ fn role_groups(ranks: &[RankSummary]) -> BTreeMap<&str, Vec<usize>> {
     groups
 }
 
-/// The §13.4 table: [`flag_slow`] (spec defaults) over the ranks of each role; rows in rank
-/// order.
+/// The anomaly.md §13.4 table: [`flag_slow`] (spec defaults) over the ranks of each role;
+/// rows in rank order.
 fn cross_rank(ranks: &[RankSummary]) -> Vec<CrossRankRow> {
     let cfg = AnomalyConfig::spec_defaults();
     let mut out = Vec::new();
@@ -280,8 +280,8 @@ fn metric_rows(m: &Matrices, k: usize) -> &[Vec<Option<f64>>] {
 }
 
 /// Per role, metric and step: [`robust_z`] over the ranks with a value; an outlier when
-/// z > `slow_rank_z` (3, §13.4) and at least 2 ranks have the step. Sorted by z descending
-/// (infinite first), then metric, step, rank; the first [`MAX_OUTLIERS`] kept.
+/// z > `slow_rank_z` (3, anomaly.md §13.4) and at least 2 ranks have the step. Sorted by z
+/// descending (infinite first), then metric, step, rank; the first [`MAX_OUTLIERS`] kept.
 fn outliers(ranks: &[RankSummary], m: &Matrices) -> (Vec<Outlier>, u64) {
     let cfg = AnomalyConfig::spec_defaults();
     let mut found: Vec<(f64, usize, usize, usize, f64, f64)> = Vec::new();
