@@ -3,8 +3,8 @@
 //! RSS (`VmHWM`). Inputs come from `examples/memory_gen.rs`.
 //!
 //! ```text
-//! cargo run --release --example memory_gen -- /tmp/memgen --trace-mb 200 --rows 1000000
-//! cargo run --release --example memory_bench -- /tmp/memgen/gen_run/rank0_ascend_pt
+//! cargo run --release --example memory_gen -- DIR/memgen --trace-mb 200 --rows 1000000
+//! cargo run --release --example memory_bench -- DIR/memgen/gen_run/rank0_ascend_pt
 //! ```
 //! Run each stage alone (`--stage split|trace|csv|all`) to get its own peak RSS.
 

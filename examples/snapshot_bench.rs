@@ -1,9 +1,9 @@
 //! Native benchmark of the snapshot pipeline: decode + full analysis of one pickle.
 //!
 //! ```text
-//! cargo run --release --example snapshot_gen -- /tmp/snap_big.pickle 1500000
-//! /usr/bin/time -v target/release/examples/snapshot_bench /tmp/snap_big.pickle
-//! python3 tests/reference/snapshot_pickle_load.py /tmp/snap_big.pickle   # CPython pickle.load, for comparison
+//! cargo run --release --example snapshot_gen -- DIR/snap_big.pickle 1500000
+//! /usr/bin/time -v target/release/examples/snapshot_bench DIR/snap_big.pickle
+//! python3 tests/reference/snapshot_pickle_load.py DIR/snap_big.pickle   # CPython pickle.load, for comparison
 //! ```
 //!
 //! Prints decode and analysis time, MB/s (file MiB / wall seconds) and the

@@ -1,7 +1,7 @@
 //! Writes the hostile snapshot pickles of issue 11 at the sizes of the issue into a folder, for
-//! `/usr/bin/time -v target/release/proflens snapshot FILE --json /tmp/x.json`:
+//! `/usr/bin/time -v target/release/proflens snapshot FILE --json DIR/x.json`:
 //!
-//! `cargo run --release --example snapshot_bombs -- /tmp/bombs`
+//! `cargo run --release --example snapshot_bombs -- DIR/bombs`
 //!
 //! The builders are the ones `tests/snapshot_hostile.rs` uses at small sizes.
 

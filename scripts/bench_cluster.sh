@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cluster summary throughput (ARCHITECTURE.md "Cluster summaries: Ray, --local, the paper plan").
+# Cluster summary throughput (docs/perf/2026-12-01-cluster.md: Ray, --local, the paper plan).
 #
 #   bash scripts/bench_cluster.sh [RANKS] [TRACE_MB]      (defaults: 32 ranks of ~10 MB traces)
 #

@@ -2,15 +2,16 @@
 # Side-by-side GPU trace benchmark (issue 10): proflens native vs HTA 0.5.0 on the same
 # generated Kineto trace, CPU time (user+sys) and peak RSS from /usr/bin/time -v.
 #   scripts/bench_kineto.sh [KERNELS=100000] [OUT_DIR=/tmp/proflens-kineto]
-# HTA needs a venv outside the project (HTA_PY, default /work/venv-hta/bin/python):
-#   python3 -m venv /work/venv-hta && /work/venv-hta/bin/pip install HolisticTraceAnalysis==0.5.0
+# HTA needs a venv outside the project, named by HTA_PY (without it only proflens runs):
+#   python3 -m venv VENV && VENV/bin/pip install HolisticTraceAnalysis==0.5.0
+#   HTA_PY=VENV/bin/python scripts/bench_kineto.sh 100000
 # Both sides print the same JSON (gpu_time_breakdown, idle_by_stream); the script checks that
 # they agree. Outputs are never committed; delete OUT_DIR when done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-100000}
 OUT=${2:-/tmp/proflens-kineto}
-HTA_PY=${HTA_PY:-/work/venv-hta/bin/python}
+HTA_PY=${HTA_PY:-}
 mkdir -p "$OUT"
 cargo build --release --example kineto_gen --example kineto_bench
 T="$OUT/bench_${N}.pt.trace.json"
@@ -27,7 +28,9 @@ measure() { # label, command...
 }
 measure proflens_plain target/release/examples/kineto_bench "$T"
 measure proflens_gzip target/release/examples/kineto_bench "$T.gz"
-if [ -x "$HTA_PY" ] && [ "${SKIP_HTA:-0}" != 1 ]; then
+if [ -z "$HTA_PY" ]; then
+  echo "HTA side skipped: set HTA_PY to the python of a venv with HolisticTraceAnalysis==0.5.0"
+elif [ -x "$HTA_PY" ] && [ "${SKIP_HTA:-0}" != 1 ]; then
   measure hta_gzip "$HTA_PY" scripts/hta_reference.py "$T.gz"
   if cmp -s "$OUT/proflens_gzip.json" "$OUT/hta_gzip.json"; then echo "same numbers: yes"; else echo "same numbers: NO"; diff "$OUT/proflens_gzip.json" "$OUT/hta_gzip.json" || true; fi
 fi

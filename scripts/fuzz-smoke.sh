@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Smoke run of every fuzz target (issue 11; ARCHITECTURE.md "Fuzzing"): installs cargo-fuzz
+# Smoke run of every fuzz target (fuzz/README.md): installs cargo-fuzz
 # (pinned, idempotent), builds fuzz/ (libFuzzer; optimised with debug assertions and overflow
 # checks, no sanitizer: the crate has no unsafe code), then fuzzes each target at low priority.
 # Any crash, panic, hang (> 10 s on one input) or blow-up (> 2 GiB RSS) fails the target; the
@@ -23,7 +23,8 @@
 # * FUZZ_CPU_SECONDS=S: like FUZZ_SECONDS, but the limit is CPU time, not wall time: the run
 #   (libFuzzer -fork=1, so it goes on after findings) stops once its process tree has used S
 #   CPU-seconds (user + system of the parent, its live children and the reaped ones). On a loaded
-#   machine this is what "one CPU-hour per target" (issue 11) means. Runs at nice 10.
+#   machine this is what "one CPU-hour per target" means.
+# Fuzzing runs at nice ${FUZZ_NICE:-19} (the build at nice 10).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/toolchain.sh
@@ -83,7 +84,7 @@ dict_of() {
   esac
 }
 # runs_of TARGET: executions of the deterministic smoke run (seed corpus included), sized from
-# the executions per second each target reaches on fresh seeds (ARCHITECTURE.md "Fuzzing").
+# the executions per second each target reaches on fresh seeds (fuzz/README.md).
 runs_of() {
   local n
   case "$1" in

@@ -3,8 +3,8 @@
 in the field names of proflens (`gpu_time_breakdown`, `idle_by_stream`; gpu-traces.md §2-§3).
 
 Needs HolisticTraceAnalysis==0.5.0 in a venv outside the project:
-    python3 -m venv /work/venv-hta && /work/venv-hta/bin/pip install HolisticTraceAnalysis==0.5.0
-    /work/venv-hta/bin/python scripts/hta_reference.py TRACE.json[.gz]
+    python3 -m venv VENV && VENV/bin/pip install HolisticTraceAnalysis==0.5.0
+    VENV/bin/python scripts/hta_reference.py TRACE.json[.gz]
 
 HTA reads a folder, so the trace is linked into a temporary one. Not part of CI (HTA's parse
 is slow: minutes at 100k kernels). Phase times go to stderr.

@@ -1,4 +1,4 @@
-//! Inputs found by the fuzz targets (fuzz/, ARCHITECTURE.md "Fuzzing"), minimised and
+//! Inputs found by the fuzz targets (fuzz/, fuzz/README.md "Ledger"), minimised and
 //! rebuilt here from our own bytes: each test failed (panicked) on the code before its fix.
 
 mod snapshot_common;
@@ -122,7 +122,7 @@ fn a_path_given_twice_is_ignored_once_and_never_vanishes() {
     );
 }
 
-/// fuzz target `trace_splitter` (long run, session 5; 5 inputs, one class): whitespace, then
+/// fuzz target `trace_splitter` (long run, 2026-12-01; 5 inputs, one class): whitespace, then
 /// the start of UTF-16 text (a byte-order mark, or a zero byte before or after `[`/`{`). When a
 /// read ended right after its first byte, the splitter judged the encoding on one byte and
 /// said "expected `[` or `{`" (or took `[` and failed later); with a larger read it said
@@ -180,7 +180,7 @@ fn utf16_after_whitespace_is_named_whatever_the_read_size() {
     }
 }
 
-/// `inventory_paths` (long run, session 15, 2026-12-05): one path listed both as a file and as
+/// `inventory_paths` (long run, 2026-12-05): one path listed both as a file and as
 /// a folder (`…/cluster_communication.json` and `…/cluster_communication.json/ASCEND_PROFILER_OUTPUT/_k`).
 /// The JSON file is a Kineto trace candidate, whose slot was keyed by its path; the folder's
 /// loose-output slot had the same key, so the folder's file joined the candidate's slot, and

@@ -247,7 +247,7 @@ fn flow_reference(path: &str) -> Value {
     python_reading("gpu_flow_count_ref.py", path)
 }
 
-/// `h2d_flow_count` on GPU ranks (the GPU rule, a Decision in ARCHITECTURE.md): the device ops
+/// `h2d_flow_count` on GPU ranks (the GPU rule, docs/rules/anomaly.md §5.6): the device ops
 /// whose launching runtime call (same `correlation`) starts inside the window. Every emitted
 /// window equals `tests/reference/gpu_flow_count_ref.py` (a window that is a whole device gap
 /// by the script's own gap list, any other by its launch list), and the totals are the exact

@@ -71,7 +71,7 @@ fn a_pair_made_with_known_differences_gives_exactly_those_deltas() {
     assert_eq!(pair(&d0["peak"]), (7 * MIB, 12 * MIB, 5 * MIB));
     assert_eq!(pair(&d0["end"]), (5 * MIB, 9 * MIB, 4 * MIB));
     assert_eq!(d0["peak_index"], serde_json::json!([2, 2]));
-    let f = |name: &str, line: u32| format!("{name} @ /work/proj/train.py:{line}");
+    let f = |name: &str, line: u32| format!("{name} @ /home/u/proj/train.py:{line}");
     assert_eq!(
         rows(&d0["sites_at_peak"]),
         [
@@ -138,7 +138,7 @@ fn the_markdown_has_the_tables_links_and_signed_human_deltas() {
     );
     assert!(
         md.contains(
-            "| [cache @ /work/proj/train.py:40](vscode://file/work/proj/train.py:40) | 0 B | 8.00 MiB | +8.00 MiB | new |"
+            "| [cache @ /home/u/proj/train.py:40](vscode://file/home/u/proj/train.py:40) | 0 B | 8.00 MiB | +8.00 MiB | new |"
         ),
         "{md}"
     );

@@ -4,8 +4,8 @@
 // pan (D key) and the canvas draw time of each frame (`data-draw-ms`).
 //
 // Usage:
-//   cargo run --release --example anomaly_gen -- /tmp/anom_bench 1000000 100
-//   scripts/build-release.sh && node tests/e2e/anomaly_bench.mjs /tmp/anom_bench
+//   cargo run --release --example anomaly_gen -- DIR/anom_bench 1000000 100
+//   scripts/build-release.sh && node tests/e2e/anomaly_bench.mjs DIR/anom_bench
 import fs from 'node:fs';
 import path from 'node:path';
 import { serveStatic, launch, ProflensPage, folderBytes } from './lib.mjs';

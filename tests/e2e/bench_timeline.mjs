@@ -11,8 +11,8 @@
 // the load average at the start and the end, and the browser's CPU time over the pans.
 //
 // Usage: bash scripts/build-release.sh &&
-//   cargo run --release --example kineto_gen -- /tmp/tl1m/rank0.pt.trace.json --kernels 1000000 &&
-//   node tests/e2e/bench_timeline.mjs /tmp/tl1m [--frames 300] [--px 6] [--zoom-steps 10,21]
+//   cargo run --release --example kineto_gen -- DIR/tl1m/rank0.pt.trace.json --kernels 1000000 &&
+//   node tests/e2e/bench_timeline.mjs DIR/tl1m [--frames 300] [--px 6] [--zoom-steps 10,21]
 // --zoom-steps: W presses from the full view for each level (each ×0.8 of the span: 10 → 10.7 %,
 // 21 → 0.92 % of the capture). --profile OUT.cpuprofile: a CDP profile of the page's main
 // thread over the pans (written for DevTools; its top functions by self time go into the JSON

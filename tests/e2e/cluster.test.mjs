@@ -111,7 +111,7 @@ test('a 10,000-rank summary opens, scrolls at under 16 ms a frame, sorts the str
   assert.ok(wheel.domRows <= 40, `only the visible rows are in the DOM (${wheel.domRows})`);
   assert.ok(wheel.frames >= 900, `${wheel.frames} frames`);
   // p95 < 16 ms holds on an idle machine only; on the shared 2-core machine (load ≈ 10) the
-  // median is asserted and the p95 reported (ARCHITECTURE.md, cluster view performance)
+  // median is asserted and the p95 reported (docs/perf/2026-12-01-cluster.md)
   assert.ok(wheel.p50 < 16, `median frame time ${wheel.p50} ms`);
 
   // sort by service time, longest first: the planted straggler, flagged slow

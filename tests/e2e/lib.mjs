@@ -51,7 +51,7 @@ export async function serveStatic(root = DIST, prefix = '/') {
 /** Launches Debian's Chromium headless; `extraArgs` are added to the command line (e.g.
  * `--disable-frame-rate-limit` for frame-time measurements), and so is `CHROMIUM_ARGS`
  * (space-separated) from the environment, for experiments such as `--js-flags=--no-liftoff`
- * (ARCHITECTURE.md, "JIT warm-up of warm workers"). */
+ * (docs/perf/2026-12-04-jit-warm-up.md). */
 export async function launch(extraArgs = []) {
   return chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',

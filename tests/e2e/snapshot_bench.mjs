@@ -4,8 +4,8 @@
 // of a wheel zoom (curve query).
 //
 // Usage:
-//   cargo run --release --example snapshot_gen -- /tmp/snap_big.pickle 1500000
-//   scripts/build-release.sh && node tests/e2e/snapshot_bench.mjs /tmp/snap_big.pickle [--runs N]
+//   cargo run --release --example snapshot_gen -- DIR/snap_big.pickle 1500000
+//   scripts/build-release.sh && node tests/e2e/snapshot_bench.mjs DIR/snap_big.pickle [--runs N]
 import fs from 'node:fs';
 import { serveStatic, launch, ProflensPage } from './lib.mjs';
 

@@ -148,7 +148,7 @@ function stats(v) {
 
 // Runs by default (PROFLENS_E2E_1M=0 skips it): it decodes a generated 75 MB snapshot in the
 // page, ~25 s in all on the shared 2-core machine at load 16 (phases in
-// test-output/snapshot-bands-frame-ms.txt and ARCHITECTURE.md). The generated file's allocations are all under a quarter pixel at the
+// test-output/snapshot-bands-frame-ms.txt and docs/perf/2026-12-02-snapshot.md). The generated file's allocations are all under a quarter pixel at the
 // plot's scale (2,000 weights of ≤ 8 MiB under ~9 GiB), so every column is the summarised band
 // and "0 allocations drawn" is the correct layout: readiness is the layout's arrival
 // (`bands-info`), never "at least one band" (that wait never ended: the old 10-minute "stall").

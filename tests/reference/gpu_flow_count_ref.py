@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Independent check of `h2d_flow_count` on GPU ranks (issue 10; the GPU rule is a Decision in
-ARCHITECTURE.md, "GPU analyses on Kineto traces"): per device gap, the number of device ops
+"""Independent check of `h2d_flow_count` on GPU ranks (the GPU rule: docs/rules/anomaly.md §5.6
+and docs/rules/gpu-traces.md): per device gap, the number of device ops
 (kernel, memcpy, memset) whose launch -- the earliest runtime/driver call with the op's
 `correlation`, the link Kineto draws as the `ac2g` flow -- starts inside the gap; read with
 Python's json/gzip and exact decimal ns (no f64 on epoch us).
@@ -9,7 +9,7 @@ Output (one JSON object):
   launches: the sorted launch starts of the device ops that have one, ns;
   f_ends_in_gaps: how many flow `f` ends (`ac2g`, `async_cpu_to_gpu`, `async`) lie inside some
     gap, paired with an `s` by (category, id) or lone -- the Ascend-style rule the GPU rule
-    replaces (kept for the record in ARCHITECTURE.md);
+    replaces (kept for the record);
   gaps: every global gap of the device busy union (all device ops of all streams), in time
     order, as [start_ns, end_ns, launches with start <= ts < end].
 

@@ -2,7 +2,9 @@
 """HTA 0.5.0's own `TraceDiff.compare_traces` on the `trace_diff` fixture pair, written as the
 reference of `tests/trace_diff.rs` (issue 13, gpu-traces.md §5). Not run in CI (needs HTA):
 
-    /work/venv-hta/bin/python tests/reference/hta_trace_diff.py > tests/reference/hta_trace_diff.json
+    VENV/bin/python tests/reference/hta_trace_diff.py > tests/reference/hta_trace_diff.json
+
+(VENV: a venv outside the project with HolisticTraceAnalysis==0.5.0.)
 
 Tables: `first_step` = HTA's defaults (first rank, first iteration, DeviceType.ALL, full names);
 `third_step` = `control_iteration=1011, test_iteration=1011` (proflens `--step 3`). The full
@@ -54,7 +56,7 @@ def main():
     t = LabeledTrace("test", trace_dir=os.path.join(PAIR, "test"))
     out = {
         "hta": "0.5.0",
-        "command": "/work/venv-hta/bin/python tests/reference/hta_trace_diff.py",
+        "command": "VENV/bin/python tests/reference/hta_trace_diff.py",
         "ranks": [c.ranks(), t.ranks()],
         "iterations": [c.iterations(), t.iterations()],
         "first_step": table(TraceDiff.compare_traces(c, t)),

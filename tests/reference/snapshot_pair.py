@@ -27,8 +27,8 @@ MIB = 1 << 20
 
 
 def frames(line, name):
-    return [{"filename": "/work/proj/train.py", "line": line, "name": name},
-            {"filename": "/work/proj/main.py", "line": 5, "name": "<module>"}]
+    return [{"filename": "/home/u/proj/train.py", "line": line, "name": name},
+            {"filename": "/home/u/proj/main.py", "line": 5, "name": "<module>"}]
 
 
 T0 = 1_700_000_000_000_000

@@ -19,8 +19,8 @@ MIB = 1 << 20
 
 
 def frames(line):
-    return [{"name": "generate", "filename": "/work/rl/rollout.py", "line": line},
-            {"name": "<module>", "filename": "/work/rl/main.py", "line": 3}]
+    return [{"name": "generate", "filename": "/home/u/rl/rollout.py", "line": line},
+            {"name": "<module>", "filename": "/home/u/rl/main.py", "line": 3}]
 
 
 def main(out):

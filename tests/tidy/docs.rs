@@ -1,0 +1,110 @@
+//! The documents: ARCHITECTURE.md stays a map, and the docs speak of the product only.
+
+use super::*;
+
+/// ARCHITECTURE.md is a code map, not a lab notebook: measurements live in docs/perf/, fuzz
+/// runs in fuzz/README.md, rules in docs/rules/.
+const MAX_ARCHITECTURE_BYTES: u64 = 40 * 1024;
+
+#[test]
+fn architecture_md_is_a_map_under_40_kb() {
+    let len = fs::metadata(root().join("ARCHITECTURE.md")).unwrap().len();
+    assert!(
+        len <= MAX_ARCHITECTURE_BYTES,
+        "ARCHITECTURE.md is {len} bytes, over {MAX_ARCHITECTURE_BYTES}: keep it a map (layers, data \
+         flow, invariants); measurements go to docs/perf/, fuzz runs to fuzz/README.md, rules to \
+         docs/rules/"
+    );
+}
+
+/// Every place in `text` that speaks of how the work was done instead of the product: a work
+/// session by number (`session 12`, `sessions 5–15`, `Session-3`) or a machine path (`/work/…`).
+/// One `line: what` entry per finding, lines from 1.
+fn history_mentions(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let lower = line.to_ascii_lowercase();
+        let b = lower.as_bytes();
+        let mut from = 0;
+        while let Some(k) = lower[from..].find("session") {
+            let at = from + k;
+            let mut j = at + "session".len();
+            from = j;
+            if at > 0 && is_ident(b[at - 1]) {
+                continue;
+            }
+            if b.get(j) == Some(&b's') {
+                j += 1;
+            }
+            let gap = j;
+            while matches!(b.get(j), Some(b' ' | b'-')) {
+                j += 1;
+            }
+            if j > gap && b.get(j).is_some_and(u8::is_ascii_digit) {
+                found.push(format!("{}: {}", i + 1, line.trim()));
+                break;
+            }
+        }
+        if line.contains("/work/") {
+            found.push(format!("{}: {}", i + 1, line.trim()));
+        }
+    }
+    found
+}
+
+fn doc_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            doc_files(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn docs_name_no_work_session_and_no_machine_path() {
+    let mut files = vec![root().join("README.md"), root().join("ARCHITECTURE.md")];
+    doc_files(&root().join("docs"), &mut files);
+    assert!(files.len() > 3, "tidy found too few documents: {files:?}");
+    let mut bad = Vec::new();
+    for f in &files {
+        let text = String::from_utf8_lossy(&fs::read(f).unwrap()).into_owned();
+        let rel = f.strip_prefix(root()).unwrap_or(f).display().to_string();
+        bad.extend(
+            history_mentions(&text)
+                .into_iter()
+                .map(|m| format!("{rel}:{m}")),
+        );
+    }
+    assert!(
+        bad.is_empty(),
+        "the documents speak of the product only (no work sessions by number, no machine paths; \
+         write a date, or DIR for a folder):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn guard_flags_work_sessions_and_machine_paths() {
+    let text = "# Notes\n\
+                Measured in session 12 on a quiet machine.\n\
+                Runs of sessions 5–15 and Session-3.\n\
+                `python3 /work/venv/bin/python x.py`\n\
+                The worker's `Session` holds one store; `examples/session_bench DIR` times it.\n\
+                A session of 3 steps; sessionStorage 2; /workspace/x; a subsession 4.\n";
+    let bad = history_mentions(text);
+    assert_eq!(
+        bad,
+        [
+            "2: Measured in session 12 on a quiet machine.",
+            "3: Runs of sessions 5–15 and Session-3.",
+            "4: `python3 /work/venv/bin/python x.py`",
+        ]
+    );
+    assert!(history_mentions("On 2026-12-04, DIR/kineto: 153.5 MB/s.\n").is_empty());
+}
