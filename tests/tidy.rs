@@ -680,3 +680,7 @@ mod citations;
 // only (no work sessions, no machine paths).
 #[path = "tidy/docs.rs"]
 mod docs;
+
+// The engine's floors: imports only downward, no circle (its own file, so this one stays small).
+#[path = "tidy/engine.rs"]
+mod engine;

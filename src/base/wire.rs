@@ -76,6 +76,12 @@ pub struct Dec<'a> {
 /// Why a buffer could not be decoded.
 pub type DecResult<T> = Result<T, String>;
 
+/// A decoding failure ([`DecResult`]'s message) as the I/O error a reader of the encoded
+/// bytes returns (`InvalidData`).
+pub fn invalid_data(message: String) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, message)
+}
+
 impl<'a> Dec<'a> {
     /// A decoder over `buf`, which must start with `magic`.
     ///

@@ -39,54 +39,26 @@ use std::collections::BTreeMap;
 use crate::base::Problems;
 use crate::engine::contract::no_progress;
 use crate::engine::export::gather;
-use crate::engine::{Plan, Store};
+use crate::engine::read::Plan;
+use crate::engine::store::Store;
 use crate::ingest::inventory::Inventory;
 use crate::ingest::replay::{Heads, Recording, Replay, Resume, SideBundle};
-use crate::ingest::{InputFile, Opener};
-use crate::parse::metadata::{heads_of_traces, read_side_files, read_side_files_keeping_heads};
+use crate::ingest::Opener;
+use crate::parse::metadata::{heads_of_traces, read_side_files};
 use crate::protocol::{
     AnalysisKind, AnomalyQuery, Envelope, ExportRequest, Failure, MemoryQuery, MemoryReply, Query,
     Reply, Request, Response, Summary, Target,
 };
 use crate::views::memory::MemoryRows;
 
-pub use memory::EXPORT_CHUNK;
+pub mod inventory;
+pub mod sink;
 
-/// Where responses go (the worker posts them; tests collect them).
-pub trait Sink {
-    /// Sends one response for request `seq`.
-    fn send(&mut self, seq: u32, response: Response);
-    /// Sends one response with bytes beside it (export chunks).
-    fn send_bytes(&mut self, seq: u32, response: Response, bytes: &[u8]);
-}
+pub use inventory::inventory_of;
+pub use sink::{send_export, ChunkWriter, Collected, Sink, EXPORT_CHUNK};
 
-/// A [`Sink`] that keeps everything it is sent (native tests and tools; the worker edge
-/// posts instead): each response with its request's `seq`, in order, the bytes of every
-/// export chunk joined in order, and every other buffer sent beside a response.
-#[derive(Debug, Default)]
-pub struct Collected {
-    /// Responses in the order sent, each with its `seq`.
-    pub out: Vec<(u32, Response)>,
-    /// Bytes sent beside [`Response::ExportChunk`]s, concatenated.
-    pub bytes: Vec<u8>,
-    /// Buffers sent beside other responses (the side-file bundle beside
-    /// [`Response::Inventory`], a part beside [`Response::ExportPart`]), in order.
-    pub beside: Vec<Vec<u8>>,
-}
 
-impl Sink for Collected {
-    fn send(&mut self, seq: u32, response: Response) {
-        self.out.push((seq, response));
-    }
-    fn send_bytes(&mut self, seq: u32, response: Response, bytes: &[u8]) {
-        if matches!(response, Response::ExportChunk { .. }) {
-            self.bytes.extend_from_slice(bytes);
-        } else {
-            self.beside.push(bytes.to_vec());
-        }
-        self.out.push((seq, response));
-    }
-}
+
 
 /// The loaded inputs of one worker and the analysis results it holds: the [`Store`] of the
 /// rank folders this worker ran (memory and anomaly, [`Session::plan`]), the memory view's
@@ -160,7 +132,7 @@ impl Session {
         let seq = env.seq;
         match env.body {
             Request::Open { files } => {
-                let mut inv = inventory_of_paths(&files);
+                let mut inv = inventory::inventory_of_paths(&files);
                 // A readable bundle from another worker replaces the side files; otherwise
                 // they are read here, and their bytes recorded for the other workers.
                 let bundle = beside.first().and_then(|b| SideBundle::decode(b).ok());
@@ -221,7 +193,7 @@ impl Session {
                     out.send(seq, fail("ExportJoin before Open: nothing is loaded"));
                     return;
                 };
-                let mut w = memory::ChunkWriter::new(seq, out);
+                let mut w = ChunkWriter::new(seq, out);
                 let res = gather::join(&what, beside, inv, &mut w);
                 finish_export(seq, &what, res, w);
             }
@@ -359,7 +331,7 @@ impl Session {
             out.send(seq, fail(m));
             return;
         }
-        let mut w = memory::ChunkWriter::new(seq, out);
+        let mut w = ChunkWriter::new(seq, out);
         let res = match &what {
             ExportRequest::Memory(kind) => memory::export(*kind, inv, store, &mut w),
             ExportRequest::Anomaly { what, rank } => {
@@ -540,7 +512,7 @@ fn finish_export(
     seq: u32,
     what: &ExportRequest,
     res: std::io::Result<(String, String)>,
-    mut w: memory::ChunkWriter<'_>,
+    mut w: ChunkWriter<'_>,
 ) {
     let flushed = std::io::Write::flush(&mut w);
     let out = w.into_sink();
@@ -550,44 +522,8 @@ fn finish_export(
     }
 }
 
-/// The inventory of a drop's file list (inventory steps 1 and 2: names, then the side files
-/// read through `opener`) and the heads of its traces step 2 read (for a run through
-/// [`Resume`]); no data file is parsed.
-pub fn inventory_of(
-    files: &[crate::protocol::FileMeta],
-    opener: &dyn Opener,
-) -> (Inventory, Heads) {
-    let mut inv = inventory_of_paths(files);
-    let heads = read_side_files_keeping_heads(&mut inv, opener);
-    (inv, heads)
-}
 
-/// Inventory step 1 of a drop's file list: what the names and sizes alone say.
-fn inventory_of_paths(files: &[crate::protocol::FileMeta]) -> Inventory {
-    let inputs: Vec<InputFile> = files
-        .iter()
-        .map(|f| InputFile {
-            path: f.path.clone(),
-            size: f.size,
-        })
-        .collect();
-    Inventory::from_paths(&inputs)
-}
 
-/// Sends an export written in memory: its bytes in [`EXPORT_CHUNK`] chunks, then `ExportDone`.
-pub fn send_export(seq: u32, file_name: String, mime: &str, bytes: &[u8], out: &mut dyn Sink) {
-    for chunk in bytes.chunks(EXPORT_CHUNK) {
-        let n = chunk.len() as u64;
-        out.send_bytes(seq, Response::ExportChunk { bytes: n }, chunk);
-    }
-    out.send(
-        seq,
-        Response::ExportDone {
-            file_name,
-            mime: mime.to_string(),
-        },
-    );
-}
 
 /// The pool a query names (`PTA`, `GE`, `OTHER`); `None` or an unknown name: the first pool.
 fn pool_of(pool: &Option<String>) -> Option<crate::analysis::memory_pool::Component> {

@@ -11,6 +11,21 @@ use crate::engine::read::RankAnalysis;
 use crate::ingest::inventory::Inventory;
 use crate::report::pretty_json;
 
+/// The configuration the page uses: the CLI's default (`rulebook`, anomaly.md §0.3).
+pub fn config() -> AnomalyConfig {
+    AnomalyConfig::spec_defaults()
+}
+
+/// The stem of the anomaly exports' file names: the dropped root folder, else `proflens`.
+pub fn export_stem(inv: &Inventory) -> String {
+    let root = inv.root_label();
+    if root == "the dropped files" || root.is_empty() {
+        "proflens".to_string()
+    } else {
+        root
+    }
+}
+
 /// The per-rank report files of `proflens anomaly --report-dir` (§1.6): for rank `i` of
 /// `ranks`, `(anomaly report name, anomaly report text, architecture report name,
 /// architecture report text)`. `<base>` is the dropped root folder (else the rank folder); the

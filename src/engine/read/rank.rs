@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use super::anomaly::AnomalyPass;
 use super::memory::{trace_failure, MemoryPass};
-use super::{RankEntry, RankPlan};
+use super::plan::{RankEntry, RankPlan};
 use crate::analysis::memory_result::RankStatus;
 use crate::engine::contract::{Cancelled, OnProgress, Progress, Target};
 use crate::ingest::inventory::{FileKind, RankFolder};

@@ -6,7 +6,6 @@
 
 use std::io::{self, Write};
 
-use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::engine::export::anomaly::{rank_reports, write_json};
 use crate::engine::export::gpu_report::rank_summary;
 use crate::engine::read::RankAnalysis;
@@ -21,10 +20,8 @@ use crate::views::anomaly_bubbles::{bubble_detail, bubble_page};
 use crate::views::anomaly_structure::structure_tree;
 use crate::views::gpu;
 
-/// The configuration the page uses: the CLI's default (`rulebook`, anomaly.md §0.3).
-pub fn config() -> AnomalyConfig {
-    AnomalyConfig::spec_defaults()
-}
+pub use crate::engine::export::anomaly::{config, export_stem};
+
 
 /// The summary the UI shows for stored rank folder `index` ([`Store::anomaly`]).
 pub fn summary_of(index: u32, folder: &RankFolder, a: &RankAnalysis) -> AnomalySummaryDto {
@@ -84,15 +81,6 @@ pub fn query(store: &Store, q: &AnomalyQuery) -> Result<AnomalyReply, String> {
     })
 }
 
-/// The stem of the anomaly exports' file names: the dropped root folder, else `proflens`.
-pub fn export_stem(inv: &Inventory) -> String {
-    let root = inv.root_label();
-    if root == "the dropped files" || root.is_empty() {
-        "proflens".to_string()
-    } else {
-        root
-    }
-}
 
 /// Writes anomaly export `what` of the ranks held in `store` (the caller makes sure it holds
 /// every usable rank folder of the drop) exactly as `proflens anomaly` writes it; no file is

@@ -22,7 +22,8 @@ use crate::engine::export::compare::{
 };
 use crate::engine::read::snapshot::SnapshotOptions;
 use crate::engine::read::snapshot::{run as run_snapshot, SnapshotRun};
-use crate::engine::{Plan, Store};
+use crate::engine::read::Plan;
+use crate::engine::store::Store;
 use crate::ingest::inventory::Inventory;
 use crate::ingest::Opener;
 use crate::protocol::compare::{
@@ -143,7 +144,7 @@ pub fn compare(
         let dto = recompute(a, &mut state, &req.options)?;
         return Ok((state, dto));
     }
-    let (inv, heads) = super::inventory_of(&req.files, opener);
+    let (inv, heads) = super::inventory::inventory_of(&req.files, opener);
     let resume = crate::ingest::replay::Resume::new(&heads, opener);
     let opener: &dyn Opener = &resume;
     let b_snap = !inv.snapshots.is_empty() && inv.ranks.is_empty();

@@ -6,22 +6,20 @@
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use super::Sink;
 use crate::analysis::memory_match::MatchQuality;
 use crate::analysis::memory_pool::{pool_series, row_components, Component};
 use crate::analysis::memory_result::{MemoryRun, RankMemory, RankStatus};
 use crate::analysis::memory_summary::{summarize_with, RankSummary};
 use crate::base::units::NS_PER_MS;
-use crate::engine::{export::Export, Store};
+use crate::engine::export::Export;
+use crate::engine::store::Store;
 use crate::ingest::inventory::Inventory;
 use crate::protocol::{
-    GroupDto, MatchCountsDto, MemoryExportKind, MemorySummaryDto, PoolDto, Response,
+    GroupDto, MatchCountsDto, MemoryExportKind, MemorySummaryDto, PoolDto,
 };
 use crate::report::memory_rows::Columns;
 use crate::views::memory::{MemoryRows, RowIn};
 
-/// Bytes per export chunk posted to the UI (8 MiB).
-pub const EXPORT_CHUNK: usize = 8 << 20;
 
 fn ms(ns: i64) -> f64 {
     ns as f64 / NS_PER_MS as f64
@@ -182,50 +180,6 @@ fn summary_dto(index: u32, r: &RankMemory, s: &RankSummary) -> MemorySummaryDto 
         unreleased_rows: s.unreleased_rows,
         t_range_ms,
         no_stacks: s.rows > 0 && q[4] == s.rows,
-    }
-}
-
-/// Writes into 8 MiB chunks posted as [`Response::ExportChunk`]s (every analysis' exports).
-pub struct ChunkWriter<'a> {
-    seq: u32,
-    buf: Vec<u8>,
-    out: &'a mut dyn Sink,
-}
-
-impl<'a> ChunkWriter<'a> {
-    /// A writer posting chunks for request `seq` to `out`; call `flush` at the end.
-    pub fn new(seq: u32, out: &'a mut dyn Sink) -> Self {
-        ChunkWriter {
-            seq,
-            buf: Vec::with_capacity(1 << 20),
-            out,
-        }
-    }
-}
-
-impl<'a> ChunkWriter<'a> {
-    /// The sink, for the replies after the last chunk (call `flush` first).
-    pub fn into_sink(self) -> &'a mut dyn Sink {
-        self.out
-    }
-}
-
-impl Write for ChunkWriter<'_> {
-    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        self.buf.extend_from_slice(data);
-        if self.buf.len() >= EXPORT_CHUNK {
-            self.flush()?;
-        }
-        Ok(data.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        if !self.buf.is_empty() {
-            let bytes = self.buf.len() as u64;
-            self.out
-                .send_bytes(self.seq, Response::ExportChunk { bytes }, &self.buf);
-            self.buf.clear();
-        }
-        Ok(())
     }
 }
 

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
 use super::snapshot_view::SnapshotView;
-use super::Sink;
+use super::sink::{send_export, Sink};
 use crate::base::Problems;
 use crate::engine::read::snapshot::{run, SnapshotOptions};
 use crate::ingest::{InputFile, Opener};
@@ -91,7 +91,7 @@ impl SnapshotStore {
             return;
         };
         match v.export(what) {
-            Ok((file_name, mime, bytes)) => super::send_export(seq, file_name, mime, &bytes, out),
+            Ok((file_name, mime, bytes)) => send_export(seq, file_name, mime, &bytes, out),
             Err(e) => out.send(seq, fail(format!("export failed: {e}"))),
         }
     }

@@ -9,7 +9,6 @@
 
 use std::io::{self, Write};
 
-use super::bad;
 use crate::analysis::anomaly::cross_rank::{flag_slow_by_role, row_of, RankRow};
 use crate::analysis::anomaly::groups::IdlePattern;
 use crate::analysis::gpu_straggler::{collectives, stragglers_by_role, RoleStragglers};
@@ -17,7 +16,7 @@ use crate::base::wire::{Dec, DecResult, Enc};
 use crate::engine::export::anomaly::{json_element, reports_of, write_json_elements};
 use crate::engine::export::gpu_report::{gpu_block, straggler_row};
 use crate::engine::read::RankAnalysis;
-use crate::engine::session::anomaly::{config, export_stem};
+use crate::engine::export::anomaly::{config, export_stem};
 use crate::engine::store::Store;
 use crate::ingest::inventory::Inventory;
 use crate::protocol::anomaly::AnomalyExportKind;
@@ -327,11 +326,11 @@ pub fn join(
 ) -> io::Result<(String, String)> {
     let mut all: Vec<(u32, &str, &[u8])> = Vec::new();
     for p in parts {
-        decode_pieces(what, p, &mut all).map_err(bad)?;
+        decode_pieces(what, p, &mut all).map_err(crate::base::wire::invalid_data)?;
     }
     crate::base::sort::sort_by_key(&mut all, |p| p.0);
     if let Some(p) = all.windows(2).find(|p| p[0].0 == p[1].0) {
-        return Err(bad(format!(
+        return Err(crate::base::wire::invalid_data(format!(
             "rank folder {} is in two anomaly parts",
             p[0].0
         )));

@@ -10,7 +10,6 @@ use std::collections::BinaryHeap;
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use super::bad;
 use crate::analysis::memory_phase::PhaseRow;
 use crate::analysis::memory_result::{rank_order_key, MemoryRun};
 use crate::base::wire::{Dec, DecResult, Enc};
@@ -218,7 +217,7 @@ pub fn join(
 ) -> io::Result<(String, String)> {
     let mut pieces = Vec::new();
     for p in parts {
-        pieces.extend(decode(kind, p).map_err(bad)?);
+        pieces.extend(decode(kind, p).map_err(crate::base::wire::invalid_data)?);
     }
     // `MemoryRun::merge_shared`'s rank order; the store's (inventory) order breaks ties.
     crate::base::sort::sort_by(&mut pieces, |a, b| {
@@ -227,7 +226,7 @@ pub fn join(
         (ka, a.index).cmp(&(kb, b.index))
     });
     if let Some(p) = pieces.windows(2).find(|p| p[0].index == p[1].index) {
-        return Err(bad(format!(
+        return Err(crate::base::wire::invalid_data(format!(
             "rank folder {} is in two memory parts",
             p[0].index
         )));

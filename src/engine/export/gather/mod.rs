@@ -77,10 +77,6 @@ pub fn join(
     }
 }
 
-fn bad(e: String) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, e)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

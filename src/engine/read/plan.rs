@@ -1,0 +1,124 @@
+//! What a read runs and what it hands back: the [`Plan`] of analyses (with their settings), its
+//! per-rank part [`RankPlan`], and the results of one target ([`RankEntry`], [`SnapshotEntry`],
+//! [`TargetEntry`]) that the store keeps.
+
+use std::sync::Arc;
+
+use super::anomaly::{self, RankAnalysis};
+use super::memory::MemoryOptions;
+use super::snapshot::{SnapshotOptions, SnapshotRun};
+use crate::analysis::anomaly_config::AnomalyConfig;
+use crate::analysis::memory_result::{RankMemory, RankStatus};
+use crate::engine::contract::{AnalysisKind, Cancelled, Target};
+use crate::ingest::inventory::{Inventory, RankFolder};
+use crate::ingest::rank::CaptureKind;
+use crate::parse::pickle::PickleError;
+
+/// Which analyses a store runs, with their settings (`None`: not run).
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    /// Memory events of every rank folder the selection takes.
+    pub memory: Option<MemoryOptions>,
+    /// Steps and bubbles of every rank folder with a kernel source or a trace.
+    pub anomaly: Option<AnomalyConfig>,
+    /// Peaks of every snapshot pickle.
+    pub snapshot: Option<SnapshotOptions>,
+}
+
+impl Plan {
+    /// No analysis.
+    pub fn none() -> Plan {
+        Plan::default()
+    }
+
+    /// Every analysis with the defaults of the single CLI commands (`proflens memory`,
+    /// `proflens anomaly`, `proflens snapshot` without options): what `proflens analyze` runs.
+    pub fn defaults() -> Plan {
+        Plan {
+            memory: Some(MemoryOptions::default()),
+            anomaly: Some(AnomalyConfig::spec_defaults()),
+            snapshot: Some(SnapshotOptions::spec_defaults()),
+        }
+    }
+
+    /// The analyses that run on rank folder `folder`: memory when planned and selected
+    /// ([`MemoryOptions::selects`]), anomaly when planned and [`anomaly::usable`].
+    pub fn for_rank(&self, folder: &RankFolder) -> RankPlan<'_> {
+        RankPlan {
+            memory: self
+                .memory
+                .as_ref()
+                .filter(|o| o.selects(folder) && folder.kind != CaptureKind::Kineto),
+            anomaly: self.anomaly.as_ref().filter(|_| anomaly::usable(folder)),
+        }
+    }
+
+    /// The same plan with only the analyses of `kinds` (the others `None`).
+    pub fn only(&self, kinds: &[AnalysisKind]) -> Plan {
+        let has = |k| kinds.contains(&k);
+        Plan {
+            memory: self.memory.clone().filter(|_| has(AnalysisKind::Memory)),
+            anomaly: self.anomaly.clone().filter(|_| has(AnalysisKind::Anomaly)),
+            snapshot: self
+                .snapshot
+                .clone()
+                .filter(|_| has(AnalysisKind::Snapshot)),
+        }
+    }
+
+    /// The targets of `inv` with at least one planned analysis, in inventory order (rank
+    /// folders, then snapshot files).
+    pub fn targets(&self, inv: &Inventory) -> Vec<Target> {
+        let mut out: Vec<Target> = (0..inv.ranks.len())
+            .filter(|&i| {
+                let p = self.for_rank(&inv.ranks[i]);
+                p.memory.is_some() || p.anomaly.is_some()
+            })
+            .map(|i| Target::Rank(i as u32))
+            .collect();
+        if self.snapshot.is_some() {
+            out.extend((0..inv.snapshots.len()).map(|i| Target::Snapshot(i as u32)));
+        }
+        out
+    }
+}
+
+/// The result of one snapshot file: the run, or the decoder's error (§5.4 message).
+pub type SnapshotEntry = Result<SnapshotRun, PickleError>;
+
+/// What one target produced (what a parallel driver hands back to [`Store::insert`]).
+pub enum TargetEntry {
+    /// A rank folder's results.
+    Rank(RankEntry),
+    /// A snapshot file's result.
+    Snapshot(SnapshotEntry),
+}
+
+/// Which analyses run on one rank folder, with their settings (`None`: not run).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RankPlan<'a> {
+    /// The memory analysis (ascend-memory.md).
+    pub memory: Option<&'a MemoryOptions>,
+    /// The anomaly analysis (anomaly.md).
+    pub anomaly: Option<&'a AnomalyConfig>,
+}
+
+/// The results of one rank folder, one per planned analysis (`None`: not planned).
+#[derive(Default)]
+pub struct RankEntry {
+    /// Memory rows (status, problems inside; shared with merged runs and exports).
+    pub memory: Option<Arc<RankMemory>>,
+    /// Anomaly result, or cancelled.
+    pub anomaly: Option<Result<RankAnalysis, Cancelled>>,
+}
+
+impl RankEntry {
+    /// True when the rank was cancelled (no analysis of it completed).
+    pub fn cancelled(&self) -> bool {
+        self.memory
+            .as_ref()
+            .is_some_and(|m| m.status == RankStatus::Cancelled)
+            || matches!(self.anomaly, Some(Err(Cancelled)))
+    }
+}
+
