@@ -9,6 +9,14 @@ use super::anomaly_config::AnomalyConfig;
 use super::intervals::{merge, window_metrics, Interval, WindowMetrics};
 use crate::model::kernels::{KernelTable, NameId, NameTest, TaskClass};
 
+/// The FusedInferAttentionScore kernel name (FIA: one per layer of a forward pass, §11).
+pub const FIA: &str = "FusedInferAttentionScore";
+
+/// True for a kernel name containing [`FIA`] (§11 A1, §3.6 forward passes; the §4.1 cut points).
+pub fn is_fia(name: &str) -> bool {
+    name.contains(FIA)
+}
+
 /// The four timing perspectives of §4.5, ns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Perspectives {
@@ -166,7 +174,7 @@ pub fn segment_step(
     let mut anchor = None;
     // Cut points: (kernel index where a structure starts, type of that structure).
     let mut cuts: Vec<(usize, String)> = Vec::new();
-    let mut is_fia = NameTest::new(k, super::architecture::is_fia);
+    let mut is_fia = NameTest::new(k, is_fia);
     let fia: Vec<usize> = range.clone().filter(|&i| is_fia.of(i)).collect();
     if !fia.is_empty() {
         method = "fia".into();

@@ -433,7 +433,7 @@ fn capabilities(input: &RankInput<'_>, k: &KernelTable, kept_host: usize) -> Cap
         profiler_level: input.info.profiler_level.clone(),
         pmu: !k.pmu().is_empty(),
         comm_file: input.info.comm_file,
-        fia: k.any_name(super::architecture::is_fia),
+        fia: k.any_name(super::structure::is_fia),
         trace: trace.is_some(),
         host_event_density: if k.is_empty() {
             0.0
