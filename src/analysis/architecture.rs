@@ -9,6 +9,7 @@ use std::ops::Range;
 use super::anomaly_config::AnomalyConfig;
 use super::intervals::{merge, total_len, Interval};
 use super::structure::{is_fia, main_stream, repetition, FIA};
+use crate::base::units::ns_to_us;
 use crate::model::kernels::{KernelTable, NameTest};
 
 /// FIA duration class (§11.1).
@@ -267,7 +268,7 @@ pub fn analyse(k: &KernelTable, cfg: &AnomalyConfig) -> Architecture {
     let mut is_fia = NameTest::new(k, is_fia);
     for i in 0..k.len() {
         if is_fia.of(i) {
-            let us = k.dur_ns()[i] as f64 / 1000.0;
+            let us = ns_to_us(k.dur_ns()[i]);
             let class = if us > cfg.fia_prefill_us {
                 FiaClass::Prefill
             } else if us < cfg.fia_decode_us {

@@ -104,7 +104,7 @@ pub fn duration_ms(ms: f64) -> String {
 
 /// [`duration_ms`] of an exact nanosecond count.
 pub fn duration_ns(ns: i64) -> String {
-    duration_ms(ns as f64 / 1e6)
+    duration_ms(super::units::ns_to_ms(ns))
 }
 
 /// An instant `t_ms` as an offset from `t0_ms` (the capture start): `+12.346 ms`; an instant

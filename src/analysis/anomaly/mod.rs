@@ -22,6 +22,7 @@ use super::host_evidence;
 use super::intervals::{kernel_union, window_metrics, Interval};
 use super::steps::{self, StepMethod, StepSet};
 use super::structure::{self, Segmentation};
+use crate::base::units::ns_to_ms;
 use crate::model::kernels::{KernelTable, TaskClass};
 
 /// Runs §3–§5 (and the §4 breakdown) on one rank.
@@ -328,11 +329,12 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
     limitations.extend(notes.iter().cloned());
     let confidence = summary::confidence(method, &caps, input.info.op_summary_only);
     let comm = CommTotals {
-        kernel_details_ms: (0..k.len())
-            .filter(|&i| k.comm()[i])
-            .map(|i| k.dur_ns()[i])
-            .sum::<i64>() as f64
-            / 1e6,
+        kernel_details_ms: ns_to_ms(
+            (0..k.len())
+                .filter(|&i| k.comm()[i])
+                .map(|i| k.dur_ns()[i])
+                .sum::<i64>(),
+        ),
         communication_json_ms: input
             .info
             .comm_file
