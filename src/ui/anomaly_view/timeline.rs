@@ -32,9 +32,9 @@ use crate::protocol::{
     AnomalyQuery, AnomalyReply, StepBandDto, TimelineDto, TimelineFlowsDto, TimelineItemDto,
 };
 use crate::ui::state::AppState;
+use crate::ui::widgets::zoom::{apply, wheel_factor_smooth, zoom_key, PanDrag};
 use crate::views::timeline_axis::{box_at, bubble_at, clamp_view, pan, zoom, MIN_SPAN_MS};
 use crate::views::timeline_multi::{align, rank_window, stack, step_ids, Part, Stacked};
-use crate::views::zoom::{apply, zoom_key};
 
 /// Hover tooltip: position (CSS px) and lines.
 #[derive(Clone, Debug, PartialEq)]
@@ -177,7 +177,7 @@ pub fn Timeline(
     let flows = RwSignal::new(None::<(u32, TimelineFlowsDto)>);
     let hover = RwSignal::new(None::<Hover>);
     let error = RwSignal::new(None::<String>);
-    let drag = StoredValue::new(None::<(f64, (f64, f64), bool)>); // (x at down, view at down, moved)
+    let drag = StoredValue::new(None::<PanDrag>);
     let last_t = StoredValue::new(None::<f64>);
     let frame_scheduled = StoredValue::new(false);
     let draw_ms = RwSignal::new(0.0f64);
@@ -477,7 +477,7 @@ pub fn Timeline(
         }
     };
     let on_wheel = move |ev: ev::WheelEvent| {
-        ev.prevent_default();
+        let factor = wheel_factor_smooth(&ev);
         let (Some(v), Some(xm), Some(full)) = (
             current(),
             xmap(),
@@ -485,7 +485,6 @@ pub fn Timeline(
         ) else {
             return;
         };
-        let factor = (ev.delta_y() * 0.002).exp().clamp(0.2, 5.0);
         set_view(zoom(v, full, xm.t(ev.offset_x() as f64), factor));
     };
     let on_down = move |ev: ev::MouseEvent| {
@@ -496,7 +495,7 @@ pub fn Timeline(
             return;
         }
         if let Some(v) = current() {
-            drag.set_value(Some((ev.offset_x() as f64, v, false)));
+            drag.set_value(Some(PanDrag::start(ev.offset_x() as f64, v)));
         }
     };
     let describe = move |x: f64, y: f64| -> Option<Hover> {
@@ -523,14 +522,13 @@ pub fn Timeline(
             geom.update(|g| g.label_w = lw);
             return;
         }
-        if let Some((x_down, v0, moved)) = drag.get_value() {
-            let dx = x - x_down;
-            if moved || dx.abs() > 3.0 {
-                drag.set_value(Some((x_down, v0, true)));
+        if let Some(mut d) = drag.get_value() {
+            if let Some(dx) = d.follow(x) {
+                drag.set_value(Some(d));
                 if let Some(full) = dto.with_untracked(|d| d.as_ref().map(|d| d.full_range_ms)) {
                     let per_px =
-                        XMap::new(v0, width_of(), geom.get_untracked().label_w).ms_per_px();
-                    set_view(pan(v0, full, -dx * per_px));
+                        XMap::new(d.from, width_of(), geom.get_untracked().label_w).ms_per_px();
+                    set_view(pan(d.from, full, -dx * per_px));
                 }
                 hover.set(None);
                 return;
@@ -607,7 +605,7 @@ pub fn Timeline(
             gutter_drag.set_value(None);
             return;
         }
-        let moved = drag.get_value().is_some_and(|d| d.2);
+        let moved = drag.get_value().is_some_and(|d| d.moved);
         drag.set_value(None);
         if !moved {
             click(ev.offset_x() as f64, ev.offset_y() as f64);
@@ -624,7 +622,8 @@ pub fn Timeline(
             .get_value()
             .filter(|t| *t >= v.0 && *t <= v.1)
             .unwrap_or((v.0 + v.1) / 2.0);
-        // The page's chart keys (views::zoom): W/S zoom around the pointer, A/D pan.
+        // The page's chart keys (widgets::zoom; unlike `on_key`, whatever the modifiers): W/S
+        // zoom around the pointer, A/D pan.
         let Some(key) = zoom_key(&ev.key()) else {
             return;
         };
