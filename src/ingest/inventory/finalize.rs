@@ -5,7 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use super::*;
+use super::{
+    Analysis, FileKind, IgnoredFile, Inventory, Note, RankFolder, Readiness, SideInfo, OUTPUT_DIR,
+};
 use crate::base::Severity;
 use crate::ingest::kineto;
 use crate::ingest::rank::{

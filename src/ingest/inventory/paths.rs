@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::*;
+use super::{
+    classify, FileKind, IgnoredFile, Inventory, RankFile, RankFolder, SideInfo, OUTPUT_DIR,
+};
 use crate::ingest::kineto;
 use crate::ingest::rank::{capture_kind, CaptureKind, RankFacts, RankSource, RoleSource};
 use crate::ingest::InputFile;

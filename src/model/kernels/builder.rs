@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::*;
+use super::{is_comm_kernel, KernelTable, NameId, TaskClass};
 use crate::base::arith::{self, OutOfRange, Tally};
 
 /// One kernel as a parser hands it to the builder (§1.2.1 normalised record).

@@ -9,7 +9,7 @@ use crate::parse::pickle::ranges::Stream;
 use crate::parse::pickle::schema::{Builder, Kind, Role};
 use crate::parse::pickle::vm::{Obj, Val};
 
-use super::*;
+use super::{i64_of, int, u64_of, unusable, Int};
 
 impl Builder {
     /// Routes one key/value pair into the typed dict `o`.

@@ -11,7 +11,7 @@ use crate::parse::pickle::memo::Memo;
 use crate::parse::pickle::slab::NONE;
 use crate::parse::pickle::vm::{Obj, Val};
 
-use super::*;
+use super::{Builder, Kind, Role, GENERIC_CAP};
 
 impl Builder {
     fn consumed(memo: &mut Memo, memo_idx: u32, replacement: Val) {

@@ -4,7 +4,7 @@
 use crate::parse::pickle::error::PickleError;
 use crate::parse::pickle::schema::{Kind, Role};
 
-use super::*;
+use super::{Machine, Val};
 
 impl Machine {
     pub(super) fn new_container(&mut self, kind: Kind, off: u64) -> Result<(), PickleError> {
