@@ -8,7 +8,8 @@ use std::ops::Range;
 
 use super::anomaly_config::AnomalyConfig;
 use super::intervals::{merge, total_len, Interval};
-use super::structure::{main_stream, repetition};
+use super::structure::{is_fia, main_stream, repetition, FIA};
+use crate::base::units::ns_to_us;
 use crate::model::kernels::{KernelTable, NameTest};
 
 /// FIA duration class (§11.1).
@@ -195,9 +196,6 @@ pub struct Architecture {
     pub cross_verification: Vec<Vec<(&'static str, usize, usize)>>,
 }
 
-/// The FusedInferAttentionScore kernel name (FIA: one per layer of a forward pass, §11).
-const FIA: &str = "FusedInferAttentionScore";
-
 const VERIFY_OPS: [&str; 6] = [
     FIA,
     "DispatchFFNCombine",
@@ -206,11 +204,6 @@ const VERIFY_OPS: [&str; 6] = [
     "split_qkv_rmsnorm_rope",
     "ReshapeAndCache",
 ];
-
-/// True for a kernel name containing [`FIA`] (§11 A1, §3.6 forward passes).
-pub fn is_fia(name: &str) -> bool {
-    name.contains(FIA)
-}
 
 /// Functional role of a kernel by name (§11.5 role table; name-based, ambiguous names → overhead).
 pub fn role_of(name: &str) -> &'static str {
@@ -275,7 +268,7 @@ pub fn analyse(k: &KernelTable, cfg: &AnomalyConfig) -> Architecture {
     let mut is_fia = NameTest::new(k, is_fia);
     for i in 0..k.len() {
         if is_fia.of(i) {
-            let us = k.dur_ns()[i] as f64 / 1000.0;
+            let us = ns_to_us(k.dur_ns()[i]);
             let class = if us > cfg.fia_prefill_us {
                 FiaClass::Prefill
             } else if us < cfg.fia_decode_us {

@@ -4,6 +4,7 @@
 
 use super::anomaly_config::AnomalyConfig;
 use super::intervals::{total_len, Interval, WindowMetrics};
+use crate::base::units::ns_to_ms;
 use crate::model::kernels::{KernelTable, NameId};
 
 /// Scope of a bubble window (§5.6; schema enum of §6.4).
@@ -249,7 +250,7 @@ pub fn emit_windows(
             ));
         }
         // Significant: ≥ max(floor, frac × service) or top-N of its step.
-        let service_ms = m.service_ns as f64 / 1e6;
+        let service_ms = ns_to_ms(m.service_ns);
         let thr_ns = (cfg
             .significant_floor_ms
             .max(cfg.significant_service_frac * service_ms)

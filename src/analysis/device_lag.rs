@@ -21,6 +21,7 @@ use std::collections::HashSet;
 use super::anomaly_config::AnomalyConfig;
 use super::intervals::{percentile, Interval};
 use super::steps::Step;
+use crate::base::units::ns_to_ms;
 use crate::model::kernels::KernelTable;
 use crate::model::side_tables::StepTraceRow;
 
@@ -183,10 +184,7 @@ pub fn apply(
     for (j, x) in extent.iter().enumerate() {
         lags[j].lag_ns = x.map(|(s, _)| s - lags[j].host_start_ns);
     }
-    let lag_ms: Vec<f64> = lags
-        .iter()
-        .filter_map(|l| l.lag_ns.map(|n| n as f64 / 1e6))
-        .collect();
+    let lag_ms: Vec<f64> = lags.iter().filter_map(|l| l.lag_ns.map(ns_to_ms)).collect();
     let mut out = DeviceLag {
         source,
         threshold: cfg.device_lag_share,

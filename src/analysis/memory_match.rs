@@ -15,6 +15,7 @@
 //! Knows nothing about files; does not pick the user frame (`analysis::user_frame`).
 //! Stacks are innermost-first (§6.2).
 
+use crate::base::units::ns_to_us;
 use crate::model::host_events::{CallStackIndex, HostOpTable};
 use crate::model::memory_events::MemoryEventTable;
 use crate::model::stacks::StackId;
@@ -204,7 +205,7 @@ pub fn match_rows(
             }
         }
         if let (Some(op), Some(max)) = (sel, opts.max_match_lag_us) {
-            if (t - ts_ns[op]) as f64 / 1000.0 > max {
+            if ns_to_us(t - ts_ns[op]) > max {
                 sel = None;
             }
         }

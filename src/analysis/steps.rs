@@ -250,7 +250,7 @@ fn macro_steps(kernels: &KernelTable, cfg: &AnomalyConfig) -> Option<(&'static s
     let n = kernels.len();
     let starts: Vec<usize>;
     let origin;
-    let arch_passes = if kernels.any_name(super::architecture::is_fia) {
+    let arch_passes = if kernels.any_name(super::structure::is_fia) {
         super::architecture::analyse(kernels, cfg).passes
     } else {
         Vec::new()

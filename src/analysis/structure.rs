@@ -7,7 +7,16 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::anomaly_config::AnomalyConfig;
 use super::intervals::{merge, window_metrics, Interval, WindowMetrics};
+use crate::base::units::ns_to_us;
 use crate::model::kernels::{KernelTable, NameId, NameTest, TaskClass};
+
+/// The FusedInferAttentionScore kernel name (FIA: one per layer of a forward pass, §11).
+pub const FIA: &str = "FusedInferAttentionScore";
+
+/// True for a kernel name containing [`FIA`] (§11 A1, §3.6 forward passes; the §4.1 cut points).
+pub fn is_fia(name: &str) -> bool {
+    name.contains(FIA)
+}
 
 /// The four timing perspectives of §4.5, ns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -77,7 +86,7 @@ pub enum Part {
 /// §4.3 rules in order for kernel `i`.
 pub fn block_or_side(k: &KernelTable, i: usize, main: Option<NameId>, cfg: &AnomalyConfig) -> Part {
     let on_main = main == Some(k.stream()[i]);
-    let dur_us = k.dur_ns()[i] as f64 / 1000.0;
+    let dur_us = ns_to_us(k.dur_ns()[i]);
     let class = k.class()[i];
     if on_main && class == TaskClass::AiCore && dur_us >= cfg.small_kernel_us {
         Part::Block
@@ -166,7 +175,7 @@ pub fn segment_step(
     let mut anchor = None;
     // Cut points: (kernel index where a structure starts, type of that structure).
     let mut cuts: Vec<(usize, String)> = Vec::new();
-    let mut is_fia = NameTest::new(k, super::architecture::is_fia);
+    let mut is_fia = NameTest::new(k, is_fia);
     let fia: Vec<usize> = range.clone().filter(|&i| is_fia.of(i)).collect();
     if !fia.is_empty() {
         method = "fia".into();
@@ -262,7 +271,7 @@ pub fn segment_step(
 
 /// FIA class of §11.1: `prefill` (> 10 ms), `decode` (< 1 ms), else `intermediate`.
 pub fn fia_phase(dur_ns: i64, cfg: &AnomalyConfig) -> &'static str {
-    let us = dur_ns as f64 / 1000.0;
+    let us = ns_to_us(dur_ns);
     if us > cfg.fia_prefill_us {
         "prefill"
     } else if us < cfg.fia_decode_us {

@@ -65,6 +65,50 @@ pub fn binary_step(raw: f64) -> f64 {
     2f64.powi(raw.log2().round() as i32)
 }
 
+/// How [`nice_step`] rounds a raw step to 1, 2 or 5 × 10^k.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepRound {
+    /// The smallest nice step ≥ `raw`: ticks never closer than asked (the timeline ruler).
+    Up,
+    /// The nearest nice step: 1 below 1.5, 2 below 3.5, 5 below 7.5, else 10 (the x axes of
+    /// the canvas charts).
+    Nearest,
+}
+
+/// A "nice" tick step (1, 2 or 5 × 10^k) for a decimal axis, from the raw step `raw` (the
+/// range over the number of ticks wanted), rounded as `round` says. Non-finite or
+/// non-positive `raw`: 1. Size axes take [`binary_step`] instead.
+pub fn nice_step(raw: f64, round: StepRound) -> f64 {
+    if !(raw > 0.0) || !raw.is_finite() {
+        return 1.0;
+    }
+    let mag = 10f64.powf(raw.log10().floor());
+    match round {
+        StepRound::Up => {
+            for m in [1.0, 2.0, 5.0, 10.0] {
+                // Relative tolerance: 0.3 must give 0.5, not be lost to 0.30000000000000004.
+                if m * mag >= raw * (1.0 - 1e-9) {
+                    return m * mag;
+                }
+            }
+            10.0 * mag
+        }
+        StepRound::Nearest => {
+            let norm = raw / mag;
+            let nice = if norm < 1.5 {
+                1.0
+            } else if norm < 3.5 {
+                2.0
+            } else if norm < 7.5 {
+                5.0
+            } else {
+                10.0
+            };
+            nice * mag
+        }
+    }
+}
+
 /// [`bytes`] of an integer byte count.
 pub fn bytes_i(n: i64) -> String {
     bytes(n as f64)
@@ -104,7 +148,7 @@ pub fn duration_ms(ms: f64) -> String {
 
 /// [`duration_ms`] of an exact nanosecond count.
 pub fn duration_ns(ns: i64) -> String {
-    duration_ms(ns as f64 / 1e6)
+    duration_ms(super::units::ns_to_ms(ns))
 }
 
 /// An instant `t_ms` as an offset from `t0_ms` (the capture start): `+12.346 ms`; an instant
@@ -168,6 +212,23 @@ pub fn rate(bytes_per_s: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nice_steps_are_1_2_5_times_a_power_of_ten() {
+        use StepRound::{Nearest, Up};
+        assert_eq!(nice_step(0.3, Up), 0.5);
+        assert_eq!(nice_step(1.0, Up), 1.0);
+        assert_eq!(nice_step(1.01, Up), 2.0);
+        assert_eq!(nice_step(7.0, Up), 10.0);
+        assert_eq!(nice_step(0.0012, Up), 0.002);
+        assert_eq!(nice_step(-1.0, Up), 1.0);
+        assert_eq!(nice_step(1.4, Nearest), 1.0);
+        assert_eq!(nice_step(3.0, Nearest), 2.0);
+        assert_eq!(nice_step(7.0, Nearest), 5.0);
+        assert_eq!(nice_step(80.0, Nearest), 100.0);
+        assert_eq!(nice_step(0.0, Nearest), 1.0);
+        assert_eq!(nice_step(f64::NAN, Nearest), 1.0);
+    }
 
     #[test]
     fn size_ticks_step_in_powers_of_two() {

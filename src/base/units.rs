@@ -15,7 +15,9 @@ pub const BYTES_PER_MB: f64 = 1_048_576.0;
 pub fn ns_to_us(ns: i64) -> f64 {
     ns as f64 / NS_PER_US as f64
 }
-/// Nanoseconds → milliseconds (f64).
+/// Nanoseconds → milliseconds (f64): the one ns → ms conversion of the core (durations and
+/// times relative to an origin; exact below 2^53 ns). An absolute timestamp beyond 2^53 ns
+/// written to an export takes `report::float`'s exact text conversions instead.
 pub fn ns_to_ms(ns: i64) -> f64 {
     ns as f64 / NS_PER_MS as f64
 }

@@ -197,7 +197,9 @@ pub fn ns_to_us(ns: i64) -> f64 {
     scaled(ns, 3)
 }
 
-/// Exact ns → ms (correctly rounded).
+/// Exact ns → ms (correctly rounded). The same f64 as [`crate::base::units::ns_to_ms`] up to
+/// 2^53 ns (104 days), so a duration takes that one; this stays for its last caller (the
+/// cluster summary's bubble `duration_ms`) until it switches.
 pub fn ns_to_ms(ns: i64) -> f64 {
     scaled(ns, 6)
 }

@@ -15,6 +15,7 @@ use crate::analysis::memory_result::{MemoryRun, RankStatus};
 use crate::analysis::memory_summary::summarize;
 use crate::analysis::memory_summary::PoolSummary;
 use crate::base::format;
+use crate::base::units::ns_to_ms;
 
 fn esc(s: &str) -> String {
     s.replace('|', "\\|").replace(['\r', '\n'], " ")
@@ -216,7 +217,7 @@ pub fn write_brief(run: &MemoryRun, out: &mut dyn Write) -> io::Result<()> {
                 Some(p) => s.push_str(&format!(
                     "peak {} at {}, live at peak {} row{}, {}\n",
                     format::mib(p.peak.peak_allocated_mb),
-                    format::offset_ms((p.peak.peak_time_ns - t0_ns) as f64 / 1e6, 0.0),
+                    format::offset_ms(ns_to_ms(p.peak.peak_time_ns - t0_ns), 0.0),
                     p.peak.live_rows.len(),
                     if p.peak.live_rows.len() == 1 { "" } else { "s" },
                     format::kib(p.peak.live_kb)
@@ -243,7 +244,7 @@ fn write_pool(s: &mut String, r: &RankMemory, pool: &PoolSummary, t0_ns: i64) {
         s.push_str("No allocated total in these rows.\n\n");
         return;
     };
-    let at = format::offset_ms((p.peak.peak_time_ns - t0_ns) as f64 / 1e6, 0.0);
+    let at = format::offset_ms(ns_to_ms(p.peak.peak_time_ns - t0_ns), 0.0);
     let opt = |v: Option<f64>| v.map(format::mib).unwrap_or_else(|| "—".into());
     s.push_str(&format!(
         "Peak allocated **{}** at {at} from the first allocation ({} µs on the profiler clock; {} sample, `{}`, line {}); reserved at peak {}, max reserved {}.\n",

@@ -13,6 +13,7 @@ use std::io::{self, Write};
 
 use super::float::{exact_number_text, write_py_repr};
 use crate::analysis::memory_result::{MemoryRun, RowRef};
+use crate::base::units::ns_to_us;
 
 /// One output column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -211,7 +212,7 @@ pub fn cell<'a>(row: &RowRef<'a>, col: Col) -> Cell<'a> {
         Col::UserFrame => s(row.user_frame().0),
         Col::UserFrameStatus => s(row.user_frame().1.as_str()),
         Col::MatchQuality => s(row.match_quality().as_str()),
-        Col::MatchLagUs => of(row.match_lag_ns().map(|l| l as f64 / 1000.0)),
+        Col::MatchLagUs => of(row.match_lag_ns().map(ns_to_us)),
         Col::MatchedOpTsUs => exact(row.matched_op_ts_ns(), 3),
         Col::StackOrigin => Cell::Str(Cow::Owned(row.stack_origin())),
         Col::CallStackFrames => s(row.stack_text()),

@@ -1,6 +1,6 @@
 //! `<App/>`: the landing page (drop zone, open buttons, sample, the privacy statement) and,
-//! once something is loaded, the run bar and one tab per view. Views are registered in
-//! [`VIEWS`] with a predicate on the inventory, so issues 3 and 4 add a tab with one line.
+//! once something is loaded, the run bar and one tab per view of the registry
+//! [`VIEWS`](super::tabs::VIEWS).
 
 use leptos::ev;
 use leptos::prelude::*;
@@ -20,98 +20,10 @@ use super::recent::RecentFolders;
 use super::sample::SAMPLE;
 use super::snapshot_view::SnapshotTab;
 use super::state::{AppState, Phase, Tab};
+use super::tabs::{can_compare, shown, VIEWS};
 use super::theme::ThemeToggle;
 use super::{keys, recent, route, theme};
-use crate::protocol::{AnalysisKind, InventoryDto};
 use crate::views::format;
-
-/// One tab of the result area.
-pub struct ViewEntry {
-    /// The tab.
-    pub tab: Tab,
-    /// Label on the tab.
-    pub label: &'static str,
-    /// Whether the tab applies to what was dropped.
-    pub applies: fn(&InventoryDto) -> bool,
-}
-
-fn always(_: &InventoryDto) -> bool {
-    true
-}
-
-fn has_memory(inv: &InventoryDto) -> bool {
-    inv.ranks.iter().any(|r| {
-        r.analyses
-            .iter()
-            .any(|a| a.analysis == AnalysisKind::Memory && a.can_run)
-    })
-}
-
-/// The view registry, in tab order.
-pub const VIEWS: &[ViewEntry] = &[
-    ViewEntry {
-        tab: Tab::Cluster,
-        label: "Cluster",
-        applies: has_summaries,
-    },
-    ViewEntry {
-        tab: Tab::Inventory,
-        label: "Inventory",
-        applies: always,
-    },
-    ViewEntry {
-        tab: Tab::Memory,
-        label: "Memory events",
-        applies: has_memory,
-    },
-    ViewEntry {
-        tab: Tab::Problems,
-        label: "Problems",
-        applies: always,
-    },
-    ViewEntry {
-        tab: Tab::Anomaly,
-        label: "Steps & bubbles",
-        applies: has_anomaly,
-    },
-    ViewEntry {
-        tab: Tab::Snapshot,
-        label: "Memory snapshot",
-        applies: has_snapshots,
-    },
-    ViewEntry {
-        tab: Tab::Compare,
-        label: "Compare",
-        applies: can_compare,
-    },
-];
-
-/// Something the Compare tab can compare: a rank folder with steps, or a snapshot file.
-fn can_compare(inv: &InventoryDto) -> bool {
-    has_anomaly(inv) || has_snapshots(inv)
-}
-
-fn has_anomaly(inv: &InventoryDto) -> bool {
-    inv.ranks.iter().any(|r| {
-        r.analyses
-            .iter()
-            .any(|a| a.analysis == AnalysisKind::Anomaly && a.can_run)
-    })
-}
-
-fn has_snapshots(inv: &InventoryDto) -> bool {
-    !inv.snapshots.is_empty()
-}
-
-fn has_summaries(inv: &InventoryDto) -> bool {
-    !inv.summaries.is_empty()
-}
-
-/// Whether tab `v` is shown: its predicate on the inventory, or, for the cluster tab, a
-/// cluster view kept while a rank opened from it is shown.
-fn shown(v: &ViewEntry, inv: &InventoryDto, state: &AppState) -> bool {
-    (v.applies)(inv) || (v.tab == Tab::Cluster && state.cluster.with(|c| c.is_some()))
-}
 
 /// The privacy statement shown on the landing page and in the footer.
 pub const PRIVACY: &str = "Your files never leave this browser: they are read locally by WebAssembly in a Web Worker. Nothing is uploaded, and the page makes no network request after it has loaded.";

@@ -15,7 +15,7 @@ use super::client::client;
 use super::files;
 use super::route::{use_route, Route};
 use super::state::{AppState, CompareStatus};
-use super::widgets::chart::{context, nice_step, MARGIN};
+use super::widgets::chart::{context, MARGIN};
 use super::widgets::palette::{palette, series_css};
 use crate::protocol::compare::{
     CompareExportKind, CompareKind, CompareOptions, CompareStep, CompareTableDto, CompareViewDto,
@@ -686,7 +686,7 @@ fn draw_overlay(canvas: &web_sys::HtmlCanvasElement, o: &OverlayDto) {
     }
     let span = o.x1 - o.x0;
     if span > 0.0 {
-        let xstep = nice_step(span, 8.0).max(1.0);
+        let xstep = format::nice_step(span / 8.0, format::StepRound::Nearest).max(1.0);
         let mut x = (o.x0 / xstep).ceil() * xstep;
         while x <= o.x1 {
             let px = ml + (x - o.x0) / span * pw;

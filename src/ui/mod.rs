@@ -1,7 +1,7 @@
 //! Wasm edge: leptos components only. They render what the worker
 //! computed ([`crate::protocol`] payloads) and never parse: every number comes from the core.
 //!
-//! * [`app`]: `<App/>`, the landing page, the tab layout and the view registry.
+//! * [`app`]: `<App/>`, the landing page and the tab layout; [`tabs`]: the view registry.
 //! * [`client`]: the worker pool and request routing.
 //! * [`state`]: page signals.
 //! * [`files`], [`sample`]: getting `File` handles in (input, drop, built-in sample).
@@ -28,6 +28,7 @@ pub mod route;
 pub mod sample;
 pub mod snapshot_view;
 pub mod state;
+pub mod tabs;
 pub mod theme;
 pub mod widgets;
 

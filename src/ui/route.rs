@@ -54,8 +54,8 @@ use gloo::timers::callback::Timeout;
 use leptos::prelude::*;
 use wasm_bindgen::JsValue;
 
-use super::app::VIEWS;
 use super::state::{AppState, Phase, Tab};
+use super::tabs::VIEWS;
 use crate::views::view_state::{HashValue, ViewState};
 
 /// Key of the selected tab.

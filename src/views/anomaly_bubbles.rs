@@ -103,7 +103,7 @@ pub fn label_reasons(b: &BubbleResult, cfg: &AnomalyConfig) -> Vec<String> {
     let e = &b.evidence;
     let boundary = b.window.capture_boundary;
     let launch = b.next_launch.map(|n| {
-        let ms = |ns: i64| format!("{:.3} ms", ns as f64 / 1e6);
+        let ms = |ns: i64| format!("{:.3} ms", ns_to_ms(ns));
         match n.timing {
             Timing::LateHostBound => format!(
                 "next kernel launched {} after the device went idle: late launch (host-bound)",

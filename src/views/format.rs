@@ -3,8 +3,8 @@
 //! display helpers only the page needs (stack frame shortening).
 
 pub use crate::base::format::{
-    binary_step, bytes, bytes_i, duration_ms, duration_ns, fixed, kib, mib, offset_ms, percent,
-    rate, thousands,
+    binary_step, bytes, bytes_i, duration_ms, duration_ns, fixed, kib, mib, nice_step, offset_ms,
+    percent, rate, thousands, StepRound,
 };
 
 /// A stack frame `<path>(<line>): <function>` shortened to the file name, line and

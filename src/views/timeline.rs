@@ -21,6 +21,7 @@ use rustc_hash::FxHashMap as HashMap;
 pub use super::timeline_lod::{merge_spans, LaneSpans, MergedBox, MAX_BOX_PX};
 use crate::analysis::anomaly::AnomalyResult;
 use crate::analysis::bubbles::Scope;
+use crate::base::units::ns_to_ms;
 use crate::model::kernels::{KernelTable, TaskClass};
 use crate::model::trace_events::{HostEventTable, Lane as HostLane};
 use crate::protocol::{
@@ -281,7 +282,7 @@ impl TimelineIndex {
     }
 
     pub(super) fn rel_ms(&self, ns: i64) -> f64 {
-        (ns - self.origin_ns) as f64 / 1e6
+        ns_to_ms(ns - self.origin_ns)
     }
 
     fn abs_ns(&self, ms: f64) -> i64 {
@@ -393,7 +394,7 @@ impl TimelineIndex {
         }
         TimelineDto {
             rank,
-            origin_ms: self.origin_ns as f64 / 1e6,
+            origin_ms: ns_to_ms(self.origin_ns),
             full_range_ms: (self.rel_ms(self.full_ns.0), self.rel_ms(self.full_ns.1)),
             x_range_ms: (self.rel_ms(x0), self.rel_ms(x1)),
             width_px: width,
@@ -415,7 +416,7 @@ impl TimelineIndex {
                 step_id: s.step_id.clone(),
                 start_ms: self.rel_ms(s.window.start_ns),
                 end_ms: self.rel_ms(s.window.end_ns),
-                busy_union_ms: s.metrics.busy_ns as f64 / 1e6,
+                busy_union_ms: ns_to_ms(s.metrics.busy_ns),
                 underfeed_ratio: s.metrics.underfeed_ratio,
             })
             .collect()

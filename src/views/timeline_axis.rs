@@ -5,6 +5,7 @@
 //!
 //! All times are ms relative to the rank's origin ([`crate::protocol::TimelineDto::origin_ms`]).
 
+use crate::base::format::{nice_step, StepRound};
 use crate::protocol::{BubbleMarkDto, LaneBoxesDto};
 
 /// One tick of the time ruler.
@@ -14,21 +15,6 @@ pub struct Tick {
     pub t_ms: f64,
     /// Text, e.g. `12.5 ms`, `250 µs`.
     pub label: String,
-}
-
-/// The smallest "nice" step (1, 2 or 5 × 10^k) that is ≥ `raw` (`raw > 0`; else 1).
-pub fn nice_step(raw: f64) -> f64 {
-    if !(raw > 0.0) || !raw.is_finite() {
-        return 1.0;
-    }
-    let mag = 10f64.powf(raw.log10().floor());
-    for m in [1.0, 2.0, 5.0, 10.0] {
-        // Relative tolerance: 0.3 must give 0.5, not be lost to 0.30000000000000004.
-        if m * mag >= raw * (1.0 - 1e-9) {
-            return m * mag;
-        }
-    }
-    10.0 * mag
 }
 
 fn decimals_for(step: f64) -> usize {
@@ -64,12 +50,12 @@ pub fn tick_label(t_ms: f64, step_ms: f64, max_abs_ms: f64) -> String {
 }
 
 /// Ticks for the window `[x0, x1]` on a ruler `width_px` wide with at least `min_px` between
-/// ticks: multiples of a [`nice_step`] inside the window, labelled by [`tick_label`].
+/// ticks: multiples of a [`nice_step`] (rounded up) inside the window, labelled by [`tick_label`].
 pub fn ticks(x0: f64, x1: f64, width_px: f64, min_px: f64) -> Vec<Tick> {
     if !(x1 > x0) || !(width_px > 0.0) || !x0.is_finite() || !x1.is_finite() {
         return Vec::new();
     }
-    let step = nice_step((x1 - x0) * min_px.max(1.0) / width_px);
+    let step = nice_step((x1 - x0) * min_px.max(1.0) / width_px, StepRound::Up);
     let max_abs = x0.abs().max(x1.abs());
     let first = (x0 / step).ceil() as i64;
     let last = (x1 / step).floor() as i64;

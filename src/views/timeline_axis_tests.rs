@@ -7,16 +7,6 @@ fn labels(v: &[Tick]) -> Vec<&str> {
 }
 
 #[test]
-fn nice_steps_are_1_2_5_times_a_power_of_ten() {
-    assert_eq!(nice_step(0.3), 0.5);
-    assert_eq!(nice_step(1.0), 1.0);
-    assert_eq!(nice_step(1.01), 2.0);
-    assert_eq!(nice_step(7.0), 10.0);
-    assert_eq!(nice_step(0.0012), 0.002);
-    assert_eq!(nice_step(-1.0), 1.0);
-}
-
-#[test]
 fn ticks_in_ms_and_us_with_the_decimals_the_step_needs() {
     // 150 ms over 1500 px, ≥ 100 px apart: raw step 10 ms.
     let t = ticks(0.0, 150.0, 1500.0, 100.0);

@@ -41,7 +41,7 @@ const zoomSteps = (opt('--zoom-steps') || '10,21').split(',').map(Number);
 const mb = folderBytes(input) / 1048576;
 const r1 = (x) => +x.toFixed(1);
 const r2 = (x) => +x.toFixed(2);
-const LANES_TOP = 58; // ui/anomaly_view/timeline_draw.rs: first lane row (CSS px)
+const LANES_TOP = 58; // ui/anomaly_view/timeline/draw.rs: first lane row (CSS px)
 
 /** Renderer main-thread time by trace event name over the pans (inclusive ms, top `n`):
  * where a frame's time goes between input, script, style, layout, paint and compositing. */

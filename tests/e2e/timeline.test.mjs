@@ -11,7 +11,7 @@ import path from 'node:path';
 import { REPO, serveStatic, launch, ProflensPage } from './lib.mjs';
 
 const LEVEL1 = path.join(REPO, '../shared/fixtures/ascend/Ascend__msinsight/test/data/pytorch/text/level1');
-// Geometry of ui/anomaly_view/timeline_draw.rs (CSS px).
+// Geometry of ui/anomaly_view/timeline/draw.rs (CSS px).
 const LABEL_W = 150;
 const RIGHT = 10;
 const BUBBLE_ROW_Y = 47; // bubble row 40..54

@@ -13,6 +13,7 @@
 use super::AnomalyResult;
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::analysis::intervals::percentile;
+use crate::base::units::ns_to_ms;
 
 /// One row of the cross-rank table.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,8 +59,8 @@ pub fn row_of(id: i64, r: &AnomalyResult) -> RankRow {
     RankRow {
         rank_id: id,
         steps: r.steps.len(),
-        service_ms_avg: sum(&|s| s.metrics.service_ns as f64 / 1e6),
-        busy_union_ms_avg: sum(&|s| s.metrics.busy_ns as f64 / 1e6),
+        service_ms_avg: sum(&|s| ns_to_ms(s.metrics.service_ns)),
+        busy_union_ms_avg: sum(&|s| ns_to_ms(s.metrics.busy_ns)),
         underfeed_ratio_avg: sum(&|s| s.metrics.underfeed_ratio),
         comm_total_ms: r
             .comm

@@ -8,6 +8,7 @@ use super::{BubbleResult, StepResult};
 use crate::analysis::anomaly_config::{AnomalyConfig, Compat};
 use crate::analysis::bubbles::{GlobalGaps, Scope};
 use crate::analysis::intervals::{mean, percentile, Interval};
+use crate::base::units::ns_to_ms;
 
 /// avg / median / p90 / p95 of one metric over a group's steps (§5.16).
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -184,7 +185,7 @@ pub fn aggregate(
     ctx: &GroupCtx<'_>,
 ) -> GroupResult {
     let cfg = ctx.cfg;
-    let ms = |ns: i64| ns as f64 / 1e6;
+    let ms = ns_to_ms;
     let col = |f: &dyn Fn(&StepResult) -> f64| {
         members.iter().map(|&i| f(&steps[i])).collect::<Vec<f64>>()
     };

@@ -23,6 +23,7 @@ use super::host_evidence;
 use super::intervals::{kernel_union, window_metrics, Interval};
 use super::steps::{self, StepMethod, StepSet};
 use super::structure::{self, Segmentation};
+use crate::base::units::ns_to_ms;
 use crate::model::kernels::{KernelTable, TaskClass};
 
 /// Runs §3–§5 (and the §4 breakdown) on one rank.
@@ -332,11 +333,12 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
     }
     let confidence = summary::confidence(method, &caps, input.info.op_summary_only);
     let comm = CommTotals {
-        kernel_details_ms: (0..k.len())
-            .filter(|&i| k.comm()[i])
-            .map(|i| k.dur_ns()[i])
-            .sum::<i64>() as f64
-            / 1e6,
+        kernel_details_ms: ns_to_ms(
+            (0..k.len())
+                .filter(|&i| k.comm()[i])
+                .map(|i| k.dur_ns()[i])
+                .sum::<i64>(),
+        ),
         communication_json_ms: input
             .info
             .comm_file
@@ -437,7 +439,7 @@ fn capabilities(input: &RankInput<'_>, k: &KernelTable, kept_host: usize) -> Cap
         profiler_level: input.info.profiler_level.clone(),
         pmu: !k.pmu().is_empty(),
         comm_file: input.info.comm_file,
-        fia: k.any_name(super::architecture::is_fia),
+        fia: k.any_name(super::structure::is_fia),
         trace: trace.is_some(),
         host_event_density: if k.is_empty() {
             0.0

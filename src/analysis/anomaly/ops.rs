@@ -5,6 +5,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::analysis::intervals::{covered_ns, merge, Interval};
+use crate::base::units::ns_to_us;
 use crate::model::kernels::{KernelTable, TaskClass};
 
 /// One op (kernels grouped by name) of the wait-anchor scan (§5.12).
@@ -117,8 +118,8 @@ pub fn wait_anchors(
         .into_iter()
         .map(|(name, a)| {
             let n = a.n as f64;
-            let dur_avg = a.dur as f64 / 1000.0 / n;
-            let wait_avg = a.wait as f64 / 1000.0 / n;
+            let dur_avg = ns_to_us(a.dur) / n;
+            let wait_avg = ns_to_us(a.wait) / n;
             let cost = dur_avg + wait_avg;
             let task_type = a
                 .class
@@ -136,7 +137,7 @@ pub fn wait_anchors(
                 op_name: k.text(name).to_string(),
                 call_count: a.n,
                 duration_us_avg: dur_avg,
-                duration_us_total: a.dur as f64 / 1000.0,
+                duration_us_total: ns_to_us(a.dur),
                 wait_us_avg: wait_avg,
                 total_cost_us_avg: cost,
                 wait_ratio: if cost > 0.0 { wait_avg / cost } else { 0.0 },

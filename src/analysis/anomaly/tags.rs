@@ -2,6 +2,7 @@
 
 use crate::analysis::anomaly_config::{AnomalyConfig, Compat};
 use crate::analysis::intervals::WindowMetrics;
+use crate::base::units::ns_to_ms;
 
 /// Every anomaly tag (§5.10), in the emission order used for ties (§5.10.1 first).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -68,7 +69,7 @@ impl Tag {
 
 /// §5.10.1 bubble-severity tags of one step, in emission order. All comparisons `≥`, values in ms.
 pub fn severity_tags(m: &WindowMetrics, cfg: &AnomalyConfig) -> Vec<Tag> {
-    let ms = |ns: i64| ns as f64 / 1e6;
+    let ms = ns_to_ms;
     let g = cfg.heavy_gap_ms(ms(m.service_ns));
     let pre = ms(m.prelaunch_ns) >= g;
     let tail = ms(m.tail_ns) >= g;

@@ -1,5 +1,5 @@
 //! The "Steps & bubbles" tab (issue 3): the cross-rank table (also the rank selector), the
-//! exports, the timeline slot (filled by `timeline*.rs`), the summary cards, notes when the
+//! exports, the timeline slot (filled by `timeline/`), the summary cards, notes when the
 //! data is thin, the step table, the bubble list with its detail panel, the structure tree and
 //! the wait-anchor / AICPU / PMU tables. Every number comes from the worker
 //! (`Query::Anomaly`); the selection lives in [`AppState`] (`anomaly_rank`, `anomaly_step`,
@@ -11,8 +11,6 @@ mod ops;
 mod steps;
 mod structure;
 mod timeline;
-mod timeline_detail;
-mod timeline_draw;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;

@@ -119,17 +119,12 @@ pub fn MemoryChart(rank: u32, t0_ms: f64, pool: RwSignal<Option<String>>) -> imp
         });
     };
     let on_wheel = move |ev: ev::WheelEvent| {
-        ev.prevent_default();
+        let factor = zoom::wheel_factor(&ev);
         let Some(c) = curve.get_untracked() else {
             return;
         };
         let Some((t, _)) = x_to_t(ev.offset_x() as f64) else {
             return;
-        };
-        let factor = if ev.delta_y() < 0.0 {
-            zoom::STEP
-        } else {
-            1.0 / zoom::STEP
         };
         window.set(zoom::zoom_around(
             (c.x0_ms, c.x1_ms),

@@ -19,7 +19,8 @@ use wasm_bindgen::Clamped;
 use web_sys::{CanvasRenderingContext2d, ImageData};
 
 use crate::protocol::{SnapAxis, SnapBandsDto, SnapBandsQuery, SnapQuery, SnapReply, SnapStackDto};
-use crate::ui::widgets::chart::{nice_step, MARGIN};
+use crate::ui::widgets::chart::MARGIN;
+use crate::ui::widgets::zoom::{self, PanDrag};
 use crate::views::band_grid::{column_at, BandGrid, SUMMARISED};
 use crate::views::format;
 
@@ -82,7 +83,7 @@ pub fn ActiveTimeline(
     let pending = StoredValue::new(None::<SnapBandsQuery>);
     let frame_scheduled = StoredValue::new(false);
     let draw_ms = RwSignal::new(0.0f64);
-    let drag = StoredValue::new(None::<(f64, (f64, f64), bool)>);
+    let drag = StoredValue::new(None::<PanDrag>);
     let stacks = StoredValue::new(HashMap::<u32, SnapStackDto>::new());
     let stack_version = RwSignal::new(0u32);
 
@@ -211,19 +212,14 @@ pub fn ActiveTimeline(
         window.set(w.filter(|w| *w != full));
     };
     let on_wheel = move |ev: ev::WheelEvent| {
-        ev.prevent_default();
+        let f = zoom::wheel_factor(&ev);
         let (Some((v, _, _)), Some((cur, full))) = (
             locate(ev.offset_x() as f64, ev.offset_y() as f64),
             current(),
         ) else {
             return;
         };
-        let f = if ev.delta_y() < 0.0 {
-            crate::views::zoom::STEP
-        } else {
-            1.0 / crate::views::zoom::STEP
-        };
-        set_window(crate::views::zoom::zoom_around(
+        set_window(zoom::zoom_around(
             cur,
             full,
             v,
@@ -233,20 +229,19 @@ pub fn ActiveTimeline(
     };
     let on_down = move |ev: ev::MouseEvent| {
         if let Some((cur, _)) = current() {
-            drag.set_value(Some((ev.offset_x() as f64, cur, false)));
+            drag.set_value(Some(PanDrag::start(ev.offset_x() as f64, cur)));
         }
     };
     let on_move = move |ev: ev::MouseEvent| {
         let (x, y) = (ev.offset_x() as f64, ev.offset_y() as f64);
-        if let Some((x0, (a, b), moved)) = drag.get_value() {
-            if moved || (x - x0).abs() >= 4.0 {
-                drag.set_value(Some((x0, (a, b), true)));
+        if let Some(mut d) = drag.get_value() {
+            if d.follow(x).is_some() {
+                drag.set_value(Some(d));
                 if let Some((_, full)) = current() {
-                    let dv = (x0 - x) / plot_w() * (b - a);
-                    set_window(crate::views::zoom::pan(
-                        (a, b),
+                    set_window(zoom::pan(
+                        d.from,
                         full,
-                        dv,
+                        d.shift(x, plot_w()),
                         min_span(axis.get_untracked()),
                     ));
                 }
@@ -287,11 +282,11 @@ pub fn ActiveTimeline(
         });
     });
     let on_up = move |ev: ev::MouseEvent| {
-        let Some((_, _, moved)) = drag.get_value() else {
+        let Some(d) = drag.get_value() else {
             return;
         };
         drag.set_value(None);
-        if moved {
+        if d.moved {
             return;
         }
         let Some((v, col, bytes)) = locate(ev.offset_x() as f64, ev.offset_y() as f64) else {
@@ -317,9 +312,7 @@ pub fn ActiveTimeline(
     };
     let on_key = move |ev: ev::KeyboardEvent| {
         let Some((cur, full)) = current() else { return };
-        if let Some(w) =
-            crate::ui::widgets::zoom::on_key(&ev, cur, full, None, min_span(axis.get_untracked()))
-        {
+        if let Some(w) = zoom::on_key(&ev, cur, full, None, min_span(axis.get_untracked())) {
             set_window(w);
         }
     };
@@ -550,7 +543,7 @@ fn axes(
     }
     let span = view.1 - view.0;
     if span > 0.0 {
-        let xstep = nice_step(span, 8.0);
+        let xstep = format::nice_step(span / 8.0, format::StepRound::Nearest);
         let mut t = (view.0 / xstep).ceil() * xstep;
         while t <= view.1 {
             let x = ml + (t - view.0) / span * pw;

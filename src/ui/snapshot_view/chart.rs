@@ -14,7 +14,8 @@ use leptos::task::spawn_local;
 use web_sys::CanvasRenderingContext2d;
 
 use crate::protocol::{SnapAxis, SnapCurveDto, SnapCurveQuery, SnapQuery, SnapReply};
-use crate::ui::widgets::chart::{context, nice_step, plot_columns, stroke_min_max, MARGIN};
+use crate::ui::widgets::chart::{context, plot_columns, stroke_min_max, MARGIN};
+use crate::ui::widgets::zoom::{self, PanDrag};
 use crate::views::format;
 
 use super::{snap, Selected};
@@ -46,7 +47,7 @@ pub fn SnapChart(
     let curve = RwSignal::new(None::<SnapCurveDto>);
     let error = RwSignal::new(None::<String>);
     let hover = RwSignal::new(None::<(f64, usize)>);
-    let drag = RwSignal::new(None::<(f64, f64, Option<(f64, f64)>)>); // (start x, last x, window at start)
+    let drag = StoredValue::new(None::<PanDrag>);
     let generation = StoredValue::new(0u32);
 
     // A new axis shows everything.
@@ -119,13 +120,13 @@ pub fn SnapChart(
         let Some(c) = curve.get_untracked() else {
             return;
         };
-        window.set(crate::views::zoom::clamp((a, b), c.full, min_span(c.axis)));
+        window.set(zoom::clamp((a, b), c.full, min_span(c.axis)));
     };
-    let zoom = move |center: f64, factor: f64| {
+    let zoom_at = move |center: f64, factor: f64| {
         let Some(c) = curve.get_untracked() else {
             return;
         };
-        window.set(crate::views::zoom::zoom_around(
+        window.set(zoom::zoom_around(
             (c.x0, c.x1),
             c.full,
             center,
@@ -134,40 +135,37 @@ pub fn SnapChart(
         ));
     };
     let on_wheel = move |ev: ev::WheelEvent| {
-        ev.prevent_default();
+        let factor = zoom::wheel_factor(&ev);
         if let Some((v, _)) = x_to_axis(ev.offset_x() as f64) {
-            zoom(
-                v,
-                if ev.delta_y() < 0.0 {
-                    crate::views::zoom::STEP
-                } else {
-                    1.0 / crate::views::zoom::STEP
-                },
-            );
+            zoom_at(v, factor);
         }
     };
     let on_down = move |ev: ev::MouseEvent| {
         let x = ev.offset_x() as f64;
-        drag.set(Some((x, x, curve.get_untracked().map(|c| (c.x0, c.x1)))));
+        drag.set_value(
+            curve
+                .get_untracked()
+                .map(|c| PanDrag::start(x, (c.x0, c.x1))),
+        );
     };
+    // Drag pans while the pointer is beyond the slop; back within it, the window stays.
     let on_move = move |ev: ev::MouseEvent| {
         let x = ev.offset_x() as f64;
-        if let Some((x0, _, Some((a, b)))) = drag.get_untracked() {
-            drag.set(Some((x0, x, Some((a, b)))));
-            if (x - x0).abs() >= 4.0 {
-                let d = (x0 - x) / plot_w() * (b - a);
-                set_window(a + d, b + d);
+        if let Some(d) = drag.get_value() {
+            if d.beyond_slop(x) {
+                let s = d.shift(x, plot_w());
+                set_window(d.from.0 + s, d.from.1 + s);
             }
         }
         hover.set(x_to_axis(x).map(|(_, col)| (x, col)));
     };
     let on_up = move |ev: ev::MouseEvent| {
         let x = ev.offset_x() as f64;
-        let Some((x0, _, _)) = drag.get_untracked() else {
+        let Some(d) = drag.get_value() else {
             return;
         };
-        drag.set(None);
-        if (x - x0).abs() < 4.0 {
+        drag.set_value(None);
+        if !d.beyond_slop(x) {
             if let (Some((v, _)), Some(c)) = (x_to_axis(x), curve.get_untracked()) {
                 selected.set(Some(Selected::at(c.axis, v)));
             }
@@ -178,7 +176,7 @@ pub fn SnapChart(
         let Some(c) = curve.get_untracked() else {
             return;
         };
-        match crate::ui::widgets::zoom::on_key(&ev, (c.x0, c.x1), c.full, None, min_span(c.axis)) {
+        match zoom::on_key(&ev, (c.x0, c.x1), c.full, None, min_span(c.axis)) {
             Some(Some((a, b))) => set_window(a, b),
             Some(None) => window.set(None),
             None => {}
@@ -237,7 +235,7 @@ pub fn SnapChart(
                     tabindex="0"
                     data-testid="snap-chart"
                     on:mousemove=on_move
-                    on:mouseleave=move |_| { hover.set(None); drag.set(None); }
+                    on:mouseleave=move |_| { hover.set(None); drag.set_value(None); }
                     on:wheel=on_wheel
                     on:mousedown=on_down
                     on:mouseup=on_up
@@ -284,7 +282,7 @@ fn draw(ctx: &CanvasRenderingContext2d, w: f64, h: f64, c: &SnapCurveDto, sel_x:
         v += ystep;
     }
     if span > 0.0 {
-        let xstep = nice_step(span, 8.0);
+        let xstep = format::nice_step(span / 8.0, format::StepRound::Nearest);
         let mut t = (c.x0 / xstep).ceil() * xstep;
         while t <= c.x1 {
             let x = x_of(t);

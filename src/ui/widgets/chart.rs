@@ -38,26 +38,6 @@ pub fn plot_columns(css_width: f64) -> u32 {
     (css_width - MARGIN.0 - MARGIN.1).max(10.0) as u32
 }
 
-/// A "nice" tick step (1, 2, 5 × 10^k) for `ticks` ticks over `range`.
-pub fn nice_step(range: f64, ticks: f64) -> f64 {
-    let raw = range / ticks;
-    if raw <= 0.0 || !raw.is_finite() {
-        return 1.0;
-    }
-    let mag = 10f64.powf(raw.log10().floor());
-    let norm = raw / mag;
-    let nice = if norm < 1.5 {
-        1.0
-    } else if norm < 3.5 {
-        2.0
-    } else if norm < 7.5 {
-        5.0
-    } else {
-        10.0
-    };
-    nice * mag
-}
-
 /// Draws `curve` on `canvas`; `t0_ms` is the time shown as 0 on the x axis; `band` is a
 /// drag selection in CSS px (x from, x to).
 pub fn draw(canvas: &HtmlCanvasElement, curve: &CurveDto, t0_ms: f64, band: Option<(f64, f64)>) {
@@ -94,7 +74,7 @@ pub fn draw(canvas: &HtmlCanvasElement, curve: &CurveDto, t0_ms: f64, band: Opti
     // x axis labels (offsets from t0, adaptive unit).
     let span = curve.x1_ms - curve.x0_ms;
     if span > 0.0 {
-        let xstep = nice_step(span, 8.0);
+        let xstep = format::nice_step(span / 8.0, format::StepRound::Nearest);
         let mut t = ((curve.x0_ms - t0_ms) / xstep).ceil() * xstep;
         while t + t0_ms <= curve.x1_ms {
             let x = ml + (t + t0_ms - curve.x0_ms) / span * pw;

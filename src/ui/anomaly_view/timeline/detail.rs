@@ -5,7 +5,7 @@
 
 use leptos::prelude::*;
 
-use super::timeline_draw::{CLASS_COLORS, STEP_ROW};
+use super::draw::{CLASS_COLORS, STEP_ROW};
 use crate::protocol::{LaneKind, TimelineDto, TimelineFlowsDto, TimelineItemDto};
 use crate::views::format;
 use crate::views::timeline_axis::{box_at, bubble_at, LaneLayout, LABEL_COLORS};

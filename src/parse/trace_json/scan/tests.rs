@@ -1,0 +1,109 @@
+use super::*;
+
+#[test]
+fn value_end_handles_nesting_strings_and_escapes() {
+    let b = br#"{"a":"x}\"]","b":[1,{"c":2}]} rest"#;
+    assert_eq!(value_end(b, 0, false), End::At(29));
+    assert_eq!(value_end(br#"{"a":"#, 0, false), End::Incomplete);
+    assert_eq!(value_end(b"12.5,", 0, false), End::At(4));
+    assert_eq!(value_end(b"12.5", 0, false), End::Incomplete);
+    assert_eq!(value_end(b"12.5", 0, true), End::At(4));
+    assert_eq!(value_end(b"]", 0, true), End::Invalid);
+    assert_eq!(value_end(br#""ab\"#, 0, false), End::Incomplete);
+}
+
+/// The fast paths give exactly what the general parsers give, and step aside elsewhere.
+#[test]
+fn fast_paths_equal_the_general_parsers() {
+    let texts = [
+        "0",
+        "7",
+        "12.5",
+        "1008.265",
+        "\"1736408883688177.930\"",
+        "9223372036854775.807",
+        "9223372036854775.808",
+        "9999999999999999.999",
+        "18446744073709551.615",
+        "1.",
+        ".5",
+        "1.2345",
+        "-3.5",
+        "+4",
+        "1e3",
+        "\"12\"",
+        "\" 12\"",
+        "\"\"",
+        "\"",
+        "0001.000",
+        "12a",
+        "1.2.3",
+        "99999999999999999999",
+        "-0",
+        "-",
+        "123456789012345678",
+        "1234567890123456789",
+        "-999999999999999999",
+        "7.0",
+        "\"-12\"",
+        "1.5\t",
+    ];
+    for t in texts {
+        let raw = t.as_bytes();
+        let slow = decimal_text(raw).and_then(|d| parse_time_ns(d).ok());
+        assert_eq!(time_ns(raw), slow, "{t}");
+        if let Some(v) = int_fast(raw) {
+            assert_eq!(
+                Some(v),
+                decimal_text(raw).and_then(|d| d.trim().parse().ok()),
+                "{t}"
+            );
+        }
+    }
+    assert_eq!(int_fast(b"\"42\""), Some(42));
+    assert_eq!(int_fast(b"1234567890123456789"), None);
+    for inner in [
+        &b"aten::mm"[..],
+        b"",
+        b"void at::native::vectorized_elementwise_kernel<4>(int)",
+        b"tab\there",
+        b"back\\slash",
+        b"0123456789abcdef\x7f",
+        b"caf\xc3\xa9",
+        b"\xff",
+        b"01234567\n",
+    ] {
+        let mut raw = vec![b'"'];
+        raw.extend_from_slice(inner);
+        raw.push(b'"');
+        if let Some(text) = plain_text(inner) {
+            assert_eq!(text.as_bytes(), inner);
+        }
+        let (text, flaws) = decode_str(&raw).unwrap();
+        let plain = plain_text(inner).is_some();
+        assert_eq!(
+            plain,
+            inner
+                .iter()
+                .all(|&c| (0x20..0x80).contains(&c) && c != b'\\')
+        );
+        if plain {
+            assert!(flaws.is_clean() && matches!(text, Cow::Borrowed(_)));
+        }
+    }
+}
+
+#[test]
+fn fields_reads_top_level_keys_only() {
+    let ev = br#"{"ph":"X","args":{"cat":"inner","name":"no"},"name":"aten::add","cat":"cpu_op","ts":"1736408883688177.930","dur":1.5}"#;
+    let [cat, ph, name, ts, missing] = fields(ev, ["cat", "ph", "name", "ts", "id"]).unwrap();
+    assert_eq!(as_str(cat.unwrap()).unwrap(), "cpu_op");
+    assert_eq!(as_str(ph.unwrap()).unwrap(), "X");
+    assert_eq!(as_str(name.unwrap()).unwrap(), "aten::add");
+    assert_eq!(time_ns(ts.unwrap()).unwrap().ns, 1_736_408_883_688_177_930);
+    assert_eq!(missing, None);
+    assert_eq!(time_ns(b"12.5").unwrap().ns, 12_500);
+    assert_eq!(as_str(br#""a\nb""#).unwrap(), "a\nb");
+    assert!(fields(b"[1]", ["a"]).is_none());
+    assert!(fields(br#"{"b":1"#, ["a"]).is_none());
+}
