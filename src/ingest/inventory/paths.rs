@@ -1,5 +1,6 @@
-//! Step 1 of the inventory, [`Inventory::from_paths`]: the dropped paths sorted into rank
-//! folders (slots), Kineto traces, snapshot pickles and ignored files, by their names alone.
+//! Step 1 of the inventory (ascend-memory.md §2.2), [`Inventory::from_paths`]: the dropped
+//! paths sorted into rank folders (slots), Kineto traces, snapshot pickles and ignored files, by
+//! their names alone.
 
 use std::collections::BTreeMap;
 
