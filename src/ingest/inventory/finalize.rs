@@ -1,5 +1,5 @@
-//! Step 2 of the inventory (ascend-memory.md §3): the side-file facts of each rank ([`Inventory::set_side_info`],
-//! [`Inventory::add_rank_note`]), then [`Inventory::finalize`]: rank ids and roles, order,
+//! Step 2 of the inventory (ascend-memory.md §3): the side-file facts of each rank
+//! ([`Inventory::set_side_info`], [`Inventory::add_rank_note`]), then [`Inventory::finalize`]: rank ids and roles, order,
 //! the derived notes and what each analysis needs (readiness); Kineto heads that are not
 //! traces leave the ranks ([`Inventory::drop_non_traces`]).
 
