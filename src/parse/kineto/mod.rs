@@ -52,7 +52,8 @@ use crate::parse::ParseError;
 /// How many raw-backslash strings are located by line and column (the rest are counted).
 pub const MAX_LOCATED: usize = 5;
 
-/// Problem codes of this reader beyond the shared trace findings ([`diag::KINETO`]).
+/// Problem codes of this reader beyond the shared trace findings
+/// ([`diag::KINETO`](super::trace_json::diag::KINETO)).
 pub mod codes {
     /// A string with a raw backslash that is not a JSON escape (Windows path), kept verbatim.
     pub const RAW_BACKSLASH: &str = "GPU-TV-016";
