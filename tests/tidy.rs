@@ -72,7 +72,10 @@ const BANNED_IN_CORE: &[&str] = &["std::fs", "Instant::now", "SystemTime::now"];
 /// Crates that layers never name, beside the browser crates banned in the whole core.
 const BANNED_CRATES: &[(&str, &[&str])] = &[("analysis", &["serde"]), ("model", &["serde"])];
 /// A file longer than this should be split by concept (house-style §8.2: "about 600").
-const MAX_LINES: usize = 900;
+const MAX_LINES: usize = 600;
+/// The files still allowed over [`MAX_LINES`], by path from the crate root: this file. Shrink the list; an entry whose file is gone or
+/// back under the limit fails the test until it is removed.
+const LONG_FILES: &[&str] = &["tests/tidy.rs"];
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -551,11 +554,24 @@ fn modules_stay_small() {
     let mut big = Vec::new();
     for f in &files {
         let n = fs::read_to_string(f).unwrap().lines().count();
-        if n > MAX_LINES {
+        let rel = f.strip_prefix(root()).unwrap_or(f);
+        let allowed = LONG_FILES.iter().any(|l| rel == Path::new(l));
+        if n > MAX_LINES && !allowed {
             big.push(format!(
                 "{}: {n} lines (split it by concept; limit {MAX_LINES})",
-                f.strip_prefix(root()).unwrap_or(f).display()
+                rel.display()
             ));
+        }
+        if n <= MAX_LINES && allowed {
+            big.push(format!(
+                "{}: {n} lines, within the limit: remove it from LONG_FILES",
+                rel.display()
+            ));
+        }
+    }
+    for l in LONG_FILES {
+        if !root().join(l).is_file() {
+            big.push(format!("{l}: in LONG_FILES but gone: remove it"));
         }
     }
     assert!(big.is_empty(), "{}", big.join("\n"));

@@ -57,9 +57,6 @@ pub mod sink;
 pub use inventory::inventory_of;
 pub use sink::{send_export, ChunkWriter, Collected, Sink, EXPORT_CHUNK};
 
-
-
-
 /// The loaded inputs of one worker and the analysis results it holds: the [`Store`] of the
 /// rank folders this worker ran (memory and anomaly, [`Session::plan`]), the memory view's
 /// rows per rank, the timeline cache, and the snapshot files it ran.
@@ -521,9 +518,6 @@ fn finish_export(
         Err(e) => out.send(seq, fail(format!("export {what:?} failed: {e}"))),
     }
 }
-
-
-
 
 /// The pool a query names (`PTA`, `GE`, `OTHER`); `None` or an unknown name: the first pool.
 fn pool_of(pool: &Option<String>) -> Option<crate::analysis::memory_pool::Component> {

@@ -13,11 +13,17 @@ use crate::analysis::anomaly::AnomalyResult;
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::analysis::bubbles::Scope;
 use crate::analysis::host_evidence::Label;
-use crate::analysis::structure::Perspectives;
-use crate::base::format;
 use crate::base::units::ns_to_ms;
 use crate::model::kernels::KernelTable;
 use crate::report::float::ns_to_us_text;
+
+mod headline;
+mod overruns;
+mod readings;
+
+pub use headline::headline;
+use overruns::write_overruns;
+pub use readings::readings;
 
 fn ms(ns: i64) -> String {
     format!("{:.3} ms", ns_to_ms(ns))
@@ -26,81 +32,6 @@ fn ms(ns: i64) -> String {
 fn ratio(x: Option<f64>) -> String {
     x.map(|v| format!("{v:.2}"))
         .unwrap_or_else(|| "null".into())
-}
-
-/// §4.5 readings for one set of kernels, as sentences.
-pub fn readings(p: &Perspectives, cfg: &AnomalyConfig) -> Vec<&'static str> {
-    let (w, b, s, c) = (
-        p.wall_ns as f64,
-        p.busy_ns as f64,
-        p.kernel_sum_ns as f64,
-        p.total_cost_ns as f64,
-    );
-    let gg = |a: f64, b: f64| b > 0.0 && a / b >= cfg.approx_much_greater;
-    let eq = |a: f64, b: f64| b > 0.0 && ((a - b) / b).abs() <= cfg.approx_equal_tol;
-    let mut v = Vec::new();
-    if gg(s, w) {
-        v.push("kernel_sum ≫ wall: strong multi-stream parallelism.");
-    }
-    if gg(w, b) {
-        v.push("wall ≫ busy_union: gaps / bubbles inside the set.");
-    }
-    if gg(c, s) {
-        v.push("total_cost ≫ kernel_sum: heavy wait; check for wait-anchor false hotspots.");
-    }
-    if eq(b, w) && eq(s, w) {
-        v.push("busy_union ≈ wall ≈ kernel_sum: clean sequential execution.");
-    }
-    v
-}
-
-/// The headline of one rank for a terminal (`proflens anomaly` with stdout on a terminal): rank,
-/// kernels and steps, and the dominant group's step service, busy union, underfeed, severity
-/// and tags in human units; or why bubble analysis is unavailable. One paragraph, no Markdown.
-pub fn headline(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta) -> String {
-    let rank = meta
-        .rank_id
-        .map(|x| x.to_string())
-        .unwrap_or_else(|| "?".into());
-    let mut o = format!("rank {rank} ({}): ", meta.rank_dir);
-    if !r.enabled || k.is_empty() {
-        // A GPU trace without device events says why itself (problem GPU-RUN-001, an info the
-        // CLI does not print); ANOM-FILE-002 is the Ascend rank folder's problem.
-        if let Some(why) = r
-            .limitations
-            .iter()
-            .find(|l| l.starts_with("host-only trace:"))
-        {
-            let _ = write!(o, "steps & bubbles cannot run (GPU-RUN-001): {why}");
-            return o;
-        }
-        o.push_str("steps & bubbles cannot run, no device kernels (see the ANOM-FILE-002 problem on stderr)");
-        return o;
-    }
-    let _ = write!(
-        o,
-        "{} kernels, {} step(s) by {}",
-        k.len(),
-        r.steps.len(),
-        r.step_method.as_str()
-    );
-    if let Some(g) = r.groups.first() {
-        let _ = write!(
-            o,
-            "; mean step service {}, device busy {}, underfeed {}; severity {}, host risk {}, idle pattern {}",
-            format::duration_ms(g.stats[0].avg),
-            format::duration_ms(g.stats[1].avg),
-            format::percent(Some(g.stats[2].avg), 1),
-            g.severity.severity_str(),
-            g.host_risk_level.risk_str(),
-            g.dominant_idle_pattern.as_str()
-        );
-        if !g.dominant_anomaly_tags.is_empty() {
-            let tags: Vec<&str> = g.dominant_anomaly_tags.iter().map(|t| t.as_str()).collect();
-            let _ = write!(o, "; tags {}", tags.join(", "));
-        }
-    }
-    o
 }
 
 /// Renders the report of one rank. `cross_check` are the §13.1 lines, `cross` the cross-rank table,
@@ -643,55 +574,4 @@ pub fn render(
         }
     }
     o
-}
-
-/// Kernels clipped at the next kernel of their stream (issue 11 Decision): the headline
-/// busy unions count them up to that start; the raw figures stand beside. Nothing is written
-/// when there are none.
-fn write_overruns(o: &mut String, k: &KernelTable, r: &AnomalyResult) {
-    if k.overruns().is_empty() {
-        return;
-    }
-    let raw = crate::analysis::intervals::raw_kernel_union(k);
-    let _ = writeln!(
-        o,
-        "## Kernel overruns
-"
-    );
-    let _ = writeln!(o, "{} kernel(s) run past the start of the next kernel on the same stream (a stall artefact: kernels of one stream run one after another). Busy unions count each only up to that start.\n", k.overruns().len());
-    let _ = writeln!(o, "| line | kernel | task type | stream | start_us | raw end_us | clipped at_us | overrun_us | next kernel (line) |");
-    let _ = writeln!(o, "|---:|---|---|---|---:|---:|---:|---:|---|");
-    for x in k.overruns().iter().take(50) {
-        let i = x.kernel;
-        let _ = writeln!(
-            o,
-            "| {} | `{}` | {} | {} | {} | {} | {} | {} | `{}` ({}) |",
-            k.row()[i],
-            k.name_of(i),
-            k.core_of(i),
-            k.stream_of(i),
-            ns_to_us_text(k.start_ns()[i]),
-            ns_to_us_text(k.end_ns(i)),
-            ns_to_us_text(k.busy_end_ns(i)),
-            ns_to_us_text(x.overrun_ns),
-            k.name_of(x.next),
-            k.row()[x.next]
-        );
-    }
-    let _ = writeln!(
-        o,
-        "\n| step | busy_union_ms | raw busy_union_ms | service_ms |"
-    );
-    let _ = writeln!(o, "|---|---:|---:|---:|");
-    for s in r.steps.iter().take(200) {
-        let _ = writeln!(
-            o,
-            "| `{}` | {:.3} | {:.3} | {:.3} |",
-            s.step_id,
-            ns_to_ms(s.metrics.busy_ns),
-            ns_to_ms(crate::analysis::intervals::covered_ns(&raw, s.window)),
-            ns_to_ms(s.metrics.service_ns)
-        );
-    }
-    let _ = writeln!(o);
 }

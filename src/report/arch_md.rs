@@ -15,6 +15,10 @@ use crate::model::kernels::KernelTable;
 use crate::model::side_tables::CommOp;
 use crate::report::float::ns_to_us_text;
 
+mod summary;
+
+use summary::write_summary;
+
 fn wall(k: &KernelTable, l: &Layer) -> i64 {
     let s = l
         .kernels
@@ -547,89 +551,6 @@ pub fn render(
         let _ = writeln!(o);
     }
     // 10. Summary
-    let _ = writeln!(o, "\n## 10. Model Architecture Summary\n\n```");
-    let title = if no_fia {
-        format!("Model without FIA: {} repeated unit(s)", layers.len())
-    } else {
-        format!("Attention model: {} layer(s)", layers.len())
-    };
-    let width = 56usize.max(title.chars().count() + 4);
-    let line = |s: &str| format!("│ {s:<w$} │", w = width - 4);
-    let _ = writeln!(o, "┌{}┐", "─".repeat(width - 2));
-    let _ = writeln!(o, "{}", line(&title));
-    let _ = writeln!(
-        o,
-        "{}",
-        line(&format!(
-            "Parallelism: {}",
-            if par.is_empty() {
-                "not stated".into()
-            } else {
-                par.join(" × ")
-            }
-        ))
-    );
-    let _ = writeln!(o, "├{}┤", "─".repeat(width - 2));
-    for ((ty, ph), idx) in &by_type {
-        let _ = writeln!(
-            o,
-            "{}",
-            line(&format!(
-                "{}{} × {}",
-                ty.as_str(),
-                if *ph == "-" {
-                    String::new()
-                } else {
-                    format!(" {ph}")
-                },
-                idx.len()
-            ))
-        );
-    }
-    let _ = writeln!(
-        o,
-        "{}",
-        line(&format!(
-            "Decode: {}",
-            if decode == 0 {
-                "none in capture".to_string()
-            } else {
-                format!("{decode} FIA")
-            }
-        ))
-    );
-    let _ = writeln!(o, "└{}┘", "─".repeat(width - 2));
-    let _ = writeln!(o, "```\n\nPer-pass execution timeline:\n\n```");
-    for (pi, p) in a.passes.iter().enumerate() {
-        let ls: Vec<&Layer> = a.layers.iter().filter(|l| l.pass == pi).collect();
-        let s0 = p
-            .kernels
-            .clone()
-            .map(|i| k.start_ns()[i])
-            .min()
-            .unwrap_or(0);
-        let mut row = format!("pass {pi} |");
-        for l in ls.iter().take(12) {
-            let _ = write!(
-                row,
-                "[{} {:.1}ms]",
-                match l.ty {
-                    LayerType::Prologue => "pro",
-                    LayerType::Dense => "D",
-                    LayerType::MoeDfc => "DFC",
-                    LayerType::MoeGmm => "GMM",
-                    LayerType::MoeOther => "MoE",
-                    LayerType::Repeated => "U",
-                },
-                ns_to_ms(wall(k, l))
-            );
-        }
-        if ls.len() > 12 {
-            let _ = write!(row, "… (+{} layers)", ls.len() - 12);
-        }
-        let e = p.kernels.clone().map(|i| k.end_ns(i)).max().unwrap_or(s0);
-        let _ = writeln!(o, "{row}| 0 ms … {:.3} ms", ns_to_ms(e - s0));
-    }
-    let _ = writeln!(o, "```");
+    write_summary(&mut o, k, a, &layers, &par, &by_type, decode);
     o
 }

@@ -197,13 +197,6 @@ pub fn ns_to_us(ns: i64) -> f64 {
     scaled(ns, 3)
 }
 
-/// Exact ns → ms (correctly rounded). The same f64 as [`crate::base::units::ns_to_ms`] up to
-/// 2^53 ns (104 days), so a duration takes that one; this stays for its last caller (the
-/// cluster summary's bubble `duration_ms`) until it switches.
-pub fn ns_to_ms(ns: i64) -> f64 {
-    scaled(ns, 6)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,10 +269,6 @@ mod tests {
 
     #[test]
     fn exact_time_conversions() {
-        assert_eq!(
-            ns_to_ms(1_779_785_515_596_661_420),
-            "1779785515596.66142".parse::<f64>().unwrap()
-        );
         assert_eq!(
             ns_to_us(1_736_408_883_688_177_930),
             "1736408883688177.930".parse::<f64>().unwrap()

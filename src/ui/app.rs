@@ -1,6 +1,6 @@
 //! `<App/>`: the landing page (drop zone, open buttons, sample, the privacy statement) and,
 //! once something is loaded, the run bar and one tab per view of the registry
-//! [`VIEWS`](super::tabs::VIEWS).
+//! [`VIEWS`].
 
 use leptos::ev;
 use leptos::prelude::*;

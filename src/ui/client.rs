@@ -9,8 +9,9 @@
 //! [`MAX_WORKERS`]) workers, each given all `File` handles (cheap: handles, not bytes) and a
 //! share of the targets, largest input first to the least loaded worker, one `Run` per
 //! target. A target's queries go to the worker that analysed it ([`EngineClient::query`]);
-//! every analysis' run replies the same way ([`Response::Done`] with its [`Summary`], or
-//! [`Response::TargetFailed`]), so routing has one arm per reply shape, not per analysis.
+//! every analysis' run replies the same way ([`Response::Done`] with its
+//! [`Summary`](crate::protocol::Summary), or [`Response::TargetFailed`]), so routing has one
+//! arm per reply shape, not per analysis.
 //! One target failing never stops the others: failures are per (analysis, target), and a
 //! worker that dies takes only its own jobs down.
 //!

@@ -5,6 +5,7 @@ use crate::analysis::anomaly::{analyse, CaptureInfo, RankInput};
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::model::kernels::{KernelRow, KernelTableBuilder};
 use crate::model::trace_events::{Lane, MarkerEvent};
+use crate::protocol::TimelineSearchDto;
 
 const S: i64 = 1_000_000_000_000; // step start, ns (absolute)
 const US: i64 = 1_000;

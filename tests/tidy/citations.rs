@@ -23,7 +23,10 @@ const CITATION_DEFAULTS: &[(&str, &[&str])] = &[
     ("src/analysis/anomaly", &["anomaly.md"]),
     ("src/analysis/memory_", &["ascend-memory.md"]),
     ("src/analysis/snapshot", &["torch-snapshot.md"]),
+    ("src/analysis/steps", &["anomaly.md"]),
     ("src/parse/pickle", &["torch-snapshot.md"]),
+    ("src/protocol/snapshot", &["torch-snapshot.md"]),
+    ("src/report/anomaly_md", &["anomaly.md"]),
     (
         "src/engine",
         &["ascend-memory.md", "anomaly.md", "torch-snapshot.md"],

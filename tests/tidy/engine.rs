@@ -152,12 +152,21 @@ fn engine_files() -> Vec<(PathBuf, Vec<String>, String)> {
 #[test]
 fn engine_floors_import_only_downward() {
     let files = engine_files();
-    assert!(files.len() > 20, "tidy found too few engine files: {}", files.len());
+    assert!(
+        files.len() > 20,
+        "tidy found too few engine files: {}",
+        files.len()
+    );
     let bad: Vec<String> = files
         .iter()
         .flat_map(|(rel, _, text)| floor_violations(rel, text))
         .collect();
-    assert!(bad.is_empty(), "{} engine floor rule(s) broken:\n{}", bad.len(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} engine floor rule(s) broken:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
 }
 
 #[test]
@@ -188,12 +197,21 @@ fn guard_flags_an_import_up_a_floor_and_a_circle() {
     assert_eq!(sideways.len(), 1, "{sideways:?}");
     let m = |s: &str| s.split("::").map(String::from).collect::<Vec<_>>();
     let files = vec![
-        (m("engine::export"), "pub mod gather;\nuse gather::part;\n".to_string()),
+        (
+            m("engine::export"),
+            "pub mod gather;\nuse gather::part;\n".to_string(),
+        ),
         (m("engine::export::gather"), "use super::bad;\n".to_string()),
-        (m("engine::store"), "use crate::engine::read::Plan;\n".to_string()),
+        (
+            m("engine::store"),
+            "use crate::engine::read::Plan;\n".to_string(),
+        ),
         (m("engine::read"), String::new()),
     ];
     let found = circles(&engine_edges(&files));
     assert_eq!(found.len(), 1, "{found:?}");
-    assert!(found[0].contains("engine::export → engine::export::gather → engine::export"), "{found:?}");
+    assert!(
+        found[0].contains("engine::export → engine::export::gather → engine::export"),
+        "{found:?}"
+    );
 }

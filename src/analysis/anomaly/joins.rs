@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 
 use super::AnomalyResult;
+use crate::base::units::ns_to_us;
 use crate::base::{Position, Problem, Problems, Severity};
 use crate::model::kernels::{KernelRow, KernelTable, KernelTableBuilder};
 use crate::model::side_tables::StepTraceRow;
@@ -144,14 +145,13 @@ pub fn cross_check(
         }
         let first = k.start_ns()[range.start];
         let last_end = range.clone().map(|i| k.end_ns(i)).max().unwrap_or(first);
-        let us = |ns: i64| ns as f64 / 1000.0;
         if let Some(p) = row.preparing_ns {
             let ours = first - host_start;
             out.push(format!(
                 "{}: Preparing {} µs vs prelaunch to first kernel {} µs",
                 s.step_id,
-                us(p),
-                us(ours)
+                ns_to_us(p),
+                ns_to_us(ours)
             ));
             if (p - ours).abs() > 1_000 {
                 problems.push(Problem::new(
@@ -160,8 +160,8 @@ pub fn cross_check(
                     Position::file("step_trace_time.csv").at_line(row.line),
                     format!(
                         "Preparing {} µs differs from the marker-to-first-kernel gap {} µs",
-                        us(p),
-                        us(ours)
+                        ns_to_us(p),
+                        ns_to_us(ours)
                     ),
                 ));
             }
@@ -170,16 +170,16 @@ pub fn cross_check(
             out.push(format!(
                 "{}: Stage {} µs vs first-to-last kernel {} µs",
                 s.step_id,
-                us(st),
-                us(last_end - first)
+                ns_to_us(st),
+                ns_to_us(last_end - first)
             ));
         }
         if let Some(f) = row.free_ns {
             out.push(format!(
                 "{}: Free {} µs vs internal bubbles {} µs",
                 s.step_id,
-                us(f),
-                us(s.metrics.internal_total_ns())
+                ns_to_us(f),
+                ns_to_us(s.metrics.internal_total_ns())
             ));
         }
     }

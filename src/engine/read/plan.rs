@@ -121,4 +121,3 @@ impl RankEntry {
             || matches!(self.anomaly, Some(Err(Cancelled)))
     }
 }
-

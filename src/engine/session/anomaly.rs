@@ -22,7 +22,6 @@ use crate::views::gpu;
 
 pub use crate::engine::export::anomaly::{config, export_stem};
 
-
 /// The summary the UI shows for stored rank folder `index` ([`Store::anomaly`]).
 pub fn summary_of(index: u32, folder: &RankFolder, a: &RankAnalysis) -> AnomalySummaryDto {
     let id = RankIdentity {
@@ -80,7 +79,6 @@ pub fn query(store: &Store, q: &AnomalyQuery) -> Result<AnomalyReply, String> {
         }
     })
 }
-
 
 /// Writes anomaly export `what` of the ranks held in `store` (the caller makes sure it holds
 /// every usable rank folder of the drop) exactly as `proflens anomaly` writes it; no file is

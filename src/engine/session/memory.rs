@@ -10,20 +10,13 @@ use crate::analysis::memory_match::MatchQuality;
 use crate::analysis::memory_pool::{pool_series, row_components, Component};
 use crate::analysis::memory_result::{MemoryRun, RankMemory, RankStatus};
 use crate::analysis::memory_summary::{summarize_with, RankSummary};
-use crate::base::units::NS_PER_MS;
+use crate::base::units::ns_to_ms;
 use crate::engine::export::Export;
 use crate::engine::store::Store;
 use crate::ingest::inventory::Inventory;
-use crate::protocol::{
-    GroupDto, MatchCountsDto, MemoryExportKind, MemorySummaryDto, PoolDto,
-};
+use crate::protocol::{GroupDto, MatchCountsDto, MemoryExportKind, MemorySummaryDto, PoolDto};
 use crate::report::memory_rows::Columns;
 use crate::views::memory::{MemoryRows, RowIn};
-
-
-fn ms(ns: i64) -> f64 {
-    ns as f64 / NS_PER_MS as f64
-}
 
 fn quality_index(q: MatchQuality) -> u8 {
     MatchQuality::ALL.iter().position(|x| *x == q).unwrap_or(4) as u8
@@ -126,7 +119,7 @@ fn summary_dto(index: u32, r: &RankMemory, s: &RankSummary) -> MemorySummaryDto 
             / 1000.0;
         for i in 0..ev.len() {
             if let Some(t) = ev.release_time_ns(i) {
-                last = last.max(ms(t));
+                last = last.max(ns_to_ms(t));
             }
         }
         (first / 1000.0, last)
@@ -149,7 +142,7 @@ fn summary_dto(index: u32, r: &RankMemory, s: &RankSummary) -> MemorySummaryDto 
             none: q[4],
         },
         peak_allocated_mb: peak.map(|p| p.peak.peak_allocated_mb),
-        peak_time_ms: peak.map(|p| ms(p.peak.peak_time_ns)),
+        peak_time_ms: peak.map(|p| ns_to_ms(p.peak.peak_time_ns)),
         reserved_at_peak_mb: peak.and_then(|p| p.peak.reserved_at_peak_mb),
         live_at_peak_rows: peak.map(|p| p.peak.live_rows.len() as u64).unwrap_or(0),
         live_at_peak_kb: peak.map(|p| p.peak.live_kb).unwrap_or(0.0),
@@ -168,7 +161,7 @@ fn summary_dto(index: u32, r: &RankMemory, s: &RankSummary) -> MemorySummaryDto 
                     rule: p.component.rule().into(),
                     rows: p.rows,
                     peak_allocated_mb: k.map(|k| k.peak_allocated_mb),
-                    peak_time_ms: k.map(|k| ms(k.peak_time_ns)),
+                    peak_time_ms: k.map(|k| ns_to_ms(k.peak_time_ns)),
                     reserved_at_peak_mb: k.and_then(|k| k.reserved_at_peak_mb),
                     live_at_peak_rows: k.map_or(0, |k| k.live_rows.len() as u64),
                     live_at_peak_kb: k.map_or(0.0, |k| k.live_kb),

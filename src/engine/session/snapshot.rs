@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
-use super::snapshot_view::SnapshotView;
 use super::sink::{send_export, Sink};
+use super::snapshot_view::SnapshotView;
 use crate::base::Problems;
 use crate::engine::read::snapshot::{run, SnapshotOptions};
 use crate::ingest::{InputFile, Opener};

@@ -1,7 +1,12 @@
+use std::sync::Arc;
+
 use super::*;
+use crate::base::Problems;
 use crate::ingest::gzip::gzip_bytes;
 use crate::ingest::MemOpener;
+use crate::ingest::{ChunkReader, Progress};
 use crate::model::gpu::FlowKind;
+use crate::parse::trace_json::diag;
 
 fn go() -> impl FnMut(Progress) -> ControlFlow<()> {
     |_| ControlFlow::Continue(())

@@ -8,6 +8,7 @@
 
 use crate::analysis::anomaly::cross_rank::row_of;
 use crate::analysis::memory_result::RankStatus as MemoryStatus;
+use crate::base::units::ns_to_ms;
 use crate::base::{Problem, Problems, Severity};
 use crate::engine::contract::Target;
 use crate::engine::read::RankAnalysis;
@@ -20,7 +21,7 @@ use crate::protocol::cluster::{
     MAX_BUBBLES, MAX_MESSAGE_CHARS, MAX_PEAKS, MAX_PROBLEMS, MAX_RANK_SUMMARY_BYTES, MAX_SITES,
     MAX_SNAPSHOTS, MAX_STEPS,
 };
-use crate::report::float::{ns_to_ms, ns_to_us};
+use crate::report::float::ns_to_us;
 
 /// Problem codes of the summary.
 pub mod codes {

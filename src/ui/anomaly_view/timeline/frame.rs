@@ -13,17 +13,12 @@ use super::state::Tl;
 pub(super) fn install(tl: Tl) {
     let Tl {
         state,
-        canvas,
         shown,
         dto,
         view,
         item,
         flows,
         frame_scheduled,
-        draw_ms,
-        draw_ms_shown,
-        draw_ms_at,
-        boxes_drawn,
         geom,
         found,
         cur,
@@ -54,48 +49,7 @@ pub(super) fn install(tl: Tl) {
                 return;
             }
             frame_scheduled.set_value(false);
-            let (Some(el), Some(v)) = (canvas.get_untracked(), tl.current()) else {
-                return;
-            };
-            let marks = Marks {
-                bubble: state.anomaly_bubble.get_untracked(),
-                step: state.anomaly_step.get_untracked(),
-                item: item.with_untracked(|i| {
-                    i.as_ref().and_then(|s| {
-                        tl.to_view(s.rank, s.item.lane, s.item.start_ms, end_ms(&s.item))
-                    })
-                }),
-            };
-            let t0 = now_ms();
-            let g = geom.get_untracked();
-            let current = cur.get_untracked();
-            let arrows = arrows(tl);
-            let groups = shown
-                .with_untracked(|s| s.as_ref().map_or_else(Vec::new, |(s, _)| s.groups.clone()));
-            let over = Overlay {
-                arrows: &arrows,
-                groups: &groups,
-            };
-            let n = found_boxes.with_untracked(|m| {
-                let f = Found {
-                    matches: m,
-                    current,
-                };
-                dto.with_untracked(|d| {
-                    d.as_ref()
-                        .map(|d| draw::draw(&el, d, v, marks, g, f, over))
-                        .unwrap_or(0)
-                })
-            });
-            let t1 = now_ms();
-            let _ = draw_ms.try_set(t1 - t0);
-            if t1 - draw_ms_at.try_get_value().unwrap_or(t1) >= 500.0 {
-                draw_ms_at.set_value(t1);
-                let _ = draw_ms_shown.try_set(t1 - t0);
-            }
-            if boxes_drawn.try_get_untracked() != Some(n) {
-                let _ = boxes_drawn.try_set(n);
-            }
+            draw_frame(tl, found_boxes);
         });
     };
     Effect::new(move |_| {
@@ -110,4 +64,64 @@ pub(super) fn install(tl: Tl) {
         state.anomaly_step.track();
         redraw();
     });
+}
+
+/// Draws one frame: the last boxes through the current view, with the marks, the search
+/// matches and the selection's arrows; records the frame time and the boxes drawn.
+fn draw_frame(tl: Tl, found_boxes: Memo<Vec<(u32, f64, f64)>>) {
+    let Tl {
+        state,
+        canvas,
+        shown,
+        dto,
+        item,
+        draw_ms,
+        draw_ms_shown,
+        draw_ms_at,
+        boxes_drawn,
+        geom,
+        cur,
+        ..
+    } = tl;
+    let (Some(el), Some(v)) = (canvas.get_untracked(), tl.current()) else {
+        return;
+    };
+    let marks = Marks {
+        bubble: state.anomaly_bubble.get_untracked(),
+        step: state.anomaly_step.get_untracked(),
+        item: item.with_untracked(|i| {
+            i.as_ref()
+                .and_then(|s| tl.to_view(s.rank, s.item.lane, s.item.start_ms, end_ms(&s.item)))
+        }),
+    };
+    let t0 = now_ms();
+    let g = geom.get_untracked();
+    let current = cur.get_untracked();
+    let arrows = arrows(tl);
+    let groups =
+        shown.with_untracked(|s| s.as_ref().map_or_else(Vec::new, |(s, _)| s.groups.clone()));
+    let over = Overlay {
+        arrows: &arrows,
+        groups: &groups,
+    };
+    let n = found_boxes.with_untracked(|m| {
+        let f = Found {
+            matches: m,
+            current,
+        };
+        dto.with_untracked(|d| {
+            d.as_ref()
+                .map(|d| draw::draw(&el, d, v, marks, g, f, over))
+                .unwrap_or(0)
+        })
+    });
+    let t1 = now_ms();
+    let _ = draw_ms.try_set(t1 - t0);
+    if t1 - draw_ms_at.try_get_value().unwrap_or(t1) >= 500.0 {
+        draw_ms_at.set_value(t1);
+        let _ = draw_ms_shown.try_set(t1 - t0);
+    }
+    if boxes_drawn.try_get_untracked() != Some(n) {
+        let _ = boxes_drawn.try_set(n);
+    }
 }

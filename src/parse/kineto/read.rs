@@ -1,0 +1,171 @@
+//! The streamed reads of a Kineto trace: [`read`] (one pass through the splitter into a
+//! [`KinetoBuilder`]), [`read_located`] (the lines of the first damaged strings, a second
+//! read), and [`push_problems`].
+
+use std::io::Read;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use super::{codes, KinetoBuilder, KinetoInfo};
+use crate::base::arith::Tally;
+use crate::base::{Position, Problem, Problems, Severity};
+use crate::ingest::gzip::maybe_gunzip;
+use crate::ingest::{ChunkReader, Opener, Progress};
+use crate::model::gpu::GpuTrace;
+use crate::parse::trace_json::diag::{self};
+use crate::parse::trace_json::splitter::for_each_member_and_indexed_event;
+use crate::parse::ParseError;
+
+/// Reads one Kineto trace from `src` (plain or gzip, sniffed). `file` names it in problems;
+/// `total` is its size on disk (compressed when gzip). Progress reports **compressed** bytes
+/// for gzip files.
+///
+/// Errors: those of the splitter before any event (empty, not a trace, UTF-16, first read),
+/// and an error that stopped the read before any event ([`KinetoInfo::unusable`]).
+pub fn read<'a>(
+    src: Box<dyn Read + 'a>,
+    file: &str,
+    total: Option<u64>,
+    on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+) -> Result<(GpuTrace, KinetoInfo), ParseError> {
+    let file_arc: Arc<str> = Arc::from(file);
+    let inflated = maybe_gunzip(src, total).map_err(|e| {
+        ParseError::new(
+            Position::file(file_arc.clone()).at_byte(0),
+            crate::parse::ParseErrorKind::Read(e.to_string()),
+        )
+    })?;
+    let compressed = inflated.compressed.clone();
+    let mut reader = ChunkReader::new(
+        inflated.reader,
+        if compressed.is_some() { None } else { total },
+    );
+    // Both callbacks feed the one builder, never at the same time.
+    let builder = std::cell::RefCell::new(match (&compressed, total) {
+        (None, Some(plain)) => KinetoBuilder::sized_for(plain),
+        _ => KinetoBuilder::new(),
+    });
+    let res = for_each_member_and_indexed_event(
+        &mut reader,
+        &file_arc,
+        &mut |p| {
+            let p = match &compressed {
+                Some(c) => Progress {
+                    bytes_done: c.get(),
+                    bytes_total: total,
+                },
+                None => p,
+            };
+            on_progress(p)
+        },
+        &mut |key, value, at| builder.borrow_mut().member(key, value, at),
+        &mut |ev, at| builder.borrow_mut().indexed_event(ev, at),
+    );
+    let builder = builder.into_inner();
+    let scan = res?;
+    let (t, mut info) = builder.finish(scan);
+    info.compressed_bytes = compressed.map(|c| c.get());
+    match info.unusable() {
+        Some(e) => Err(e.clone()),
+        None => Ok((t, info)),
+    }
+}
+
+/// [`read`] of `path` through `opener`, then the problems of the pass with the raw-backslash
+/// strings located by line and column (a second streamed read up to the last of the first
+/// [`MAX_LOCATED`](super::MAX_LOCATED) of them, only when there are any).
+///
+/// Errors: the file cannot be opened, or [`read`]'s errors.
+pub fn read_located(
+    opener: &dyn Opener,
+    path: &str,
+    size: Option<u64>,
+    on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+    problems: &mut Problems,
+) -> Result<(GpuTrace, KinetoInfo), ParseError> {
+    let open = |p: &str| {
+        opener.open(p).map_err(|e| {
+            ParseError::new(
+                Position::file(p),
+                crate::parse::ParseErrorKind::Read(format!("cannot open: {e}")),
+            )
+        })
+    };
+    let (t, info) = read(open(path)?, path, size, on_progress)?;
+    let mut lines = vec![None; info.raw_backslash_at.len()];
+    if !info.raw_backslash_at.is_empty() {
+        let offsets: Vec<u64> = info.raw_backslash_at.iter().map(|&(b, _)| b).collect();
+        if let Ok(src) = open(path) {
+            if let Ok(z) = maybe_gunzip(src, size) {
+                lines = diag::line_columns(z.reader, &offsets).unwrap_or(lines);
+            }
+        }
+    }
+    push_problems(path, &info, &lines, problems);
+    Ok((t, info))
+}
+
+/// Every finding of one pass as problems (codes [`diag::KINETO`] and [`codes`]); `lines` are
+/// the line/column of `info.raw_backslash_at` (same order; `None` = unknown).
+pub fn push_problems(
+    path: &str,
+    info: &KinetoInfo,
+    lines: &[Option<(u64, u64)>],
+    problems: &mut Problems,
+) {
+    diag::push_problems(path, &info.scan, &diag::KINETO, problems);
+    let name = path.rsplit('/').next().unwrap_or(path);
+    for (k, &(byte, key)) in info.raw_backslash_at.iter().enumerate() {
+        let mut at = Position::file(path).at_byte(byte).in_column(key);
+        let place = match lines.get(k).copied().flatten() {
+            Some((line, col)) => {
+                at = at.at_line(line);
+                format!("line {line}, column {col}, byte {byte}")
+            }
+            None => format!("byte {byte}"),
+        };
+        let more = if k + 1 == info.raw_backslash_at.len() && info.raw_backslash > k as u64 + 1 {
+            format!(
+                " ({} such strings in all; the first {} are located)",
+                info.raw_backslash,
+                k + 1
+            )
+        } else {
+            String::new()
+        };
+        problems.push(Problem::new(
+            Severity::Warning,
+            codes::RAW_BACKSLASH,
+            at,
+            format!("{name}: `{key}` has a backslash that is not a JSON escape at {place} (a Windows path written without doubling its backslashes, e.g. \"D:\\work\\train.py\"): the string is kept verbatim{more}"),
+        ));
+    }
+    if info.unpaired_flows > 0 {
+        problems.push(Problem::new(
+            Severity::Info,
+            codes::UNPAIRED_FLOW,
+            Position::file(path),
+            format!("{name}: {} launch→kernel flow ends without their other end (Kineto writes lone `f` ends on host threads; or a cut capture): not used; kernels are linked to their launch by `correlation`", info.unpaired_flows),
+        ));
+    }
+    for (key, byte) in &info.bad_members {
+        problems.push(Problem::new(
+            Severity::Warning,
+            codes::BAD_MEMBER,
+            Position::file(path).at_byte(*byte).in_column(key.as_str()),
+            format!(
+                "{name}: top-level `{key}` at byte {byte} is not of the expected shape; ignored"
+            ),
+        ));
+    }
+    let first = info.out_of_range.first_at.first().copied().unwrap_or(0);
+    let what = format!(
+        "events dropped: ts or ts + dur outside the representable time range ({}); count and byte offsets",
+        Tally::time_limit_text()
+    );
+    problems.push_some(info.out_of_range.problem(
+        codes::OUT_OF_RANGE,
+        Position::file(path).at_byte(first),
+        &what,
+    ));
+}
