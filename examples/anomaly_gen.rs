@@ -1,4 +1,4 @@
-//! Generator of a large realistic rank folder for the anomaly benchmark (issue 3):
+//! Generator of a large realistic rank folder for the anomaly benchmark:
 //! `cargo run --release --example anomaly_gen -- OUT_DIR [KERNELS=1000000] [STEPS=100]`.
 //!
 //! Writes `OUT_DIR/bench_ascend_pt/ASCEND_PROFILER_OUTPUT/{kernel_details.csv,

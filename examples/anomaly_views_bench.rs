@@ -1,4 +1,4 @@
-//! Native benchmark of the steps / bubbles view queries on a large rank (issue 3 UI): after
+//! Native benchmark of the steps / bubbles view queries on a large rank: after
 //! the analysis, times each `AnomalyQuery` the page sends (summary, step table, bubble pages
 //! sorted / filtered over every emitted window, one bubble, the structure tree, op tables) and
 //! the per-rank exports. `cargo run --profile bench-native --example anomaly_views_bench -- DIR`

@@ -1,4 +1,4 @@
-//! Generator of an N-rank cluster summary (issue 14) for the page's cluster view and its
+//! Generator of an N-rank cluster summary for the page's cluster view and its
 //! tests: `cargo run --release --example gen_cluster_summary -- --ranks N --steps S --out F
 //! [--straggler RANK] [--gzip]`.
 //!

@@ -1,4 +1,4 @@
-//! proflens native side of the GPU benchmark (issue 10): reads one Kineto trace (plain or
+//! proflens native side of the GPU benchmark: reads one Kineto trace (plain or
 //! gzip, streamed) and runs the HTA-compatible breakdowns and the kernel categories, printing
 //! the numbers as one JSON line (the same fields `scripts/hta_reference.py` prints from HTA,
 //! so the two sides check each other) and the phase times on stderr.

@@ -1,5 +1,5 @@
 //! Generator of a large realistic PyTorch profiler (Kineto) trace for the GPU benchmarks
-//! (issue 10): `cargo run --release --example kineto_gen -- --help`.
+//! (`cargo run --release --example kineto_gen -- --help`).
 //!
 //! One rank's `*.pt.trace.json` (and, with `--gzip`, `*.pt.trace.json.gz` streamed through
 //! flate2): the 2023+ layout with `schemaVersion`, `deviceProperties`, `distributedInfo`,

@@ -1,4 +1,4 @@
-//! Native benchmark of the memory pipeline (issue 2 "Performance"): trace_view.json
+//! Native benchmark of the memory pipeline (performance): trace_view.json
 //! filtering MB/s, operator_memory.csv rows/s, the whole analysis + CSV export, and peak
 //! RSS (`VmHWM`). Inputs come from `examples/memory_gen.rs`.
 //!

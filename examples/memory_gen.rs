@@ -1,5 +1,5 @@
 //! Generator of large, realistic torch_npu rank folders for the memory benchmark
-//! (issue 2 "Performance"). Never commit its output: write to /tmp or target/.
+//! (performance). Never commit its output: write to /tmp or target/.
 //!
 //! ```text
 //! cargo run --release --example memory_gen -- <out dir> [--trace-mb 200] [--rows 1000000] [--ranks 1] [--seed 1]

@@ -1,4 +1,4 @@
-//! Writes the hostile snapshot pickles of issue 11 at the sizes of the issue into a folder, for
+//! Writes the hostile snapshot pickles (memo, depth and size bombs) at full size into a folder, for
 //! `/usr/bin/time -v target/release/proflens snapshot FILE --json DIR/x.json`:
 //!
 //! `cargo run --release --example snapshot_bombs -- DIR/bombs`

@@ -1,4 +1,4 @@
-//! Every "Bad input" case of issue 3: missing or partial columns, non-numeric and
+//! Every "Bad input" case: missing or partial columns, non-numeric and
 //! `N/A` cells, negative or zero durations, no step markers, overlapping or
 //! out-of-order steps, a truncated trace, timestamps in different bases — and the
 //! column-set variants of formats.md §3. Nothing panics; other ranks stay intact.

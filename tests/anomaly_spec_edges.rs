@@ -1,5 +1,5 @@
 //! Rules of anomaly.md checked just below, at and just above their thresholds through the
-//! whole pipeline, on synthetic rank folders built to have known answers (issue 9, "rules
+//! whole pipeline, on synthetic rank folders built to have known answers ("rules
 //! that depart from anomaly.md"): §5.7.1 case-insensitive exact host-op names, §5.6 the
 //! dominant group's top 5 with stable tie-breaks, §5.11.1 the "local large bubble" row,
 //! §5.10.5 the order of `dominant_anomaly_tags`, §9 host events per 100 kernels counted in

@@ -1,4 +1,4 @@
-//! Times at the `i64` limits (issue 11, "Arithmetic on input values"): kernel rows and trace
+//! Times at the `i64` limits ("Arithmetic on input values"): kernel rows and trace
 //! events whose start or end leaves the model's time range are dropped with a located
 //! problem; everything else is analysed exactly. On the old code these inputs panicked in
 //! the test profile (overflow in `start + dur`, gaps, marker ends).

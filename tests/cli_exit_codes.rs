@@ -1,4 +1,4 @@
-//! The one exit-code contract of every command (issue 11): 0 when anything was analysed
+//! The one exit-code contract of every command: 0 when anything was analysed
 //! (warnings included), 2 when nothing could be, 1 only with `--strict` and a warning — on
 //! real fixtures — and the native walk's file-system edges (unreadable folder, broken and
 //! looping links, a folder where `trace_view.json` should be), built in temp folders.

@@ -1,4 +1,4 @@
-//! The cluster path's CLI (issue 14, `docs/cluster-summary.md`): `targets`, `summarize` and
+//! The cluster path's CLI (`docs/cluster-summary.md`): `targets`, `summarize` and
 //! `reduce` on real rank folders, a Kineto trace, a snapshot pickle and a generated 12-rank
 //! run with one straggler; every step's numbers equal `proflens anomaly`'s JSON values.
 

@@ -1,4 +1,4 @@
-//! The cluster view's worker side (issue 14) driven natively as the worker drives it: a
+//! The cluster view's worker side driven natively as the worker drives it: a
 //! cluster summary made by the real reduce (`engine::export::cluster::reduce::Reducer`) is recognised
 //! by `Open` from its first bytes, `Run{Cluster}` reads it streamed (plain and gzip) into the
 //! view, whose numbers are the summary's; a newer version and a cut file are problems in words.

@@ -1,4 +1,4 @@
-//! The Compare tab in the worker session (issue 13): a drop (side A) analysed as the page does,
+//! The Compare tab in the worker session: a drop (side A) analysed as the page does,
 //! then "Compare with…" side B (`Request::Compare`, B's files through their own opener). The
 //! tab's numbers must be the CLI's document (`proflens diff A B --json`, run from the inputs'
 //! parent folder so the side names agree), and the exports its bytes (`--json FILE`, `--md

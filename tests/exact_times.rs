@@ -1,4 +1,4 @@
-//! Epoch-µs times in the exports are written exactly from the integer ns (issue 11): an f64
+//! Epoch-µs times in the exports are written exactly from the integer ns: an f64
 //! division printed a window that starts at …080 µs as …079.75 (JSON) / 1700000000000079.8.
 
 mod anomaly_support;

@@ -1,4 +1,4 @@
-//! Steps and bubbles on GPU ranks through the anomaly pipeline (issue 10, anomaly.md on GPU
+//! Steps and bubbles on GPU ranks through the anomaly pipeline (anomaly.md on GPU
 //! streams), on the real PyTorch profiler traces: the device busy union over all streams and
 //! the five longest global gaps with the launch lead of their next kernel equal an independent
 //! Python reading (`tests/reference/kineto_ref.py`); the host-only L20 traces of rl_insight are

@@ -1,4 +1,4 @@
-//! The page's GPU panel (issue 10), driven natively through the worker's session as the
+//! The page's GPU panel, driven natively through the worker's session as the
 //! browser drives it: on HTA's `trace_filter` pair (two real GPU ranks) every number of
 //! `AnomalyQuery::Gpu` equals the `gpu` block of `proflens anomaly`'s JSON (HTA 0.5.0's own
 //! breakdowns, pinned in `tests/gpu_anomaly_json.rs`), and the straggler view built from the

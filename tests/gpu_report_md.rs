@@ -1,6 +1,6 @@
 //! The GPU section of the Markdown report, the kernel-table CSV (`kernels_*.csv`) and the
 //! cross-rank rules grouped by role, through `proflens anomaly --report-dir` on real traces
-//! (issue 10, reporting side).
+//! (reporting side).
 //!
 //! Where the expected values come from:
 //! * `gpu_time_breakdown` / `idle_by_stream`: HTA 0.5.0's own numbers (gpu-traces.md §4 for

@@ -1,4 +1,4 @@
-//! GPU ranks in the inventory (issue 10, formats.md §8 and §11): PyTorch profiler traces found
+//! GPU ranks in the inventory (formats.md §8 and §11): PyTorch profiler traces found
 //! anywhere in a drop, rank from `distributedInfo.rank` / the file name / the order, role from
 //! the parent folder, several traces of one rank, the Chakra `_et.json.gz` not a trace.
 

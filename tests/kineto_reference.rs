@@ -1,4 +1,4 @@
-//! The Kineto reader (issue 10) against an independent Python reading
+//! The Kineto reader against an independent Python reading
 //! (`tests/reference/kineto_ref.py`: json + gzip, exact decimals) on every real PyTorch
 //! profiler trace of the fixtures: counts per kind, step bounds, paired flows, the device busy
 //! union (all streams), the base time and the rank. Plus a few exact values checked by hand.

@@ -1,4 +1,4 @@
-//! Bad input (issue 2 "Bad input" list, ascend-memory.md §10.3, §12.3–12.4 gaps): each case
+//! Bad input ("Bad input" list, ascend-memory.md §10.3, §12.3–12.4 gaps): each case
 //! sits in its own rank folder next to a good rank (the real RL-Insight fixture); each test
 //! asserts the exact problem code and that the good rank and the good rows are intact.
 

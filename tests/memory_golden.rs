@@ -429,7 +429,7 @@ fn markdown_summary_states_the_golden_numbers() {
     );
 }
 
-/// Every real fixture's allocator pools (issue 12): the `cann::` rows carry the CANN graph
+/// Every real fixture's allocator pools: the `cann::` rows carry the CANN graph
 /// engine workspace totals, the `aten::`/`npu::` rows the PyTorch allocator's, other names
 /// their own; each pool's peak and live set are computed over its own rows only. Values
 /// checked independently by a Python reading of the CSVs (§9.5–9.6 per component).

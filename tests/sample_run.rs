@@ -1,5 +1,5 @@
 //! The built-in "Load sample" (fixtures/sample/sample_run, written by make_sample.py)
-//! demonstrates every analysis (issue 12): memory events of two allocator pools, steps with
+//! demonstrates every analysis: memory events of two allocator pools, steps with
 //! kernels and bubbles, and a memory snapshot. Expected values follow from the generator's
 //! constants (see each comment), checked independently of the Rust code.
 

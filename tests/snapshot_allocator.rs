@@ -1,4 +1,4 @@
-//! The allocator state at chosen entries of every real snapshot (issue 13): the checkpointed
+//! The allocator state at chosen entries of every real snapshot: the checkpointed
 //! history of `analysis::snapshot::allocator` against (a) an independent brute-force replay
 //! written here — the end-state segments undone entry by entry from the last one, no
 //! checkpoints — and (b) the forward lifetime table: the handed-out blocks after entry `i`

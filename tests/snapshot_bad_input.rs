@@ -1,4 +1,4 @@
-//! Every bad input of issue 4 gets a clear error or a counted problem, never a panic
+//! Every bad input gets a clear error or a counted problem, never a panic
 //! (torch-snapshot.md §5.2, §5.4).
 
 mod snapshot_common;

@@ -1,4 +1,4 @@
-//! `proflens diff` on snapshots (issue 13 "Compare"): a pair whose differences are known by
+//! `proflens diff` on snapshots: a pair whose differences are known by
 //! construction (tests/reference/snapshot_pair.py, CPython's pickler), every real snapshot
 //! against itself and against its protocol-5 re-pickling (all deltas zero), and the CLI's
 //! refusals in words.

@@ -1,4 +1,4 @@
-//! Hostile snapshot pickles (issue 11): every class ends in an exact problem or a located
+//! Hostile snapshot pickles: every class ends in an exact problem or a located
 //! error, with the decoder's memory bounded by what it keeps — measured by a counting global
 //! allocator (peak bytes allocated during the decode) and by the decoder's own accounting
 //! (`Decoded::stats`).

@@ -1,4 +1,4 @@
-//! `active_pending_free` end blocks count as active (issue 13, torch-snapshot.md §3.2
+//! `active_pending_free` end blocks count as active (torch-snapshot.md §3.2
 //! `active_size`, §7.3): on a state-only snapshot shaped like the RL one of the issue
 //! (`tests/reference/snapshot_pending.py`: 68 private pools, 9 pending-free blocks holding
 //! 597 MB, written by CPython), active = allocated + pending, allocated leaves them out, and a

@@ -1,4 +1,4 @@
-//! `proflens diff` on traces, rank folders and runs (issue 13 "Compare", traces and steps):
+//! `proflens diff` on traces, rank folders and runs (traces and steps):
 //! the HTA `trace_diff` pair's ops table equal to HTA 0.5.0 `TraceDiff.compare_traces`
 //! (`tests/reference/hta_trace_diff.json`, written by `tests/reference/hta_trace_diff.py` from
 //! HTA itself: row count, column sums, new/gone, a digest of every row, the largest changes);

@@ -1,4 +1,4 @@
-//! Kernel categories of a GPU rank (issue 10 "Kernel categories", gpu-traces.md): compute,
+//! Kernel categories of a GPU rank (kernel categories, gpu-traces.md): compute,
 //! communication (NCCL / RCCL) and memory (memcpy / memset) time, per step and per kernel
 //! name, and the communication/computation overlap of each step.
 //!

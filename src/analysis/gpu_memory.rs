@@ -1,4 +1,4 @@
-//! Memory counters of a GPU rank (issue 10 "Memory counters"): with `profile_memory=True` the
+//! Memory counters of a GPU rank (memory counters): with `profile_memory=True` the
 //! trace holds `[memory]` instant events, one per allocation (`Bytes` > 0) or free
 //! (`Bytes` < 0). Per device (`Device Type`, `Device Id`) this keeps the curve of allocated
 //! and reserved bytes over time and their peaks.

@@ -1,4 +1,4 @@
-//! Everything proflens adds for one GPU rank beyond the anomaly pipeline (issue 10): HTA's
+//! Everything proflens adds for one GPU rank beyond the anomaly pipeline: HTA's
 //! breakdowns in HTA's parity window (`gpu_breakdown`), the kernel categories with per-step
 //! overlap over the rank's own step windows (`gpu_kernels`), and the memory counters
 //! (`gpu_memory`). One call, so the engine stores one value per rank and the report and views

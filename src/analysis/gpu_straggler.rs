@@ -1,4 +1,4 @@
-//! Straggler view across GPU ranks (issue 10 "across ranks"): which rank's collectives start
+//! Straggler view across GPU ranks (across ranks): which rank's collectives start
 //! last. The *k*-th communication kernel ([`KernelClass::Communication`]) of every rank is the
 //! same collective (NCCL issues collectives in the same order on every rank of a group); it
 //! is matched only while the names agree, so a capture that diverges stops the matching

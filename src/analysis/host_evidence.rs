@@ -212,7 +212,7 @@ pub fn build_index(host: &HostEventTable, cfg: &AnomalyConfig) -> HostIndex {
             excluded += 1;
             continue;
         }
-        // GPU traces (issue 10): a `cuda_sync` event is a synchronisation, an `nccl:*` user
+        // GPU traces: a `cuda_sync` event is a synchronisation, an `nccl:*` user
         // annotation a collective (neither cat occurs in Ascend traces).
         let sync = is_sync || (rule && cat == "HostToDevice") || cat == "cuda_sync";
         let comm = is_comm_name

@@ -62,7 +62,7 @@ pub fn total_len(segs: &[Interval]) -> i64 {
 
 /// Merged busy segments of the kernels selected by `keep` (all streams in one set, §5.1).
 /// A kernel overrunning the next kernel of its stream counts up to that start
-/// (`KernelTable::busy_end_ns`, issue 11 Decision), so busy never exceeds the window.
+/// (`KernelTable::busy_end_ns`, a Decision), so busy never exceeds the window.
 pub fn kernel_union(t: &KernelTable, mut keep: impl FnMut(usize) -> bool) -> Vec<Interval> {
     let v = (0..t.len())
         .filter(|&i| keep(i))

@@ -1,4 +1,4 @@
-//! Launch timing of a bubble's next kernel (issue 10, anomaly.md §5.6 bubble windows on GPUs):
+//! Launch timing of a bubble's next kernel (anomaly.md §5.6 bubble windows on GPUs):
 //! did the host launch the kernel that ends the bubble only after the device had gone idle
 //! (**late**: the bubble is host-bound — launch lag, Python, sync on the host) or before it
 //! (**early**: the kernel was already queued and waited on something on the device side —

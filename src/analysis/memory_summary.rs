@@ -1,4 +1,4 @@
-//! Per-rank summary of the memory events (issue 2 "per-rank summary";
+//! Per-rank summary of the memory events ("per-rank summary";
 //! ascend-memory.md §9.5–9.6 peak and live set, §11 naive curve, §12 quantities).
 
 use super::memory_curve::naive_curve;

@@ -1,5 +1,5 @@
 //! Checked arithmetic for values that come from input files: times in `i64` nanoseconds and
-//! sizes in bytes (issue 11, "Arithmetic on input values").
+//! sizes in bytes ("Arithmetic on input values").
 //!
 //! Input can hold any number up to the parser's limits (`i64::MAX` ns, 16-byte pickle ints), so
 //! `start + dur`, `end − start`, sums of sizes and unit conversions can leave the `i64` range.
@@ -192,7 +192,7 @@ impl Tally {
 mod tests {
     use super::*;
 
-    /// Property (issue 11): every helper agrees with exact `i128` arithmetic on values drawn
+    /// Property: every helper agrees with exact `i128` arithmetic on values drawn
     /// around the interesting points (0, ±1, the time limit, the i64 limits) and at random,
     /// returning `Ok` exactly when the exact result is representable (and, for times, within
     /// `±TIME_LIMIT_NS`). Deterministic xorshift: a failure prints the pair.

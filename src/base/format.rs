@@ -1,4 +1,4 @@
-//! Human units for sizes, durations, times and ratios (issue 12 "Units, numbers and words";
+//! Human units for sizes, durations, times and ratios ("Units, numbers and words";
 //! units on every number). The one place these rules live: the page (through
 //! `views::format`), the CLI's Markdown and terminal summaries, and the chart axes call these
 //! functions. Machine exports (CSV, JSON) never do: they keep full precision.

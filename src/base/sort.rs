@@ -1,4 +1,4 @@
-//! One stable sort shared by the crate's many small sorts (issue 9: the wasm size).
+//! One stable sort shared by the crate's many small sorts (the wasm size).
 //!
 //! Every `slice::sort_by` / `sort_by_key` / `sort` call site instantiates the standard
 //! library's stable sort (driftsort: quicksort, merge and small-sort networks, 3–10 KB of wasm

@@ -1,5 +1,5 @@
 //! A small binary codec for byte buffers the core hands from one worker to another through
-//! the UI (issue 9: export parts, the side-file bundle): little-endian fixed-width numbers,
+//! the UI (export parts, the side-file bundle): little-endian fixed-width numbers,
 //! `f64` as its bits (so a value crosses unchanged), length-prefixed bytes and text. Decoding
 //! never panics: a short or malformed buffer is an error in words.
 

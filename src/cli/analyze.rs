@@ -1,5 +1,5 @@
 //! `proflens analyze <folder|files...> --out-dir DIR`: every analysis the inputs allow, from
-//! one read per input file, on every core (issue 9).
+//! one read per input file, on every core.
 //!
 //! Writes, from the engine's store ([`crate::engine::store::Store`]), never re-reading a file:
 //! * `DIR/memory.csv` — the bytes of `proflens memory --format csv` (when a rank folder has

@@ -1,4 +1,4 @@
-//! `proflens diff A B [--json FILE] [--md FILE]` (issue 13 "Compare"):
+//! `proflens diff A B [--json FILE] [--md FILE]`:
 //! * two snapshot pickles (or two devices of one file) compared per device — global peak, end
 //!   state and the live bytes per site at each — as JSON
 //!   ([`crate::report::snapshot_diff::DiffJson`]) and Markdown; each side is read and analysed

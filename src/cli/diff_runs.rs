@@ -1,5 +1,5 @@
 //! `proflens diff A B` on two GPU traces (Kineto `*.json[.gz]`), two Ascend rank folders or two
-//! run folders (issue 13 "Compare", traces and steps): each side is inventoried and analysed
+//! run folders (traces and steps): each side is inventoried and analysed
 //! once through the engine's store (the run of `proflens analyze`: one read per file), then
 //! [`crate::engine::export::compare::trace_diff`] compares the stored results (the same assembly as
 //! the page's Compare tab) and [`crate::report::trace_diff`] writes them.

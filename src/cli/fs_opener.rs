@@ -1,6 +1,6 @@
 //! The native [`Opener`]: files under one root folder on disk.
 //!
-//! The walk never stops at one bad entry (issue 11, "native file-system edges"): an
+//! The walk never stops at one bad entry ("native file-system edges"): an
 //! unreadable folder, a broken or looping symbolic link, or a folder standing where an input
 //! file is expected (`trace_view.json/`) becomes one located [`Problem`] in
 //! [`FsOpener::walk_problems`] and the walk goes on with the rest.

@@ -1,4 +1,4 @@
-//! Every core, natively (issue 9): the targets of a drop (rank folders, snapshot files) run
+//! Every core, natively: the targets of a drop (rank folders, snapshot files) run
 //! on `threads` scoped threads, each target read once by [`super::read::run_target`]; the
 //! results go into the [`Store`] by target, so output order never depends on scheduling.
 //!

@@ -1,4 +1,4 @@
-//! gzip inflated as a stream (issue 10: Kineto traces are usually `.json.gz`): flate2 over
+//! gzip inflated as a stream (Kineto traces are usually `.json.gz`): flate2 over
 //! its pure-Rust miniz_oxide backend, so the same code runs natively and in the wasm worker.
 //! Nothing is inflated whole: the decoder hands out what it has inflated, chunk by chunk, to
 //! the caller's [`super::ChunkReader`].

@@ -1,4 +1,4 @@
-//! PyTorch profiler (Kineto) traces in a drop (formats.md §8, §11; issue 10): which files are
+//! PyTorch profiler (Kineto) traces in a drop (formats.md §8, §11): which files are
 //! traces, and their rank and role. Each trace file is one GPU rank capture in the inventory
 //! (`CaptureKind::Kineto`, one `FileKind::KinetoTrace` file; several traces of one rank are
 //! ordered by `source_index`).

@@ -1,4 +1,4 @@
-//! Reading the side files once per drop (issue 9, "Side files per worker"): the first pool
+//! Reading the side files once per drop ("Side files per worker"): the first pool
 //! worker reads `profiler_info_*.json`, `profiler_metadata.json` and the Kineto heads through
 //! a [`Recording`] opener, which keeps every byte it hands out; the bytes travel to the other
 //! workers as one [`SideBundle`] buffer (beside `Open`), and their inventory step 2 reads them

@@ -1,4 +1,4 @@
-//! Cluster summary files in a drop (issue 14, `docs/cluster-summary.md`): a `*.json` or
+//! Cluster summary files in a drop (`docs/cluster-summary.md`): a `*.json` or
 //! `*.json.gz` whose top level starts with `"format": "proflens-cluster-summary"`.
 //!
 //! Step 1 (names only) treats such a file as a JSON candidate like any other (`ingest::kineto`);

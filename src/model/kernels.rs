@@ -130,7 +130,7 @@ impl KernelTable {
     }
 
     /// End of kernel `i` for busy unions and walls, ns: `end_ns(i)`, except for an
-    /// [`Overrun`], which ends at the next kernel's start on its stream (issue 11 Decision).
+    /// [`Overrun`], which ends at the next kernel's start on its stream (Decision).
     #[inline]
     pub fn busy_end_ns(&self, i: usize) -> i64 {
         match self.busy_end.get(i) {

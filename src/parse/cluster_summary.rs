@@ -1,4 +1,4 @@
-//! Cluster summary files (issue 14, `docs/cluster-summary.md`): the head that marks one
+//! Cluster summary files (`docs/cluster-summary.md`): the head that marks one
 //! ([`head`], inventory step 2) and the streamed read of the whole file (in the worker of the
 //! cluster view).
 //!

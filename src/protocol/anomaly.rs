@@ -1,4 +1,4 @@
-//! Payloads of the steps / bubbles / anomalies view (issue 3, anomaly.md). Plain data computed
+//! Payloads of the steps / bubbles / anomalies view (anomaly.md). Plain data computed
 //! by `views::anomaly*` in the worker from one rank's analysis; the UI only renders them.
 //!
 //! Units are in the field names: `_us` microseconds (absolute, the kernel clock), `_ms`
@@ -82,7 +82,7 @@ pub struct AnomalySummaryDto {
     pub largest_gap_ms: f64,
     /// Capture start and end, µs (kernel clock), when kernels exist.
     pub capture_us: Option<(f64, f64)>,
-    /// True for a GPU rank (a PyTorch profiler trace, issue 10).
+    /// True for a GPU rank (a PyTorch profiler trace).
     #[serde(default)]
     pub gpu: bool,
     /// The origin of every relative time of the tab (tables, bubble panel, timeline), µs on the
@@ -498,7 +498,7 @@ pub enum AnomalyQuery {
         /// Accept the nearest item within this distance, ms (a few pixels).
         slop_ms: f64,
     },
-    /// The GPU panel of a GPU rank (issue 10), memory curves `width_px` columns wide.
+    /// The GPU panel of a GPU rank, memory curves `width_px` columns wide.
     /// Replies [`AnomalyReply::Gpu`].
     Gpu {
         /// Rank folder index.

@@ -1,4 +1,4 @@
-//! The cluster summary format, v1 (issue 14; normative copy: `docs/cluster-summary.md`).
+//! The cluster summary format, v1 (normative copy: `docs/cluster-summary.md`).
 //!
 //! ```text
 //! proflens summarize PATH...  ─▶ one RankSummary per target, one JSON line each (≤ 64 KiB)

@@ -1,4 +1,4 @@
-//! The cluster view's payloads (issue 14; the summary format is `docs/cluster-summary.md`):
+//! The cluster view's payloads (the summary format is `docs/cluster-summary.md`):
 //! what the worker sends once a cluster summary file is parsed ([`ClusterViewDto`], inside
 //! `Summary::Cluster`), and the sort / filter vocabulary of the rank table
 //! ([`ClusterColumn`], [`ClusterSort`], [`ClusterFilter`]) that `views::cluster_table` orders

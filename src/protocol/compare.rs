@@ -1,4 +1,4 @@
-//! The Compare tab's vocabulary (issue 13 "Compare"): side B's files sent to the worker that
+//! The Compare tab's vocabulary: side B's files sent to the worker that
 //! holds side A, the comparison it computes from both stores, and its exports.
 //!
 //! The tables carry the diff document's own values (the JSON `proflens diff A B --json`

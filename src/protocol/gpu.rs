@@ -1,4 +1,4 @@
-//! Payloads of the GPU panel of the steps / bubbles tab (issue 10, gpu-traces.md §1–§4): for
+//! Payloads of the GPU panel of the steps / bubbles tab (gpu-traces.md §1–§4): for
 //! one GPU rank the HTA temporal and idle-time breakdowns, the kernel categories (whole
 //! capture and per step, with communication/computation overlap), the kernel table, the
 //! `[memory]` counter curves; across GPU ranks the straggler view. Built by `views::gpu` from

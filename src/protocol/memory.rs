@@ -1,4 +1,4 @@
-//! Messages of the memory-events analysis (issue 2, ascend-memory.md): the per-rank summary,
+//! Messages of the memory-events analysis (ascend-memory.md): the per-rank summary,
 //! the events table pages, the allocator curves, the live set at an instant, allocation sites
 //! and call stacks. Re-exported from [`crate::protocol`].
 

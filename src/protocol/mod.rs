@@ -67,7 +67,7 @@ pub enum AnalysisKind {
     Anomaly,
     /// PyTorch allocator snapshot peaks (torch-snapshot.md).
     Snapshot,
-    /// A cluster summary file read for the cluster view (issue 14, `docs/cluster-summary.md`).
+    /// A cluster summary file read for the cluster view (`docs/cluster-summary.md`).
     Cluster,
 }
 
@@ -159,7 +159,7 @@ pub enum Request {
     /// every rank folder the export covers). Replies [`Response::ExportChunk`]s then
     /// [`Response::ExportDone`] (or [`Response::Failed`]).
     Export(ExportRequest),
-    /// Gathering an export over workers that each hold some rank folders (issue 9): this
+    /// Gathering an export over workers that each hold some rank folders: this
     /// worker's part of round `round` of [`ExportRequest::part_rounds`], written from the
     /// results it holds; no file is read. The buffers beside the request are every worker's
     /// parts of round `round - 1` (none for round 0). Replies [`Response::ExportPart`] with
@@ -174,7 +174,7 @@ pub enum Request {
     /// order) into the export: the CLI's bytes, assembled by the core (`engine::export::gather`).
     /// Replies as [`Request::Export`].
     ExportJoin(ExportRequest),
-    /// "Compare with…" (issue 13): side B's files, sent to the worker that holds side A's
+    /// "Compare with…": side B's files, sent to the worker that holds side A's
     /// results. The worker inventories B, runs every analysis of B's targets from one read of
     /// each file, keeps the results, and compares them with A's stored results (never reading
     /// A again). The `File` objects travel beside, as with [`Request::Open`]. Replies
@@ -514,9 +514,9 @@ pub struct RankFolderDto {
 pub struct InventoryDto {
     /// Rank folders, in deterministic order (role, rank, source order).
     pub ranks: Vec<RankFolderDto>,
-    /// Snapshot pickle candidates (torch-snapshot.md; issue 4).
+    /// Snapshot pickle candidates (torch-snapshot.md).
     pub snapshots: Vec<FileDto>,
-    /// Cluster summary files (`"format": "proflens-cluster-summary"`, issue 14).
+    /// Cluster summary files (`"format": "proflens-cluster-summary"`).
     #[serde(default)]
     pub summaries: Vec<FileDto>,
     /// Files outside every rank folder (listed, never silently dropped); `kind` holds the reason.

@@ -1,4 +1,4 @@
-//! Payloads of the memory-snapshot view (issue 4, torch-snapshot.md §6.3, §7).
+//! Payloads of the memory-snapshot view (torch-snapshot.md §6.3, §7).
 //! Re-exported from [`crate::protocol`].
 //!
 //! A dropped snapshot pickle is a **target**: its index in `InventoryDto::snapshots`. One

@@ -1,4 +1,4 @@
-//! Payloads of the allocator state view of a snapshot (issue 13, torch-snapshot.md §6.1
+//! Payloads of the allocator state view of a snapshot (torch-snapshot.md §6.1
 //! "Allocator State History", §7.10): the segment map after one entry, its fragmentation
 //! classes, the OOM explanation at an `oom` entry and the entries around it. Re-exported from
 //! [`crate::protocol`]. Units are in the field names; addresses are `0x<hex>` strings (never

@@ -1,4 +1,4 @@
-//! CSV exports of the anomaly analysis (issue 3 "CSV of steps and bubbles"): one line per
+//! CSV exports of the anomaly analysis (cSV of steps and bubbles): one line per
 //! step of every rank ([`write_steps`]; the `steps[]` metrics of anomaly.md §6.3 under their
 //! spec names) and one line per emitted bubble window ([`write_bubbles`]; §6.4 fields).
 //! Formatting only. Floats are Python `repr` ([`super::float`]), nulls empty cells, lists

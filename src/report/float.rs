@@ -142,7 +142,7 @@ pub fn ns_to_us_text(ns: i64) -> String {
     )
 }
 
-/// `ns / 10^scale` as a number text that is exactly the value (issue 11, exact times):
+/// `ns / 10^scale` as a number text that is exactly the value (exact times):
 /// Python's `repr` of the correctly rounded f64 whenever that repr is the exact value (up to
 /// 15 significant digits: what every earlier export wrote, so those bytes do not change),
 /// else the exact decimal with trailing zeros removed (`1700000000000080.123`; an f64 would

@@ -1,4 +1,4 @@
-//! The kernel table of a GPU rank as CSV (issue 10, `kernels_<rank>.csv` next to the reports
+//! The kernel table of a GPU rank as CSV (`kernels_<rank>.csv` next to the reports
 //! of `proflens anomaly --report-dir` / `proflens analyze --out-dir`, and the page's export):
 //! one line per (kernel name, category) of `analysis::gpu_kernels::name_table`, in its order
 //! (Σ duration descending). Columns: [`KERNEL_COLUMNS`]. Times are exact µs from the integer

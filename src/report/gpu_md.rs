@@ -1,4 +1,4 @@
-//! The GPU section of the anomaly report of a GPU (Kineto) rank (issue 10, anomaly.md §7 on
+//! The GPU section of the anomaly report of a GPU (Kineto) rank (anomaly.md §7 on
 //! GPU streams): HTA's `gpu_time_breakdown` (µs and % of the span) and `idle_by_stream`
 //! (gpu-traces.md §2–§3, HTA's integral µs as the JSON gives them), the kernel categories and
 //! the top kernels by time (exact µs from the integer ns, `report::float::ns_to_us_text`),

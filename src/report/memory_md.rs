@@ -1,4 +1,4 @@
-//! The memory summary as Markdown (issue 2 export "summary as Markdown"): per rank the
+//! The memory summary as Markdown (summary as Markdown): per rank the
 //! counts, match quality, and per allocator pool (PTA / GE / OTHER, ascend-memory.md §8.2
 //! `component`) its own peak and live set at it (§9.6); sizes in binary units (base::format),
 //! top allocation sites by `user_frame`, the naive curve numbers (§11), and the §9.7

@@ -1,4 +1,4 @@
-//! The memory-event and rank-table parts of the trace diff document (issue 13 "Compare",
+//! The memory-event and rank-table parts of the trace diff document ("Compare",
 //! memory events and runs), formatted from [`crate::analysis::compare::memory`] and
 //! [`crate::analysis::compare::ranks`]; nothing is recomputed here. Units: allocator totals
 //! MiB (`*_mb`, ascend-memory.md §4.1 `Total Allocated(MB)`), live sizes KiB (`*_kb`, the CSV's

@@ -1,4 +1,4 @@
-//! The JSON and Markdown of `proflens diff A.pickle B.pickle` (issue 13 "Compare", snapshots).
+//! The JSON and Markdown of `proflens diff A.pickle B.pickle` (snapshots).
 //!
 //! Per device (matched by ordinal; a device on one side only is compared with nothing): the
 //! global peak and the end state of each side on the peak curve (`--curve`, default active,

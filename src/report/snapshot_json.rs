@@ -1,4 +1,4 @@
-//! JSON output of the snapshot analysis (torch-snapshot.md §7.9 content, issue 4 CLI JSON).
+//! JSON output of the snapshot analysis (torch-snapshot.md §7.9 content).
 //!
 //! Top-level `devices`: one object per device slot with a trace (`device` = its
 //! index), each with `in_window_replay` and `memoryviz_like` named exactly as in

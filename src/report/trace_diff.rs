@@ -1,4 +1,4 @@
-//! The JSON and Markdown of `proflens diff A B` on two traces, rank folders or runs (issue 13
+//! The JSON and Markdown of `proflens diff A B` on two traces, rank folders or runs
 //! "Compare", traces and steps), formatted from [`crate::analysis::compare`]'s results; nothing
 //! is recomputed here. Units: op times in µs (`a_time_us`; HTA's integral µs on GPU traces,
 //! exact decimal µs on Ascend), step figures in ms (anomaly.md §6 names: `service_ms`,

@@ -1,4 +1,4 @@
-//! The Compare tab (issue 13): "compare with…" a second folder or file (drop target and
+//! The Compare tab: "compare with…" a second folder or file (drop target and
 //! buttons), then what the worker computed — the headline figures, both sides' curves on one
 //! axis (snapshots), the delta tables (one at a time: sort by a header, filter by text), the
 //! notes, and the exports (`proflens diff A B --json` / `--md` bytes). Render only: the

@@ -1,4 +1,4 @@
-//! Page-wide keyboard shortcuts (issue 5 item 5): `?` opens the help overlay
+//! Page-wide keyboard shortcuts: `?` opens the help overlay
 //! ([`super::help`]), Esc closes it, or else asks open panels to close ([`Keys::escape`]).
 //! Chart keys (W/A/S/D, arrows) are handled by the focused chart itself
 //! ([`super::widgets::zoom::on_key`]); table keys by the focused table. Shortcuts never fire

@@ -11,7 +11,7 @@ use crate::protocol::{AnalysisKind, ProblemDto, SeverityDto};
 pub const TARGET_FAILED: &str = "TARGET-FAILED";
 
 /// One error row per failed (analysis, target), on the rank folder or snapshot file it is
-/// about (issue 11: a worker that fails is reported for its rank while the others finish).
+/// about (a worker that fails is reported for its rank while the others finish).
 pub fn failure_problems(state: &AppState) -> Vec<ProblemDto> {
     let inv = state.inventory.get().unwrap_or_default();
     state.failures.with(|f| {

@@ -1,4 +1,4 @@
-//! Recently opened folders on the landing page (issue 5 item 4): **names only** — the dropped
+//! Recently opened folders on the landing page: **names only** — the dropped
 //! root folder's name (or the file names of a loose drop), the number of files, their total
 //! size and when — kept in `localStorage` under [`STORAGE_KEY`]. Never any file content, path
 //! below the root, or result. "Forget" removes one entry, "Forget all" every entry.

@@ -1,4 +1,4 @@
-//! The current view in the URL hash (issue 5 item 4), so a reload followed by dropping the same
+//! The current view in the URL hash, so a reload followed by dropping the same
 //! folder again — or a colleague opening a pasted link and dropping the same folder — returns
 //! to the same view.
 //!

@@ -40,7 +40,7 @@ pub struct FileProgress {
     pub last: ProgressDto,
 }
 
-/// "Compare with…" (issue 13): where side B and the comparison are.
+/// "Compare with…": where side B and the comparison are.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CompareStatus {
     /// Nothing asked yet.
@@ -63,17 +63,17 @@ pub enum CompareStatus {
 pub enum Tab {
     /// Files found, ranks, readiness, per-file progress.
     Inventory,
-    /// Memory events (issue 2).
+    /// Memory events.
     Memory,
-    /// Steps, bubbles and anomalies (issue 3).
+    /// Steps, bubbles and anomalies.
     Anomaly,
     /// Warnings and errors.
     Problems,
-    /// Memory snapshots (issue 4).
+    /// Memory snapshots.
     Snapshot,
-    /// A cluster summary's ranks (issue 14).
+    /// A cluster summary's ranks.
     Cluster,
-    /// Two runs compared (issue 13).
+    /// Two runs compared.
     Compare,
 }
 
@@ -108,11 +108,11 @@ pub struct AppState {
     pub wasm_memory: RwSignal<BTreeMap<usize, u64>>,
     /// `performance.now()` at the drop, ms.
     pub started_ms: RwSignal<f64>,
-    /// Per snapshot index: summary once analysed (issue 4).
+    /// Per snapshot index: summary once analysed.
     pub snapshots: RwSignal<BTreeMap<u32, crate::protocol::SnapshotSummaryDto>>,
     /// Selected snapshot in the snapshot tab.
     pub selected_snapshot: RwSignal<Option<u32>>,
-    /// Per rank folder index: anomaly summary once done (issue 3).
+    /// Per rank folder index: anomaly summary once done.
     pub anomaly: RwSignal<BTreeMap<u32, AnomalySummaryDto>>,
     /// Selected rank folder in the steps / bubbles view (and its timeline).
     pub anomaly_rank: RwSignal<Option<u32>>,
@@ -121,7 +121,7 @@ pub struct AppState {
     /// Selected bubble ([`crate::protocol::anomaly::BubbleRowDto::index`] in the selected
     /// rank); the bubble list, the detail panel and the timeline all follow it.
     pub anomaly_bubble: RwSignal<Option<u32>>,
-    /// The open cluster summary's view (issue 14). Kept across loads made by "open this
+    /// The open cluster summary's view . Kept across loads made by "open this
     /// rank", so the cluster tab stays while a rank's own analysis is shown.
     pub cluster: RwSignal<Option<Arc<ClusterViewDto>>>,
     /// The summary rank (its [`crate::protocol::cluster_view::ClusterRankRow::index`]) whose

@@ -1,4 +1,4 @@
-//! Colour theme (issue 5 item 5): light and dark follow `prefers-color-scheme` unless the user
+//! Colour theme: light and dark follow `prefers-color-scheme` unless the user
 //! picks one with the header toggle (System / Light / Dark), remembered in `localStorage`
 //! under [`STORAGE_KEY`].
 //!

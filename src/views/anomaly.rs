@@ -1,4 +1,4 @@
-//! The steps / bubbles view's data (issue 3): one rank's [`AnomalyResult`] and kernel table
+//! The steps / bubbles view's data: one rank's [`AnomalyResult`] and kernel table
 //! turned into the [`crate::protocol::anomaly`] payloads — summary cards, the step table,
 //! the op tables (wait anchors §5.12, AICPU §5.14, PMU §5.15). Unit conversion and selection only: every number was computed by
 //! `analysis::anomaly`; nothing here recomputes a spec rule. The cross-rank table is

@@ -1,4 +1,4 @@
-//! The bubble list and the bubble panel (issue 3 UI): the rank's emitted bubble windows
+//! The bubble list and the bubble panel: the rank's emitted bubble windows
 //! (anomaly.md §5.6, in §6.1 output order) sorted, filtered by label / scope / step and paged,
 //! and one window in full — ratios (§5.7.2), labels with the §5.8 rule that gave each, the
 //! `evidence_ops` strings and the kernels just before and after (all streams and main stream).

@@ -1,4 +1,4 @@
-//! The cluster view's payload from a cluster summary (issue 14, `docs/cluster-summary.md`):
+//! The cluster view's payload from a cluster summary (`docs/cluster-summary.md`):
 //! [`view`] joins each rank's summary with its cross-rank row into one table row, flattens the
 //! service-time and underfeed matrices for the heatmap, and counts the dominant idle patterns.
 //! Pure; the worker calls it once per summary file, the page renders the result.

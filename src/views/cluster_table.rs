@@ -1,4 +1,4 @@
-//! The cluster view's rank table (issue 14): the row order for one sort and filter, and the
+//! The cluster view's rank table: the row order for one sort and filter, and the
 //! choices of the filter. Pure functions of [`ClusterRankRow`]s (the page calls them on the
 //! rows the worker sent once; 10,000 ranks sort in about a millisecond), natively tested.
 //!

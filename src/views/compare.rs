@@ -1,4 +1,4 @@
-//! The Compare tab's payload (issue 13): the diff document `proflens diff A B --json` writes
+//! The Compare tab's payload: the diff document `proflens diff A B --json` writes
 //! (`report::snapshot_diff` / `report::trace_diff`, serialised by the session), laid out as
 //! headline figures, delta tables and overlaid curves. Pure: every value is the document's own
 //! (copied, never recomputed), so the page shows the export's numbers; this module only picks

@@ -1,4 +1,4 @@
-//! The Compare tab's tables (issue 13): the row order for one sort and filter, and each
+//! The Compare tab's tables: the row order for one sort and filter, and each
 //! cell's display text. Pure and natively tested; the UI renders what these return.
 //!
 //! * Filter: a case-insensitive substring of any text cell of the row (site, name, step,

@@ -54,7 +54,7 @@ pub fn cross_rank_table(summaries: &[AnomalySummaryDto]) -> Vec<CrossRankRowDto>
 }
 
 /// What the Compare tab's rank table reads of a rank of side A analysed by another worker
-/// (issue 13): the figures of its anomaly summary (the §13.4 row, [`cross_rank::row_of`]) and
+/// : the figures of its anomaly summary (the §13.4 row, [`cross_rank::row_of`]) and
 /// its memory summary's main pool peak, copied for [`crate::protocol::Request::Compare`].
 pub fn compare_rank(
     anomaly: &AnomalySummaryDto,

@@ -1,4 +1,4 @@
-//! The GPU panel of the steps / bubbles tab (issue 10): [`panel`] turns one GPU rank's
+//! The GPU panel of the steps / bubbles tab: [`panel`] turns one GPU rank's
 //! [`GpuSummary`] (HTA breakdowns, kernel categories and names, `[memory]` curves;
 //! `analysis::gpu_rank`) into the page's [`GpuPanelDto`]; [`collectives`] and
 //! [`straggler_view`] give the straggler view across GPU ranks that live in different

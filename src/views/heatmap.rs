@@ -1,4 +1,4 @@
-//! The cluster view's rank × step heatmap (issue 14): colour scale, legend, the RGBA raster
+//! The cluster view's rank × step heatmap: colour scale, legend, the RGBA raster
 //! the page puts on a canvas, and the hit-test of the hover. Pure functions of a
 //! [`HeatmapDto`], natively tested; the UI only draws the bytes.
 //!

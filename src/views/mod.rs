@@ -4,13 +4,13 @@
 //!
 //! * [`curve`]: per-pixel-column min/max of step series (so 1M samples draw as ~1000 columns).
 //! * [`table`]: the row order of a big table for one sort + filter, computed once and paged.
-//! * [`anomaly`], [`anomaly_bubbles`], [`anomaly_structure`]: the steps / bubbles view (issue 3);
+//! * [`anomaly`], [`anomaly_bubbles`], [`anomaly_structure`]: the steps / bubbles view ;
 //!   [`cross_rank`]: the cross-rank table over every worker's rank summaries (anomaly.md §13.4).
 //! * [`format`]: human units for display.
 //! * [`zoom`]: zoom and pan of every chart's x window (wheel, drag, keys).
 //! * [`view_state`]: the URL-fragment view state (`tab=memory&rank=1&…`), parsed and written.
-//! * [`snapshot_segmap`]: the segment map strips of the allocator state view (issue 13).
-//! * [`snapshot`]: every payload of the snapshot tab (issue 4 UI: summary, curves, live sets,
+//! * [`snapshot_segmap`]: the segment map strips of the allocator state view.
+//! * [`snapshot`]: every payload of the snapshot tab (summary, curves, live sets,
 //!   stacks, segments, the allocator state), pure functions of the decoded snapshot and its
 //!   device analyses, labelled by [`crate::analysis::snapshot::labels`] as the exports are.
 //! * [`snapshot_axis`], [`snapshot_bands`], [`band_grid`]: snapshot curves and the Active Memory
@@ -19,9 +19,9 @@
 //!   [`timeline_flows`]: the launch → kernel links of a selected item; [`timeline_multi`]: several
 //!   ranks stacked and aligned by step.
 //! * [`cluster`], [`cluster_table`], [`heatmap`], [`virtual_list`]: the cluster view of a
-//!   cluster summary (issue 14): its payload, the rank table's order, the rank × step heatmap,
+//!   cluster summary: its payload, the rank table's order, the rank × step heatmap,
 //!   the windowing of virtual lists.
-//! * [`compare`], [`compare_table`]: the Compare tab (issue 13): the diff document laid out as
+//! * [`compare`], [`compare_table`]: the Compare tab: the diff document laid out as
 //!   figures, delta tables and overlaid curves; the tables' sort, filter and cell texts.
 
 pub mod anomaly;

@@ -1,4 +1,4 @@
-//! The snapshot tab's payloads (issue 4 UI, torch-snapshot.md §6.3, §7): pure functions of a
+//! The snapshot tab's payloads (torch-snapshot.md §6.3, §7): pure functions of a
 //! decoded snapshot ([`Snapshot`]) and its device analyses ([`DeviceAnalysis`]), labelled by
 //! [`crate::analysis::snapshot::labels`] — the labels the JSON and Markdown exports use — so the
 //! page reads exactly as the exports without building the JSON document. The state (the held

@@ -1,4 +1,4 @@
-//! The segment map of the allocator state view (issue 13): one address-ordered strip per
+//! The segment map of the allocator state view: one address-ordered strip per
 //! segment, blocks laid out as rectangles of a strip `width` units wide. Blocks narrower
 //! than `min_w` units are merged with their neighbours into one rectangle, coloured by the
 //! state holding most of its bytes (so a strip of 6,000 blocks still draws at most

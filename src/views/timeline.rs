@@ -1,4 +1,4 @@
-//! The timeline of the steps/bubbles view (issue 3 UI): one lane per device stream, one per
+//! The timeline of the steps/bubbles view: one lane per device stream, one per
 //! host thread, step shading and emitted bubble windows, level-of-detail merged for a chart
 //! `width_px` pixels wide so a million kernels draw as a few thousand boxes.
 //!

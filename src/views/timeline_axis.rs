@@ -1,4 +1,4 @@
-//! Pure geometry of the timeline chart (issue 3 UI): the time ruler's nice ticks in ms / µs,
+//! Pure geometry of the timeline chart: the time ruler's nice ticks in ms / µs,
 //! zoom and pan of the visible window (clamped to the data), the lane layout, and
 //! hit-testing of boxes and bubble marks of a [`crate::protocol::TimelineDto`]. The canvas
 //! component (`ui::anomaly_view::timeline`) only calls these; natively tested.

@@ -1,4 +1,4 @@
-//! Launch → device links of the steps/bubbles timeline (issues 10 and 12: "flow arrows on
+//! Launch → device links of the steps/bubbles timeline ("flow arrows on
 //! selection"): for one selected item, the links to draw as arrows from a host lane to a
 //! device lane and to name in the detail panel.
 //!

@@ -1,4 +1,4 @@
-//! Level-of-detail merging of one timeline lane (issue 3 UI, see [`super::timeline`]).
+//! Level-of-detail merging of one timeline lane (see [`super::timeline`]).
 //!
 //! Rule (in start order): an item joins the current box when it starts less than one pixel
 //! after the box's end (`start − end < px`; overlaps always join), unless the box is already

@@ -1,4 +1,4 @@
-//! Several ranks on one timeline, aligned by step (issue 12, "a real timeline"): the lanes of
+//! Several ranks on one timeline, aligned by step ("a real timeline"): the lanes of
 //! each rank stacked under each other, each rank's times shifted so that one chosen step
 //! starts at the same x.
 //!

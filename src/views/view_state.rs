@@ -1,4 +1,4 @@
-//! The page's view state as a URL fragment (issue 5 item 4): an ordered list of `key=value`
+//! The page's view state as a URL fragment: an ordered list of `key=value`
 //! pairs, e.g. `tab=memory&rank=1&mem.x=12.5,40.1&mem.q=matmul`. Pure data, no browser types:
 //! the UI (`ui::route`) reads it from and writes it to `location.hash`.
 //!

@@ -1,7 +1,7 @@
 //! Windowing of a virtual list: which rows of a long table exist in the DOM for a scroll
 //! position, with a synthetic scroll height (Chrome caps element heights around
 //! a few million pixels, so 1M rows × 24 px cannot be a real spacer). Used by the memory
-//! events table and the cluster rank table (issue 14).
+//! events table and the cluster rank table.
 //!
 //! The spacer is at most [`MAX_SPACER_PX`] tall; the scroll position maps linearly to the
 //! first visible row. Only the visible rows (plus [`Window`]'s overscan) exist in the DOM.
@@ -60,7 +60,7 @@ pub fn window(scroll_top: f64, viewport_h: f64, total: u32, row_h: f64, overscan
     }
 }
 
-/// A column of a virtualised table whose width follows its content (issue 12: columns cut
+/// A column of a virtualised table whose width follows its content (columns cut
 /// while space is free).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FitColumn {

@@ -1,4 +1,4 @@
-//! Zoom and pan of a chart's x window (issue 5 item 5), the one copy every chart uses: the
+//! Zoom and pan of a chart's x window, the one copy every chart uses: the
 //! memory chart, the snapshot chart and the steps/bubbles timeline, by wheel, drag and keys
 //! (W/S or ↑/↓ zoom in/out, A/D or ←/→ pan by a fifth of the window, 0 or Home shows
 //! everything). Pure window math on `(start, end)` pairs in the chart's x unit (ms, or entry

@@ -1,4 +1,4 @@
-// End-to-end tests of the allocator state view (issue 13): open a snapshot, click an entry
+// End-to-end tests of the allocator state view: open a snapshot, click an entry
 // (the curve, the entry list, ↑/↓), see the segment map at that moment (an address-ordered
 // strip per segment, blocks by state, hover = size/stream/pool/frames) and the fragmentation
 // beside it; at an `oom` entry the OOM explanation ends in its verdict.

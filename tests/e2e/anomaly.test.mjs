@@ -1,4 +1,4 @@
-// End-to-end test of the "Steps & bubbles" tab (issue 3) on the real msinsight level1 folder:
+// End-to-end test of the "Steps & bubbles" tab on the real msinsight level1 folder:
 // both ranks analysed, the step table with the §13.1 values, a bubble selected and its detail
 // panel, the structure tree, the cross-rank table, and exports equal to `proflens anomaly`.
 // Screenshots go to test-output/.

@@ -1,4 +1,4 @@
-// Browser benchmark of the steps/bubbles analysis (issue 3; not a timed test): time from
+// Browser benchmark of the steps/bubbles analysis (not a timed test): time from
 // giving a generated rank folder to the page until every job is done, the input MB/s, the
 // wasm memory of the workers, then the timeline at full zoom-out: the worker reply time of a
 // pan (D key) and the canvas draw time of each frame (`data-draw-ms`).

@@ -1,4 +1,4 @@
-// Page start-up benchmark (issue 9: "first paint of the page measured"; not a timed test). For
+// Page start-up benchmark ("first paint of the page measured"; not a timed test). For
 // the served page (dist/ over the tests' static server, service worker blocked, so every run is
 // a first visit) and the single file (dist/proflens.html from file://), each run prints one JSON
 // line: first paint and first contentful paint (the browser's paint timing), the drop zone on screen (the app's wasm fetched, compiled and

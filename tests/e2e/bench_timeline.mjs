@@ -1,4 +1,4 @@
-// Browser benchmark of the Steps & bubbles timeline while panning (issue 10: "timeline pan
+// Browser benchmark of the Steps & bubbles timeline while panning ("timeline pan
 // under 16 ms a frame at 1M kernels"); not a timed test. Gives the input (a folder, e.g. one
 // rank's `examples/kineto_gen` trace) to the release page, opens the Steps & bubbles tab and,
 // at each zoom level, drags the timeline continuously: a requestAnimationFrame loop moves the

@@ -1,4 +1,4 @@
-// End-to-end test of the cluster view (issue 14) on the trunk-built page (dist/) in Debian's
+// End-to-end test of the cluster view on the trunk-built page (dist/) in Debian's
 // Chromium: a generated 10,000-rank cluster summary (`gen_cluster_summary`, the real reduce,
 // straggler planted) opens like a folder, the rank table scrolls end to end at under 16 ms a
 // frame (requestAnimationFrame deltas with the frame-rate limit off, so a delta is the time a

@@ -1,4 +1,4 @@
-// End-to-end test of the Compare tab (issue 13) on the trunk-built page (dist/) in Debian's
+// End-to-end test of the Compare tab on the trunk-built page (dist/) in Debian's
 // Chromium: open a first input, "compare with…" a second one, see the figures, the overlaid
 // curves and the delta tables, sort and filter (an empty result says so), reload with the
 // link, and download the exports (byte-equal to `proflens diff A B --json/--md` run from the

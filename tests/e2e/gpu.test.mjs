@@ -1,4 +1,4 @@
-// End-to-end test of GPU ranks (issue 10): PyTorch profiler (Kineto) traces dropped as folders.
+// End-to-end test of GPU ranks: PyTorch profiler (Kineto) traces dropped as folders.
 // 1. The rl_insight torch_profile folder (real NVIDIA L20 Ray workers; HTA fails on them): every
 //    role and rank in the inventory with the device and CUDA version, the Steps & bubbles tab
 //    with every rank, each a host-only trace with the reason.

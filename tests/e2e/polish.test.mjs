@@ -1,4 +1,4 @@
-// What a new user sees (issue 12, "Wrong or misleading" and "Units, numbers and words"): one
+// What a new user sees ("Wrong or misleading" and "Units, numbers and words"): one
 // curve, peak and live set per allocator pool on level2; no negative zero, no spec section
 // number and no decimal-MB/KB unit in any tab after dropping each real fixture folder and
 // snapshot; honest empty states on a folder without kernels; the sample shows steps, bubbles

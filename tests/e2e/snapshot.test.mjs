@@ -1,4 +1,4 @@
-// End-to-end test of the memory-snapshot tab (issue 4) on the trunk-built page (dist/) in
+// End-to-end test of the memory-snapshot tab on the trunk-built page (dist/) in
 // Debian's Chromium: drop a fixture pickle through the "Open files" input, see the curves,
 // click a point of the curve, see its live set, change the settings, download the report
 // (compared byte for byte with `proflens snapshot`). Screenshots go to test-output/.

@@ -1,4 +1,4 @@
-// End-to-end tests of the snapshot views people expect from MemoryViz (issue 12 "Views people
+// End-to-end tests of the snapshot views people expect from MemoryViz ("Views people
 // expect"): the Active Memory Timeline (stacked per-allocation bands: hover shows the size and
 // the stack, click selects the allocation and the live set there), hex addresses, the C++
 // frame toggle, and the frame time of the stacked chart on a 1M-entry snapshot.

@@ -1,4 +1,4 @@
-// End-to-end test of the steps/bubbles timeline (issue 3) on the real msinsight level1 folder:
+// End-to-end test of the steps/bubbles timeline on the real msinsight level1 folder:
 // lanes and boxes drawn, W/S/A/D keys, wheel and drag change the view and the worker answers
 // for it, a bubble clicked on the canvas is selected in the shared bubble panel, a kernel
 // clicked shows its row; frame times stay under 16 ms. Screenshots go to test-output/.

@@ -1,4 +1,4 @@
-// End-to-end test of the timeline's flow arrows and stacked ranks (issues 10 and 12):
+// End-to-end test of the timeline's flow arrows and stacked ranks:
 // 1. HTA's nccl trace: select an NCCL kernel (search), its launch is drawn as an arrow and
 //    named in the detail panel (`cudaLaunchKernelExC`, correlation 25941 — read from the JSON:
 //    kernel ts 4458676524716.094, call ts 4458676524703.113); the link jumps to the call, whose

@@ -1,4 +1,4 @@
-// End-to-end test of the timeline's "real timeline" habits (issue 12): the search box finds
+// End-to-end test of the timeline's "real timeline" habits: the search box finds
 // kernels and host events by name, Enter / Shift+Enter step through the matches (the view
 // centres on each and its detail shows), the lane-label gutter shows the full label in a
 // tooltip and widens by dragging its edge, the resize handle makes the lanes taller, and slice

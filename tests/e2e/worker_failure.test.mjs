@@ -1,5 +1,5 @@
 // A worker that dies (out of memory, a wasm trap) is reported for its rank while the other ranks
-// finish (issue 11: "a worker that fails … is reported for its rank while the other ranks
+// finish ("a worker that fails … is reported for its rank while the other ranks
 // finish"). The page is served from a copy of dist/ whose worker loader dies, the way a worker
 // killed by an out-of-memory trap does (an uncaught error, then silence), on the first Run that
 // names rank folder 1; rank 0 runs normally.

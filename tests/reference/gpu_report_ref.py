@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Independent reading of the numbers `tests/gpu_report_md.rs` asserts for the GPU section of
-the anomaly report and the `kernels_*.csv` table (issue 10, reporting side), with Python's
+the anomaly report and the `kernels_*.csv` table (reporting side), with Python's
 gzip/json and exact decimals (no proflens code, no f64 on times):
 
   python3 tests/reference/gpu_report_ref.py kernels TRACE [N]   # kernel table, first N rows

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """HTA 0.5.0's own `TraceDiff.compare_traces` on the `trace_diff` fixture pair, written as the
-reference of `tests/trace_diff.rs` (issue 13, gpu-traces.md §5). Not run in CI (needs HTA):
+reference of `tests/trace_diff.rs` (gpu-traces.md §5). Not run in CI (needs HTA):
 
     VENV/bin/python tests/reference/hta_trace_diff.py > tests/reference/hta_trace_diff.json
 

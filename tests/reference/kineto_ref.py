@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent check of the Kineto reader (issue 10): counts, step bounds and the device busy
+"""Independent check of the Kineto reader: counts, step bounds and the device busy
 union of one trace, with Python's json/gzip and exact decimal arithmetic (no f64 on epoch µs).
 
 Usage: kineto_ref.py TRACE.json[.gz] -> one JSON object on stdout.

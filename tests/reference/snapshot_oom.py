@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A snapshot with a known OOM (issue 13), written by CPython's pickler.
+"""A snapshot with a known OOM, written by CPython's pickler.
 
 Usage: snapshot_oom.py OUT.pickle
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Two snapshots whose differences are known by construction (issue 13, `proflens diff`),
+"""Two snapshots whose differences are known by construction (`proflens diff`),
 written by CPython's own pickler.
 
 Usage: snapshot_pair.py OUT_DIR  → OUT_DIR/{a,b,c,d}.pickle

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A state-only snapshot shaped like the RL one of issue 13 (allocator state, no history;
+"""A state-only snapshot shaped like a real RL one (allocator state, no history;
 68 private pools; 9 `active_pending_free` blocks holding 597 MB), written by CPython's
 pickler, with its expected levels computed here.
 

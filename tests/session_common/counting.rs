@@ -1,4 +1,4 @@
-//! An opener that counts every open and every byte read, per path (issue 9 tests: each
+//! An opener that counts every open and every byte read, per path (tests: each
 //! input byte read once per drop, exports reading nothing).
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! Builders of hostile snapshot pickles (issue 11): memo bombs, shared trace lists, deep
+//! Builders of hostile snapshot pickles: memo bombs, shared trace lists, deep
 //! nesting, stack-op bombs, never-finished containers, out-of-range integers, Markdown
 //! injection. Used by `tests/snapshot_hostile.rs` (small sizes) and by
 //! `examples/snapshot_bombs.rs` (the sizes of the issue, written to /tmp for `/usr/bin/time`).

@@ -1,4 +1,4 @@
-//! The one matching rule of every comparison (issue 13 "Compare"): the same quantity on side A
+//! The one matching rule of every comparison: the same quantity on side A
 //! and side B, keyed by a label both sides share (a snapshot site `function @ file:line`, an
 //! op or kernel name, a user frame, a bubble label), summed per key, with the delta.
 //!

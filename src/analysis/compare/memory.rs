@@ -1,4 +1,4 @@
-//! Memory events of two Ascend ranks side by side (issue 13 "Compare", memory events;
+//! Memory events of two Ascend ranks side by side (memory events;
 //! ascend-memory.md §9.5–9.6 per allocator pool, §8.2 `component`).
 //!
 //! Per pool (PTA, GE, other op names: [`Component`], never mixed, as in the single analysis)

@@ -1,4 +1,4 @@
-//! Comparing two runs (issue 13 "Compare"): pure functions over what the analyses of each
+//! Comparing two runs: pure functions over what the analyses of each
 //! side already computed (no second parse, no rule of the single analyses written again).
 //!
 //! ```text

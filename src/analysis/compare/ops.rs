@@ -1,4 +1,4 @@
-//! Ops per name on each side of a trace comparison (issue 13 "Compare", traces; gpu-traces.md §5).
+//! Ops per name on each side of a trace comparison (traces; gpu-traces.md §5).
 //!
 //! * **GPU traces** ([`hta_ops`]): HTA 0.5.0 `TraceDiff.compare_traces` with its defaults
 //!   (`hta/trace_diff.py` `extract_ops`, `get_ops_summary`; iterations by

@@ -1,4 +1,4 @@
-//! Runs with many ranks side by side (issue 13 "Compare", runs): one row per rank id of either
+//! Runs with many ranks side by side (runs): one row per rank id of either
 //! side with each side's cross-rank figures (anomaly.md §13.4, [`row_of`]: mean step service,
 //! busy union, underfeed ratio, bubbles per step, communication) and the PTA allocator peak
 //! (ascend-memory.md §9.6), and which ranks changed most.

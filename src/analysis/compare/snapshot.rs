@@ -1,4 +1,4 @@
-//! Two snapshots' peaks and curves side by side (issue 13 "Compare", snapshots): the matched
+//! Two snapshots' peaks and curves side by side (snapshots): the matched
 //! peaks and the overlaid curves. Pure functions over what each side's analysis already
 //! computed ([`crate::analysis::snapshot::device::DeviceAnalysis`]); the per-site deltas are
 //! [`super::keyed::by_key`].

@@ -1,4 +1,4 @@
-//! Steps of two ranks side by side (issue 13 "Compare", steps; anomaly.md §3, §5.4, §5.9).
+//! Steps of two ranks side by side (steps; anomaly.md §3, §5.4, §5.9).
 //!
 //! * **Matching** ([`match_steps`]): by step id when both sides have the same set of distinct
 //!   ids (the pairs then follow side A's order), otherwise by order (the k-th step of A with the

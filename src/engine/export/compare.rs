@@ -1,4 +1,4 @@
-//! Comparing two stored runs (issue 13 "Compare"): the one assembly of the diff documents from
+//! Comparing two stored runs: the one assembly of the diff documents from
 //! results already held in [`Store`]s and [`SnapshotRun`]s, used by `proflens diff` (CLI) and
 //! by the worker session's Compare tab ([`crate::engine::session::compare`]). Nothing here reads a
 //! file: each side was read once by whoever filled its store.

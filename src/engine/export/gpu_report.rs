@@ -1,4 +1,4 @@
-//! The `gpu` blocks of `proflens anomaly --out` (issue 10): for each GPU rank, the GPU
+//! The `gpu` blocks of `proflens anomaly --out`: for each GPU rank, the GPU
 //! analyses over its trace (`analysis::gpu_rank`, with the anomaly steps' windows, device-side
 //! when the device lags) and its row of the straggler view across the GPU ranks
 //! (`analysis::gpu_straggler`, one view per role when the run holds several), formatted by

@@ -377,7 +377,7 @@ fn slice_index(rel: &str) -> (u64, String) {
     (k, rel.to_string())
 }
 
-/// One warning per kernel clipped at the next kernel of its stream (issue 11 Decision),
+/// One warning per kernel clipped at the next kernel of its stream (Decision),
 /// at its line in the kernel table (trace-derived kernels: the trace file).
 fn overrun_problems(
     k: &KernelTable,

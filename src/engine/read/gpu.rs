@@ -1,4 +1,4 @@
-//! The anomaly pipeline for one GPU rank (issue 10; anomaly.md on GPU streams): one streamed
+//! The anomaly pipeline for one GPU rank (anomaly.md on GPU streams): one streamed
 //! read of the rank's PyTorch profiler trace ([`crate::parse::kineto::read_located`]), then
 //! the same tables and the same [`analysis::analyse`] as an Ascend rank:
 //!

@@ -1,4 +1,4 @@
-//! The anomaly analysis inside a [`super::Session`] (issue 3): the [`RankAnalysis`] of each
+//! The anomaly analysis inside a [`super::Session`]: the [`RankAnalysis`] of each
 //! rank folder is kept in the session's [`Store`] (from its one read of the rank), the view
 //! queries ([`AnomalyQuery`], answered by `views::anomaly*`) and the timeline read it there,
 //! and the exports are written from it exactly as `proflens anomaly` writes them, so the

@@ -1,4 +1,4 @@
-//! The worker's read of a cluster summary file (issue 14): one streamed pass (gzip inflated
+//! The worker's read of a cluster summary file: one streamed pass (gzip inflated
 //! as a stream by [`maybe_gunzip`], JSON by `serde_json::from_reader` over a 1 MiB buffer,
 //! never the whole text in memory), then [`views::cluster::view`] builds the page's payload
 //! and the summary itself is dropped. Memory: the parsed summary (≈ what its ranks keep)

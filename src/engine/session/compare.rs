@@ -1,4 +1,4 @@
-//! "Compare with…" inside a worker session (issue 13): side B's files are inventoried and
+//! "Compare with…" inside a worker session: side B's files are inventoried and
 //! every analysis of B's targets runs from ONE read of each of its files into a store of its
 //! own ([`CompareState`]); the diff is then computed from both sides' stored results by the
 //! CLI's assembly ([`crate::engine::export::compare`]), never reading side A again. The documents are

@@ -1,4 +1,4 @@
-//! The snapshot analysis inside a worker session (issue 4): decodes and analyses each
+//! The snapshot analysis inside a worker session: decodes and analyses each
 //! dropped snapshot pickle ([`crate::engine::read::snapshot::run`], the CLI's pipeline, with the
 //! CLI's default settings), keeps it as a [`SnapshotView`] and answers the snapshot tab's
 //! queries from it. Progress is posted by the worker's reader while the core reads; Cancel

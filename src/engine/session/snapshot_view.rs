@@ -1,4 +1,4 @@
-//! The snapshot tab's session state (issue 4 UI, torch-snapshot.md §6.3, §7): one analysed
+//! The snapshot tab's session state (torch-snapshot.md §6.3, §7): one analysed
 //! snapshot ([`SnapshotRun`]) kept in the worker with its settings and the per-device series
 //! computed once (time axes, reserved − active, allocator histories). It lives in the session,
 //! not in `views`, because it holds an engine run, re-analyses it and writes the exports; every

@@ -1,4 +1,4 @@
-//! The timeline queries of the steps/bubbles view inside a worker session (issue 3 UI):
+//! The timeline queries of the steps/bubbles view inside a worker session:
 //! `AnomalyQuery::Timeline`, `KernelAt`, `Search` and `Flows`, answered from the anomaly results the
 //! session holds ([`Store::anomaly`]) through a per-rank
 //! [`TimelineIndex`] built on the first query and kept.

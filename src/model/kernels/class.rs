@@ -42,7 +42,7 @@ impl TaskClass {
             "AICORE",
             "AIVECTOR",
             "MIXAIC",
-            // GPU compute kernels (issue 10, `engine::read::gpu`): the compute class.
+            // GPU compute kernels (`engine::read::gpu`): the compute class.
             "KERNEL",
         ]) {
             (TaskClass::AiCore, false)

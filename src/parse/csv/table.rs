@@ -7,7 +7,7 @@
 //! formats.md §2.1). Records of the wrong width are reported, not dropped silently:
 //! the caller decides (the specs make them row errors).
 //!
-//! One record is at most [`MAX_RECORD_BYTES`] (issue 11: a 300 MB cell cost 821 MB of memory).
+//! One record is at most [`MAX_RECORD_BYTES`] (a 300 MB cell cost 821 MB of memory).
 //! Past the cap the reader stops with [`RowRead::TooLong`]: the rows before it are kept, the
 //! rest of the file is not read (inside an unclosed quote there is no safe place to resume),
 //! and memory stays at about the cap plus the 1 MiB read buffer.
@@ -31,7 +31,7 @@ pub struct LineEndings {
 
 /// The largest CSV record (all its cells and separators, in bytes) a table reads: real rows are
 /// bytes to a few hundred KiB (a deep `Call stack`, long `Input Shapes`); 16 MiB is far above
-/// any of them and bounds the record buffer (issue 11).
+/// any of them and bounds the record buffer.
 pub const MAX_RECORD_BYTES: u64 = 16 << 20;
 
 /// The marker error [`Source`] returns when the record being read passes the cap.

@@ -12,7 +12,7 @@
 //! `ac2g`, `async_cpu_to_gpu`) and the 2021 ones (`Kernel`, `Memcpy`, `Memset`, `Operator`,
 //! `Runtime`, `async`). ROCm traces use the same categories (`hip…` runtime names).
 //!
-//! Damage (issue 10): a string with a raw backslash that is not a JSON escape (a Windows path
+//! Damage: a string with a raw backslash that is not a JSON escape (a Windows path
 //! `"D:\work\train.py"`) is kept **verbatim** (no escape of it decoded) and located by line,
 //! column and byte ([`read_located`] finds the lines in a second streamed read of the first
 //! [`MAX_LOCATED`] of them only); string `pid`s are kept as text; float `ts` are exact ns; a

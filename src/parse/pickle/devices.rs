@@ -1,4 +1,4 @@
-//! `device_traces` slots (torch-snapshot.md §3.1; issue 11): one slot per device, a list that is
+//! `device_traces` slots (torch-snapshot.md §3.1): one slot per device, a list that is
 //! the same pickle object as an earlier slot's becomes an alias (never a copy), slots beyond
 //! [`MAX_DEVICES`] are counted, not kept.
 

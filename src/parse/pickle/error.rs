@@ -48,7 +48,7 @@ pub enum PickleErrorKind {
         limit: usize,
     },
     /// The pickle goes beyond one of the decoder's bounds (stack depth, open `MARK`s, containers
-    /// under construction): real snapshots stay far below them (issue 11, bounded memory).
+    /// under construction): real snapshots stay far below them (bounded memory).
     Limit {
         /// What grew too large, e.g. `"values on the pickle stack"`.
         what: &'static str,

@@ -50,7 +50,7 @@ fn i64_of(v: Val, bigs: &[i128]) -> Option<i64> {
 }
 
 /// Why `v` is not a usable integer of field `field` (`signed`: the i64 range, else
-/// 0 … 2^64−1), in words for a problem message (issue 11: such values became 0 silently).
+/// 0 … 2^64−1), in words for a problem message (such values became 0 silently).
 fn unusable(field: &str, v: Val, bigs: &[i128], signed: bool) -> String {
     let range = if signed {
         "−2^63 … 2^63−1"

@@ -1,5 +1,5 @@
 //! The pickle memo: memory proportional to the entries stored, never to their indices
-//! (torch-snapshot.md §2.3; issue 11 "memo bombs").
+//! (torch-snapshot.md §2.3).
 //!
 //! CPython's picklers number memo entries 0, 1, 2, … so real files fill the memo densely.
 //! `BINPUT`/`LONG_BINPUT` take any `u32` index, though: a 1 KB file whose indices jump by a

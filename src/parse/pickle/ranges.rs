@@ -1,4 +1,4 @@
-//! Range checks where pickle integers enter the snapshot model (issue 11, "Arithmetic on input
+//! Range checks where pickle integers enter the snapshot model ("Arithmetic on input
 //! values"; helper: [`crate::base::arith`]).
 //!
 //! Python integers are unbounded; the model keeps sizes as `u64`, times and streams as `i64`,

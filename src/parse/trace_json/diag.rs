@@ -1,4 +1,4 @@
-//! Findings in a `trace_view.json` that do not stop the read (issue 11 "no silent drops"):
+//! Findings in a `trace_view.json` that do not stop the read (no silent drops):
 //! one diagnostics path for both trace readers (memory's `call_stack_index`, anomaly's
 //! `timeline`). The splitter notes the structural findings (commas, non-object elements,
 //! trailing bytes, BOM, truncation, the error that stopped the read); each reader notes the

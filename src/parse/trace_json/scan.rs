@@ -239,7 +239,7 @@ pub fn fields_dup<'a, const N: usize>(obj: &'a [u8], keys: [&str; N]) -> Option<
     }
 }
 
-/// What was wrong with a JSON string that was decoded anyway (issue 11: lossy text is kept
+/// What was wrong with a JSON string that was decoded anyway (lossy text is kept
 /// and flagged).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StrFlaws {

@@ -6,7 +6,7 @@
 //! Linear time: the value being read is scanned with a resumable [`ValueScan`], so an event
 //! that arrives over many reads (or never closes) is scanned once, not once per read.
 //!
-//! Tolerance (issue 11): a file that ends inside the array (an interrupted export) is not an
+//! Tolerance: a file that ends inside the array (an interrupted export) is not an
 //! error: the events read so far were delivered, and [`TraceScan::truncated_at`] says where
 //! the file ended. An error after the start of the array (garbage, a record over the size cap,
 //! a read failure) stops the read but is not returned as `Err`: the events before it were

@@ -1,4 +1,4 @@
-//! The `gpu` block of a GPU rank in `proflens anomaly --out` (issue 10; gpu-traces.md §1–§3):
+//! The `gpu` block of a GPU rank in `proflens anomaly --out` (gpu-traces.md §1–§3):
 //! HTA's two breakdowns under HTA's field names (integral µs, with the window they used),
 //! kernel categories with per-step overlap (ms), the top kernel names, `[memory]` peaks per
 //! device, and the rank's row of the cross-rank straggler view. Formats

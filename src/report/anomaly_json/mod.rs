@@ -63,7 +63,7 @@ fn window(i: Interval) -> WindowJson {
     }
 }
 
-/// The clipped kernels of `k` (issue 11 Decision), in table order.
+/// The clipped kernels of `k` (Decision), in table order.
 pub fn overruns(k: &KernelTable) -> Vec<OverrunJson> {
     k.overruns()
         .iter()
@@ -82,7 +82,7 @@ pub fn overruns(k: &KernelTable) -> Vec<OverrunJson> {
         .collect()
 }
 
-/// Per-step JSON (issue 3 `steps[]`).
+/// Per-step JSON (`steps[]`).
 pub fn step_json(s: &StepResult) -> StepJson {
     let m = &s.metrics;
     StepJson {

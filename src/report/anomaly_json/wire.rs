@@ -1,5 +1,5 @@
 //! Serde wire types of the anomaly JSON (anomaly.md §6, plus the per-rank
-//! wrapper of issue 3). Field names are the spec's; `_ms` = µs / 1000,
+//! wrapper of the anomaly JSON). Field names are the spec's; `_ms` = µs / 1000,
 //! `_us` in µs, `*_pct` fractions. `Option` fields serialise as `null`.
 
 // Field names, types and units are exactly the spec tables of anomaly.md §4.2, §4.4,
@@ -26,7 +26,7 @@ pub struct RankJson {
     pub structures: Vec<StructureJson>,
     /// Tool info: version, compat, inputs, problems.
     pub proflens: ToolJson,
-    /// GPU ranks only (issue 10): HTA breakdowns, kernel categories, overlap, memory, straggler
+    /// GPU ranks only: HTA breakdowns, kernel categories, overlap, memory, straggler
     /// row (`report::anomaly_json::gpu`); absent on Ascend ranks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu: Option<super::gpu::GpuJson>,
@@ -43,7 +43,7 @@ pub struct ToolJson {
     pub inputs: Vec<String>,
     /// Problems found while reading (file:line — message).
     pub problems: Vec<String>,
-    /// Kernels whose busy end was clipped at the next kernel of their stream (issue 11
+    /// Kernels whose busy end was clipped at the next kernel of their stream
     /// Decision); absent when there are none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kernel_overruns: Vec<OverrunJson>,
@@ -182,7 +182,7 @@ pub struct BubbleJson {
     pub significant: bool,
     pub host_parallelism_hint: Option<f64>,
     pub h2d_flow_count: usize,
-    /// proflens extension (GPU traces, issue 10): `late_host_bound` when the next kernel was
+    /// proflens extension (GPU traces): `late_host_bound` when the next kernel was
     /// launched at or after the bubble's start, `early_queue_or_dependency` before it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_kernel_launch: Option<&'static str>,
@@ -305,7 +305,7 @@ pub struct SmallOpsJson {
     pub verdict: &'static str,
 }
 
-/// One step (§6.3 ext `steps[]`, issue 3 `steps[]`).
+/// One step (§6.3 ext `steps[]`, `steps[]`).
 #[derive(Clone, Debug, Serialize)]
 pub struct StepJson {
     pub step_id: String,
@@ -313,7 +313,7 @@ pub struct StepJson {
     pub window: WindowJson,
     pub service_ms: f64,
     pub device_busy_union_ms: f64,
-    /// The busy union without clipping overruns (only when the rank has any, issue 11).
+    /// The busy union without clipping overruns (only when the rank has any).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_busy_union_raw_ms: Option<f64>,
     pub underfeed_ms: f64,

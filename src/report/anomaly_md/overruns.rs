@@ -7,7 +7,7 @@ use crate::base::units::ns_to_ms;
 use crate::model::kernels::KernelTable;
 use crate::report::float::ns_to_us_text;
 
-/// Kernels clipped at the next kernel of their stream (issue 11 Decision): the headline
+/// Kernels clipped at the next kernel of their stream (Decision): the headline
 /// busy unions count them up to that start; the raw figures stand beside. Nothing is written
 /// when there are none.
 pub(super) fn write_overruns(o: &mut String, k: &KernelTable, r: &AnomalyResult) {

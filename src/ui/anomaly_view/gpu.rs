@@ -1,4 +1,4 @@
-//! The GPU panel of a GPU rank (issue 10), in place of the Ascend op tables: HTA's temporal
+//! The GPU panel of a GPU rank, in place of the Ascend op tables: HTA's temporal
 //! breakdown and idle-time breakdown per stream (bars and numbers), kernel categories for the
 //! capture and per step with communication/computation overlap, the kernel table (filter,
 //! sort), the `[memory]` counter chart per device, and the straggler view across the GPU

@@ -1,4 +1,4 @@
-//! The "Steps & bubbles" tab (issue 3): the cross-rank table (also the rank selector), the
+//! The "Steps & bubbles" tab: the cross-rank table (also the rank selector), the
 //! exports, the timeline slot (filled by `timeline/`), the summary cards, notes when the
 //! data is thin, the step table, the bubble list with its detail panel, the structure tree and
 //! the wait-anchor / AICPU / PMU tables. Every number comes from the worker
@@ -251,7 +251,7 @@ fn SummaryCards(s: AnomalySummaryDto) -> impl IntoView {
 #[component]
 fn NoKernels(s: AnomalySummaryDto) -> impl IntoView {
     if s.gpu {
-        // A PyTorch profiler trace without device events (issue 10): a host-only trace.
+        // A PyTorch profiler trace without device events: a host-only trace.
         let why = s
             .limitations
             .iter()

@@ -1,4 +1,4 @@
-//! "Compare with…" (issue 13): side B's files go to the worker that holds side A's results,
+//! "Compare with…": side B's files go to the worker that holds side A's results,
 //! which reads B once and compares ([`crate::protocol::Request::Compare`]); the worker is
 //! remembered for the comparison's exports.
 

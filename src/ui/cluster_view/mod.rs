@@ -1,4 +1,4 @@
-//! The Cluster tab (issue 14): a cluster summary's ranks at a glance — what the file is, the
+//! The Cluster tab: a cluster summary's ranks at a glance — what the file is, the
 //! slow ranks with their robust z, the bubble (idle) pattern across ranks, the rank × step
 //! heatmap, the rank table, the largest outliers — and "open this rank", which asks for the
 //! selected rank's folder and shows its full analysis in the other tabs while this tab stays.

@@ -1,4 +1,4 @@
-//! The memory tab (issue 2): rank/role selector and overview, per-rank summary, the curve
+//! The memory tab: rank/role selector and overview, per-rank summary, the curve
 //! chart, the virtualised events table with the call-stack panel, the top-sites table and
 //! the exports. Every number shown comes from the worker (`MemoryQuery::{Curve, Rows, LiveAt,
 //! Sites, Stack}`).

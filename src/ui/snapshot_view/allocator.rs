@@ -1,4 +1,4 @@
-//! The allocator state at the selected entry (issue 13, MemoryViz's "Allocator State
+//! The allocator state at the selected entry (MemoryViz's "Allocator State
 //! History"): the entries around it (click one, or ↑/↓, to move), an address-ordered strip
 //! per segment with its blocks coloured by state (hover a block for its size, stream, pool,
 //! site and frames), and the fragmentation classes beside it; at an `oom` entry, the OOM

@@ -15,7 +15,7 @@ use super::snap;
 
 /// A frame label, as a link when the settings give one. The link opens in a new browsing
 /// context (`target=_blank`): an editor link (`vscode://…`) followed in this tab left Chromium
-/// delivering no more pointer input to the page, even after a reload (issue 12: "Load sample
+/// delivering no more pointer input to the page, even after a reload ("Load sample
 /// stops responding"), and a repository link would replace the analysis.
 pub fn frame_link(label: String, link: Option<String>) -> AnyView {
     match link {

@@ -1,4 +1,4 @@
-//! The memory-snapshot tab (issue 4): one entry per dropped snapshot pickle (several can be
+//! The memory-snapshot tab: one entry per dropped snapshot pickle (several can be
 //! open at once, each analysed by a pool worker), and for the selected one: device selector,
 //! summary, the curves chart with peaks and OOM marked, the live set at the clicked point
 //! (tensors with stacks, contributors with links and call chains, icicle), the peak list,

@@ -1,4 +1,4 @@
-//! The UI end of chart zoom and pan (issue 5 item 5), the one place every canvas chart (memory
+//! The UI end of chart zoom and pan, the one place every canvas chart (memory
 //! chart, snapshot chart, active memory timeline, steps/bubbles timeline) turns its wheel, drag
 //! and key events into a new x window; the window math itself is [`crate::views::zoom`]
 //! (natively tested).

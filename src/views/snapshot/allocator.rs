@@ -1,4 +1,4 @@
-//! The allocator state after any entry, for the snapshot tab's segment map (issue 13,
+//! The allocator state after any entry, for the snapshot tab's segment map (
 //! torch-snapshot.md §6.1, §7.10): answered from the [`AllocatorHistory`] built once per
 //! device when the view is made (one backward walk), so a click undoes fewer than `K` entries
 //! from a checkpoint and never replays from zero nor reads the file again.

@@ -1,4 +1,4 @@
-//! Fragmentation at one moment, in classes (issue 13, torch-snapshot.md §7.3, §7.10).
+//! Fragmentation at one moment, in classes (torch-snapshot.md §7.3, §7.10).
 //!
 //! Over the segment map after entry `i` ([`super::SegmentMap`]):
 //! * **hard**: inactive space in blocks smaller than the largest recent request — free bytes

@@ -1,4 +1,4 @@
-//! Why an `oom` entry happened (issue 13, torch-snapshot.md §4 item 8): what was asked, what
+//! Why an `oom` entry happened (torch-snapshot.md §4 item 8): what was asked, what
 //! the driver had free (`device_free`), what the allocator held, the largest contiguous free
 //! block per segment, and one verdict.
 //!

@@ -1,4 +1,4 @@
-//! The cluster path (issue 14; `docs/cluster-summary.md`): per-target rank summaries from the
+//! The cluster path (`docs/cluster-summary.md`): per-target rank summaries from the
 //! store's analysis values ([`summary`]) and their reduce into one cluster summary
 //! ([`reduce`]). The format itself is plain data in `protocol::cluster`.
 pub mod reduce;

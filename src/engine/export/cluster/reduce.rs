@@ -1,4 +1,4 @@
-//! The reduce of the cluster path (issue 14; `docs/cluster-summary.md` §4): rank summaries in,
+//! The reduce of the cluster path (`docs/cluster-summary.md` §4): rank summaries in,
 //! one [`ClusterSummary`] out. Every cross-rank result is computed here, with the rules of
 //! `analysis::anomaly::cross_rank` ([`flag_slow`], [`robust_z`], spec defaults).
 //!

@@ -1,4 +1,4 @@
-//! Per-target rank summaries (issue 14; `docs/cluster-summary.md` §1–2) from the store's
+//! Per-target rank summaries (`docs/cluster-summary.md` §1–2) from the store's
 //! analysis results: the targets of an inventory ([`inventory_targets`], what `proflens
 //! targets` lists and `proflens summarize` summarises), and one [`RankSummary`] per target
 //! ([`rank_summary`]) whose values are those of the exports — steps through

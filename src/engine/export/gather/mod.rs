@@ -1,4 +1,4 @@
-//! Exports gathered over workers (issue 9, "each input byte is read once per drop"): when the
+//! Exports gathered over workers ("each input byte is read once per drop"): when the
 //! rank folders of a drop are spread over the page's worker pool, each worker writes its
 //! part of a memory or anomaly export from the results it holds, and one worker joins the
 //! parts into the CLI's bytes. No file is read; the rules (§9.0 row order, rank order, the

@@ -97,7 +97,7 @@ fn curves_per_column_over_index_and_time() {
         vec![400.0, 500.0, 450.0, 450.0, 450.0, 430.0, 430.0]
     );
     assert_eq!(c.series[2].max, vec![640.0; 7]);
-    // reserved − active (issue 13): 240 before entry 0, then 140 90 90 190 160 160 210.
+    // reserved − active: 240 before entry 0, then 140 90 90 190 160 160 210.
     assert_eq!(c.series[3].name, "reserved_minus_active");
     assert_eq!(
         c.series[3].max,

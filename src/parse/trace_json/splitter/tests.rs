@@ -207,7 +207,7 @@ fn split_run(text: &[u8], lens: Vec<usize>, chunk: usize) -> Outcome {
     (events, res)
 }
 
-/// Property (issue 11): any split of a file into reads gives the same events, offsets and
+/// Property: any split of a file into reads gives the same events, offsets and
 /// findings as one read of the whole file. Deterministic (xorshift, fixed seed) rather
 /// than a `proptest` dependency: the inputs are byte strings and the property is checked
 /// exhaustively for every 1- and 2-point split of the small texts and for 300 random

@@ -1,4 +1,4 @@
-//! `<Timeline rank/>`: the canvas timeline of the steps/bubbles view (issue 3). One lane per
+//! `<Timeline rank/>`: the canvas timeline of the steps/bubbles view . One lane per
 //! device stream and host thread, step shading, bubbles coloured by their first soft label,
 //! a time ruler. Wheel zooms around the cursor, drag pans, the page's chart keys
 //! (`widgets::zoom`: W/S or ↑/↓ zoom around the pointer, A/D or ←/→ pan, 0/Home), double-click
