@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Browser vs native, side by side in one run (issue 9 "Performance", issue 10 Chromium MB/s):
+# Browser vs native, side by side in one run (drop → results MB/s of each input kind):
 # generates the three inputs once (kept in OUT_DIR; delete it when done), then for each runs
 # tests/e2e/bench.mjs with the native CLI beside it: per run one JSON line for
 # `proflens analyze` (wall, CPU, peak RSS), one for Chromium (drop → every result, MB/s, wasm

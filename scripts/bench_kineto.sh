@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side GPU trace benchmark (issue 10): proflens native vs HTA 0.5.0 on the same
+# Side-by-side GPU trace benchmark: proflens native vs HTA 0.5.0 on the same
 # generated Kineto trace, CPU time (user+sys) and peak RSS from /usr/bin/time -v.
 #   scripts/bench_kineto.sh [KERNELS=100000] [OUT_DIR=/tmp/proflens-kineto]
 # HTA needs a venv outside the project, named by HTA_PY (without it only proflens runs):
