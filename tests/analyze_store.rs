@@ -1,4 +1,4 @@
-//! Issue 9, engine half: one read per input byte (a counting opener around the real
+//! Engine half: one read per input byte (a counting opener around the real
 //! fixtures), and `proflens analyze` writing the single commands' bytes.
 
 mod session_common;
@@ -233,7 +233,7 @@ fn kineto_folder(tag: &str) -> PathBuf {
     dir
 }
 
-/// Issue 9, "each input byte is read once per drop", for GPU traces: the inventory reads the
+/// "each input byte is read once per drop", for GPU traces: the inventory reads the
 /// head of each trace (is it one, its rank, devices); the run reads the rest of the file only
 /// and takes the head from what the inventory kept (`Resume`). Each trace's bytes are read
 /// exactly once (in two opens: head, rest), no head is left held, and the results are those

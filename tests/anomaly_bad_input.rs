@@ -44,7 +44,7 @@ fn missing_required_column_fails_that_file_and_keeps_the_other_rank() {
         .iter()
         .find(|p| p.code == "ANOM-FILE-001")
         .expect("file problem");
-    // Issue 11: a sentence naming the file, the missing column and what the header has
+    // A sentence naming the file, the missing column and what the header has
     // (was the Rust debug value `Header { missing: [..] }`).
     assert_eq!(
         p.message,
@@ -321,7 +321,7 @@ fn problem<'a>(
         .unwrap_or_else(|| panic!("no {code} in {:?}", r.problems.kept()))
 }
 
-/// Issue 11: garbage in the middle of the event array used to drop the whole trace with a
+/// Garbage in the middle of the event array used to drop the whole trace with a
 /// Rust debug value (`Syntax { expected: … }`); now the events before it are used (marker 1
 /// still gives its step) and the message says where, as in the memory path.
 #[test]
@@ -343,7 +343,7 @@ fn garbage_mid_array_keeps_the_events_before_it() {
     assert_eq!(r.result.steps[0].step_id, "ProfilerStep#1");
 }
 
-/// Issue 11: unreadable `ts` / `dur` (1e400, NaN) were dropped silently; they are counted
+/// Unreadable `ts` / `dur` (1e400, NaN) were dropped silently; they are counted
 /// with the offsets of the first events, and the readable events are used.
 #[test]
 fn unreadable_ts_and_dur_are_counted_with_offsets() {
@@ -368,7 +368,7 @@ fn unreadable_ts_and_dur_are_counted_with_offsets() {
     assert_eq!(names, ["ProfilerStep#1", "ok"]);
 }
 
-/// Issue 11: invalid UTF-8 in a name (kept lossy, flagged), a duplicate key (last wins, as
+/// Invalid UTF-8 in a name (kept lossy, flagged), a duplicate key (last wins, as
 /// JSON.parse; was: first wins silently), a raw control byte, `,]` and bytes after the array
 /// (were: no diagnostic), a UTF-8 BOM (was: "expected `[` or `{`") and UTF-16 (named).
 #[test]
@@ -424,7 +424,7 @@ fn strings_keys_commas_bom_and_encodings() {
     assert!(r.result.enabled);
 }
 
-/// Issue 12: a trace with host events only (a memory-only capture such as the RL-Insight
+/// A trace with host events only (a memory-only capture such as the RL-Insight
 /// memory folder) has no kernels: an error saying what is missing and how to capture it,
 /// at the trace's path, not zero-length steps without a word.
 #[test]

@@ -1,4 +1,4 @@
-//! Issue 11 Decision: a kernel whose duration runs far past later kernels of its stream (a
+//! Decision: a kernel whose duration runs far past later kernels of its stream (a
 //! stall artefact) is clipped at the next kernel's start on that stream in the busy union
 //! and the structure walls; the raw figure and the overrun are reported beside it (JSON,
 //! Markdown, problem). Streams that are unknown are never clipped.

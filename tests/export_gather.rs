@@ -1,4 +1,4 @@
-//! Issue 9, "each input byte is read once per drop", for a drop spread over two workers: the
+//! "each input byte is read once per drop", for a drop spread over two workers: the
 //! two ranks of level1 run in two sessions (as on a pool of two workers), the second
 //! session's `Open` reads the side files from the first one's bundle, and every memory and
 //! anomaly export is gathered from the two sessions' parts (`ExportPart` rounds, then

@@ -122,7 +122,7 @@ fn truncated_trace_is_used_up_to_the_byte_offset() {
     let r = rank(&run, "run/bad/t_ascend_pt");
     assert_eq!(codes(r), ["MEM-TV-002"]);
     let p = &r.problems.kept()[0];
-    // Issue 11: the offset is where the file ends (the cut), and the message also names the
+    // The offset is where the file ends (the cut), and the message also names the
     // start of the cut event and the end of the last complete one.
     let start = full[..cut].rfind('{').unwrap();
     let last = full[..start].rfind('}').unwrap() + 1;
@@ -403,7 +403,7 @@ fn raw_event(name: &[u8], ts: &str, stack: &[u8]) -> Vec<u8> {
     v
 }
 
-/// Issue 11 "silent drops": invalid UTF-8 in a `Call stack` (was: the stack became empty, no
+/// "Silent drops": invalid UTF-8 in a `Call stack` (was: the stack became empty, no
 /// warning), a duplicate key (was: first wins), unreadable `ts` (was: counted without offset),
 /// a raw control byte, `,]` and bytes after the array (were: no diagnostic). Each finding is
 /// counted with its offset; the good events and the good rank are intact.
@@ -461,7 +461,7 @@ fn trace_findings_are_located_and_the_good_events_kept() {
     assert_eq!(r.row(1).call_stack(), "y.py(2): g");
 }
 
-/// Issue 11: garbage in the middle of the array keeps the events before it and says where
+/// Garbage in the middle of the array keeps the events before it and says where
 /// (byte offset of the garbage and end of the last event read); a UTF-16 trace is named.
 #[test]
 fn garbage_mid_array_and_utf16_are_reported_in_words() {
@@ -510,7 +510,7 @@ fn garbage_mid_array_and_utf16_are_reported_in_words() {
 
 #[test]
 fn a_csv_record_past_the_cap_keeps_the_rows_before_and_says_where() {
-    // Issue 11: one 300 MB cell cost 821 MB of memory. An unclosed quote on line 4 now runs
+    // One 300 MB cell cost 821 MB of memory. An unclosed quote on line 4 now runs
     // into the 16 MiB record cap: the two rows before it are matched, the rest is not read,
     // and the problem names the line and byte where the record starts.
     let mut o = with_good_rank();

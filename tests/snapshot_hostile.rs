@@ -477,7 +477,7 @@ fn segments_pickle(segs: &[Vec<(&str, Option<i128>, Option<f64>)>], block_size: 
 
 #[test]
 fn segment_fields_that_are_not_integers_are_reported_not_read_as_zero() {
-    // Issue 11: a segment `device` beyond i64 or a float size became 0 silently (device 2^64
+    // A segment `device` beyond i64 or a float size became 0 silently (device 2^64
     // merged with device 0). Now the segment is skipped with its blocks and a SNAP-FIELD
     // warning that says which field held what; the good segment is kept.
     let good = vec![

@@ -74,7 +74,7 @@ pub struct KernelTable {
 }
 
 /// A kernel that runs past the start of the next kernel on the same known stream (a stall
-/// artefact: kernels of one stream run one after another). Issue 11 Decision: its busy end
+/// artefact: kernels of one stream run one after another). Decision: its busy end
 /// is clipped at that start ([`KernelTable::busy_end_ns`]); the raw end stays `end_ns`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Overrun {

@@ -21,7 +21,7 @@
 //   printed as one JSON line. --views: also time the memory views afterwards (table page, sort,
 //   scroll, filter, chart zoom) as before. --no-jspi: the worker sees no JSPI, so it reads
 //   synchronously instead of through its reader worker (web/worker_loader.js), for an A/B.
-// read_wait_ms: the time the analysis workers spent waiting for file bytes (summed over them). `scripts/bench_browser.sh` generates the three issue-9
+// read_wait_ms: the time the analysis workers spent waiting for file bytes (summed over them). `scripts/bench_browser.sh` generates the three
 //   inputs and runs this on each.
 import fs from 'node:fs';
 import os from 'node:os';

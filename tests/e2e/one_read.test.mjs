@@ -1,4 +1,4 @@
-// Issue 9, browser half: a drop reads each input byte once. Every `Blob.slice` a worker makes
+// Browser half: a drop reads each input byte once. Every `Blob.slice` a worker makes
 // is counted per file (the worker script is served with a counter in front of it), over a
 // drop of the level1 `rank0_ascend_pt` folder (memory + anomaly on one rank): each file read
 // is sliced exactly its size in total (the page used to run the two analyses as separate jobs

@@ -327,7 +327,7 @@ mod tests {
 
     #[test]
     fn a_row_past_the_record_cap_stops_the_table_with_a_located_error() {
-        // Issue 11: one record is at most 16 MiB; the rows before it are kept.
+        // One record is at most 16 MiB; the rows before it are kept.
         let head = "Name,Start Time(us),Duration(us)\nk1,\"100.0\",1.5\nk2,\"200\n";
         let mut text = head.as_bytes().to_vec();
         text.resize(text.len() + (17 << 20), b'9');

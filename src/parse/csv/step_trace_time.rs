@@ -107,7 +107,7 @@ mod tests {
 
     #[test]
     fn unreadable_rows_are_reported_not_skipped_silently() {
-        // Issue 11: an invalid-UTF-8 row was dropped with no word; now it is ANOM-ST-003.
+        // An invalid-UTF-8 row was dropped with no word; now it is ANOM-ST-003.
         let text = b"Step,Computing\n1,10\n2,\xff\n3,30\n";
         let mut problems = Problems::default();
         let rows = read(&text[..], "step_trace_time.csv", &mut problems).unwrap();

@@ -142,7 +142,7 @@ fn commas_non_objects_and_trailing_bytes_are_noted_with_offsets() {
     assert_eq!(scan.diag, TraceDiagnostics::default());
 }
 
-/// Issue 11: an event that never closes was rescanned from its start after every read
+/// An event that never closes was rescanned from its start after every read
 /// (2 MB in 4 KiB reads: ~512 MB of scanning, minutes in a debug build). Linear now.
 #[test]
 fn an_unclosed_event_is_scanned_once() {
