@@ -103,7 +103,8 @@ pub struct AnomalyConfig {
     /// §3.5 grouping: multiset Jaccard ≥ (0.90).
     pub group_jaccard_min: f64,
     /// §3.2 device lag: device-side windows when, in some marker window, more than this
-    /// share of the kernel time was launched in an earlier step (0.05, Decision).
+    /// share of the kernel time (with the overrun tails of §3.2.1) was launched in an earlier
+    /// step (0.05, Decision).
     pub device_lag_share: f64,
     /// §5.11.2 `mixed` when second ≥ this × largest (0.7).
     pub mixed_ratio: f64,
