@@ -10,6 +10,7 @@
 
 mod engine_support;
 
+use std::io::Read;
 use std::ops::ControlFlow;
 use std::path::Path;
 
@@ -18,7 +19,7 @@ use proflens::analysis::intervals::Interval;
 use proflens::cli::fs_opener::FsOpener;
 use proflens::engine::read::RankAnalysis;
 use proflens::ingest::inventory::Inventory;
-use proflens::ingest::{InputFile, Opener};
+use proflens::ingest::{InputFile, MemOpener, Opener};
 use proflens::parse::metadata::read_side_files;
 
 const RW: &str = concat!(
@@ -40,6 +41,52 @@ fn analyse_with(inv_files: Vec<InputFile>, opener: &dyn Opener) -> Vec<RankAnaly
 fn analyse(rel: &str) -> Vec<RankAnalysis> {
     let (opener, files) = FsOpener::walk(Path::new(&format!("{RW}{rel}"))).unwrap();
     analyse_with(files, &opener)
+}
+
+/// The anomaly analysis of one trace file of `real_world/`, dropped alone.
+fn analyse_file(rel: &str) -> RankAnalysis {
+    let path = format!("{RW}{rel}");
+    let bytes = std::fs::read(&path).unwrap();
+    let name = rel.rsplit('/').next().unwrap();
+    let mut m = MemOpener::new();
+    m.add(format!("drop/{name}"), bytes);
+    let mut v = analyse_with(m.list(), &m);
+    assert_eq!(v.len(), 1, "{rel}");
+    v.remove(0)
+}
+
+/// The regular files of a `.tar.gz` (ustar), in archive order: `(path, bytes)`.
+fn untar_gz(path: &str) -> Vec<(String, Vec<u8>)> {
+    let mut raw = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_end(&mut raw)
+        .unwrap();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at + 512 <= raw.len() {
+        let h = &raw[at..at + 512];
+        if h.iter().all(|&b| b == 0) {
+            break;
+        }
+        let text = |r: std::ops::Range<usize>| {
+            let f = &h[r];
+            let end = f.iter().position(|&b| b == 0).unwrap_or(f.len());
+            String::from_utf8_lossy(&f[..end]).trim().to_string()
+        };
+        let size = usize::from_str_radix(&text(124..136), 8).unwrap();
+        let (name, prefix) = (text(0..100), text(345..500));
+        let name = if prefix.is_empty() {
+            name
+        } else {
+            format!("{prefix}/{name}")
+        };
+        at += 512;
+        if h[156] == b'0' || h[156] == 0 {
+            out.push((name, raw[at..at + size].to_vec()));
+        }
+        at += size.div_ceil(512) * 512;
+    }
+    out
 }
 
 fn windows(r: &RankAnalysis) -> Vec<Interval> {
@@ -103,4 +150,165 @@ fn run148_kernels_running_past_their_marker_give_device_side_windows() {
     // step_trace_time.csv Preparing 544.25 / 378.75 / 395.5 / 385.5 µs against device-side
     // prelaunch + overrun 544.438 / 378.627 / 395.487 / 385.556: all within 1 µs.
     assert_eq!(d.step_trace_check, Some((4, 4)));
+}
+
+// ---------------------------------------------------------------------------------------
+// §1.1.1 capabilities read from what the trace holds.
+// ---------------------------------------------------------------------------------------
+
+/// `(option, on, source)` of the five options of a rank.
+fn caps(r: &RankAnalysis) -> [(&'static str, bool, &'static str); 5] {
+    let c = &r.result.capabilities;
+    [
+        ("record_shapes", c.record_shapes, c.record_shapes_source),
+        ("with_stack", c.with_stack, c.with_stack_source),
+        ("profile_memory", c.profile_memory, c.profile_memory_source),
+        ("with_flops", c.with_flops, c.with_flops_source),
+        ("with_modules", c.with_modules, c.with_modules_source),
+    ]
+}
+
+/// `(kernel rows with shapes, distinct shape texts, the shapes of the first such row)`.
+fn kernel_shapes(r: &RankAnalysis) -> (usize, usize, String) {
+    let k = &r.kernels;
+    let with: Vec<&str> = (0..k.len())
+        .map(|i| k.text(k.shapes()[i]))
+        .filter(|s| !s.is_empty())
+        .collect();
+    let mut distinct = with.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    (
+        with.len(),
+        distinct.len(),
+        with.first().unwrap_or(&"").to_string(),
+    )
+}
+
+const DLRM: &str = "facebookresearch__param/et_replay/tests/inputs/dlrm_kineto.tar.gz";
+
+/// The 8-rank DLRM run (V100, Sep 2023), its tarball unpacked in memory. Every rank was
+/// recorded with `record_shapes=True` (top-level `"record_shapes": 1`, `Input Dims` /
+/// `Input type` on 1,579 of rank 0's 1,633 cpu_ops); nothing else was on. Before §1.1.1 every
+/// rank said `record_shapes` off (`inferred`).
+///
+/// Kernel shapes (`real_world_check.py capabilities`, brute force over each launch's innermost
+/// enclosing cpu_op): device ops with shapes / all, distinct shape texts, per rank 0–7.
+#[test]
+fn dlrm_eight_ranks_recorded_with_shapes_say_so() {
+    let mut m = MemOpener::new();
+    for (path, bytes) in untar_gz(&format!("{RW}{DLRM}")) {
+        m.add(format!("run/{path}"), bytes);
+    }
+    let mut ranks = analyse_with(m.list(), &m);
+    assert_eq!(ranks.len(), 8);
+    ranks.sort_by_key(|r| r.meta.rank_id);
+    // (rank, device ops, with shapes, distinct)
+    const SHAPES: [(i64, usize, usize, usize); 8] = [
+        (0, 261, 261, 139),
+        (1, 326, 262, 140),
+        (2, 262, 262, 140),
+        (3, 337, 273, 140),
+        (4, 273, 273, 140),
+        (5, 261, 261, 139),
+        (6, 262, 262, 140),
+        (7, 262, 262, 140),
+    ];
+    for (r, &(rank, ops, with, distinct)) in ranks.iter().zip(&SHAPES) {
+        assert_eq!(r.meta.rank_id, Some(rank));
+        assert_eq!(
+            caps(r),
+            [
+                ("record_shapes", true, "trace"),
+                ("with_stack", false, "absent"),
+                ("profile_memory", false, "absent"),
+                ("with_flops", false, "absent"),
+                ("with_modules", false, "absent"),
+            ],
+            "rank {rank}"
+        );
+        assert!(!r
+            .result
+            .limitations
+            .iter()
+            .any(|l| l.starts_with("record_shapes off")));
+        assert_eq!(r.kernels.len(), ops, "rank {rank}");
+        let (n, d, first) = kernel_shapes(r);
+        assert_eq!((n, d), (with, distinct), "rank {rank}");
+        // The first device op with shapes is the HtoD copy of the dense input (aten::copy_ of
+        // a 16 × 13 batch).
+        assert_eq!(first, "[[16, 13], [16, 13], []]", "rank {rank}");
+    }
+}
+
+const B200: &str = "AMD-AGI__TraceLens/tests/traces/b200/eager_trace.json.gz";
+const VLLM: &str = "AMD-AGI__TraceLens/tests/traces/inference/vllm_decode_full/capture_traces/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz";
+
+#[test]
+fn b200_vllm_and_deepseek_capabilities_come_from_their_events() {
+    // B200 eager: top-level record_shapes 1, with_stack 1; Concrete Inputs / Input Dims on
+    // 4,805 cpu_ops, 15,230 python_function events. 927 of 929 device ops have shapes (30
+    // distinct); the first is the HtoD copy of a [1, 512] tensor.
+    let r = analyse_file(B200);
+    assert_eq!(
+        caps(&r),
+        [
+            ("record_shapes", true, "trace"),
+            ("with_stack", true, "trace"),
+            ("profile_memory", false, "absent"),
+            ("with_flops", false, "absent"),
+            ("with_modules", false, "absent"),
+        ]
+    );
+    assert_eq!(
+        kernel_shapes(&r),
+        (927, 30, "[[1, 512], [1, 512], []]".into())
+    );
+    // vLLM graph capture: record_shapes, with_stack, profile_memory on (1,184 `[memory]`
+    // events); all 10 device ops have shapes (7 distinct).
+    let r = analyse_file(VLLM);
+    assert_eq!(
+        caps(&r),
+        [
+            ("record_shapes", true, "trace"),
+            ("with_stack", true, "trace"),
+            ("profile_memory", true, "trace"),
+            ("with_flops", false, "absent"),
+            ("with_modules", false, "absent"),
+        ]
+    );
+    assert_eq!(kernel_shapes(&r), (10, 7, "[[1024], [1024], []]".into()));
+    // DeepSeek's H800 trace: no option member, no shape, stack or memory output.
+    let r = analyse_file("deepseek-ai__profile-data/train.json");
+    assert!(caps(&r).iter().all(|&(_, on, src)| !on && src == "absent"));
+    assert_eq!(kernel_shapes(&r).0, 0);
+}
+
+#[test]
+fn torch_npu_ranks_with_record_shapes_off_still_carry_cann_shapes() {
+    // run148 / run358: profiler_info says every option false; kernel_details.csv has CANN's
+    // Input Shapes on every row (4 and 41 rows), which VARIABLE_SHAPE_SAME_TEMPLATE compares.
+    for (dir, rows) in [
+        (RUN148, 4),
+        (
+            "wio1997__Inference-Foundry/evidence/20260927_loop075_bound/run358/profile",
+            41,
+        ),
+    ] {
+        let ranks = analyse(dir);
+        assert_eq!(ranks.len(), 1);
+        let r = &ranks[0];
+        assert_eq!(
+            caps(r),
+            [
+                ("record_shapes", true, "kernels"),
+                ("with_stack", false, "profiler_info"),
+                ("profile_memory", false, "profiler_info"),
+                ("with_flops", false, "profiler_info"),
+                ("with_modules", false, "profiler_info"),
+            ],
+            "{dir}"
+        );
+        assert_eq!(kernel_shapes(r).0, rows, "{dir}");
+    }
 }

@@ -5,9 +5,11 @@ Run by hand; the numbers it prints are copied into the tests with a comment.
 
 Usage:
   real_world_check.py run148 RANK_DIR          overrun tails and device-side windows (anomaly.md §3.2.1)
+  real_world_check.py capabilities TRACE       capture options held / stated, kernel shapes (§1.1.1)
 """
 import csv
 import glob
+import gzip
 import json
 import statistics
 import sys
@@ -76,5 +78,65 @@ def run148(rank_dir):
               "diff", abs(D(r["Preparing"]) - ours))
 
 
+def load_trace(path):
+    raw = open(path, "rb").read()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    d = json.loads(raw, parse_float=D)
+    return d if isinstance(d, dict) else {"traceEvents": d}
+
+
+DEVICE = ("kernel", "Kernel", "gpu_memcpy", "Memcpy", "gpu_memset", "Memset")
+RUNTIME = ("cuda_runtime", "Runtime", "cuda_driver")
+
+
+def capabilities(path):
+    """What the trace's events hold and what its top-level members say (anomaly.md §1.1.1),
+    and the shapes of the device ops: the Input Dims of the innermost cpu_op of the launching
+    runtime call's thread that holds the call's start (brute force, no sweep)."""
+    d = load_trace(path)
+    ev = d["traceEvents"]
+    held = {"shapes": False, "stack": False, "memory": False, "flops": False, "modules": False}
+    for e in ev:
+        a = e.get("args") if isinstance(e.get("args"), dict) else {}
+        if e.get("ph") == "X":
+            held["shapes"] |= any(k in a for k in ("Input Dims", "Input type", "Input Strides", "Concrete Inputs"))
+            held["stack"] |= "Call stack" in a or e.get("cat") == "python_function"
+            held["flops"] |= "flops" in a
+            held["modules"] |= "Module Hierarchy" in a
+        if e.get("ph") in ("i", "I") and e.get("name") == "[memory]":
+            held["memory"] = True
+    print("held", held)
+    print("stated", {k: d[k] for k in ("record_shapes", "with_stack", "profile_memory", "with_flops", "with_modules") if k in d})
+
+    def ns(v):
+        return int(D(str(v)) * 1000)
+
+    ops = {}
+    for e in ev:
+        if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "Operator"):
+            ops.setdefault((str(e.get("pid")), str(e.get("tid"))), []).append(e)
+    dims = {}
+    for e in ev:
+        a = e.get("args") if isinstance(e.get("args"), dict) else {}
+        if e.get("ph") != "X" or e.get("cat") not in RUNTIME or "correlation" not in a:
+            continue
+        t = ns(e["ts"])
+        inner = None
+        for o in ops.get((str(e.get("pid")), str(e.get("tid"))), []):
+            s, en = ns(o["ts"]), ns(o["ts"]) + ns(o.get("dur", 0))
+            if s <= t < en and (inner is None or (s, -en) > inner[0]):
+                inner = ((s, -en), o)
+        if inner is not None and "Input Dims" in (inner[1].get("args") or {}):
+            dims[a["correlation"]] = json.dumps(inner[1]["args"]["Input Dims"])
+    dev = [e for e in ev if e.get("ph") == "X" and e.get("cat") in DEVICE]
+    with_shapes = [dims[e["args"]["correlation"]] for e in dev
+                   if isinstance(e.get("args"), dict) and e["args"].get("correlation") in dims]
+    print("device ops", len(dev), "with shapes", len(with_shapes), "distinct", len(set(with_shapes)))
+    first = sorted((ns(e["ts"]), e["name"], dims[e["args"]["correlation"]]) for e in dev
+                   if isinstance(e.get("args"), dict) and e["args"].get("correlation") in dims)[:1]
+    print("first with shapes", first)
+
+
 if __name__ == "__main__":
-    {"run148": run148}[sys.argv[1]](*sys.argv[2:])
+    {"run148": run148, "capabilities": capabilities}[sys.argv[1]](*sys.argv[2:])

@@ -418,24 +418,61 @@ fn shapes_hash(k: &KernelTable, r: std::ops::Range<usize>) -> u64 {
     h
 }
 
+/// §1.1.1: one capability from what the data holds (`held`: the source that holds it, if
+/// any), else from what the capture states (`stated`, said by `statement`), else off.
+fn capability(
+    held: Option<CapabilitySource>,
+    stated: Option<bool>,
+    statement: CapabilitySource,
+) -> (bool, &'static str) {
+    match (held, stated) {
+        (Some(src), _) => (true, src.as_str()),
+        (None, Some(v)) => (v, statement.as_str()),
+        (None, None) => (false, CapabilitySource::Absent.as_str()),
+    }
+}
+
 fn capabilities(input: &RankInput<'_>, k: &KernelTable, kept_host: usize) -> Capabilities {
+    use CapabilitySource::{Kernels, MemoryFiles, ProfilerInfo, Trace, TraceMetadata};
     let trace = input.trace;
-    let (record_shapes, rs_src) = match input.info.record_shapes {
-        Some(v) => (v, "profiler_info"),
-        None => (
-            k.has_shapes() || trace.is_some_and(|t| t.saw_input_dims),
-            "inferred",
-        ),
+    let info = &input.info;
+    let ev = trace.map(|t| t.evidence).unwrap_or_default();
+    let statement = if info.gpu_trace {
+        TraceMetadata
+    } else {
+        ProfilerInfo
     };
-    let (with_stack, ws_src) = match input.info.with_stack {
-        Some(v) => (v, "profiler_info"),
-        None => (trace.is_some_and(|t| t.saw_stack), "inferred"),
+    let held = |in_trace: bool, other: Option<CapabilitySource>| {
+        if in_trace {
+            Some(Trace)
+        } else {
+            other
+        }
     };
+    let (record_shapes, rs_src) = capability(
+        held(ev.shapes, k.has_shapes().then_some(Kernels)),
+        info.record_shapes,
+        statement,
+    );
+    let (with_stack, ws_src) = capability(held(ev.stack, None), info.with_stack, statement);
+    let (profile_memory, pm_src) = capability(
+        held(ev.memory, info.memory_files.then_some(MemoryFiles)),
+        info.profile_memory,
+        statement,
+    );
+    let (with_flops, wf_src) = capability(held(ev.flops, None), info.with_flops, statement);
+    let (with_modules, wm_src) = capability(held(ev.modules, None), info.with_modules, statement);
     Capabilities {
         record_shapes,
         record_shapes_source: rs_src,
         with_stack,
         with_stack_source: ws_src,
+        profile_memory,
+        profile_memory_source: pm_src,
+        with_flops,
+        with_flops_source: wf_src,
+        with_modules,
+        with_modules_source: wm_src,
         profiler_level: input.info.profiler_level.clone(),
         pmu: !k.pmu().is_empty(),
         comm_file: input.info.comm_file,
