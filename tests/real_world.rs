@@ -312,3 +312,52 @@ fn torch_npu_ranks_with_record_shapes_off_still_carry_cann_shapes() {
         assert_eq!(kernel_shapes(r).0, rows, "{dir}");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// §3.1.1 step annotations without ProfilerStep.
+// ---------------------------------------------------------------------------------------
+
+fn note<'a>(r: &'a RankAnalysis, prefix: &str) -> Option<&'a str> {
+    r.result
+        .limitations
+        .iter()
+        .find(|l| l.starts_with(prefix))
+        .map(String::as_str)
+}
+
+/// B200 eager (vLLM, no ProfilerStep): one top-level user annotation,
+/// `execute_context_1(888_788544)_generation_0(0)`, holds every device op (the
+/// `## Call CompiledFxGraph` and `nccl:_all_gather_base` annotations lie inside it on its
+/// thread): one engine step, so not a step marker (≥ 2 needed; `real_world_check.py
+/// annotations`: one family, n = 1, cover 1.0). Kernel repetition is then the last resort and
+/// finds the model's 36 layers, not iterations: 14 kernel names occur exactly 36 times (one
+/// per layer: `rotary_embedding_kernel`, `reshape_and_cache_flash_kernel`, …).
+#[test]
+fn b200_single_engine_step_is_not_a_step_marker_and_macro_steps_say_they_are_the_last_resort() {
+    let r = analyse_file(B200);
+    assert_eq!(r.result.step_detection_method(), "macro");
+    assert_eq!(r.result.steps.len(), 36);
+    assert_eq!(
+        note(&r, "no top-level user annotation").unwrap(),
+        "no top-level user annotation is a step marker (§3.1.1): `execute_context_…` occurs once (≥ 2 needed), holds 100.0 % of the device busy time"
+    );
+    assert_eq!(
+        note(&r, "no step markers, no Step Id").unwrap(),
+        "no step markers, no Step Id column and no step annotation: 36 macro-steps from kernel repetition, the last resort (§3.6): a repeated unit may be a layer or a pass rather than an iteration"
+    );
+}
+
+/// vLLM decode graph capture: one top-level `capture_32_FULL` annotation (the 24
+/// `## Call CompiledFxGraph` annotations are inside it) over all 10 device ops: no step
+/// marker, one pseudo-step.
+#[test]
+fn vllm_graph_capture_is_one_pseudo_step_and_says_why() {
+    let r = analyse_file(VLLM);
+    assert_eq!(r.result.step_detection_method(), "pseudo");
+    assert_eq!(r.result.steps.len(), 1);
+    assert_eq!(r.result.steps[0].inventory.total_kernel_count, 10);
+    assert_eq!(
+        note(&r, "no top-level user annotation").unwrap(),
+        "no top-level user annotation is a step marker (§3.1.1): `capture_…` occurs once (≥ 2 needed), holds 100.0 % of the device busy time"
+    );
+}

@@ -385,6 +385,7 @@ mod tests {
             &k,
             &[marker(1, 0), marker(2, 100)],
             &[],
+            &[],
             &AnomalyConfig::spec_defaults(),
         );
         let d = set.device_lag.as_ref().unwrap();
@@ -436,6 +437,7 @@ mod tests {
         let set = steps::detect(
             &k,
             &[marker(1, 0), marker(2, 100), marker(3, 200)],
+            &[],
             &[],
             &AnomalyConfig::spec_defaults(),
         );

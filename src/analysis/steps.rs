@@ -1,4 +1,5 @@
-//! Steps (anomaly.md §3): detection by priority, service windows, kernel
+//! Steps (anomaly.md §3): detection by priority (markers, `Step Id`, step annotations
+//! without `ProfilerStep#`: §3.1.1, macro-steps as the last resort), service windows, kernel
 //! assignment, per-step inventory, and grouping into step groups.
 
 use rustc_hash::FxHashMap as HashMap;
@@ -11,7 +12,7 @@ use super::intervals::Interval;
 use crate::base::arith;
 use crate::model::kernels::{KernelTable, NameId, TaskClass};
 use crate::model::side_tables::StepTraceRow;
-use crate::model::trace_events::MarkerEvent;
+use crate::model::trace_events::{HostEventTable, MarkerEvent};
 
 /// How the steps were found (§3.1 `step_detection_method`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,6 +23,8 @@ pub enum StepMethod {
     IterationMarker,
     /// User markers (custom prefix).
     CustomMarker,
+    /// A repeating top-level user annotation (§3.1.1).
+    Annotation,
     /// Kernel `Step Id` values.
     StepId,
     /// `Step Id` values with `step_trace_time.csv` windows.
@@ -41,6 +44,7 @@ impl StepMethod {
             StepMethod::Marker => "marker",
             StepMethod::IterationMarker => "iteration_marker",
             StepMethod::CustomMarker => "custom_marker",
+            StepMethod::Annotation => "annotation",
             StepMethod::StepId => "step_id",
             StepMethod::StepIdStepTrace => "step_id+step_trace",
             StepMethod::Pseudo => "pseudo",
@@ -56,6 +60,7 @@ impl StepMethod {
             (StepMethod::Marker, true) => "marker+device_lag",
             (StepMethod::IterationMarker, true) => "iteration_marker+device_lag",
             (StepMethod::CustomMarker, true) => "custom_marker+device_lag",
+            (StepMethod::Annotation, true) => "annotation+device_lag",
             (m, _) => m.as_str(),
         }
     }
@@ -123,6 +128,228 @@ pub struct StepSet {
     pub device_lag: Option<DeviceLag>,
     /// [`template_hash`] of each step, in the order of [`steps`](Self::steps).
     pub template_hashes: Vec<u64>,
+    /// The family key of the user annotations that are the step markers (§3.1.1), when they
+    /// are.
+    pub annotation: Option<String>,
+}
+
+/// A top-level `user_annotation` of a trace (§3.1.1): one that no other user annotation of
+/// its thread holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Annotation {
+    /// The name as written.
+    pub name: String,
+    /// Interned `(pid, tid)` thread key.
+    pub thread: u32,
+    /// Start, ns.
+    pub ts_ns: i64,
+    /// Duration, ns (> 0).
+    pub dur_ns: i64,
+}
+
+/// The top-level `user_annotation` events of `trace` (§3.1.1), by start: an annotation is
+/// top-level when no other user annotation of its thread holds it (`start ≤ its start` and
+/// `its end ≤ end`, the longer first on equal starts).
+pub fn top_level_annotations(trace: &HostEventTable) -> Vec<Annotation> {
+    let mut is_annotation: Vec<Option<bool>> = vec![None; trace.text_count()];
+    // Per thread, the ends of the open annotations (innermost last).
+    let mut open: HashMap<u32, Vec<i64>> = HashMap::default();
+    let mut out = Vec::new();
+    for e in trace.events() {
+        let ann = match is_annotation.get_mut(e.cat as usize) {
+            Some(slot) => *slot.get_or_insert_with(|| trace.text(e.cat) == "user_annotation"),
+            None => false,
+        };
+        if !ann {
+            continue;
+        }
+        let stack = open.entry(e.thread).or_default();
+        while stack.last().is_some_and(|&end| end <= e.start_ns) {
+            stack.pop();
+        }
+        if stack.is_empty() {
+            out.push(Annotation {
+                name: trace.text(e.name).to_string(),
+                thread: e.thread,
+                ts_ns: e.start_ns,
+                dur_ns: e.dur_ns,
+            });
+        }
+        stack.push(e.end_ns());
+    }
+    out
+}
+
+/// The family of an annotation name (§3.1.1): the name up to its first ASCII digit
+/// (`execute_context_1(888)_generation_0(0)` → `execute_context_`), the whole name when it
+/// has none.
+pub fn annotation_family(name: &str) -> &str {
+    match name.bytes().position(|b| b.is_ascii_digit()) {
+        Some(i) => &name[..i],
+        None => name,
+    }
+}
+
+/// One family of top-level annotations and how it measures against §3.1.1.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnnotationFamily {
+    /// [`annotation_family`] of its names.
+    pub key: String,
+    /// Its occurrences, by start.
+    pub occurrences: Vec<Annotation>,
+    /// True when an occurrence ends after the next one starts.
+    pub overlaps: bool,
+    /// `|busy ∩ ⋃ occurrences| / |busy|` over the whole capture's busy union (§5.3).
+    pub cover: f64,
+}
+
+impl AnnotationFamily {
+    /// True when the family is a step marker: at least `step_annotation_min_count`
+    /// occurrences, none overlapping the next, holding at least `step_annotation_min_cover`
+    /// of the busy union.
+    pub fn qualifies(&self, cfg: &AnomalyConfig) -> bool {
+        self.occurrences.len() >= cfg.step_annotation_min_count
+            && !self.overlaps
+            && self.cover >= cfg.step_annotation_min_cover
+    }
+
+    /// The three facts of §3.1.1, each failing one with what it needs
+    /// (`occurs once (≥ 2 needed), holds 100.0 % of the device busy time`).
+    fn describe(&self, cfg: &AnomalyConfig) -> String {
+        let n = self.occurrences.len();
+        let mut t = match n {
+            1 => "occurs once".to_string(),
+            n => format!("occurs {n} times"),
+        };
+        if n < cfg.step_annotation_min_count {
+            t.push_str(&format!(" (≥ {} needed)", cfg.step_annotation_min_count));
+        }
+        if self.overlaps {
+            t.push_str(", overlaps itself");
+        }
+        t.push_str(&format!(
+            ", holds {:.1} % of the device busy time",
+            self.cover * 100.0
+        ));
+        if self.cover < cfg.step_annotation_min_cover {
+            t.push_str(&format!(
+                " (≥ {} % needed)",
+                cfg.step_annotation_min_cover * 100.0
+            ));
+        }
+        t
+    }
+}
+
+/// The families of `annotations` measured against the busy union of `kernels`, best first:
+/// by cover, then occurrences, then first start, then key (§3.1.1).
+pub fn annotation_families(
+    kernels: &KernelTable,
+    annotations: &[Annotation],
+) -> Vec<AnnotationFamily> {
+    let busy = super::intervals::kernel_union(kernels, |_| true);
+    let total = super::intervals::total_len(&busy);
+    let mut by_key: BTreeMap<&str, Vec<Annotation>> = BTreeMap::new();
+    for a in annotations {
+        by_key
+            .entry(annotation_family(&a.name))
+            .or_default()
+            .push(a.clone());
+    }
+    let mut out: Vec<AnnotationFamily> = by_key
+        .into_iter()
+        .map(|(key, mut occ)| {
+            crate::base::sort::sort_by_key(&mut occ, |a| a.ts_ns);
+            let overlaps = occ
+                .windows(2)
+                .any(|p| p[0].ts_ns + p[0].dur_ns > p[1].ts_ns);
+            let spans = super::intervals::merge(
+                occ.iter()
+                    .map(|a| Interval::new(a.ts_ns, a.ts_ns + a.dur_ns))
+                    .collect(),
+            );
+            let covered: i64 = spans
+                .iter()
+                .map(|&w| super::intervals::covered_ns(&busy, w))
+                .sum();
+            AnnotationFamily {
+                key: key.to_string(),
+                overlaps,
+                cover: if total > 0 {
+                    covered as f64 / total as f64
+                } else {
+                    0.0
+                },
+                occurrences: occ,
+            }
+        })
+        .collect();
+    crate::base::sort::sort_by(&mut out, |a, b| {
+        b.cover
+            .total_cmp(&a.cover)
+            .then(b.occurrences.len().cmp(&a.occurrences.len()))
+            .then(a.occurrences[0].ts_ns.cmp(&b.occurrences[0].ts_ns))
+            .then(a.key.cmp(&b.key))
+    });
+    out
+}
+
+/// §3.1.1: the step markers from the best qualifying family, named by their annotation (with
+/// ` (k)` appended, k = 1, 2, … in time order, when two of its names are equal), and the
+/// note saying what was chosen or why nothing was.
+fn annotation_markers(
+    kernels: &KernelTable,
+    annotations: &[Annotation],
+    cfg: &AnomalyConfig,
+) -> (Option<(String, Vec<MarkerEvent>)>, Option<String>) {
+    let families = annotation_families(kernels, annotations);
+    let Some(f) = families.iter().find(|f| f.qualifies(cfg)) else {
+        if families.is_empty() {
+            return (None, None);
+        }
+        let seen: Vec<String> = families
+            .iter()
+            .take(3)
+            .map(|f| format!("`{}…` {}", f.key, f.describe(cfg)))
+            .collect();
+        let more = families.len().saturating_sub(3);
+        return (
+            None,
+            Some(format!(
+                "no top-level user annotation is a step marker (§3.1.1): {}{}",
+                seen.join("; "),
+                if more > 0 {
+                    format!("; {more} more")
+                } else {
+                    String::new()
+                }
+            )),
+        );
+    };
+    let mut names: Vec<&str> = f.occurrences.iter().map(|a| a.name.as_str()).collect();
+    names.sort_unstable();
+    let distinct = names.windows(2).all(|p| p[0] != p[1]);
+    let markers = f
+        .occurrences
+        .iter()
+        .enumerate()
+        .map(|(k, a)| MarkerEvent {
+            name: if distinct {
+                a.name.clone()
+            } else {
+                format!("{} ({})", a.name, k + 1)
+            },
+            ts_ns: a.ts_ns,
+            dur_ns: a.dur_ns,
+        })
+        .collect();
+    let note = format!(
+        "no ProfilerStep#N: the {} top-level user annotations `{}…` are the step markers (§3.1.1: they repeat, do not overlap and hold {:.1} % of the device busy time)",
+        f.occurrences.len(),
+        f.key,
+        f.cover * 100.0
+    );
+    (Some((f.key.clone(), markers)), Some(note))
 }
 
 impl StepSet {
@@ -156,11 +383,13 @@ pub fn is_step_marker_name(name: &str, cfg: &AnomalyConfig) -> bool {
 
 /// Detects steps and windows (§3.1–3.3) and groups them (§3.5).
 ///
-/// `markers` are the trace's marker candidates in any order; `step_trace` the rows of
-/// `step_trace_time.csv` (may be empty).
+/// `markers` are the trace's marker candidates in any order; `annotations` its top-level user
+/// annotations ([`top_level_annotations`]); `step_trace` the rows of `step_trace_time.csv`
+/// (may be empty).
 pub fn detect(
     kernels: &KernelTable,
     markers: &[MarkerEvent],
+    annotations: &[Annotation],
     step_trace: &[StepTraceRow],
     cfg: &AnomalyConfig,
 ) -> StepSet {
@@ -184,17 +413,38 @@ pub fn detect(
             break;
         }
     }
-    let mut steps = match chosen {
-        Some((method, found)) => marker_steps(kernels, method, found, cfg, &mut notes),
-        None => Vec::new(),
+    let has_step_ids = kernels.step_tag().iter().any(Option::is_some);
+    let mut annotation = None;
+    let (mut steps, marker_method) = match chosen {
+        Some((method, found)) => (
+            marker_steps(kernels, method, found, cfg, &mut notes),
+            Some(method),
+        ),
+        // §3.1 item 5, §3.1.1: no marker and no Step Id: a repeating top-level annotation.
+        None if !has_step_ids && !kernels.is_empty() => {
+            let (found, note) = annotation_markers(kernels, annotations, cfg);
+            notes.extend(note);
+            match found {
+                Some((key, ms)) => {
+                    annotation = Some(key);
+                    let found = ms.iter().enumerate().map(|(k, m)| (k as u64, m)).collect();
+                    (
+                        marker_steps(kernels, StepMethod::Annotation, found, cfg, &mut notes),
+                        Some(StepMethod::Annotation),
+                    )
+                }
+                None => (Vec::new(), None),
+            }
+        }
+        None => (Vec::new(), None),
     };
     let device_lag = super::device_lag::apply(kernels, &mut steps, step_trace, cfg);
     if let Some(note) = device_lag.as_ref().and_then(|d| d.note(&steps)) {
         notes.push(note);
     }
-    let method = if !steps.is_empty() {
-        steps_method(&steps)
-    } else if kernels.step_tag().iter().any(Option::is_some) {
+    let method = if let (false, Some(m)) = (steps.is_empty(), marker_method) {
+        m
+    } else if has_step_ids {
         let (m, s) = step_id_steps(kernels, step_trace, &mut notes);
         steps = s;
         m
@@ -214,8 +464,9 @@ pub fn detect(
         match macro_steps(kernels, cfg) {
             Some((origin, ms)) => {
                 notes.push(format!(
-                    "no step markers and no Step Id column: {} macro-steps from {origin} (long idle gaps split the capture)",
-                    ms.len()
+                    "no step markers, no Step Id column and no step annotation: {} macro-steps from {}, the last resort (§3.6): a repeated unit may be a layer or a pass rather than an iteration",
+                    ms.len(),
+                    if origin == "repetition" { "kernel repetition" } else { "forward passes" }
                 ));
                 steps = ms;
                 StepMethod::Macro
@@ -240,6 +491,7 @@ pub fn detect(
         notes,
         device_lag,
         template_hashes,
+        annotation,
     }
 }
 
@@ -290,14 +542,6 @@ fn macro_steps(kernels: &KernelTable, cfg: &AnomalyConfig) -> Option<(&'static s
         });
     }
     Some((origin, steps))
-}
-
-fn steps_method(steps: &[Step]) -> StepMethod {
-    match steps.first() {
-        Some(s) if s.step_id.starts_with("ProfilerStep#") => StepMethod::Marker,
-        Some(s) if iteration_number(&s.step_id).is_some() => StepMethod::IterationMarker,
-        _ => StepMethod::CustomMarker,
-    }
 }
 
 fn marker_steps(

@@ -6,6 +6,7 @@ Run by hand; the numbers it prints are copied into the tests with a comment.
 Usage:
   real_world_check.py run148 RANK_DIR          overrun tails and device-side windows (anomaly.md §3.2.1)
   real_world_check.py capabilities TRACE       capture options held / stated, kernel shapes (§1.1.1)
+  real_world_check.py annotations TRACE        step-annotation families (§3.1.1)
 """
 import csv
 import glob
@@ -138,5 +139,47 @@ def capabilities(path):
     print("first with shapes", first)
 
 
+def annotations(path):
+    """The step-annotation families of anomaly.md §3.1.1: top-level user annotations (no other
+    user annotation of the thread holds them), grouped by the name up to its first digit, with
+    their count, self-overlap and the share of the device busy union they hold (the raw union
+    of the device ops; proflens clips a kernel that outlives the next one on its stream, which
+    changes nothing where a family holds all of it). Also the kernel names by count."""
+    import collections
+    import re
+
+    def ns(v):
+        return int(D(str(v)) * 1000)
+
+    ev = load_trace(path)["traceEvents"]
+    has_ps = any(str(e.get("name", "")).startswith("ProfilerStep#") for e in ev if e.get("ph") == "X")
+    dev = sorted((ns(e["ts"]), ns(e["ts"]) + ns(e.get("dur", 0))) for e in ev
+                 if e.get("ph") == "X" and e.get("cat") in DEVICE)
+    busy = []
+    for s, e in dev:
+        if busy and s <= busy[-1][1]:
+            busy[-1][1] = max(busy[-1][1], e)
+        else:
+            busy.append([s, e])
+    total = sum(e - s for s, e in busy)
+    ua = sorted(((ns(e["ts"]), ns(e["ts"]) + ns(e.get("dur", 0)), e["name"], (e.get("pid"), e.get("tid")))
+                 for e in ev if e.get("ph") == "X" and e.get("cat") == "user_annotation"
+                 and ns(e.get("dur", 0)) > 0), key=lambda a: (a[0], -a[1]))
+    top = [a for i, a in enumerate(ua)
+           if not any(b[3] == a[3] and b[0] <= a[0] and a[1] <= b[1] for b in ua[:i])]
+    fam = collections.defaultdict(list)
+    for a in top:
+        m = re.search(r"[0-9]", a[2])
+        fam[a[2][:m.start()] if m else a[2]].append(a)
+    print("ProfilerStep" if has_ps else "no ProfilerStep", "device ops", len(dev), "busy ns", total)
+    for k, v in fam.items():
+        v.sort()
+        over = any(v[i][1] > v[i + 1][0] for i in range(len(v) - 1))
+        cov = sum(max(0, min(e, a[1]) - max(s, a[0])) for a in v for s, e in busy)
+        print("family %r n=%d overlap=%s cover=%.4f" % (k, len(v), over, cov / total if total else 0))
+    names = collections.Counter(e["name"] for e in ev if e.get("ph") == "X" and e.get("cat") in ("kernel", "Kernel"))
+    print("kernel names by count", sorted(collections.Counter(names.values()).items()))
+
+
 if __name__ == "__main__":
-    {"run148": run148, "capabilities": capabilities}[sys.argv[1]](*sys.argv[2:])
+    {"run148": run148, "capabilities": capabilities, "annotations": annotations}[sys.argv[1]](*sys.argv[2:])

@@ -30,6 +30,10 @@ use crate::model::kernels::{KernelTable, TaskClass};
 pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
     let k = input.kernels;
     let markers = input.trace.map(|t| t.markers.as_slice()).unwrap_or(&[]);
+    let annotations = input
+        .trace
+        .map(steps::top_level_annotations)
+        .unwrap_or_default();
     let StepSet {
         method,
         steps: raw_steps,
@@ -37,7 +41,9 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
         notes,
         device_lag,
         template_hashes,
-    } = steps::detect(k, markers, input.step_trace, cfg);
+        annotation,
+    } = steps::detect(k, markers, &annotations, input.step_trace, cfg);
+    drop(annotations);
     let segs = kernel_union(k, |_| true);
     let global = bubbles::global_gaps(&segs, cfg.top_n_windows);
     let capture_ns = global.capture.len_ns();
@@ -112,7 +118,9 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
         .collect();
     let windows = bubbles::emit_windows(&sw, &global, &nb, cfg);
     drop(sw);
-    let host_ix = input.trace.map(|t| host_evidence::build_index(t, cfg));
+    let host_ix = input
+        .trace
+        .map(|t| host_evidence::build_index(t, cfg, annotation.as_deref()));
     let mut bubble_results: Vec<BubbleResult> = windows
         .into_iter()
         .map(|w| {
@@ -557,7 +565,7 @@ fn limitations(
         v.push("kernel_details.csv absent: kernels taken from trace_view.json device lanes".into());
     }
     if matches!(method, StepMethod::Macro) {
-        v.push("no step markers: macro-steps derived from structure (lower confidence)".into());
+        v.push("no step markers: macro-steps derived from structure, the last resort (lower confidence)".into());
     }
     if matches!(method, StepMethod::Pseudo) {
         v.push("no step markers: one pseudo-step over the whole capture".into());
