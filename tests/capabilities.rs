@@ -303,3 +303,13 @@ fn ascend_profiler_info_decides_only_what_the_data_does_not_hold() {
         .iter()
         .all(|&(_, v, s)| v && s == "profiler_info"));
 }
+
+#[test]
+fn the_report_says_each_option_and_where_it_was_read() {
+    let top = r#""with_flops":1,"#;
+    let r = gpu(top, &step(1, 0.0, "aten::mm", SHAPES));
+    let cfg = AnomalyConfig::spec_defaults();
+    let md =
+        proflens::report::anomaly_md::render(&r.kernels, &r.result, &r.meta, &[], &[], None, &cfg);
+    assert!(md.contains("- Capture options (anomaly.md §1.1.1; where each was read): `record_shapes` on (trace), `with_stack` off (absent), `profile_memory` off (absent), `with_flops` on (trace_metadata), `with_modules` off (absent).\n"), "{md}");
+}
