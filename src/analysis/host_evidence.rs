@@ -4,7 +4,8 @@
 
 use super::anomaly_config::{AnomalyConfig, Compat};
 use super::intervals::{merge, total_len, Interval};
-use super::steps::{annotation_family, is_step_marker_name};
+use super::step_annotations::annotation_family;
+use super::steps::is_step_marker_name;
 use crate::model::trace_events::{HostEventTable, Lane};
 
 /// Soft-attribution label (§5.8). Never a unique root cause.

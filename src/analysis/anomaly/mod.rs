@@ -32,7 +32,7 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
     let markers = input.trace.map(|t| t.markers.as_slice()).unwrap_or(&[]);
     let annotations = input
         .trace
-        .map(steps::top_level_annotations)
+        .map(super::step_annotations::top_level_annotations)
         .unwrap_or_default();
     let StepSet {
         method,
