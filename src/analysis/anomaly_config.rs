@@ -102,8 +102,15 @@ pub struct AnomalyConfig {
     pub group_count_tol: f64,
     /// §3.5 grouping: multiset Jaccard ≥ (0.90).
     pub group_jaccard_min: f64,
+    /// §3.1.1 step annotations: a top-level user annotation family is a step marker when it
+    /// occurs at least this many times (2).
+    pub step_annotation_min_count: usize,
+    /// §3.1.1 step annotations: … and its occurrences hold at least this share of the device
+    /// busy union (0.5, `≥`).
+    pub step_annotation_min_cover: f64,
     /// §3.2 device lag: device-side windows when, in some marker window, more than this
-    /// share of the kernel time was launched in an earlier step (0.05, Decision).
+    /// share of the kernel time (with the overrun tails of §3.2.1) was launched in an earlier
+    /// step (0.05, Decision).
     pub device_lag_share: f64,
     /// §5.11.2 `mixed` when second ≥ this × largest (0.7).
     pub mixed_ratio: f64,
@@ -188,6 +195,8 @@ impl AnomalyConfig {
             top_kernels_n: 5,
             group_count_tol: 0.02,
             group_jaccard_min: 0.90,
+            step_annotation_min_count: 2,
+            step_annotation_min_cover: 0.5,
             device_lag_share: 0.05,
             mixed_ratio: 0.7,
             none_floor_ms: 0.1,

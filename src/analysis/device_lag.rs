@@ -11,6 +11,13 @@
 //! *i*, `S_i` = the host window start or, if later, the previous device-side step's last kernel
 //! end, `E_i` = the end of its last kernel.
 //!
+//! A window's kernel time is that of the kernels that start in it plus the **overrun tails**
+//! of earlier steps' kernels: the part of a kernel launched in step *j < i* that runs inside host
+//! window *i* (anomaly.md §3.2.1). So a rank whose kernels start inside their own host window
+//! but run past its end (an eager torch_npu rank: each step's last kernel ends in the next
+//! step's window) lags too, and the next step's device-side prelaunch is its first kernel start
+//! minus the previous step's last kernel end, not 0.
+//!
 //! Kernel ranges stay index ranges of the start-sorted table: step *i* holds the kernels that
 //! start in `[S_i, S_{i+1})` (the last step: `[S_last, ∞)`). A kernel launched in step *i* that
 //! starts before `S_i` (it overlaps the previous step's tail on another stream) therefore stays
@@ -49,9 +56,12 @@ impl LaunchSource {
 pub struct StepLag {
     /// Host marker start `H_i`, ns.
     pub host_start_ns: i64,
-    /// Share (0–1) of the kernel time starting in the marker window that was launched in an
-    /// earlier step.
+    /// Share (0–1) of the marker window's kernel time (the kernels that start in it and the
+    /// overrun tails of earlier steps' kernels, §3.2.1) that was launched in an earlier step.
     pub lagged_share: f64,
+    /// Of that kernel time, the overrun tails: the time earlier steps' kernels that started
+    /// before this marker ran inside its window (clipped to the window), ns.
+    pub tail_ns: i64,
     /// First start − `H_i` of the kernels launched in host window *i*, ns (`None`: none).
     pub lag_ns: Option<i64>,
     /// `S_i − H_i`: how far the previous device-side step ran past this host marker, ns (≥ 0).
@@ -141,28 +151,52 @@ pub fn apply(
         return None;
     }
     let (source, launch) = launch_steps(kernels, steps)?;
+    let n = steps.len();
+    // Per host window: (kernel time, of it launched in an earlier step, of it overrun tails).
+    let mut time = vec![(0i128, 0i128, 0i64); n];
+    for (j, s) in steps.iter().enumerate() {
+        for i in s.kernels.clone() {
+            let d = kernels.dur_ns()[i] as i128;
+            time[j].0 += d;
+            if launch[i].is_some_and(|l| l < j) {
+                time[j].1 += d;
+            }
+        }
+    }
+    // §3.2.1 overrun tails: a kernel of step j's range launched in step l runs on past the
+    // next host marker(s); its part inside host window w > j counts toward w's kernel time and,
+    // as l < w, toward its lagged time. Host window w is [H_w, H_{w+1}) (the last: [H_w, ∞)).
+    let host: Vec<i64> = steps.iter().map(|s| s.window.start_ns).collect();
+    for (j, s) in steps.iter().enumerate() {
+        for i in s.kernels.clone() {
+            let Some(l) = launch[i] else { continue };
+            let e = kernels.end_ns(i);
+            let mut w = j + 1;
+            while w < n && host[w] < e {
+                let hi = host.get(w + 1).map_or(e, |&h| h.min(e));
+                if l < w {
+                    let d = hi - host[w];
+                    time[w].0 += d as i128;
+                    time[w].1 += d as i128;
+                    time[w].2 += d;
+                }
+                w += 1;
+            }
+        }
+    }
     let mut lags: Vec<StepLag> = steps
         .iter()
-        .enumerate()
-        .map(|(j, s)| {
-            let (mut total, mut lagged) = (0i128, 0i128);
-            for i in s.kernels.clone() {
-                let d = kernels.dur_ns()[i] as i128;
-                total += d;
-                if launch[i].is_some_and(|l| l < j) {
-                    lagged += d;
-                }
-            }
-            StepLag {
-                host_start_ns: s.window.start_ns,
-                lagged_share: if total > 0 {
-                    lagged as f64 / total as f64
-                } else {
-                    0.0
-                },
-                lag_ns: None,
-                overrun_ns: 0,
-            }
+        .zip(&time)
+        .map(|(s, &(total, lagged, tail_ns))| StepLag {
+            host_start_ns: s.window.start_ns,
+            lagged_share: if total > 0 {
+                lagged as f64 / total as f64
+            } else {
+                0.0
+            },
+            tail_ns,
+            lag_ns: None,
+            overrun_ns: 0,
         })
         .collect();
     let max_share = lags.iter().enumerate().fold((0.0f64, 0usize), |m, (j, l)| {
@@ -209,7 +243,6 @@ pub fn apply(
         bounds.push(Interval::new(s, e));
         prev_end = e;
     }
-    let n = steps.len();
     for j in 0..n {
         let next = bounds.get(j + 1).map_or(i64::MAX, |b| b.start_ns);
         steps[j].window = bounds[j];
@@ -275,8 +308,17 @@ impl DeviceLag {
                 self.threshold * 100.0
             ));
         }
+        let tail = self.steps.get(at).map_or(0, |l| l.tail_ns);
+        let tail = if tail > 0 {
+            format!(
+                ", {:.3} ms of it by earlier steps' kernels running on past the marker",
+                ns_to_ms(tail)
+            )
+        } else {
+            String::new()
+        };
         let mut t = format!(
-            "device lags the host: {:.1} % of the kernel time in {step}'s marker window was launched in an earlier step (by {}); device-side windows: median lag {:.3} ms (first kernel start − host marker start)",
+            "device lags the host: {:.1} % of the kernel time in {step}'s marker window was launched in an earlier step (by {}{tail}); device-side windows: median lag {:.3} ms (first kernel start − host marker start)",
             share * 100.0,
             self.source.as_str(),
             self.median_lag_ms
@@ -343,13 +385,16 @@ mod tests {
             &k,
             &[marker(1, 0), marker(2, 100)],
             &[],
+            &[],
             &AnomalyConfig::spec_defaults(),
         );
         let d = set.device_lag.as_ref().unwrap();
         assert_eq!(d.source, LaunchSource::LaunchTime);
         assert!(d.applied);
-        // Marker window 2 ([100, ∞)) holds a2 (40 µs, launched in step 1), x and b: 40/135.
-        assert_eq!(d.max_share, (40.0 / 135.0, 1));
+        // Marker window 2 ([100, ∞)) holds a2 (40 µs, launched in step 1), x and b, and the
+        // 20 µs of `a` (step 1) that run past marker 2 (§3.2.1): (40 + 20) / (135 + 20).
+        assert_eq!(d.max_share, (60.0 / 155.0, 1));
+        assert_eq!(d.steps[1].tail_ns, 20_000);
         assert_eq!(
             set.steps.iter().map(|s| s.window).collect::<Vec<_>>(),
             [Interval::new(0, 160_000), Interval::new(160_000, 250_000)]
@@ -369,7 +414,41 @@ mod tests {
         assert_eq!(d.median_lag_ms, 0.05);
         assert_eq!(
             d.note(&set.steps).unwrap(),
-            "device lags the host: 29.6 % of the kernel time in ProfilerStep#2's marker window was launched in an earlier step (by launch correlation); device-side windows: median lag 0.050 ms (first kernel start − host marker start); 1 kernel(s) start inside another step's window than the one that launched them and stay in the window they start in"
+            "device lags the host: 38.7 % of the kernel time in ProfilerStep#2's marker window was launched in an earlier step (by launch correlation, 0.020 ms of it by earlier steps' kernels running on past the marker); device-side windows: median lag 0.050 ms (first kernel start − host marker start); 1 kernel(s) start inside another step's window than the one that launched them and stay in the window they start in"
         );
+    }
+
+    /// §3.2.1: a kernel that runs across several host windows counts, clipped, in each window
+    /// after the one it starts in (here `a`, launched in step 1, covers all of window 2 and
+    /// 50 µs of window 3).
+    #[test]
+    fn an_overrun_tail_is_clipped_to_each_window_it_crosses() {
+        let mut b = KernelTableBuilder::new();
+        b.push(&kernel("a", 10, 240, 1)); // 10–250
+        b.push(&KernelRow {
+            stream: "20".into(),
+            ..kernel("b", 150, 10, 101)
+        });
+        b.push(&KernelRow {
+            stream: "20".into(),
+            ..kernel("c", 260, 50, 201)
+        });
+        let k = b.finish();
+        let set = steps::detect(
+            &k,
+            &[marker(1, 0), marker(2, 100), marker(3, 200)],
+            &[],
+            &[],
+            &AnomalyConfig::spec_defaults(),
+        );
+        let d = set.device_lag.as_ref().unwrap();
+        assert_eq!(
+            d.steps.iter().map(|s| s.tail_ns).collect::<Vec<_>>(),
+            [0, 100_000, 50_000]
+        );
+        // Window 2: a's 100 µs of 110 µs; window 3: a's 50 of 100.
+        assert_eq!(d.max_share, (100.0 / 110.0, 1));
+        assert!((d.steps[2].lagged_share - 0.5).abs() < 1e-15);
+        assert!(d.applied);
     }
 }

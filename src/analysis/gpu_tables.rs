@@ -23,13 +23,18 @@ fn is_collective(name: &str) -> bool {
 
 /// The kernel table of a GPU trace: one row per device op, `row` = its index in
 /// `t.device_ops` + 1 (so a kernel finds its op again), `launch_ns` = the start of the runtime
-/// call with the same `correlation` (device-side steps §3.2, launch timing of bubbles).
+/// call with the same `correlation` (device-side steps §3.2, launch timing of bubbles),
+/// `shapes` = the `Input Dims` of the op that launched it ([`launch_shapes`]), when the trace
+/// was recorded with `record_shapes` (anomaly.md §1.1.1; `VARIABLE_SHAPE_SAME_TEMPLATE` reads
+/// them).
 pub fn kernel_table(t: &GpuTrace) -> KernelTable {
     let several_devices = t
         .device_ops
         .iter()
         .any(|d| d.device != t.device_ops[0].device);
     let launches = t.launch_index();
+    let op_shapes = launch_shapes(t);
+    let mut shape_ids: FxHashMap<StrId, NameId> = FxHashMap::default();
     let mut b = KernelTableBuilder::with_capacity(t.device_ops.len());
     let mut row = KernelRow::default();
     // Each distinct text is interned once, in the order of its first row (the pool a
@@ -68,6 +73,12 @@ pub fn kernel_table(t: &GpuTrace) -> KernelTable {
             DeviceOpKind::Kernel => b.text_id(if c { "NCCL" } else { "KERNEL" }),
             k => b.text_id(&k.as_str().to_ascii_uppercase()),
         });
+        let shapes = match op_shapes.get(&d.correlation) {
+            Some(&s) if d.correlation >= 0 => {
+                *shape_ids.entry(s).or_insert_with(|| b.text_id(t.text(s)))
+            }
+            _ => empty,
+        };
         row.start_ns = d.start_ns;
         row.dur_ns = d.dur_ns();
         row.row = i as u64 + 1;
@@ -75,12 +86,43 @@ pub fn kernel_table(t: &GpuTrace) -> KernelTable {
             name: name_id,
             op_type: empty,
             core_raw: core,
-            shapes: empty,
+            shapes,
             stream: Some(stream),
         };
         b.push_texts(&row, texts);
     }
     b.finish()
+}
+
+/// The `Input Dims` of the op that launched each device op, by the launch's `correlation`:
+/// the innermost `cpu_op` of the launching runtime call's thread whose `[start, end)` holds the
+/// call's start (anomaly.md §1.1.1). Containment rather than `External id`: 2024+ traces give
+/// the kernel its op's `External id`, but older ones give it the correlation's number, which
+/// may equal an unrelated op's id. Launches whose innermost op has no `Input Dims` are left out.
+pub fn launch_shapes(t: &GpuTrace) -> FxHashMap<i64, StrId> {
+    let mut out = FxHashMap::default();
+    // Per thread, the open cpu_ops (end, shapes), innermost last; host ops come sorted by
+    // (start, longer first), so an op precedes what it holds.
+    let mut open: FxHashMap<(StrId, StrId), Vec<(i64, StrId)>> = FxHashMap::default();
+    for h in &t.host_ops {
+        let is_op = h.kind == HostKind::CpuOp;
+        let is_launch = h.kind.is_runtime() && h.correlation >= 0;
+        if !is_op && !is_launch {
+            continue;
+        }
+        let stack = open.entry((h.pid, h.tid)).or_default();
+        while stack.last().is_some_and(|&(end, _)| end <= h.start_ns) {
+            stack.pop();
+        }
+        if is_op {
+            stack.push((h.end_ns(), h.shapes));
+        } else if let Some(&(_, shapes)) = stack.last() {
+            if shapes != StrId::EMPTY {
+                out.insert(h.correlation, shapes);
+            }
+        }
+    }
+    out
 }
 
 /// The points `h2d_flow_count` counts on a GPU rank (anomaly.md §5.6 extension field; the GPU
@@ -133,8 +175,8 @@ pub fn host_table(t: &GpuTrace, kernels: &KernelTable) -> HostEventTable {
             let cat = text_id(&mut h, e.cat);
             h.push_ids(name, cat, thread, lane, e.start_ns, e.dur_ns);
         }
-        h.saw_stack |= e.kind == HostKind::PythonFunction;
     }
+    h.evidence = t.evidence;
     for m in &t.steps {
         h.markers.push(MarkerEvent {
             name: t.text(m.name).to_string(),

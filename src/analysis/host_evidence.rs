@@ -4,6 +4,7 @@
 
 use super::anomaly_config::{AnomalyConfig, Compat};
 use super::intervals::{merge, total_len, Interval};
+use super::step_annotations::annotation_family;
 use super::steps::is_step_marker_name;
 use crate::model::trace_events::{HostEventTable, Lane};
 
@@ -118,8 +119,14 @@ fn starts_with_ci(name: &str, prefix: &str) -> bool {
 }
 
 /// Builds the class index of §5.7.1 from the trace's host events, applying the
-/// mode-independent part of hygiene (marker exclusion, leaf flags; §5.7.3).
-pub fn build_index(host: &HostEventTable, cfg: &AnomalyConfig) -> HostIndex {
+/// mode-independent part of hygiene (marker exclusion, leaf flags; §5.7.3). `step_annotation`
+/// is the family key of the user annotations that are the step markers (anomaly.md §3.1.1),
+/// when they are: events of that family are markers too.
+pub fn build_index(
+    host: &HostEventTable,
+    cfg: &AnomalyConfig,
+    step_annotation: Option<&str>,
+) -> HostIndex {
     let rule = cfg.compat == Compat::Rulebook;
     let n_text = host.text_count();
     // Per-name class flags, computed once per distinct name: (sync, comm, marker).
@@ -206,7 +213,9 @@ pub fn build_index(host: &HostEventTable, cfg: &AnomalyConfig) -> HostIndex {
                         &["c10d", "Hccl", "hcom", "StreamWaitEvent", "Notify_Wait"],
                     )
                 };
-                (sync, comm, is_step_marker_name(name, cfg))
+                let marker = is_step_marker_name(name, cfg)
+                    || step_annotation.is_some_and(|f| annotation_family(name) == f);
+                (sync, comm, marker)
             });
         if rule && is_marker {
             excluded += 1;

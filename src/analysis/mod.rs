@@ -25,6 +25,7 @@ pub mod memory_pool;
 pub mod memory_result;
 pub mod memory_summary;
 pub mod snapshot;
+pub mod step_annotations;
 pub mod steps;
 pub mod structure;
 pub mod user_frame;

@@ -1,4 +1,5 @@
-//! Steps (anomaly.md §3): detection by priority, service windows, kernel
+//! Steps (anomaly.md §3): detection by priority (markers, `Step Id`, step annotations
+//! without `ProfilerStep#`: §3.1.1, macro-steps as the last resort), service windows, kernel
 //! assignment, per-step inventory, and grouping into step groups.
 
 use rustc_hash::FxHashMap as HashMap;
@@ -18,6 +19,9 @@ mod groups;
 use groups::group_steps;
 pub use groups::{inventory, template_hash, template_hashes};
 
+use super::step_annotations::annotation_markers;
+pub use super::step_annotations::Annotation;
+
 /// How the steps were found (§3.1 `step_detection_method`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StepMethod {
@@ -27,6 +31,8 @@ pub enum StepMethod {
     IterationMarker,
     /// User markers (custom prefix).
     CustomMarker,
+    /// A repeating top-level user annotation (§3.1.1).
+    Annotation,
     /// Kernel `Step Id` values.
     StepId,
     /// `Step Id` values with `step_trace_time.csv` windows.
@@ -46,6 +52,7 @@ impl StepMethod {
             StepMethod::Marker => "marker",
             StepMethod::IterationMarker => "iteration_marker",
             StepMethod::CustomMarker => "custom_marker",
+            StepMethod::Annotation => "annotation",
             StepMethod::StepId => "step_id",
             StepMethod::StepIdStepTrace => "step_id+step_trace",
             StepMethod::Pseudo => "pseudo",
@@ -61,6 +68,7 @@ impl StepMethod {
             (StepMethod::Marker, true) => "marker+device_lag",
             (StepMethod::IterationMarker, true) => "iteration_marker+device_lag",
             (StepMethod::CustomMarker, true) => "custom_marker+device_lag",
+            (StepMethod::Annotation, true) => "annotation+device_lag",
             (m, _) => m.as_str(),
         }
     }
@@ -128,6 +136,9 @@ pub struct StepSet {
     pub device_lag: Option<DeviceLag>,
     /// [`template_hash`] of each step, in the order of [`steps`](Self::steps).
     pub template_hashes: Vec<u64>,
+    /// The family key of the user annotations that are the step markers (§3.1.1), when they
+    /// are.
+    pub annotation: Option<String>,
 }
 
 impl StepSet {
@@ -161,11 +172,13 @@ pub fn is_step_marker_name(name: &str, cfg: &AnomalyConfig) -> bool {
 
 /// Detects steps and windows (§3.1–3.3) and groups them (§3.5).
 ///
-/// `markers` are the trace's marker candidates in any order; `step_trace` the rows of
+/// `markers` are the trace's marker candidates in any order; `annotations` its top-level user
+/// annotations ([`super::step_annotations::top_level_annotations`]); `step_trace` the rows of
 /// `step_trace_time.csv` (may be empty).
 pub fn detect(
     kernels: &KernelTable,
     markers: &[MarkerEvent],
+    annotations: &[Annotation],
     step_trace: &[StepTraceRow],
     cfg: &AnomalyConfig,
 ) -> StepSet {
@@ -189,17 +202,38 @@ pub fn detect(
             break;
         }
     }
-    let mut steps = match chosen {
-        Some((method, found)) => marker_steps(kernels, method, found, cfg, &mut notes),
-        None => Vec::new(),
+    let has_step_ids = kernels.step_tag().iter().any(Option::is_some);
+    let mut annotation = None;
+    let (mut steps, marker_method) = match chosen {
+        Some((method, found)) => (
+            marker_steps(kernels, method, found, cfg, &mut notes),
+            Some(method),
+        ),
+        // §3.1 item 5, §3.1.1: no marker and no Step Id: a repeating top-level annotation.
+        None if !has_step_ids && !kernels.is_empty() => {
+            let (found, note) = annotation_markers(kernels, annotations, cfg);
+            notes.extend(note);
+            match found {
+                Some((key, ms)) => {
+                    annotation = Some(key);
+                    let found = ms.iter().enumerate().map(|(k, m)| (k as u64, m)).collect();
+                    (
+                        marker_steps(kernels, StepMethod::Annotation, found, cfg, &mut notes),
+                        Some(StepMethod::Annotation),
+                    )
+                }
+                None => (Vec::new(), None),
+            }
+        }
+        None => (Vec::new(), None),
     };
     let device_lag = super::device_lag::apply(kernels, &mut steps, step_trace, cfg);
     if let Some(note) = device_lag.as_ref().and_then(|d| d.note(&steps)) {
         notes.push(note);
     }
-    let method = if !steps.is_empty() {
-        steps_method(&steps)
-    } else if kernels.step_tag().iter().any(Option::is_some) {
+    let method = if let (false, Some(m)) = (steps.is_empty(), marker_method) {
+        m
+    } else if has_step_ids {
         let (m, s) = step_id_steps(kernels, step_trace, &mut notes);
         steps = s;
         m
@@ -219,8 +253,9 @@ pub fn detect(
         match macro_steps(kernels, cfg) {
             Some((origin, ms)) => {
                 notes.push(format!(
-                    "no step markers and no Step Id column: {} macro-steps from {origin} (long idle gaps split the capture)",
-                    ms.len()
+                    "no step markers, no Step Id column and no step annotation: {} macro-steps from {}, the last resort (§3.6): a repeated unit may be a layer or a pass rather than an iteration",
+                    ms.len(),
+                    if origin == "repetition" { "kernel repetition" } else { "forward passes" }
                 ));
                 steps = ms;
                 StepMethod::Macro
@@ -245,6 +280,7 @@ pub fn detect(
         notes,
         device_lag,
         template_hashes,
+        annotation,
     }
 }
 
@@ -295,14 +331,6 @@ fn macro_steps(kernels: &KernelTable, cfg: &AnomalyConfig) -> Option<(&'static s
         });
     }
     Some((origin, steps))
-}
-
-fn steps_method(steps: &[Step]) -> StepMethod {
-    match steps.first() {
-        Some(s) if s.step_id.starts_with("ProfilerStep#") => StepMethod::Marker,
-        Some(s) if iteration_number(&s.step_id).is_some() => StepMethod::IterationMarker,
-        _ => StepMethod::CustomMarker,
-    }
 }
 
 fn marker_steps(

@@ -146,6 +146,10 @@ pub struct SideInfo {
     pub profile_memory: Option<bool>,
     /// `config.common_config.record_shapes`.
     pub record_shapes: Option<bool>,
+    /// `config.common_config.with_flops`.
+    pub with_flops: Option<bool>,
+    /// `config.common_config.with_modules`.
+    pub with_modules: Option<bool>,
     /// `torch_npu_version` (newer files only).
     pub torch_npu_version: Option<String>,
     /// `cann_version` (newer files only).

@@ -14,6 +14,7 @@
 //! by `(start, longer first)`, steps by start and memory samples by time.
 
 use crate::model::strings::{StrId, StringPool};
+use crate::model::trace_events::TraceEvidence;
 
 /// What a device op is (its `cat`; 2021 traces say `Kernel`, `Memcpy`, `Memset`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -124,6 +125,9 @@ pub struct HostOp {
     /// `args.stream` when it is an integer (`cuda_sync` events name the stream they wait
     /// on; HTA's temporal breakdown counts every event with a stream), else -1.
     pub stream: i64,
+    /// `args["Input Dims"]` of a `cpu_op` as written (raw JSON, `[[2048, 4096], [4096]]`;
+    /// `record_shapes=True`), [`StrId::EMPTY`] when absent.
+    pub shapes: StrId,
 }
 
 impl HostOp {
@@ -215,6 +219,23 @@ pub struct DistributedInfo {
     pub backend: Option<String>,
 }
 
+/// The capture options a trace states at its top level (newer PyTorch writes
+/// `"record_shapes": 1`, `"with_stack": 1`, … for the options that were on; anomaly.md §1.1.1).
+/// `None`: the trace does not say.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CaptureFlags {
+    /// `record_shapes`.
+    pub record_shapes: Option<bool>,
+    /// `with_stack`.
+    pub with_stack: Option<bool>,
+    /// `profile_memory`.
+    pub profile_memory: Option<bool>,
+    /// `with_flops`.
+    pub with_flops: Option<bool>,
+    /// `with_modules`.
+    pub with_modules: Option<bool>,
+}
+
 /// The trace's top-level facts (formats.md §8).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TraceFacts {
@@ -238,6 +259,8 @@ pub struct TraceFacts {
     pub rocm_version: Option<String>,
     /// `traceName`.
     pub trace_name: Option<String>,
+    /// `record_shapes`, `with_stack`, `profile_memory`, `with_flops`, `with_modules`.
+    pub flags: CaptureFlags,
 }
 
 /// Everything kept from one Kineto trace (see the module doc for units and order).
@@ -260,6 +283,8 @@ pub struct GpuTrace {
     pub memory: Vec<MemorySample>,
     /// Top-level facts.
     pub facts: TraceFacts,
+    /// What the events show was recorded (anomaly.md §1.1.1).
+    pub evidence: TraceEvidence,
 }
 
 impl GpuTrace {
@@ -432,6 +457,7 @@ mod tests {
             correlation: 2,
             external_id: -1,
             stream: -1,
+            shapes: StrId::EMPTY,
         });
         for from in [HostKind::CpuOp, HostKind::UserAnnotation] {
             b.t.steps.push(StepMarker {

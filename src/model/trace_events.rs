@@ -123,6 +123,47 @@ pub struct TraceFlow {
     pub end_ns: i64,
 }
 
+/// What a trace's events show was recorded, option by option (anomaly.md §1.1.1): each flag is
+/// set by an event carrying that profiler option's own output, whatever the capture's
+/// configuration says. Kineto traces and `trace_view.json` write the same argument names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TraceEvidence {
+    /// `record_shapes`: an `Input Dims`, `Input type`, `Input Strides` or `Concrete Inputs`
+    /// argument.
+    pub shapes: bool,
+    /// `with_stack`: a `python_function` event or a `Call stack` argument.
+    pub stack: bool,
+    /// `profile_memory`: a `[memory]` instant event.
+    pub memory: bool,
+    /// `with_flops`: a `flops` argument.
+    pub flops: bool,
+    /// `with_modules`: a `Module Hierarchy` argument.
+    pub modules: bool,
+}
+
+impl TraceEvidence {
+    /// The `args` keys `record_shapes` writes.
+    pub const SHAPE_KEYS: [&'static str; 4] = [
+        "Input Dims",
+        "Input type",
+        "Input Strides",
+        "Concrete Inputs",
+    ];
+
+    /// True when every flag is set (nothing left to look for).
+    pub fn complete(&self) -> bool {
+        self.shapes && self.stack && self.memory && self.flops && self.modules
+    }
+
+    /// Notes one event's `args`: `has(key)` tells whether they hold member `key`.
+    pub fn note_args(&mut self, mut has: impl FnMut(&str) -> bool) {
+        self.shapes = self.shapes || Self::SHAPE_KEYS.iter().any(|k| has(k));
+        self.stack = self.stack || has("Call stack");
+        self.flops = self.flops || has("flops");
+        self.modules = self.modules || has("Module Hierarchy");
+    }
+}
+
 /// Everything kept from one `trace_view.json`.
 #[derive(Clone, Debug, Default)]
 pub struct HostEventTable {
@@ -143,10 +184,8 @@ pub struct HostEventTable {
     flows: Vec<TraceFlow>,
     /// Device-lane events (Ascend Hardware + HCCL `X`).
     pub device_events: Vec<DeviceEvent>,
-    /// True when any `python_function` event or `Call stack` arg was seen (capability inference, §1.1).
-    pub saw_stack: bool,
-    /// True when any `Input Dims` arg was seen (capability inference, §1.1).
-    pub saw_input_dims: bool,
+    /// What the trace's events show was recorded (anomaly.md §1.1.1).
+    pub evidence: TraceEvidence,
     rejected: u64,
 }
 

@@ -159,6 +159,8 @@ fn apply_info(v: &Value, side: &mut SideInfo) {
     side.with_stack = bool_at(v, &["config", "common_config", "with_stack"]);
     side.profile_memory = bool_at(v, &["config", "common_config", "profile_memory"]);
     side.record_shapes = bool_at(v, &["config", "common_config", "record_shapes"]);
+    side.with_flops = bool_at(v, &["config", "common_config", "with_flops"]);
+    side.with_modules = bool_at(v, &["config", "common_config", "with_modules"]);
     side.torch_npu_version = string_at(v, &["torch_npu_version"]);
     side.cann_version = string_at(v, &["cann_version"]);
 }

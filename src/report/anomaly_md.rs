@@ -562,6 +562,19 @@ pub fn render(
         }
     }
     let _ = writeln!(o, "\n## Limitations\n");
+    let c = &r.capabilities;
+    let option = |name: &str, on: bool, src: &str| {
+        format!("`{name}` {} ({src})", if on { "on" } else { "off" })
+    };
+    let _ = writeln!(
+        o,
+        "- Capture options (anomaly.md §1.1.1; where each was read): {}, {}, {}, {}, {}.",
+        option("record_shapes", c.record_shapes, c.record_shapes_source),
+        option("with_stack", c.with_stack, c.with_stack_source),
+        option("profile_memory", c.profile_memory, c.profile_memory_source),
+        option("with_flops", c.with_flops, c.with_flops_source),
+        option("with_modules", c.with_modules, c.with_modules_source)
+    );
     for l in &r.limitations {
         let _ = writeln!(o, "- {l}");
     }

@@ -30,6 +30,10 @@ use crate::model::kernels::{KernelTable, TaskClass};
 pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
     let k = input.kernels;
     let markers = input.trace.map(|t| t.markers.as_slice()).unwrap_or(&[]);
+    let annotations = input
+        .trace
+        .map(super::step_annotations::top_level_annotations)
+        .unwrap_or_default();
     let StepSet {
         method,
         steps: raw_steps,
@@ -37,7 +41,9 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
         notes,
         device_lag,
         template_hashes,
-    } = steps::detect(k, markers, input.step_trace, cfg);
+        annotation,
+    } = steps::detect(k, markers, &annotations, input.step_trace, cfg);
+    drop(annotations);
     let segs = kernel_union(k, |_| true);
     let global = bubbles::global_gaps(&segs, cfg.top_n_windows);
     let capture_ns = global.capture.len_ns();
@@ -112,7 +118,9 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
         .collect();
     let windows = bubbles::emit_windows(&sw, &global, &nb, cfg);
     drop(sw);
-    let host_ix = input.trace.map(|t| host_evidence::build_index(t, cfg));
+    let host_ix = input
+        .trace
+        .map(|t| host_evidence::build_index(t, cfg, annotation.as_deref()));
     let mut bubble_results: Vec<BubbleResult> = windows
         .into_iter()
         .map(|w| {
@@ -418,24 +426,61 @@ fn shapes_hash(k: &KernelTable, r: std::ops::Range<usize>) -> u64 {
     h
 }
 
+/// §1.1.1: one capability from what the data holds (`held`: the source that holds it, if
+/// any), else from what the capture states (`stated`, said by `statement`), else off.
+fn capability(
+    held: Option<CapabilitySource>,
+    stated: Option<bool>,
+    statement: CapabilitySource,
+) -> (bool, &'static str) {
+    match (held, stated) {
+        (Some(src), _) => (true, src.as_str()),
+        (None, Some(v)) => (v, statement.as_str()),
+        (None, None) => (false, CapabilitySource::Absent.as_str()),
+    }
+}
+
 fn capabilities(input: &RankInput<'_>, k: &KernelTable, kept_host: usize) -> Capabilities {
+    use CapabilitySource::{Kernels, MemoryFiles, ProfilerInfo, Trace, TraceMetadata};
     let trace = input.trace;
-    let (record_shapes, rs_src) = match input.info.record_shapes {
-        Some(v) => (v, "profiler_info"),
-        None => (
-            k.has_shapes() || trace.is_some_and(|t| t.saw_input_dims),
-            "inferred",
-        ),
+    let info = &input.info;
+    let ev = trace.map(|t| t.evidence).unwrap_or_default();
+    let statement = if info.gpu_trace {
+        TraceMetadata
+    } else {
+        ProfilerInfo
     };
-    let (with_stack, ws_src) = match input.info.with_stack {
-        Some(v) => (v, "profiler_info"),
-        None => (trace.is_some_and(|t| t.saw_stack), "inferred"),
+    let held = |in_trace: bool, other: Option<CapabilitySource>| {
+        if in_trace {
+            Some(Trace)
+        } else {
+            other
+        }
     };
+    let (record_shapes, rs_src) = capability(
+        held(ev.shapes, k.has_shapes().then_some(Kernels)),
+        info.record_shapes,
+        statement,
+    );
+    let (with_stack, ws_src) = capability(held(ev.stack, None), info.with_stack, statement);
+    let (profile_memory, pm_src) = capability(
+        held(ev.memory, info.memory_files.then_some(MemoryFiles)),
+        info.profile_memory,
+        statement,
+    );
+    let (with_flops, wf_src) = capability(held(ev.flops, None), info.with_flops, statement);
+    let (with_modules, wm_src) = capability(held(ev.modules, None), info.with_modules, statement);
     Capabilities {
         record_shapes,
         record_shapes_source: rs_src,
         with_stack,
         with_stack_source: ws_src,
+        profile_memory,
+        profile_memory_source: pm_src,
+        with_flops,
+        with_flops_source: wf_src,
+        with_modules,
+        with_modules_source: wm_src,
         profiler_level: input.info.profiler_level.clone(),
         pmu: !k.pmu().is_empty(),
         comm_file: input.info.comm_file,
@@ -520,7 +565,7 @@ fn limitations(
         v.push("kernel_details.csv absent: kernels taken from trace_view.json device lanes".into());
     }
     if matches!(method, StepMethod::Macro) {
-        v.push("no step markers: macro-steps derived from structure (lower confidence)".into());
+        v.push("no step markers: macro-steps derived from structure, the last resort (lower confidence)".into());
     }
     if matches!(method, StepMethod::Pseudo) {
         v.push("no step markers: one pseudo-step over the whole capture".into());

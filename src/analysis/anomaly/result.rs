@@ -22,6 +22,15 @@ pub struct CaptureInfo {
     pub record_shapes: Option<bool>,
     /// `with_stack` from `profiler_info*.json`, when present.
     pub with_stack: Option<bool>,
+    /// `profile_memory` from `profiler_info*.json`, when present.
+    pub profile_memory: Option<bool>,
+    /// `with_flops` from `profiler_info*.json`, when present.
+    pub with_flops: Option<bool>,
+    /// `with_modules` from `profiler_info*.json`, when present.
+    pub with_modules: Option<bool>,
+    /// True when the rank folder holds `operator_memory.csv` or `memory_record.csv` (written
+    /// only with `profile_memory=True`).
+    pub memory_files: bool,
     /// `_profiler_level` from `profiler_info*.json`, when present.
     pub profiler_level: Option<String>,
     /// True when the kernels came from `op_summary` (§1.2.3).
@@ -33,7 +42,8 @@ pub struct CaptureInfo {
     /// True for a GPU (PyTorch profiler) trace: the Ascend side files it never has
     /// (`communication.json`, `kernel_details.csv`, PMU data) are not limitations of the
     /// capture, and the result notes the Ascend-only rules that are not applied
-    /// ([`GPU_TRACE_NOTE`]).
+    /// ([`GPU_TRACE_NOTE`]). The capture options above are then the trace's own top-level
+    /// members (`"record_shapes": 1`), not `profiler_info`'s.
     pub gpu_trace: bool,
 }
 
@@ -54,17 +64,30 @@ pub struct RankInput<'a> {
     pub info: CaptureInfo,
 }
 
-/// Capability flags with their sources (§1.1, §6.1 ext `capabilities`).
+/// Capability flags with their sources (§1.1.1, §6.1 ext `capabilities`). Each `*_source` is
+/// one of [`CapabilitySource`]'s words.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Capabilities {
     /// Shapes recorded.
     pub record_shapes: bool,
-    /// `profiler_info` or `inferred`.
+    /// Where `record_shapes` came from.
     pub record_shapes_source: &'static str,
     /// Stacks recorded.
     pub with_stack: bool,
-    /// `profiler_info` or `inferred`.
+    /// Where `with_stack` came from.
     pub with_stack_source: &'static str,
+    /// Memory events recorded.
+    pub profile_memory: bool,
+    /// Where `profile_memory` came from.
+    pub profile_memory_source: &'static str,
+    /// FLOP counts recorded.
+    pub with_flops: bool,
+    /// Where `with_flops` came from.
+    pub with_flops_source: &'static str,
+    /// Module hierarchy recorded.
+    pub with_modules: bool,
+    /// Where `with_modules` came from.
+    pub with_modules_source: &'static str,
     /// `_profiler_level`.
     pub profiler_level: Option<String>,
     /// PMU columns present.
@@ -77,6 +100,40 @@ pub struct Capabilities {
     pub trace: bool,
     /// Host events kept per 100 kernels.
     pub host_event_density: f64,
+}
+
+/// Where a capability was read from (§1.1.1), in order of precedence: what the data holds
+/// first, then what the capture states, else off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CapabilitySource {
+    /// The trace's events hold the option's output (`trace_view.json` or the Kineto trace).
+    Trace,
+    /// The kernel rows carry `Input Shapes` (`kernel_details.csv`, `op_summary`).
+    Kernels,
+    /// The rank folder holds `operator_memory.csv` / `memory_record.csv`.
+    MemoryFiles,
+    /// `profiler_info*.json` says so (Ascend), the data holding none of it.
+    ProfilerInfo,
+    /// The Kineto trace's top-level member says so (`"record_shapes": 1`), the events holding
+    /// none of it.
+    TraceMetadata,
+    /// Nothing says it and the data holds none of it: off.
+    Absent,
+}
+
+impl CapabilitySource {
+    /// The JSON word (`trace`, `kernels`, `memory_files`, `profiler_info`, `trace_metadata`,
+    /// `absent`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CapabilitySource::Trace => "trace",
+            CapabilitySource::Kernels => "kernels",
+            CapabilitySource::MemoryFiles => "memory_files",
+            CapabilitySource::ProfilerInfo => "profiler_info",
+            CapabilitySource::TraceMetadata => "trace_metadata",
+            CapabilitySource::Absent => "absent",
+        }
+    }
 }
 
 /// The §5.7.2 ratios, labels and context of one emitted window.

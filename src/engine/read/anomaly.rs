@@ -120,6 +120,11 @@ impl<'a> AnomalyPass<'a> {
         let mut info = CaptureInfo {
             record_shapes: rank.side.record_shapes,
             with_stack: rank.side.with_stack,
+            profile_memory: rank.side.profile_memory,
+            with_flops: rank.side.with_flops,
+            with_modules: rank.side.with_modules,
+            memory_files: rank.file(FileKind::OperatorMemory).is_some()
+                || rank.file(FileKind::MemoryRecord).is_some(),
             profiler_level: rank.side.profiler_level.clone(),
             ..Default::default()
         };

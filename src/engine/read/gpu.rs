@@ -92,6 +92,12 @@ pub fn read_rank(
         comm_ops: &[],
         step_trace: &[],
         info: CaptureInfo {
+            // The options the trace states at its top level (anomaly.md §1.1.1).
+            record_shapes: trace.facts.flags.record_shapes,
+            with_stack: trace.facts.flags.with_stack,
+            profile_memory: trace.facts.flags.profile_memory,
+            with_flops: trace.facts.flags.with_flops,
+            with_modules: trace.facts.flags.with_modules,
             kernels_from_trace: true,
             gpu_trace: true,
             ..Default::default()

@@ -21,11 +21,30 @@ fn text(v: &Value) -> Option<String> {
     }
 }
 
+/// A capture option's value: `1` / `0`, `true` / `false`, or those as text.
+fn flag(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => n.as_i64().map(|i| i != 0),
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" => Some(true),
+            "0" | "false" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// Records member `key` (raw, without quotes) with raw JSON `value` into `facts`. Returns
 /// false when a known member has an unexpected shape (the caller reports it); unknown
 /// members (job metadata, `INFO`, `trace_id`…) are ignored and return true.
 pub fn read_member(facts: &mut TraceFacts, key: &[u8], value: &[u8]) -> bool {
-    const KNOWN: [&[u8]; 11] = [
+    const KNOWN: [&[u8]; 16] = [
+        b"record_shapes",
+        b"with_stack",
+        b"profile_memory",
+        b"with_flops",
+        b"with_modules",
         b"schemaVersion",
         b"deviceProperties",
         b"distributedInfo",
@@ -56,6 +75,20 @@ pub fn read_member(facts: &mut TraceFacts, key: &[u8], value: &[u8]) -> bool {
         b"cupti_version" => facts.cupti_version = int(&v),
         b"roctracer_version" | b"hip_runtime_version" => facts.rocm_version = text(&v),
         b"traceName" => facts.trace_name = text(&v),
+        b"record_shapes" | b"with_stack" | b"profile_memory" | b"with_flops" | b"with_modules" => {
+            let Some(on) = flag(&v) else {
+                return false;
+            };
+            let f = &mut facts.flags;
+            let slot = match key {
+                b"record_shapes" => &mut f.record_shapes,
+                b"with_stack" => &mut f.with_stack,
+                b"profile_memory" => &mut f.profile_memory,
+                b"with_flops" => &mut f.with_flops,
+                _ => &mut f.with_modules,
+            };
+            *slot = Some(on);
+        }
         b"deviceProperties" => {
             let Value::Array(list) = v else {
                 return false;

@@ -107,6 +107,8 @@ pub struct KinetoBuilder {
     not_kept: HashMap<String, u64>,
     /// Interned raw `pid` / `tid` texts.
     ids: HashMap<Vec<u8>, StrId>,
+    /// Scratch buffer of [`compact_json`].
+    scratch: Vec<u8>,
     /// Plain (inflated) size of the file, until the tables are sized for it
     /// ([`KinetoBuilder::size_tables`]).
     sized_for: Option<u64>,
@@ -117,6 +119,23 @@ const SIZE_PROBE_BYTES: u64 = 4 << 20;
 
 /// The keys of an event this reader reads.
 const KEYS: [&str; 9] = ["ph", "name", "cat", "pid", "tid", "ts", "dur", "args", "id"];
+
+/// The `args` members this reader reads: the links and stream of an op, its `Input Dims`
+/// (kept on `cpu_op`s), and the other keys that show a profiler option was on (anomaly.md
+/// §1.1.1; `TraceEvidence::note_args`).
+const ARG_KEYS: [&str; 11] = [
+    "correlation",
+    "External id",
+    "device",
+    "stream",
+    "Input Dims",
+    "Input type",
+    "Input Strides",
+    "Concrete Inputs",
+    "Call stack",
+    "flops",
+    "Module Hierarchy",
+];
 
 /// The category classes of §8 (2023+ and 2021 names).
 enum Cat {
@@ -194,6 +213,36 @@ fn int_arg(raw: Option<&[u8]>) -> i64 {
         // `7.0` → 7: the value in "µs" ×1000 back to units, only when integral.
         Ok(v) if !v.precision_lost && v.ns % 1000 == 0 => v.ns / 1000,
         _ => -1,
+    }
+}
+
+/// A JSON value (`Input Dims`) in one spelling whatever the writer's layout: no whitespace
+/// outside strings but one space after each `,` (`[[1, 512], []]`, as PyTorch writes it
+/// compactly; a pretty-printed trace spreads it over lines). Written into `out`.
+fn compact_json(raw: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    let (mut in_str, mut esc) = (false, false);
+    for &c in raw {
+        if in_str {
+            out.push(c);
+            if esc {
+                esc = false;
+            } else if c == b'\\' {
+                esc = true;
+            } else if c == b'"' {
+                in_str = false;
+            }
+            continue;
+        }
+        match c {
+            b' ' | b'\n' | b'\r' | b'\t' => {}
+            b',' => out.extend_from_slice(b", "),
+            b'"' => {
+                in_str = true;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
     }
 }
 
@@ -363,10 +412,28 @@ impl KinetoBuilder {
                     self.info.out_of_range.record(at);
                     return ControlFlow::Continue(());
                 };
-                let a = args.and_then(|a| {
-                    ev.args_fields(a, ["correlation", "External id", "device", "stream"])
-                });
-                self.complete(&name, &cat_text, pid, tid, a.unwrap_or([None; 4]), ts, end);
+                let a = args.and_then(|a| ev.args_fields(a, ARG_KEYS));
+                let [corr, ext, device, stream, dims, rest @ ..] = a.unwrap_or([None; 11]);
+                // What the events show was recorded (anomaly.md §1.1.1).
+                if !self.b.t.evidence.complete() && a.is_some() {
+                    let has = |k: &str| {
+                        (k == "Input Dims" && dims.is_some())
+                            || ARG_KEYS[5..]
+                                .iter()
+                                .zip(rest)
+                                .any(|(key, v)| *key == k && v.is_some())
+                    };
+                    self.b.t.evidence.note_args(has);
+                }
+                self.complete(
+                    &name,
+                    &cat_text,
+                    pid,
+                    tid,
+                    [corr, ext, device, stream, dims],
+                    ts,
+                    end,
+                );
             }
             "s" | "f" | "t" => {
                 let Cat::Flow(kind) = category(&cat_text, &name) else {
@@ -402,6 +469,7 @@ impl KinetoBuilder {
                 }
             }
             "i" | "I" if name == "[memory]" => {
+                self.b.t.evidence.memory = true;
                 let a = args.and_then(|a| {
                     ev.args_fields(
                         a,
@@ -430,7 +498,7 @@ impl KinetoBuilder {
     }
 
     /// An `X` event from `ts` to `end` (ns); `correlation`, `External id`, `device`, `stream`
-    /// of its `args`.
+    /// and `Input Dims` of its `args`.
     #[allow(clippy::too_many_arguments)]
     fn complete(
         &mut self,
@@ -438,7 +506,7 @@ impl KinetoBuilder {
         cat: &str,
         pid: Option<&[u8]>,
         tid: Option<&[u8]>,
-        [corr, ext, device, stream]: [Option<&[u8]>; 4],
+        [corr, ext, device, stream, dims]: [Option<&[u8]>; 5],
         ts: i64,
         end: i64,
     ) {
@@ -476,6 +544,20 @@ impl KinetoBuilder {
                 }
                 let cat_id = self.b.intern(cat);
                 let (pid, tid) = (self.id_text(pid), self.id_text(tid));
+                // The shapes of an op, for the kernels it launches (`gpu_tables::kernel_table`).
+                let shapes = match dims {
+                    Some(raw) if kind == HostKind::CpuOp => {
+                        compact_json(raw, &mut self.scratch);
+                        match std::str::from_utf8(&self.scratch) {
+                            Ok(t) => self.b.intern(t),
+                            Err(_) => self.b.intern(&String::from_utf8_lossy(&self.scratch)),
+                        }
+                    }
+                    _ => StrId::EMPTY,
+                };
+                if kind == HostKind::PythonFunction {
+                    self.b.t.evidence.stack = true;
+                }
                 self.b.t.host_ops.push(HostOp {
                     kind,
                     name: name_id,
@@ -487,6 +569,7 @@ impl KinetoBuilder {
                     correlation: int_arg(corr),
                     external_id: int_arg(ext),
                     stream: int_arg(stream),
+                    shapes,
                 });
             }
             Cat::Flow(_) => self.not_kept("X"),

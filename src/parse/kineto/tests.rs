@@ -474,3 +474,19 @@ fn tables_are_sized_once_from_the_first_event_bytes() {
     assert_eq!(sized.0.device_ops, plain_trace.device_ops);
     assert_eq!(sized.0.host_ops, plain_trace.host_ops);
 }
+
+#[test]
+fn input_dims_are_kept_in_one_compact_spelling() {
+    let mut out = Vec::new();
+    for raw in [
+        &b"[[1, 512], [1, 512], []]"[..],
+        b"[\n  [\n    1,\n    512\n  ],\n  [1,512],\n  []\n]",
+        b"[[1,512],[1,512],[]]",
+    ] {
+        compact_json(raw, &mut out);
+        assert_eq!(out, b"[[1, 512], [1, 512], []]");
+    }
+    // Strings keep their inside as written.
+    compact_json(br#"["a ,\" b",  1]"#, &mut out);
+    assert_eq!(out, br#"["a ,\" b", 1]"#);
+}

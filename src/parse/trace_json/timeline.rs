@@ -228,14 +228,24 @@ impl TimelineBuilder {
             }
             return ControlFlow::Continue(());
         }
-        if !self.t.saw_stack || !self.t.saw_input_dims {
+        // What the events show was recorded (anomaly.md §1.1.1), until everything was seen.
+        if !self.t.evidence.complete() {
             let c = cat.and_then(as_str);
             if c.as_deref() == Some("python_function") {
-                self.t.saw_stack = true;
+                self.t.evidence.stack = true;
             } else if c.as_deref() == Some("cpu_op") {
-                let has = |n: &[u8]| args.is_some_and(|a| memchr::memmem::find(a, n).is_some());
-                self.t.saw_stack |= has(b"Call stack");
-                self.t.saw_input_dims |= has(b"Input Dims");
+                if let Some(a) = args {
+                    let mut quoted = Vec::with_capacity(24);
+                    self.t.evidence.note_args(|k| {
+                        quoted.clear();
+                        quoted.push(b'"');
+                        quoted.extend_from_slice(k.as_bytes());
+                        quoted.push(b'"');
+                        memchr::memmem::find(a, &quoted).is_some()
+                    });
+                }
+            } else if name == "[memory]" {
+                self.t.evidence.memory = true;
             }
         }
         let Some(ts) = ts.and_then(time_ns) else {
