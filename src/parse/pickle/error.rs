@@ -55,6 +55,16 @@ pub enum PickleErrorKind {
         /// The bound.
         limit: usize,
     },
+    /// A JSON snapshot (torch-snapshot.md §2.6) that is not valid JSON at this byte.
+    JsonInvalid {
+        /// What was expected or wrong.
+        what: String,
+    },
+    /// A JSON snapshot that ends before its top-level value is complete.
+    JsonTruncated {
+        /// File size in bytes (bytes available).
+        total: u64,
+    },
     /// Reading failed.
     Io {
         /// The reader's message.
@@ -133,6 +143,15 @@ impl fmt::Display for PickleError {
                  memory bounded. Real memory snapshots stay far below this: the file is corrupt or was \
                  crafted to exhaust memory."
             ),
+            PickleErrorKind::JsonInvalid { what } => write!(
+                f,
+                "Invalid JSON at byte {off} of this JSON memory snapshot: {what}."
+            ),
+            PickleErrorKind::JsonTruncated { total } => write!(
+                f,
+                "The file ends before the JSON is complete (byte {off} of {total}). \
+                 It may have been cut off while being copied or written."
+            ),
             PickleErrorKind::Io { message } => write!(f, "Read failed at byte {off}: {message}."),
             PickleErrorKind::Cancelled => write!(f, "Cancelled at byte {off}."),
         }
@@ -149,7 +168,7 @@ pub fn sniff(head: &[u8]) -> String {
     } else if head.starts_with(b"PK\x03\x04") {
         "it is a zip archive (a torch.save checkpoint?)".into()
     } else if first == Some(b'{') || first == Some(b'[') {
-        "it looks like JSON (JSON snapshots are not supported yet)".into()
+        "it looks like JSON".into()
     } else if first == Some(b'<') {
         "it looks like HTML or XML".into()
     } else if head.is_empty() {
