@@ -29,8 +29,10 @@ pub enum PickleErrorKind {
     },
     /// The pickle decodes but is not a snapshot.
     NotSnapshot {
-        /// Python type name of the top-level value.
+        /// Python type name of the top-level value (JSON's `object` / `array` for JSON).
         top_type: String,
+        /// The file is JSON (torch-snapshot.md §2.6), not a pickle.
+        json: bool,
     },
     /// Not a pickle at all (or a wrapper we do not open).
     WrongFileType {
@@ -120,10 +122,11 @@ impl fmt::Display for PickleError {
                 "The file ends before the pickle is complete (byte {off} of {total}). \
                  It may have been cut off while being copied or written."
             ),
-            PickleErrorKind::NotSnapshot { top_type } => write!(
+            PickleErrorKind::NotSnapshot { top_type, json } => write!(
                 f,
-                "This pickle does not look like a PyTorch memory snapshot (no \"segments\" or \"device_traces\"). \
-                 Top-level type: {top_type}."
+                "This {} does not look like a PyTorch memory snapshot (no \"segments\" or \"device_traces\"). \
+                 Top-level type: {top_type}.",
+                if *json { "JSON file" } else { "pickle" }
             ),
             PickleErrorKind::WrongFileType { detected } => write!(
                 f,

@@ -227,7 +227,8 @@ fn finish(
                 file,
                 0,
                 PickleErrorKind::NotSnapshot {
-                    top_type: type_name(&b, other).into(),
+                    top_type: type_name(&b, other, encoding).into(),
+                    json: encoding == Encoding::Json,
                 },
             ))
         }
@@ -241,7 +242,8 @@ fn finish(
             file,
             0,
             PickleErrorKind::NotSnapshot {
-                top_type: "list".into(),
+                top_type: type_name(&b, result, encoding).into(),
+                json: encoding == Encoding::Json,
             },
         ));
     }
@@ -255,7 +257,8 @@ fn finish(
             file,
             0,
             PickleErrorKind::NotSnapshot {
-                top_type: "dict".into(),
+                top_type: type_name(&b, result, encoding).into(),
+                json: encoding == Encoding::Json,
             },
         ));
     }
@@ -314,7 +317,17 @@ fn finish(
     })
 }
 
-fn type_name(b: &schema::Builder, v: vm::Val) -> &'static str {
+fn type_name(b: &schema::Builder, v: vm::Val, encoding: Encoding) -> &'static str {
+    let name = python_type_name(b, v);
+    match (encoding, name) {
+        (Encoding::Json, "dict") => "object",
+        (Encoding::Json, "list") => "array",
+        (Encoding::Json, "NoneType") => "null",
+        (_, n) => n,
+    }
+}
+
+fn python_type_name(b: &schema::Builder, v: vm::Val) -> &'static str {
     use vm::Val;
     match v {
         Val::None => "NoneType",
