@@ -150,14 +150,18 @@ pub fn sniff_within<'a>(
             }
             if let Some([cat, nm]) = fields(ev, ["cat", "name"]) {
                 let cat = cat.and_then(as_str).unwrap_or_default();
-                let nm = nm.and_then(as_str);
-                if !m.pytorch {
-                    m.pytorch =
-                        is_pytorch_category(&cat) || nm.as_deref().is_some_and(is_pytorch_name);
-                }
-                if matches!(&*cat, "cuda_runtime" | "Runtime") {
-                    hip |= nm.as_deref().is_some_and(|n| n.starts_with("hip"));
-                    cuda |= nm.as_deref().is_some_and(|n| n.starts_with("cuda"));
+                let runtime = matches!(&*cat, "cuda_runtime" | "Runtime");
+                // The name is decoded only when it can still tell something.
+                if !m.pytorch || runtime {
+                    let nm = nm.and_then(as_str);
+                    if !m.pytorch {
+                        m.pytorch =
+                            is_pytorch_category(&cat) || nm.as_deref().is_some_and(is_pytorch_name);
+                    }
+                    if runtime {
+                        hip |= nm.as_deref().is_some_and(|n| n.starts_with("hip"));
+                        cuda |= nm.as_deref().is_some_and(|n| n.starts_with("cuda"));
+                    }
                 }
             }
             // Past the first SNIFF_EVENTS events, once decided, only the runtime is still
