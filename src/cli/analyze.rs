@@ -208,12 +208,28 @@ pub fn run(args: Args) -> i32 {
     if inv.snapshots.is_empty() {
         plan.snapshot = None;
     }
+    let unused = not_used(&inv, &plan);
     if plan.memory.is_none() && plan.anomaly.is_none() && plan.snapshot.is_none() {
-        eprintln!("proflens analyze: nothing to analyse: no rank folder with operator_memory.csv, kernel_details.csv, op_summary*.csv or trace_view.json, and no snapshot pickle");
-        for n in &inv.notes {
-            eprintln!("  {}: {}", n.file, n.message);
+        eprintln!(
+            "proflens analyze: nothing to analyse: no rank folder with operator_memory.csv, kernel_details.csv, op_summary*.csv or trace_view.json, no PyTorch profiler trace and no memory snapshot among the {} file(s) found:",
+            files.len()
+        );
+        for p in &unused {
+            match p.at.to_string() {
+                at if at.is_empty() => eprintln!("  {}", p.message),
+                at => eprintln!("  {at}: {}", p.message),
+            }
         }
         return super::EXIT_NOTHING;
+    }
+    // Every file or folder not used, and why (formats.md §11.1); the inventory's own notes.
+    let mut n_unused = 0;
+    for p in &unused {
+        if p.severity >= Severity::Warning {
+            n_unused += 1;
+        }
+        eprint!("inventory: ");
+        super::print_problem(p);
     }
     // The traces' heads read by the inventory are not read again (`Resume`).
     let store = run_store(
@@ -231,7 +247,31 @@ pub fn run(args: Args) -> i32 {
         }
     }
     let (done, n) = print_outcomes(&store);
-    super::exit_code(done > 0, opener.walk_problems + n, args.common.strict)
+    super::exit_code(
+        done > 0,
+        opener.walk_problems + n_unused + n,
+        args.common.strict,
+    )
+}
+
+/// What `analyze` does not use, and why (formats.md §11.1): the drop's notes, every rank
+/// folder no planned analysis reads (`DROP-002`), every file outside the rank folders
+/// (`DROP-001`), the files inside rank folders no analysis reads (`DROP-003`) and the cluster
+/// summary files, which `analyze` does not read (`DROP-004`).
+pub fn not_used(inv: &Inventory, plan: &Plan) -> Vec<crate::base::Problem> {
+    use crate::ingest::inventory::unused_codes::COMMAND;
+    let mut out: Vec<crate::base::Problem> = inv.notes.iter().map(|n| n.to_problem()).collect();
+    out.extend(plan.ranks_not_run(inv));
+    out.extend(inv.not_used().iter().map(|n| n.to_problem()));
+    for f in &inv.summaries {
+        out.push(crate::base::Problem::new(
+            Severity::Info,
+            COMMAND,
+            crate::base::Position::file(f.path.as_str()),
+            "not used: a proflens cluster summary; `proflens analyze` does not read it (open it in the page: Cluster tab)",
+        ));
+    }
+    out
 }
 
 /// Prints every target's problems and failures to stderr (`<analysis>: <problem>`); returns

@@ -15,7 +15,7 @@ use super::fs_opener::FsOpener;
 /// Arguments of `proflens snapshot`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The snapshot pickle (`torch.cuda.memory._dump_snapshot()` output).
+    /// The snapshot pickle (`torch.cuda.memory._dump_snapshot()` output), or the same data as JSON.
     pub input: PathBuf,
     /// Write the JSON result here (`-` for stdout).
     #[arg(long)]

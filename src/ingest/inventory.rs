@@ -17,6 +17,12 @@ use crate::base::{Position, Problem, Problems, Severity};
 
 mod finalize;
 mod paths;
+mod unused;
+
+pub use unused::codes as unused_codes;
+
+/// Files inside a rank folder that no analysis reads, named per folder (the rest counted).
+pub const OTHER_NAMES: usize = 5;
 
 /// The output folder torch_npu writes analysed text files to.
 pub const OUTPUT_DIR: &str = "ASCEND_PROFILER_OUTPUT";
@@ -220,6 +226,9 @@ pub struct RankFolder {
     pub other_files: u64,
     /// Total bytes of the other files.
     pub other_bytes: u64,
+    /// The first [`OTHER_NAMES`] of the other files (relative to the folder), in path
+    /// order.
+    pub other_names: Vec<String>,
     /// Facts from the side files (after step 2).
     pub side: SideInfo,
     /// Per analysis: can it run, what is missing.

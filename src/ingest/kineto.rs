@@ -7,9 +7,11 @@
 //!   capture folder that is not an Ascend file name is a *candidate*; the Chakra execution
 //!   trace (`*_et.json[.gz]`) never is.
 //! * Step 2 (`parse::metadata::read_side_files` → `parse::kineto::sniff`): the head of each
-//!   trace is read (top-level members up to the events, then the first events): a candidate
-//!   stays only with `traceEvents` and `deviceProperties`, `distributedInfo` or a GPU category
-//!   among its first events; `distributedInfo.rank` is recorded.
+//!   trace is read (top-level members, then events, bounded): a candidate stays when it has
+//!   `traceEvents` and `deviceProperties`, `distributedInfo` or a PyTorch category
+//!   (formats.md §8.1), or when the bounded head cannot tell (then the run judges it); a
+//!   memory snapshot written as JSON moves to the snapshots; `distributedInfo.rank` is
+//!   recorded.
 //! * Rank: `distributedInfo.rank`, else a `rank<N>` / `rank_<N>` / `rank-<N>` token of the file
 //!   name (`prof_rank-1_031904.json.gz`), else the first number not used by another trace of
 //!   the same role, in path order. Role: the folder holding the file (as for Ascend), else
@@ -40,6 +42,14 @@ pub struct KinetoHead {
     pub gzip: bool,
     /// The head is a proflens cluster summary's (`ingest::summary_file`), not a trace.
     pub summary: Option<super::summary_file::SummaryHead>,
+    /// The head is a memory snapshot written as JSON (top-level `segments` or
+    /// `device_traces`, or a list of segment objects; torch-snapshot.md §2.6): the file
+    /// moves to the snapshots.
+    pub snapshot: bool,
+    /// The bounded head read neither found a PyTorch profiler trace's mark nor ruled one out
+    /// (formats.md §8.1): the file is kept as a trace and the one read of it judges by its
+    /// whole content (`engine::read::gpu`).
+    pub undecided: bool,
 }
 
 /// True for a name the PyTorch profiler writes (`*.pt.trace.json`, optionally `.gz`).

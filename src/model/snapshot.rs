@@ -454,10 +454,32 @@ pub enum TopLevel {
     SegmentsList,
 }
 
+/// How the snapshot was written (torch-snapshot.md §2.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Encoding {
+    /// `pickle.dump` (protocols 2–5).
+    #[default]
+    Pickle,
+    /// `json.dump` of the same dict or list.
+    Json,
+}
+
+impl Encoding {
+    /// `pickle` or `json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::Pickle => "pickle",
+            Encoding::Json => "json",
+        }
+    }
+}
+
 /// Detected format features (torch-snapshot.md §3.10, §5.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Features {
-    /// Pickle protocol (2–5).
+    /// Pickle or JSON.
+    pub encoding: Encoding,
+    /// Pickle protocol (2–5); 0 for a JSON snapshot.
     pub protocol: u8,
     /// Dict or segments-only list.
     pub top_level: TopLevel,

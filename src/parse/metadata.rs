@@ -79,8 +79,9 @@ pub fn read_side_files_keeping_heads(inv: &mut Inventory, opener: &dyn Opener) -
     heads_of_traces(rec.bundle(), inv)
 }
 
-/// The heads of `inv`'s Kineto traces and cluster summary files among the bytes of `bundle`
-/// (what step 2 read; the runs of those targets read the same files from their start).
+/// The heads of `inv`'s Kineto traces, cluster summary files and JSON snapshots among the
+/// bytes of `bundle` (what step 2 read; the runs of those targets read the same files from
+/// their start). A snapshot pickle has no head: step 2 never opens one.
 pub fn heads_of_traces(bundle: SideBundle, inv: &Inventory) -> Heads {
     let traces: std::collections::HashSet<&str> = inv
         .ranks
@@ -88,6 +89,7 @@ pub fn heads_of_traces(bundle: SideBundle, inv: &Inventory) -> Heads {
         .filter_map(|r| r.file(FileKind::KinetoTrace))
         .map(|f| f.path.as_str())
         .chain(inv.summaries.iter().map(|f| f.path.as_str()))
+        .chain(inv.snapshots.iter().map(|f| f.path.as_str()))
         .collect();
     Heads::of(bundle, |p| traces.contains(p))
 }

@@ -227,8 +227,10 @@ pub struct SnapshotSummaryDto {
     pub file: String,
     /// File size, bytes.
     pub bytes: u64,
-    /// Pickle protocol.
+    /// Pickle protocol (0 for JSON).
     pub protocol: u8,
+    /// How the file was written: `pickle protocol N` or `JSON` (torch-snapshot.md §2.6).
+    pub encoding: String,
     /// `dict` or `list (segments only)`.
     pub top_level: String,
     /// Detected format features (§3.10), e.g. `time_us`, `history`, `annotations`.

@@ -69,6 +69,9 @@ pub struct SnapshotJson {
 #[allow(missing_docs)]
 #[derive(Serialize, Debug)]
 pub struct FormatJson {
+    /// `pickle` or `json` (torch-snapshot.md §2.6).
+    pub encoding: &'static str,
+    /// Pickle protocol; 0 for JSON.
     pub protocol: u8,
     pub top_level: &'static str,
     pub top_keys: Vec<String>,
@@ -515,6 +518,7 @@ pub fn build(
         file: input.file.to_string(),
         bytes: input.bytes,
         format: FormatJson {
+            encoding: f.encoding.name(),
             protocol: f.protocol,
             top_level: top_level_name(f.top_level),
             top_keys: snap.top_keys.clone(),

@@ -111,7 +111,10 @@ pub fn render(j: &SnapshotJson) -> String {
     let f = &j.format;
     let _ = writeln!(o, "- File: {}, {}", md_code(&j.file), exact(j.bytes as i64));
     let mut feats = vec![
-        format!("pickle protocol {}", f.protocol),
+        match f.encoding {
+            "json" => "JSON (not a pickle)".to_string(),
+            _ => format!("pickle protocol {}", f.protocol),
+        },
         f.top_level.to_string(),
     ];
     for (on, name) in [

@@ -179,6 +179,12 @@ impl<'a> SnapshotData<'a> {
             file: self.file.to_string(),
             bytes: self.bytes,
             protocol: snap.features.protocol,
+            encoding: match snap.features.encoding {
+                crate::model::snapshot::Encoding::Json => "JSON".to_string(),
+                crate::model::snapshot::Encoding::Pickle => {
+                    format!("pickle protocol {}", snap.features.protocol)
+                }
+            },
             top_level: top_level_name(snap.features.top_level).to_string(),
             features: feature_names(snap)
                 .into_iter()

@@ -27,6 +27,8 @@ pub mod codes {
     pub const FILE: &str = "ANOM-FILE-001";
     /// No kernel source at all.
     pub const NO_KERNELS: &str = "ANOM-FILE-002";
+    /// Kernels with aggregate columns only: no intervals (info, formats.md §11.1).
+    pub const AGGREGATE_ONLY: &str = "ANOM-FILE-003";
 }
 
 /// What a rank without device kernels lacks and how to capture it (problem `ANOM-FILE-002`,
@@ -341,7 +343,20 @@ impl<'a> AnomalyPass<'a> {
         };
         let mut result = analysis::analyse(&input, cfg);
         if aggregate_only {
-            result.limitations.push("op_summary has aggregate columns only: op-level statistics only, bubble analysis unavailable".into());
+            // A capture without kernel intervals says so beside the result, not only inside
+            // it (formats.md §11.1).
+            let why = "op_summary has aggregate columns only: op-level statistics only, bubble analysis unavailable";
+            let at = kernel_files
+                .first()
+                .map_or(rank.label(), |f| f.path.as_str());
+            let name = at.rsplit('/').next().unwrap_or(at);
+            problems.push(Problem::new(
+                Severity::Info,
+                codes::AGGREGATE_ONLY,
+                Position::file(at),
+                format!("{name} has aggregate columns only (Count, Total …), no kernel start and end times: op-level statistics only, no steps and no bubbles"),
+            ));
+            result.limitations.push(why.into());
         }
         let cross_check = joins::cross_check(&result, &kernels, &step_trace, &mut problems);
         let dir_name = rank.dir.rsplit('/').next().unwrap_or("").to_string();

@@ -38,6 +38,8 @@ pub mod codes {
     pub const HOST_ONLY: &str = "GPU-RUN-001";
     /// The trace could not be read at all.
     pub const FILE: &str = "GPU-FILE-001";
+    /// A file the inventory kept undecided holds no PyTorch profiler mark (formats.md §8.1).
+    pub const NOT_A_TRACE: &str = "GPU-FILE-002";
 }
 
 /// Analyses GPU rank `rank` (a `CaptureKind::Kineto` inventory entry). `on_progress` gets the
@@ -71,7 +73,19 @@ pub fn read_rank(
     if cancelled {
         return Err(Cancelled);
     }
+    let undecided = rank.side.kineto.as_ref().is_some_and(|h| h.undecided);
     let trace = match read {
+        // A file the inventory's head could not judge is judged by its whole content
+        // (formats.md §8.1): without any PyTorch profiler mark it is not used.
+        Some(Ok((t, _))) if undecided && !kineto::has_pytorch_marks(&t) => {
+            problems.push(Problem::new(
+                Severity::Error,
+                codes::NOT_A_TRACE,
+                Position::file(path),
+                format!("not a trace: {path} has no deviceProperties, no distributedInfo and no event of a PyTorch profiler category (cpu_op, python_function, user_annotation, kernel, …) anywhere: not a PyTorch profiler trace; file not used"),
+            ));
+            GpuTrace::default()
+        }
         Some(Ok((t, _))) => t,
         Some(Err(e)) => {
             problems.push(Problem::new(
@@ -104,7 +118,8 @@ pub fn read_rank(
         },
     };
     let mut result = analysis::analyse(&input, cfg);
-    if !trace.has_device_ops() {
+    let used = problems.count(codes::NOT_A_TRACE) == 0;
+    if used && !trace.has_device_ops() {
         let why = format!(
             "host-only trace: no device events (kernel, gpu_memcpy, gpu_memset) among its {} host events and {} steps — profiled without CUDA/ROCm activities or on a process that launched no GPU work; steps and host events only, no busy union and no bubbles",
             trace.host_ops.len(),

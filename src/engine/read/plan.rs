@@ -9,7 +9,9 @@ use super::memory::MemoryOptions;
 use super::snapshot::{SnapshotOptions, SnapshotRun};
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::analysis::memory_result::{RankMemory, RankStatus};
+use crate::base::{Position, Problem, Severity};
 use crate::engine::contract::{AnalysisKind, Cancelled, Target};
+use crate::ingest::inventory::unused_codes::RANK as DROP_RANK;
 use crate::ingest::inventory::{Inventory, RankFolder};
 use crate::ingest::rank::CaptureKind;
 use crate::parse::pickle::PickleError;
@@ -64,6 +66,37 @@ impl Plan {
                 .clone()
                 .filter(|_| has(AnalysisKind::Snapshot)),
         }
+    }
+
+    /// One warning (`DROP-002`, formats.md §11.1) per rank folder of `inv` that no analysis of
+    /// this plan reads, with what it lacks (the inventory's readiness): such a folder is
+    /// skipped by [`Plan::targets`], and says so instead of vanishing.
+    pub fn ranks_not_run(&self, inv: &Inventory) -> Vec<Problem> {
+        inv.ranks
+            .iter()
+            .filter(|r| {
+                let p = self.for_rank(r);
+                p.memory.is_none() && p.anomaly.is_none()
+            })
+            .map(|r| {
+                let mut missing: Vec<&str> = Vec::new();
+                for m in r.analyses.iter().flat_map(|a| a.missing.iter()) {
+                    if !missing.contains(&m.as_str()) {
+                        missing.push(m);
+                    }
+                }
+                let why = match missing.is_empty() {
+                    true => "no analysis reads what it holds".to_string(),
+                    false => format!("missing {}", missing.join("; ")),
+                };
+                Problem::new(
+                    Severity::Warning,
+                    DROP_RANK,
+                    Position::file(r.label()),
+                    format!("rank folder not analysed: {why}"),
+                )
+            })
+            .collect()
     }
 
     /// The targets of `inv` with at least one planned analysis, in inventory order (rank

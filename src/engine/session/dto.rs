@@ -63,6 +63,7 @@ pub fn problems(p: &Problems) -> ProblemsDto {
 
 /// The inventory for the UI; `files` is the `Open` list (gives each file its index).
 pub fn inventory(inv: &Inventory, files: &[FileMeta]) -> InventoryDto {
+    use crate::ingest::inventory::unused_codes::INSIDE;
     let index_of = |path: &str| -> u32 {
         files
             .iter()
@@ -70,6 +71,7 @@ pub fn inventory(inv: &Inventory, files: &[FileMeta]) -> InventoryDto {
             .map(|i| i as u32)
             .unwrap_or(u32::MAX)
     };
+    let unused = inv.not_used();
     let ranks = inv
         .ranks
         .iter()
@@ -115,9 +117,15 @@ pub fn inventory(inv: &Inventory, files: &[FileMeta]) -> InventoryDto {
                     degraded: a.degraded.clone(),
                 })
                 .collect(),
+            // The rank's notes, then what inside it no analysis reads (formats.md §11.1).
             notes: r
                 .notes
                 .iter()
+                .chain(
+                    unused
+                        .iter()
+                        .filter(|n| n.code == INSIDE && n.file == r.label()),
+                )
                 .map(|n| format!("{}: {}", n.code, n.message))
                 .collect(),
             other_files: (r.other_files, r.other_bytes),

@@ -144,7 +144,8 @@ impl Inventory {
     }
 
     /// After step 2: Kineto candidates whose head is a cluster summary's move to the summaries
-    /// (`ingest::summary_file`; a version this build cannot read is a `CLU-001` error); the
+    /// (`ingest::summary_file`; a version this build cannot read is a `CLU-001` error), those
+    /// whose head is a JSON memory snapshot's to the snapshots (torch-snapshot.md §2.6); the
     /// others whose head is not a PyTorch profiler trace move to the ignored files, with the
     /// reason (`ingest::kineto`).
     pub fn drop_non_traces(&mut self) {
@@ -169,6 +170,16 @@ impl Inventory {
                 }
                 continue;
             }
+            if r.side.kineto.as_ref().is_some_and(|h| h.snapshot) {
+                // A memory snapshot written as JSON (torch-snapshot.md §2.6).
+                for f in r.files {
+                    self.snapshots.push(crate::ingest::InputFile {
+                        path: f.path,
+                        size: f.size,
+                    });
+                }
+                continue;
+            }
             let reason = r
                 .side
                 .kineto
@@ -183,6 +194,7 @@ impl Inventory {
             }
         }
         crate::base::sort::sort_by(&mut self.ignored, |a, b| a.path.cmp(&b.path));
+        crate::base::sort::sort_by(&mut self.snapshots, |a, b| a.path.cmp(&b.path));
         self.finalize();
     }
 }
@@ -210,6 +222,15 @@ fn kineto_finalize(ranks: &mut [RankFolder]) {
         r.rank_id = rank;
         r.rank_source = source;
         r.sort_key = String::new();
+        if head.is_some_and(|h| h.undecided) {
+            let label = r.label().to_string();
+            r.notes.push(Note::new(
+                Severity::Info,
+                "GPU-DISC-003",
+                &label,
+                format!("the head of {label} that the inventory reads does not say whether it is a PyTorch profiler trace (formats.md §8.1): it is read as one and judged by its whole content"),
+            ));
+        }
         match rank {
             Some(k) => used.entry(r.role.clone()).or_default().push(k),
             None => pending.push(i),

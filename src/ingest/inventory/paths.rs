@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 
 use super::{
-    classify, FileKind, IgnoredFile, Inventory, RankFile, RankFolder, SideInfo, OUTPUT_DIR,
+    classify, FileKind, IgnoredFile, Inventory, RankFile, RankFolder, SideInfo, OTHER_NAMES,
+    OUTPUT_DIR,
 };
 use crate::ingest::kineto;
 use crate::ingest::rank::{capture_kind, CaptureKind, RankFacts, RankSource, RoleSource};
@@ -31,17 +32,29 @@ fn is_loose_data_name(name: &str) -> bool {
     )
 }
 
+/// Why a file outside every rank folder is not used (formats.md §11.1), from its path.
 fn ignore_reason(segs: &[&str]) -> String {
     let name = segs.last().copied().unwrap_or("");
+    let lower = name.to_ascii_lowercase();
+    let plain = lower.strip_suffix(".gz").unwrap_or(&lower);
     if segs.iter().any(|s| s.starts_with("PROF_")) {
         "inside an msprof PROF_* folder without a torch_npu capture folder: not supported yet"
             .into()
-    } else if name.ends_with(".db") {
+    } else if lower.ends_with(".db") {
         "database export outside a capture folder: not parsed".into()
-    } else if kineto::is_candidate_name(name) || name.to_ascii_lowercase().contains("_et.json") {
+    } else if plain.ends_with("_et.json") {
         "Chakra execution trace (`_et.json`): not a PyTorch profiler trace".into()
+    } else if classify(name).is_some() {
+        format!("a torch_npu file ({name}) without its capture folder (a folder ending in \"ascend_pt\") or the data files beside it: not used alone")
+    } else if [
+        ".tar.gz", ".tgz", ".tar", ".zip", ".7z", ".tar.bz2", ".tar.xz",
+    ]
+    .iter()
+    .any(|e| lower.ends_with(e))
+    {
+        "an archive: extract it and drop the extracted folder".into()
     } else {
-        "not inside a folder ending in \"ascend_pt\" (or \"ascend_ms\")".into()
+        "not a profiler output proflens reads (a PyTorch profiler trace or memory snapshot, or a file of a folder ending in \"ascend_pt\")".into()
     }
 }
 
@@ -58,6 +71,7 @@ struct Slot {
     files: Vec<RankFile>,
     other_files: u64,
     other_bytes: u64,
+    other_names: Vec<String>,
 }
 
 impl Inventory {
@@ -173,6 +187,7 @@ impl Inventory {
                 files: s.files,
                 other_files: s.other_files,
                 other_bytes: s.other_bytes,
+                other_names: s.other_names,
                 side: SideInfo::default(),
                 analyses: Vec::new(),
                 notes: Vec::new(),
@@ -207,6 +222,7 @@ fn add_kineto(slots: &mut BTreeMap<SlotKey, Slot>, f: &InputFile, segs: &[&str])
             }],
             other_files: 0,
             other_bytes: 0,
+            other_names: Vec::new(),
         },
     );
 }
@@ -231,6 +247,7 @@ fn add_to_slot(
         files: Vec::new(),
         other_files: 0,
         other_bytes: 0,
+        other_names: Vec::new(),
     });
     match classify(&rel) {
         Some(k) => slot.files.push(RankFile {
@@ -242,6 +259,9 @@ fn add_to_slot(
         None => {
             slot.other_files += 1;
             slot.other_bytes += f.size;
+            if slot.other_names.len() < OTHER_NAMES {
+                slot.other_names.push(rel);
+            }
         }
     }
 }

@@ -18,12 +18,14 @@
 //! [`MAX_LOCATED`] of them only); string `pid`s are kept as text; float `ts` are exact ns; a
 //! file cut inside the array or a gzip stream cut short keeps the events before the cut.
 
+pub mod marks;
 mod members;
 mod read;
 mod sniff;
 
+pub use marks::has_pytorch_marks;
 pub use read::{push_problems, read, read_located};
-pub use sniff::sniff;
+pub use sniff::{sniff, sniff_within};
 
 #[cfg(test)]
 mod tests;

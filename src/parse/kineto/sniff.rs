@@ -1,29 +1,71 @@
-//! Step 2 of the inventory for GPU ranks: the head of a Kineto trace (`ingest::kineto`).
+//! Step 2 of the inventory for GPU ranks: the head of a Kineto trace (`ingest::kineto`,
+//! formats.md §8.1).
 
+use std::cell::{Cell, RefCell};
 use std::io::Read;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
+use super::marks::{is_pytorch_category, is_pytorch_name};
 use super::members::read_member;
 use crate::ingest::gzip::maybe_gunzip;
 use crate::ingest::kineto::{cuda_version_text, is_trace_name, KinetoHead};
+use crate::ingest::replay::MAX_HEAD_BYTES;
 use crate::ingest::ChunkReader;
 use crate::model::gpu::TraceFacts;
 use crate::parse::cluster_summary::{head as summary_head, HEAD_BYTES};
 use crate::parse::trace_json::scan::{as_str, fields};
-use crate::parse::trace_json::splitter::for_each_member_and_event;
+use crate::parse::trace_json::splitter::for_each_key_member_and_indexed_event;
 
-/// Events looked at for GPU categories.
+/// Events read at least, for the runtime (`cuda…` / `hip…` calls) when the members do not
+/// name it.
 pub const SNIFF_EVENTS: u64 = 2000;
-/// Inflated bytes read at most.
-pub const SNIFF_BYTES: u64 = 16 << 20;
+/// Inflated bytes read at most: 1 MiB under the largest head the run takes over
+/// ([`MAX_HEAD_BYTES`]), so that a head read to this bound is still kept and not read twice.
+pub const SNIFF_BYTES: u64 = (MAX_HEAD_BYTES as u64) - (1 << 20);
 
-/// Reads the head of `src` (file `name`): the top-level members up to the events and the
-/// first [`SNIFF_EVENTS`] events (further until the first runtime call when neither the members
-/// nor those events name the runtime; at most [`SNIFF_BYTES`] inflated bytes), and says whether it
-/// is a Kineto trace (formats.md §8: `traceEvents` with `deviceProperties`, `distributedInfo`
-/// or a GPU category; or a `*.pt.trace.json[.gz]` name with events).
+/// [`sniff_within`] with the bound [`SNIFF_BYTES`].
 pub fn sniff<'a>(src: Box<dyn Read + 'a>, name: &str, size: Option<u64>) -> KinetoHead {
+    sniff_within(src, name, size, SNIFF_BYTES)
+}
+
+/// What the head of a JSON file said so far (formats.md §8.1).
+#[derive(Default)]
+struct Marks {
+    /// `deviceProperties` / `distributedInfo` members.
+    device_properties: bool,
+    distributed_info: bool,
+    /// The `traceEvents` key (a Chrome trace's wrapper).
+    trace_events_key: bool,
+    /// An event of a PyTorch category or name (formats.md §8.1).
+    pytorch: bool,
+    /// A top-level `segments` / `device_traces` before `traceEvents`, or a first element
+    /// shaped like a segment: a memory snapshot written as JSON (torch-snapshot.md §2.6).
+    snapshot: bool,
+    /// The read stopped at the byte bound before it could decide.
+    bound: bool,
+}
+
+impl Marks {
+    fn decided(&self) -> bool {
+        self.device_properties || self.distributed_info || self.pytorch
+    }
+}
+
+/// Reads the head of `src` (file `name`) until it can tell what the file is, at most `limit`
+/// inflated bytes: the top-level members and the events, at least [`SNIFF_EVENTS`] of them
+/// and on until the first runtime call when the members do not name the runtime. A Kineto
+/// trace (formats.md §8.1) has `traceEvents` and `deviceProperties`, `distributedInfo` or an
+/// event of a PyTorch category or name wherever they come in the head, or a
+/// `*.pt.trace.json[.gz]` name with events. A file whose head ends at the bound without a
+/// verdict is *undecided* (kept; the run judges it by its whole content). A top-level
+/// `segments` / `device_traces` (or a list of segments) is a JSON memory snapshot.
+pub fn sniff_within<'a>(
+    src: Box<dyn Read + 'a>,
+    name: &str,
+    size: Option<u64>,
+    limit: u64,
+) -> KinetoHead {
     let mut head = KinetoHead::default();
     let z = match maybe_gunzip(src, size) {
         Ok(z) => z,
@@ -54,27 +96,37 @@ pub fn sniff<'a>(src: Box<dyn Read + 'a>, name: &str, size: Option<u64>) -> Kine
     };
     let mut reader = ChunkReader::with_sizes(src, None, 64 << 10, 64 << 20);
     let mut facts = TraceFacts::default();
-    let mut keys = (false, false);
-    let mut gpu_cat = false;
+    let marks = RefCell::new(Marks::default());
     let mut hip = false;
     let mut cuda = false;
     // The members name the runtime (`cuda_runtime_version`, an NVIDIA or AMD device).
-    let runtime_member = std::cell::Cell::new(false);
+    let runtime_member = Cell::new(false);
     let mut seen = 0u64;
     let file: Arc<str> = Arc::from(name);
-    let res = for_each_member_and_event(
+    let res = for_each_key_member_and_indexed_event(
         &mut reader,
         &file,
         &mut |p| {
-            if p.bytes_done > SNIFF_BYTES {
+            if p.bytes_done > limit {
+                marks.borrow_mut().bound = true;
                 ControlFlow::Break(())
             } else {
                 ControlFlow::Continue(())
             }
         },
+        &mut |k, _| {
+            let mut m = marks.borrow_mut();
+            m.trace_events_key |= k == b"traceEvents";
+            if !m.trace_events_key && (k == b"segments" || k == b"device_traces") {
+                m.snapshot = true;
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        },
         &mut |k, v, _| {
-            keys.0 |= k == b"deviceProperties";
-            keys.1 |= k == b"distributedInfo";
+            let mut m = marks.borrow_mut();
+            m.device_properties |= k == b"deviceProperties";
+            m.distributed_info |= k == b"distributedInfo";
             let _ = read_member(&mut facts, k, v);
             runtime_member.set(
                 facts.cuda_runtime_version.is_some()
@@ -86,48 +138,68 @@ pub fn sniff<'a>(src: Box<dyn Read + 'a>, name: &str, size: Option<u64>) -> Kine
         },
         &mut |ev, _| {
             seen += 1;
-            if let Some([cat, nm]) = fields(ev, ["cat", "name"]) {
-                let cat = cat.and_then(as_str).unwrap_or_default();
-                gpu_cat |= seen <= SNIFF_EVENTS
-                    && matches!(
-                        &*cat,
-                        "kernel"
-                            | "gpu_memcpy"
-                            | "gpu_memset"
-                            | "cuda_runtime"
-                            | "cuda_driver"
-                            | "Kernel"
-                            | "Memcpy"
-                            | "Memset"
-                            | "Runtime"
-                            | "ac2g"
-                    );
-                if matches!(&*cat, "cuda_runtime" | "Runtime") {
-                    let nm = nm.and_then(as_str);
-                    hip |= nm.as_deref().is_some_and(|n| n.starts_with("hip"));
-                    cuda |= nm.as_deref().is_some_and(|n| n.starts_with("cuda"));
+            let mut m = marks.borrow_mut();
+            let ev = ev.bytes();
+            if seen == 1 && !m.trace_events_key {
+                // A bare list whose first element is a segment (`address`, `total_size`,
+                // `blocks`): the list form of a snapshot.
+                if let Some([Some(_), Some(_), None]) = fields(ev, ["total_size", "blocks", "ph"]) {
+                    m.snapshot = true;
+                    return ControlFlow::Break(());
                 }
             }
-            // Past the first SNIFF_EVENTS events only the runtime is still looked for, until
-            // the first runtime call (HTA's traces have none in their first 2,000 events and
-            // no `cuda_runtime_version`), within SNIFF_BYTES.
-            if seen >= SNIFF_EVENTS && (hip || cuda || runtime_member.get()) {
+            if let Some([cat, nm]) = fields(ev, ["cat", "name"]) {
+                let cat = cat.and_then(as_str).unwrap_or_default();
+                let runtime = matches!(&*cat, "cuda_runtime" | "Runtime");
+                // The name is decoded only when it can still tell something.
+                if !m.pytorch || runtime {
+                    let nm = nm.and_then(as_str);
+                    if !m.pytorch {
+                        m.pytorch =
+                            is_pytorch_category(&cat) || nm.as_deref().is_some_and(is_pytorch_name);
+                    }
+                    if runtime {
+                        hip |= nm.as_deref().is_some_and(|n| n.starts_with("hip"));
+                        cuda |= nm.as_deref().is_some_and(|n| n.starts_with("cuda"));
+                    }
+                }
+            }
+            // Past the first SNIFF_EVENTS events, once decided, only the runtime is still
+            // looked for, until the first runtime call (HTA's traces have none in their first
+            // 2,000 events and no `cuda_runtime_version`), within the bound.
+            if seen >= SNIFF_EVENTS && m.decided() && (hip || cuda || runtime_member.get()) {
                 ControlFlow::Break(())
             } else {
                 ControlFlow::Continue(())
             }
         },
     );
+    let m = marks.into_inner();
+    if m.snapshot {
+        head.snapshot = true;
+        head.not_trace_reason = Some("a memory snapshot written as JSON".into());
+        return head;
+    }
     let has_events = match &res {
         Ok(scan) => scan.events > 0 || (scan.wrapped && !scan.no_trace_events && scan.stopped),
         Err(_) => false,
     };
-    head.is_trace = has_events && (keys.0 || keys.1 || gpu_cat || is_trace_name(name));
+    head.is_trace = has_events && (m.decided() || is_trace_name(name));
+    // Stopped by the bound with nothing said against a trace: the run decides.
+    let clean = matches!(&res, Ok(scan) if scan.error.is_none());
+    if !head.is_trace && m.bound && clean {
+        head.is_trace = true;
+        head.undecided = true;
+    }
     if !head.is_trace {
         head.not_trace_reason = Some(match &res {
-            Err(e) => format!("a JSON file that is not a PyTorch profiler trace ({e})"),
-            Ok(_) if !has_events => "a JSON file without trace events: not a PyTorch profiler trace".into(),
-            Ok(_) => "a Chrome trace without deviceProperties, distributedInfo or GPU categories: not a PyTorch profiler trace".into(),
+            Err(e) => format!("not a trace: a JSON file that is not a PyTorch profiler trace ({e})"),
+            Ok(scan) if scan.error.is_some() => format!(
+                "not a trace: the JSON is damaged before any PyTorch profiler mark ({})",
+                scan.error.as_ref().map(|e| e.to_string()).unwrap_or_default()
+            ),
+            Ok(_) if !has_events => "not a trace: a JSON file without trace events".into(),
+            Ok(_) => "not a trace: a Chrome trace without deviceProperties, distributedInfo or any PyTorch profiler category (cpu_op, python_function, user_annotation, kernel, …)".into(),
         });
     }
     if let Some(d) = &facts.distributed {

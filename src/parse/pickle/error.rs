@@ -29,8 +29,10 @@ pub enum PickleErrorKind {
     },
     /// The pickle decodes but is not a snapshot.
     NotSnapshot {
-        /// Python type name of the top-level value.
+        /// Python type name of the top-level value (JSON's `object` / `array` for JSON).
         top_type: String,
+        /// The file is JSON (torch-snapshot.md §2.6), not a pickle.
+        json: bool,
     },
     /// Not a pickle at all (or a wrapper we do not open).
     WrongFileType {
@@ -54,6 +56,16 @@ pub enum PickleErrorKind {
         what: &'static str,
         /// The bound.
         limit: usize,
+    },
+    /// A JSON snapshot (torch-snapshot.md §2.6) that is not valid JSON at this byte.
+    JsonInvalid {
+        /// What was expected or wrong.
+        what: String,
+    },
+    /// A JSON snapshot that ends before its top-level value is complete.
+    JsonTruncated {
+        /// File size in bytes (bytes available).
+        total: u64,
     },
     /// Reading failed.
     Io {
@@ -110,10 +122,11 @@ impl fmt::Display for PickleError {
                 "The file ends before the pickle is complete (byte {off} of {total}). \
                  It may have been cut off while being copied or written."
             ),
-            PickleErrorKind::NotSnapshot { top_type } => write!(
+            PickleErrorKind::NotSnapshot { top_type, json } => write!(
                 f,
-                "This pickle does not look like a PyTorch memory snapshot (no \"segments\" or \"device_traces\"). \
-                 Top-level type: {top_type}."
+                "This {} does not look like a PyTorch memory snapshot (no \"segments\" or \"device_traces\"). \
+                 Top-level type: {top_type}.",
+                if *json { "JSON file" } else { "pickle" }
             ),
             PickleErrorKind::WrongFileType { detected } => write!(
                 f,
@@ -133,6 +146,15 @@ impl fmt::Display for PickleError {
                  memory bounded. Real memory snapshots stay far below this: the file is corrupt or was \
                  crafted to exhaust memory."
             ),
+            PickleErrorKind::JsonInvalid { what } => write!(
+                f,
+                "Invalid JSON at byte {off} of this JSON memory snapshot: {what}."
+            ),
+            PickleErrorKind::JsonTruncated { total } => write!(
+                f,
+                "The file ends before the JSON is complete (byte {off} of {total}). \
+                 It may have been cut off while being copied or written."
+            ),
             PickleErrorKind::Io { message } => write!(f, "Read failed at byte {off}: {message}."),
             PickleErrorKind::Cancelled => write!(f, "Cancelled at byte {off}."),
         }
@@ -149,7 +171,7 @@ pub fn sniff(head: &[u8]) -> String {
     } else if head.starts_with(b"PK\x03\x04") {
         "it is a zip archive (a torch.save checkpoint?)".into()
     } else if first == Some(b'{') || first == Some(b'[') {
-        "it looks like JSON (JSON snapshots are not supported yet)".into()
+        "it looks like JSON".into()
     } else if first == Some(b'<') {
         "it looks like HTML or XML".into()
     } else if head.is_empty() {

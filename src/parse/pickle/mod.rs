@@ -1,4 +1,5 @@
-//! Streaming, non-executing decoder of PyTorch memory-snapshot pickles (torch-snapshot.md §2, §5).
+//! Streaming, non-executing decoder of PyTorch memory snapshots (torch-snapshot.md §2, §5):
+//! pickles, and the same data written as JSON (`json`, §2.6), both into one schema builder.
 //!
 //! * [`opcodes`]: opcode bytes, names and classes (data / refused / unsupported).
 //! * `vm`: the push-fed VM (`feed(input) -> (Status, used)`), values as handles.
@@ -15,6 +16,7 @@
 mod devices;
 mod error;
 mod fields;
+mod json;
 mod keys;
 mod memo;
 pub mod opcodes;
@@ -36,7 +38,7 @@ pub use vm::{DecodeStats, Status, MAX_MARKS, MAX_STACK};
 use crate::base::Problems;
 use crate::ingest::chunk_reader::{FillError, DEFAULT_CHUNK, DEFAULT_MAX_RECORD};
 use crate::ingest::{ChunkReader, Progress};
-use crate::model::snapshot::{Features, Snapshot, TopLevel};
+use crate::model::snapshot::{Encoding, Features, Snapshot, TopLevel};
 
 /// A decoded snapshot and the problems found on the way (bad entries, layout warnings).
 #[derive(Debug)]
@@ -62,7 +64,7 @@ pub fn read_snapshot_bytes(file: &str, bytes: &[u8]) -> Result<Decoded, PickleEr
     })
 }
 
-/// Decodes one snapshot pickle from `src`.
+/// Decodes one snapshot pickle (or JSON snapshot, §2.6) from `src`.
 ///
 /// `file` names the input in errors and problems; `total` is its size in bytes
 /// if known (for progress and the truncation message). Progress is reported
@@ -113,6 +115,43 @@ pub fn read_snapshot(
         rdr.fill().map_err(|e| fill_err(e, file))?;
     }
     if rdr.buffer().first() != Some(&opcodes::PROTO) {
+        // A JSON snapshot (§2.6): `{` or `[` after an optional BOM and whitespace.
+        while rdr.buffer().len() < 3 && !rdr.at_eof() {
+            rdr.fill().map_err(|e| fill_err(e, file))?;
+        }
+        let mut lead = 0;
+        loop {
+            let buf = rdr.buffer();
+            if rdr.offset() == 0 && lead == 0 && buf.starts_with(b"\xEF\xBB\xBF") {
+                lead = 3;
+            }
+            lead += buf[lead.min(buf.len())..]
+                .iter()
+                .take_while(|b| b.is_ascii_whitespace())
+                .count();
+            if lead < buf.len() || rdr.at_eof() || lead >= 1 << 20 {
+                break;
+            }
+            rdr.fill().map_err(|e| fill_err(e, file))?;
+        }
+        if matches!(rdr.buffer().get(lead), Some(b'{' | b'[')) {
+            rdr.consume(lead);
+            let mut m = json::JsonMachine::new(file, total.unwrap_or(0));
+            run(&mut rdr, file, on_progress, &fill_err, |buf, at, eof| {
+                m.feed(buf, at, eof)
+            })?;
+            let mut stats = m.stats;
+            stats.generic_items = m.b.generic_items();
+            if m.invalid_json_strings > 0 {
+                let n = m.invalid_json_strings;
+                m.b.warn(
+                    "SNAP-UTF8",
+                    format!("{n} JSON strings had a raw control character or an invalid escape; kept as read"),
+                );
+            }
+            let histogram = vec![0; 256];
+            return finish(m.b, m.result, stats, Encoding::Json, 0, histogram, file);
+        }
         return Err(PickleError::new(
             file,
             0,
@@ -122,9 +161,34 @@ pub fn read_snapshot(
         ));
     }
     let mut vm = vm::Machine::new(file, total.unwrap_or(0));
+    run(&mut rdr, file, on_progress, &fill_err, |buf, at, eof| {
+        vm.feed(buf, at, eof)
+    })?;
+    let stats = vm.final_stats();
+    let histogram = std::mem::take(&mut vm.histogram);
+    finish(
+        vm.b,
+        vm.result,
+        stats,
+        Encoding::Pickle,
+        vm.protocol,
+        histogram,
+        file,
+    )
+}
+
+/// Feeds `rdr`'s bytes to a push machine (`feed(buffer, offset, at_eof)`) until it is done,
+/// reporting progress after each chunk; `Break` cancels.
+fn run<R: Read>(
+    rdr: &mut ChunkReader<R>,
+    file: &str,
+    on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+    fill_err: &dyn Fn(FillError, &str) -> PickleError,
+    mut feed: impl FnMut(&[u8], u64, bool) -> Result<(Status, usize), PickleError>,
+) -> Result<(), PickleError> {
     loop {
         let at_eof = rdr.at_eof();
-        let (status, used) = vm.feed(rdr.buffer(), rdr.offset(), at_eof)?;
+        let (status, used) = feed(rdr.buffer(), rdr.offset(), at_eof)?;
         rdr.consume(used);
         match status {
             Status::Done => break,
@@ -141,12 +205,20 @@ pub fn read_snapshot(
         }
     }
     let _ = rdr.report(on_progress);
-    finish(vm, file)
+    Ok(())
 }
 
-fn finish(mut vm: vm::Machine, file: &str) -> Result<Decoded, PickleError> {
-    let stats = vm.final_stats();
-    let result = vm.result.unwrap_or(vm::Val::None);
+/// The model of a decoded snapshot from the builder `b` and the top-level value `result`.
+fn finish(
+    mut b: schema::Builder,
+    result: Option<vm::Val>,
+    stats: DecodeStats,
+    encoding: Encoding,
+    protocol: u8,
+    histogram: Vec<u64>,
+    file: &str,
+) -> Result<Decoded, PickleError> {
+    let result = result.unwrap_or(vm::Val::None);
     let top_level = match result {
         vm::Val::Obj(o) if o.role == schema::Role::Top => TopLevel::Dict,
         vm::Val::Obj(o) if o.role == schema::Role::SegmentList => TopLevel::SegmentsList,
@@ -155,12 +227,13 @@ fn finish(mut vm: vm::Machine, file: &str) -> Result<Decoded, PickleError> {
                 file,
                 0,
                 PickleErrorKind::NotSnapshot {
-                    top_type: type_name(&vm, other).into(),
+                    top_type: type_name(&b, other, encoding).into(),
+                    json: encoding == Encoding::Json,
                 },
             ))
         }
     };
-    let b = &mut vm.b;
+    let b = &mut b;
     if top_level == TopLevel::SegmentsList
         && b.out_segments.is_empty()
         && b.problems.count("SNAP-LAYOUT") > 0
@@ -169,7 +242,8 @@ fn finish(mut vm: vm::Machine, file: &str) -> Result<Decoded, PickleError> {
             file,
             0,
             PickleErrorKind::NotSnapshot {
-                top_type: "list".into(),
+                top_type: type_name(&b, result, encoding).into(),
+                json: encoding == Encoding::Json,
             },
         ));
     }
@@ -183,7 +257,8 @@ fn finish(mut vm: vm::Machine, file: &str) -> Result<Decoded, PickleError> {
             file,
             0,
             PickleErrorKind::NotSnapshot {
-                top_type: "dict".into(),
+                top_type: type_name(&b, result, encoding).into(),
+                json: encoding == Encoding::Json,
             },
         ));
     }
@@ -210,7 +285,8 @@ fn finish(mut vm: vm::Machine, file: &str) -> Result<Decoded, PickleError> {
             .any(|d| d.key_sets.iter().any(|s| s.split(',').any(|x| x == k)))
     };
     let features = Features {
-        protocol: vm.protocol,
+        encoding,
+        protocol,
         top_level,
         has_time_us: devices.iter().any(|d| d.entries.has_time()),
         has_history: blocks.iter().any(|b| b.has_history),
@@ -232,16 +308,26 @@ fn finish(mut vm: vm::Machine, file: &str) -> Result<Decoded, PickleError> {
         top_keys: std::mem::take(&mut b.top_keys),
         other_fields: std::mem::take(&mut b.other_fields),
         features,
-        opcode_histogram: std::mem::take(&mut vm.histogram),
+        opcode_histogram: histogram,
     };
     Ok(Decoded {
         snapshot,
-        problems: std::mem::take(&mut vm.b.problems),
+        problems: std::mem::take(&mut b.problems),
         stats,
     })
 }
 
-fn type_name(vm: &vm::Machine, v: vm::Val) -> &'static str {
+fn type_name(b: &schema::Builder, v: vm::Val, encoding: Encoding) -> &'static str {
+    let name = python_type_name(b, v);
+    match (encoding, name) {
+        (Encoding::Json, "dict") => "object",
+        (Encoding::Json, "list") => "array",
+        (Encoding::Json, "NoneType") => "null",
+        (_, n) => n,
+    }
+}
+
+fn python_type_name(b: &schema::Builder, v: vm::Val) -> &'static str {
     use vm::Val;
     match v {
         Val::None => "NoneType",
@@ -251,7 +337,7 @@ fn type_name(vm: &vm::Machine, v: vm::Val) -> &'static str {
         Val::Str(_) => "str",
         Val::Bytes => "bytes",
         Val::Generic(_) | Val::Obj(_) | Val::Frame(_) | Val::Stack(_) => {
-            match vm.b.container_kind(v) {
+            match b.container_kind(v) {
                 Some(schema::Kind::Dict) => "dict",
                 Some(schema::Kind::List) => "list",
                 Some(schema::Kind::Tuple) => "tuple",

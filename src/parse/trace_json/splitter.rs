@@ -154,6 +154,29 @@ pub fn for_each_member_and_indexed_event<R: Read>(
     on_member: &mut OnMember<'_>,
     on_event: &mut dyn FnMut(Event<'_>, u64) -> ControlFlow<()>,
 ) -> Result<TraceScan, ParseError> {
+    for_each_key_member_and_indexed_event(
+        reader,
+        file,
+        on_progress,
+        &mut |_, _| ControlFlow::Continue(()),
+        on_member,
+        on_event,
+    )
+}
+
+/// [`for_each_member_and_indexed_event`], and `on_key(key, absolute_offset)` for every key of
+/// the wrapper object (`traceEvents` included) as soon as the key is read, before its value:
+/// what a reader that decides by the top-level keys (the inventory's head sniff,
+/// `parse::kineto::sniff`) needs when a value is too large to wait for. `Break` stops the
+/// scan (`stopped`) before the value is read.
+pub fn for_each_key_member_and_indexed_event<R: Read>(
+    reader: &mut ChunkReader<R>,
+    file: &Arc<str>,
+    on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+    on_key: &mut dyn FnMut(&[u8], u64) -> ControlFlow<()>,
+    on_member: &mut OnMember<'_>,
+    on_event: &mut dyn FnMut(Event<'_>, u64) -> ControlFlow<()>,
+) -> Result<TraceScan, ParseError> {
     let mut index = ObjectIndex::default();
     let mut key: Vec<u8> = Vec::new();
     let mut scan = TraceScan::default();
@@ -236,6 +259,11 @@ pub fn for_each_member_and_indexed_event<R: Read>(
                         key.extend_from_slice(&buf[i + 1..i + e - 1]);
                         state = State::Colon { events };
                         i += e;
+                        if on_key(&key, at).is_break() {
+                            scan.stopped = true;
+                            scan.bytes = reader.progress().bytes_done;
+                            return Ok(scan);
+                        }
                     }
                     End::Incomplete => break,
                     End::Invalid => {

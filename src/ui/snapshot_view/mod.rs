@@ -78,7 +78,7 @@ pub fn SnapshotTab() -> impl IntoView {
                         None => view! { <p class="muted">"Decoding and analysing this snapshot…"</p> }.into_any(),
                     }
                 }
-                (None, _) => view! { <p class="muted">"Drop a snapshot pickle (.pickle / .pkl) to see its memory curves."</p> }.into_any(),
+                (None, _) => view! { <p class="muted">"Drop a snapshot pickle (.pickle / .pkl) or its JSON form to see its memory curves."</p> }.into_any(),
             }}
         </section>
     }
@@ -166,7 +166,7 @@ fn SnapshotFile(s: SnapshotSummaryDto) -> impl IntoView {
         <div class="snap-file" data-testid="snap-file-view">
             <div class="snap-toolbar">
                 <b>{s.file.clone()}</b>
-                <span class="muted">{format!("{} · pickle protocol {} · {}", format::bytes(s.bytes as f64), s.protocol, s.top_level)}</span>
+                <span class="muted">{format!("{} · {} · {}", format::bytes(s.bytes as f64), s.encoding, s.top_level)}</span>
                 <label>
                     "Device "
                     <select data-testid="snap-device" disabled=n_dev < 2
