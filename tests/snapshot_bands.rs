@@ -34,8 +34,9 @@ fn view(name: &str) -> SnapshotView {
 /// Checks one layout of slot `slot` against the definitions; returns it.
 fn check(v: &SnapshotView, slot: u32, q: &SnapBandsQuery) -> SnapBandsDto {
     let name = &v.run().file.path;
-    let b = v.bands(q).unwrap();
+    let b = v.data().bands(q).unwrap();
     let c = v
+        .data()
         .curve(&SnapCurveQuery {
             target: 0,
             slot,
@@ -190,14 +191,14 @@ fn stacks_mark_cpp_frames_and_addresses_read_as_hex() {
     let lt = &v.run().devices[0].lifetimes;
     let r = (0..lt.len() as u32)
         .find(|&r| {
-            let s = v.stack(0, r).unwrap();
+            let s = v.data().stack(0, r).unwrap();
             s.frames
                 .iter()
                 .any(|f| f.label.contains("CapturedTraceback"))
                 && s.frames.iter().any(|f| f.label.contains(".py:"))
         })
         .expect("a record with C++ and Python frames");
-    let s = v.stack(0, r).unwrap();
+    let s = v.data().stack(0, r).unwrap();
     assert_eq!(s.addr, format!("0x{:x}", lt.addr[r as usize]));
     assert_eq!(
         s.memoryviz_name,

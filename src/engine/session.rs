@@ -10,7 +10,8 @@
 //! * `Run`: every requested analysis of a rank folder from ONE read of each of its files
 //!   ([`Store::run_target_only`]: memory and anomaly share the `trace_view.json` pass); the
 //!   results stay in the session's [`Store`]; the memory view keeps compact [`MemoryRows`]
-//!   built from the stored rank. Snapshot files: one read each ([`snapshot::SnapshotStore`]).
+//!   built from the stored rank. Snapshot files: one read each, the run in the same store
+//!   and the snapshot tab's state beside it ([`snapshot::SnapshotViews`]).
 //!   One target failing never stops the next.
 //! * `Query`: answered from the results held here (the store's analysis types, the memory
 //!   rows, the timeline cache, the snapshot views), in the query's own analysis' vocabulary
@@ -64,7 +65,7 @@ pub struct Session {
     inventory: Option<Inventory>,
     store: Store,
     memory_rows: BTreeMap<u32, MemoryRows>,
-    snapshot: snapshot::SnapshotStore,
+    snapshot: snapshot::SnapshotViews,
     timeline: timeline::TimelineCache,
     /// Side B of "Compare with…" and the comparison, once asked ([`Request::Compare`]).
     compare: Option<compare::CompareState>,
@@ -102,7 +103,7 @@ impl Session {
 
     /// What the page runs on rank folders: the defaults of `proflens memory` and `proflens
     /// anomaly` (so its exports are those commands' bytes). Snapshot files run through
-    /// [`snapshot::SnapshotStore`] with the settings panel's options.
+    /// [`snapshot::SnapshotViews`] with the settings panel's options.
     pub fn plan() -> Plan {
         Plan {
             snapshot: None,
@@ -294,7 +295,7 @@ impl Session {
                     .ok_or_else(|| format!("rank folder {target} has not been analysed here"))?,
             ),
             Query::Anomaly(q) => Reply::Anomaly(anomaly::query(&self.store, &q)?),
-            Query::Snapshot(q) => Reply::Snapshot(self.snapshot.query(q)?),
+            Query::Snapshot(q) => Reply::Snapshot(self.snapshot.query(&mut self.store, q)?),
         }))
     }
 
@@ -302,7 +303,7 @@ impl Session {
     /// this session holds; it reads no file.
     fn export(&mut self, seq: u32, what: ExportRequest, out: &mut dyn Sink) {
         if let ExportRequest::Snapshot { target, what } = what {
-            return self.snapshot.export(seq, target, what, out);
+            return self.snapshot.export(&self.store, seq, target, what, out);
         }
         if let ExportRequest::Compare(what) = what {
             let Some(c) = &self.compare else {
@@ -484,7 +485,8 @@ impl Session {
             .snapshots
             .get(i as usize)
             .ok_or_else(|| format!("no snapshot file {i} in the inventory"))?;
-        self.snapshot.run_file(i, file, opener, problems)
+        self.snapshot
+            .run_file(&mut self.store, i, file, opener, problems)
     }
 
     /// Reads cluster summary file `i` into the cluster view's payload ([`cluster::read`]);

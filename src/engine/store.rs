@@ -182,6 +182,12 @@ impl Store {
         self.snapshots.get(&i)
     }
 
+    /// Snapshot file `i`'s run, to re-analyse it with other settings (the page's settings
+    /// panel); `None` when it was not run or failed.
+    pub fn snapshot_mut(&mut self, i: u32) -> Option<&mut SnapshotRun> {
+        self.snapshots.get_mut(&i)?.as_mut().ok()
+    }
+
     /// The status and problems of every analysis of every target run, in target order.
     pub fn outcomes(&self) -> Vec<(Target, AnalysisKind, Status, &Problems)> {
         let mut out = Vec::new();

@@ -8,8 +8,8 @@
 
 use std::ops::ControlFlow;
 
-use super::snapshot::SnapshotStore;
-use super::snapshot_view::SnapshotView;
+use super::snapshot::SnapshotViews;
+use super::snapshot_view::ViewState;
 use crate::analysis::anomaly::cross_rank::RankRow;
 use crate::analysis::compare::ops::StepChoice;
 use crate::analysis::compare::ranks::RankCell;
@@ -104,8 +104,8 @@ pub struct SideA<'a> {
     pub inv: &'a Inventory,
     /// A's rank results held here.
     pub store: &'a Store,
-    /// A's snapshot results held here.
-    pub snapshots: &'a SnapshotStore,
+    /// The snapshot tab's state of A's snapshots (their runs are in `store`).
+    pub snapshots: &'a SnapshotViews,
 }
 
 /// Reads side B (one read of each of its files through `opener`) and compares it with side
@@ -128,7 +128,7 @@ pub fn compare(
         if !a_snap {
             return Err("two devices of one file: side A is not a snapshot file".into());
         }
-        let settings = a_view(a, req)?.settings().clone();
+        let settings = a_view(a, req)?.1.settings().clone();
         let mut state = CompareState {
             inv: Inventory::default(),
             store: Store::new(Plan::defaults()),
@@ -182,14 +182,13 @@ pub fn recompute(
 ) -> Result<CompareViewDto, String> {
     let req = &state.request;
     let (json, md, doc, choices) = if let Some(settings) = &state.b_settings {
-        let view = a_view(a, req)?;
+        let (ra, view) = a_view(a, req)?;
         if view.settings() != settings {
             return Err(format!(
                 "the settings of {} changed since it was compared: compare with {} again",
                 req.a_name, req.b_name
             ));
         }
-        let ra = view.run();
         let rb = match &state.snapshot {
             Some(rb) => rb,
             None if state.b_is_a => ra,
@@ -209,8 +208,11 @@ pub fn recompute(
 }
 
 /// Side A's snapshot view asked by `req`.
-fn a_view<'a>(a: &SideA<'a>, req: &CompareRequest) -> Result<&'a SnapshotView, String> {
-    a.snapshots.files.get(&req.a_snapshot).ok_or_else(|| {
+fn a_view<'a>(
+    a: &SideA<'a>,
+    req: &CompareRequest,
+) -> Result<(&'a SnapshotRun, &'a ViewState), String> {
+    a.snapshots.get(a.store, req.a_snapshot).ok_or_else(|| {
         format!(
             "snapshot {} of side A has not been analysed by this worker",
             req.a_snapshot
@@ -226,7 +228,7 @@ fn read_snapshot(
     opener: &dyn Opener,
     problems: &mut Problems,
 ) -> Result<CompareState, String> {
-    let view = a_view(a, req)?;
+    let (_, view) = a_view(a, req)?;
     if inv.snapshots.len() != 1 {
         return Err(format!(
             "{} holds {} snapshot files: compare with one snapshot file",

@@ -17,17 +17,16 @@
 use crate::analysis::snapshot::allocator::AllocatorHistory;
 use crate::engine::read::snapshot::{SnapshotOptions, SnapshotRun};
 use crate::protocol::snapshot::{
-    SnapBandsDto, SnapBandsQuery, SnapCurveDto, SnapCurveQuery, SnapExportKind, SnapLiveDto,
-    SnapLiveQuery, SnapSegmentsDto, SnapStackDto, SnapshotSettingsDto, SnapshotSummaryDto,
+    SnapExportKind, SnapQuery, SnapReply, SnapshotSettingsDto, SnapshotSummaryDto,
 };
-use crate::protocol::snapshot_allocator::{SnapAllocatorDto, SnapAllocatorQuery};
 use crate::report::snapshot_md;
 use crate::views::snapshot::{allocator, fragmentation_series, times_ms, SnapshotData};
 
-/// One analysed snapshot file and what the view needs beside it.
-pub struct SnapshotView {
+/// What the snapshot tab keeps beside one analysed snapshot (the run itself stays in the
+/// session's store): its settings and the per-device series computed once. Every query takes
+/// the run it was made for.
+pub struct ViewState {
     target: u32,
-    run: SnapshotRun,
     settings: SnapshotSettingsDto,
     opts: SnapshotOptions,
     /// Per device slot (parallel to `run.devices`): ms since the first `time_us`, when recorded.
@@ -38,6 +37,134 @@ pub struct SnapshotView {
     /// Per device slot: `reserved − active` after each entry and before the first (§7.3
     /// fragmentation), the curve's fourth series.
     frag: Vec<(Vec<i64>, i64)>,
+}
+
+impl ViewState {
+    /// The state of `run` (target `target`, analysed with `opts`, made from `settings`).
+    pub fn new(
+        target: u32,
+        run: &SnapshotRun,
+        settings: SnapshotSettingsDto,
+        opts: SnapshotOptions,
+    ) -> Self {
+        ViewState {
+            target,
+            times: times_ms(&run.snapshot, &run.devices),
+            allocs: allocator::histories(&run.snapshot, &run.devices),
+            frag: fragmentation_series(&run.devices),
+            settings,
+            opts,
+        }
+    }
+
+    /// The current settings.
+    pub fn settings(&self) -> &SnapshotSettingsDto {
+        &self.settings
+    }
+
+    /// The engine options of the current settings.
+    pub fn options(&self) -> &SnapshotOptions {
+        &self.opts
+    }
+
+    /// Re-analyses `run` with `settings` (project root, links, peak options); the decoded
+    /// snapshot is reused. Returns the new summary.
+    ///
+    /// # Errors
+    ///
+    /// Invalid settings; the previous analysis is kept.
+    pub fn set_settings(
+        &mut self,
+        run: &mut SnapshotRun,
+        settings: SnapshotSettingsDto,
+    ) -> Result<SnapshotSummaryDto, String> {
+        let opts = SnapshotOptions::from_settings(&settings)?;
+        run.reanalyse(&opts);
+        self.opts = opts;
+        self.settings = settings;
+        Ok(self.summary(run))
+    }
+
+    /// `run`'s parts as the views read them.
+    pub fn data<'a>(&'a self, run: &'a SnapshotRun) -> SnapshotData<'a> {
+        SnapshotData {
+            target: self.target,
+            file: &run.file.path,
+            bytes: run.file.size,
+            snap: &run.snapshot,
+            devices: &run.devices,
+            analysis: &self.opts.analysis,
+            links: &self.opts.report.links,
+            top: self.opts.report.top_contributors,
+            settings: &self.settings,
+            times: &self.times,
+            frag: &self.frag,
+            allocs: &self.allocs,
+        }
+    }
+
+    /// The summary ([`SnapshotData::summary`]).
+    pub fn summary(&self, run: &SnapshotRun) -> SnapshotSummaryDto {
+        self.data(run).summary()
+    }
+
+    /// Answers one query of the snapshot tab ([`crate::views::snapshot`]); a `Settings` query
+    /// re-analyses `run` ([`ViewState::set_settings`]).
+    ///
+    /// # Errors
+    ///
+    /// Unknown device slot or record, a device without trace entries, invalid settings.
+    pub fn query(&mut self, run: &mut SnapshotRun, q: SnapQuery) -> Result<SnapReply, String> {
+        let d = self.data(run);
+        match q {
+            SnapQuery::Curve(q) => d.curve(&q).map(SnapReply::Curve),
+            SnapQuery::Live(q) => d.live_at(&q).map(SnapReply::Live),
+            SnapQuery::Bands(q) => d.bands(&q).map(SnapReply::Bands),
+            SnapQuery::Allocator(q) => d.allocator(&q).map(SnapReply::Allocator),
+            SnapQuery::Stack { slot, record, .. } => d.stack(slot, record).map(SnapReply::Stack),
+            SnapQuery::Segments { slot, limit, .. } => {
+                d.segments(slot, limit).map(SnapReply::Segments)
+            }
+            SnapQuery::Settings { settings, .. } => {
+                self.set_settings(run, settings).map(SnapReply::Summary)
+            }
+        }
+    }
+
+    /// An export of `run`: `(file name, MIME type, bytes)`, byte-identical to `proflens
+    /// snapshot --report` / `--json` with the same settings.
+    ///
+    /// # Errors
+    ///
+    /// JSON encoding failed (not expected for our own document).
+    pub fn export(
+        &self,
+        run: &SnapshotRun,
+        what: SnapExportKind,
+    ) -> Result<(String, &'static str, Vec<u8>), String> {
+        match what {
+            SnapExportKind::ReportMd => Ok((
+                snapshot_md::file_name(&run.file.path),
+                "text/markdown",
+                run.markdown(&self.opts.report).into_bytes(),
+            )),
+            SnapExportKind::Json => {
+                let text = run.json_text(&self.opts.report)?;
+                Ok((
+                    json_file_name(&run.file.path),
+                    "application/json",
+                    text.into_bytes(),
+                ))
+            }
+        }
+    }
+}
+
+/// One analysed snapshot that owns its run, with its [`ViewState`]: side B of a comparison,
+/// tools and tests. The session keeps its runs in its store and only the state here.
+pub struct SnapshotView {
+    run: SnapshotRun,
+    state: ViewState,
 }
 
 impl SnapshotView {
@@ -63,18 +190,8 @@ impl SnapshotView {
         settings: SnapshotSettingsDto,
         opts: SnapshotOptions,
     ) -> Self {
-        let times = times_ms(&run.snapshot, &run.devices);
-        let allocs = allocator::histories(&run.snapshot, &run.devices);
-        let frag = fragmentation_series(&run.devices);
-        SnapshotView {
-            target,
-            run,
-            settings,
-            opts,
-            times,
-            allocs,
-            frag,
-        }
+        let state = ViewState::new(target, &run, settings, opts);
+        SnapshotView { run, state }
     }
 
     /// The analysed run.
@@ -84,16 +201,15 @@ impl SnapshotView {
 
     /// The current settings.
     pub fn settings(&self) -> &SnapshotSettingsDto {
-        &self.settings
+        self.state.settings()
     }
 
     /// The engine options of the current settings.
     pub fn options(&self) -> &SnapshotOptions {
-        &self.opts
+        self.state.options()
     }
 
-    /// Re-analyses with `settings` (project root, links, peak options); the decoded snapshot
-    /// is reused. Returns the new summary.
+    /// [`ViewState::set_settings`] of the run.
     ///
     /// # Errors
     ///
@@ -102,29 +218,12 @@ impl SnapshotView {
         &mut self,
         settings: SnapshotSettingsDto,
     ) -> Result<SnapshotSummaryDto, String> {
-        let opts = SnapshotOptions::from_settings(&settings)?;
-        self.run.reanalyse(&opts);
-        self.opts = opts;
-        self.settings = settings;
-        Ok(self.summary())
+        self.state.set_settings(&mut self.run, settings)
     }
 
-    /// The run's parts as the views read them.
+    /// The run's parts as the views read them ([`ViewState::data`]).
     pub fn data(&self) -> SnapshotData<'_> {
-        SnapshotData {
-            target: self.target,
-            file: &self.run.file.path,
-            bytes: self.run.file.size,
-            snap: &self.run.snapshot,
-            devices: &self.run.devices,
-            analysis: &self.opts.analysis,
-            links: &self.opts.report.links,
-            top: self.opts.report.top_contributors,
-            settings: &self.settings,
-            times: &self.times,
-            frag: &self.frag,
-            allocs: &self.allocs,
-        }
+        self.state.data(&self.run)
     }
 
     /// The summary ([`SnapshotData::summary`]).
@@ -132,82 +231,22 @@ impl SnapshotView {
         self.data().summary()
     }
 
-    /// Downsampled curves of one device ([`SnapshotData::curve`]).
+    /// [`ViewState::query`] of the run.
     ///
     /// # Errors
     ///
-    /// Unknown device slot.
-    pub fn curve(&self, q: &SnapCurveQuery) -> Result<SnapCurveDto, String> {
-        self.data().curve(q)
+    /// Those of [`ViewState::query`].
+    pub fn query(&mut self, q: SnapQuery) -> Result<SnapReply, String> {
+        self.state.query(&mut self.run, q)
     }
 
-    /// The live set after any entry ([`SnapshotData::live_at`]).
-    ///
-    /// # Errors
-    ///
-    /// Unknown device slot, or a device without trace entries.
-    pub fn live_at(&self, q: &SnapLiveQuery) -> Result<SnapLiveDto, String> {
-        self.data().live_at(q)
-    }
-
-    /// One record's stack ([`SnapshotData::stack`]).
-    ///
-    /// # Errors
-    ///
-    /// Unknown device slot or record.
-    pub fn stack(&self, slot: u32, record: u32) -> Result<SnapStackDto, String> {
-        self.data().stack(slot, record)
-    }
-
-    /// End-state segments and fragmentation ([`SnapshotData::segments`]).
-    ///
-    /// # Errors
-    ///
-    /// Unknown device slot.
-    pub fn segments(&self, slot: u32, limit: u32) -> Result<SnapSegmentsDto, String> {
-        self.data().segments(slot, limit)
-    }
-
-    /// The Active Memory Timeline ([`SnapshotData::bands`]).
-    ///
-    /// # Errors
-    ///
-    /// Unknown device slot.
-    pub fn bands(&self, q: &SnapBandsQuery) -> Result<SnapBandsDto, String> {
-        self.data().bands(q)
-    }
-
-    /// The allocator state after any entry ([`SnapshotData::allocator`]).
-    ///
-    /// # Errors
-    ///
-    /// Unknown device slot.
-    pub fn allocator(&self, q: &SnapAllocatorQuery) -> Result<SnapAllocatorDto, String> {
-        self.data().allocator(q)
-    }
-
-    /// An export: `(file name, MIME type, bytes)`, byte-identical to `proflens snapshot
-    /// --report` / `--json` with the same settings.
+    /// [`ViewState::export`] of the run.
     ///
     /// # Errors
     ///
     /// JSON encoding failed (not expected for our own document).
     pub fn export(&self, what: SnapExportKind) -> Result<(String, &'static str, Vec<u8>), String> {
-        match what {
-            SnapExportKind::ReportMd => Ok((
-                snapshot_md::file_name(&self.run.file.path),
-                "text/markdown",
-                self.run.markdown(&self.opts.report).into_bytes(),
-            )),
-            SnapExportKind::Json => {
-                let text = self.run.json_text(&self.opts.report)?;
-                Ok((
-                    json_file_name(&self.run.file.path),
-                    "application/json",
-                    text.into_bytes(),
-                ))
-            }
-        }
+        self.state.export(&self.run, what)
     }
 }
 

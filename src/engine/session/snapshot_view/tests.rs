@@ -55,14 +55,15 @@ fn view(settings: SnapshotSettingsDto) -> SnapshotView {
 }
 
 fn live(v: &SnapshotView, axis: SnapAxis, x: f64) -> crate::protocol::snapshot::SnapLiveDto {
-    v.live_at(&SnapLiveQuery {
-        target: 3,
-        slot: 0,
-        axis,
-        x,
-        limit: 10,
-    })
-    .unwrap()
+    v.data()
+        .live_at(&SnapLiveQuery {
+            target: 3,
+            slot: 0,
+            axis,
+            x,
+            limit: 10,
+        })
+        .unwrap()
 }
 
 #[test]
@@ -75,7 +76,7 @@ fn curves_per_column_over_index_and_time() {
         range,
         width_px,
     };
-    let c = v.curve(&q(SnapAxis::Index, None, 7)).unwrap();
+    let c = v.data().curve(&q(SnapAxis::Index, None, 7)).unwrap();
     assert_eq!(
         (c.axis, c.x0, c.x1, c.full),
         (SnapAxis::Index, 0.0, 7.0, (0.0, 7.0))
@@ -114,7 +115,10 @@ fn curves_per_column_over_index_and_time() {
     assert!(c.marks.iter().any(|m| m.kind == "end" && m.index == 6));
 
     // Time axis: entries at 0..6 ms; two columns over [0, 3) ms hold entries 0–2.
-    let c = v.curve(&q(SnapAxis::Time, Some((0.0, 3.0)), 2)).unwrap();
+    let c = v
+        .data()
+        .curve(&q(SnapAxis::Time, Some((0.0, 3.0)), 2))
+        .unwrap();
     assert_eq!(c.axis, SnapAxis::Time);
     assert_eq!(c.series[1].max, vec![550.0, 550.0]);
     assert_eq!(c.series[1].min, vec![400.0, 550.0]);
@@ -281,7 +285,7 @@ fn settings_change_paths_and_links_without_decoding_again() {
 fn stack_segments_and_exports() {
     let v = view(SnapshotSettingsDto::default());
     let l = live(&v, SnapAxis::Index, 1.0);
-    let st = v.stack(0, l.tensors[1].record).unwrap();
+    let st = v.data().stack(0, l.tensors[1].record).unwrap();
     let frames: Vec<(&str, bool)> = st
         .frames
         .iter()
@@ -295,10 +299,14 @@ fn stack_segments_and_exports() {
         ]
     );
     assert_eq!(st.stack_kind, "alloc");
-    assert!(v.stack(0, 99).is_err());
-    assert!(v.stack(5, 0).unwrap_err().contains("no device slot 5"));
+    assert!(v.data().stack(0, 99).is_err());
+    assert!(v
+        .data()
+        .stack(5, 0)
+        .unwrap_err()
+        .contains("no device slot 5"));
 
-    let s = v.segments(0, 10).unwrap();
+    let s = v.data().segments(0, 10).unwrap();
     assert_eq!(
         (
             s.total_segments,
@@ -332,13 +340,14 @@ fn allocator_state_at_any_entry() {
     use crate::protocol::snapshot_allocator::SnapAllocatorQuery;
     let v = view(SnapshotSettingsDto::default());
     let q = |index: Option<u32>| {
-        v.allocator(&SnapAllocatorQuery {
-            target: 3,
-            slot: 0,
-            index,
-            context: 2,
-        })
-        .unwrap()
+        v.data()
+            .allocator(&SnapAllocatorQuery {
+                target: 3,
+                slot: 0,
+                index,
+                context: 2,
+            })
+            .unwrap()
     };
     let end = q(Some(6));
     assert_eq!(end.index, Some(6));
