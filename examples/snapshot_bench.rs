@@ -117,6 +117,7 @@ fn views(path: &str, size: u64, snap: proflens::model::snapshot::Snapshot) {
     for axis in [SnapAxis::Index, SnapAxis::Time] {
         let t = Instant::now();
         let c = v
+            .data()
             .curve(&SnapCurveQuery {
                 target: 0,
                 slot: 0,
@@ -137,6 +138,7 @@ fn views(path: &str, size: u64, snap: proflens::model::snapshot::Snapshot) {
     for j in 0..k {
         let x = (n as f64 - 1.0) * j as f64 / (k - 1) as f64;
         let l = v
+            .data()
             .live_at(&SnapLiveQuery {
                 target: 0,
                 slot: 0,
@@ -161,6 +163,7 @@ fn views(path: &str, size: u64, snap: proflens::model::snapshot::Snapshot) {
         let index = ((n as f64 - 1.0) * j as f64 / (k - 1) as f64) as u32;
         let t1 = Instant::now();
         let a = v
+            .data()
             .allocator(&proflens::protocol::SnapAllocatorQuery {
                 target: 0,
                 slot: 0,
@@ -184,6 +187,7 @@ fn views(path: &str, size: u64, snap: proflens::model::snapshot::Snapshot) {
         let x0 = (n as f64 - span) / 2.0;
         let t = Instant::now();
         let b = v
+            .data()
             .bands(&proflens::protocol::snapshot::SnapBandsQuery {
                 target: 0,
                 slot: 0,

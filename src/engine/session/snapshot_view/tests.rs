@@ -7,7 +7,7 @@ use crate::engine::read::snapshot::analyse;
 use crate::ingest::InputFile;
 use crate::model::snapshot::{Action, BlockState, NO_STACK};
 use crate::model::snapshot_testing::SnapshotBuilder;
-use crate::protocol::snapshot::SnapLiveQuery;
+use crate::protocol::snapshot::{SnapCurveQuery, SnapLiveQuery};
 
 const T0: i64 = 1_700_000_000_000_000;
 
