@@ -403,8 +403,11 @@ fn strings_keys_commas_bom_and_encodings() {
         "trace_view.json starts with a UTF-8 byte-order mark (EF BB BF); skipped"
     );
     assert_eq!(problem(r, "ANOM-TV-007").at.byte, Some(dup + 3));
-    assert_eq!(problem(r, "ANOM-TV-006").at.byte, Some(ctl));
-    assert_eq!(problem(r, "ANOM-TV-005").at.byte, Some(bad));
+    // String flaws at the offending byte (was: the start of the event).
+    assert!(bytes[z - 1] == b'b' && ctl < z as u64 && bad < z as u64);
+    let ctl_byte = bytes.iter().position(|&b| b == 1).unwrap() as u64;
+    assert_eq!(problem(r, "ANOM-TV-006").at.byte, Some(ctl_byte));
+    assert_eq!(problem(r, "ANOM-TV-005").at.byte, Some(z as u64));
     assert_eq!(problem(r, "ANOM-TV-009").at.byte, Some(comma));
     assert_eq!(problem(r, "ANOM-TV-008").at.byte, Some(comma + 3));
     let trace = r.trace.as_ref().unwrap();

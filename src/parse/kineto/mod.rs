@@ -324,12 +324,7 @@ impl KinetoBuilder {
             return verbatim_str(raw);
         }
         let (text, flaws) = decode_str(raw)?;
-        if flaws.invalid_utf8 {
-            self.diag.note(Issue::InvalidUtf8, at, Some(key));
-        }
-        if flaws.invalid_json {
-            self.diag.note(Issue::InvalidString, at, Some(key));
-        }
+        self.diag.note_str(flaws, obj, raw, at, key);
         Some(text)
     }
 

@@ -490,3 +490,50 @@ fn input_dims_are_kept_in_one_compact_spelling() {
     compact_json(br#"["a ,\" b",  1]"#, &mut out);
     assert_eq!(out, br#"["a ,\" b", 1]"#);
 }
+
+/// A raw control byte and invalid UTF-8 in a kept string are located at the offending byte's
+/// absolute offset in the file (GPU-TV-005 / GPU-TV-006), however the reads cut the events.
+#[test]
+fn string_flaws_at_the_offending_byte_across_reads() {
+    let mut j = b"{\"schemaVersion\": 1, \"traceEvents\": [\n".to_vec();
+    j.extend_from_slice(br#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 5, "dur": 1},"#);
+    j.extend_from_slice(b"\n{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::\x1fadd\", \"pid\": 1, \"tid\": 1, \"ts\": 6, \"dur\": 1},");
+    j.extend_from_slice(b"\n{\"ph\": \"X\", \"cat\": \"kernel\", \"pid\": 0, \"tid\": 7, \"ts\": 7, \"dur\": 1, \"name\": \"gemm<\xc3\xa9\xc3>\", \"args\": {\"device\": 0, \"stream\": 7}}\n]}");
+    let ctl = j.iter().position(|&b| b == 0x1f).unwrap() as u64;
+    let bad = j.windows(2).position(|w| w == b"\xc3>").unwrap() as u64;
+    for chunk in [1, 2, 3, 5, 7, 16, 61, 4096] {
+        let mut reader = ChunkReader::with_sizes(&j[..], None, chunk, 1 << 20);
+        let b = std::cell::RefCell::new(KinetoBuilder::new());
+        let file: Arc<str> = Arc::from("t.json");
+        let scan = crate::parse::trace_json::for_each_member_and_indexed_event(
+            &mut reader,
+            &file,
+            &mut go(),
+            &mut |k, v, at| b.borrow_mut().member(k, v, at),
+            &mut |ev, at| b.borrow_mut().indexed_event(ev, at),
+        )
+        .unwrap();
+        let (_, info) = b.into_inner().finish(scan);
+        let d = &info.scan.diag;
+        assert_eq!(
+            d.seen(diag::Issue::InvalidString).first,
+            vec![ctl],
+            "chunk {chunk}"
+        );
+        assert_eq!(
+            d.seen(diag::Issue::InvalidUtf8).first,
+            vec![bad],
+            "chunk {chunk}"
+        );
+        let mut problems = Problems::new();
+        diag::push_problems("t.json", &info.scan, &diag::KINETO, &mut problems);
+        let at = |code: &str| {
+            problems
+                .kept()
+                .iter()
+                .find(|p| p.code == code)
+                .and_then(|p| p.at.byte)
+        };
+        assert_eq!((at("GPU-TV-006"), at("GPU-TV-005")), (Some(ctl), Some(bad)));
+    }
+}

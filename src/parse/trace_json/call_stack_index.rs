@@ -257,9 +257,9 @@ impl<'a> HostOpsReader<'a> {
                 return ControlFlow::Continue(());
             }
         };
-        let name = match name.and_then(decode_str) {
-            Some((text, flaws)) => {
-                note_flaws(&mut self.diag, flaws, at, "name");
+        let name = match name.and_then(|raw| Some((raw, decode_str(raw)?))) {
+            Some((raw, (text, flaws))) => {
+                self.diag.note_str(flaws, ev, raw, at, "name");
                 self.strings.intern(&text)
             }
             None => self.strings.intern(""),
@@ -284,7 +284,7 @@ impl<'a> HostOpsReader<'a> {
                     (id, flaws)
                 }
             };
-            note_flaws(&mut self.diag, flaws, at, "Call stack");
+            self.diag.note_str(flaws, ev, raw, at, "Call stack");
             id
         });
         let thread = match &self.last_thread {
@@ -388,16 +388,6 @@ impl<'a> HostOpsReader<'a> {
         problems.push_some(out_of_range.problem("MEM-TV-010", pos().at_byte(first), &what));
         stats.scan = scan;
         Ok((host, stats))
-    }
-}
-
-/// Notes the flaws of one decoded string of the event at `at`.
-fn note_flaws(diag: &mut TraceDiagnostics, flaws: StrFlaws, at: u64, key: &'static str) {
-    if flaws.invalid_utf8 {
-        diag.note(Issue::InvalidUtf8, at, Some(key));
-    }
-    if flaws.invalid_json {
-        diag.note(Issue::InvalidString, at, Some(key));
     }
 }
 

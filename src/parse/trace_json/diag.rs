@@ -9,6 +9,7 @@
 
 use std::fmt::Write as _;
 
+use super::scan::{index_in, StrFlaws};
 use super::splitter::TraceScan;
 use crate::base::{Position, Problem, Problems, Severity};
 
@@ -54,7 +55,8 @@ impl Issue {
 pub struct Seen {
     /// Events with this finding.
     pub count: u64,
-    /// Byte offsets of the first [`FIRST_OFFSETS`] of them (event starts; for commas, the `,`).
+    /// Byte offsets of the first [`FIRST_OFFSETS`] of them (event starts; for commas, the `,`;
+    /// for string flaws, the offending byte).
     pub first: Vec<u64>,
     /// The key of the first one, when the finding is about a key (`name`, `Call stack`…).
     pub key: Option<&'static str>,
@@ -80,6 +82,30 @@ impl TraceDiagnostics {
         }
         if s.key.is_none() {
             s.key = key;
+        }
+    }
+    /// Notes the flaws of the decoded string `raw` (a member value inside the event `obj`
+    /// that starts at absolute byte `at`), each at the absolute offset of its offending byte
+    /// (the first byte that is not UTF-8, the first raw control byte or bad `\\`), wherever
+    /// the event lies in the file and however it was read.
+    pub fn note_str(
+        &mut self,
+        flaws: StrFlaws,
+        obj: &[u8],
+        raw: &[u8],
+        at: u64,
+        key: &'static str,
+    ) {
+        let raw_at = at + index_in(obj, raw) as u64;
+        if flaws.invalid_utf8 {
+            self.note(Issue::InvalidUtf8, raw_at + flaws.utf8_at as u64, Some(key));
+        }
+        if flaws.invalid_json {
+            self.note(
+                Issue::InvalidString,
+                raw_at + flaws.json_at as u64,
+                Some(key),
+            );
         }
     }
     /// Count and first offsets of `issue`.

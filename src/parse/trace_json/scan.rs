@@ -247,12 +247,41 @@ pub struct StrFlaws {
     pub invalid_utf8: bool,
     /// A raw control byte (below 0x20) or an invalid `\` escape: kept as read.
     pub invalid_json: bool,
+    /// When `invalid_utf8`: the index in the raw string (quotes included) of the first byte
+    /// that is not UTF-8, or of the `\` of the first lone `\u` surrogate, whichever is first.
+    pub utf8_at: usize,
+    /// When `invalid_json`: the index in the raw string (quotes included) of the first raw
+    /// control byte or of the `\` of the first invalid escape, whichever is first.
+    pub json_at: usize,
 }
 
 impl StrFlaws {
     /// True when nothing was wrong.
     pub fn is_clean(self) -> bool {
         self == StrFlaws::default()
+    }
+
+    fn bad_utf8(&mut self, at: usize) {
+        if !self.invalid_utf8 || at < self.utf8_at {
+            self.utf8_at = at;
+        }
+        self.invalid_utf8 = true;
+    }
+
+    fn bad_json(&mut self, at: usize) {
+        if !self.invalid_json || at < self.json_at {
+            self.json_at = at;
+        }
+        self.invalid_json = true;
+    }
+}
+
+/// Index of `part` (a sub-slice of `whole`) in `whole`; 0 when it is not a sub-slice.
+pub fn index_in(whole: &[u8], part: &[u8]) -> usize {
+    let (w, p) = (whole.as_ptr() as usize, part.as_ptr() as usize);
+    match p.checked_sub(w) {
+        Some(k) if k + part.len() <= whole.len() => k,
+        _ => 0,
     }
 }
 
@@ -268,17 +297,21 @@ pub fn decode_str(raw: &[u8]) -> Option<(Cow<'_, str>, StrFlaws)> {
     if let Some(s) = plain_text(inner) {
         return Some((Cow::Borrowed(s), StrFlaws::default()));
     }
-    let mut flaws = StrFlaws {
-        invalid_utf8: false,
-        invalid_json: inner.iter().any(|&b| b < 0x20),
-    };
+    // Indices below are into `inner`; `raw` has one quote before it.
+    let mut flaws = StrFlaws::default();
+    if let Some(c) = inner.iter().position(|&b| b < 0x20) {
+        flaws.bad_json(c + 1);
+    }
+    // Escapes are ASCII and what they decode to never continues a multi-byte sequence, so
+    // the decoded text is UTF-8 exactly when the raw bytes are (lone surrogates aside).
+    let utf8 = std::str::from_utf8(inner);
+    if let Err(e) = &utf8 {
+        flaws.bad_utf8(e.valid_up_to() + 1);
+    }
     if !inner.contains(&b'\\') {
-        let text = match std::str::from_utf8(inner) {
+        let text = match utf8 {
             Ok(s) => Cow::Borrowed(s),
-            Err(_) => {
-                flaws.invalid_utf8 = true;
-                Cow::Owned(String::from_utf8_lossy(inner).into_owned())
-            }
+            Err(_) => Cow::Owned(String::from_utf8_lossy(inner).into_owned()),
         };
         return Some((text, flaws));
     }
@@ -292,6 +325,7 @@ pub fn decode_str(raw: &[u8]) -> Option<(Cow<'_, str>, StrFlaws)> {
             continue;
         }
         let e = inner.get(k + 1).copied();
+        let esc = k + 1; // the `\` in `raw`
         k += 2;
         let c = match e {
             Some(b'"') => b'"',
@@ -304,7 +338,7 @@ pub fn decode_str(raw: &[u8]) -> Option<(Cow<'_, str>, StrFlaws)> {
             Some(b't') => b'\t',
             Some(b'u') => {
                 let Some(hi) = hex4(inner.get(k..k + 4)) else {
-                    flaws.invalid_json = true;
+                    flaws.bad_json(esc);
                     out.extend_from_slice(b"\\u");
                     continue;
                 };
@@ -319,7 +353,7 @@ pub fn decode_str(raw: &[u8]) -> Option<(Cow<'_, str>, StrFlaws)> {
                     }
                 }
                 let ch = ch.or_else(|| char::from_u32(hi)).unwrap_or_else(|| {
-                    flaws.invalid_utf8 = true;
+                    flaws.bad_utf8(esc);
                     '\u{FFFD}'
                 });
                 let mut tmp = [0u8; 4];
@@ -327,13 +361,13 @@ pub fn decode_str(raw: &[u8]) -> Option<(Cow<'_, str>, StrFlaws)> {
                 continue;
             }
             Some(other) => {
-                flaws.invalid_json = true;
+                flaws.bad_json(esc);
                 out.push(b'\\');
                 out.push(other);
                 continue;
             }
             None => {
-                flaws.invalid_json = true;
+                flaws.bad_json(esc);
                 out.push(b'\\');
                 continue;
             }
@@ -343,7 +377,9 @@ pub fn decode_str(raw: &[u8]) -> Option<(Cow<'_, str>, StrFlaws)> {
     let text = match String::from_utf8(out) {
         Ok(s) => s,
         Err(e) => {
-            flaws.invalid_utf8 = true;
+            if !flaws.invalid_utf8 {
+                flaws.bad_utf8(1); // not expected (see above); never unflagged
+            }
             String::from_utf8_lossy(e.as_bytes()).into_owned()
         }
     };

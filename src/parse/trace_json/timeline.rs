@@ -175,14 +175,9 @@ impl TimelineBuilder {
         }
         let ph = ph.and_then(as_str);
         let ph = ph.as_deref().unwrap_or("");
-        let name = match name.and_then(decode_str) {
-            Some((text, flaws)) => {
-                if flaws.invalid_utf8 {
-                    self.diag.note(Issue::InvalidUtf8, at, Some("name"));
-                }
-                if flaws.invalid_json {
-                    self.diag.note(Issue::InvalidString, at, Some("name"));
-                }
+        let name = match name.and_then(|raw| Some((raw, decode_str(raw)?))) {
+            Some((raw, (text, flaws))) => {
+                self.diag.note_str(flaws, ev.bytes(), raw, at, "name");
                 text
             }
             None => Default::default(),
@@ -463,5 +458,38 @@ mod tests {
         .unwrap();
         assert_eq!(t.markers.len(), 1);
         assert!(info.scan.truncated_at.is_some());
+    }
+
+    /// A raw control byte, a bad escape and invalid UTF-8 in `name` are located at the
+    /// offending byte's absolute offset in the file, however the reads cut the events.
+    #[test]
+    fn string_flaws_at_the_offending_byte_across_reads() {
+        let mut j = b"{\"traceEvents\":[\n".to_vec();
+        j.extend_from_slice(br#"{"ph":"X","name":"ok","pid":1,"tid":1,"ts":"5","dur":1},"#);
+        j.extend_from_slice(b"{\"ph\":\"X\",\"name\":\"ctl\x01x\\qy\",\"pid\":1,\"tid\":1,\"ts\":\"6\",\"dur\":1},\n");
+        j.extend_from_slice(b"{\"ph\":\"X\",\"pid\":1,\"name\":\"caf\xc3\xa9 b\xffd\",\"tid\":1,\"ts\":\"7\",\"dur\":1}]}");
+        let ctl = j.iter().position(|&b| b == 1).unwrap() as u64;
+        let bad = j.iter().position(|&b| b == 0xFF).unwrap() as u64;
+        for chunk in [1, 2, 3, 5, 7, 16, 61, 4096] {
+            let mut reader = ChunkReader::with_sizes(&j[..], None, chunk, 1 << 20);
+            let mut b = TimelineBuilder::new("");
+            let file: Arc<str> = Arc::from("tv.json");
+            let scan = for_each_indexed_event(
+                &mut reader,
+                &file,
+                &mut |_| ControlFlow::Continue(()),
+                &mut |ev, at| b.indexed_event(ev, at),
+            )
+            .unwrap();
+            let (t, info) = b.finish(scan);
+            assert_eq!(t.events().len(), 3);
+            let d = &info.scan.diag;
+            assert_eq!(
+                d.seen(Issue::InvalidString).first,
+                vec![ctl],
+                "chunk {chunk}"
+            );
+            assert_eq!(d.seen(Issue::InvalidUtf8).first, vec![bad], "chunk {chunk}");
+        }
     }
 }

@@ -107,3 +107,29 @@ fn fields_reads_top_level_keys_only() {
     assert!(fields(b"[1]", ["a"]).is_none());
     assert!(fields(br#"{"b":1"#, ["a"]).is_none());
 }
+
+/// Each flaw of a string is located at its offending byte (index in the raw string, quotes
+/// included): the first byte that is not UTF-8, the first raw control byte, the `\` of the
+/// first invalid escape or lone surrogate; the earliest of each kind wins.
+#[test]
+fn decode_str_locates_the_offending_byte() {
+    let cases: [(&[u8], Option<usize>, Option<usize>); 9] = [
+        (b"\"abc\"", None, None),
+        (b"\"ab\x01c\"", None, Some(3)),
+        (b"\"caf\xc3\xa9 \xff\"", Some(7), None),
+        (b"\"x\\n\xff\"", Some(4), None),
+        (b"\"x\\q\x02\"", None, Some(2)),
+        (b"\"x\x02\\q\"", None, Some(2)),
+        (b"\"ab\\ud800z\"", Some(3), None),
+        (b"\"\xe2\x82\\ud800\x01\"", Some(1), Some(9)),
+        (b"\"ok\\u12\"", None, Some(3)),
+    ];
+    for (raw, utf8, json) in cases {
+        let (_, f) = decode_str(raw).unwrap();
+        let got = (
+            f.invalid_utf8.then_some(f.utf8_at),
+            f.invalid_json.then_some(f.json_at),
+        );
+        assert_eq!(got, (utf8, json), "{}", String::from_utf8_lossy(raw));
+    }
+}
