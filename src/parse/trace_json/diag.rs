@@ -40,9 +40,12 @@ pub enum Issue {
     /// A key that occurs twice in one object: the last value wins (as `JSON.parse` and
     /// Python's `json` do).
     DuplicateKey,
+    /// An array element larger than the cap of one event (formats.md §1.1,
+    /// [`super::splitter::MAX_EVENT_BYTES`]): skipped, at the byte where it starts.
+    Oversized,
 }
 
-const ISSUES: usize = 9;
+const ISSUES: usize = 10;
 
 impl Issue {
     fn index(self) -> usize {
@@ -154,6 +157,8 @@ pub struct TraceCodes {
     pub non_object: &'static str,
     /// Malformed event objects (warning).
     pub malformed: &'static str,
+    /// Events larger than the cap of one event, skipped (warning).
+    pub oversized: &'static str,
 }
 
 /// Codes of the memory analysis (ascend-memory.md §10.3 `MEM-TV-*`).
@@ -171,11 +176,13 @@ pub const MEMORY: TraceCodes = TraceCodes {
     non_object: "MEM-TV-013",
     malformed: "MEM-TV-014",
     bad_dur: "MEM-TV-015",
+    oversized: "MEM-TV-016",
 };
 
 /// Codes of the anomaly analysis: `ANOM-TV-001` is its historical truncation code; from 003
 /// on the numbers are those of [`MEMORY`] (`ANOM-TV-002` is unused: the object wrapper is no
-/// caveat for the anomaly analysis; `010` is the out-of-range time code of `base::arith`).
+/// caveat for the anomaly analysis; `010` is the out-of-range time code of `base::arith`;
+/// `016` an oversized event).
 pub const ANOMALY: TraceCodes = TraceCodes {
     truncated: "ANOM-TV-001",
     bad_ts: "ANOM-TV-003",
@@ -190,10 +197,11 @@ pub const ANOMALY: TraceCodes = TraceCodes {
     non_object: "ANOM-TV-013",
     malformed: "ANOM-TV-014",
     bad_dur: "ANOM-TV-015",
+    oversized: "ANOM-TV-016",
 };
 
 /// Codes of the GPU (Kineto) trace reader (`parse::kineto`): the numbers of [`MEMORY`] under
-/// `GPU-TV-` (`001` is truncation, `002` unused; `016`–`019` are the reader's own findings).
+/// `GPU-TV-` (`001` is truncation, `002` unused; `016`–`018` are the reader's own findings, `019` an oversized event).
 pub const KINETO: TraceCodes = TraceCodes {
     truncated: "GPU-TV-001",
     bad_ts: "GPU-TV-003",
@@ -208,6 +216,7 @@ pub const KINETO: TraceCodes = TraceCodes {
     non_object: "GPU-TV-013",
     malformed: "GPU-TV-014",
     bad_dur: "GPU-TV-015",
+    oversized: "GPU-TV-019",
 };
 
 /// Line and column (both from 1; the column counts bytes) of each byte offset of `sorted`
@@ -327,6 +336,10 @@ pub fn push_problems(file: &str, scan: &TraceScan, codes: &TraceCodes, problems:
             format!("{name}: bytes after the end of the trace at byte {at}; ignored"),
         ));
     }
+    let oversized = format!(
+        "event larger than the cap of {} MiB, located by the byte where it starts",
+        super::splitter::MAX_EVENT_BYTES >> 20
+    );
     let table: [(Issue, &'static str, &str, &str); ISSUES] = [
         (Issue::TrailingComma, codes.trailing_comma, "`,` right before the closing `]` (invalid JSON; torch_npu writes it when a chunk is empty)", "accepted"),
         (Issue::Punctuation, codes.punctuation, "misplaced or missing `,` between events (invalid JSON)", "accepted"),
@@ -337,6 +350,7 @@ pub fn push_problems(file: &str, scan: &TraceScan, codes: &TraceCodes, problems:
         (Issue::InvalidUtf8, codes.invalid_utf8, "string with invalid UTF-8", "kept with U+FFFD replacement characters"),
         (Issue::InvalidString, codes.invalid_string, "string with a raw control byte or an invalid `\\` escape (invalid JSON)", "kept as read"),
         (Issue::DuplicateKey, codes.duplicate_key, "object with a duplicate key", "the last value is used, as JSON.parse and Python do"),
+        (Issue::Oversized, codes.oversized, &oversized, "skipped without being kept (formats.md §1.1)"),
     ];
     for (issue, code, what, outcome) in table {
         let s = d.seen(issue);

@@ -117,6 +117,58 @@ impl ValueScan {
         end
     }
 
+    /// Continues the scan of a bracketed value or a string (`first` = its first byte) whose
+    /// scanned bytes the caller has dropped: `more` = the bytes right after them. Returns
+    /// [`End::At`] with the length of the value's rest inside `more`, or [`End::Incomplete`]
+    /// (every byte of `more` scanned; call again with the next bytes). What a reader uses to
+    /// skip a value too large to keep in memory (formats.md §1.1).
+    pub fn resume_dropped(&mut self, first: u8, more: &[u8]) -> End {
+        if self.done == 0 || !matches!(first, b'{' | b'[' | b'"') {
+            return End::Invalid;
+        }
+        // A plain byte loop, not `brackets`' searches: the same ends, but no per-hit search
+        // cost on dense text (a quote every few bytes), so a skipped value costs about what a
+        // well-formed trace of its size costs.
+        let (open, close) = if first == b'[' {
+            (b'[', b']')
+        } else {
+            (b'{', b'}')
+        };
+        for (k, &b) in more.iter().enumerate() {
+            let ends = if self.in_string {
+                if self.escape {
+                    self.escape = false;
+                    false
+                } else if b == b'\\' {
+                    self.escape = true;
+                    false
+                } else if b == b'"' {
+                    self.in_string = false;
+                    self.depth == 0
+                } else {
+                    false
+                }
+            } else if b == b'"' {
+                self.in_string = true;
+                false
+            } else if b == open {
+                self.depth += 1;
+                false
+            } else if b == close {
+                self.depth -= 1;
+                self.depth == 0
+            } else {
+                false
+            };
+            if ends {
+                self.done += k + 1;
+                return End::At(k + 1);
+            }
+        }
+        self.done += more.len();
+        End::Incomplete
+    }
+
     /// The scan of a bracketed value or a string, from `*j` on; `*j` is left where it got.
     fn brackets(&mut self, v: &[u8], j: &mut usize, first: u8) -> End {
         let (open, close) = if first == b'[' {

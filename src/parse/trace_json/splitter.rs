@@ -10,7 +10,8 @@
 //! error: the events read so far were delivered, and [`TraceScan::truncated_at`] says where
 //! the file ended. An error after the start of the array (garbage, a record over the size cap,
 //! a read failure) stops the read but is not returned as `Err`: the events before it were
-//! delivered and [`TraceScan::error`] says where and what. Structural findings (`,]`, doubled
+//! delivered and [`TraceScan::error`] says where and what. An element over [`MAX_EVENT_BYTES`]
+//! (formats.md §1.1) is skipped without being kept and noted. Structural findings (`,]`, doubled
 //! or missing commas, non-object elements, bytes after the end, a UTF-8 BOM) go to
 //! [`TraceScan::diag`].
 
@@ -24,6 +25,12 @@ use super::scan::{skip_ws, End, ValueScan};
 use crate::base::Position;
 use crate::ingest::{ChunkReader, Progress};
 use crate::parse::{ParseError, ParseErrorKind};
+
+/// The most bytes one element of the event array may hold in memory (formats.md §1.1): an
+/// event (or other bracketed element) that grows past it is skipped without being kept, its
+/// end found by the same linear scan, and noted ([`Issue::Oversized`], at the byte where it
+/// starts); when it never closes, the file ends inside it ([`TraceScan::cut_event_at`]).
+pub const MAX_EVENT_BYTES: usize = 16 << 20;
 
 /// What a scan of one trace file found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -184,6 +191,8 @@ pub fn for_each_key_member_and_indexed_event<R: Read>(
     // The scan of the value (or key) starting at the first unconsumed byte, kept across reads.
     let mut pending = ValueScan::default();
     let mut saw_events = false;
+    // An element past [`MAX_EVENT_BYTES`] being skipped: its start and first byte.
+    let mut skipping: Option<(u64, u8)> = None;
     let syntax = |at: u64, expected: &'static str| {
         ParseError::new(
             Position::file(file.clone()).at_byte(at),
@@ -216,6 +225,23 @@ pub fn for_each_key_member_and_indexed_event<R: Read>(
             }
             if i >= buf.len() {
                 break;
+            }
+            if let Some((start, first)) = skipping {
+                // Scan on without keeping a byte: memory stays flat however long it runs.
+                match pending.resume_dropped(first, &buf[i..]) {
+                    End::At(e) => {
+                        pending = ValueScan::default();
+                        skipping = None;
+                        scan.diag.note(Issue::Oversized, start, None);
+                        state = State::Array(After::Value);
+                        i += e;
+                        continue;
+                    }
+                    End::Incomplete | End::Invalid => {
+                        i = buf.len();
+                        break;
+                    }
+                }
             }
             let at = base + i as u64;
             match state {
@@ -333,6 +359,14 @@ pub fn for_each_key_member_and_indexed_event<R: Read>(
                             scan.diag.note(Issue::Punctuation, at, None);
                         }
                         match end {
+                            End::At(e) if e > MAX_EVENT_BYTES => {
+                                // Over the cap but it arrived whole: skipped all the same, so
+                                // that what is kept never depends on where the reads end.
+                                pending = ValueScan::default();
+                                state = State::Array(After::Value);
+                                scan.diag.note(Issue::Oversized, at, None);
+                                i += e;
+                            }
                             End::At(e) => {
                                 pending = ValueScan::default();
                                 state = State::Array(After::Value);
@@ -354,7 +388,16 @@ pub fn for_each_key_member_and_indexed_event<R: Read>(
                                 }
                                 i += e;
                             }
-                            End::Incomplete => break,
+                            End::Incomplete => {
+                                if pending.scanned() >= MAX_EVENT_BYTES
+                                    && matches!(first, b'{' | b'[' | b'"')
+                                {
+                                    // Too large to keep: drop what is buffered, skip the rest.
+                                    skipping = Some((at, first));
+                                    i = buf.len();
+                                }
+                                break;
+                            }
                             End::Invalid => {
                                 return stop(scan, syntax(at, "an event, `,` or `]`"), reader)
                             }
@@ -383,7 +426,10 @@ pub fn for_each_key_member_and_indexed_event<R: Read>(
                 State::Done => {}
                 _ => {
                     scan.truncated_at = Some(end);
-                    if matches!(state, State::Array(_)) && pending.scanned() > 0 {
+                    if let Some((start, _)) = skipping {
+                        scan.cut_event_at = Some(start);
+                        scan.diag.note(Issue::Oversized, start, None);
+                    } else if matches!(state, State::Array(_)) && pending.scanned() > 0 {
                         scan.cut_event_at = Some(reader.offset());
                     }
                 }

@@ -133,3 +133,28 @@ fn decode_str_locates_the_offending_byte() {
         assert_eq!(got, (utf8, json), "{}", String::from_utf8_lossy(raw));
     }
 }
+
+/// Dropping the scanned bytes and going on with [`ValueScan::resume_dropped`] finds the same
+/// end as scanning the whole value, wherever the bytes were dropped.
+#[test]
+fn resume_dropped_finds_the_same_end() {
+    for v in [
+        &br#"{"a":"x}\"]","b":[1,{"c":"\\"}]} rest"#[..],
+        br#"["]",{"a":[[]]},"\\\"["] ,"#,
+        br#""ab\"c}" x"#,
+        br#"{"k":[1,{"a":"}"}],"k":[1,{"a":"}"}]}"#,
+    ] {
+        let End::At(want) = value_end(v, 0, false) else {
+            panic!("{v:?}")
+        };
+        for cut in 1..want {
+            let mut s = ValueScan::default();
+            assert_eq!(s.resume(&v[..cut], false), End::Incomplete);
+            let got = match s.resume_dropped(v[0], &v[cut..]) {
+                End::At(k) => cut + k,
+                other => panic!("{other:?} at cut {cut}"),
+            };
+            assert_eq!((got, s.scanned()), (want, want), "cut {cut}");
+        }
+    }
+}

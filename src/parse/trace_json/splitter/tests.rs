@@ -280,3 +280,106 @@ fn cancel_stops_at_once() {
     assert!(scan.stopped);
     assert_eq!(n, 1);
 }
+
+/// An event past the cap (formats.md §1.1) is skipped, not kept: noted at the byte where it
+/// starts, the events after it read; at, below and above the cap, whatever the reads.
+/// Was: kept whole in memory up to the reader's 256 MiB record cap.
+#[test]
+fn an_event_over_the_cap_is_skipped_and_located() {
+    // `{"n":"xxxx…"}` of exactly `len` bytes.
+    let event = |len: usize| {
+        let mut e = br#"{"n":""#.to_vec();
+        e.resize(len - 2, b'x');
+        e.extend_from_slice(b"\"}");
+        e
+    };
+    for (len, kept) in [
+        (MAX_EVENT_BYTES - 1, true),
+        (MAX_EVENT_BYTES, true),
+        (MAX_EVENT_BYTES + 1, false),
+        (MAX_EVENT_BYTES + 5000, false),
+    ] {
+        let mut text = br#"[{"a":1},"#.to_vec();
+        let big_at = text.len() as u64;
+        text.extend_from_slice(&event(len));
+        text.extend_from_slice(br#",{"b":[{"}":"]"}]}]"#);
+        for chunk in [4096, 1 << 20, 4 << 20, 32 << 20] {
+            let mut rdr = ChunkReader::with_sizes(&text[..], None, chunk, 256 << 20);
+            let mut got = Vec::new();
+            let file: Arc<str> = "t.json".into();
+            let scan = for_each_event(
+                &mut rdr,
+                &file,
+                &mut |_| ControlFlow::Continue(()),
+                &mut |ev, at| {
+                    got.push((ev.len(), at));
+                    ControlFlow::Continue(())
+                },
+            )
+            .unwrap();
+            let last = (17, text.len() as u64 - 18);
+            let (want, skipped) = match kept {
+                true => (vec![(7, 1), (len, big_at), last], vec![]),
+                false => (vec![(7, 1), last], vec![big_at]),
+            };
+            assert_eq!(got, want, "len {len}, chunk {chunk}");
+            assert_eq!(scan.diag.seen(Issue::Oversized).first, skipped);
+            assert_eq!((scan.error.is_none(), scan.truncated_at), (true, None));
+            assert_eq!(scan.diag.seen(Issue::Punctuation).count, 0);
+        }
+    }
+}
+
+/// An event that never closes is scanned to the end of the file without being kept: the
+/// file ends inside it (cut at its start), noted as over the cap with its start, the events
+/// before it delivered; the reader's buffer stays under the cap plus one read.
+#[test]
+fn an_unclosed_event_is_not_kept() {
+    for body in [&b"x"[..], b"\"k\":[1,{\"a\":\"}\"}],"] {
+        let mut text = br#"{"traceEvents":[{"a":1},"#.to_vec();
+        let start = text.len() as u64;
+        text.extend_from_slice(br#"{"ph":"X","name":""#);
+        if body != b"x" {
+            text.extend_from_slice(br#"","args":{"#);
+        }
+        while text.len() < MAX_EVENT_BYTES * 2 {
+            text.extend_from_slice(body);
+        }
+        let chunk = 64 << 10;
+        let mut rdr = ChunkReader::with_sizes(&text[..], None, chunk, 256 << 20);
+        let file: Arc<str> = "t.json".into();
+        let mut events = 0;
+        let scan = for_each_event(
+            &mut rdr,
+            &file,
+            &mut |_| ControlFlow::Continue(()),
+            &mut |_, _| {
+                events += 1;
+                ControlFlow::Continue(())
+            },
+        )
+        .unwrap();
+        let left = rdr.buffer().len();
+        assert_eq!(events, 1);
+        assert_eq!(
+            (scan.truncated_at, scan.cut_event_at),
+            (Some(text.len() as u64), Some(start))
+        );
+        assert_eq!(scan.diag.seen(Issue::Oversized).first, vec![start]);
+        assert!(left <= chunk, "{left} bytes left buffered");
+        assert!(scan.error.is_none());
+        let mut problems = crate::base::Problems::new();
+        let codes = &crate::parse::trace_json::diag::ANOMALY;
+        crate::parse::trace_json::diag::push_problems("r/t.json", &scan, codes, &mut problems);
+        let p = problems
+            .kept()
+            .iter()
+            .find(|p| p.code == "ANOM-TV-016")
+            .unwrap();
+        assert_eq!((&*p.at.file, p.at.byte), ("r/t.json", Some(start)));
+        assert_eq!(
+            p.message,
+            format!("t.json: 1 × event larger than the cap of 16 MiB, located by the byte where it starts: skipped without being kept (formats.md §1.1); at byte {start}")
+        );
+    }
+}
