@@ -5,10 +5,8 @@
 //! trace is read once per drop (the inventory's head is handed to the run).
 
 use std::collections::BTreeMap;
-use std::io::{self, Read};
 use std::path::Path;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 
 use proflens::base::Severity;
 use proflens::cli::fs_opener::FsOpener;
@@ -22,50 +20,8 @@ use proflens::model::gpu::GpuTrace;
 use proflens::parse::metadata::read_side_files_keeping_heads;
 use serde_json::{json, Value};
 
-/// An opener that counts the opens and the bytes handed out, per path.
-struct Counting<'a> {
-    inner: &'a dyn Opener,
-    counts: Arc<Mutex<BTreeMap<String, (u32, u64)>>>,
-}
-
-struct CountingReader<'a> {
-    inner: Box<dyn Read + 'a>,
-    path: String,
-    counts: Arc<Mutex<BTreeMap<String, (u32, u64)>>>,
-}
-
-impl Read for CountingReader<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.counts
-            .lock()
-            .unwrap()
-            .entry(self.path.clone())
-            .or_default()
-            .1 += n as u64;
-        Ok(n)
-    }
-}
-
-impl Opener for Counting<'_> {
-    fn open(&self, path: &str) -> io::Result<Box<dyn Read + '_>> {
-        self.open_from(path, 0)
-    }
-    fn open_from(&self, path: &str, offset: u64) -> io::Result<Box<dyn Read + '_>> {
-        let inner = self.inner.open_from(path, offset)?;
-        self.counts
-            .lock()
-            .unwrap()
-            .entry(path.into())
-            .or_default()
-            .0 += 1;
-        Ok(Box::new(CountingReader {
-            inner,
-            path: path.into(),
-            counts: self.counts.clone(),
-        }))
-    }
-}
+mod session_common;
+use session_common::counting::{Counting, Counts};
 
 /// The inventory of `opener`'s files and the anomaly store of its run, as `proflens analyze`
 /// does them (heads kept by the inventory, the run through `Resume`); per path the opens and
@@ -74,7 +30,7 @@ fn analyse(
     opener: &dyn Opener,
     files: &[proflens::ingest::InputFile],
 ) -> (Inventory, Store, BTreeMap<String, (u32, u64)>) {
-    let counts = Arc::new(Mutex::new(BTreeMap::new()));
+    let counts: Counts = Default::default();
     let c = Counting {
         inner: opener,
         counts: counts.clone(),

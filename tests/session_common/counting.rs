@@ -11,12 +11,31 @@ use proflens::ingest::Opener;
 /// Per path: times opened and bytes handed out.
 pub type Counts = Arc<Mutex<BTreeMap<String, (u32, u64)>>>;
 
-/// An opener that counts every open and every byte read, per path.
-pub struct Counting {
+/// An opener that counts every open and every byte read, per path, over a real opener `O`
+/// (the fixtures' file system by default, or any `&dyn Opener`).
+pub struct Counting<O = FsOpener> {
     /// The real opener.
-    pub inner: FsOpener,
+    pub inner: O,
     /// The counts, shared.
     pub counts: Counts,
+}
+
+/// The real opener inside a [`Counting`].
+pub trait Inner {
+    /// The opener itself.
+    fn opener(&self) -> &dyn Opener;
+}
+
+impl Inner for FsOpener {
+    fn opener(&self) -> &dyn Opener {
+        self
+    }
+}
+
+impl Inner for &dyn Opener {
+    fn opener(&self) -> &dyn Opener {
+        *self
+    }
 }
 
 struct CountingReader<'a> {
@@ -33,14 +52,14 @@ impl Read for CountingReader<'_> {
     }
 }
 
-impl Opener for Counting {
+impl<O: Inner> Opener for Counting<O> {
     fn open(&self, path: &str) -> io::Result<Box<dyn Read + '_>> {
         self.open_from(path, 0)
     }
 
     /// Counted as an open; only the bytes from `offset` on are read (and counted).
     fn open_from(&self, path: &str, offset: u64) -> io::Result<Box<dyn Read + '_>> {
-        let inner = self.inner.open_from(path, offset)?;
+        let inner = self.inner.opener().open_from(path, offset)?;
         self.counts
             .lock()
             .unwrap()
