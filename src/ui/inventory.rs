@@ -107,7 +107,15 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
                     .collect_view()}
             </dl>
             <ul class="capabilities">{move || capabilities(found.get(), &analyses)}</ul>
-            {rank.notes.iter().map(|n| view! { <p class="notice">{n.clone()}</p> }).collect_view()}
+            {rank
+                .notes
+                .iter()
+                .map(|n| {
+                    // What no analysis reads (`DROP-003`) is information, not a warning.
+                    let class = if n.starts_with("DROP-003:") { "notice info" } else { "notice" };
+                    view! { <p class=class>{n.clone()}</p> }
+                })
+                .collect_view()}
             <table class="files">
                 <thead>
                     <tr><th>"file"</th><th>"kind"</th><th class="num">"size"</th><th>"read"</th></tr>
