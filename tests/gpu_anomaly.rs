@@ -366,3 +366,59 @@ fn cli_json_prints_the_gpu_h2d_flow_count() {
     assert_eq!(got.iter().filter(|(_, n)| *n > 0).count(), 10);
     assert_eq!(got.iter().map(|(_, n)| n).sum::<u64>(), 10);
 }
+
+/// A merged trace of three ranks (TraceLens' trace fusion: `pid` = rank × 10^8 + pid,
+/// `args.rank`, only `traceEvents`) is analysed as one rank with a warning that names the
+/// ranks and how they were told apart (gpu-traces.md §6); the same trace of one rank is not
+/// flagged.
+#[test]
+fn merged_multi_rank_trace_is_one_rank_with_a_warning() {
+    fn trace(ranks: &[i64]) -> String {
+        let mut evs = Vec::new();
+        for &r in ranks {
+            let (host, dev) = (r * 100_000_000 + 4242, r * 100_000_000 + r);
+            for s in 0..2 {
+                let t = 1_000 * s + 10 * r;
+                evs.push(format!(r#"{{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#{s}", "pid": {host}, "tid": 1, "ts": {t}, "dur": 900, "args": {{"rank": {r}}}}}"#));
+                evs.push(format!(r#"{{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": {host}, "tid": 1, "ts": {}, "dur": 50, "args": {{"External id": {s}, "rank": {r}}}}}"#, t + 10));
+                evs.push(format!(r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": {host}, "tid": 1, "ts": {}, "dur": 5, "args": {{"correlation": {}, "External id": {s}, "rank": {r}}}}}"#, t + 20, 100 * r + s));
+                evs.push(format!(r#"{{"ph": "X", "cat": "kernel", "name": "gemm", "pid": {dev}, "tid": 7, "ts": {}, "dur": 300, "args": {{"device": {r}, "stream": 7, "correlation": {}, "External id": {s}, "rank": {r}}}}}"#, t + 40, 100 * r + s));
+            }
+        }
+        format!("{{\"traceEvents\": [\n{}\n]}}", evs.join(",\n"))
+    }
+    let run = |text: String| {
+        let mut m = proflens::ingest::MemOpener::new();
+        m.add("run/merged.pt.trace.json", text.into_bytes());
+        let mut inv = Inventory::from_paths(&m.list());
+        read_side_files(&mut inv, &m);
+        let (v, _) =
+            engine_support::anomaly_run(&inv, &m, &AnomalyConfig::spec_defaults(), &mut |_| {
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+        v
+    };
+    let ranks = run(trace(&[0, 1, 2]));
+    assert_eq!(ranks.len(), 1);
+    let r = &ranks[0];
+    assert_eq!(r.kernels.len(), 6);
+    let merged: Vec<_> = r
+        .problems
+        .kept()
+        .iter()
+        .filter(|p| p.code == "GPU-TV-020")
+        .collect();
+    assert_eq!(merged.len(), 1, "{:?}", r.problems.kept());
+    assert_eq!(merged[0].severity, proflens::base::Severity::Warning);
+    assert!(merged[0].message.contains("3 ranks (0, 1, 2)"));
+    assert!(merged[0].message.contains("args.rank"));
+    let one = run(trace(&[1]));
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0].kernels.len(), 2);
+    assert!(one[0]
+        .problems
+        .kept()
+        .iter()
+        .all(|p| p.code != "GPU-TV-020"));
+}

@@ -18,15 +18,20 @@
 //! [`MAX_LOCATED`] of them only); string `pid`s are kept as text; float `ts` are exact ns; a
 //! file cut inside the array or a gzip stream cut short keeps the events before the cut.
 
+mod args;
 pub mod marks;
 mod members;
+mod ranks;
 mod read;
 mod sniff;
 
 pub use marks::has_pytorch_marks;
+pub use ranks::{MergedRanks, RankKey, RANK_PID_FACTOR};
 pub use read::{push_problems, read, read_located};
 pub use sniff::{sniff, sniff_within};
 
+#[cfg(test)]
+mod ranks_tests;
 #[cfg(test)]
 mod tests;
 
@@ -38,8 +43,7 @@ use rustc_hash::FxHashMap as HashMap;
 use super::trace_json::diag::{Issue, TraceDiagnostics};
 use super::trace_json::object::Event;
 use super::trace_json::scan::{
-    as_str, decimal_text, decode_str, first_invalid_escape, int_fast, plain_text, time_ns,
-    verbatim_str,
+    as_str, decode_str, first_invalid_escape, plain_text, time_ns, verbatim_str,
 };
 use super::trace_json::splitter::TraceScan;
 use crate::base::arith::{self, Tally};
@@ -48,8 +52,9 @@ use crate::model::gpu::{
     MemorySample, StepMarker,
 };
 use crate::model::strings::StrId;
-use crate::parse::number::parse_time_ns;
 use crate::parse::ParseError;
+use args::{compact_json, int_arg};
+use ranks::RanksSeen;
 
 /// How many raw-backslash strings are located by line and column (the rest are counted).
 pub const MAX_LOCATED: usize = 5;
@@ -65,6 +70,8 @@ pub mod codes {
     pub const BAD_MEMBER: &str = "GPU-TV-018";
     /// Events dropped because a time is outside the model's range.
     pub const OUT_OF_RANGE: &str = "GPU-TV-010";
+    /// A merged trace of several ranks, analysed as one rank (gpu-traces.md §6).
+    pub const MERGED_RANKS: &str = "GPU-TV-020";
 }
 
 /// What one pass saw beside the trace.
@@ -86,6 +93,8 @@ pub struct KinetoInfo {
     pub out_of_range: Tally,
     /// Top-level members that could not be read: `(key, byte offset)`.
     pub bad_members: Vec<(String, u64)>,
+    /// The ranks of a merged multi-rank trace, when its events belong to two or more.
+    pub merged: Option<MergedRanks>,
 }
 
 impl KinetoInfo {
@@ -114,6 +123,8 @@ pub struct KinetoBuilder {
     /// Plain (inflated) size of the file, until the tables are sized for it
     /// ([`KinetoBuilder::size_tables`]).
     sized_for: Option<u64>,
+    /// The rank ids the events carry (gpu-traces.md §6).
+    ranks: RanksSeen,
 }
 
 /// Event bytes read before the tables are sized for the whole file.
@@ -123,9 +134,9 @@ const SIZE_PROBE_BYTES: u64 = 4 << 20;
 const KEYS: [&str; 9] = ["ph", "name", "cat", "pid", "tid", "ts", "dur", "args", "id"];
 
 /// The `args` members this reader reads: the links and stream of an op, its `Input Dims`
-/// (kept on `cpu_op`s), and the other keys that show a profiler option was on (anomaly.md
-/// §1.1.1; `TraceEvidence::note_args`).
-const ARG_KEYS: [&str; 11] = [
+/// (kept on `cpu_op`s), the other keys that show a profiler option was on (anomaly.md
+/// §1.1.1; `TraceEvidence::note_args`), and the `rank` of a merged trace (gpu-traces.md §6).
+const ARG_KEYS: [&str; 12] = [
     "correlation",
     "External id",
     "device",
@@ -137,6 +148,7 @@ const ARG_KEYS: [&str; 11] = [
     "Call stack",
     "flops",
     "Module Hierarchy",
+    "rank",
 ];
 
 /// The category classes of §8 (2023+ and 2021 names).
@@ -196,55 +208,6 @@ fn category(cat: &str, name: &str) -> Cat {
         "ac2g" => Cat::Flow(FlowKind::Ac2g),
         "async_cpu_to_gpu" | "async" => Cat::Flow(FlowKind::AsyncCpuToGpu),
         _ => Cat::Host(HostKind::Other),
-    }
-}
-
-/// An integer argument: a JSON number (integral) or a string holding one; `-1` otherwise.
-fn int_arg(raw: Option<&[u8]>) -> i64 {
-    if let Some(v) = raw.and_then(int_fast) {
-        return v;
-    }
-    let Some(t) = raw.and_then(decimal_text) else {
-        return -1;
-    };
-    let t = t.trim();
-    if let Ok(v) = t.parse::<i64>() {
-        return v;
-    }
-    match parse_time_ns(t) {
-        // `7.0` → 7: the value in "µs" ×1000 back to units, only when integral.
-        Ok(v) if !v.precision_lost && v.ns % 1000 == 0 => v.ns / 1000,
-        _ => -1,
-    }
-}
-
-/// A JSON value (`Input Dims`) in one spelling whatever the writer's layout: no whitespace
-/// outside strings but one space after each `,` (`[[1, 512], []]`, as PyTorch writes it
-/// compactly; a pretty-printed trace spreads it over lines). Written into `out`.
-fn compact_json(raw: &[u8], out: &mut Vec<u8>) {
-    out.clear();
-    let (mut in_str, mut esc) = (false, false);
-    for &c in raw {
-        if in_str {
-            out.push(c);
-            if esc {
-                esc = false;
-            } else if c == b'\\' {
-                esc = true;
-            } else if c == b'"' {
-                in_str = false;
-            }
-            continue;
-        }
-        match c {
-            b' ' | b'\n' | b'\r' | b'\t' => {}
-            b',' => out.extend_from_slice(b", "),
-            b'"' => {
-                in_str = true;
-                out.push(c);
-            }
-            _ => out.push(c),
-        }
     }
 }
 
@@ -410,7 +373,13 @@ impl KinetoBuilder {
                     return ControlFlow::Continue(());
                 };
                 let a = args.and_then(|a| ev.args_fields(a, ARG_KEYS));
-                let [corr, ext, device, stream, dims, rest @ ..] = a.unwrap_or([None; 11]);
+                let [corr, ext, device, stream, dims, rest @ ..] = a.unwrap_or([None; 12]);
+                if let Some(raw) = rest[6] {
+                    let r = int_arg(Some(raw));
+                    if r >= 0 {
+                        self.ranks.arg(r, at);
+                    }
+                }
                 // What the events show was recorded (anomaly.md §1.1.1).
                 if !self.b.t.evidence.complete() && a.is_some() {
                     let has = |k: &str| {
@@ -430,6 +399,7 @@ impl KinetoBuilder {
                     [corr, ext, device, stream, dims],
                     ts,
                     end,
+                    at,
                 );
             }
             "s" | "f" | "t" => {
@@ -506,10 +476,16 @@ impl KinetoBuilder {
         [corr, ext, device, stream, dims]: [Option<&[u8]>; 5],
         ts: i64,
         end: i64,
+        at: u64,
     ) {
         let name_id = self.b.intern(name);
         match category(cat, name) {
             Cat::Device(kind) => {
+                // A device op's `pid` is its device; a merged trace adds rank × 10^8 (§6).
+                let p = int_arg(pid);
+                if p >= 0 {
+                    self.ranks.pid(p / RANK_PID_FACTOR, at);
+                }
                 let or_num = |v: i64, raw: Option<&[u8]>| if v >= 0 { v } else { int_arg(raw) };
                 self.b.t.device_ops.push(DeviceOp {
                     kind,
@@ -582,9 +558,11 @@ impl KinetoBuilder {
             flow_starts,
             flow_ends,
             not_kept,
+            ranks,
             ..
         } = self;
         info.scan = scan;
+        info.merged = ranks.merged();
         info.scan.diag.merge(&diag);
         info.unpaired_flows = (flow_starts.len() + flow_ends.len()) as u64;
         let mut nk: Vec<(String, u64)> = not_kept.into_iter().collect();

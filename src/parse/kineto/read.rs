@@ -6,7 +6,7 @@ use std::io::Read;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use super::{codes, KinetoBuilder, KinetoInfo};
+use super::{codes, KinetoBuilder, KinetoInfo, RankKey};
 use crate::base::arith::Tally;
 use crate::base::{Position, Problem, Problems, Severity};
 use crate::ingest::gzip::maybe_gunzip;
@@ -156,6 +156,22 @@ pub fn push_problems(
             format!(
                 "{name}: top-level `{key}` at byte {byte} is not of the expected shape; ignored"
             ),
+        ));
+    }
+    if let Some(m) = &info.merged {
+        let mut ids: Vec<String> = m.ranks.iter().take(16).map(|r| r.to_string()).collect();
+        if m.ranks.len() > 16 {
+            ids.push("…".to_string());
+        }
+        let how = match m.key {
+            RankKey::ArgsRank => "their events' `args.rank`",
+            RankKey::PidPrefix => "their device events' `pid` / 10^8 (pid = rank × 10^8 + pid)",
+        };
+        problems.push(Problem::new(
+            Severity::Warning,
+            codes::MERGED_RANKS,
+            Position::file(path).at_byte(m.second_at),
+            format!("{name}: a merged trace of {} ranks ({}), told apart by {how}; the first event of a second rank is at byte {}. It is analysed as ONE rank: steps, the busy union, bubbles and the HTA breakdowns are over all ranks' streams together, not per rank. For per-rank results analyse each rank's own trace (gpu-traces.md §6)", m.ranks.len(), ids.join(", "), m.second_at),
         ));
     }
     let first = info.out_of_range.first_at.first().copied().unwrap_or(0);
