@@ -276,7 +276,7 @@ fn kineto_traces_are_read_once_head_and_rest() {
     plain.run_inventory(&inv2, &fs, &mut no_progress);
     let json = |s: &Store, inv: &Inventory| {
         let mut w = Vec::new();
-        proflens::engine::export::write(&s, inv, Export::AnomalyJson, &mut w).unwrap();
+        proflens::engine::export::write(s, inv, Export::AnomalyJson, &mut w).unwrap();
         w
     };
     let (a, b) = (json(&store, &inv), json(&plain, &inv2));

@@ -20,8 +20,9 @@ use std::path::{Path, PathBuf};
 use super::fs_opener::FsOpener;
 use crate::base::Severity;
 use crate::engine::contract::Progress;
+use crate::engine::export::{self, Export};
 use crate::engine::parallel;
-use crate::engine::{export::Export, Plan, Store};
+use crate::engine::{Plan, Store};
 use crate::ingest::inventory::{FileKind, Inventory};
 use crate::ingest::replay::Resume;
 use crate::ingest::{InputFile, Opener};
@@ -310,20 +311,18 @@ fn write_outputs(dir: &Path, inv: &Inventory, store: &Store, quiet: bool) -> Res
     if plan.memory.is_some() {
         let p = dir.join("memory.csv");
         write_file(&p, |w| {
-            crate::engine::export::write(&store, inv, Export::MemoryCsv(Columns::Full), w)
+            export::write(store, inv, Export::MemoryCsv(Columns::Full), w)
         })?;
         say(&p);
     }
     if plan.anomaly.is_some() {
         let p = dir.join("anomaly.json");
-        write_file(&p, |w| {
-            crate::engine::export::write(&store, inv, Export::AnomalyJson, w)
-        })?;
+        write_file(&p, |w| export::write(store, inv, Export::AnomalyJson, w))?;
         say(&p);
         let reports = dir.join("reports");
         std::fs::create_dir_all(&reports)
             .map_err(|e| format!("cannot create {}: {e}", reports.display()))?;
-        let files = crate::engine::export::anomaly_reports(&store, inv)
+        let files = export::anomaly_reports(store, inv)
             .map_err(|_| "the anomaly analysis was cancelled".to_string())?;
         for (a_name, md, m_name, arch) in files {
             for (name, text) in [(a_name, md), (m_name, arch)] {
@@ -332,7 +331,7 @@ fn write_outputs(dir: &Path, inv: &Inventory, store: &Store, quiet: bool) -> Res
                 say(&p);
             }
         }
-        let tables = crate::engine::export::gpu_kernel_tables(&store, inv)
+        let tables = export::gpu_kernel_tables(store, inv)
             .map_err(|_| "the anomaly analysis was cancelled".to_string())?;
         for (name, csv) in tables {
             let p = reports.join(name);
@@ -352,7 +351,7 @@ fn write_outputs(dir: &Path, inv: &Inventory, store: &Store, quiet: bool) -> Res
                         ("md", Export::SnapshotMd(i as u32)),
                     ] {
                         let p = snaps.join(format!("{name}.{ext}"));
-                        write_file(&p, |w| crate::engine::export::write(&store, inv, what, w))?;
+                        write_file(&p, |w| export::write(store, inv, what, w))?;
                         say(&p);
                     }
                 }

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use super::fs_opener::FsOpener;
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::base::{Position, Problem, Severity};
-use crate::engine::export::anomaly::write_json;
+use crate::engine::export::{self, anomaly::write_json};
 use crate::engine::read::RankAnalysis;
 use crate::engine::{Plan, Store};
 use crate::ingest::inventory::Inventory;
@@ -147,8 +147,8 @@ fn print_unanalysed(inv: &Inventory, ranks: &[&RankAnalysis]) {
 
 fn write_reports(dir: &std::path::Path, inv: &Inventory, store: &Store) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let reports = crate::engine::export::anomaly_reports(&store, inv)
-        .map_err(|_| std::io::Error::other("cancelled"))?;
+    let reports =
+        export::anomaly_reports(store, inv).map_err(|_| std::io::Error::other("cancelled"))?;
     for (a_name, md, m_name, arch) in reports {
         let a = dir.join(a_name);
         let m = dir.join(m_name);
@@ -156,8 +156,8 @@ fn write_reports(dir: &std::path::Path, inv: &Inventory, store: &Store) -> std::
         std::fs::write(&m, arch)?;
         eprintln!("wrote {} and {}", a.display(), m.display());
     }
-    for (name, csv) in crate::engine::export::gpu_kernel_tables(&store, inv)
-        .map_err(|_| std::io::Error::other("cancelled"))?
+    for (name, csv) in
+        export::gpu_kernel_tables(store, inv).map_err(|_| std::io::Error::other("cancelled"))?
     {
         let p = dir.join(name);
         std::fs::write(&p, csv)?;

@@ -195,6 +195,6 @@ pub fn export(
         MemoryExportKind::MemorySummaryMd => Export::MemoryMd,
     };
     let (name, mime) = crate::engine::export::gather::memory::file_of(what);
-    crate::engine::export::write(&store, inv, export, w)?;
+    crate::engine::export::write(store, inv, export, w)?;
     Ok((name.to_string(), mime.to_string()))
 }
