@@ -23,7 +23,10 @@ import sys
 import sysconfig
 from typing import List, Optional, Sequence
 
-__all__ = ["BINARY_ENV", "ProflensError", "binary", "run", "targets", "__version__"]
+__all__ = [
+    "BINARY_ENV", "ProflensError", "ProflensWarning", "binary", "run", "targets", "__version__",
+    "memory_events", "steps", "bubbles", "last_problems",
+]
 
 #: Environment variable naming the ``proflens`` binary to run (overrides the installed one).
 BINARY_ENV = "PROFLENS_BIN"
@@ -134,3 +137,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except ProflensError as e:
         sys.stderr.write(f"proflens: {e}\n")
         return EXIT_NOTHING
+
+
+# The DataFrame functions (docs/frames.md); imported last: they use the names above.
+from .frames import ProflensWarning, bubbles, last_problems, memory_events, steps  # noqa: E402

@@ -123,6 +123,8 @@ trunk_build() {
 # when one of them is missing or at another version. python3-venv comes from Debian when the
 # interpreter has no venv module.
 PY_VENV=target/pyenv
+# pyarrow / pandas / polars of the DataFrame tests (tests/python/test_frames.py).
+PY_FRAMES="pyarrow==26.0.1 pandas==3.1.1 polars==2.1.0"
 ensure_python_env() {
   command -v python3 >/dev/null || ensure_apt python3
   if [ ! -x "$PY_VENV/bin/python" ]; then
@@ -139,6 +141,17 @@ sys.exit(0 if version("maturin") == sys.argv[1] and fnmatch.fnmatch(version("ray
 PY
     log "installing maturin==$maturin and ray==$ray into $PY_VENV (pip, once)"
     "$PY_VENV/bin/pip" install -q "maturin==$maturin" "ray==$ray"
+  fi
+  # The DataFrame extras' libraries at the versions the tests were written against.
+  if ! "$PY_VENV/bin/python" - "$PY_FRAMES" <<'PY' 2>/dev/null; then
+import sys
+from importlib.metadata import version
+want = dict(p.split("==") for p in sys.argv[1].split())
+sys.exit(0 if all(version(k) == v for k, v in want.items()) else 1)
+PY
+    log "installing $PY_FRAMES into $PY_VENV (pip, once)"
+    # shellcheck disable=SC2086
+    "$PY_VENV/bin/pip" install -q $PY_FRAMES
   fi
 }
 

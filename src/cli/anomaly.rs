@@ -1,4 +1,5 @@
-//! `proflens anomaly <folder> [--out FILE] [--report-dir DIR] [--script-compatible]`:
+//! `proflens anomaly <folder> [--out FILE] [--report-dir DIR] [--script-compatible]
+//! [--table steps|bubbles [--format csv|arrow]]`:
 //! steps, device bubbles and anomalies per rank (anomaly.md). Writes the JSON (an
 //! array over ranks) to `--out` or stdout and, with `--report-dir`, the
 //! human-readable anomaly report and the model-architecture report per rank.
@@ -30,9 +31,63 @@ pub struct Args {
     /// documented rules (a few tag and label rules, no host-event filtering); for comparisons.
     #[arg(long)]
     pub script_compatible: bool,
+    /// Write this table of every rank instead of the JSON (docs/frames.md §3.2).
+    #[arg(long, value_enum)]
+    pub table: Option<Table>,
+    /// Format of `--table`: CSV (default) or one Arrow IPC stream (typed columns).
+    #[arg(long, value_enum, requires = "table")]
+    pub format: Option<TableFormat>,
     /// Options of every command (`--strict`).
     #[command(flatten)]
     pub common: super::CommonArgs,
+}
+
+/// A table of `--table`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Table {
+    /// One line per step of every rank (anomaly.md §6.3 metrics).
+    Steps,
+    /// One line per emitted bubble window of every rank (§6.4).
+    Bubbles,
+}
+
+/// The format of `--table`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableFormat {
+    /// CSV with a header line.
+    Csv,
+    /// One Arrow IPC stream.
+    Arrow,
+}
+
+/// Writes `table` of `ranks` as `format` to `out`.
+fn write_table(
+    ranks: &[&RankAnalysis],
+    table: Table,
+    format: TableFormat,
+    out: &mut dyn std::io::Write,
+) -> Result<(), String> {
+    use crate::report::anomaly_csv as csv;
+    let rows: Vec<csv::CsvRank<'_>> = ranks
+        .iter()
+        .map(|r| csv::CsvRank {
+            rank_id: r.meta.rank_id,
+            rank_dir: &r.meta.rank_dir,
+            result: &r.result,
+            kernels: &r.kernels,
+        })
+        .collect();
+    let wrote = match (table, format) {
+        (Table::Steps, TableFormat::Csv) => csv::write_steps(&rows, out),
+        (Table::Bubbles, TableFormat::Csv) => csv::write_bubbles(&rows, out),
+        (Table::Steps, TableFormat::Arrow) => {
+            return super::arrow::write_stream(&csv::steps_frame(&rows), out)
+        }
+        (Table::Bubbles, TableFormat::Arrow) => {
+            return super::arrow::write_stream(&csv::bubbles_frame(&rows), out)
+        }
+    };
+    wrote.map_err(|e| e.to_string())
 }
 
 /// Runs the subcommand; returns the exit code.
@@ -74,7 +129,27 @@ pub fn run(args: Args) -> i32 {
     // Streamed to the destination: the JSON of a 1M-kernel rank is hundreds of MB.
     // On a terminal without --out: each rank's headline instead of the full JSON.
     let terminal = args.out.is_none() && std::io::stdout().is_terminal();
-    if terminal {
+    if let Some(table) = args.table {
+        let format = args.format.unwrap_or(TableFormat::Csv);
+        let wrote = match &args.out {
+            Some(p) => std::fs::File::create(p)
+                .map_err(|e| format!("{}: {e}", p.display()))
+                .and_then(|f| {
+                    let mut w = std::io::BufWriter::new(f);
+                    write_table(&ranks, table, format, &mut w)
+                        .and_then(|_| std::io::Write::flush(&mut w).map_err(|e| e.to_string()))
+                }),
+            None => {
+                let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+                write_table(&ranks, table, format, &mut w)
+                    .and_then(|_| std::io::Write::flush(&mut w).map_err(|e| e.to_string()))
+            }
+        };
+        if let Err(e) = wrote {
+            eprintln!("proflens anomaly: cannot write the {table:?} table: {e}");
+            return super::EXIT_NOTHING;
+        }
+    } else if terminal {
         for r in &ranks {
             println!(
                 "{}",
@@ -87,6 +162,7 @@ pub fn run(args: Args) -> i32 {
         );
     }
     let wrote = match &args.out {
+        _ if args.table.is_some() => Ok(()),
         None if terminal => Ok(()),
         Some(p) => std::fs::File::create(p)
             .map_err(|e| format!("{}: {e}", p.display()))

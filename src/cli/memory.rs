@@ -1,4 +1,4 @@
-//! `proflens memory <folder> [--format csv|json] [--out FILE] [--parity]`: the memory
+//! `proflens memory <folder> [--format csv|json|md|arrow] [--out FILE] [--parity]`: the memory
 //! events of every rank folder under `<folder>` (ascend-memory.md), the same bytes as the
 //! page's export. Problems go to stderr; exit codes follow [`super::exit_code`].
 
@@ -24,6 +24,8 @@ pub enum Format {
     Json,
     /// The per-rank summary as Markdown.
     Md,
+    /// The rows as one Arrow IPC stream (typed columns: docs/frames.md §3.1).
+    Arrow,
 }
 
 /// Matching strategy (ascend-memory.md §6.4).
@@ -181,6 +183,10 @@ pub fn run(args: Args) -> i32 {
         Format::Csv => write_csv(&run, cols, &mut buf),
         Format::Json => write_json(&run, cols, &mut buf),
         Format::Md => crate::report::memory_md::write_summary(&run, &mut buf),
+        Format::Arrow => {
+            let frame = crate::report::memory_rows::frame(&run, cols);
+            super::arrow::write_stream(&frame, &mut buf).map_err(std::io::Error::other)
+        }
     }
     .and_then(|_| buf.flush());
     if let Err(e) = res {

@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 
 pub mod analyze;
+mod arrow;
 pub mod anomaly;
 pub mod diff;
 pub mod diff_runs;
@@ -79,13 +80,32 @@ pub fn write_out(path: &std::path::Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-/// One problem on stderr: `<severity> <code>: <where>: <message>`.
+/// The environment variable that makes every command write its problems to stderr as JSON
+/// Lines (`{"severity","code","file","line","byte","column","message"}`) instead of text:
+/// the machine interface of the Python package (docs/frames.md §4).
+pub const PROBLEMS_ENV: &str = "PROFLENS_PROBLEMS";
+
+/// One problem on stderr: `<severity> <code>: <where>: <message>`, or one JSON line when
+/// [`PROBLEMS_ENV`] is `jsonl`.
 pub fn print_problem(p: &crate::base::Problem) {
     let sev = match p.severity {
         crate::base::Severity::Error => "error",
         crate::base::Severity::Warning => "warning",
         crate::base::Severity::Info => "info",
     };
+    if std::env::var_os(PROBLEMS_ENV).is_some_and(|v| v == "jsonl") {
+        let line = serde_json::json!({
+            "severity": sev,
+            "code": p.code,
+            "file": &*p.at.file,
+            "line": p.at.line,
+            "byte": p.at.byte,
+            "column": p.at.column.as_deref(),
+            "message": p.message,
+        });
+        eprintln!("{line}");
+        return;
+    }
     eprintln!("{sev} {}: {}: {}", p.code, p.at, p.message);
 }
 

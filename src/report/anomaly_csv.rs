@@ -6,8 +6,11 @@
 
 use std::io::{self, Write};
 
+use std::borrow::Cow;
+
 use super::float::{exact_number_text, py_repr};
-use crate::analysis::anomaly::AnomalyResult;
+use super::frame::{Cell, Frame, FrameBuilder, Kind};
+use crate::analysis::anomaly::{AnomalyResult, BubbleResult, StepResult};
 use crate::base::units::ns_to_ms;
 use crate::model::kernels::KernelTable;
 
@@ -83,8 +86,94 @@ pub const BUBBLE_COLUMNS: &[&str] = &[
     "after_kernel",
 ];
 
-fn opt(x: Option<f64>) -> String {
-    x.map(py_repr).unwrap_or_default()
+/// The frame types of [`STEP_COLUMNS`], in order.
+pub const STEP_KINDS: &[Kind] = &[
+    Kind::I64,
+    Kind::Text,
+    Kind::Text,
+    Kind::Text,
+    Kind::TimeNs,
+    Kind::TimeNs,
+    Kind::F64,
+    Kind::F64,
+    Kind::F64,
+    Kind::F64,
+    Kind::F64,
+    Kind::F64,
+    Kind::F64,
+    Kind::F64,
+    Kind::I64,
+    Kind::I64,
+    Kind::I64,
+    Kind::I64,
+    Kind::I64,
+    Kind::I64,
+    Kind::F64,
+    Kind::F64,
+    Kind::I64,
+    Kind::Text,
+    Kind::F64,
+    Kind::F64,
+    Kind::F64,
+    Kind::F64,
+    Kind::I64,
+    Kind::Text,
+    Kind::Bool,
+    Kind::TextList,
+    Kind::TextList,
+];
+
+/// The frame types of [`BUBBLE_COLUMNS`], in order.
+pub const BUBBLE_KINDS: &[Kind] = &[
+    Kind::I64,
+    Kind::Text,
+    Kind::Text,
+    Kind::Text,
+    Kind::Text,
+    Kind::Text,
+    Kind::TimeNs,
+    Kind::TimeNs,
+    Kind::F64,
+    Kind::F64,
+    Kind::F64,
+    Kind::F64,
+    Kind::TextList,
+    Kind::Bool,
+    Kind::Text,
+    Kind::Bool,
+    Kind::TextList,
+    Kind::Text,
+    Kind::Text,
+];
+
+fn opt(x: Option<f64>) -> Cell<'static> {
+    x.map(Cell::F64).unwrap_or(Cell::Null)
+}
+
+fn text<'a>(s: &'a str) -> Cell<'a> {
+    Cell::Str(Cow::Borrowed(s))
+}
+
+fn count(n: usize) -> Cell<'static> {
+    Cell::I64(n as i64)
+}
+
+fn ms(ns: i64) -> Cell<'static> {
+    Cell::F64(ns_to_ms(ns))
+}
+
+/// The CSV text of one cell: floats as Python `repr`, exact times exactly, lists joined by
+/// `;`, null as an empty cell.
+fn csv_text(c: &Cell<'_>) -> String {
+    match c {
+        Cell::Str(s) => s.to_string(),
+        Cell::F64(x) => py_repr(*x),
+        Cell::I64(i) => i.to_string(),
+        Cell::Exact(ns, scale) => exact_number_text(*ns, *scale),
+        Cell::Bool(b) => b.to_string(),
+        Cell::List(items) => items.join(";"),
+        Cell::Null => String::new(),
+    }
 }
 
 fn csv_err(e: csv::Error) -> io::Error {
@@ -95,6 +184,83 @@ fn writer(out: &mut dyn Write) -> csv::Writer<&mut dyn Write> {
     csv::WriterBuilder::new()
         .terminator(csv::Terminator::Any(b'\n'))
         .from_writer(out)
+}
+
+/// The cells of one step line ([`STEP_COLUMNS`], types [`STEP_KINDS`]).
+pub fn step_cells<'a>(rk: &CsvRank<'a>, s: &'a StepResult) -> Vec<Cell<'a>> {
+    let m = &s.metrics;
+    let inv = &s.inventory;
+    let p = &s.perspectives;
+    vec![
+        rk.rank_id.map(Cell::I64).unwrap_or(Cell::Null),
+        text(rk.rank_dir),
+        text(&s.step_id),
+        text(&s.group_id),
+        Cell::Exact(s.window.start_ns, 3),
+        Cell::Exact(s.window.end_ns, 3),
+        ms(m.service_ns),
+        ms(m.busy_ns),
+        ms(m.underfeed_ns),
+        Cell::F64(m.underfeed_ratio),
+        ms(m.prelaunch_ns),
+        ms(m.tail_ns),
+        ms(m.internal_total_ns()),
+        ms(m.largest_internal_ns()),
+        count(m.bubbles.len()),
+        count(inv.total_kernel_count),
+        count(inv.ai_core_count),
+        count(inv.ai_cpu_count),
+        count(inv.hccl_count),
+        count(inv.other_count),
+        ms(inv.kernel_duration_sum_ns),
+        ms(inv.kernel_wait_sum_ns),
+        count(inv.distinct_streams.len()),
+        s.main_stream.as_deref().map(text).unwrap_or(Cell::Null),
+        ms(p.wall_ns),
+        ms(p.busy_ns),
+        ms(p.kernel_sum_ns),
+        ms(p.total_cost_ns),
+        count(s.small_ops.count),
+        Cell::Str(Cow::Owned(s.small_ops.verdict.to_string())),
+        Cell::Bool(s.truncated),
+        Cell::List(s.tags.iter().map(|t| Cow::Borrowed(t.as_str())).collect()),
+        Cell::List(s.labels.iter().map(|l| Cow::Borrowed(l.as_str())).collect()),
+    ]
+}
+
+/// The cells of one bubble line ([`BUBBLE_COLUMNS`], types [`BUBBLE_KINDS`]).
+pub fn bubble_cells<'a>(rk: &CsvRank<'a>, b: &'a BubbleResult) -> Vec<Cell<'a>> {
+    let (r, k) = (rk.result, rk.kernels);
+    let kt = |i: Option<usize>| {
+        Cell::Str(Cow::Owned(
+            i.filter(|&i| i < k.len())
+                .map(|i| k.evidence_text(i))
+                .unwrap_or_default(),
+        ))
+    };
+    let win = &b.window;
+    let step = win.step.and_then(|s| r.steps.get(s));
+    vec![
+        rk.rank_id.map(Cell::I64).unwrap_or(Cell::Null),
+        text(rk.rank_dir),
+        text(&win.bubble_id),
+        text(win.scope.as_str()),
+        step.map(|s| text(&s.step_id)).unwrap_or(text("global")),
+        step.map(|s| text(&s.group_id)).unwrap_or(Cell::Null),
+        Cell::Exact(win.interval.start_ns, 3),
+        Cell::Exact(win.interval.end_ns, 3),
+        ms(win.interval.len_ns()),
+        opt(b.evidence.host),
+        opt(b.evidence.sync),
+        opt(b.evidence.comm),
+        Cell::List(b.labels.iter().map(|l| Cow::Borrowed(l.as_str())).collect()),
+        Cell::Bool(win.significant),
+        b.structure_id.as_deref().map(text).unwrap_or(Cell::Null),
+        Cell::Bool(b.between_structures),
+        Cell::List(b.tags.iter().map(|t| Cow::Borrowed(t.as_str())).collect()),
+        kt(win.before),
+        kt(win.after),
+    ]
 }
 
 /// Writes the header line `columns` ([`STEP_COLUMNS`] or [`BUBBLE_COLUMNS`]).
@@ -117,65 +283,24 @@ pub fn write_steps(ranks: &[CsvRank<'_>], out: &mut dyn Write) -> io::Result<()>
     Ok(())
 }
 
+fn write_lines<'a>(
+    lines: impl Iterator<Item = Vec<Cell<'a>>>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut w = writer(out);
+    for cells in lines {
+        let rec: Vec<String> = cells.iter().map(csv_text).collect();
+        w.write_record(&rec).map_err(csv_err)?;
+    }
+    w.flush()
+}
+
 /// Writes the step lines of one rank (no header): [`write_steps`] is the header and these
 /// lines rank by rank (the page's gathered export joins them from several workers).
 ///
 /// Errors: only those of `out`.
 pub fn write_rank_steps(rk: &CsvRank<'_>, out: &mut dyn Write) -> io::Result<()> {
-    let mut w = writer(out);
-    {
-        let rid = rk.rank_id.map(|x| x.to_string()).unwrap_or_default();
-        for s in &rk.result.steps {
-            let m = &s.metrics;
-            let inv = &s.inventory;
-            let p = &s.perspectives;
-            let rec = [
-                rid.clone(),
-                rk.rank_dir.to_string(),
-                s.step_id.clone(),
-                s.group_id.clone(),
-                exact_number_text(s.window.start_ns, 3),
-                exact_number_text(s.window.end_ns, 3),
-                py_repr(ns_to_ms(m.service_ns)),
-                py_repr(ns_to_ms(m.busy_ns)),
-                py_repr(ns_to_ms(m.underfeed_ns)),
-                py_repr(m.underfeed_ratio),
-                py_repr(ns_to_ms(m.prelaunch_ns)),
-                py_repr(ns_to_ms(m.tail_ns)),
-                py_repr(ns_to_ms(m.internal_total_ns())),
-                py_repr(ns_to_ms(m.largest_internal_ns())),
-                m.bubbles.len().to_string(),
-                inv.total_kernel_count.to_string(),
-                inv.ai_core_count.to_string(),
-                inv.ai_cpu_count.to_string(),
-                inv.hccl_count.to_string(),
-                inv.other_count.to_string(),
-                py_repr(ns_to_ms(inv.kernel_duration_sum_ns)),
-                py_repr(ns_to_ms(inv.kernel_wait_sum_ns)),
-                inv.distinct_streams.len().to_string(),
-                s.main_stream.clone().unwrap_or_default(),
-                py_repr(ns_to_ms(p.wall_ns)),
-                py_repr(ns_to_ms(p.busy_ns)),
-                py_repr(ns_to_ms(p.kernel_sum_ns)),
-                py_repr(ns_to_ms(p.total_cost_ns)),
-                s.small_ops.count.to_string(),
-                s.small_ops.verdict.to_string(),
-                s.truncated.to_string(),
-                s.tags
-                    .iter()
-                    .map(|t| t.as_str())
-                    .collect::<Vec<_>>()
-                    .join(";"),
-                s.labels
-                    .iter()
-                    .map(|l| l.as_str())
-                    .collect::<Vec<_>>()
-                    .join(";"),
-            ];
-            w.write_record(&rec).map_err(csv_err)?;
-        }
-    }
-    w.flush()
+    write_lines(rk.result.steps.iter().map(|s| step_cells(rk, s)), out)
 }
 
 /// Writes the emitted bubble windows of `ranks` in output order (§6.1).
@@ -193,50 +318,35 @@ pub fn write_bubbles(ranks: &[CsvRank<'_>], out: &mut dyn Write) -> io::Result<(
 ///
 /// Errors: only those of `out`.
 pub fn write_rank_bubbles(rk: &CsvRank<'_>, out: &mut dyn Write) -> io::Result<()> {
-    let mut w = writer(out);
-    {
-        let (r, k) = (rk.result, rk.kernels);
-        let rid = rk.rank_id.map(|x| x.to_string()).unwrap_or_default();
-        let kt = |i: Option<usize>| {
-            i.filter(|&i| i < k.len())
-                .map(|i| k.evidence_text(i))
-                .unwrap_or_default()
-        };
-        for b in &r.bubbles {
-            let win = &b.window;
-            let step = win.step.and_then(|s| r.steps.get(s));
-            let rec = [
-                rid.clone(),
-                rk.rank_dir.to_string(),
-                win.bubble_id.clone(),
-                win.scope.as_str().to_string(),
-                step.map(|s| s.step_id.clone())
-                    .unwrap_or_else(|| "global".into()),
-                step.map(|s| s.group_id.clone()).unwrap_or_default(),
-                exact_number_text(win.interval.start_ns, 3),
-                exact_number_text(win.interval.end_ns, 3),
-                py_repr(ns_to_ms(win.interval.len_ns())),
-                opt(b.evidence.host),
-                opt(b.evidence.sync),
-                opt(b.evidence.comm),
-                b.labels
-                    .iter()
-                    .map(|l| l.as_str())
-                    .collect::<Vec<_>>()
-                    .join(";"),
-                win.significant.to_string(),
-                b.structure_id.clone().unwrap_or_default(),
-                b.between_structures.to_string(),
-                b.tags
-                    .iter()
-                    .map(|t| t.as_str())
-                    .collect::<Vec<_>>()
-                    .join(";"),
-                kt(win.before),
-                kt(win.after),
-            ];
-            w.write_record(&rec).map_err(csv_err)?;
-        }
+    write_lines(rk.result.bubbles.iter().map(|b| bubble_cells(rk, b)), out)
+}
+
+fn frame_of<'a>(
+    names: &[&str],
+    kinds: &[Kind],
+    lines: impl Iterator<Item = Vec<Cell<'a>>>,
+) -> Frame {
+    let spec: Vec<(&str, Kind)> = names.iter().copied().zip(kinds.iter().copied()).collect();
+    let mut b = FrameBuilder::new(&spec);
+    for cells in lines {
+        b.push(&cells);
     }
-    w.flush()
+    b.finish()
+}
+
+/// The steps of `ranks` as a typed [`Frame`] (the lines of [`write_steps`]; docs/frames.md
+/// §3.2): `start_ns` / `end_ns` integer ns, `tags` / `labels` lists.
+pub fn steps_frame(ranks: &[CsvRank<'_>]) -> Frame {
+    let lines = ranks
+        .iter()
+        .flat_map(|rk| rk.result.steps.iter().map(move |s| step_cells(rk, s)));
+    frame_of(STEP_COLUMNS, STEP_KINDS, lines)
+}
+
+/// The bubbles of `ranks` as a typed [`Frame`] (the lines of [`write_bubbles`]).
+pub fn bubbles_frame(ranks: &[CsvRank<'_>]) -> Frame {
+    let lines = ranks
+        .iter()
+        .flat_map(|rk| rk.result.bubbles.iter().map(move |b| bubble_cells(rk, b)));
+    frame_of(BUBBLE_COLUMNS, BUBBLE_KINDS, lines)
 }

@@ -12,6 +12,7 @@ use std::borrow::Cow;
 use std::io::{self, Write};
 
 use super::float::{exact_number_text, write_py_repr};
+use super::frame::{Frame, FrameBuilder, Kind};
 use crate::analysis::memory_result::{MemoryRun, RowRef};
 use crate::base::units::ns_to_us;
 
@@ -168,22 +169,7 @@ impl Col {
     }
 }
 
-/// One cell value.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Cell<'a> {
-    /// Text.
-    Str(Cow<'a, str>),
-    /// A float (written as Python `repr`).
-    F64(f64),
-    /// An integer.
-    I64(i64),
-    /// A time `ns / 10^scale`, written exactly (`float::exact_number_text`).
-    Exact(i64, u32),
-    /// A boolean.
-    Bool(bool),
-    /// No value.
-    Null,
-}
+pub use super::frame::Cell;
 
 fn of(v: Option<f64>) -> Cell<'static> {
     v.map(Cell::F64).unwrap_or(Cell::Null)
@@ -231,6 +217,59 @@ pub fn cell<'a>(row: &RowRef<'a>, col: Col) -> Cell<'a> {
         Col::SourceLine => Cell::I64(row.source_line() as i64),
         Col::StartTimeNs => Cell::I64(row.start_time_ns()),
     }
+}
+
+impl Col {
+    /// The column's type in a [`Frame`]: exact times become integer ns, the full stack a
+    /// list of frames.
+    pub fn kind(self) -> Kind {
+        match self {
+            Col::RankId | Col::SourceIndex | Col::SourceLine | Col::StartTimeNs => Kind::I64,
+            Col::SizeKb
+            | Col::StartTimeMs
+            | Col::DurationMs
+            | Col::TotalAllocatedMb
+            | Col::TotalReservedMb
+            | Col::TotalActiveMb
+            | Col::MatchLagUs
+            | Col::ActiveDurationMs
+            | Col::ReleaseTotalAllocatedMb
+            | Col::ReleaseTotalReservedMb
+            | Col::ReleaseTotalActiveMb => Kind::F64,
+            Col::MatchedOpTsUs | Col::ReleaseTimeMs | Col::ActiveReleaseTimeMs => Kind::TimeNs,
+            Col::Released => Kind::Bool,
+            Col::CallStackFrames => Kind::TextList,
+            _ => Kind::Text,
+        }
+    }
+}
+
+/// The separator of the frames in a stack text (§6.1).
+pub const FRAME_SEPARATOR: &str = ";\r\n";
+
+/// `run`'s rows in §9.0 order as a typed [`Frame`] (docs/frames.md §3.1): the CSV's columns
+/// and values, with the exact times as integer ns (`matched_op_ts_ns`, `release_time_ns`,
+/// `active_release_time_ns`) and `call_stack_frames` as a list of frames.
+pub fn frame(run: &MemoryRun, cols: Columns) -> Frame {
+    let list = cols.list();
+    let spec: Vec<(&str, Kind)> = list.iter().map(|c| (c.name(), c.kind())).collect();
+    let mut b = FrameBuilder::new(&spec);
+    let mut cells = Vec::with_capacity(list.len());
+    for row in run.rows() {
+        cells.clear();
+        cells.extend(list.iter().map(|&c| match c {
+            Col::CallStackFrames => Cell::List(
+                row.stack_text()
+                    .split(FRAME_SEPARATOR)
+                    .filter(|f| !f.is_empty())
+                    .map(Cow::Borrowed)
+                    .collect(),
+            ),
+            _ => cell(&row, c),
+        }));
+        b.push(&cells);
+    }
+    b.finish()
 }
 
 /// Which columns an export writes.
@@ -290,6 +329,7 @@ pub fn push_csv_row(line: &mut String, row: &RowRef<'_>, list: &[Col]) {
             Cell::I64(i) => line.push_str(&i.to_string()),
             Cell::Exact(ns, scale) => line.push_str(&exact_number_text(ns, scale)),
             Cell::Bool(b) => line.push_str(if b { "true" } else { "false" }),
+            Cell::List(items) => push_csv_field(line, &items.join(";")),
             Cell::Null => {}
         }
     }
@@ -335,6 +375,7 @@ pub fn push_json_row(line: &mut String, row: &RowRef<'_>, list: &[Col], keys: &[
             Cell::I64(i) => line.push_str(&i.to_string()),
             Cell::Exact(ns, scale) => line.push_str(&exact_number_text(ns, scale)),
             Cell::Bool(b) => line.push_str(if b { "true" } else { "false" }),
+            Cell::List(items) => line.push_str(&serde_json::to_string(&items).unwrap_or_default()),
         }
     }
     line.push('}');

@@ -1,0 +1,251 @@
+"""Result tables as DataFrames, straight from the Rust core (docs/frames.md).
+
+Each function runs the native ``proflens`` binary with ``--format arrow``: the table crosses
+as one Arrow IPC stream on a pipe (no file, no text round trip), is read by ``pyarrow`` and
+handed over as a pandas DataFrame (default when pandas is installed), a polars DataFrame
+(``backend="polars"``) or the ``pyarrow.Table`` itself (``backend="arrow"``). No rule is
+re-implemented here: the numbers are the CLI's, cell by cell.
+
+Types: integer columns stay ``int64`` (pandas' nullable ``Int64`` where a column has nulls),
+exact times are integer **ns** columns named ``*_ns`` (``release_time_ns``, ``start_ns``, …:
+never a float round trip of an epoch time), text columns are categoricals, lists (call stack
+frames, tags, labels) are lists of strings.
+
+Problems: every problem the analysis reports arrives as a :class:`ProflensWarning` (category,
+file, line / byte, message) and, on a pandas result, as ``df.attrs["problems"]`` (a list of
+dicts); :func:`last_problems` gives the last call's problems as a table. When nothing could be
+analysed, :class:`proflens.ProflensError` is raised with the CLI's words.
+
+    >>> import proflens
+    >>> ev = proflens.memory_events("run/", parity=True)        # RL-Insight's MemoryEventRow columns
+    >>> ev = proflens.memory_events("run/")                     # + user frames, release times, …
+    >>> top = ev.groupby("user_frame", observed=True)["size_kb"].sum().nlargest(10)
+    >>> st = proflens.steps("run/")                              # anomaly.md §6.3, one row per step
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import warnings
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+
+from . import EXIT_NOTHING, ProflensError, binary
+
+__all__ = ["ProflensWarning", "memory_events", "steps", "bubbles", "last_problems"]
+
+Paths = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
+
+#: The environment variable that makes the CLI write its problems as JSON Lines.
+PROBLEMS_ENV = "PROFLENS_PROBLEMS"
+
+_last: List[Dict[str, Any]] = []
+
+
+class ProflensWarning(UserWarning):
+    """A problem the analysis reported (``severity``, ``code``, ``file``, ``line``, ``byte``,
+    ``column``, ``message`` are attributes of the warning's message object)."""
+
+
+class Problem(str):
+    """A warning's text with the problem's fields as attributes."""
+
+    def __new__(cls, fields: Dict[str, Any]) -> "Problem":
+        where = fields.get("file") or ""
+        if fields.get("line") is not None:
+            where += f", line {fields['line']}"
+        if fields.get("byte") is not None:
+            where += f", byte {fields['byte']}"
+        text = f"{fields.get('severity')} {fields.get('code')}: {where}: {fields.get('message')}"
+        obj = super().__new__(cls, text)
+        for k, v in fields.items():
+            setattr(obj, k, v)
+        return obj
+
+
+def _paths(paths: Paths) -> List[str]:
+    if isinstance(paths, (str, os.PathLike)):
+        return [os.fspath(paths)]
+    out = [os.fspath(p) for p in paths]
+    if not out:
+        raise ProflensError("no path given")
+    return out
+
+
+def _pyarrow():
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.ipc  # noqa: F401
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ProflensError(
+            "proflens DataFrames need pyarrow: pip install 'proflens[pandas]' (or [polars], or pyarrow)"
+        ) from e
+    return pyarrow
+
+
+def _run(args: List[str], what: str):
+    """``proflens ARGS`` with problems as JSON Lines: the Arrow table on stdout, the problems."""
+    pa = _pyarrow()
+    env = dict(os.environ)
+    env[PROBLEMS_ENV] = "jsonl"
+    p = subprocess.run([binary(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    problems: List[Dict[str, Any]] = []
+    other: List[str] = []
+    for line in p.stderr.decode("utf-8", "replace").splitlines():
+        if line.startswith("{"):
+            try:
+                problems.append(json.loads(line))
+                continue
+            except ValueError:
+                pass
+        other.append(line)
+    if p.returncode == EXIT_NOTHING or not p.stdout:
+        raise ProflensError(
+            f"{what}: nothing analysed: "
+            + "; ".join([*other, *(Problem(x) for x in problems)]).strip()
+        )
+    table = pa.ipc.open_stream(pa.py_buffer(p.stdout)).read_all()
+    return table, problems
+
+
+def _hand_over(tables, problems: List[Dict[str, Any]], backend: Optional[str]):
+    pa = _pyarrow()
+    global _last
+    _last = problems
+    for x in problems:
+        warnings.warn(ProflensWarning(Problem(x)), stacklevel=3)
+    table = tables[0] if len(tables) == 1 else pa.concat_tables(tables).unify_dictionaries()
+    if backend is None:
+        try:
+            import pandas  # noqa: F401
+
+            backend = "pandas"
+        except ImportError:
+            backend = "arrow"
+    if backend == "arrow":
+        return table
+    if backend == "polars":
+        try:
+            import polars as pl
+        except ImportError as e:
+            raise ProflensError("backend='polars' needs polars: pip install 'proflens[polars]'") from e
+        return pl.from_arrow(table)
+    if backend != "pandas":
+        raise ProflensError(f"unknown backend {backend!r}: 'pandas', 'polars' or 'arrow'")
+    import pandas as pd
+
+    df = table.to_pandas()
+    for f in table.schema:
+        # an int64 column with nulls stays integer (pandas' nullable Int64), not float64
+        if f.type == pa.int64() and table[f.name].null_count:
+            df[f.name] = table[f.name].to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+    df.attrs["problems"] = problems
+    return df
+
+
+def _collect(paths: Paths, argv: List[str], what: str, backend: Optional[str]):
+    tables, problems = [], []
+    for p in _paths(paths):
+        t, pr = _run([argv[0], p, *argv[1:]], what)
+        tables.append(t)
+        problems.extend(pr)
+    return _hand_over(tables, problems, backend)
+
+
+def memory_events(
+    paths: Paths,
+    *,
+    parity: bool = False,
+    strategy: Optional[str] = None,
+    max_match_lag_us: Optional[float] = None,
+    ranks: Optional[str] = None,
+    roles: Optional[Iterable[str]] = None,
+    sources: Optional[Iterable[int]] = None,
+    backend: Optional[str] = None,
+):
+    """Ascend memory events matched to call stacks: ``proflens memory PATH --format arrow``
+    (ascend-memory.md; docs/frames.md §3.1), one row per ``operator_memory.csv`` row in
+    output order, for every rank folder under each path (a run root works like ``analyze``).
+
+    Columns: with ``parity=True`` exactly RL-Insight's ``MemoryEventRow``: ``name, role,
+    rank_id, call_stack, call_stack_top, size_kb, start_time_ms, duration_ms,
+    total_allocated_mb, total_reserved_mb, total_active_mb, device_type`` (KB, ms and MB as
+    floats, as the parser's DataFrame has them). Otherwise those, then ``user_frame``,
+    ``user_frame_status``, ``match_quality``, ``match_lag_us``, ``matched_op_ts_ns`` (int ns),
+    ``stack_origin``, ``call_stack_frames`` (list of frames, outermost first as written),
+    ``released``, ``release_time_ns`` / ``active_release_time_ns`` (int ns, null when never
+    released), ``active_duration_ms``, ``release_total_*_mb``, ``stream_ptr``, ``component``,
+    ``phase``, ``source_dir``, ``source_index``, ``source_line``, ``start_time_ns`` (int ns).
+
+    Options are the CLI's: ``strategy`` ("nearest-before" / "enclosing-first"),
+    ``max_match_lag_us``, ``ranks`` ("all", "0,2,4-7"), ``roles``, ``sources``.
+    """
+    argv = ["memory", "--format", "arrow", "--quiet"]
+    if parity:
+        argv.append("--parity")
+    if strategy:
+        argv += ["--strategy", strategy]
+    if max_match_lag_us is not None:
+        argv += ["--max-match-lag-us", repr(float(max_match_lag_us))]
+    if ranks:
+        argv += ["--ranks", ranks]
+    if roles:
+        argv += ["--roles", ",".join(roles)]
+    if sources:
+        argv += ["--sources", ",".join(str(s) for s in sources)]
+    return _collect(paths, argv, "memory_events", backend)
+
+
+def _anomaly(paths: Paths, table: str, script_compatible: bool, backend: Optional[str]):
+    argv = ["anomaly", "--table", table, "--format", "arrow"]
+    if script_compatible:
+        argv.append("--script-compatible")
+    return _collect(paths, argv, table, backend)
+
+
+def steps(paths: Paths, *, script_compatible: bool = False, backend: Optional[str] = None):
+    """One row per step of every rank: ``proflens anomaly PATH --table steps --format arrow``
+    (anomaly.md §6.3; docs/frames.md §3.2). Rank folders (Ascend) and PyTorch profiler traces.
+
+    Columns: ``rank_id`` (Int64, null when unknown), ``rank_dir``, ``step_id``, ``group_id``,
+    ``start_ns`` / ``end_ns`` (int ns, the step window), then in ms (float): ``service_ms``,
+    ``device_busy_union_ms``, ``underfeed_ms``, ``underfeed_ratio`` (0–1),
+    ``prelaunch_gap_ms``, ``tail_gap_ms``, ``internal_bubble_total_ms``,
+    ``largest_internal_bubble_ms``; counts (int): ``bubble_count``, ``total_kernel_count``,
+    ``ai_core_count``, ``ai_cpu_count``, ``hccl_count``, ``other_count``;
+    ``kernel_duration_sum_ms``, ``kernel_wait_sum_ms``, ``stream_count``, ``main_stream``,
+    ``wall_ms``, ``busy_union_ms``, ``kernel_sum_ms``, ``total_cost_ms``, ``small_op_count``,
+    ``small_op_verdict``, ``truncated`` (bool), ``tags`` and ``labels`` (lists).
+    """
+    return _anomaly(paths, "steps", script_compatible, backend)
+
+
+def bubbles(paths: Paths, *, script_compatible: bool = False, backend: Optional[str] = None):
+    """One row per emitted bubble window of every rank: ``proflens anomaly PATH --table
+    bubbles --format arrow`` (anomaly.md §6.4; docs/frames.md §3.2).
+
+    Columns: ``rank_id``, ``rank_dir``, ``bubble_id``, ``scope``, ``step_id`` ("global" for
+    bubbles outside steps), ``group_id``, ``start_ns`` / ``end_ns`` (int ns),
+    ``duration_ms``, ``host_visible_coverage_ratio``, ``sync_marker_overlap_ratio``,
+    ``comm_marker_overlap_ratio`` (0–1, null when not measured), ``candidate_labels`` (list),
+    ``significant`` (bool), ``structure_id``, ``between_structures`` (bool), ``tags`` (list),
+    ``before_kernel``, ``after_kernel``.
+    """
+    return _anomaly(paths, "bubbles", script_compatible, backend)
+
+
+def last_problems(backend: Optional[str] = None):
+    """The problems of the last call, one row each: ``severity, code, file, line, byte,
+    column, message`` (a pandas DataFrame by default, else a list of dicts when pandas is
+    missing and ``backend`` is not given)."""
+    if backend in (None, "pandas"):
+        try:
+            import pandas as pd
+
+            cols = ["severity", "code", "file", "line", "byte", "column", "message"]
+            return pd.DataFrame(_last, columns=cols)
+        except ImportError:
+            if backend == "pandas":
+                raise ProflensError("last_problems(backend='pandas') needs pandas") from None
+    return list(_last)

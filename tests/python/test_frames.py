@@ -1,0 +1,162 @@
+"""The DataFrame functions (docs/frames.md) against the CLI's CSV of the same analysis, cell by
+cell: every column's dtype, every text, every float bit for bit, every exact time as integer ns
+equal to the CSV's decimal text scaled (stdlib csv + decimal read the CSV; no proflens code)."""
+import csv
+import io
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+import warnings
+from decimal import Decimal
+
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+
+import proflens
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+FIX = os.path.join(ROOT, "..", "shared", "fixtures")
+SAMPLE = os.path.join(ROOT, "fixtures", "sample", "sample_run")
+RLI_MEMORY = os.path.join(FIX, "rl_insight", "data", "recipe", "memory_data")
+MI300 = os.path.join(FIX, "real_world", "AMD-AGI__TraceLens", "tests", "traces", "mi300",
+                     "resnet_act_checkpoint.json.gz")
+# The time columns whose CSV text is exact (ns / 10^scale) and whose frame column is int ns.
+EXACT = {"matched_op_ts_us": 3, "release_time_ms": 6, "active_release_time_ms": 6,
+         "start_us": 3, "end_us": 3}
+LISTS = {"tags", "labels", "candidate_labels"}
+
+
+def cli_csv(args):
+    p = subprocess.run([proflens.binary(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       check=True)
+    return list(csv.DictReader(io.StringIO(p.stdout.decode("utf-8"))))
+
+
+def frame_name(col):
+    if col in EXACT:
+        return col.rsplit("_", 1)[0] + "_ns"
+    return col
+
+
+class FramesAgainstCsv(unittest.TestCase):
+    def assert_same(self, df, rows):
+        self.assertEqual(len(df), len(rows))
+        self.assertGreater(len(rows), 0)
+        self.assertEqual(list(df.columns), [frame_name(c) for c in rows[0].keys()])
+        for col in rows[0].keys():
+            name = frame_name(col)
+            series = df[name]
+            dtype = str(series.dtype)
+            for i, r in enumerate(rows):
+                text, got = r[col], series.iloc[i]
+                where = f"{col} row {i}"
+                if col in EXACT:
+                    self.assertIn(dtype, ("int64", "Int64"), where)
+                    if text == "":
+                        self.assertTrue(pd.isna(got), where)
+                    else:
+                        self.assertEqual(int(Decimal(text) * 10 ** EXACT[col]), int(got), where)
+                elif col == "call_stack_frames":
+                    self.assertEqual(";\r\n".join(got), text, where)
+                elif col in LISTS:
+                    self.assertEqual(list(got), text.split(";") if text else [], where)
+                elif dtype == "category":
+                    self.assertEqual("" if pd.isna(got) else got, text, where)
+                elif dtype in ("int64", "Int64"):
+                    self.assertEqual("" if pd.isna(got) else str(int(got)), text, where)
+                elif dtype == "float64":
+                    if text == "":
+                        self.assertTrue(pd.isna(got), where)
+                    else:
+                        self.assertEqual(got, float(text), where)
+                elif dtype == "bool":
+                    self.assertEqual(str(bool(got)).lower(), text, where)
+                else:
+                    self.fail(f"{where}: unexpected dtype {dtype}")
+
+    def test_memory_events_parity_is_the_parity_csv(self):
+        df = proflens.memory_events(RLI_MEMORY, parity=True)
+        self.assertEqual(list(df.columns), [
+            "name", "role", "rank_id", "call_stack", "call_stack_top", "size_kb", "start_time_ms",
+            "duration_ms", "total_allocated_mb", "total_reserved_mb", "total_active_mb",
+            "device_type"])
+        self.assertEqual(str(df["rank_id"].dtype), "int64")
+        self.assertEqual(str(df["size_kb"].dtype), "float64")
+        self.assertEqual(str(df["name"].dtype), "category")
+        self.assert_same(df, cli_csv(["memory", RLI_MEMORY, "--parity", "--format", "csv"]))
+
+    def test_memory_events_full_columns_with_exact_ns_and_frame_lists(self):
+        df = proflens.memory_events(SAMPLE)
+        self.assertEqual(str(df["release_time_ns"].dtype), "Int64")
+        self.assertEqual(str(df["start_time_ns"].dtype), "int64")
+        frames = [f for cell in df["call_stack_frames"] for f in cell]
+        self.assertGreater(len(frames), 0)
+        self.assertTrue(all(isinstance(f, str) and ";\r\n" not in f for f in frames))
+        self.assert_same(df, cli_csv(["memory", SAMPLE, "--format", "csv"]))
+
+    def test_steps_and_bubbles_of_a_gpu_trace_are_the_anomaly_csvs(self):
+        st = proflens.steps(MI300)
+        self.assertEqual(list(st["step_id"]), ["ProfilerStep#15", "ProfilerStep#16", "ProfilerStep#17"])
+        self.assertEqual(str(st["start_ns"].dtype), "int64")
+        self.assert_same(st, cli_csv(["anomaly", MI300, "--table", "steps"]))
+        bu = proflens.bubbles(MI300)
+        self.assert_same(bu, cli_csv(["anomaly", MI300, "--table", "bubbles"]))
+
+    def test_steps_of_ascend_rank_folders(self):
+        st = proflens.steps(SAMPLE)
+        self.assert_same(st, cli_csv(["anomaly", SAMPLE, "--table", "steps"]))
+
+    def test_polars_and_arrow_backends_hold_the_same_table(self):
+        t = proflens.steps(MI300, backend="arrow")
+        self.assertIsInstance(t, pa.Table)
+        self.assertEqual(t.schema.field("start_ns").type, pa.int64())
+        self.assertEqual(t.schema.field("step_id").type, pa.dictionary(pa.int32(), pa.string()))
+        p = proflens.steps(MI300, backend="polars")
+        self.assertIsInstance(p, pl.DataFrame)
+        self.assertEqual(p.shape, (t.num_rows, t.num_columns))
+        self.assertEqual(p["start_ns"].to_list(), t.column("start_ns").to_pylist())
+
+    def test_a_list_of_paths_is_one_table(self):
+        one = proflens.memory_events(RLI_MEMORY, parity=True)
+        two = proflens.memory_events([RLI_MEMORY, RLI_MEMORY], parity=True)
+        self.assertEqual(len(two), 2 * len(one))
+        self.assertEqual(list(two["size_kb"]), list(one["size_kb"]) * 2)
+
+
+class FramesProblems(unittest.TestCase):
+    def test_problems_arrive_as_warnings_and_a_table(self):
+        tmp = tempfile.mkdtemp(prefix="proflens-frames-")
+        try:
+            rank = os.path.join(tmp, "rank0_ascend_pt")
+            shutil.copytree(os.path.join(SAMPLE, "rank0_ascend_pt"), rank)
+            mem = os.path.join(rank, "ASCEND_PROFILER_OUTPUT", "operator_memory.csv")
+            with open(mem, "a", encoding="utf-8") as f:
+                f.write("broken,row\n")
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                df = proflens.memory_events(tmp)
+            mine = [w for w in caught if issubclass(w.category, proflens.ProflensWarning)]
+            self.assertGreater(len(mine), 0)
+            first = mine[0].message.args[0]
+            self.assertTrue(first.file.endswith("operator_memory.csv"), first.file)
+            self.assertIsNotNone(first.line)
+            self.assertEqual(df.attrs["problems"][0]["code"], first.code)
+            table = proflens.last_problems()
+            self.assertEqual(list(table.columns),
+                             ["severity", "code", "file", "line", "byte", "column", "message"])
+            self.assertEqual(len(table), len(mine))
+        finally:
+            shutil.rmtree(tmp)
+
+    def test_nothing_analysed_raises_with_the_clis_words(self):
+        with self.assertRaises(proflens.ProflensError) as e:
+            proflens.steps(os.path.join(tempfile.gettempdir(), "proflens-no-such-folder"))
+        self.assertIn("cannot read", str(e.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
