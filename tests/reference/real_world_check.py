@@ -253,6 +253,8 @@ def gpu_one(path):
     # [memory] instant events: per (Device Type, Device Id), samples, peak Total Allocated and
     # Total Reserved, each with the first ts reaching it.
     mem = {}
+    first_sample = min((ns_exact(e["ts"]) for e in ev
+                        if e.get("ph") in ("i", "I") and e.get("name") == "[memory]"), default=None)
     for e in ev:
         if e.get("ph") in ("i", "I") and e.get("name") == "[memory]":
             a = e.get("args") or {}
@@ -272,7 +274,7 @@ def gpu_one(path):
         "zero_length_ops": sum(1 for s, e, _, _ in dev if e == s),
         "gap_count_with_zero_length_ops": len(gaps), "device_side": device_side(ev, dev, steps),
         "comm_kernels": dict(comm), "steps": per_step,
-        "memory": {"%d/%d" % k: v for k, v in sorted(mem.items())},
+        "memory": {"%d/%d" % k: v for k, v in sorted(mem.items())}, "first_memory_sample_ns": first_sample,
         "rank": (d.get("distributedInfo") or {}).get("rank"),
     }
 
@@ -308,7 +310,10 @@ def device_side(ev, dev, steps):
     out = []
     for i in range(len(H)):
         mine = [(a, b) for a, b, _, _ in dev if a >= S[i] and (i + 1 == len(H) or a < S[i + 1])]
+        cats = collections.Counter(category(c, n) for a, b, c, n in dev
+                                   if a >= S[i] and (i + 1 == len(H) or a < S[i + 1]))
         out.append({"S": S[i], "E": E[i] if i + 1 == len(H) else S[i + 1], "ops": len(mine),
+                    "categories": dict(cats),
                     "sum_ns": sum(b - a for a, b in mine), "busy_in_window_ns": union(
                         [(max(a, S[i]), min(b, S[i + 1] if i + 1 < len(H) else E[i]))
                          for a, b, _, _ in dev if b > S[i] and (i + 1 == len(H) or a < S[i + 1])])[0]})
@@ -339,9 +344,18 @@ def ascend(rank_dir):
     ev = ev["traceEvents"] if isinstance(ev, dict) else ev
     for e in sorted((e for e in ev if str(e.get("name", "")).startswith("ProfilerStep#")), key=lambda e: D(str(e["ts"]))):
         print("marker", e["name"], D(str(e["ts"])), D(str(e.get("dur", 0))), "end", D(str(e["ts"])) + D(str(e.get("dur", 0))))
-        print("  kernels starting in [ts, next marker or end):")
     marks = sorted(D(str(e["ts"])) for e in ev if str(e.get("name", "")).startswith("ProfilerStep#"))
     before = sum(1 for s in st if s < marks[0])
+    # Marker windows [H_i, H_{i+1}), the last ending at the end of the last kernel starting in
+    # it (anomaly.md §3.2); per window: kernels by start, their Σ duration, the busy union of all
+    # kernels clipped to the window.
+    iv = [(D(r["Start Time(us)"].strip()), D(r["Start Time(us)"].strip()) + D(r["Duration(us)"].strip())) for r in rows]
+    for i, h in enumerate(marks):
+        hi = marks[i + 1] if i + 1 < len(marks) else max(e for s, e in iv if s >= h)
+        mine = [(s, e) for s, e in iv if h <= s < hi or (i + 1 == len(marks) and s >= h)]
+        clip = union([(max(s, h), min(e, hi)) for s, e in iv if e > h and s < hi])[0]
+        print("window", i + 1, h, hi, "service", hi - h, "kernels", len(mine),
+              "sum_dur", sum(e - s for s, e in mine), "busy_clipped", clip)
     print("kernels before the first marker", before,
           "per marker window", [sum(1 for s in st if marks[i] <= s < (marks[i + 1] if i + 1 < len(marks) else D("1e30")))
                                 for i in range(len(marks))])
