@@ -154,3 +154,29 @@ pub fn untar_gz_to(path: &str, tag: &str) -> PathBuf {
     }
     root
 }
+
+/// `proflens analyze --out-dir OUT PICKLE`: the snapshot document it writes,
+/// `OUT/snapshots/<file name>.json`.
+pub fn analyze_snapshot(tag: &str, rel: &str) -> Value {
+    let input = Path::new(RW).join(rel);
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("rw_exact_{tag}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let st = Command::new(env!("CARGO_BIN_EXE_proflens"))
+        .arg("analyze")
+        .arg("--quiet")
+        .arg("--out-dir")
+        .arg(&out)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let name = input.file_name().unwrap().to_str().unwrap();
+    let text = std::fs::read_to_string(out.join("snapshots").join(format!("{name}.json"))).unwrap();
+    let _ = std::fs::remove_dir_all(&out);
+    serde_json::from_str(&text).unwrap()
+}

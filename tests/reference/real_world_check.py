@@ -339,7 +339,9 @@ def ascend(rank_dir):
     print("kernels", len(rows), "sum_dur_us", sum(du), "first_start", st[0], "last_end", ends[-1])
     busy, groups = union([(D(r["Start Time(us)"].strip()), D(r["Start Time(us)"].strip()) + D(r["Duration(us)"].strip()))
                           for r in rows])
-    print("busy_union_us", busy, "groups", len(groups))
+    gaps = [groups[i + 1][0] - groups[i][1] for i in range(len(groups) - 1)]
+    print("busy_union_us", busy, "groups", len(groups), "gaps", len(gaps), "largest", max(gaps, default=0),
+          "span", groups[-1][1] - groups[0][0])
     ev = json.loads(open(out + "trace_view.json").read(), parse_float=D)
     ev = ev["traceEvents"] if isinstance(ev, dict) else ev
     for e in sorted((e for e in ev if str(e.get("name", "")).startswith("ProfilerStep#")), key=lambda e: D(str(e["ts"]))):
