@@ -73,6 +73,33 @@ fn mi300_resnet_steps_kernels_rccl_and_hta_breakdowns() {
         })
         .collect();
     assert_eq!(per_step, [[1494, 9, 360], [742, 4, 149], [742, 4, 149]]);
+    // stdlib `device_side` (anomaly.md §5.4, all ops clipped to the window): service, the
+    // prelaunch (first busy instant − S), tail, internal gaps (their Σ, number, largest), ns.
+    assert_eq!(
+        idle_parts(&r),
+        [
+            (49.061918, 0.031469, 0.0, 2.374734, 907, 2.156709),
+            (18.982928, 0.000001, 0.0, 0.082297, 418, 0.017121),
+            (18.554331, 0.000001, 0.0, 0.108619, 419, 0.017561),
+        ]
+    );
+    // stdlib: communication union ∩ compute union inside each window, and the communication
+    // nothing hides (gpu-traces.md §2): 7,953,972 / 32,227,143, 3,953,922 / 11,955,460,
+    // 3,983,405 / 11,442,621 ns.
+    let overlap: Vec<(f64, f64)> = r["gpu"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (f(&s["comm_compute_overlap_ms"]), f(&s["exposed_comm_ms"])))
+        .collect();
+    assert_eq!(
+        overlap,
+        [
+            (7.953972, 32.227143),
+            (3.953922, 11.95546),
+            (3.983405, 11.442621)
+        ]
+    );
     let hccl: Vec<u64> = r["steps"]
         .as_array()
         .unwrap()
@@ -150,6 +177,12 @@ fn h100_owlv2_step_memory_peaks_and_hta_breakdowns() {
             566.759477,
             566.759477
         )]
+    );
+    // stdlib `device_side`: service 1,206,790,833 ns; the first op starts 128,502,454 ns after
+    // the marker; 5,164 internal gaps, Σ 511,528,902, the largest 126,054,327 ns.
+    assert_eq!(
+        idle_parts(&r),
+        [(1206.790833, 128.502454, 0.0, 511.528902, 5164, 126.054327)]
     );
     // stdlib `categories`: no collective; compute 4,330 Σ 551,451,628 ns, memory 835 Σ
     // 15,307,849 ns, none overlapping.
@@ -257,6 +290,9 @@ fn deepseek_train_step_gaps_and_hta_breakdowns() {
         categories(&r),
         cats([(963, 244.041, 128.5), (0, 0.0, 0.0), (20, 0.028, 0.028)])
     );
+    // stdlib `device_side`: service 129,545 µs, prelaunch 533, internal Σ 497 in 243 gaps,
+    // the largest 42 µs.
+    assert_eq!(idle_parts(&r), [(129.545, 0.533, 0.0, 0.497, 243, 0.042)]);
     // stdlib: span 129,012 µs, gap 497 µs, largest 42 µs, 243 gaps. The trace has 7
     // zero-length `Memset (Device)` ops; 3 of them lie inside gaps and, counted as segments,
     // would split them (246 gaps, same total): a zero-length op occupies no device time, so

@@ -109,6 +109,18 @@ fn dlrm_eight_ranks_steps_nccl_and_hta_breakdowns() {
         ([11410, 7051, 1051, 3308], 0.269, 3.289),
         ([10967, 8308, 1059, 1600], 0.166, 1.58),
     ];
+    // stdlib `device_side` per rank: (service, prelaunch, internal Σ ms, internal gaps, the
+    // largest ms); no tail (the step ends at its last op).
+    const IDLE: [(f64, f64, f64, u64, f64); 8] = [
+        (14.341, 1.332, 6.419, 212, 0.32),
+        (19.787, 1.038, 6.428, 275, 0.326),
+        (12.904, 1.554, 7.046, 214, 0.324),
+        (19.196, 0.343, 8.145, 276, 1.083),
+        (17.879, 1.29, 8.887, 264, 0.395),
+        (17.696, 1.304, 9.121, 251, 0.387),
+        (12.98, 1.57, 7.051, 214, 0.33),
+        (12.396, 1.429, 8.308, 233, 0.323),
+    ];
     for (r, (&(rank, start, end, ops, sum, busy, comm), &([sp, id, co, nc], ov, ex))) in
         ranks.iter().zip(STEP.iter().zip(&HTA))
     {
@@ -117,6 +129,13 @@ fn dlrm_eight_ranks_steps_nccl_and_hta_breakdowns() {
         assert_eq!(
             steps(r),
             [st("ProfilerStep#10", start, end, ops, sum, busy)],
+            "rank {rank}"
+        );
+        // stdlib `device_side`: the step's idle time is its prelaunch and internal gaps.
+        let (service, pre, internal, gaps, largest) = IDLE[rank as usize];
+        assert_eq!(
+            idle_parts(r),
+            [(service, pre, 0.0, internal, gaps, largest)],
             "rank {rank}"
         );
         let c = categories(r);

@@ -180,3 +180,23 @@ pub fn analyze_snapshot(tag: &str, rel: &str) -> Value {
     let _ = std::fs::remove_dir_all(&out);
     serde_json::from_str(&text).unwrap()
 }
+
+/// `(service_ms, prelaunch_gap_ms, tail_gap_ms, internal_bubble_total_ms, bubble_count,
+/// largest_internal_bubble_ms)` of every step (anomaly.md §5.4).
+pub fn idle_parts(r: &Value) -> Vec<(f64, f64, f64, f64, u64, f64)> {
+    r["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                f(&s["service_ms"]),
+                f(&s["prelaunch_gap_ms"]),
+                f(&s["tail_gap_ms"]),
+                f(&s["internal_bubble_total_ms"]),
+                s["bubble_count"].as_u64().unwrap(),
+                f(&s["largest_internal_bubble_ms"]),
+            )
+        })
+        .collect()
+}

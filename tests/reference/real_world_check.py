@@ -312,8 +312,24 @@ def device_side(ev, dev, steps):
         mine = [(a, b) for a, b, _, _ in dev if a >= S[i] and (i + 1 == len(H) or a < S[i + 1])]
         cats = collections.Counter(category(c, n) for a, b, c, n in dev
                                    if a >= S[i] and (i + 1 == len(H) or a < S[i + 1]))
+        # Idle inside the window (anomaly.md §5.4): prelaunch = window start → first busy
+        # instant, tail = last busy instant → window end, internal = the gaps between.
+        w1 = S[i + 1] if i + 1 < len(H) else E[i]
+        _, segs = union([(max(a, S[i]), min(b, w1)) for a, b, _, _ in dev if b > S[i] and a < w1 and b > a])
+        inner = [segs[j + 1][0] - segs[j][1] for j in range(len(segs) - 1)]
+        idle_part = {"service_ns": w1 - S[i], "prelaunch_ns": segs[0][0] - S[i] if segs else w1 - S[i],
+                     "tail_ns": w1 - segs[-1][1] if segs else 0, "internal_ns": sum(inner),
+                     "internal_gaps": len(inner), "largest_internal_ns": max(inner, default=0)}
+        # Communication / compute overlap inside the window (gpu-traces.md §2).
+        def cu(c):
+            return union([(max(a, S[i]), min(b, w1)) for a, b, cat, n in dev
+                          if category(cat, n) == c and b > S[i] and a < w1 and b > a])[1]
+        comm_u, comp_u = cu("communication"), cu("compute")
+        ov = sum(max(0, min(e1, e2) - max(s1, s2)) for s1, e1 in comm_u for s2, e2 in comp_u)
+        idle_part["comm_compute_overlap_ns"] = ov
+        idle_part["exposed_comm_ns"] = sum(e - s for s, e in comm_u) - ov
         out.append({"S": S[i], "E": E[i] if i + 1 == len(H) else S[i + 1], "ops": len(mine),
-                    "categories": dict(cats),
+                    "categories": dict(cats), **idle_part,
                     "sum_ns": sum(b - a for a, b in mine), "busy_in_window_ns": union(
                         [(max(a, S[i]), min(b, S[i + 1] if i + 1 < len(H) else E[i]))
                          for a, b, _, _ in dev if b > S[i] and (i + 1 == len(H) or a < S[i + 1])])[0]})
