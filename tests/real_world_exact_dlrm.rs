@@ -159,8 +159,9 @@ fn dlrm_eight_ranks_steps_nccl_and_hta_breakdowns() {
     }
     // Idle time on the main stream 7 (host wait, kernel wait, other µs). Ranks 0, 2, 4–7:
     // proflens = HTA 0.5.0 (all four streams). DISAGREEMENT on ranks 1 and 3: HTA gives
-    // (17449, 115) and (17548, 109). 63 (rank 1) and 64 (rank 3) kernels on stream 7 have no
-    // runtime call in the trace (launched before the capture began: correlations 41192…);
+    // (17449, 115) and (17548, 109). 64 kernels on stream 7 of rank 1 (and of rank 3) have no
+    // runtime call in the trace: queued before the capture began (correlations 41180–41570,
+    // below the first recorded launch, 41615), they run in its first 0.3 ms;
     // HTA's `index_correlation` falls back to 0 for them and its join then takes the `ts` of
     // trace row 0 as their launch time, so a gap before each counts as host wait. With no
     // launch event the GPU cannot be said to wait for the CPU (gpu-traces.md §3), which is
