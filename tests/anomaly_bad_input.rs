@@ -138,6 +138,55 @@ fn step_id_windows_use_step_trace_time_when_present() {
 }
 
 #[test]
+fn step_trace_rows_naming_no_marker_step_are_said() {
+    // torch_npu 2.10 writes a row with an empty Step when the schedule ends inside a step
+    // (anomaly.md §13.1); a row for a step the trace has no marker of is said the same way.
+    let k = csv_owned(&[ai("a", 1000.0, 10.0), ai("b", 2050.0, 10.0)]);
+    let st = "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,Communication(Not Overlapped and Exclude Receive),Preparing\n1,20,0,0,0,40,60.0,0,0,10\n,20,0,0,0,40,60.0,0,0,-246.75\n7,1,0,0,0,0,1,0,0,1\n";
+    let marks = trace(&[(1, 990.0, 1000.0), (2, 2000.0, 100.0)], &[]);
+    let ranks = run_files(
+        &[
+            (KD, k),
+            (TV, marks),
+            (
+                "cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/step_trace_time.csv",
+                st.into(),
+            ),
+        ],
+        &rb(),
+    );
+    let r = &ranks[0];
+    assert_eq!(r.result.step_method.as_str(), "marker");
+    let said: Vec<(Option<u64>, &str)> = r
+        .problems
+        .kept()
+        .iter()
+        .filter(|p| p.code == "ANOM-ST-004")
+        .map(|p| (p.at.line, p.message.as_str()))
+        .collect();
+    assert_eq!(
+        said,
+        vec![
+            (Some(3), "row with an empty Step names no ProfilerStep marker of the trace (steps 1, 2): not cross-checked"),
+            (Some(4), "row with Step \"7\" names no ProfilerStep marker of the trace (steps 1, 2): not cross-checked"),
+        ]
+    );
+    // Step-Id steps take their windows from the rows: nothing to say there.
+    let k = csv_owned(&[ai("a", 1000.0, 10.0)]);
+    let ranks = run_files(
+        &[
+            (KD, k),
+            (
+                "cap/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/step_trace_time.csv",
+                st.into(),
+            ),
+        ],
+        &rb(),
+    );
+    assert_eq!(ranks[0].problems.count("ANOM-ST-004"), 0);
+}
+
+#[test]
 fn overlapping_duplicate_and_out_of_order_markers() {
     let k = csv_owned(&[
         ai("a", 0.0, 10.0),

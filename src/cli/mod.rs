@@ -4,8 +4,8 @@
 use clap::{Parser, Subcommand};
 
 pub mod analyze;
-mod arrow;
 pub mod anomaly;
+mod arrow;
 pub mod diff;
 pub mod diff_runs;
 pub mod fs_opener;

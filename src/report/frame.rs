@@ -239,7 +239,12 @@ mod tests {
             other => panic!("{other:?}"),
         }
         match &f.columns[3].values {
-            Values::TextList { offsets, keys, nulls, .. } => {
+            Values::TextList {
+                offsets,
+                keys,
+                nulls,
+                ..
+            } => {
                 assert_eq!(offsets, &vec![0, 2, 2]);
                 assert_eq!(keys, &vec![0, 1]);
                 assert_eq!(nulls, &vec![false, true]);

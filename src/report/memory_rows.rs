@@ -257,15 +257,17 @@ pub fn frame(run: &MemoryRun, cols: Columns) -> Frame {
     let mut cells = Vec::with_capacity(list.len());
     for row in run.rows() {
         cells.clear();
-        cells.extend(list.iter().map(|&c| match c {
-            Col::CallStackFrames => Cell::List(
-                row.stack_text()
-                    .split(FRAME_SEPARATOR)
-                    .filter(|f| !f.is_empty())
-                    .map(Cow::Borrowed)
-                    .collect(),
-            ),
-            _ => cell(&row, c),
+        cells.extend(list.iter().map(|&c| {
+            match c {
+                Col::CallStackFrames => Cell::List(
+                    row.stack_text()
+                        .split(FRAME_SEPARATOR)
+                        .filter(|f| !f.is_empty())
+                        .map(Cow::Borrowed)
+                        .collect(),
+                ),
+                _ => cell(&row, c),
+            }
         }));
         b.push(&cells);
     }

@@ -21,6 +21,8 @@ pub mod codes {
     pub const STREAM_JOIN: &str = "ANOM-KD-010";
     /// `step_trace_time.csv` cross-check disagreement.
     pub const CROSS_CHECK: &str = "ANOM-ST-002";
+    /// A `step_trace_time.csv` row that names no marker step (info: not cross-checked).
+    pub const UNMATCHED_ROW: &str = "ANOM-ST-004";
 }
 
 /// More than this between the first kernel and the first trace event (ns): the two files are
@@ -182,6 +184,38 @@ pub fn cross_check(
                 ns_to_us(s.metrics.internal_total_ns())
             ));
         }
+    }
+    // A row no marker step took is said, not passed over (anomaly.md §13.1). Steps of
+    // another method (`Step Id`, pseudo, macro) are not cross-checked row by row.
+    if !r.step_method.as_str().starts_with("marker") {
+        return out;
+    }
+    let numbers: Vec<&str> = r
+        .steps
+        .iter()
+        .map(|s| s.step_id.rsplit('#').next().unwrap_or(""))
+        .collect();
+    for row in rows {
+        if numbers.contains(&row.step.trim()) {
+            continue;
+        }
+        let named = match row.step.trim() {
+            "" => "an empty Step".to_string(),
+            n => format!("Step {n:?}"),
+        };
+        problems.push(Problem::new(
+            Severity::Info,
+            codes::UNMATCHED_ROW,
+            Position::file("step_trace_time.csv").at_line(row.line).in_column("Step"),
+            format!(
+                "row with {named} names no ProfilerStep marker of the trace ({}): not cross-checked",
+                if numbers.is_empty() {
+                    "it has none".to_string()
+                } else {
+                    format!("steps {}", numbers.join(", "))
+                }
+            ),
+        ));
     }
     out
 }
