@@ -246,8 +246,20 @@ impl Store {
         Some((MemoryRun::merge_shared(ranks), problems))
     }
 
-    /// The anomaly results in inventory order; `Err` when a rank was cancelled.
+    /// The anomaly results of every rank in inventory order, the ranks of a split merged
+    /// trace after its first (gpu-traces.md §6); `Err` when a rank was cancelled.
     pub fn anomaly_ranks(&self) -> Result<Vec<&RankAnalysis>, Cancelled> {
+        let mut out = Vec::new();
+        for r in self.anomaly_targets()? {
+            out.push(r);
+            out.extend(r.parts.iter());
+        }
+        Ok(out)
+    }
+
+    /// The anomaly result of each target in inventory order (a split merged trace: its first
+    /// rank, the others in its `parts`); `Err` when a rank was cancelled.
+    pub fn anomaly_targets(&self) -> Result<Vec<&RankAnalysis>, Cancelled> {
         self.ranks
             .values()
             .filter_map(|e| e.anomaly.as_ref())
@@ -272,12 +284,19 @@ impl Store {
             .collect()
     }
 
-    /// Moves the anomaly results out (inventory order); `Err` when a rank was cancelled.
+    /// Moves the anomaly results out, in [`Store::anomaly_ranks`]' order; `Err` when a rank
+    /// was cancelled.
     pub fn take_anomaly(&mut self) -> Result<Vec<RankAnalysis>, Cancelled> {
-        self.ranks
-            .values_mut()
-            .filter_map(|e| e.anomaly.take())
-            .collect()
+        let mut out = Vec::new();
+        for e in self.ranks.values_mut() {
+            if let Some(r) = e.anomaly.take() {
+                let mut r = r?;
+                let parts = std::mem::take(&mut r.parts);
+                out.push(r);
+                out.extend(parts);
+            }
+        }
+        Ok(out)
     }
 
     /// The cross-rank table (§13.4) over the stored anomaly results.

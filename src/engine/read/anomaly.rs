@@ -62,6 +62,10 @@ pub struct RankAnalysis {
     /// at their first use and kept: the JSON's `gpu` block, the report's GPU section and the
     /// page's GPU panel all read them (`engine::export::gpu_report::rank_summary`).
     pub gpu_summary: std::sync::OnceLock<crate::analysis::gpu_rank::GpuSummary>,
+    /// The other ranks of a merged multi-rank trace split in the same read (gpu-traces.md §6;
+    /// this one is its first rank); empty otherwise. [`crate::engine::Store::anomaly_ranks`]
+    /// lists them after this one.
+    pub parts: Vec<RankAnalysis>,
 }
 
 fn file_problem(problems: &mut Problems, e: &ParseError) {
@@ -383,6 +387,7 @@ impl<'a> AnomalyPass<'a> {
             cross_check,
             gpu: None,
             gpu_summary: std::sync::OnceLock::new(),
+            parts: Vec::new(),
         }
     }
 }

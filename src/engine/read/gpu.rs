@@ -29,7 +29,7 @@ use crate::engine::contract::Cancelled;
 use crate::ingest::inventory::{FileKind, RankFolder};
 use crate::ingest::{Opener, Progress};
 use crate::model::gpu::GpuTrace;
-use crate::parse::kineto;
+use crate::parse::kineto::{self, Traces};
 use crate::report::anomaly_json::RankMeta;
 
 /// Problem codes of the GPU pipeline.
@@ -44,6 +44,10 @@ pub mod codes {
 
 /// Analyses GPU rank `rank` (a `CaptureKind::Kineto` inventory entry). `on_progress` gets the
 /// trace's compressed bytes; `Break` cancels.
+///
+/// A merged multi-rank trace (gpu-traces.md §6) is split in the same read: the result is its
+/// first rank, with the others in [`RankAnalysis::parts`] (each its own rank: rank id from the
+/// split, its own steps, bubbles and GPU views). The file's problems go with the first rank.
 pub fn read_rank(
     rank: &RankFolder,
     opener: &dyn Opener,
@@ -74,19 +78,25 @@ pub fn read_rank(
         return Err(Cancelled);
     }
     let undecided = rank.side.kineto.as_ref().is_some_and(|h| h.undecided);
-    let trace = match read {
+    let traces: Vec<(Option<i64>, GpuTrace)> = match read {
+        Some(Ok((Traces::Ranks(s), _))) if !s.ranks.is_empty() => s
+            .ranks
+            .into_iter()
+            .map(|(r, t)| (Some(r), t))
+            .collect(),
         // A file the inventory's head could not judge is judged by its whole content
         // (formats.md §8.1): without any PyTorch profiler mark it is not used.
-        Some(Ok((t, _))) if undecided && !kineto::has_pytorch_marks(&t) => {
+        Some(Ok((Traces::One(t), _))) if undecided && !kineto::has_pytorch_marks(&t) => {
             problems.push(Problem::new(
                 Severity::Error,
                 codes::NOT_A_TRACE,
                 Position::file(path),
                 format!("not a trace: {path} has no deviceProperties, no distributedInfo and no event of a PyTorch profiler category (cpu_op, python_function, user_annotation, kernel, …) anywhere: not a PyTorch profiler trace; file not used"),
             ));
-            GpuTrace::default()
+            vec![(None, GpuTrace::default())]
         }
-        Some(Ok((t, _))) => t,
+        Some(Ok((Traces::One(t), _))) => vec![(None, t)],
+        Some(Ok((Traces::Ranks(_), _))) | None => vec![(None, GpuTrace::default())],
         Some(Err(e)) => {
             problems.push(Problem::new(
                 Severity::Error,
@@ -94,10 +104,36 @@ pub fn read_rank(
                 e.position().clone(),
                 format!("{e}; file not used"),
             ));
-            GpuTrace::default()
+            vec![(None, GpuTrace::default())]
         }
-        None => GpuTrace::default(),
     };
+    let mut all = traces.into_iter().enumerate().map(|(k, (rank_id, trace))| {
+        // The file's problems go with the first rank only.
+        let p = if k == 0 {
+            std::mem::take(&mut problems)
+        } else {
+            Problems::new()
+        };
+        analyse(rank, path, rank_id, trace, p, cfg)
+    });
+    let mut first = all.next().unwrap_or_else(|| {
+        analyse(rank, path, None, GpuTrace::default(), Problems::new(), cfg)
+    });
+    first.parts = all.collect();
+    Ok(first)
+}
+
+/// The analysis of one rank's trace `trace` from file `path` of inventory entry `rank`
+/// (`rank_id`: the rank of a split merged trace, else the inventory's).
+fn analyse(
+    rank: &RankFolder,
+    path: &str,
+    rank_id: Option<i64>,
+    trace: GpuTrace,
+    mut problems: Problems,
+    cfg: &AnomalyConfig,
+) -> RankAnalysis {
+    let file = rank.file(FileKind::KinetoTrace);
     let kernels = gpu_tables::kernel_table(&trace);
     let host = gpu_tables::host_table(&trace, &kernels);
     let input = RankInput {
@@ -120,8 +156,9 @@ pub fn read_rank(
     let mut result = analysis::analyse(&input, cfg);
     let used = problems.count(codes::NOT_A_TRACE) == 0;
     if used && !trace.has_device_ops() {
+        let of = rank_id.map(|r| format!("rank {r} of ")).unwrap_or_default();
         let why = format!(
-            "host-only trace: no device events (kernel, gpu_memcpy, gpu_memset) among its {} host events and {} steps — profiled without CUDA/ROCm activities or on a process that launched no GPU work; steps and host events only, no busy union and no bubbles",
+            "host-only trace: no device events (kernel, gpu_memcpy, gpu_memset) among {of}its {} host events and {} steps — profiled without CUDA/ROCm activities or on a process that launched no GPU work; steps and host events only, no busy union and no bubbles",
             trace.host_ops.len(),
             trace.steps.len()
         );
@@ -139,7 +176,7 @@ pub fn read_rank(
         .trim_end_matches(".json")
         .to_string();
     let meta = RankMeta {
-        rank_id: rank.rank_id,
+        rank_id: rank_id.or(rank.rank_id),
         role: Some(rank.role.clone()).filter(|r| !r.is_empty()),
         rank_dir: rank.dir.clone(),
         inputs: file.map(|f| vec![f.path.clone()]).unwrap_or_default(),
@@ -149,7 +186,7 @@ pub fn read_rank(
             .map(|p| format!("{} [{}] {}", p.at, p.code, p.message))
             .collect(),
     };
-    Ok(RankAnalysis {
+    RankAnalysis {
         meta,
         dir_name,
         kernels,
@@ -161,5 +198,6 @@ pub fn read_rank(
         cross_check: Vec::new(),
         gpu: Some(Arc::new(trace)),
         gpu_summary: std::sync::OnceLock::new(),
-    })
+        parts: Vec::new(),
+    }
 }

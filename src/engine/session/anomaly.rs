@@ -94,8 +94,10 @@ pub fn export(
     w: &mut dyn Write,
 ) -> io::Result<(String, String)> {
     let cfg = config();
+    // The page's views show each target's own result (a split merged trace: its first rank),
+    // and so do its exports, gathered from several workers or not.
     let ranks = store
-        .anomaly_ranks()
+        .anomaly_targets()
         .map_err(|_| io::Error::other("cancelled"))?;
     let cross = cross_rows(&ranks, &cfg);
     let stem = export_stem(inv);

@@ -24,11 +24,13 @@ mod members;
 mod ranks;
 mod read;
 mod sniff;
+mod split;
 
 pub use marks::has_pytorch_marks;
 pub use ranks::{MergedRanks, RankKey, RANK_PID_FACTOR};
-pub use read::{push_problems, read, read_located};
+pub use read::{push_problems, read, read_located, read_traces};
 pub use sniff::{sniff, sniff_within};
+pub use split::Split;
 
 #[cfg(test)]
 mod ranks_tests;
@@ -55,6 +57,7 @@ use crate::model::strings::StrId;
 use crate::parse::ParseError;
 use args::{compact_json, int_arg};
 use ranks::RanksSeen;
+use split::{Origins, Table};
 
 /// How many raw-backslash strings are located by line and column (the rest are counted).
 pub const MAX_LOCATED: usize = 5;
@@ -95,6 +98,10 @@ pub struct KinetoInfo {
     pub bad_members: Vec<(String, u64)>,
     /// The ranks of a merged multi-rank trace, when its events belong to two or more.
     pub merged: Option<MergedRanks>,
+    /// The ranks a splitting read dealt the merged trace into (empty when not split).
+    pub split_ranks: Vec<i64>,
+    /// Rows of a split trace that no rank key placed (left out of every rank).
+    pub unplaced: u64,
 }
 
 impl KinetoInfo {
@@ -125,6 +132,26 @@ pub struct KinetoBuilder {
     sized_for: Option<u64>,
     /// The rank ids the events carry (gpu-traces.md §6).
     ranks: RanksSeen,
+    /// The origin of every kept row, for splitting a merged trace (`split`).
+    origins: Origins,
+}
+
+/// What one pass read: one trace, or a merged trace dealt into its ranks (gpu-traces.md §6).
+pub enum Traces {
+    /// The whole file is one rank's trace.
+    One(GpuTrace),
+    /// A merged trace, split: one trace per rank.
+    Ranks(Split),
+}
+
+impl Traces {
+    /// The one trace, or `None` for a split merged trace.
+    pub fn into_one(self) -> Option<GpuTrace> {
+        match self {
+            Traces::One(t) => Some(t),
+            Traces::Ranks(_) => None,
+        }
+    }
 }
 
 /// Event bytes read before the tables are sized for the whole file.
@@ -232,6 +259,22 @@ impl KinetoBuilder {
         KinetoBuilder {
             sized_for: Some(plain_bytes),
             ..Self::default()
+        }
+    }
+
+    /// The same reader, recording each row's origin so that [`KinetoBuilder::finish_traces`]
+    /// can split a merged trace into its ranks.
+    pub fn splitting(mut self) -> Self {
+        self.origins.on = true;
+        self
+    }
+
+    /// The origin of an event (`args.rank`, raw `pid`), or 0 when origins are not recorded.
+    fn origin(&mut self, rank: Option<i64>, pid: Option<&[u8]>) -> u16 {
+        if self.origins.on {
+            self.origins.origin(rank, pid)
+        } else {
+            0
         }
     }
 
@@ -374,12 +417,11 @@ impl KinetoBuilder {
                 };
                 let a = args.and_then(|a| ev.args_fields(a, ARG_KEYS));
                 let [corr, ext, device, stream, dims, rest @ ..] = a.unwrap_or([None; 12]);
-                if let Some(raw) = rest[6] {
-                    let r = int_arg(Some(raw));
-                    if r >= 0 {
-                        self.ranks.arg(r, at);
-                    }
+                let rank = rest[6].map(|raw| int_arg(Some(raw))).filter(|&r| r >= 0);
+                if let Some(r) = rank {
+                    self.ranks.arg(r, at);
                 }
+                let origin = self.origin(rank, pid);
                 // What the events show was recorded (anomaly.md §1.1.1).
                 if !self.b.t.evidence.complete() && a.is_some() {
                     let has = |k: &str| {
@@ -394,8 +436,7 @@ impl KinetoBuilder {
                 self.complete(
                     &name,
                     &cat_text,
-                    pid,
-                    tid,
+                    (pid, tid, origin),
                     [corr, ext, device, stream, dims],
                     ts,
                     end,
@@ -409,6 +450,8 @@ impl KinetoBuilder {
                 };
                 let id = int_arg(id);
                 let key = (kind as u8, id);
+                let origin = self.origin(None, pid);
+                let before = self.b.t.flows.len();
                 if ph == "s" {
                     match self.flow_ends.remove(&key) {
                         Some(arrive_ns) => self.b.t.flows.push(Flow {
@@ -434,6 +477,9 @@ impl KinetoBuilder {
                         }
                     }
                 }
+                if self.b.t.flows.len() > before {
+                    self.origins.tag(Table::Flow, origin, &self.b.t);
+                }
             }
             "i" | "I" if name == "[memory]" => {
                 self.b.t.evidence.memory = true;
@@ -446,10 +492,13 @@ impl KinetoBuilder {
                             "Bytes",
                             "Total Allocated",
                             "Total Reserved",
+                            "rank",
                         ],
                     )
                 });
-                let [dt, di, by, ta, tr] = a.unwrap_or([None; 5]);
+                let [dt, di, by, ta, tr, rank] = a.unwrap_or([None; 6]);
+                let rank = rank.map(|raw| int_arg(Some(raw))).filter(|&r| r >= 0);
+                let origin = self.origin(rank, pid);
                 self.b.t.memory.push(MemorySample {
                     ts_ns: ts,
                     device_type: int_arg(dt),
@@ -458,6 +507,7 @@ impl KinetoBuilder {
                     total_allocated: int_arg(ta),
                     total_reserved: int_arg(tr),
                 });
+                self.origins.tag(Table::Memory, origin, &self.b.t);
             }
             other => self.not_kept(other),
         }
@@ -471,8 +521,7 @@ impl KinetoBuilder {
         &mut self,
         name: &str,
         cat: &str,
-        pid: Option<&[u8]>,
-        tid: Option<&[u8]>,
+        (pid, tid, origin): (Option<&[u8]>, Option<&[u8]>, u16),
         [corr, ext, device, stream, dims]: [Option<&[u8]>; 5],
         ts: i64,
         end: i64,
@@ -497,11 +546,13 @@ impl KinetoBuilder {
                     correlation: int_arg(corr),
                     external_id: int_arg(ext),
                 });
+                self.origins.tag(Table::Device, origin, &self.b.t);
             }
             Cat::Host(HostKind::GpuUserAnnotation) => {
                 let s = int_arg(stream);
                 let s = if s >= 0 { s } else { int_arg(tid) };
                 self.b.t.gpu_annotations.push((s, ts, end, name_id));
+                self.origins.tag(Table::Annotation, origin, &self.b.t);
             }
             Cat::Host(kind) => {
                 if matches!(kind, HostKind::UserAnnotation | HostKind::CpuOp) {
@@ -513,6 +564,7 @@ impl KinetoBuilder {
                             start_ns: ts,
                             dur_ns: end - ts,
                         });
+                        self.origins.tag(Table::Step, origin, &self.b.t);
                     }
                 }
                 let cat_id = self.b.intern(cat);
@@ -544,13 +596,35 @@ impl KinetoBuilder {
                     stream: int_arg(stream),
                     shapes,
                 });
+                self.origins.tag(Table::Host, origin, &self.b.t);
             }
             Cat::Flow(_) => self.not_kept("X"),
         }
     }
 
-    /// Ends the pass (`scan`: the splitter's report).
+    /// Ends the pass (`scan`: the splitter's report): the whole file as one trace.
     pub fn finish(self, scan: TraceScan) -> (GpuTrace, KinetoInfo) {
+        let (b, _, info) = self.finish_parts(scan);
+        (b.finish(), info)
+    }
+
+    /// Ends the pass of a [`KinetoBuilder::splitting`] reader: a merged trace split into its
+    /// ranks (`info.split_ranks` and `info.unplaced` say how), else the one trace.
+    pub fn finish_traces(self, scan: TraceScan) -> (Traces, KinetoInfo) {
+        let (b, origins, mut info) = self.finish_parts(scan);
+        match info.merged.clone() {
+            Some(m) if origins.tagged() => {
+                let s = split::split(b, &origins, &m);
+                info.split_ranks = s.ranks.iter().map(|(r, _)| *r).collect();
+                info.unplaced = s.unplaced;
+                (Traces::Ranks(s), info)
+            }
+            // Not merged, or every kept row has one origin: nothing to deal.
+            _ => (Traces::One(b.finish()), info),
+        }
+    }
+
+    fn finish_parts(self, scan: TraceScan) -> (GpuTraceBuilder, Origins, KinetoInfo) {
         let KinetoBuilder {
             b,
             mut info,
@@ -559,6 +633,7 @@ impl KinetoBuilder {
             flow_ends,
             not_kept,
             ranks,
+            origins,
             ..
         } = self;
         info.scan = scan;
@@ -568,6 +643,6 @@ impl KinetoBuilder {
         let mut nk: Vec<(String, u64)> = not_kept.into_iter().collect();
         nk.sort();
         info.not_kept = nk;
-        (b.finish(), info)
+        (b, origins, info)
     }
 }

@@ -100,3 +100,79 @@ fn one_rank_with_large_pids_is_not_merged() {
         assert!(merged_codes(&info).is_empty(), "{text}");
     }
 }
+
+fn parse_traces(text: &[u8]) -> (Traces, KinetoInfo) {
+    read_traces(
+        Box::new(text),
+        "t.json",
+        Some(text.len() as u64),
+        &mut |_| ControlFlow::Continue(()),
+    )
+    .unwrap()
+}
+
+fn ranks_of(t: Traces) -> Vec<(i64, usize, usize)> {
+    match t {
+        Traces::Ranks(s) => s
+            .ranks
+            .iter()
+            .map(|(r, t)| (*r, t.device_ops.len(), t.host_ops.len()))
+            .collect(),
+        Traces::One(_) => panic!("not split"),
+    }
+}
+
+/// A splitting read deals each rank's rows to its own trace, by `args.rank` and by the pid
+/// prefix alike, and says so in the warning.
+#[test]
+fn merged_traces_are_split_into_their_ranks() {
+    for (text, ranks) in [
+        (merged_trace(&[0, 1, 2], true), vec![0, 1, 2]),
+        (merged_trace(&[0, 5], false), vec![0, 5]),
+    ] {
+        let (t, info) = parse_traces(text.as_bytes());
+        assert_eq!(info.split_ranks, ranks);
+        assert_eq!(info.unplaced, 0);
+        let got = ranks_of(t);
+        assert_eq!(got, ranks.iter().map(|&r| (r, 1, 1)).collect::<Vec<_>>());
+        let mut p = Problems::new();
+        push_problems("t.json", &info, &[], &mut p);
+        let msg = &p.kept()[0].message;
+        assert!(msg.contains(&format!("split into its {} ranks", ranks.len())), "{msg}");
+    }
+    // Each rank's trace keeps its own kernel, at its own time.
+    let (t, _) = parse_traces(merged_trace(&[0, 1], true).as_bytes());
+    let Traces::Ranks(s) = t else { panic!() };
+    assert_eq!(s.ranks[1].1.device_ops[0].start_ns, 111_000);
+    assert_eq!(s.ranks[1].1.host_ops[0].start_ns, 101_000);
+}
+
+/// An event without `args.rank` takes the rank its `pid` carries elsewhere; one whose `pid`
+/// is seen with no rank is left out and counted, never guessed.
+#[test]
+fn events_without_a_rank_key_follow_their_pid_or_are_counted() {
+    let mut text = merged_trace(&[0, 1], true);
+    let extra = r#",
+      {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 100004242, "tid": 7, "ts": 150, "dur": 3},
+      {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 99, "tid": 7, "ts": 160, "dur": 3}]}"#;
+    text.truncate(text.len() - 2);
+    text.push_str(extra);
+    let (t, info) = parse_traces(text.as_bytes());
+    assert_eq!(ranks_of(t), vec![(0, 1, 1), (1, 1, 2)]);
+    assert_eq!(info.unplaced, 1);
+    let mut p = Problems::new();
+    push_problems("t.json", &info, &[], &mut p);
+    assert!(p.kept()[0].message.contains("1 events carry no rank key"));
+}
+
+/// A trace of one rank read by a splitting reader is one trace with every row.
+#[test]
+fn one_rank_is_never_split() {
+    let text = merged_trace(&[3], true);
+    let (t, info) = parse_traces(text.as_bytes());
+    assert!(info.split_ranks.is_empty());
+    match t {
+        Traces::One(t) => assert_eq!((t.device_ops.len(), t.host_ops.len()), (1, 1)),
+        Traces::Ranks(_) => panic!("split"),
+    }
+}

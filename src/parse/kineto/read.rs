@@ -6,7 +6,8 @@ use std::io::Read;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use super::{codes, KinetoBuilder, KinetoInfo, RankKey};
+use super::{codes, KinetoBuilder, KinetoInfo, RankKey, Traces};
+use crate::parse::trace_json::splitter::TraceScan;
 use crate::base::arith::Tally;
 use crate::base::{Position, Problem, Problems, Severity};
 use crate::ingest::gzip::maybe_gunzip;
@@ -28,6 +29,44 @@ pub fn read<'a>(
     total: Option<u64>,
     on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
 ) -> Result<(GpuTrace, KinetoInfo), ParseError> {
+    let (builder, scan, compressed) = pass(src, file, total, false, on_progress)?;
+    let (t, info) = builder.finish(scan);
+    done(info, compressed).map(|info| (t, info))
+}
+
+/// [`read`] that splits a merged multi-rank trace into its ranks in the same pass
+/// (gpu-traces.md §6): [`Traces::Ranks`] when it is one, else [`Traces::One`].
+///
+/// Errors: [`read`]'s.
+pub fn read_traces<'a>(
+    src: Box<dyn Read + 'a>,
+    file: &str,
+    total: Option<u64>,
+    on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+) -> Result<(Traces, KinetoInfo), ParseError> {
+    let (builder, scan, compressed) = pass(src, file, total, true, on_progress)?;
+    let (t, info) = builder.finish_traces(scan);
+    done(info, compressed).map(|info| (t, info))
+}
+
+/// The compressed size noted, or the error that made the read unusable.
+fn done(mut info: KinetoInfo, compressed: Option<u64>) -> Result<KinetoInfo, ParseError> {
+    info.compressed_bytes = compressed;
+    match info.unusable() {
+        Some(e) => Err(e.clone()),
+        None => Ok(info),
+    }
+}
+
+/// The one streamed pass of [`read`] and [`read_traces`]: the builder (recording row origins
+/// when `split`), the splitter's report and the compressed bytes read.
+fn pass<'a>(
+    src: Box<dyn Read + 'a>,
+    file: &str,
+    total: Option<u64>,
+    split: bool,
+    on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+) -> Result<(KinetoBuilder, TraceScan, Option<u64>), ParseError> {
     let file_arc: Arc<str> = Arc::from(file);
     let inflated = maybe_gunzip(src, total).map_err(|e| {
         ParseError::new(
@@ -40,11 +79,15 @@ pub fn read<'a>(
         inflated.reader,
         if compressed.is_some() { None } else { total },
     );
-    // Both callbacks feed the one builder, never at the same time.
-    let builder = std::cell::RefCell::new(match (&compressed, total) {
+    let mut b = match (&compressed, total) {
         (None, Some(plain)) => KinetoBuilder::sized_for(plain),
         _ => KinetoBuilder::new(),
-    });
+    };
+    if split {
+        b = b.splitting();
+    }
+    // Both callbacks feed the one builder, never at the same time.
+    let builder = std::cell::RefCell::new(b);
     let res = for_each_member_and_indexed_event(
         &mut reader,
         &file_arc,
@@ -61,17 +104,11 @@ pub fn read<'a>(
         &mut |key, value, at| builder.borrow_mut().member(key, value, at),
         &mut |ev, at| builder.borrow_mut().indexed_event(ev, at),
     );
-    let builder = builder.into_inner();
     let scan = res?;
-    let (t, mut info) = builder.finish(scan);
-    info.compressed_bytes = compressed.map(|c| c.get());
-    match info.unusable() {
-        Some(e) => Err(e.clone()),
-        None => Ok((t, info)),
-    }
+    Ok((builder.into_inner(), scan, compressed.map(|c| c.get())))
 }
 
-/// [`read`] of `path` through `opener`, then the problems of the pass with the raw-backslash
+/// [`read_traces`] of `path` through `opener` (a merged trace split into its ranks), then the problems of the pass with the raw-backslash
 /// strings located by line and column (a second streamed read up to the last of the first
 /// [`MAX_LOCATED`](super::MAX_LOCATED) of them, only when there are any).
 ///
@@ -82,7 +119,7 @@ pub fn read_located(
     size: Option<u64>,
     on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
     problems: &mut Problems,
-) -> Result<(GpuTrace, KinetoInfo), ParseError> {
+) -> Result<(Traces, KinetoInfo), ParseError> {
     let open = |p: &str| {
         opener.open(p).map_err(|e| {
             ParseError::new(
@@ -91,7 +128,7 @@ pub fn read_located(
             )
         })
     };
-    let (t, info) = read(open(path)?, path, size, on_progress)?;
+    let (t, info) = read_traces(open(path)?, path, size, on_progress)?;
     let mut lines = vec![None; info.raw_backslash_at.len()];
     if !info.raw_backslash_at.is_empty() {
         let offsets: Vec<u64> = info.raw_backslash_at.iter().map(|&(b, _)| b).collect();
@@ -171,7 +208,7 @@ pub fn push_problems(
             Severity::Warning,
             codes::MERGED_RANKS,
             Position::file(path).at_byte(m.second_at),
-            format!("{name}: a merged trace of {} ranks ({}), told apart by {how}; the first event of a second rank is at byte {}. It is analysed as ONE rank: steps, the busy union, bubbles and the HTA breakdowns are over all ranks' streams together, not per rank. For per-rank results analyse each rank's own trace (gpu-traces.md §6)", m.ranks.len(), ids.join(", "), m.second_at),
+            format!("{name}: a merged trace of {} ranks ({}), told apart by {how}; the first event of a second rank is at byte {}. {}", m.ranks.len(), ids.join(", "), m.second_at, split_text(info)),
         ));
     }
     let first = info.out_of_range.first_at.first().copied().unwrap_or(0);
@@ -184,4 +221,20 @@ pub fn push_problems(
         Position::file(path).at_byte(first),
         &what,
     ));
+}
+
+/// What became of a merged trace (gpu-traces.md §6): split into its ranks, with the rows no
+/// key placed, or read as one rank.
+fn split_text(info: &KinetoInfo) -> String {
+    if info.split_ranks.is_empty() {
+        return "It is analysed as ONE rank: steps, the busy union, bubbles and the HTA breakdowns are over all ranks' streams together, not per rank (gpu-traces.md §6)".to_string();
+    }
+    let left = match info.unplaced {
+        0 => String::new(),
+        n => format!("; {n} events carry no rank key (no `args.rank`, and a `pid` seen with none or several) and are left out of every rank"),
+    };
+    format!(
+        "It is split into its {} ranks, each analysed as its own rank of one run (gpu-traces.md §6){left}",
+        info.split_ranks.len()
+    )
 }

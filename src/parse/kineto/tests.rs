@@ -215,6 +215,7 @@ fn raw_backslashes_are_kept_verbatim_and_located() {
         &mut problems,
     )
     .unwrap();
+    let t = t.into_one().unwrap();
     let names: Vec<&str> = t.host_ops.iter().map(|h| t.text(h.name)).collect();
     // verbatim: `\n` of `\new` is NOT decoded (the string is a path, not JSON text)
     assert_eq!(
@@ -256,7 +257,7 @@ fn raw_backslashes_are_kept_verbatim_and_located() {
         &mut problems,
     )
     .unwrap();
-    assert_eq!(t2.host_ops.len(), 3);
+    assert_eq!(t2.into_one().unwrap().host_ops.len(), 3);
     assert!(problems
         .kept()
         .iter()
