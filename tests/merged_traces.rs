@@ -158,6 +158,8 @@ fn a_fused_dlrm_run_splits_into_its_eight_ranks_with_their_own_numbers() {
     assert!(said[0].contains("split into its 8 ranks"), "{}", said[0]);
     assert!(!said[0].contains("carry no rank key"), "{}", said[0]);
     assert!(split[1..].iter().all(|r| r.problems.count("GPU-TV-020") == 0));
+    // Rank ids come from the split, not from the order of the dropped files.
+    assert!(split.iter().all(|r| r.problems.count("GPU-DISC-001") == 0));
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

@@ -27,6 +27,9 @@ pub const OTHER_NAMES: usize = 5;
 /// The output folder torch_npu writes analysed text files to.
 pub const OUTPUT_DIR: &str = "ASCEND_PROFILER_OUTPUT";
 
+/// Note code: a GPU trace's rank id taken from the order of the traces (no `distributedInfo`).
+pub const RANK_FROM_ORDER: &str = "GPU-DISC-001";
+
 /// Known file kinds inside a rank folder (formats.md §11, anomaly.md §1.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]

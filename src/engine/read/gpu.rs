@@ -26,7 +26,7 @@ use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::analysis::gpu_tables;
 use crate::base::{Position, Problem, Problems, Severity};
 use crate::engine::contract::Cancelled;
-use crate::ingest::inventory::{FileKind, RankFolder};
+use crate::ingest::inventory::{FileKind, RankFolder, RANK_FROM_ORDER};
 use crate::ingest::{Opener, Progress};
 use crate::model::gpu::GpuTrace;
 use crate::parse::kineto::{self, Traces};
@@ -55,9 +55,6 @@ pub fn read_rank(
     on_progress: &mut dyn FnMut(&str, Progress) -> ControlFlow<()>,
 ) -> Result<RankAnalysis, Cancelled> {
     let mut problems = Problems::new();
-    for n in &rank.notes {
-        problems.push(n.to_problem());
-    }
     let file = rank.file(FileKind::KinetoTrace);
     let path = file.map(|f| f.path.as_str()).unwrap_or(rank.label());
     let mut cancelled = false;
@@ -107,6 +104,17 @@ pub fn read_rank(
             vec![(None, GpuTrace::default())]
         }
     };
+    // The inventory's notes first; a rank id taken from the order of the files does not
+    // apply to a split trace, whose ranks carry their own ids.
+    let split = traces.first().is_some_and(|(r, _)| r.is_some());
+    let mut file_problems = Problems::new();
+    for n in &rank.notes {
+        if !(split && n.code == RANK_FROM_ORDER) {
+            file_problems.push(n.to_problem());
+        }
+    }
+    file_problems.extend(problems);
+    let mut problems = file_problems;
     let mut all = traces.into_iter().enumerate().map(|(k, (rank_id, trace))| {
         // The file's problems go with the first rank only.
         let p = if k == 0 {

@@ -259,7 +259,7 @@ fn kineto_finalize(ranks: &mut [RankFolder]) {
         let label = r.label().to_string();
         r.notes.push(Note::new(
             Severity::Warning,
-            "GPU-DISC-001",
+            super::RANK_FROM_ORDER,
             &label,
             format!(
                 "Rank {k} of {label} taken from {}",

@@ -73,7 +73,7 @@ pub mod codes {
     pub const BAD_MEMBER: &str = "GPU-TV-018";
     /// Events dropped because a time is outside the model's range.
     pub const OUT_OF_RANGE: &str = "GPU-TV-010";
-    /// A merged trace of several ranks, analysed as one rank (gpu-traces.md §6).
+    /// A merged trace of several ranks, split into its ranks (gpu-traces.md §6).
     pub const MERGED_RANKS: &str = "GPU-TV-020";
 }
 
