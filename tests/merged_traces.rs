@@ -125,7 +125,10 @@ fn a_fused_dlrm_run_splits_into_its_eight_ranks_with_their_own_numbers() {
     let mut alone = Vec::new();
     for (rank, f) in files.iter().enumerate() {
         let bytes = std::fs::read(f).unwrap();
-        traces.push((rank as i64, serde_json::from_slice::<Value>(&bytes).unwrap()));
+        traces.push((
+            rank as i64,
+            serde_json::from_slice::<Value>(&bytes).unwrap(),
+        ));
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
         alone.push((format!("drop/{name}"), bytes));
     }
@@ -140,7 +143,12 @@ fn a_fused_dlrm_run_splits_into_its_eight_ranks_with_their_own_numbers() {
         assert_eq!(b.meta.rank_id, a.meta.rank_id);
         let (sa, ba) = shape(a);
         let (sb, bb) = shape(b);
-        assert_eq!(sa.len(), 1, "rank {:?}: ProfilerStep#10 only", a.meta.rank_id);
+        assert_eq!(
+            sa.len(),
+            1,
+            "rank {:?}: ProfilerStep#10 only",
+            a.meta.rank_id
+        );
         assert_eq!(sa, sb, "rank {:?}", a.meta.rank_id);
         assert_eq!(ba, bb, "rank {:?}", a.meta.rank_id);
         assert_eq!(a.kernels.len(), b.kernels.len());
@@ -154,10 +162,16 @@ fn a_fused_dlrm_run_splits_into_its_eight_ranks_with_their_own_numbers() {
         .map(|p| p.message.as_str())
         .collect();
     assert_eq!(said.len(), 1);
-    assert!(said[0].contains("merged trace of 8 ranks (0, 1, 2, 3, 4, 5, 6, 7)"), "{}", said[0]);
+    assert!(
+        said[0].contains("merged trace of 8 ranks (0, 1, 2, 3, 4, 5, 6, 7)"),
+        "{}",
+        said[0]
+    );
     assert!(said[0].contains("split into its 8 ranks"), "{}", said[0]);
     assert!(!said[0].contains("carry no rank key"), "{}", said[0]);
-    assert!(split[1..].iter().all(|r| r.problems.count("GPU-TV-020") == 0));
+    assert!(split[1..]
+        .iter()
+        .all(|r| r.problems.count("GPU-TV-020") == 0));
     // Rank ids come from the split, not from the order of the dropped files.
     assert!(split.iter().all(|r| r.problems.count("GPU-DISC-001") == 0));
 }

@@ -9,8 +9,8 @@
 //! rows quoted in the comments.
 
 mod engine_support;
+mod real_world_common;
 
-use std::io::Read;
 use std::ops::ControlFlow;
 use std::path::Path;
 
@@ -21,11 +21,7 @@ use proflens::engine::read::RankAnalysis;
 use proflens::ingest::inventory::Inventory;
 use proflens::ingest::{InputFile, MemOpener, Opener};
 use proflens::parse::metadata::read_side_files;
-
-const RW: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/fixtures/real_world/"
-);
+use real_world_common::{untar_gz, RW};
 
 fn analyse_with(inv_files: Vec<InputFile>, opener: &dyn Opener) -> Vec<RankAnalysis> {
     let mut inv = Inventory::from_paths(&inv_files);
@@ -53,40 +49,6 @@ fn analyse_file(rel: &str) -> RankAnalysis {
     let mut v = analyse_with(m.list(), &m);
     assert_eq!(v.len(), 1, "{rel}");
     v.remove(0)
-}
-
-/// The regular files of a `.tar.gz` (ustar), in archive order: `(path, bytes)`.
-fn untar_gz(path: &str) -> Vec<(String, Vec<u8>)> {
-    let mut raw = Vec::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
-        .read_to_end(&mut raw)
-        .unwrap();
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at + 512 <= raw.len() {
-        let h = &raw[at..at + 512];
-        if h.iter().all(|&b| b == 0) {
-            break;
-        }
-        let text = |r: std::ops::Range<usize>| {
-            let f = &h[r];
-            let end = f.iter().position(|&b| b == 0).unwrap_or(f.len());
-            String::from_utf8_lossy(&f[..end]).trim().to_string()
-        };
-        let size = usize::from_str_radix(&text(124..136), 8).unwrap();
-        let (name, prefix) = (text(0..100), text(345..500));
-        let name = if prefix.is_empty() {
-            name
-        } else {
-            format!("{prefix}/{name}")
-        };
-        at += 512;
-        if h[156] == b'0' || h[156] == 0 {
-            out.push((name, raw[at..at + size].to_vec()));
-        }
-        at += size.div_ceil(512) * 512;
-    }
-    out
 }
 
 fn windows(r: &RankAnalysis) -> Vec<Interval> {

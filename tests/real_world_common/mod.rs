@@ -121,16 +121,13 @@ pub fn idle(stream: i64, host: Option<i64>, kernel: Option<i64>, other: i64) -> 
     json!({"stream": stream, "host_wait_us": host, "kernel_wait_us": kernel, "other_us": other})
 }
 
-/// The tarball's regular files written under a fresh folder (ustar, as `real_world.rs` reads
-/// it); the folder holding them.
-pub fn untar_gz_to(path: &str, tag: &str) -> PathBuf {
+/// The regular files of a `.tar.gz` (ustar), in archive order: `(path, bytes)`.
+pub fn untar_gz(path: &str) -> Vec<(String, Vec<u8>)> {
     let mut raw = Vec::new();
     flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
         .read_to_end(&mut raw)
         .unwrap();
-    let root = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("rw_exact_{tag}_in_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
+    let mut out = Vec::new();
     let mut at = 0;
     while at + 512 <= raw.len() {
         let h = &raw[at..at + 512];
@@ -143,14 +140,30 @@ pub fn untar_gz_to(path: &str, tag: &str) -> PathBuf {
             String::from_utf8_lossy(&f[..end]).trim().to_string()
         };
         let size = usize::from_str_radix(&text(124..136), 8).unwrap();
-        let name = text(0..100);
+        let (name, prefix) = (text(0..100), text(345..500));
+        let name = if prefix.is_empty() {
+            name
+        } else {
+            format!("{prefix}/{name}")
+        };
         at += 512;
         if h[156] == b'0' || h[156] == 0 {
-            let p = root.join(name.trim_start_matches("./"));
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, &raw[at..at + size]).unwrap();
+            out.push((name, raw[at..at + size].to_vec()));
         }
         at += size.div_ceil(512) * 512;
+    }
+    out
+}
+
+/// The tarball's regular files ([`untar_gz`]) written under a fresh folder; the folder.
+pub fn untar_gz_to(path: &str, tag: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("rw_exact_{tag}_in_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    for (name, bytes) in untar_gz(path) {
+        let p = root.join(name.trim_start_matches("./"));
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
     }
     root
 }

@@ -76,11 +76,9 @@ pub fn read_rank(
     }
     let undecided = rank.side.kineto.as_ref().is_some_and(|h| h.undecided);
     let traces: Vec<(Option<i64>, GpuTrace)> = match read {
-        Some(Ok((Traces::Ranks(s), _))) if !s.ranks.is_empty() => s
-            .ranks
-            .into_iter()
-            .map(|(r, t)| (Some(r), t))
-            .collect(),
+        Some(Ok((Traces::Ranks(s), _))) if !s.ranks.is_empty() => {
+            s.ranks.into_iter().map(|(r, t)| (Some(r), t)).collect()
+        }
         // A file the inventory's head could not judge is judged by its whole content
         // (formats.md §8.1): without any PyTorch profiler mark it is not used.
         Some(Ok((Traces::One(t), _))) if undecided && !kineto::has_pytorch_marks(&t) => {
@@ -124,9 +122,9 @@ pub fn read_rank(
         };
         analyse(rank, path, rank_id, trace, p, cfg)
     });
-    let mut first = all.next().unwrap_or_else(|| {
-        analyse(rank, path, None, GpuTrace::default(), Problems::new(), cfg)
-    });
+    let mut first = all
+        .next()
+        .unwrap_or_else(|| analyse(rank, path, None, GpuTrace::default(), Problems::new(), cfg));
     first.parts = all.collect();
     Ok(first)
 }
@@ -164,9 +162,11 @@ fn analyse(
     let mut result = analysis::analyse(&input, cfg);
     let used = problems.count(codes::NOT_A_TRACE) == 0;
     if used && !trace.has_device_ops() {
-        let of = rank_id.map(|r| format!("rank {r} of ")).unwrap_or_default();
+        let of = rank_id
+            .map(|r| format!(" (rank {r} of a merged trace)"))
+            .unwrap_or_default();
         let why = format!(
-            "host-only trace: no device events (kernel, gpu_memcpy, gpu_memset) among {of}its {} host events and {} steps — profiled without CUDA/ROCm activities or on a process that launched no GPU work; steps and host events only, no busy union and no bubbles",
+            "host-only trace{of}: no device events (kernel, gpu_memcpy, gpu_memset) among its {} host events and {} steps — profiled without CUDA/ROCm activities or on a process that launched no GPU work; steps and host events only, no busy union and no bubbles",
             trace.host_ops.len(),
             trace.steps.len()
         );

@@ -138,7 +138,10 @@ fn merged_traces_are_split_into_their_ranks() {
         let mut p = Problems::new();
         push_problems("t.json", &info, &[], &mut p);
         let msg = &p.kept()[0].message;
-        assert!(msg.contains(&format!("split into its {} ranks", ranks.len())), "{msg}");
+        assert!(
+            msg.contains(&format!("split into its {} ranks", ranks.len())),
+            "{msg}"
+        );
     }
     // Each rank's trace keeps its own kernel, at its own time.
     let (t, _) = parse_traces(merged_trace(&[0, 1], true).as_bytes());

@@ -7,7 +7,6 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use super::{codes, KinetoBuilder, KinetoInfo, RankKey, Traces};
-use crate::parse::trace_json::splitter::TraceScan;
 use crate::base::arith::Tally;
 use crate::base::{Position, Problem, Problems, Severity};
 use crate::ingest::gzip::maybe_gunzip;
@@ -15,6 +14,7 @@ use crate::ingest::{ChunkReader, Opener, Progress};
 use crate::model::gpu::GpuTrace;
 use crate::parse::trace_json::diag::{self};
 use crate::parse::trace_json::splitter::for_each_member_and_indexed_event;
+use crate::parse::trace_json::splitter::TraceScan;
 use crate::parse::ParseError;
 
 /// Reads one Kineto trace from `src` (plain or gzip, sniffed). `file` names it in problems;

@@ -40,7 +40,7 @@ pub enum Issue {
     /// A key that occurs twice in one object: the last value wins (as `JSON.parse` and
     /// Python's `json` do).
     DuplicateKey,
-    /// An array element larger than the cap of one event (formats.md §1.1,
+    /// An array element or wrapper member larger than the cap of one event (formats.md §1.1,
     /// [`super::splitter::MAX_EVENT_BYTES`]): skipped, at the byte where it starts.
     Oversized,
 }
@@ -337,7 +337,7 @@ pub fn push_problems(file: &str, scan: &TraceScan, codes: &TraceCodes, problems:
         ));
     }
     let oversized = format!(
-        "event larger than the cap of {} MiB, located by the byte where it starts",
+        "event (or top-level member) larger than the cap of {} MiB, located by the byte where it starts",
         super::splitter::MAX_EVENT_BYTES >> 20
     );
     let table: [(Issue, &'static str, &str, &str); ISSUES] = [

@@ -191,8 +191,9 @@ pub fn for_each_key_member_and_indexed_event<R: Read>(
     // The scan of the value (or key) starting at the first unconsumed byte, kept across reads.
     let mut pending = ValueScan::default();
     let mut saw_events = false;
-    // An element past [`MAX_EVENT_BYTES`] being skipped: its start and first byte.
-    let mut skipping: Option<(u64, u8)> = None;
+    // An element (or a member of the wrapper object) past [`MAX_EVENT_BYTES`] being skipped:
+    // its start, its first byte, and whether it is a member.
+    let mut skipping: Option<(u64, u8, bool)> = None;
     let syntax = |at: u64, expected: &'static str| {
         ParseError::new(
             Position::file(file.clone()).at_byte(at),
@@ -226,14 +227,17 @@ pub fn for_each_key_member_and_indexed_event<R: Read>(
             if i >= buf.len() {
                 break;
             }
-            if let Some((start, first)) = skipping {
+            if let Some((start, first, member)) = skipping {
                 // Scan on without keeping a byte: memory stays flat however long it runs.
                 match pending.resume_dropped(first, &buf[i..]) {
                     End::At(e) => {
                         pending = ValueScan::default();
                         skipping = None;
                         scan.diag.note(Issue::Oversized, start, None);
-                        state = State::Array(After::Value);
+                        state = match member {
+                            true => State::Object,
+                            false => State::Array(After::Value),
+                        };
                         i += e;
                         continue;
                     }
@@ -311,13 +315,29 @@ pub fn for_each_key_member_and_indexed_event<R: Read>(
                         continue;
                     }
                     match pending.resume(&buf[i..], eof) {
+                        // A member over the cap is skipped like an event (formats.md §1.1),
+                        // whether it arrived whole or not.
+                        End::At(e) if e > MAX_EVENT_BYTES => {
+                            pending = ValueScan::default();
+                            state = State::Object;
+                            scan.diag.note(Issue::Oversized, at, None);
+                            i += e;
+                        }
                         End::At(e) => {
                             pending = ValueScan::default();
                             state = State::Object;
                             on_member(&key, &buf[i..i + e], at);
                             i += e;
                         }
-                        End::Incomplete => break,
+                        End::Incomplete => {
+                            if pending.scanned() >= MAX_EVENT_BYTES
+                                && matches!(buf[i], b'{' | b'[' | b'"')
+                            {
+                                skipping = Some((at, buf[i], true));
+                                i = buf.len();
+                            }
+                            break;
+                        }
                         End::Invalid => return stop(scan, syntax(at, "a JSON value"), reader),
                     }
                 }
@@ -393,7 +413,7 @@ pub fn for_each_key_member_and_indexed_event<R: Read>(
                                     && matches!(first, b'{' | b'[' | b'"')
                                 {
                                     // Too large to keep: drop what is buffered, skip the rest.
-                                    skipping = Some((at, first));
+                                    skipping = Some((at, first, false));
                                     i = buf.len();
                                 }
                                 break;
@@ -426,7 +446,7 @@ pub fn for_each_key_member_and_indexed_event<R: Read>(
                 State::Done => {}
                 _ => {
                     scan.truncated_at = Some(end);
-                    if let Some((start, _)) = skipping {
+                    if let Some((start, _, _)) = skipping {
                         scan.cut_event_at = Some(start);
                         scan.diag.note(Issue::Oversized, start, None);
                     } else if matches!(state, State::Array(_)) && pending.scanned() > 0 {

@@ -330,6 +330,77 @@ fn an_event_over_the_cap_is_skipped_and_located() {
     }
 }
 
+/// A member of the wrapper object past the cap (formats.md §1.1) is skipped like an event:
+/// noted at the byte where its value starts, never handed out, the members and events after it
+/// read; at, below and above the cap, whatever the reads. One that never closes is scanned to
+/// the end of the file without being kept. Was: buffered whole, however large.
+#[test]
+fn a_member_over_the_cap_is_skipped_and_located() {
+    for (len, kept) in [
+        (MAX_EVENT_BYTES, true),
+        (MAX_EVENT_BYTES + 1, false),
+        (MAX_EVENT_BYTES + 5000, false),
+    ] {
+        // `"metadata":"xxxx…"` whose value is exactly `len` bytes.
+        let mut text = br#"{"metadata":"#.to_vec();
+        let big_at = text.len() as u64;
+        text.push(b'"');
+        text.resize(big_at as usize + len - 1, b'x');
+        text.push(b'"');
+        text.extend_from_slice(br#","displayTimeUnit":"ns","traceEvents":[{"a":1},{"b":2}]}"#);
+        for chunk in [4096, 4 << 20, 32 << 20] {
+            let mut rdr = ChunkReader::with_sizes(&text[..], None, chunk, 256 << 20);
+            let file: Arc<str> = "t.json".into();
+            let (mut members, mut events) = (Vec::new(), 0);
+            let scan = for_each_member_and_event(
+                &mut rdr,
+                &file,
+                &mut |_| ControlFlow::Continue(()),
+                &mut |k, v, at| {
+                    members.push((String::from_utf8_lossy(k).into_owned(), v.len(), at))
+                },
+                &mut |_, _| {
+                    events += 1;
+                    ControlFlow::Continue(())
+                },
+            )
+            .unwrap();
+            let unit = ("displayTimeUnit".to_string(), 4, big_at + len as u64 + 19);
+            let (want, skipped) = match kept {
+                true => (vec![("metadata".to_string(), len, big_at), unit], vec![]),
+                false => (vec![unit], vec![big_at]),
+            };
+            assert_eq!(members, want, "len {len}, chunk {chunk}");
+            assert_eq!(events, 2);
+            assert_eq!(scan.diag.seen(Issue::Oversized).first, skipped);
+            assert!(scan.error.is_none() && scan.truncated_at.is_none());
+        }
+    }
+    // Never closed: the file ends inside it, nothing of it kept.
+    let mut text = br#"{"metadata":{"k":""#.to_vec();
+    while text.len() < MAX_EVENT_BYTES * 2 {
+        text.extend_from_slice(b"y");
+    }
+    let chunk = 64 << 10;
+    let mut rdr = ChunkReader::with_sizes(&text[..], None, chunk, 256 << 20);
+    let file: Arc<str> = "t.json".into();
+    let scan = for_each_member_and_event(
+        &mut rdr,
+        &file,
+        &mut |_| ControlFlow::Continue(()),
+        &mut |_, _, _| panic!("no member is whole"),
+        &mut |_, _| ControlFlow::Continue(()),
+    )
+    .unwrap();
+    assert!(
+        rdr.buffer().len() <= chunk,
+        "{} bytes left buffered",
+        rdr.buffer().len()
+    );
+    assert_eq!(scan.truncated_at, Some(text.len() as u64));
+    assert_eq!(scan.diag.seen(Issue::Oversized).first, vec![12]);
+}
+
 /// An event that never closes is scanned to the end of the file without being kept: the
 /// file ends inside it (cut at its start), noted as over the cap with its start, the events
 /// before it delivered; the reader's buffer stays under the cap plus one read.
@@ -379,7 +450,7 @@ fn an_unclosed_event_is_not_kept() {
         assert_eq!((&*p.at.file, p.at.byte), ("r/t.json", Some(start)));
         assert_eq!(
             p.message,
-            format!("t.json: 1 × event larger than the cap of 16 MiB, located by the byte where it starts: skipped without being kept (formats.md §1.1); at byte {start}")
+            format!("t.json: 1 × event (or top-level member) larger than the cap of 16 MiB, located by the byte where it starts: skipped without being kept (formats.md §1.1); at byte {start}")
         );
     }
 }
