@@ -232,7 +232,7 @@ impl Store {
         out
     }
 
-    /// The memory run over the stored ranks (§9.0 merge; rows shared, not copied) and its
+    /// The memory run over the stored ranks (ascend-memory.md §9.0 merge; rows shared, not copied) and its
     /// drop-level problems ([`memory::run_problems`]). `None` when memory is not planned.
     pub fn memory_run(&self, inv: &Inventory) -> Option<(MemoryRun, Problems)> {
         let opts = self.plan.memory.as_ref()?;
@@ -299,7 +299,7 @@ impl Store {
         Ok(out)
     }
 
-    /// The cross-rank table (§13.4) over the stored anomaly results.
+    /// The cross-rank table (anomaly.md §13.4) over the stored anomaly results.
     pub fn anomaly_cross(&self) -> Result<Vec<RankRow>, Cancelled> {
         let cfg = self
             .plan
@@ -310,7 +310,7 @@ impl Store {
     }
 }
 
-/// The cross-rank table (§13.4) over `ranks` (in their order), the slow-rank flag within
+/// The cross-rank table (anomaly.md §13.4) over `ranks` (in their order), the slow-rank flag within
 /// each role when the ranks hold more than one ([`cross_rank::flag_slow_by_role`]).
 pub fn cross_rows<R: Borrow<RankAnalysis>>(ranks: &[R], cfg: &AnomalyConfig) -> Vec<RankRow> {
     let mut rows: Vec<RankRow> = ranks

@@ -19,6 +19,7 @@
 //! file cut inside the array or a gzip stream cut short keeps the events before the cut.
 
 mod args;
+mod category;
 pub mod marks;
 mod members;
 mod ranks;
@@ -50,12 +51,14 @@ use super::trace_json::scan::{
 use super::trace_json::splitter::TraceScan;
 use crate::base::arith::{self, Tally};
 use crate::model::gpu::{
-    DeviceOp, DeviceOpKind, Flow, FlowKind, GpuTrace, GpuTraceBuilder, HostKind, HostOp,
-    MemorySample, StepMarker,
+    DeviceOp, Flow, GpuTrace, GpuTraceBuilder, HostKind, HostOp, MemorySample, StepMarker,
 };
 use crate::model::strings::StrId;
 use crate::parse::ParseError;
 use args::{compact_json, int_arg};
+#[cfg(test)]
+use category::CATS;
+use category::{cat_text, category, step_number, Cat};
 use ranks::RanksSeen;
 use split::{Origins, Table};
 
@@ -177,72 +180,6 @@ const ARG_KEYS: [&str; 12] = [
     "Module Hierarchy",
     "rank",
 ];
-
-/// The category classes of §8 (2023+ and 2021 names).
-enum Cat {
-    Device(DeviceOpKind),
-    Host(HostKind),
-    Flow(FlowKind),
-}
-
-/// Every `cat` text [`category`] names: [`cat_text`] matches these as raw JSON bytes (no
-/// decoding). A text missing here is decoded the general way, with the same result.
-const CATS: [&str; 18] = [
-    "kernel",
-    "Kernel",
-    "gpu_memcpy",
-    "Memcpy",
-    "gpu_memset",
-    "Memset",
-    "cpu_op",
-    "Operator",
-    "cuda_runtime",
-    "Runtime",
-    "cuda_driver",
-    "user_annotation",
-    "gpu_user_annotation",
-    "python_function",
-    "cuda_sync",
-    "ac2g",
-    "async_cpu_to_gpu",
-    "async",
-];
-
-/// The text of a `cat` value (`""` when absent or not a string): one of [`CATS`] without
-/// decoding, else [`as_str`].
-fn cat_text(raw: Option<&[u8]>) -> Cow<'_, str> {
-    if let Some([b'"', inner @ .., b'"']) = raw {
-        if let Some(c) = CATS.iter().find(|c| c.as_bytes() == inner) {
-            return Cow::Borrowed(c);
-        }
-    }
-    raw.and_then(as_str).unwrap_or_default()
-}
-
-fn category(cat: &str, name: &str) -> Cat {
-    match cat {
-        "kernel" | "Kernel" => Cat::Device(DeviceOpKind::Kernel),
-        "gpu_memcpy" | "Memcpy" => Cat::Device(DeviceOpKind::Memcpy),
-        "gpu_memset" | "Memset" => Cat::Device(DeviceOpKind::Memset),
-        "cpu_op" | "Operator" => Cat::Host(HostKind::CpuOp),
-        "cuda_runtime" | "Runtime" if name.starts_with("hip") => Cat::Host(HostKind::HipRuntime),
-        "cuda_runtime" | "Runtime" => Cat::Host(HostKind::CudaRuntime),
-        "cuda_driver" => Cat::Host(HostKind::CudaDriver),
-        "user_annotation" => Cat::Host(HostKind::UserAnnotation),
-        "gpu_user_annotation" => Cat::Host(HostKind::GpuUserAnnotation),
-        "python_function" => Cat::Host(HostKind::PythonFunction),
-        "cuda_sync" => Cat::Host(HostKind::CudaSync),
-        "ac2g" => Cat::Flow(FlowKind::Ac2g),
-        "async_cpu_to_gpu" | "async" => Cat::Flow(FlowKind::AsyncCpuToGpu),
-        _ => Cat::Host(HostKind::Other),
-    }
-}
-
-/// `N` of `ProfilerStep#N` (-1 when not a number), or `None` when not a step marker.
-fn step_number(name: &str) -> Option<i64> {
-    let n = name.strip_prefix("ProfilerStep#")?;
-    Some(n.trim().parse().unwrap_or(-1))
-}
 
 impl KinetoBuilder {
     /// An empty reader.

@@ -5,7 +5,7 @@ use crate::base::Problems;
 use crate::ingest::gzip::gzip_bytes;
 use crate::ingest::MemOpener;
 use crate::ingest::{ChunkReader, Progress};
-use crate::model::gpu::FlowKind;
+use crate::model::gpu::{DeviceOpKind, FlowKind};
 use crate::parse::trace_json::diag;
 
 fn go() -> impl FnMut(Progress) -> ControlFlow<()> {
