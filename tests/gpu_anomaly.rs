@@ -368,11 +368,11 @@ fn cli_json_prints_the_gpu_h2d_flow_count() {
 }
 
 /// A merged trace of three ranks (TraceLens' trace fusion: `pid` = rank × 10^8 + pid,
-/// `args.rank`, only `traceEvents`) is analysed as one rank with a warning that names the
-/// ranks and how they were told apart (gpu-traces.md §6); the same trace of one rank is not
-/// flagged.
+/// `args.rank`, only `traceEvents`) is split into its three ranks, each with its own two steps
+/// and kernels, with one warning that names the ranks and how they were told apart
+/// (gpu-traces.md §6); the same trace of one rank is not flagged.
 #[test]
-fn merged_multi_rank_trace_is_one_rank_with_a_warning() {
+fn merged_multi_rank_trace_is_split_into_its_ranks_with_a_warning() {
     fn trace(ranks: &[i64]) -> String {
         let mut evs = Vec::new();
         for &r in ranks {
@@ -400,9 +400,19 @@ fn merged_multi_rank_trace_is_one_rank_with_a_warning() {
         v
     };
     let ranks = run(trace(&[0, 1, 2]));
-    assert_eq!(ranks.len(), 1);
+    assert_eq!(ranks.len(), 3);
+    for (k, r) in ranks.iter().enumerate() {
+        assert_eq!(r.meta.rank_id, Some(k as i64));
+        assert_eq!(r.kernels.len(), 2);
+        // Rank r's steps start 10·r µs after rank 0's: its own markers, not the others'.
+        let starts: Vec<i64> = r.result.steps.iter().map(|s| s.window.start_ns).collect();
+        let base = 10_000 * k as i64;
+        assert_eq!(starts, vec![base, 1_000_000 + base]);
+    }
+    assert!(ranks[1..]
+        .iter()
+        .all(|r| r.problems.count("GPU-TV-020") == 0));
     let r = &ranks[0];
-    assert_eq!(r.kernels.len(), 6);
     let merged: Vec<_> = r
         .problems
         .kept()
@@ -413,6 +423,7 @@ fn merged_multi_rank_trace_is_one_rank_with_a_warning() {
     assert_eq!(merged[0].severity, proflens::base::Severity::Warning);
     assert!(merged[0].message.contains("3 ranks (0, 1, 2)"));
     assert!(merged[0].message.contains("args.rank"));
+    assert!(merged[0].message.contains("split into its 3 ranks"));
     let one = run(trace(&[1]));
     assert_eq!(one.len(), 1);
     assert_eq!(one[0].kernels.len(), 2);

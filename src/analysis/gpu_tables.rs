@@ -12,13 +12,22 @@ use crate::model::kernels::{KernelRow, KernelTable, KernelTableBuilder, NameId, 
 use crate::model::strings::StrId;
 use crate::model::trace_events::{HostEventTable, Lane, MarkerEvent, TextId};
 
-/// True for a kernel name of a collective (NCCL / RCCL, or §1.2.2's pattern).
+/// The collectives' names with an underscore that PyTorch's symmetric-memory kernels use
+/// (`multimem_all_reduce_kernel`, `one_shot_all_reduce_kernel`, NVSHMEM's
+/// `all_to_all_vdev`), beside §1.2.2's pattern (gpu-traces.md §1).
+const UNDERSCORED_COLLECTIVES: [&str; 3] = ["all_reduce", "all_gather", "all_to_all"];
+
+/// True for a kernel name of a collective: NCCL / RCCL, §1.2.2's pattern, or a
+/// symmetric-memory collective ([`UNDERSCORED_COLLECTIVES`]).
 fn is_collective(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    lower.contains("nccl") || lower.contains("rccl") || {
-        let (c, _) = crate::model::kernels::TaskClass::classify("", name);
-        c == crate::model::kernels::TaskClass::Hccl
-    }
+    lower.contains("nccl")
+        || lower.contains("rccl")
+        || UNDERSCORED_COLLECTIVES.iter().any(|p| lower.contains(p))
+        || {
+            let (c, _) = crate::model::kernels::TaskClass::classify("", name);
+            c == crate::model::kernels::TaskClass::Hccl
+        }
 }
 
 /// The kernel table of a GPU trace: one row per device op, `row` = its index in

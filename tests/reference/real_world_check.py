@@ -12,6 +12,8 @@ Usage:
   real_world_check.py ascend RANK_DIR          kernel_details / step_trace_time / trace_view rows
   real_world_check.py snapshot PICKLE          segments, block states, actions, baselines and maxima
                                                of the allocated / active / reserved curves
+  real_world_check.py collectives TRACE        kernels the anomaly rules take as collectives
+                                               (gpu-traces.md §1): count, names, exact Σ duration
 """
 import collections
 import csv
@@ -465,6 +467,28 @@ def _block_offsets(seg):
         off += b["size"]
 
 
+# The collective name words: anomaly.md §1.2.2's pattern, and the underscored spellings of the
+# symmetric-memory kernels (gpu-traces.md §1).
+COLLECTIVE_WORDS = ["allreduce", "allgather", "reducescatter", "reduce_scatter", "alltoall",
+                    "broadcast", "batchsendrecv", "all_reduce", "all_gather", "all_to_all"]
+
+
+def collectives(path):
+    ev = load_trace(path)["traceEvents"]
+    names, total = collections.Counter(), D(0)
+    for e in ev:
+        if e.get("cat") not in ("kernel", "Kernel"):
+            continue
+        low = str(e.get("name", "")).lower()
+        if ("nccl" in low or "rccl" in low or low.startswith(("hcom", "hccl"))
+                or (not low.startswith("aclnn") and any(w in low for w in COLLECTIVE_WORDS))):
+            names[e["name"]] += 1
+            total += D(str(e["dur"]))
+    print("collectives", sum(names.values()), "sum_us", total)
+    for n, c in names.most_common():
+        print(f"  {c} x {n}")
+
+
 if __name__ == "__main__":
     {"run148": run148, "capabilities": capabilities, "annotations": annotations, "gpu": gpu,
-     "ascend": ascend, "snapshot": snapshot}[sys.argv[1]](*sys.argv[2:])
+     "ascend": ascend, "snapshot": snapshot, "collectives": collectives}[sys.argv[1]](*sys.argv[2:])
