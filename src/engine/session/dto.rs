@@ -128,7 +128,11 @@ pub fn inventory(inv: &Inventory, files: &[FileMeta]) -> InventoryDto {
                 )
                 .map(|n| format!("{}: {}", n.code, n.message))
                 .collect(),
-            other_files: (r.other_files, r.other_bytes),
+            // The count and bytes `DROP-003` gives (formats.md §11.1).
+            other_files: {
+                let (n, bytes, _) = r.not_read();
+                (n, bytes)
+            },
         })
         .collect();
     InventoryDto {

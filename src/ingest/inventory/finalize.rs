@@ -69,11 +69,20 @@ impl Inventory {
                 ));
             }
             match (d.rank_id, d.source) {
-                (None, _) => r.notes.push(Note::new(
+                // What an unknown rank id costs depends on what the folder holds: only the
+                // memory events need one (ascend-memory.md §3.1); the other analyses number
+                // the capture by its position.
+                (None, _) if r.file(FileKind::OperatorMemory).is_some() => r.notes.push(Note::new(
                     Severity::Error,
                     "MEM-DISC-003",
                     &label,
-                    format!("Cannot determine rank id for {label}; skipped"),
+                    format!("Cannot determine rank id for {label} (no profiler_info_<N>.json, no rank_id in it, no rank<N> in the folder name, and the drop holds several captures): its memory events are skipped (ascend-memory.md §3.1); the other analyses number it by its position"),
+                )),
+                (None, _) => r.notes.push(Note::new(
+                    Severity::Info,
+                    "MEM-DISC-003",
+                    &label,
+                    format!("Rank id of {label} unknown (no profiler_info_<N>.json, no rank_id in it, no rank<N> in the folder name, and the drop holds several captures): numbered by its position among the drop's captures"),
                 )),
                 (Some(id), s) if s != RankSource::InfoFileName => r.notes.push(Note::new(
                     Severity::Warning,

@@ -172,7 +172,17 @@ fn rank_fallbacks_and_side_info() {
         .position(|r| r.dir == "r/a_ascend_pt")
         .unwrap();
     assert_eq!(inv.ranks[a].rank_id, None);
-    assert!(inv.ranks[a].notes.iter().any(|n| n.code == "MEM-DISC-003"));
+    let n = inv.ranks[a]
+        .notes
+        .iter()
+        .find(|n| n.code == "MEM-DISC-003")
+        .unwrap();
+    assert_eq!(n.severity, Severity::Error);
+    assert!(
+        n.message.contains("its memory events are skipped"),
+        "{}",
+        n.message
+    );
     assert!(!inv.ranks[a].readiness(Analysis::Memory).unwrap().can_run);
     let r4 = inv
         .ranks
@@ -201,6 +211,28 @@ fn rank_fallbacks_and_side_info() {
     assert_eq!((a.rank_id, a.rank_source), (Some(6), RankSource::InfoField));
     assert_eq!(a.role, "rollout");
     assert!(!a.notes.iter().any(|n| n.code == "MEM-DISC-003"));
+}
+
+/// A capture without `operator_memory.csv` loses nothing to an unknown rank id: the note is
+/// info, and says it is numbered by position, not "skipped" (the steps analysis runs on it).
+#[test]
+fn unknown_rank_id_without_memory_files_is_info() {
+    let inv = Inventory::from_paths(&files(&[
+        "r/a_ascend_pt/profiler_info.json",
+        "r/a_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+        "r/b_ascend_pt/profiler_info.json",
+        "r/b_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+    ]));
+    for r in &inv.ranks {
+        let n = r.notes.iter().find(|n| n.code == "MEM-DISC-003").unwrap();
+        assert_eq!(n.severity, Severity::Info);
+        assert!(
+            n.message.contains("numbered by its position"),
+            "{}",
+            n.message
+        );
+        assert!(!n.message.contains("skipped"), "{}", n.message);
+    }
 }
 
 #[test]

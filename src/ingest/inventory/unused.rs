@@ -3,7 +3,7 @@
 //! reads (`DROP-003`). `proflens analyze` prints them; the page lists the same files (the
 //! ignored list, each rank card's "other files").
 
-use super::{FileKind, Inventory, Note, OTHER_NAMES};
+use super::{FileKind, Inventory, Note, RankFolder, OTHER_NAMES};
 use crate::base::format::bytes;
 use crate::base::Severity;
 
@@ -32,6 +32,29 @@ fn never_read(kind: FileKind) -> Option<&'static str> {
     }
 }
 
+impl RankFolder {
+    /// The files inside this folder that no analysis reads: `(count, bytes, names)`, the
+    /// classified files no analysis reads (named with why) and the unclassified ones (the
+    /// first [`OTHER_NAMES`] named). The one count of `DROP-003` and of the page's rank card.
+    pub fn not_read(&self) -> (u64, u64, Vec<String>) {
+        let mut names: Vec<String> = self
+            .files
+            .iter()
+            .filter_map(|f| never_read(f.kind).map(|why| format!("{} ({why})", f.rel)))
+            .collect();
+        let n = names.len() as u64 + self.other_files;
+        let size: u64 = self.other_bytes
+            + self
+                .files
+                .iter()
+                .filter(|f| never_read(f.kind).is_some())
+                .map(|f| f.size)
+                .sum::<u64>();
+        names.extend(self.other_names.iter().cloned());
+        (n, size, names)
+    }
+}
+
 impl Inventory {
     /// One finding per file outside every rank folder (`DROP-001`, with the reason the
     /// inventory gave) and one per rank folder holding files no analysis reads (`DROP-003`:
@@ -50,23 +73,10 @@ impl Inventory {
             })
             .collect();
         for r in &self.ranks {
-            let known: Vec<String> = r
-                .files
-                .iter()
-                .filter_map(|f| never_read(f.kind).map(|why| format!("{} ({why})", f.rel)))
-                .collect();
-            let n = known.len() as u64 + r.other_files;
+            let (n, size, names) = r.not_read();
             if n == 0 {
                 continue;
             }
-            let size: u64 = r.other_bytes
-                + r.files
-                    .iter()
-                    .filter(|f| never_read(f.kind).is_some())
-                    .map(|f| f.size)
-                    .sum::<u64>();
-            let mut names: Vec<String> = known;
-            names.extend(r.other_names.iter().cloned());
             let shown = names.len().min(OTHER_NAMES);
             let more = n - shown as u64;
             let tail = if more > 0 {
@@ -137,5 +147,9 @@ mod tests {
             (got[4].0.as_str(), got[4].1.as_str(), got[4].2.as_str()),
             ("DROP-003", "run/r0_ascend_pt", "3 file(s) (4.00 KiB) inside run/r0_ascend_pt are not read by any analysis (raw profiler data or outputs proflens does not analyse): ASCEND_PROFILER_OUTPUT/analysis.db (database export, not parsed), PROF_1/device_0/data/a.data, PROF_1/device_0/data/b.data")
         );
+        // The page's rank card counts the same files (it counted the unclassified ones only:
+        // 2 beside DROP-003's 3).
+        let (n, bytes, _) = inv.ranks[0].not_read();
+        assert_eq!((n, bytes), (3, 4098));
     }
 }
