@@ -13,8 +13,7 @@ use proflens::engine::read::RankAnalysis;
 use proflens::ingest::inventory::Inventory;
 use proflens::ingest::MemOpener;
 use proflens::parse::metadata::read_side_files;
-use real_world_common::{untar_gz_to, RW};
-use serde_json::{json, Value};
+use real_world_common::fused_dlrm;
 
 fn analyse(files: &[(String, Vec<u8>)]) -> Vec<RankAnalysis> {
     let mut m = MemOpener::new();
@@ -27,52 +26,6 @@ fn analyse(files: &[(String, Vec<u8>)]) -> Vec<RankAnalysis> {
     engine_support::anomaly_run(&inv, &m, &cfg, &mut |_| ControlFlow::Continue(()))
         .unwrap()
         .0
-}
-
-/// 10^(ceil(log10(max)) + 1): TraceFuse's offset multiplier of a field with maximum `max`.
-fn multiplier(max: i64) -> i64 {
-    10i64.pow((max as f64).log10().ceil() as u32 + 1)
-}
-
-/// TraceFuse's `process_single_file` + `merge` over `(rank, trace)`.
-fn fuse(traces: &[(i64, Value)]) -> Vec<u8> {
-    let mut merged = Vec::new();
-    for (rank, t) in traces {
-        let events = t["traceEvents"].as_array().unwrap();
-        let max_of = |f: &dyn Fn(&Value) -> Option<i64>| {
-            events
-                .iter()
-                .filter(|e| e["cat"] != "Trace")
-                .filter_map(f)
-                .max()
-                .unwrap_or(1)
-        };
-        let pid_mult = multiplier(max_of(&|e| e["pid"].as_i64()));
-        let corr_mult = multiplier(max_of(&|e| e["args"]["correlation"].as_i64()));
-        for e in events {
-            let mut e = e.clone();
-            if e.get("args").is_none() {
-                e["args"] = json!({});
-            }
-            e["args"]["rank"] = json!(rank);
-            if let Some(p) = e["pid"].as_i64() {
-                e["args"]["pid_raw"] = json!(p);
-                e["pid"] = json!(p + rank * pid_mult);
-            }
-            if e["cat"] == "ac2g" {
-                if let Some(id) = e["id"].as_i64() {
-                    e["args"]["id_raw"] = json!(id);
-                    e["id"] = json!(id + rank * 100 * pid_mult);
-                }
-            }
-            if let Some(c) = e["args"]["correlation"].as_i64() {
-                e["args"]["correlation_raw"] = json!(c);
-                e["args"]["correlation"] = json!(c + rank * corr_mult);
-            }
-            merged.push(e);
-        }
-    }
-    serde_json::to_vec(&json!({ "traceEvents": merged })).unwrap()
 }
 
 /// What must agree between a rank of the merged trace and its own trace: per step its id,
@@ -114,27 +67,13 @@ fn shape(r: &RankAnalysis) -> (Vec<String>, Vec<(i64, i64, String)>) {
 
 #[test]
 fn a_fused_dlrm_run_splits_into_its_eight_ranks_with_their_own_numbers() {
-    let dir = untar_gz_to(
-        &format!("{RW}facebookresearch__param/et_replay/tests/inputs/dlrm_kineto.tar.gz"),
-        "merged",
-    );
-    let mut files: Vec<std::path::PathBuf> = walk(&dir);
-    files.sort();
-    assert_eq!(files.len(), 8);
-    let mut traces = Vec::new();
-    let mut alone = Vec::new();
-    for (rank, f) in files.iter().enumerate() {
-        let bytes = std::fs::read(f).unwrap();
-        traces.push((
-            rank as i64,
-            serde_json::from_slice::<Value>(&bytes).unwrap(),
-        ));
-        let name = f.file_name().unwrap().to_string_lossy().into_owned();
-        alone.push((format!("drop/{name}"), bytes));
-    }
+    let (alone, merged) = fused_dlrm("merged");
+    let alone: Vec<(String, Vec<u8>)> = alone
+        .into_iter()
+        .map(|(name, bytes)| (format!("drop/{name}"), bytes))
+        .collect();
     let mut own = analyse(&alone);
     own.sort_by_key(|r| r.meta.rank_id);
-    let merged = fuse(&traces);
     let split = analyse(&[("drop/merged_trace.json".to_string(), merged)]);
     assert_eq!(split.len(), 8, "one analysis per rank");
     let ids: Vec<Option<i64>> = split.iter().map(|r| r.meta.rank_id).collect();
@@ -174,17 +113,4 @@ fn a_fused_dlrm_run_splits_into_its_eight_ranks_with_their_own_numbers() {
         .all(|r| r.problems.count("GPU-TV-020") == 0));
     // Rank ids come from the split, not from the order of the dropped files.
     assert!(split.iter().all(|r| r.problems.count("GPU-DISC-001") == 0));
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else if p.to_string_lossy().ends_with(".json") {
-            out.push(p);
-        }
-    }
-    out
 }

@@ -368,6 +368,7 @@ impl Session {
                 Target::Rank(i) => self.run_rank(i, &kinds, opener, &mut problems),
                 Target::Snapshot(i) if !kinds.is_empty() => {
                     vec![(
+                        t.index(),
                         AnalysisKind::Snapshot,
                         self.run_snapshot(i, opener, &mut problems),
                     )]
@@ -375,23 +376,18 @@ impl Session {
                 Target::Snapshot(_) => Vec::new(),
                 Target::Summary(i) if !kinds.is_empty() => {
                     vec![(
+                        t.index(),
                         AnalysisKind::Cluster,
                         self.run_summary(i, opener, &mut problems),
                     )]
                 }
                 Target::Summary(_) => Vec::new(),
             };
-            for (analysis, outcome) in outcomes {
+            for (target, analysis, outcome) in outcomes {
                 match outcome {
                     Ok(summary) => {
                         done += 1;
-                        out.send(
-                            seq,
-                            Response::Done {
-                                target: t.index(),
-                                summary,
-                            },
-                        );
+                        out.send(seq, Response::Done { target, summary });
                     }
                     Err(message) => {
                         failed += 1;
@@ -399,7 +395,7 @@ impl Session {
                             seq,
                             Response::TargetFailed {
                                 analysis,
-                                target: t.index(),
+                                target,
                                 message,
                             },
                         );
@@ -414,20 +410,22 @@ impl Session {
     }
 
     /// Runs the analyses `kinds` (memory, anomaly) of rank folder `i` from one read of each
-    /// of its files and keeps them; per analysis its summary or why it failed.
+    /// of its files and keeps them; per analysis its view index, its summary or why it failed
+    /// (the other ranks of a split merged trace each get their own view index and summary,
+    /// `store::part_index`; gpu-traces.md §6).
     fn run_rank(
         &mut self,
         i: u32,
         kinds: &[AnalysisKind],
         opener: &dyn Opener,
         problems: &mut Problems,
-    ) -> Vec<(AnalysisKind, Result<Summary, String>)> {
+    ) -> Vec<(u32, AnalysisKind, Result<Summary, String>)> {
         let Some(inv) = &self.inventory else {
             return Vec::new();
         };
         let Some(folder) = inv.ranks.get(i as usize) else {
             let why = format!("no rank folder {i} in the inventory");
-            return kinds.iter().map(|&k| (k, Err(why.clone()))).collect();
+            return kinds.iter().map(|&k| (i, k, Err(why.clone()))).collect();
         };
         let plan = self.store.plan().for_rank(folder);
         let runs = |k: &AnalysisKind| match k {
@@ -438,7 +436,7 @@ impl Session {
         let run: Vec<AnalysisKind> = kinds.iter().copied().filter(runs).collect();
         self.store
             .run_target_only(inv, Target::Rank(i), &run, opener, &mut no_progress);
-        let mut out = Vec::new();
+        let (mut out, mut parts) = (Vec::new(), Vec::new());
         for &k in kinds {
             let outcome = match k {
                 _ if !run.contains(&k) => Err(format!(
@@ -464,12 +462,20 @@ impl Session {
                     None => Err("cancelled".into()),
                     Some(a) => {
                         problems.extend(a.problems.clone());
+                        for (n, p) in a.parts.iter().enumerate() {
+                            if let Some(v) = crate::engine::store::part_index(i, n + 1) {
+                                let s = anomaly::summary_of(v, folder, p);
+                                parts.push((v, k, Ok(Summary::Anomaly(s))));
+                            }
+                        }
                         Ok(Summary::Anomaly(anomaly::summary_of(i, folder, a)))
                     }
                 },
             };
-            out.push((k, outcome));
+            out.push((i, k, outcome));
         }
+        // The folder's own rank first (the page opens it), then the others of a split trace.
+        out.extend(parts);
         out
     }
 

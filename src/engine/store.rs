@@ -21,6 +21,8 @@ use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+pub use crate::protocol::view_index::{part_index, split_index, view_order, MAX_PARTS, PART_BASE};
+
 use crate::analysis::anomaly::cross_rank::{self, RankRow};
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::analysis::memory_result::{MemoryRun, RankMemory, RankStatus};
@@ -172,9 +174,15 @@ impl Store {
         self.ranks.get(&i)?.memory.clone()
     }
 
-    /// Rank folder `i`'s anomaly result, if run and not cancelled.
+    /// The anomaly result of view index `i` ([`part_index`]: rank folder `i`, or a rank of a
+    /// split merged trace), if run and not cancelled.
     pub fn anomaly(&self, i: u32) -> Option<&RankAnalysis> {
-        self.ranks.get(&i)?.anomaly.as_ref()?.as_ref().ok()
+        let (folder, part) = split_index(i);
+        let r = self.ranks.get(&folder)?.anomaly.as_ref()?.as_ref().ok()?;
+        match part {
+            None => Some(r),
+            Some(k) => r.parts.get(k - 1),
+        }
     }
 
     /// Snapshot file `i`'s result, if run.
@@ -275,13 +283,26 @@ impl Store {
             .collect()
     }
 
-    /// The stored anomaly results with their rank folder index, in inventory order; `Err`
-    /// for a cancelled rank.
+    /// The stored anomaly results with their view index ([`part_index`]), in
+    /// [`Store::anomaly_ranks`]' order; `Err` for a cancelled rank.
     pub fn anomaly_indexed(&self) -> Vec<(u32, Result<&RankAnalysis, Cancelled>)> {
-        self.ranks
-            .iter()
-            .filter_map(|(&i, e)| Some((i, e.anomaly.as_ref()?.as_ref().map_err(|c| *c))))
-            .collect()
+        let mut out = Vec::new();
+        for (&i, e) in &self.ranks {
+            let Some(r) = e.anomaly.as_ref() else {
+                continue;
+            };
+            let r = r.as_ref().map_err(|c| *c);
+            out.push((i, r));
+            if let Ok(r) = r {
+                out.extend(
+                    r.parts
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(k, p)| Some((part_index(i, k + 1)?, Ok(p)))),
+                );
+            }
+        }
+        out
     }
 
     /// Moves the anomaly results out, in [`Store::anomaly_ranks`]' order; `Err` when a rank

@@ -30,6 +30,7 @@ pub mod gpu;
 pub mod memory;
 pub mod snapshot;
 pub mod snapshot_allocator;
+pub mod view_index;
 
 #[allow(unused_imports)]
 pub use anomaly::*;

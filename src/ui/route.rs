@@ -343,8 +343,14 @@ pub fn install(app: AppState) -> Route {
             return;
         };
         route.pending.set(None);
+        // A rank key names a rank folder of this inventory, or a rank of a split merged trace
+        // in one of them (`protocol::view_index`).
+        let known = |r: u32| {
+            let folder = crate::protocol::view_index::split_index(r).0;
+            inv.ranks.iter().any(|x| x.index == folder)
+        };
         if let Some(rank) = want.get_as::<u32>(RANK) {
-            if inv.ranks.iter().any(|r| r.index == rank) {
+            if known(rank) {
                 app.selected_rank.set(Some(rank));
             }
         }
@@ -353,14 +359,12 @@ pub fn install(app: AppState) -> Route {
                 app.tab.set(tab);
             }
         }
-        // A rank key (`rank`, `anom.rank`, …) must name a rank folder of this inventory.
+        // A rank key (`rank`, `anom.rank`, …) must name a rank of this inventory.
         let mut want = want;
         let bad: Vec<String> = want
             .pairs()
             .filter(|(k, _)| *k == RANK || k.ends_with(".rank"))
-            .filter(|(_, v)| {
-                !u32::from_hash(v).is_some_and(|r| inv.ranks.iter().any(|x| x.index == r))
-            })
+            .filter(|(_, v)| !u32::from_hash(v).is_some_and(known))
             .map(|(k, _)| k.to_string())
             .collect();
         let mut bad = bad;

@@ -213,3 +213,84 @@ pub fn idle_parts(r: &Value) -> Vec<(f64, f64, f64, f64, u64, f64)> {
         })
         .collect()
 }
+
+/// 10^(ceil(log10(max)) + 1): TraceFuse's offset multiplier of a field with maximum `max`.
+pub fn multiplier(max: i64) -> i64 {
+    10i64.pow((max as f64).log10().ceil() as u32 + 1)
+}
+
+/// TraceFuse's `process_single_file` + `merge` over `(rank, trace)`.
+pub fn fuse(traces: &[(i64, Value)]) -> Vec<u8> {
+    let mut merged = Vec::new();
+    for (rank, t) in traces {
+        let events = t["traceEvents"].as_array().unwrap();
+        let max_of = |f: &dyn Fn(&Value) -> Option<i64>| {
+            events
+                .iter()
+                .filter(|e| e["cat"] != "Trace")
+                .filter_map(f)
+                .max()
+                .unwrap_or(1)
+        };
+        let pid_mult = multiplier(max_of(&|e| e["pid"].as_i64()));
+        let corr_mult = multiplier(max_of(&|e| e["args"]["correlation"].as_i64()));
+        for e in events {
+            let mut e = e.clone();
+            if e.get("args").is_none() {
+                e["args"] = json!({});
+            }
+            e["args"]["rank"] = json!(rank);
+            if let Some(p) = e["pid"].as_i64() {
+                e["args"]["pid_raw"] = json!(p);
+                e["pid"] = json!(p + rank * pid_mult);
+            }
+            if e["cat"] == "ac2g" {
+                if let Some(id) = e["id"].as_i64() {
+                    e["args"]["id_raw"] = json!(id);
+                    e["id"] = json!(id + rank * 100 * pid_mult);
+                }
+            }
+            if let Some(c) = e["args"]["correlation"].as_i64() {
+                e["args"]["correlation_raw"] = json!(c);
+                e["args"]["correlation"] = json!(c + rank * corr_mult);
+            }
+            merged.push(e);
+        }
+    }
+    serde_json::to_vec(&json!({ "traceEvents": merged })).unwrap()
+}
+
+/// The 8 real DLRM traces of `real_world/` (rank = worker number, by file name), and them
+/// fused by [`fuse`] into one merged trace.
+pub fn fused_dlrm(tag: &str) -> (Vec<(String, Vec<u8>)>, Vec<u8>) {
+    let dir = untar_gz_to(
+        &format!("{RW}facebookresearch__param/et_replay/tests/inputs/dlrm_kineto.tar.gz"),
+        tag,
+    );
+    let mut files = Vec::new();
+    let mut stack = vec![dir];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.to_string_lossy().ends_with(".json") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    assert_eq!(files.len(), 8);
+    let mut traces = Vec::new();
+    let mut alone = Vec::new();
+    for (rank, f) in files.iter().enumerate() {
+        let bytes = std::fs::read(f).unwrap();
+        traces.push((
+            rank as i64,
+            serde_json::from_slice::<Value>(&bytes).unwrap(),
+        ));
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        alone.push((name, bytes));
+    }
+    (alone, fuse(&traces))
+}

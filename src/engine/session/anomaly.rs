@@ -94,11 +94,22 @@ pub fn export(
     w: &mut dyn Write,
 ) -> io::Result<(String, String)> {
     let cfg = config();
-    // The page's views show each target's own result (a split merged trace: its first rank),
-    // and so do its exports, gathered from several workers or not.
     let ranks = store
-        .anomaly_targets()
+        .anomaly_ranks()
         .map_err(|_| io::Error::other("cancelled"))?;
+    // The position in `ranks` of the rank the page chose (a rank folder, or a rank of a split
+    // merged trace: `store::part_index`).
+    let chosen = |what: &str| -> io::Result<usize> {
+        let i =
+            rank.ok_or_else(|| io::Error::other(format!("no rank folder chosen for the {what}")))?;
+        let r = store
+            .anomaly(i)
+            .ok_or_else(|| io::Error::other(format!("rank folder {i}: no anomaly analysis")))?;
+        ranks
+            .iter()
+            .position(|x| std::ptr::eq(*x, r))
+            .ok_or_else(|| io::Error::other(format!("rank folder {i}: no anomaly analysis")))
+    };
     let cross = cross_rows(&ranks, &cfg);
     let stem = export_stem(inv);
     let csv_ranks = || -> Vec<CsvRank<'_>> {
@@ -126,14 +137,8 @@ pub fn export(
             Ok((format!("anomaly_bubbles_{stem}.csv"), "text/csv".into()))
         }
         AnomalyExportKind::KernelsCsv => {
-            let dir = rank
-                .and_then(|i| inv.ranks.get(i as usize))
-                .map(|f| f.dir.clone())
-                .ok_or_else(|| io::Error::other("no rank folder chosen for the kernel table"))?;
-            let i = ranks
-                .iter()
-                .position(|r| r.meta.rank_dir == dir)
-                .ok_or_else(|| io::Error::other(format!("{dir}: no anomaly analysis")))?;
+            let i = chosen("kernel table")?;
+            let dir = ranks[i].meta.rank_dir.clone();
             let several_roles = cross.iter().any(|c| c.group.is_some());
             let (name, csv) = crate::engine::export::anomaly::kernel_csv_of(
                 inv,
@@ -148,14 +153,7 @@ pub fn export(
             Ok((name, "text/csv".into()))
         }
         AnomalyExportKind::ReportMd | AnomalyExportKind::ArchitectureMd => {
-            let dir = rank
-                .and_then(|i| inv.ranks.get(i as usize))
-                .map(|f| f.dir.clone())
-                .ok_or_else(|| io::Error::other("no rank folder chosen for the report"))?;
-            let i = ranks
-                .iter()
-                .position(|r| r.meta.rank_dir == dir)
-                .ok_or_else(|| io::Error::other(format!("{dir}: no anomaly analysis")))?;
+            let i = chosen("report")?;
             let views = crate::engine::export::gpu_report::straggler_views(&ranks);
             let (a_name, md, m_name, arch) = rank_reports(inv, &ranks, &cross, &views, &cfg, i)
                 .ok_or_else(|| io::Error::other("no report"))?;

@@ -234,8 +234,7 @@ fn split_text(info: &KinetoInfo) -> String {
         n => format!("; {n} events carry no rank key (no `args.rank`, and a `pid` seen with none or several) and are left out of every rank"),
     };
     format!(
-        "It is split into its {} ranks, each analysed as its own rank of one run: `proflens anomaly` and `analyze` report every rank; the page's views show the first, rank {} (gpu-traces.md §6){left}",
-        info.split_ranks.len(),
-        info.split_ranks[0]
+        "It is split into its {} ranks, each analysed as its own rank of one run (gpu-traces.md §6){left}",
+        info.split_ranks.len()
     )
 }

@@ -96,6 +96,13 @@ impl EngineClient {
                 state.finished.update(|f| {
                     f.insert((summary.analysis(), target));
                 });
+                // A rank this worker found beyond the targets it was given (the other ranks of
+                // a split merged trace, gpu-traces.md §6) is asked of this worker.
+                self.inner
+                    .borrow_mut()
+                    .owner
+                    .entry((summary.analysis(), target))
+                    .or_insert(idx);
                 match summary {
                     Summary::Memory(s) => state.summaries.update(|m| {
                         m.insert(target, s);

@@ -17,7 +17,7 @@ use crate::engine::export::anomaly::{config, export_stem};
 use crate::engine::export::anomaly::{json_element, reports_of, write_json_elements};
 use crate::engine::export::gpu_report::{gpu_block, straggler_row};
 use crate::engine::read::RankAnalysis;
-use crate::engine::store::Store;
+use crate::engine::store::{split_index, view_order, Store};
 use crate::ingest::inventory::Inventory;
 use crate::protocol::anomaly::AnomalyExportKind;
 use crate::report::anomaly_csv::{
@@ -168,7 +168,9 @@ impl Context {
         for p in parts {
             decode_facts(p, &mut all)?;
         }
-        crate::base::sort::sort_by_key(&mut all, |f| f.index);
+        // Inventory order, a split trace's other ranks right after its first (as
+        // `Store::anomaly_ranks` lists them).
+        crate::base::sort::sort_by_key(&mut all, |f| view_order(f.index));
         if let Some(p) = all.windows(2).find(|p| p[0].index == p[1].index) {
             return Err(format!(
                 "rank folder {} is in two anomaly parts",
@@ -328,7 +330,7 @@ pub fn join(
     for p in parts {
         decode_pieces(what, p, &mut all).map_err(crate::base::wire::invalid_data)?;
     }
-    crate::base::sort::sort_by_key(&mut all, |p| p.0);
+    crate::base::sort::sort_by_key(&mut all, |p| view_order(p.0));
     if let Some(p) = all.windows(2).find(|p| p[0].0 == p[1].0) {
         return Err(crate::base::wire::invalid_data(format!(
             "rank folder {} is in two anomaly parts",
@@ -354,8 +356,9 @@ pub fn join(
         AnomalyExportKind::ReportMd
         | AnomalyExportKind::ArchitectureMd
         | AnomalyExportKind::KernelsCsv => {
+            // A rank of a split merged trace names its folder (`store::split_index`).
             let dir = rank
-                .and_then(|i| inv.ranks.get(i as usize))
+                .and_then(|i| inv.ranks.get(split_index(i).0 as usize))
                 .map(|f| f.dir.clone())
                 .ok_or_else(|| io::Error::other("no rank folder chosen for the report"))?;
             let (_, name, body) = all
