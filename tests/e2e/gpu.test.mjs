@@ -10,6 +10,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { REPO, serveStatic, launch, ProflensPage } from './lib.mjs';
 
@@ -205,4 +206,51 @@ test('tb_plugin sample: memory counter chart with its peak', async () => {
   await mem.screenshot({ path: path.join(REPO, 'test-output', 'gpu-06-tb-plugin-memory.png') });
   assert.deepEqual(p.consoleErrors, []);
   await page.context().close();
+});
+
+// 5. A merged multi-rank trace (TraceLens' trace fusion: `args.rank`, pid = rank × 10^8 + pid,
+//    only `traceEvents`): split in its one read, every rank in the Steps tab with its own id
+//    and its own steps (gpu-traces.md §6; tests/merged_session.rs pins the same natively).
+function mergedTrace(ranks) {
+  const evs = [];
+  for (const r of ranks) {
+    const host = r * 100000000 + 4242;
+    const dev = r * 100000000 + r;
+    for (let s = 0; s < 2; s++) {
+      const t = 1000 * s + 10 * r;
+      evs.push({ ph: 'X', cat: 'user_annotation', name: `ProfilerStep#${s}`, pid: host, tid: 1, ts: t, dur: 900, args: { rank: r } });
+      evs.push({ ph: 'X', cat: 'cpu_op', name: 'aten::mm', pid: host, tid: 1, ts: t + 10, dur: 50, args: { 'External id': s, rank: r } });
+      evs.push({ ph: 'X', cat: 'cuda_runtime', name: 'cudaLaunchKernel', pid: host, tid: 1, ts: t + 20, dur: 5, args: { correlation: 100 * r + s, 'External id': s, rank: r } });
+      evs.push({ ph: 'X', cat: 'kernel', name: 'gemm', pid: dev, tid: 7, ts: t + 40, dur: 300 + 100 * r, args: { device: r, stream: 7, correlation: 100 * r + s, 'External id': s, rank: r } });
+    }
+  }
+  return JSON.stringify({ traceEvents: evs });
+}
+
+test('merged trace of three ranks: every rank in the Steps tab with its own steps', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proflens-merged-e2e-'));
+  fs.writeFileSync(path.join(dir, 'merged_trace.json'), mergedTrace([0, 1, 2]));
+  try {
+    const p = await openPage(dir);
+    const page = p.page;
+    await page.getByTestId('tab-anomaly').click();
+    await page.getByTestId('anomaly-view').waitFor();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=anomaly-rank-row]').length === 3);
+    const ids = await page.getByTestId('anomaly-rank-row').evaluateAll((rows) => rows.map((r) => r.querySelectorAll('td')[1].textContent));
+    assert.deepEqual(ids, ['0', '1', '2']);
+    // Rank 2: its own two steps, its own kernels (500 µs each, rank 0's are 300 µs).
+    await page.getByTestId('anomaly-rank-row').nth(2).click();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=step-row]').length === 2);
+    assert.match(await page.getByTestId('card-steps').innerText(), /^2 \(marker\)$/);
+    await page.waitForTimeout(300);
+    await p.screenshot('gpu-07-merged-trace-ranks');
+    // The split is said once, in the problems.
+    await page.getByTestId('tab-problems').click();
+    await page.waitForFunction(() => /GPU-TV-020/.test(document.body.innerText));
+    assert.match(await page.locator('body').innerText(), /split into its 3 ranks/);
+    assert.deepEqual(p.consoleErrors, []);
+    await page.context().close();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
