@@ -33,7 +33,14 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import EXIT_NOTHING, ProflensError, binary
 
-__all__ = ["ProflensWarning", "memory_events", "steps", "bubbles", "last_problems"]
+__all__ = [
+    "ProflensWarning",
+    "memory_events",
+    "steps",
+    "bubbles",
+    "kernels",
+    "last_problems",
+]
 
 Paths = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
 
@@ -233,6 +240,23 @@ def bubbles(paths: Paths, *, script_compatible: bool = False, backend: Optional[
     ``before_kernel``, ``after_kernel``.
     """
     return _anomaly(paths, "bubbles", script_compatible, backend)
+
+
+def kernels(paths: Paths, *, backend: Optional[str] = None):
+    """The kernel table per name of every GPU rank: ``proflens anomaly PATH --table kernels
+    --format arrow`` (docs/frames.md §3.3; the ``kernels_*.csv`` of ``--report-dir`` with the
+    rank in front). One row per (kernel name, category) of each PyTorch profiler trace, by Σ
+    duration descending; Ascend ranks have no such table (no rows).
+
+    Columns: ``rank_id`` (Int64, null when unknown), ``rank_dir``, ``name``, ``category``
+    (``compute`` / ``communication`` / ``memory``), ``streams`` (list of the streams the name ran
+    on, ascending; ``device:stream`` when the rank used several devices), ``count`` (int),
+    ``total_ns``, ``mean_ns`` (Σ / count rounded to the nearest ns), ``max_ns`` (int ns; the
+    CSV's ``*_us`` with 3 decimals), ``share_of_span`` (Σ duration / the rank's device span, first
+    device-op start to last end; above 1 when the name runs on several streams at once; null when
+    the span is 0).
+    """
+    return _collect(paths, ["anomaly", "--table", "kernels", "--format", "arrow"], "kernels", backend)
 
 
 def last_problems(backend: Optional[str] = None):

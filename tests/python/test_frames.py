@@ -26,8 +26,9 @@ MI300 = os.path.join(FIX, "real_world", "AMD-AGI__TraceLens", "tests", "traces",
                      "resnet_act_checkpoint.json.gz")
 # The time columns whose CSV text is exact (ns / 10^scale) and whose frame column is int ns.
 EXACT = {"matched_op_ts_us": 3, "release_time_ms": 6, "active_release_time_ms": 6,
-         "start_us": 3, "end_us": 3}
-LISTS = {"tags", "labels", "candidate_labels"}
+         "start_us": 3, "end_us": 3, "total_us": 3, "mean_us": 3, "max_us": 3}
+LISTS = {"tags", "labels", "candidate_labels", "streams"}
+HTA = os.path.join(FIX, "ascend", "facebookresearch__HolisticTraceAnalysis", "tests", "data")
 
 
 def cli_csv(args):
@@ -109,6 +110,36 @@ class FramesAgainstCsv(unittest.TestCase):
     def test_steps_of_ascend_rank_folders(self):
         st = proflens.steps(SAMPLE)
         self.assert_same(st, cli_csv(["anomaly", SAMPLE, "--table", "steps"]))
+
+    def test_kernels_of_gpu_ranks_are_the_kernel_table_csv(self):
+        path = os.path.join(HTA, "trace_filter")
+        df = proflens.kernels(path)
+        self.assertEqual(list(df.columns), [
+            "rank_id", "rank_dir", "name", "category", "streams", "count", "total_ns", "mean_ns",
+            "max_ns", "share_of_span"])
+        self.assertEqual(str(df["total_ns"].dtype), "int64")
+        self.assertEqual(str(df["count"].dtype), "int64")
+        self.assertEqual(str(df["name"].dtype), "category")
+        self.assertEqual(sorted(set(df["rank_id"])), [0, 1])
+        rows = cli_csv(["anomaly", path, "--table", "kernels"])
+        self.assert_same(df, rows)
+        # the per-rank rows are the kernels_*.csv of --report-dir, line for line
+        tmp = tempfile.mkdtemp(prefix="proflens-kernels-")
+        try:
+            subprocess.run([proflens.binary(), "anomaly", path, "--report-dir", tmp],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+            with open(os.path.join(tmp, "kernels_trace_filter_rank1.csv"), encoding="utf-8") as f:
+                one = list(csv.DictReader(f))
+        finally:
+            shutil.rmtree(tmp)
+        mine = [{k: v for k, v in r.items() if k not in ("rank_id", "rank_dir")}
+                for r in rows if r["rank_id"] == "1"]
+        self.assertEqual(mine, one)
+
+    def test_kernels_of_ascend_ranks_is_an_empty_table(self):
+        df = proflens.kernels(SAMPLE)
+        self.assertEqual(len(df), 0)
+        self.assertEqual(list(df.columns)[:3], ["rank_id", "rank_dir", "name"])
 
     def test_polars_and_arrow_backends_hold_the_same_table(self):
         t = proflens.steps(MI300, backend="arrow")
