@@ -145,6 +145,8 @@ from .frames import (  # noqa: E402
     bubbles,
     kernels,
     last_problems,
+    Snapshot,
     memory_events,
+    snapshot,
     steps,
 )

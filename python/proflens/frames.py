@@ -39,6 +39,8 @@ __all__ = [
     "steps",
     "bubbles",
     "kernels",
+    "snapshot",
+    "Snapshot",
     "last_problems",
 ]
 
@@ -257,6 +259,82 @@ def kernels(paths: Paths, *, backend: Optional[str] = None):
     the span is 0).
     """
     return _collect(paths, ["anomaly", "--table", "kernels", "--format", "arrow"], "kernels", backend)
+
+
+def _options(opts: Dict[str, Any]) -> List[str]:
+    """The CLI flags of keyword options: ``top_n=3`` → ``--top-n 3``; lists repeat the flag;
+    a dict (``map``) gives ``KEY=VALUE`` items; ``True`` is a bare flag, ``False``/``None`` none."""
+    argv: List[str] = []
+    for key, value in opts.items():
+        flag = "--" + key.replace("_", "-")
+        if value is None or value is False:
+            continue
+        if value is True:
+            argv.append(flag)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                argv += [flag, f"{k}={v}"]
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                argv += [flag, str(v)]
+        else:
+            argv += [flag, str(value)]
+    return argv
+
+
+class Snapshot:
+    """The tables of one memory snapshot (``torch.cuda.memory._dump_snapshot()`` pickle):
+    ``proflens snapshot PATH --table peaks|curves --format arrow`` (torch-snapshot.md §7;
+    docs/frames.md §3.4). Each table is computed at its first use and kept.
+
+    ``peaks``: one row per reported point of every device (the scalar fields ``proflens
+    snapshot --json`` writes for ``devices[].points[]``): ``device``, ``kind`` (``global_peak``,
+    ``peak``, ``oom``, ``end``), ``index`` (trace entry), ``time_us`` (Int64 µs as recorded, null
+    without ``time_us``), ``height_bytes`` (the analysed curve's level), ``allocated_bytes``,
+    ``active_bytes``, ``reserved_bytes``, ``fragmentation_bytes`` (reserved − active),
+    ``prominence_bytes``, ``recurring_count`` / ``recurring_min_bytes`` /
+    ``recurring_median_bytes`` / ``recurring_max_bytes`` (the recurring-peak cluster, §7.6),
+    ``annotations`` (list), ``compile_context``, ``user_metadata``, ``live_bytes``,
+    ``live_tensors``, ``top_site`` / ``top_site_bytes`` (the largest contributor),
+    ``more_sites`` / ``more_sites_bytes`` (contributors beyond ``top_contributors``),
+    ``largest_inactive_block_bytes``, ``oom_requested_bytes``, ``oom_device_free_bytes``,
+    ``oom_cause``. Bytes are int64.
+
+    ``curves``: one row per trace entry of every analysed device (§7.3): ``device``, ``entry``,
+    ``time_us`` (Int64, null when the entry has no time), ``allocated_bytes``, ``active_bytes``,
+    ``reserved_bytes`` (int64, the levels after the entry).
+    """
+
+    def __init__(self, path, options: Dict[str, Any], backend: Optional[str]):
+        self.path = os.fspath(path)
+        self._argv = _options(options)
+        self._backend = backend
+        self._tables: Dict[str, Any] = {}
+
+    def _table(self, name: str):
+        if name not in self._tables:
+            argv = ["snapshot", "--table", name, "--format", "arrow", *self._argv]
+            self._tables[name] = _collect(self.path, argv, f"snapshot {name}", self._backend)
+        return self._tables[name]
+
+    @property
+    def peaks(self):
+        """One row per reported point (see the class)."""
+        return self._table("peaks")
+
+    @property
+    def curves(self):
+        """Allocated / active / reserved bytes after every trace entry (see the class)."""
+        return self._table("curves")
+
+
+def snapshot(path, *, backend: Optional[str] = None, **options) -> Snapshot:
+    """The analysis of one memory snapshot as tables (:class:`Snapshot`: ``.peaks``,
+    ``.curves``). ``options`` are ``proflens snapshot``'s: ``top_n``, ``top_contributors``,
+    ``dedup_pct``, ``min_sep_ms``, ``min_prominence_pct``, ``curve`` ("allocated" / "active" /
+    "reserved"), ``frame_depth``, ``project_root``, ``include_prefix`` / ``exclude_prefix``
+    (lists), ``link_style``, ``repo_url``, ``commit``, ``map`` ({recorded: local})."""
+    return Snapshot(path, options, backend)
 
 
 def last_problems(backend: Optional[str] = None):

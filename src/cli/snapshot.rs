@@ -1,4 +1,5 @@
-//! `proflens snapshot <file> [--json FILE] [--report FILE] [options]` (torch-snapshot.md §7.9).
+//! `proflens snapshot <file> [--json FILE] [--report FILE] [--table peaks|curves [--format
+//! csv|arrow] [--out FILE]] [options]` (torch-snapshot.md §7.9; docs/frames.md §3.4).
 //!
 //! Wires the engine to files: reads one snapshot pickle, writes the JSON and the
 //! Markdown report, prints a short summary and the problems on stderr.
@@ -66,9 +67,62 @@ pub struct Args {
     /// Path-prefix mapping RECORDED=LOCAL (repeatable), e.g. /workspace/=/home/me/proj/.
     #[arg(long = "map")]
     pub map: Vec<String>,
+    /// Write this table instead of the summary (docs/frames.md §3.4): `peaks` (one line per
+    /// reported point) or `curves` (the three levels after every entry).
+    #[arg(long, value_enum)]
+    pub table: Option<Table>,
+    /// Format of `--table`: CSV (default) or one Arrow IPC stream (typed columns).
+    #[arg(long, value_enum, requires = "table")]
+    pub format: Option<super::anomaly::TableFormat>,
+    /// Write `--table` here instead of stdout.
+    #[arg(long, requires = "table")]
+    pub out: Option<PathBuf>,
     /// Options of every command (`--strict`).
     #[command(flatten)]
     pub common: super::CommonArgs,
+}
+
+/// A table of `--table`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Table {
+    /// One line per reported point (global peak, peaks, OOMs, end state) of every device.
+    Peaks,
+    /// Allocated / active / reserved bytes after every trace entry of every analysed device.
+    Curves,
+}
+
+/// Writes `table` of `run` (its JSON document `json`) as `format` to `--out` or stdout.
+fn write_table(
+    args: &Args,
+    table: Table,
+    run: &crate::engine::read::snapshot::SnapshotRun,
+    json: &crate::report::snapshot_json::SnapshotJson,
+) -> Result<(), String> {
+    use super::anomaly::TableFormat;
+    use crate::report::snapshot_rows as rows;
+    use std::io::Write;
+    let mut w: Box<dyn Write> = match &args.out {
+        Some(p) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    let (snap, devs) = (&run.snapshot, &run.devices);
+    match (table, args.format.unwrap_or(TableFormat::Csv)) {
+        (Table::Peaks, TableFormat::Csv) => {
+            rows::write_peaks(json, &mut w).map_err(|e| e.to_string())
+        }
+        (Table::Curves, TableFormat::Csv) => {
+            rows::write_curves(snap, devs, &mut w).map_err(|e| e.to_string())
+        }
+        (Table::Peaks, TableFormat::Arrow) => {
+            super::arrow::write_stream(&rows::peaks_frame(json), &mut w)
+        }
+        (Table::Curves, TableFormat::Arrow) => {
+            super::arrow::write_stream(&rows::curves_frame(snap, devs), &mut w)
+        }
+    }?;
+    w.flush().map_err(|e| e.to_string())
 }
 
 fn options(a: &Args) -> Result<SnapshotOptions, String> {
@@ -155,6 +209,12 @@ pub fn run(args: Args) -> i32 {
         };
         if let Err(e) = super::write_out(&p, &snapshot_md::render(&json)) {
             eprintln!("proflens snapshot: {e}");
+            return super::EXIT_NOTHING;
+        }
+    }
+    if let Some(table) = args.table {
+        if let Err(e) = write_table(&args, table, &run, &json) {
+            eprintln!("proflens snapshot: cannot write the {table:?} table: {e}");
             return super::EXIT_NOTHING;
         }
     }

@@ -16,5 +16,6 @@ pub mod snapshot_diff;
 pub mod snapshot_json;
 pub mod snapshot_md;
 pub mod snapshot_overlay;
+pub mod snapshot_rows;
 pub mod table_csv;
 pub mod trace_diff;

@@ -3,6 +3,7 @@ cell: every column's dtype, every text, every float bit for bit, every exact tim
 equal to the CSV's decimal text scaled (stdlib csv + decimal read the CSV; no proflens code)."""
 import csv
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -27,7 +28,8 @@ MI300 = os.path.join(FIX, "real_world", "AMD-AGI__TraceLens", "tests", "traces",
 # The time columns whose CSV text is exact (ns / 10^scale) and whose frame column is int ns.
 EXACT = {"matched_op_ts_us": 3, "release_time_ms": 6, "active_release_time_ms": 6,
          "start_us": 3, "end_us": 3, "total_us": 3, "mean_us": 3, "max_us": 3}
-LISTS = {"tags", "labels", "candidate_labels", "streams"}
+LISTS = {"tags", "labels", "candidate_labels", "streams", "annotations"}
+SNAP = os.path.join(FIX, "torch_snapshots", "bcrafton_assignment2-systems__memory_snapshot.pickle")
 HTA = os.path.join(FIX, "ascend", "facebookresearch__HolisticTraceAnalysis", "tests", "data")
 
 
@@ -140,6 +142,46 @@ class FramesAgainstCsv(unittest.TestCase):
         df = proflens.kernels(SAMPLE)
         self.assertEqual(len(df), 0)
         self.assertEqual(list(df.columns)[:3], ["rank_id", "rank_dir", "name"])
+
+    def test_snapshot_peaks_are_the_peaks_csv_and_the_json_points(self):
+        snap = proflens.snapshot(SNAP, top_n=4)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", proflens.ProflensWarning)  # a truncated recording
+            df = snap.peaks
+        for col in ("index", "height_bytes", "active_bytes", "live_bytes"):
+            self.assertEqual(str(df[col].dtype), "int64", col)
+        self.assertEqual(str(df["prominence_bytes"].dtype), "Int64")
+        self.assertEqual(str(df["kind"].dtype), "category")
+        self.assert_same(df, cli_csv(["snapshot", SNAP, "--top-n", "4", "--table", "peaks"]))
+        p = subprocess.run([proflens.binary(), "snapshot", SNAP, "--top-n", "4", "--json", "-"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True)
+        points = [(d["device"], pt) for d in json.loads(p.stdout)["devices"] for pt in d["points"]]
+        self.assertEqual(len(df), len(points))
+        for i, (dev, pt) in enumerate(points):
+            self.assertEqual(int(df["device"].iloc[i]), dev)
+            for key in ("kind", "index", "time_us", "height_bytes", "allocated_bytes",
+                        "active_bytes", "reserved_bytes", "fragmentation_bytes", "live_bytes",
+                        "live_tensors", "more_sites", "more_sites_bytes"):
+                self.assertEqual(df[key].iloc[i], pt[key], f"{key} row {i}")
+            self.assertEqual(list(df["annotations"].iloc[i]), pt["annotations"])
+            top = pt["contributors"][0] if pt["contributors"] else None
+            got = df["top_site"].iloc[i]
+            self.assertEqual(None if pd.isna(got) else got, top["site"] if top else None)
+
+    def test_snapshot_curves_are_the_curves_csv(self):
+        snap = proflens.snapshot(SNAP)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", proflens.ProflensWarning)  # a truncated recording
+            df = snap.curves
+            peaks = snap.peaks
+        for col in ("entry", "time_us", "allocated_bytes", "active_bytes", "reserved_bytes"):
+            self.assertEqual(str(df[col].dtype), "int64", col)
+        self.assertEqual(list(df["entry"][:3]), [0, 1, 2])
+        self.assert_same(df, cli_csv(["snapshot", SNAP, "--table", "curves"]))
+        # the peak's entry carries the peak's level
+        g = peaks[peaks["kind"] == "global_peak"].iloc[0]
+        self.assertEqual(df["active_bytes"].iloc[int(g["index"])], g["active_bytes"])
+        self.assertIs(snap.curves, df)
 
     def test_polars_and_arrow_backends_hold_the_same_table(self):
         t = proflens.steps(MI300, backend="arrow")
