@@ -142,10 +142,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 # The DataFrame functions (docs/frames.md); imported last: they use the names above.
 from .frames import (  # noqa: E402
     ProflensWarning,
+    Snapshot,
     bubbles,
     kernels,
     last_problems,
-    Snapshot,
+    memory_curves,
     memory_events,
     snapshot,
     steps,

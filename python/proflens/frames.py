@@ -39,6 +39,7 @@ __all__ = [
     "steps",
     "bubbles",
     "kernels",
+    "memory_curves",
     "snapshot",
     "Snapshot",
     "last_problems",
@@ -204,6 +205,39 @@ def memory_events(
     if sources:
         argv += ["--sources", ",".join(str(s) for s in sources)]
     return _collect(paths, argv, "memory_events", backend)
+
+
+def memory_curves(
+    paths: Paths,
+    *,
+    ranks: Optional[str] = None,
+    roles: Optional[Iterable[str]] = None,
+    sources: Optional[Iterable[int]] = None,
+    backend: Optional[str] = None,
+):
+    """The allocator curves per pool of every Ascend rank: ``proflens memory PATH --table
+    curves --format arrow`` (ascend-memory.md §9.5, pools §8.2 ``component``; docs/frames.md
+    §3.5). One row per allocator sample: at every ``operator_memory.csv`` row's allocation and
+    at every released row's release, the totals the allocator wrote there. PTA (``aten::`` /
+    ``npu::``), GE (``cann::``) and OTHER rows are different allocators and have separate
+    curves, never mixed.
+
+    Columns: ``rank_id`` (int), ``role``, ``source_dir``, ``pool`` (``PTA`` / ``GE`` /
+    ``OTHER``), ``time_ns`` (int ns), ``kind`` (``alloc`` / ``release``; at equal times allocs
+    first), ``source_line`` (the CSV line of the row), ``allocated_mb``, ``reserved_mb``,
+    ``active_mb`` (MiB as written, float; null where the file has no such total). Ranks in
+    (role, rank, source) order, then pools, then samples by (time, kind, line).
+
+    Options are the CLI's: ``ranks`` ("all", "0,2,4-7"), ``roles``, ``sources``.
+    """
+    argv = ["memory", "--table", "curves", "--format", "arrow", "--quiet"]
+    if ranks:
+        argv += ["--ranks", ranks]
+    if roles:
+        argv += ["--roles", ",".join(roles)]
+    if sources:
+        argv += ["--sources", ",".join(str(s) for s in sources)]
+    return _collect(paths, argv, "memory_curves", backend)
 
 
 def _anomaly(paths: Paths, table: str, script_compatible: bool, backend: Optional[str]):

@@ -8,6 +8,7 @@ pub mod float;
 pub mod frame;
 pub mod gpu_kernels_csv;
 pub mod gpu_md;
+pub mod memory_curves;
 pub mod memory_md;
 pub mod memory_rows;
 pub mod pretty_json;

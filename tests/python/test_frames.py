@@ -39,30 +39,30 @@ def cli_csv(args):
     return list(csv.DictReader(io.StringIO(p.stdout.decode("utf-8"))))
 
 
-def frame_name(col):
-    if col in EXACT:
+def frame_name(col, exact=EXACT):
+    if col in exact:
         return col.rsplit("_", 1)[0] + "_ns"
     return col
 
 
 class FramesAgainstCsv(unittest.TestCase):
-    def assert_same(self, df, rows):
+    def assert_same(self, df, rows, exact=EXACT):
         self.assertEqual(len(df), len(rows))
         self.assertGreater(len(rows), 0)
-        self.assertEqual(list(df.columns), [frame_name(c) for c in rows[0].keys()])
+        self.assertEqual(list(df.columns), [frame_name(c, exact) for c in rows[0].keys()])
         for col in rows[0].keys():
-            name = frame_name(col)
+            name = frame_name(col, exact)
             series = df[name]
             dtype = str(series.dtype)
             for i, r in enumerate(rows):
                 text, got = r[col], series.iloc[i]
                 where = f"{col} row {i}"
-                if col in EXACT:
+                if col in exact:
                     self.assertIn(dtype, ("int64", "Int64"), where)
                     if text == "":
                         self.assertTrue(pd.isna(got), where)
                     else:
-                        self.assertEqual(int(Decimal(text) * 10 ** EXACT[col]), int(got), where)
+                        self.assertEqual(int(Decimal(text) * 10 ** exact[col]), int(got), where)
                 elif col == "call_stack_frames":
                     self.assertEqual(";\r\n".join(got), text, where)
                 elif col in LISTS:
@@ -142,6 +142,23 @@ class FramesAgainstCsv(unittest.TestCase):
         df = proflens.kernels(SAMPLE)
         self.assertEqual(len(df), 0)
         self.assertEqual(list(df.columns)[:3], ["rank_id", "rank_dir", "name"])
+
+    def test_memory_curves_are_the_curves_csv_per_pool(self):
+        df = proflens.memory_curves(SAMPLE)
+        self.assertEqual(list(df.columns), [
+            "rank_id", "role", "source_dir", "pool", "time_ns", "kind", "source_line",
+            "allocated_mb", "reserved_mb", "active_mb"])
+        self.assertEqual(str(df["time_ns"].dtype), "int64")
+        self.assertEqual(str(df["allocated_mb"].dtype), "float64")
+        self.assertEqual(set(df["pool"]), {"PTA", "GE"})
+        self.assert_same(df, cli_csv(["memory", SAMPLE, "--table", "curves"]),
+                         exact={"time_us": 3})
+        # an alloc sample carries the totals of its event row (the same analysis, two tables)
+        ev = proflens.memory_events(SAMPLE)
+        first = df[(df["rank_id"] == 0) & (df["kind"] == "alloc")].iloc[0]
+        row = ev[(ev["rank_id"] == 0) & (ev["source_line"] == first["source_line"])].iloc[0]
+        self.assertEqual(row["total_allocated_mb"], first["allocated_mb"])
+        self.assertEqual(row["start_time_ns"], first["time_ns"])
 
     def test_snapshot_peaks_are_the_peaks_csv_and_the_json_points(self):
         snap = proflens.snapshot(SNAP, top_n=4)
