@@ -337,6 +337,11 @@ class Snapshot:
     ``curves``: one row per trace entry of every analysed device (§7.3): ``device``, ``entry``,
     ``time_us`` (Int64, null when the entry has no time), ``allocated_bytes``, ``active_bytes``,
     ``reserved_bytes`` (int64, the levels after the entry).
+
+    ``live_at(entry, device=None)`` and ``contributors(entry, device=None)``: the live set after
+    one trace entry (§7.6, active semantics: a block is live until ``free_completed``) of one
+    device (default: the first analysed), as the page's live view has it — every live tensor,
+    and every site they come from (§7.5), largest first. See the methods for the columns.
     """
 
     def __init__(self, path, options: Dict[str, Any], backend: Optional[str]):
@@ -360,6 +365,30 @@ class Snapshot:
     def curves(self):
         """Allocated / active / reserved bytes after every trace entry (see the class)."""
         return self._table("curves")
+
+    def _at(self, name: str, entry: int, device: Optional[int]):
+        extra = ["--entry", str(int(entry))]
+        if device is not None:
+            extra += ["--device", str(int(device))]
+        argv = ["snapshot", "--table", name, "--format", "arrow", *extra, *self._argv]
+        return _collect(self.path, argv, f"snapshot {name}", self._backend)
+
+    def live_at(self, entry: int, device: Optional[int] = None):
+        """Every tensor live after trace entry ``entry``, largest first (``proflens snapshot
+        PATH --table live --entry N``): ``device``, ``entry``, ``record`` (lifetime record id),
+        ``bytes`` (int64, requested), ``addr`` (``0x…``), ``memoryviz_name`` (``b'<hex>_<v>'``),
+        ``alloc_index`` (Int64, null when allocated before the recording), ``site``, ``link``,
+        ``stack_kind`` (``alloc`` / ``free_site`` / ``block`` / ``none``)."""
+        return self._at("live", entry, device)
+
+    def contributors(self, entry: int, device: Optional[int] = None):
+        """Every site of the tensors live after trace entry ``entry``, largest first
+        (``proflens snapshot PATH --table contributors --entry N``; the report's contributors
+        at a peak, but all of them): ``device``, ``entry``, ``site``, ``site_kind``, ``origin``,
+        ``bytes`` (int64), ``percent`` (of the analysed curve's level at the entry), ``tensors``,
+        ``first_alloc_index`` (Int64), ``link``, ``chain`` (list of frame labels, innermost
+        first)."""
+        return self._at("contributors", entry, device)
 
 
 def snapshot(path, *, backend: Optional[str] = None, **options) -> Snapshot:

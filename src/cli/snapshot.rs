@@ -77,6 +77,12 @@ pub struct Args {
     /// Write `--table` here instead of stdout.
     #[arg(long, requires = "table")]
     pub out: Option<PathBuf>,
+    /// The trace entry of `--table live|contributors` (the live set after it).
+    #[arg(long, requires = "table")]
+    pub entry: Option<usize>,
+    /// The device of `--table live|contributors` (default: the first analysed device).
+    #[arg(long, requires = "table")]
+    pub device: Option<u32>,
     /// Options of every command (`--strict`).
     #[command(flatten)]
     pub common: super::CommonArgs,
@@ -89,6 +95,10 @@ pub enum Table {
     Peaks,
     /// Allocated / active / reserved bytes after every trace entry of every analysed device.
     Curves,
+    /// Every tensor live after `--entry` (active semantics), largest first.
+    Live,
+    /// Every site of the tensors live after `--entry`, largest first.
+    Contributors,
 }
 
 /// Writes `table` of `run` (its JSON document `json`) as `format` to `--out` or stdout.
@@ -108,7 +118,31 @@ fn write_table(
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
     let (snap, devs) = (&run.snapshot, &run.devices);
-    match (table, args.format.unwrap_or(TableFormat::Csv)) {
+    let format = args.format.unwrap_or(TableFormat::Csv);
+    if matches!(table, Table::Live | Table::Contributors) {
+        use crate::engine::export::snapshot_live as live;
+        let entry = args
+            .entry
+            .ok_or("--table live and contributors need --entry N")?;
+        let settings = settings(args)?;
+        let opts = SnapshotOptions::from_settings(&settings)?;
+        let (dev, l) = live::live_at(run, &opts, &settings, args.device, entry)?;
+        match (table, format) {
+            (Table::Live, TableFormat::Csv) => live::write_live(dev, &l, &mut w),
+            (_, TableFormat::Csv) => live::write_contributors(dev, &l, &mut w),
+            (Table::Live, TableFormat::Arrow) => {
+                super::arrow::write_stream(&live::live_frame(dev, &l), &mut w)
+                    .map_err(std::io::Error::other)
+            }
+            (_, TableFormat::Arrow) => {
+                super::arrow::write_stream(&live::contributors_frame(dev, &l), &mut w)
+                    .map_err(std::io::Error::other)
+            }
+        }
+        .map_err(|e| e.to_string())?;
+        return w.flush().map_err(|e| e.to_string());
+    }
+    match (table, format) {
         (Table::Peaks, TableFormat::Csv) => {
             rows::write_peaks(json, &mut w).map_err(|e| e.to_string())
         }
@@ -121,11 +155,16 @@ fn write_table(
         (Table::Curves, TableFormat::Arrow) => {
             super::arrow::write_stream(&rows::curves_frame(snap, devs), &mut w)
         }
+        (Table::Live | Table::Contributors, _) => Ok(()),
     }?;
     w.flush().map_err(|e| e.to_string())
 }
 
 fn options(a: &Args) -> Result<SnapshotOptions, String> {
+    SnapshotOptions::from_settings(&settings(a)?)
+}
+
+fn settings(a: &Args) -> Result<SnapshotSettingsDto, String> {
     let mut path_map = Vec::new();
     for m in &a.map {
         let (from, to) = m
@@ -133,7 +172,7 @@ fn options(a: &Args) -> Result<SnapshotOptions, String> {
             .ok_or_else(|| format!("--map: expected RECORDED=LOCAL, got {m:?}"))?;
         path_map.push((from.to_string(), to.to_string()));
     }
-    SnapshotOptions::from_settings(&SnapshotSettingsDto {
+    Ok(SnapshotSettingsDto {
         top_n: a.top_n as u32,
         top_contributors: a.top_contributors as u32,
         dedup_pct: a.dedup_pct,

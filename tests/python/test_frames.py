@@ -28,7 +28,7 @@ MI300 = os.path.join(FIX, "real_world", "AMD-AGI__TraceLens", "tests", "traces",
 # The time columns whose CSV text is exact (ns / 10^scale) and whose frame column is int ns.
 EXACT = {"matched_op_ts_us": 3, "release_time_ms": 6, "active_release_time_ms": 6,
          "start_us": 3, "end_us": 3, "total_us": 3, "mean_us": 3, "max_us": 3}
-LISTS = {"tags", "labels", "candidate_labels", "streams", "annotations"}
+LISTS = {"tags", "labels", "candidate_labels", "streams", "annotations", "chain"}
 SNAP = os.path.join(FIX, "torch_snapshots", "bcrafton_assignment2-systems__memory_snapshot.pickle")
 HTA = os.path.join(FIX, "ascend", "facebookresearch__HolisticTraceAnalysis", "tests", "data")
 
@@ -184,6 +184,32 @@ class FramesAgainstCsv(unittest.TestCase):
             top = pt["contributors"][0] if pt["contributors"] else None
             got = df["top_site"].iloc[i]
             self.assertEqual(None if pd.isna(got) else got, top["site"] if top else None)
+
+    def test_snapshot_live_set_and_contributors_at_an_entry(self):
+        snap = proflens.snapshot(SNAP, top_contributors=3)
+        p = subprocess.run([proflens.binary(), "snapshot", SNAP, "--top-contributors", "3",
+                            "--json", "-"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           check=True)
+        peak = json.loads(p.stdout)["devices"][0]["points"][0]
+        at = str(peak["index"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", proflens.ProflensWarning)  # a truncated recording
+            live = snap.live_at(peak["index"])
+            by_site = snap.contributors(peak["index"], device=0)
+        self.assertEqual(str(live["bytes"].dtype), "int64")
+        self.assertEqual(str(live["alloc_index"].dtype), "Int64")
+        self.assert_same(live, cli_csv(["snapshot", SNAP, "--table", "live", "--entry", at]))
+        self.assert_same(by_site, cli_csv(["snapshot", SNAP, "--table", "contributors",
+                                           "--entry", at]))
+        # the live set is the peak's: its bytes, its tensors, its contributors (all, not 3)
+        self.assertEqual(int(live["bytes"].sum()), peak["live_bytes"])
+        self.assertEqual(len(live), peak["live_tensors"])
+        self.assertEqual(int(by_site["tensors"].sum()), peak["live_tensors"])
+        self.assertEqual(len(by_site), len(peak["contributors"]) + peak["more_sites"])
+        for i, c in enumerate(peak["contributors"]):
+            self.assertEqual(by_site["site"].iloc[i], c["site"])
+            self.assertEqual(by_site["bytes"].iloc[i], c["bytes"])
+            self.assertEqual(by_site["percent"].iloc[i], c["percent_of_point"])
 
     def test_snapshot_curves_are_the_curves_csv(self):
         snap = proflens.snapshot(SNAP)
