@@ -144,6 +144,7 @@ from .frames import (  # noqa: E402
     ProflensWarning,
     Snapshot,
     bubbles,
+    cluster_ranks,
     kernels,
     last_problems,
     memory_curves,

@@ -40,6 +40,7 @@ __all__ = [
     "bubbles",
     "kernels",
     "memory_curves",
+    "cluster_ranks",
     "snapshot",
     "Snapshot",
     "last_problems",
@@ -146,10 +147,12 @@ def _hand_over(tables, problems: List[Dict[str, Any]], backend: Optional[str]):
     import pandas as pd
 
     df = table.to_pandas()
+    nullable = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
     for f in table.schema:
-        # an int64 column with nulls stays integer (pandas' nullable Int64), not float64
-        if f.type == pa.int64() and table[f.name].null_count:
-            df[f.name] = table[f.name].to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+        # an int64 / bool column with nulls stays integer / boolean (pandas' nullable Int64 /
+        # boolean), not float64 / object
+        if f.type in nullable and table[f.name].null_count:
+            df[f.name] = table[f.name].to_pandas(types_mapper=nullable.get)
     df.attrs["problems"] = problems
     return df
 
@@ -398,6 +401,26 @@ def snapshot(path, *, backend: Optional[str] = None, **options) -> Snapshot:
     "reserved"), ``frame_depth``, ``project_root``, ``include_prefix`` / ``exclude_prefix``
     (lists), ``link_style``, ``repo_url``, ``commit``, ``map`` ({recorded: local})."""
     return Snapshot(path, options, backend)
+
+
+def cluster_ranks(summaries: Paths, *, backend: Optional[str] = None):
+    """The per-rank table of a cluster summary (the ``SUMMARY.json[.gz]`` that ``proflens
+    reduce`` / ``proflens.cluster`` write): ``proflens cluster-ranks SUMMARY --format arrow``
+    (docs/cluster-summary.md §2, §4.1; docs/frames.md §3.6). One row per ``ranks[i]``, the
+    values as the summary holds them (nothing recomputed).
+
+    Columns: ``rank_index`` (i), ``target``, ``kind`` (``ascend`` / ``kineto`` / ``snapshot``),
+    ``rank_id`` (Int64), ``role``, ``rank_dir``, ``status`` (``ok`` / ``partial`` / ``failed``),
+    ``bytes_read``, ``analysis_s``; the Anomaly summary (null without one): ``step_count``,
+    ``service_ms_avg``, ``busy_union_ms_avg``, ``underfeed_ratio_avg``, ``comm_total_ms``,
+    ``comm_wait_ratio_weighted``, ``bubble_count_avg``, ``dominant_idle_pattern``,
+    ``dominant_anomaly_tags`` (list); the rank's ``cross_rank`` row: ``robust_z`` (null when
+    infinite or not compared), ``slow`` (boolean, null when not compared); the Memory summary:
+    ``memory_component``, ``peak_allocated_mb``, ``peak_time_ns`` (int ns),
+    ``reserved_at_peak_mb``, ``max_reserved_mb``, ``live_kb``; ``snapshots`` (listed),
+    ``errors``, ``warnings`` (problem counts).
+    """
+    return _collect(summaries, ["cluster-ranks", "--format", "arrow"], "cluster_ranks", backend)
 
 
 def last_problems(backend: Optional[str] = None):

@@ -2,6 +2,7 @@
 cell: every column's dtype, every text, every float bit for bit, every exact time as integer ns
 equal to the CSV's decimal text scaled (stdlib csv + decimal read the CSV; no proflens code)."""
 import csv
+import gzip
 import io
 import json
 import os
@@ -28,7 +29,8 @@ MI300 = os.path.join(FIX, "real_world", "AMD-AGI__TraceLens", "tests", "traces",
 # The time columns whose CSV text is exact (ns / 10^scale) and whose frame column is int ns.
 EXACT = {"matched_op_ts_us": 3, "release_time_ms": 6, "active_release_time_ms": 6,
          "start_us": 3, "end_us": 3, "total_us": 3, "mean_us": 3, "max_us": 3}
-LISTS = {"tags", "labels", "candidate_labels", "streams", "annotations", "chain"}
+LISTS = {"tags", "labels", "candidate_labels", "streams", "annotations", "chain",
+         "dominant_anomaly_tags"}
 SNAP = os.path.join(FIX, "torch_snapshots", "bcrafton_assignment2-systems__memory_snapshot.pickle")
 HTA = os.path.join(FIX, "ascend", "facebookresearch__HolisticTraceAnalysis", "tests", "data")
 
@@ -66,7 +68,8 @@ class FramesAgainstCsv(unittest.TestCase):
                 elif col == "call_stack_frames":
                     self.assertEqual(";\r\n".join(got), text, where)
                 elif col in LISTS:
-                    self.assertEqual(list(got), text.split(";") if text else [], where)
+                    got = [] if got is None else list(got)  # a null list is an empty cell
+                    self.assertEqual(got, text.split(";") if text else [], where)
                 elif dtype == "category":
                     self.assertEqual("" if pd.isna(got) else got, text, where)
                 elif dtype in ("int64", "Int64"):
@@ -76,8 +79,8 @@ class FramesAgainstCsv(unittest.TestCase):
                         self.assertTrue(pd.isna(got), where)
                     else:
                         self.assertEqual(got, float(text), where)
-                elif dtype == "bool":
-                    self.assertEqual(str(bool(got)).lower(), text, where)
+                elif dtype in ("bool", "boolean"):
+                    self.assertEqual("" if pd.isna(got) else str(bool(got)).lower(), text, where)
                 else:
                     self.fail(f"{where}: unexpected dtype {dtype}")
 
@@ -225,6 +228,40 @@ class FramesAgainstCsv(unittest.TestCase):
         g = peaks[peaks["kind"] == "global_peak"].iloc[0]
         self.assertEqual(df["active_bytes"].iloc[int(g["index"])], g["active_bytes"])
         self.assertIs(snap.curves, df)
+
+    def test_cluster_ranks_are_the_summary_ranks(self):
+        tmp = tempfile.mkdtemp(prefix="proflens-cluster-")
+        try:
+            run = lambda *a: subprocess.run([proflens.binary(), *a], stdout=subprocess.PIPE,
+                                            stderr=subprocess.DEVNULL, check=True).stdout
+            targets = json.loads(run("targets", SAMPLE, "--json"))
+            part, summary = os.path.join(tmp, "part.jsonl"), os.path.join(tmp, "summary.json")
+            run("summarize", "--root", targets[0]["root"],
+                *[p for t in targets for p in t["paths"]], "--out", part)
+            run("reduce", part, "--out", summary, "--gzip")
+            df = proflens.cluster_ranks(summary)
+            rows = cli_csv(["cluster-ranks", summary])
+            with gzip.open(summary, "rt", encoding="utf-8") as f:
+                doc = json.load(f)
+        finally:
+            shutil.rmtree(tmp)
+        self.assertEqual(str(df["peak_time_ns"].dtype), "Int64")
+        self.assertEqual(str(df["slow"].dtype), "boolean")
+        self.assertEqual(str(df["status"].dtype), "category")
+        self.assert_same(df, rows)
+        self.assertEqual(len(df), len(doc["ranks"]))
+        self.assertIn("snapshot", set(df["kind"]))
+        cross = {x["rank_index"]: x for x in doc["cross_rank"]}
+        for i, r in enumerate(doc["ranks"]):
+            self.assertEqual(df["target"].iloc[i], r["target"])
+            a, m = r["anomaly"], r["memory"]
+            got = df["service_ms_avg"].iloc[i]
+            self.assertEqual(None if pd.isna(got) else got, a and a["service_ms_avg"])
+            got = df["peak_time_ns"].iloc[i]
+            self.assertEqual(None if pd.isna(got) else int(got), m and m["peak_time_ns"])
+            got = df["robust_z"].iloc[i]
+            want = cross[i]["robust_z"] if i in cross else None
+            self.assertEqual(None if pd.isna(got) else got, want)
 
     def test_polars_and_arrow_backends_hold_the_same_table(self):
         t = proflens.steps(MI300, backend="arrow")
