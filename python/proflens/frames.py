@@ -330,7 +330,7 @@ class Snapshot:
     without ``time_us``), ``height_bytes`` (the analysed curve's level), ``allocated_bytes``,
     ``active_bytes``, ``reserved_bytes``, ``fragmentation_bytes`` (reserved − active),
     ``prominence_bytes``, ``recurring_count`` / ``recurring_min_bytes`` /
-    ``recurring_median_bytes`` / ``recurring_max_bytes`` (the recurring-peak cluster, §7.6),
+    ``recurring_median_bytes`` / ``recurring_max_bytes`` (the recurring-peak cluster, §7.4),
     ``annotations`` (list), ``compile_context``, ``user_metadata``, ``live_bytes``,
     ``live_tensors``, ``top_site`` / ``top_site_bytes`` (the largest contributor),
     ``more_sites`` / ``more_sites_bytes`` (contributors beyond ``top_contributors``),
