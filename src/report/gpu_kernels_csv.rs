@@ -132,7 +132,80 @@ pub fn kernels_frame(ranks: &[KernelRank<'_>]) -> Frame {
 
 #[cfg(test)]
 mod tests {
-    use super::mean_ns;
+    use super::*;
+    use crate::analysis::gpu_kernels::Category;
+    use crate::report::frame::Values;
+
+    fn table() -> NameTable {
+        let row = |name: &str, category, streams, count, total_ns, max_ns| NameRow {
+            name: name.to_string(),
+            category,
+            streams,
+            count,
+            total_ns,
+            max_ns,
+        };
+        NameTable {
+            rows: vec![
+                row(
+                    "gemm, fp16",
+                    Category::Compute,
+                    vec![(0, 7), (0, 9)],
+                    4,
+                    10,
+                    6,
+                ),
+                row(
+                    "Memcpy HtoD",
+                    Category::Memory,
+                    vec![(0, 7)],
+                    1,
+                    1_500,
+                    1_500,
+                ),
+            ],
+            span_ns: 2_000,
+            several_devices: false,
+        }
+    }
+
+    #[test]
+    fn the_rank_table_is_the_kernel_csv_with_the_rank_in_front() {
+        let t = table();
+        let mut one = Vec::new();
+        write_kernels(&t, &mut one).unwrap();
+        let one = String::from_utf8(one).unwrap();
+        assert_eq!(
+            one,
+            "name,category,streams,count,total_us,mean_us,max_us,share_of_span\n\
+             \"gemm, fp16\",compute,7;9,4,0.010,0.003,0.006,0.005\n\
+             Memcpy HtoD,memory,7,1,1.500,1.500,1.500,0.75\n"
+        );
+        let ranks = [KernelRank {
+            rank_id: Some(3),
+            rank_dir: "r3",
+            table: &t,
+        }];
+        let mut all = Vec::new();
+        write_kernel_table(&ranks, &mut all).unwrap();
+        let all = String::from_utf8(all).unwrap();
+        let mut lines = all.lines();
+        assert_eq!(
+            lines.next(),
+            Some("rank_id,rank_dir,name,category,streams,count,total_us,mean_us,max_us,share_of_span")
+        );
+        for (got, want) in lines.zip(one.lines().skip(1)) {
+            assert_eq!(got, format!("3,r3,{want}"));
+        }
+        let f = kernels_frame(&ranks);
+        assert_eq!(f.rows, 2);
+        let names: Vec<&str> = f.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(&names[6..9], ["total_ns", "mean_ns", "max_ns"]);
+        assert_eq!(
+            f.columns[6].values,
+            Values::I64(vec![Some(10), Some(1_500)])
+        );
+    }
 
     #[test]
     fn mean_rounds_to_the_nearest_ns() {
