@@ -140,4 +140,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 # The DataFrame functions (docs/frames.md); imported last: they use the names above.
-from .frames import ProflensWarning, bubbles, last_problems, memory_events, steps  # noqa: E402
+from .frames import (  # noqa: E402
+    ProflensWarning,
+    Snapshot,
+    bubbles,
+    cluster_ranks,
+    kernels,
+    last_problems,
+    memory_curves,
+    memory_events,
+    snapshot,
+    steps,
+)

@@ -33,7 +33,18 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import EXIT_NOTHING, ProflensError, binary
 
-__all__ = ["ProflensWarning", "memory_events", "steps", "bubbles", "last_problems"]
+__all__ = [
+    "ProflensWarning",
+    "memory_events",
+    "steps",
+    "bubbles",
+    "kernels",
+    "memory_curves",
+    "cluster_ranks",
+    "snapshot",
+    "Snapshot",
+    "last_problems",
+]
 
 Paths = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
 
@@ -136,10 +147,12 @@ def _hand_over(tables, problems: List[Dict[str, Any]], backend: Optional[str]):
     import pandas as pd
 
     df = table.to_pandas()
+    nullable = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
     for f in table.schema:
-        # an int64 column with nulls stays integer (pandas' nullable Int64), not float64
-        if f.type == pa.int64() and table[f.name].null_count:
-            df[f.name] = table[f.name].to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+        # an int64 / bool column with nulls stays integer / boolean (pandas' nullable Int64 /
+        # boolean), not float64 / object
+        if f.type in nullable and table[f.name].null_count:
+            df[f.name] = table[f.name].to_pandas(types_mapper=nullable.get)
     df.attrs["problems"] = problems
     return df
 
@@ -197,6 +210,39 @@ def memory_events(
     return _collect(paths, argv, "memory_events", backend)
 
 
+def memory_curves(
+    paths: Paths,
+    *,
+    ranks: Optional[str] = None,
+    roles: Optional[Iterable[str]] = None,
+    sources: Optional[Iterable[int]] = None,
+    backend: Optional[str] = None,
+):
+    """The allocator curves per pool of every Ascend rank: ``proflens memory PATH --table
+    curves --format arrow`` (ascend-memory.md §9.5, pools §8.2 ``component``; docs/frames.md
+    §3.5). One row per allocator sample: at every ``operator_memory.csv`` row's allocation and
+    at every released row's release, the totals the allocator wrote there. PTA (``aten::`` /
+    ``npu::``), GE (``cann::``) and OTHER rows are different allocators and have separate
+    curves, never mixed.
+
+    Columns: ``rank_id`` (int), ``role``, ``source_dir``, ``pool`` (``PTA`` / ``GE`` /
+    ``OTHER``), ``time_ns`` (int ns), ``kind`` (``alloc`` / ``release``; at equal times allocs
+    first), ``source_line`` (the CSV line of the row), ``allocated_mb``, ``reserved_mb``,
+    ``active_mb`` (MiB as written, float; null where the file has no such total). Ranks in
+    (role, rank, source) order, then pools, then samples by (time, kind, line).
+
+    Options are the CLI's: ``ranks`` ("all", "0,2,4-7"), ``roles``, ``sources``.
+    """
+    argv = ["memory", "--table", "curves", "--format", "arrow", "--quiet"]
+    if ranks:
+        argv += ["--ranks", ranks]
+    if roles:
+        argv += ["--roles", ",".join(roles)]
+    if sources:
+        argv += ["--sources", ",".join(str(s) for s in sources)]
+    return _collect(paths, argv, "memory_curves", backend)
+
+
 def _anomaly(paths: Paths, table: str, script_compatible: bool, backend: Optional[str]):
     argv = ["anomaly", "--table", table, "--format", "arrow"]
     if script_compatible:
@@ -233,6 +279,148 @@ def bubbles(paths: Paths, *, script_compatible: bool = False, backend: Optional[
     ``before_kernel``, ``after_kernel``.
     """
     return _anomaly(paths, "bubbles", script_compatible, backend)
+
+
+def kernels(paths: Paths, *, backend: Optional[str] = None):
+    """The kernel table per name of every GPU rank: ``proflens anomaly PATH --table kernels
+    --format arrow`` (docs/frames.md §3.3; the ``kernels_*.csv`` of ``--report-dir`` with the
+    rank in front). One row per (kernel name, category) of each PyTorch profiler trace, by Σ
+    duration descending; Ascend ranks have no such table (no rows).
+
+    Columns: ``rank_id`` (Int64, null when unknown), ``rank_dir``, ``name``, ``category``
+    (``compute`` / ``communication`` / ``memory``), ``streams`` (list of the streams the name ran
+    on, ascending; ``device:stream`` when the rank used several devices), ``count`` (int),
+    ``total_ns``, ``mean_ns`` (Σ / count rounded to the nearest ns), ``max_ns`` (int ns; the
+    CSV's ``*_us`` with 3 decimals), ``share_of_span`` (Σ duration / the rank's device span, first
+    device-op start to last end; above 1 when the name runs on several streams at once; null when
+    the span is 0).
+    """
+    return _collect(paths, ["anomaly", "--table", "kernels", "--format", "arrow"], "kernels", backend)
+
+
+def _options(opts: Dict[str, Any]) -> List[str]:
+    """The CLI flags of keyword options: ``top_n=3`` → ``--top-n 3``; lists repeat the flag;
+    a dict (``map``) gives ``KEY=VALUE`` items; ``True`` is a bare flag, ``False``/``None`` none."""
+    argv: List[str] = []
+    for key, value in opts.items():
+        flag = "--" + key.replace("_", "-")
+        if value is None or value is False:
+            continue
+        if value is True:
+            argv.append(flag)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                argv += [flag, f"{k}={v}"]
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                argv += [flag, str(v)]
+        else:
+            argv += [flag, str(value)]
+    return argv
+
+
+class Snapshot:
+    """The tables of one memory snapshot (``torch.cuda.memory._dump_snapshot()`` pickle):
+    ``proflens snapshot PATH --table peaks|curves --format arrow`` (torch-snapshot.md §7;
+    docs/frames.md §3.4). Each table is computed at its first use and kept.
+
+    ``peaks``: one row per reported point of every device (the scalar fields ``proflens
+    snapshot --json`` writes for ``devices[].points[]``): ``device``, ``kind`` (``global_peak``,
+    ``peak``, ``oom``, ``end``), ``index`` (trace entry), ``time_us`` (Int64 µs as recorded, null
+    without ``time_us``), ``height_bytes`` (the analysed curve's level), ``allocated_bytes``,
+    ``active_bytes``, ``reserved_bytes``, ``fragmentation_bytes`` (reserved − active),
+    ``prominence_bytes``, ``recurring_count`` / ``recurring_min_bytes`` /
+    ``recurring_median_bytes`` / ``recurring_max_bytes`` (the recurring-peak cluster, §7.4),
+    ``annotations`` (list), ``compile_context``, ``user_metadata``, ``live_bytes``,
+    ``live_tensors``, ``top_site`` / ``top_site_bytes`` (the largest contributor),
+    ``more_sites`` / ``more_sites_bytes`` (contributors beyond ``top_contributors``),
+    ``largest_inactive_block_bytes``, ``oom_requested_bytes``, ``oom_device_free_bytes``,
+    ``oom_cause``. Bytes are int64.
+
+    ``curves``: one row per trace entry of every analysed device (§7.3): ``device``, ``entry``,
+    ``time_us`` (Int64, null when the entry has no time), ``allocated_bytes``, ``active_bytes``,
+    ``reserved_bytes`` (int64, the levels after the entry).
+
+    ``live_at(entry, device=None)`` and ``contributors(entry, device=None)``: the live set after
+    one trace entry (§7.6, active semantics: a block is live until ``free_completed``) of one
+    device (default: the first analysed), as the page's live view has it — every live tensor,
+    and every site they come from (§7.5), largest first. See the methods for the columns.
+    """
+
+    def __init__(self, path, options: Dict[str, Any], backend: Optional[str]):
+        self.path = os.fspath(path)
+        self._argv = _options(options)
+        self._backend = backend
+        self._tables: Dict[str, Any] = {}
+
+    def _table(self, name: str):
+        if name not in self._tables:
+            argv = ["snapshot", "--table", name, "--format", "arrow", *self._argv]
+            self._tables[name] = _collect(self.path, argv, f"snapshot {name}", self._backend)
+        return self._tables[name]
+
+    @property
+    def peaks(self):
+        """One row per reported point (see the class)."""
+        return self._table("peaks")
+
+    @property
+    def curves(self):
+        """Allocated / active / reserved bytes after every trace entry (see the class)."""
+        return self._table("curves")
+
+    def _at(self, name: str, entry: int, device: Optional[int]):
+        extra = ["--entry", str(int(entry))]
+        if device is not None:
+            extra += ["--device", str(int(device))]
+        argv = ["snapshot", "--table", name, "--format", "arrow", *extra, *self._argv]
+        return _collect(self.path, argv, f"snapshot {name}", self._backend)
+
+    def live_at(self, entry: int, device: Optional[int] = None):
+        """Every tensor live after trace entry ``entry``, largest first (``proflens snapshot
+        PATH --table live --entry N``): ``device``, ``entry``, ``record`` (lifetime record id),
+        ``bytes`` (int64, requested), ``addr`` (``0x…``), ``memoryviz_name`` (``b'<hex>_<v>'``),
+        ``alloc_index`` (Int64, null when allocated before the recording), ``site``, ``link``,
+        ``stack_kind`` (``alloc`` / ``free_site`` / ``block`` / ``none``)."""
+        return self._at("live", entry, device)
+
+    def contributors(self, entry: int, device: Optional[int] = None):
+        """Every site of the tensors live after trace entry ``entry``, largest first
+        (``proflens snapshot PATH --table contributors --entry N``; the report's contributors
+        at a peak, but all of them): ``device``, ``entry``, ``site``, ``site_kind``, ``origin``,
+        ``bytes`` (int64), ``percent`` (of the analysed curve's level at the entry), ``tensors``,
+        ``first_alloc_index`` (Int64), ``link``, ``chain`` (list of frame labels, innermost
+        first)."""
+        return self._at("contributors", entry, device)
+
+
+def snapshot(path, *, backend: Optional[str] = None, **options) -> Snapshot:
+    """The analysis of one memory snapshot as tables (:class:`Snapshot`: ``.peaks``,
+    ``.curves``). ``options`` are ``proflens snapshot``'s: ``top_n``, ``top_contributors``,
+    ``dedup_pct``, ``min_sep_ms``, ``min_prominence_pct``, ``curve`` ("allocated" / "active" /
+    "reserved"), ``frame_depth``, ``project_root``, ``include_prefix`` / ``exclude_prefix``
+    (lists), ``link_style``, ``repo_url``, ``commit``, ``map`` ({recorded: local})."""
+    return Snapshot(path, options, backend)
+
+
+def cluster_ranks(summaries: Paths, *, backend: Optional[str] = None):
+    """The per-rank table of a cluster summary (the ``SUMMARY.json[.gz]`` that ``proflens
+    reduce`` / ``proflens.cluster`` write): ``proflens cluster-ranks SUMMARY --format arrow``
+    (docs/cluster-summary.md §2, §4.1; docs/frames.md §3.6). One row per ``ranks[i]``, the
+    values as the summary holds them (nothing recomputed).
+
+    Columns: ``rank_index`` (i), ``target``, ``kind`` (``ascend`` / ``kineto`` / ``snapshot``),
+    ``rank_id`` (Int64), ``role``, ``rank_dir``, ``status`` (``ok`` / ``partial`` / ``failed``),
+    ``bytes_read``, ``analysis_s``; the Anomaly summary (null without one): ``step_count``,
+    ``service_ms_avg``, ``busy_union_ms_avg``, ``underfeed_ratio_avg``, ``comm_total_ms``,
+    ``comm_wait_ratio_weighted``, ``bubble_count_avg``, ``dominant_idle_pattern``,
+    ``dominant_anomaly_tags`` (list); the rank's ``cross_rank`` row: ``robust_z`` (null when
+    infinite or not compared), ``slow`` (boolean, null when not compared); the Memory summary:
+    ``memory_component``, ``peak_allocated_mb``, ``peak_time_ns`` (int ns),
+    ``reserved_at_peak_mb``, ``max_reserved_mb``, ``live_kb``; ``snapshots`` (listed),
+    ``errors``, ``warnings`` (problem counts).
+    """
+    return _collect(summaries, ["cluster-ranks", "--format", "arrow"], "cluster_ranks", backend)
 
 
 def last_problems(backend: Optional[str] = None):

@@ -1,5 +1,5 @@
 //! `proflens anomaly <folder> [--out FILE] [--report-dir DIR] [--script-compatible]
-//! [--table steps|bubbles [--format csv|arrow]]`:
+//! [--table steps|bubbles|kernels [--format csv|arrow]]`:
 //! steps, device bubbles and anomalies per rank (anomaly.md). Writes the JSON (an
 //! array over ranks) to `--out` or stdout and, with `--report-dir`, the
 //! human-readable anomaly report and the model-architecture report per rank.
@@ -49,6 +49,9 @@ pub enum Table {
     Steps,
     /// One line per emitted bubble window of every rank (§6.4).
     Bubbles,
+    /// One line per (kernel name, category) of every GPU rank (the `kernels_*.csv` table of
+    /// `--report-dir`, with the rank; docs/frames.md §3.3).
+    Kernels,
 }
 
 /// The format of `--table`.
@@ -68,6 +71,9 @@ fn write_table(
     out: &mut dyn std::io::Write,
 ) -> Result<(), String> {
     use crate::report::anomaly_csv as csv;
+    if table == Table::Kernels {
+        return write_kernels(ranks, format, out);
+    }
     let rows: Vec<csv::CsvRank<'_>> = ranks
         .iter()
         .map(|r| csv::CsvRank {
@@ -86,8 +92,37 @@ fn write_table(
         (Table::Bubbles, TableFormat::Arrow) => {
             return super::arrow::write_stream(&csv::bubbles_frame(&rows), out)
         }
+        (Table::Kernels, _) => return write_kernels(ranks, format, out),
     };
     wrote.map_err(|e| e.to_string())
+}
+
+/// Writes the kernel table per name of every GPU rank (Ascend ranks have none) as `format`.
+fn write_kernels(
+    ranks: &[&RankAnalysis],
+    format: TableFormat,
+    out: &mut dyn std::io::Write,
+) -> Result<(), String> {
+    use crate::report::gpu_kernels_csv as k;
+    let tables: Vec<(&RankAnalysis, crate::analysis::gpu_kernels::NameTable)> = ranks
+        .iter()
+        .filter_map(|r| {
+            let t = r.gpu.as_deref()?;
+            Some((*r, crate::analysis::gpu_kernels::name_table(t)))
+        })
+        .collect();
+    let rows: Vec<k::KernelRank<'_>> = tables
+        .iter()
+        .map(|(r, t)| k::KernelRank {
+            rank_id: r.meta.rank_id,
+            rank_dir: &r.meta.rank_dir,
+            table: t,
+        })
+        .collect();
+    match format {
+        TableFormat::Csv => k::write_kernel_table(&rows, out).map_err(|e| e.to_string()),
+        TableFormat::Arrow => super::arrow::write_stream(&k::kernels_frame(&rows), out),
+    }
 }
 
 /// Runs the subcommand; returns the exit code.

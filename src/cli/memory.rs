@@ -1,6 +1,7 @@
-//! `proflens memory <folder> [--format csv|json|md|arrow] [--out FILE] [--parity]`: the memory
-//! events of every rank folder under `<folder>` (ascend-memory.md), the same bytes as the
-//! page's export. Problems go to stderr; exit codes follow [`super::exit_code`].
+//! `proflens memory <folder> [--format csv|json|md|arrow] [--out FILE] [--parity]
+//! [--table events|curves]`: the memory events of every rank folder under `<folder>`
+//! (ascend-memory.md), the same bytes as the page's export, or the allocator curves per pool.
+//! Problems go to stderr; exit codes follow [`super::exit_code`].
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -28,6 +29,16 @@ pub enum Format {
     Arrow,
 }
 
+/// The table written.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Table {
+    /// The memory events (one row per `operator_memory.csv` row).
+    Events,
+    /// The allocator curves per pool of every rank (ascend-memory.md §9.5; docs/frames.md §3.5):
+    /// `--format csv` or `arrow`.
+    Curves,
+}
+
 /// Matching strategy (ascend-memory.md §6.4).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {
@@ -45,6 +56,9 @@ pub struct Args {
     /// Output format (default: csv; on a terminal without --format or --out, a short summary).
     #[arg(long, value_enum)]
     pub format: Option<Format>,
+    /// The table to write: the events (default) or the allocator curves per pool.
+    #[arg(long, value_enum, default_value = "events")]
+    pub table: Table,
     /// Write to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -149,8 +163,17 @@ pub fn run(args: Args) -> i32 {
     } else {
         Columns::Full
     };
+    let format = args.format.unwrap_or(Format::Csv);
+    if args.table == Table::Curves && !matches!(format, Format::Csv | Format::Arrow) {
+        eprintln!("proflens memory: --table curves is written as --format csv or arrow");
+        return super::EXIT_NOTHING;
+    }
     // On a terminal, without --format or --out: a short summary, not thousands of CSV lines.
-    if args.out.is_none() && args.format.is_none() && std::io::stdout().is_terminal() {
+    if args.table == Table::Events
+        && args.out.is_none()
+        && args.format.is_none()
+        && std::io::stdout().is_terminal()
+    {
         let mut out = std::io::stdout().lock();
         let res = crate::report::memory_md::write_brief(&run, &mut out).and_then(|_| {
             writeln!(
@@ -179,7 +202,13 @@ pub fn run(args: Args) -> i32 {
             std::io::stdout().lock(),
         )),
     };
-    let res = match args.format.unwrap_or(Format::Csv) {
+    use crate::report::memory_curves;
+    let res = match format {
+        Format::Csv if args.table == Table::Curves => memory_curves::write_curves(&run, &mut buf),
+        Format::Arrow if args.table == Table::Curves => {
+            let frame = memory_curves::curves_frame(&run);
+            super::arrow::write_stream(&frame, &mut buf).map_err(std::io::Error::other)
+        }
         Format::Csv => write_csv(&run, cols, &mut buf),
         Format::Json => write_json(&run, cols, &mut buf),
         Format::Md => crate::report::memory_md::write_summary(&run, &mut buf),

@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 pub mod analyze;
 pub mod anomaly;
 mod arrow;
+pub mod cluster_ranks;
 pub mod diff;
 pub mod diff_runs;
 pub mod fs_opener;
@@ -144,6 +145,9 @@ enum Command {
     /// Rank summary lines into one cluster summary file (docs/cluster-summary.md §3–5).
     #[command(after_help = EXIT_CODES_HELP)]
     Reduce(reduce::Args),
+    /// The per-rank table of a cluster summary, as CSV or Arrow (docs/frames.md §3.6).
+    #[command(after_help = EXIT_CODES_HELP)]
+    ClusterRanks(cluster_ranks::Args),
 }
 
 /// Runs the CLI with `args` (without the program name); returns the process exit code
@@ -170,5 +174,6 @@ pub fn main(args: Vec<String>) -> i32 {
         Command::Targets(a) => targets::run(a),
         Command::Summarize(a) => summarize::run(a),
         Command::Reduce(a) => reduce::run(a),
+        Command::ClusterRanks(a) => cluster_ranks::run(a),
     }
 }

@@ -1,4 +1,5 @@
-//! `proflens snapshot <file> [--json FILE] [--report FILE] [options]` (torch-snapshot.md §7.9).
+//! `proflens snapshot <file> [--json FILE] [--report FILE] [--table peaks|curves [--format
+//! csv|arrow] [--out FILE]] [options]` (torch-snapshot.md §7.9; docs/frames.md §3.4).
 //!
 //! Wires the engine to files: reads one snapshot pickle, writes the JSON and the
 //! Markdown report, prints a short summary and the problems on stderr.
@@ -66,12 +67,104 @@ pub struct Args {
     /// Path-prefix mapping RECORDED=LOCAL (repeatable), e.g. /workspace/=/home/me/proj/.
     #[arg(long = "map")]
     pub map: Vec<String>,
+    /// Write this table instead of the summary (docs/frames.md §3.4): `peaks` (one line per
+    /// reported point) or `curves` (the three levels after every entry).
+    #[arg(long, value_enum)]
+    pub table: Option<Table>,
+    /// Format of `--table`: CSV (default) or one Arrow IPC stream (typed columns).
+    #[arg(long, value_enum, requires = "table")]
+    pub format: Option<super::anomaly::TableFormat>,
+    /// Write `--table` here instead of stdout.
+    #[arg(long, requires = "table")]
+    pub out: Option<PathBuf>,
+    /// The trace entry of `--table live|contributors` (the live set after it).
+    #[arg(long, requires = "table")]
+    pub entry: Option<usize>,
+    /// The device of `--table live|contributors` (default: the first analysed device).
+    #[arg(long, requires = "table")]
+    pub device: Option<u32>,
     /// Options of every command (`--strict`).
     #[command(flatten)]
     pub common: super::CommonArgs,
 }
 
+/// A table of `--table`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Table {
+    /// One line per reported point (global peak, peaks, OOMs, end state) of every device.
+    Peaks,
+    /// Allocated / active / reserved bytes after every trace entry of every analysed device.
+    Curves,
+    /// Every tensor live after `--entry` (active semantics), largest first.
+    Live,
+    /// Every site of the tensors live after `--entry`, largest first.
+    Contributors,
+}
+
+/// Writes `table` of `run` (its JSON document `json`) as `format` to `--out` or stdout.
+fn write_table(
+    args: &Args,
+    table: Table,
+    run: &crate::engine::read::snapshot::SnapshotRun,
+    json: &crate::report::snapshot_json::SnapshotJson,
+) -> Result<(), String> {
+    use super::anomaly::TableFormat;
+    use crate::report::snapshot_rows as rows;
+    use std::io::Write;
+    let mut w: Box<dyn Write> = match &args.out {
+        Some(p) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    let (snap, devs) = (&run.snapshot, &run.devices);
+    let format = args.format.unwrap_or(TableFormat::Csv);
+    if matches!(table, Table::Live | Table::Contributors) {
+        use crate::engine::export::snapshot_live as live;
+        let entry = args
+            .entry
+            .ok_or("--table live and contributors need --entry N")?;
+        let settings = settings(args)?;
+        let opts = SnapshotOptions::from_settings(&settings)?;
+        let (dev, l) = live::live_at(run, &opts, &settings, args.device, entry)?;
+        match (table, format) {
+            (Table::Live, TableFormat::Csv) => live::write_live(dev, &l, &mut w),
+            (_, TableFormat::Csv) => live::write_contributors(dev, &l, &mut w),
+            (Table::Live, TableFormat::Arrow) => {
+                super::arrow::write_stream(&live::live_frame(dev, &l), &mut w)
+                    .map_err(std::io::Error::other)
+            }
+            (_, TableFormat::Arrow) => {
+                super::arrow::write_stream(&live::contributors_frame(dev, &l), &mut w)
+                    .map_err(std::io::Error::other)
+            }
+        }
+        .map_err(|e| e.to_string())?;
+        return w.flush().map_err(|e| e.to_string());
+    }
+    match (table, format) {
+        (Table::Peaks, TableFormat::Csv) => {
+            rows::write_peaks(json, &mut w).map_err(|e| e.to_string())
+        }
+        (Table::Curves, TableFormat::Csv) => {
+            rows::write_curves(snap, devs, &mut w).map_err(|e| e.to_string())
+        }
+        (Table::Peaks, TableFormat::Arrow) => {
+            super::arrow::write_stream(&rows::peaks_frame(json), &mut w)
+        }
+        (Table::Curves, TableFormat::Arrow) => {
+            super::arrow::write_stream(&rows::curves_frame(snap, devs), &mut w)
+        }
+        (Table::Live | Table::Contributors, _) => Ok(()),
+    }?;
+    w.flush().map_err(|e| e.to_string())
+}
+
 fn options(a: &Args) -> Result<SnapshotOptions, String> {
+    SnapshotOptions::from_settings(&settings(a)?)
+}
+
+fn settings(a: &Args) -> Result<SnapshotSettingsDto, String> {
     let mut path_map = Vec::new();
     for m in &a.map {
         let (from, to) = m
@@ -79,7 +172,7 @@ fn options(a: &Args) -> Result<SnapshotOptions, String> {
             .ok_or_else(|| format!("--map: expected RECORDED=LOCAL, got {m:?}"))?;
         path_map.push((from.to_string(), to.to_string()));
     }
-    SnapshotOptions::from_settings(&SnapshotSettingsDto {
+    Ok(SnapshotSettingsDto {
         top_n: a.top_n as u32,
         top_contributors: a.top_contributors as u32,
         dedup_pct: a.dedup_pct,
@@ -155,6 +248,12 @@ pub fn run(args: Args) -> i32 {
         };
         if let Err(e) = super::write_out(&p, &snapshot_md::render(&json)) {
             eprintln!("proflens snapshot: {e}");
+            return super::EXIT_NOTHING;
+        }
+    }
+    if let Some(table) = args.table {
+        if let Err(e) = write_table(&args, table, &run, &json) {
+            eprintln!("proflens snapshot: cannot write the {table:?} table: {e}");
             return super::EXIT_NOTHING;
         }
     }

@@ -8,8 +8,8 @@ use std::io::{self, Write};
 
 use std::borrow::Cow;
 
-use super::float::{exact_number_text, py_repr};
 use super::frame::{Cell, Frame, FrameBuilder, Kind};
+use super::table_csv::csv_text;
 use crate::analysis::anomaly::{AnomalyResult, BubbleResult, StepResult};
 use crate::base::units::ns_to_ms;
 use crate::model::kernels::KernelTable;
@@ -160,20 +160,6 @@ fn count(n: usize) -> Cell<'static> {
 
 fn ms(ns: i64) -> Cell<'static> {
     Cell::F64(ns_to_ms(ns))
-}
-
-/// The CSV text of one cell: floats as Python `repr`, exact times exactly, lists joined by
-/// `;`, null as an empty cell.
-fn csv_text(c: &Cell<'_>) -> String {
-    match c {
-        Cell::Str(s) => s.to_string(),
-        Cell::F64(x) => py_repr(*x),
-        Cell::I64(i) => i.to_string(),
-        Cell::Exact(ns, scale) => exact_number_text(*ns, *scale),
-        Cell::Bool(b) => b.to_string(),
-        Cell::List(items) => items.join(";"),
-        Cell::Null => String::new(),
-    }
 }
 
 fn csv_err(e: csv::Error) -> io::Error {

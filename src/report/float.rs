@@ -142,6 +142,18 @@ pub fn ns_to_us_text(ns: i64) -> String {
     )
 }
 
+/// `ns / 10^scale` with exactly `scale` decimals (`fixed_number_text(12_500, 3)` = `12.500`;
+/// [`ns_to_us_text`] for `scale` 3).
+pub fn fixed_number_text(ns: i64, scale: u32) -> String {
+    let p = 10u128.pow(scale);
+    let v = (ns as i128).unsigned_abs();
+    let sign = if ns < 0 { "-" } else { "" };
+    if scale == 0 {
+        return format!("{sign}{v}");
+    }
+    format!("{sign}{}.{:0w$}", v / p, v % p, w = scale as usize)
+}
+
 /// `ns / 10^scale` as a number text that is exactly the value (exact times):
 /// Python's `repr` of the correctly rounded f64 whenever that repr is the exact value (up to
 /// 15 significant digits: what every earlier export wrote, so those bytes do not change),

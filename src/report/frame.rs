@@ -24,6 +24,9 @@ pub enum Cell<'a> {
     /// A time `ns / 10^scale`, written exactly in text outputs (`float::exact_number_text`);
     /// an integer ns column in a frame.
     Exact(i64, u32),
+    /// A time `ns / 10^scale` written with exactly `scale` decimals in text outputs
+    /// (`float::fixed_number_text`: `12.500`); an integer ns column in a frame.
+    Fixed(i64, u32),
     /// A boolean.
     Bool(bool),
     /// A list of texts (joined by `;` in CSV).
@@ -104,7 +107,7 @@ pub enum Kind {
     F64,
     /// [`Cell::I64`].
     I64,
-    /// [`Cell::Exact`] → integer ns.
+    /// [`Cell::Exact`] / [`Cell::Fixed`] → integer ns.
     TimeNs,
     /// [`Cell::Bool`].
     Bool,
@@ -164,7 +167,7 @@ impl FrameBuilder {
             match &mut col.values {
                 Values::I64(v) => v.push(match c {
                     Cell::I64(i) => Some(*i),
-                    Cell::Exact(ns, _) => Some(*ns),
+                    Cell::Exact(ns, _) | Cell::Fixed(ns, _) => Some(*ns),
                     _ => None,
                 }),
                 Values::F64(v) => v.push(match c {

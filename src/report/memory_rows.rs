@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-use super::float::{exact_number_text, write_py_repr};
+use super::float::{exact_number_text, fixed_number_text, write_py_repr};
 use super::frame::{Frame, FrameBuilder, Kind};
 use crate::analysis::memory_result::{MemoryRun, RowRef};
 use crate::base::units::ns_to_us;
@@ -330,6 +330,7 @@ pub fn push_csv_row(line: &mut String, row: &RowRef<'_>, list: &[Col]) {
             Cell::F64(x) => write_py_repr(line, x),
             Cell::I64(i) => line.push_str(&i.to_string()),
             Cell::Exact(ns, scale) => line.push_str(&exact_number_text(ns, scale)),
+            Cell::Fixed(ns, scale) => line.push_str(&fixed_number_text(ns, scale)),
             Cell::Bool(b) => line.push_str(if b { "true" } else { "false" }),
             Cell::List(items) => push_csv_field(line, &items.join(";")),
             Cell::Null => {}
@@ -376,6 +377,7 @@ pub fn push_json_row(line: &mut String, row: &RowRef<'_>, list: &[Col], keys: &[
             Cell::F64(_) | Cell::Null => line.push_str("null"),
             Cell::I64(i) => line.push_str(&i.to_string()),
             Cell::Exact(ns, scale) => line.push_str(&exact_number_text(ns, scale)),
+            Cell::Fixed(ns, scale) => line.push_str(&fixed_number_text(ns, scale)),
             Cell::Bool(b) => line.push_str(if b { "true" } else { "false" }),
             Cell::List(items) => line.push_str(&serde_json::to_string(&items).unwrap_or_default()),
         }

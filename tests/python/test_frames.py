@@ -2,7 +2,9 @@
 cell: every column's dtype, every text, every float bit for bit, every exact time as integer ns
 equal to the CSV's decimal text scaled (stdlib csv + decimal read the CSV; no proflens code)."""
 import csv
+import gzip
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -26,8 +28,11 @@ MI300 = os.path.join(FIX, "real_world", "AMD-AGI__TraceLens", "tests", "traces",
                      "resnet_act_checkpoint.json.gz")
 # The time columns whose CSV text is exact (ns / 10^scale) and whose frame column is int ns.
 EXACT = {"matched_op_ts_us": 3, "release_time_ms": 6, "active_release_time_ms": 6,
-         "start_us": 3, "end_us": 3}
-LISTS = {"tags", "labels", "candidate_labels"}
+         "start_us": 3, "end_us": 3, "total_us": 3, "mean_us": 3, "max_us": 3}
+LISTS = {"tags", "labels", "candidate_labels", "streams", "annotations", "chain",
+         "dominant_anomaly_tags"}
+SNAP = os.path.join(FIX, "torch_snapshots", "bcrafton_assignment2-systems__memory_snapshot.pickle")
+HTA = os.path.join(FIX, "ascend", "facebookresearch__HolisticTraceAnalysis", "tests", "data")
 
 
 def cli_csv(args):
@@ -36,34 +41,35 @@ def cli_csv(args):
     return list(csv.DictReader(io.StringIO(p.stdout.decode("utf-8"))))
 
 
-def frame_name(col):
-    if col in EXACT:
+def frame_name(col, exact=EXACT):
+    if col in exact:
         return col.rsplit("_", 1)[0] + "_ns"
     return col
 
 
 class FramesAgainstCsv(unittest.TestCase):
-    def assert_same(self, df, rows):
+    def assert_same(self, df, rows, exact=EXACT):
         self.assertEqual(len(df), len(rows))
         self.assertGreater(len(rows), 0)
-        self.assertEqual(list(df.columns), [frame_name(c) for c in rows[0].keys()])
+        self.assertEqual(list(df.columns), [frame_name(c, exact) for c in rows[0].keys()])
         for col in rows[0].keys():
-            name = frame_name(col)
+            name = frame_name(col, exact)
             series = df[name]
             dtype = str(series.dtype)
             for i, r in enumerate(rows):
                 text, got = r[col], series.iloc[i]
                 where = f"{col} row {i}"
-                if col in EXACT:
+                if col in exact:
                     self.assertIn(dtype, ("int64", "Int64"), where)
                     if text == "":
                         self.assertTrue(pd.isna(got), where)
                     else:
-                        self.assertEqual(int(Decimal(text) * 10 ** EXACT[col]), int(got), where)
+                        self.assertEqual(int(Decimal(text) * 10 ** exact[col]), int(got), where)
                 elif col == "call_stack_frames":
                     self.assertEqual(";\r\n".join(got), text, where)
                 elif col in LISTS:
-                    self.assertEqual(list(got), text.split(";") if text else [], where)
+                    got = [] if got is None else list(got)  # a null list is an empty cell
+                    self.assertEqual(got, text.split(";") if text else [], where)
                 elif dtype == "category":
                     self.assertEqual("" if pd.isna(got) else got, text, where)
                 elif dtype in ("int64", "Int64"):
@@ -73,8 +79,8 @@ class FramesAgainstCsv(unittest.TestCase):
                         self.assertTrue(pd.isna(got), where)
                     else:
                         self.assertEqual(got, float(text), where)
-                elif dtype == "bool":
-                    self.assertEqual(str(bool(got)).lower(), text, where)
+                elif dtype in ("bool", "boolean"):
+                    self.assertEqual("" if pd.isna(got) else str(bool(got)).lower(), text, where)
                 else:
                     self.fail(f"{where}: unexpected dtype {dtype}")
 
@@ -109,6 +115,153 @@ class FramesAgainstCsv(unittest.TestCase):
     def test_steps_of_ascend_rank_folders(self):
         st = proflens.steps(SAMPLE)
         self.assert_same(st, cli_csv(["anomaly", SAMPLE, "--table", "steps"]))
+
+    def test_kernels_of_gpu_ranks_are_the_kernel_table_csv(self):
+        path = os.path.join(HTA, "trace_filter")
+        df = proflens.kernels(path)
+        self.assertEqual(list(df.columns), [
+            "rank_id", "rank_dir", "name", "category", "streams", "count", "total_ns", "mean_ns",
+            "max_ns", "share_of_span"])
+        self.assertEqual(str(df["total_ns"].dtype), "int64")
+        self.assertEqual(str(df["count"].dtype), "int64")
+        self.assertEqual(str(df["name"].dtype), "category")
+        self.assertEqual(sorted(set(df["rank_id"])), [0, 1])
+        rows = cli_csv(["anomaly", path, "--table", "kernels"])
+        self.assert_same(df, rows)
+        # the per-rank rows are the kernels_*.csv of --report-dir, line for line
+        tmp = tempfile.mkdtemp(prefix="proflens-kernels-")
+        try:
+            subprocess.run([proflens.binary(), "anomaly", path, "--report-dir", tmp],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+            with open(os.path.join(tmp, "kernels_trace_filter_rank1.csv"), encoding="utf-8") as f:
+                one = list(csv.DictReader(f))
+        finally:
+            shutil.rmtree(tmp)
+        mine = [{k: v for k, v in r.items() if k not in ("rank_id", "rank_dir")}
+                for r in rows if r["rank_id"] == "1"]
+        self.assertEqual(mine, one)
+
+    def test_kernels_of_ascend_ranks_is_an_empty_table(self):
+        df = proflens.kernels(SAMPLE)
+        self.assertEqual(len(df), 0)
+        self.assertEqual(list(df.columns)[:3], ["rank_id", "rank_dir", "name"])
+
+    def test_memory_curves_are_the_curves_csv_per_pool(self):
+        df = proflens.memory_curves(SAMPLE)
+        self.assertEqual(list(df.columns), [
+            "rank_id", "role", "source_dir", "pool", "time_ns", "kind", "source_line",
+            "allocated_mb", "reserved_mb", "active_mb"])
+        self.assertEqual(str(df["time_ns"].dtype), "int64")
+        self.assertEqual(str(df["allocated_mb"].dtype), "float64")
+        self.assertEqual(set(df["pool"]), {"PTA", "GE"})
+        self.assert_same(df, cli_csv(["memory", SAMPLE, "--table", "curves"]),
+                         exact={"time_us": 3})
+        # an alloc sample carries the totals of its event row (the same analysis, two tables)
+        ev = proflens.memory_events(SAMPLE)
+        first = df[(df["rank_id"] == 0) & (df["kind"] == "alloc")].iloc[0]
+        row = ev[(ev["rank_id"] == 0) & (ev["source_line"] == first["source_line"])].iloc[0]
+        self.assertEqual(row["total_allocated_mb"], first["allocated_mb"])
+        self.assertEqual(row["start_time_ns"], first["time_ns"])
+
+    def test_snapshot_peaks_are_the_peaks_csv_and_the_json_points(self):
+        snap = proflens.snapshot(SNAP, top_n=4)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", proflens.ProflensWarning)  # a truncated recording
+            df = snap.peaks
+        for col in ("index", "height_bytes", "active_bytes", "live_bytes"):
+            self.assertEqual(str(df[col].dtype), "int64", col)
+        self.assertEqual(str(df["prominence_bytes"].dtype), "Int64")
+        self.assertEqual(str(df["kind"].dtype), "category")
+        self.assert_same(df, cli_csv(["snapshot", SNAP, "--top-n", "4", "--table", "peaks"]))
+        p = subprocess.run([proflens.binary(), "snapshot", SNAP, "--top-n", "4", "--json", "-"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True)
+        points = [(d["device"], pt) for d in json.loads(p.stdout)["devices"] for pt in d["points"]]
+        self.assertEqual(len(df), len(points))
+        for i, (dev, pt) in enumerate(points):
+            self.assertEqual(int(df["device"].iloc[i]), dev)
+            for key in ("kind", "index", "time_us", "height_bytes", "allocated_bytes",
+                        "active_bytes", "reserved_bytes", "fragmentation_bytes", "live_bytes",
+                        "live_tensors", "more_sites", "more_sites_bytes"):
+                self.assertEqual(df[key].iloc[i], pt[key], f"{key} row {i}")
+            self.assertEqual(list(df["annotations"].iloc[i]), pt["annotations"])
+            top = pt["contributors"][0] if pt["contributors"] else None
+            got = df["top_site"].iloc[i]
+            self.assertEqual(None if pd.isna(got) else got, top["site"] if top else None)
+
+    def test_snapshot_live_set_and_contributors_at_an_entry(self):
+        snap = proflens.snapshot(SNAP, top_contributors=3)
+        p = subprocess.run([proflens.binary(), "snapshot", SNAP, "--top-contributors", "3",
+                            "--json", "-"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           check=True)
+        peak = json.loads(p.stdout)["devices"][0]["points"][0]
+        at = str(peak["index"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", proflens.ProflensWarning)  # a truncated recording
+            live = snap.live_at(peak["index"])
+            by_site = snap.contributors(peak["index"], device=0)
+        self.assertEqual(str(live["bytes"].dtype), "int64")
+        self.assertEqual(str(live["alloc_index"].dtype), "Int64")
+        self.assert_same(live, cli_csv(["snapshot", SNAP, "--table", "live", "--entry", at]))
+        self.assert_same(by_site, cli_csv(["snapshot", SNAP, "--table", "contributors",
+                                           "--entry", at]))
+        # the live set is the peak's: its bytes, its tensors, its contributors (all, not 3)
+        self.assertEqual(int(live["bytes"].sum()), peak["live_bytes"])
+        self.assertEqual(len(live), peak["live_tensors"])
+        self.assertEqual(int(by_site["tensors"].sum()), peak["live_tensors"])
+        self.assertEqual(len(by_site), len(peak["contributors"]) + peak["more_sites"])
+        for i, c in enumerate(peak["contributors"]):
+            self.assertEqual(by_site["site"].iloc[i], c["site"])
+            self.assertEqual(by_site["bytes"].iloc[i], c["bytes"])
+            self.assertEqual(by_site["percent"].iloc[i], c["percent_of_point"])
+
+    def test_snapshot_curves_are_the_curves_csv(self):
+        snap = proflens.snapshot(SNAP)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", proflens.ProflensWarning)  # a truncated recording
+            df = snap.curves
+            peaks = snap.peaks
+        for col in ("entry", "time_us", "allocated_bytes", "active_bytes", "reserved_bytes"):
+            self.assertEqual(str(df[col].dtype), "int64", col)
+        self.assertEqual(list(df["entry"][:3]), [0, 1, 2])
+        self.assert_same(df, cli_csv(["snapshot", SNAP, "--table", "curves"]))
+        # the peak's entry carries the peak's level
+        g = peaks[peaks["kind"] == "global_peak"].iloc[0]
+        self.assertEqual(df["active_bytes"].iloc[int(g["index"])], g["active_bytes"])
+        self.assertIs(snap.curves, df)
+
+    def test_cluster_ranks_are_the_summary_ranks(self):
+        tmp = tempfile.mkdtemp(prefix="proflens-cluster-")
+        try:
+            run = lambda *a: subprocess.run([proflens.binary(), *a], stdout=subprocess.PIPE,
+                                            stderr=subprocess.DEVNULL, check=True).stdout
+            targets = json.loads(run("targets", SAMPLE, "--json"))
+            part, summary = os.path.join(tmp, "part.jsonl"), os.path.join(tmp, "summary.json")
+            run("summarize", "--root", targets[0]["root"],
+                *[p for t in targets for p in t["paths"]], "--out", part)
+            run("reduce", part, "--out", summary, "--gzip")
+            df = proflens.cluster_ranks(summary)
+            rows = cli_csv(["cluster-ranks", summary])
+            with gzip.open(summary, "rt", encoding="utf-8") as f:
+                doc = json.load(f)
+        finally:
+            shutil.rmtree(tmp)
+        self.assertEqual(str(df["peak_time_ns"].dtype), "Int64")
+        self.assertEqual(str(df["slow"].dtype), "boolean")
+        self.assertEqual(str(df["status"].dtype), "category")
+        self.assert_same(df, rows)
+        self.assertEqual(len(df), len(doc["ranks"]))
+        self.assertIn("snapshot", set(df["kind"]))
+        cross = {x["rank_index"]: x for x in doc["cross_rank"]}
+        for i, r in enumerate(doc["ranks"]):
+            self.assertEqual(df["target"].iloc[i], r["target"])
+            a, m = r["anomaly"], r["memory"]
+            got = df["service_ms_avg"].iloc[i]
+            self.assertEqual(None if pd.isna(got) else got, a and a["service_ms_avg"])
+            got = df["peak_time_ns"].iloc[i]
+            self.assertEqual(None if pd.isna(got) else int(got), m and m["peak_time_ns"])
+            got = df["robust_z"].iloc[i]
+            want = cross[i]["robust_z"] if i in cross else None
+            self.assertEqual(None if pd.isna(got) else got, want)
 
     def test_polars_and_arrow_backends_hold_the_same_table(self):
         t = proflens.steps(MI300, backend="arrow")

@@ -13,6 +13,7 @@ pub mod cluster;
 pub mod compare;
 pub mod gather;
 pub mod gpu_report;
+pub mod snapshot_live;
 
 use std::io::{self, Write};
 
