@@ -141,10 +141,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 # The DataFrame functions (docs/frames.md); imported last: they use the names above.
 from .frames import (  # noqa: E402
+    GpuBreakdown,
     ProflensWarning,
     Snapshot,
     bubbles,
     cluster_ranks,
+    gpu_breakdown,
     kernels,
     last_problems,
     memory_curves,

@@ -39,6 +39,8 @@ __all__ = [
     "steps",
     "bubbles",
     "kernels",
+    "gpu_breakdown",
+    "GpuBreakdown",
     "memory_curves",
     "cluster_ranks",
     "snapshot",
@@ -296,6 +298,78 @@ def kernels(paths: Paths, *, backend: Optional[str] = None):
     the span is 0).
     """
     return _collect(paths, ["anomaly", "--table", "kernels", "--format", "arrow"], "kernels", backend)
+
+
+class GpuBreakdown:
+    """HTA's breakdown tables of every GPU rank (gpu-traces.md §2–§3; docs/frames.md §3.7): the
+    values of each rank's ``gpu`` block of ``proflens anomaly --out``, one DataFrame per HTA
+    table, each ``proflens anomaly PATH --table gpu-… --format arrow`` computed at its first
+    use and kept. Ascend ranks have no rows. Every table starts with ``rank_id`` (Int64, null
+    when unknown) and ``rank_dir``.
+
+    ``temporal`` (HTA ``get_temporal_breakdown``; one row per rank): ``window``
+    (``hta_parity``: ≥ 2 ProfilerSteps, GPU events launched at or after the last step's start
+    dropped, as HTA; ``full_capture`` otherwise), ``profiler_steps``, ``last_step_start_us``
+    (Int64 µs, null for ``full_capture``), ``gpu_events_kept``, ``gpu_events_dropped``,
+    ``span_us`` (HTA's ``kernel_time``), ``idle_us``, ``compute_us``, ``non_compute_us``
+    (integral µs as HTA; null when no kept event has a stream). HTA's percentages are these
+    over ``span_us``.
+
+    ``idle_by_stream`` (HTA ``get_idle_time_breakdown``, one row per (rank, stream), the
+    categories side by side): ``stream``, ``host_wait_us``, ``kernel_wait_us``, ``other_us``
+    (integral µs; null where the category is absent).
+
+    ``kernel_types`` (HTA ``get_gpu_kernel_breakdown``'s kernel-type table, whole capture; one
+    row per (rank, category)): ``category`` (``compute`` / ``communication`` / ``memory``,
+    gpu-traces.md §1), ``count``, ``sum_ms`` (Σ duration), ``busy_ms`` (union of their
+    intervals).
+
+    ``steps`` (one row per (rank, step), the anomaly steps' windows): ``step_id``, then
+    ``compute_*``, ``communication_*``, ``memory_*`` (``count``, ``sum_ms``, ``busy_ms``),
+    ``comm_compute_overlap_ms``, ``exposed_comm_ms``.
+    """
+
+    _TABLES = {"temporal": "gpu-time", "idle_by_stream": "gpu-idle",
+               "kernel_types": "gpu-kernel-types", "steps": "gpu-steps"}
+
+    def __init__(self, paths: Paths, backend: Optional[str]):
+        self.paths = _paths(paths)
+        self._backend = backend
+        self._tables: Dict[str, Any] = {}
+
+    def _table(self, name: str):
+        if name not in self._tables:
+            argv = ["anomaly", "--table", self._TABLES[name], "--format", "arrow"]
+            self._tables[name] = _collect(self.paths, argv, f"gpu_breakdown {name}", self._backend)
+        return self._tables[name]
+
+    @property
+    def temporal(self):
+        """Idle / compute / non-compute time per rank (see the class)."""
+        return self._table("temporal")
+
+    @property
+    def idle_by_stream(self):
+        """Idle time per (rank, stream) by category (see the class)."""
+        return self._table("idle_by_stream")
+
+    @property
+    def kernel_types(self):
+        """Count, Σ duration and busy time per (rank, kernel category) (see the class)."""
+        return self._table("kernel_types")
+
+    @property
+    def steps(self):
+        """Kernel categories and overlap per (rank, step) (see the class)."""
+        return self._table("steps")
+
+
+def gpu_breakdown(paths: Paths, *, backend: Optional[str] = None) -> GpuBreakdown:
+    """HTA's breakdowns of every GPU rank under ``paths`` (PyTorch profiler traces, a folder
+    of them, a run root) as a :class:`GpuBreakdown` with one DataFrame per HTA table:
+    ``.temporal``, ``.idle_by_stream``, ``.kernel_types``, ``.steps`` (each computed at its
+    first use)."""
+    return GpuBreakdown(paths, backend)
 
 
 def _options(opts: Dict[str, Any]) -> List[str]:

@@ -1,5 +1,5 @@
 //! `proflens anomaly <folder> [--out FILE] [--report-dir DIR] [--script-compatible]
-//! [--table steps|bubbles|kernels [--format csv|arrow]]`:
+//! [--table steps|bubbles|kernels|gpu-time|gpu-idle|gpu-kernel-types|gpu-steps [--format csv|arrow]]`:
 //! steps, device bubbles and anomalies per rank (anomaly.md). Writes the JSON (an
 //! array over ranks) to `--out` or stdout and, with `--report-dir`, the
 //! human-readable anomaly report and the model-architecture report per rank.
@@ -52,6 +52,14 @@ pub enum Table {
     /// One line per (kernel name, category) of every GPU rank (the `kernels_*.csv` table of
     /// `--report-dir`, with the rank; docs/frames.md §3.3).
     Kernels,
+    /// HTA's temporal breakdown, one line per GPU rank (docs/frames.md §3.7).
+    GpuTime,
+    /// HTA's idle time breakdown, one line per (GPU rank, stream).
+    GpuIdle,
+    /// Kernel types over the whole capture, one line per (GPU rank, category).
+    GpuKernelTypes,
+    /// Kernel types per step, one line per (GPU rank, step).
+    GpuSteps,
 }
 
 /// The format of `--table`.
@@ -71,8 +79,12 @@ fn write_table(
     out: &mut dyn std::io::Write,
 ) -> Result<(), String> {
     use crate::report::anomaly_csv as csv;
-    if table == Table::Kernels {
-        return write_kernels(ranks, format, out);
+    match table {
+        Table::Kernels => return write_kernels(ranks, format, out),
+        Table::GpuTime | Table::GpuIdle | Table::GpuKernelTypes | Table::GpuSteps => {
+            return write_gpu(ranks, table, format, out)
+        }
+        Table::Steps | Table::Bubbles => {}
     }
     let rows: Vec<csv::CsvRank<'_>> = ranks
         .iter()
@@ -92,9 +104,55 @@ fn write_table(
         (Table::Bubbles, TableFormat::Arrow) => {
             return super::arrow::write_stream(&csv::bubbles_frame(&rows), out)
         }
-        (Table::Kernels, _) => return write_kernels(ranks, format, out),
+        _ => return Ok(()),
     };
     wrote.map_err(|e| e.to_string())
+}
+
+/// Writes `lines` under `columns` as `format` (`report::table_csv`).
+fn write_lines(
+    columns: &[(&str, crate::report::frame::Kind)],
+    lines: Vec<Vec<crate::report::frame::Cell<'_>>>,
+    format: TableFormat,
+    out: &mut dyn std::io::Write,
+) -> Result<(), String> {
+    use crate::report::table_csv as t;
+    match format {
+        TableFormat::Csv => {
+            t::write_csv(&t::names(columns), lines.into_iter(), out).map_err(|e| e.to_string())
+        }
+        TableFormat::Arrow => super::arrow::write_stream(&t::frame_of(columns, lines.into_iter()), out),
+    }
+}
+
+/// Writes one of HTA's breakdown tables of every GPU rank (the `gpu` blocks of the JSON;
+/// Ascend ranks have none) as `format`.
+fn write_gpu(
+    ranks: &[&RankAnalysis],
+    table: Table,
+    format: TableFormat,
+    out: &mut dyn std::io::Write,
+) -> Result<(), String> {
+    use crate::report::gpu_breakdown_csv as g;
+    let blocks = export::gpu_report::gpu_blocks(ranks);
+    let rows: Vec<g::GpuRank<'_>> = ranks
+        .iter()
+        .zip(&blocks)
+        .filter_map(|(r, b)| {
+            Some(g::GpuRank {
+                rank_id: r.meta.rank_id,
+                rank_dir: &r.meta.rank_dir,
+                gpu: b.as_ref()?,
+            })
+        })
+        .collect();
+    let (columns, lines) = match table {
+        Table::GpuTime => (g::TEMPORAL_COLUMNS, g::temporal_lines(&rows)),
+        Table::GpuIdle => (g::IDLE_COLUMNS, g::idle_lines(&rows)),
+        Table::GpuKernelTypes => (g::KERNEL_TYPE_COLUMNS, g::kernel_type_lines(&rows)),
+        _ => (g::STEP_COLUMNS, g::step_lines(&rows)),
+    };
+    write_lines(columns, lines, format, out)
 }
 
 /// Writes the kernel table per name of every GPU rank (Ascend ranks have none) as `format`.

@@ -6,6 +6,7 @@ pub mod anomaly_md;
 pub mod arch_md;
 pub mod float;
 pub mod frame;
+pub mod gpu_breakdown_csv;
 pub mod gpu_kernels_csv;
 pub mod gpu_md;
 pub mod memory_curves;

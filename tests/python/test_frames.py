@@ -146,6 +146,60 @@ class FramesAgainstCsv(unittest.TestCase):
         self.assertEqual(len(df), 0)
         self.assertEqual(list(df.columns)[:3], ["rank_id", "rank_dir", "name"])
 
+    def test_gpu_breakdown_tables_are_the_json_gpu_blocks_and_htas_numbers(self):
+        path = os.path.join(HTA, "ns_resolution_trace")
+        gb = proflens.gpu_breakdown(path)
+        tables = {"temporal": "gpu-time", "idle_by_stream": "gpu-idle",
+                  "kernel_types": "gpu-kernel-types", "steps": "gpu-steps"}
+        for attr, table in tables.items():
+            self.assert_same(getattr(gb, attr), cli_csv(["anomaly", path, "--table", table]),
+                             exact={})
+        self.assertIs(gb.temporal, gb.temporal)
+        t, idle, kt, st = gb.temporal, gb.idle_by_stream, gb.kernel_types, gb.steps
+        for col in ("span_us", "idle_us", "compute_us", "non_compute_us", "gpu_events_kept"):
+            self.assertEqual(str(t[col].dtype), "int64", col)
+        self.assertEqual(str(kt["category"].dtype), "category")
+        self.assertEqual(str(kt["sum_ms"].dtype), "float64")
+        # HTA 0.5.0's own numbers on this trace (tests/gpu_breakdown_golden.rs)
+        self.assertEqual([int(t[c].iloc[0]) for c in ("span_us", "idle_us", "compute_us",
+                                                       "non_compute_us")],
+                         [384634, 10113, 372150, 2371])
+        self.assertEqual([int(idle[c].iloc[0]) for c in ("stream", "host_wait_us",
+                                                          "kernel_wait_us", "other_us")],
+                         [7, 1709, 8404, 0])
+        # every cell is the anomaly JSON's gpu block
+        p = subprocess.run([proflens.binary(), "anomaly", path], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, check=True)
+        ranks = [r for r in json.loads(p.stdout) if "gpu" in r]
+        self.assertEqual(len(t), len(ranks))
+        si = sk = ss = 0
+        for i, r in enumerate(ranks):
+            g = r["gpu"]
+            self.assertEqual(t["rank_dir"].iloc[i], r["rank_dir"])
+            for k, v in g["hta_window"].items():
+                self.assertEqual(t[k].iloc[i], v, k)
+            for k, v in (g["gpu_time_breakdown"] or {}).items():
+                self.assertEqual(t[k].iloc[i], v, k)
+            for s in g["idle_by_stream"]:
+                for k, v in s.items():
+                    got = idle[k].iloc[si]
+                    self.assertEqual(None if pd.isna(got) else got, v, k)
+                si += 1
+            for c in g["kernel_categories"]:
+                for k, v in c.items():
+                    self.assertEqual(kt[k].iloc[sk], v, k)
+                sk += 1
+            for s in g["steps"]:
+                self.assertEqual(st["step_id"].iloc[ss], s["step_id"])
+                for c in s["categories"]:
+                    for k in ("count", "sum_ms", "busy_ms"):
+                        self.assertEqual(st[f"{c['category']}_{k}"].iloc[ss], c[k])
+                for k in ("comm_compute_overlap_ms", "exposed_comm_ms"):
+                    self.assertEqual(st[k].iloc[ss], s[k], k)
+                ss += 1
+        self.assertEqual((si, sk, ss), (len(idle), len(kt), len(st)))
+        self.assertGreater(ss, 0)
+
     def test_memory_curves_are_the_curves_csv_per_pool(self):
         df = proflens.memory_curves(SAMPLE)
         self.assertEqual(list(df.columns), [
