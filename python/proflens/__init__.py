@@ -153,4 +153,5 @@ from .frames import (  # noqa: E402
     memory_events,
     snapshot,
     steps,
+    structure,
 )

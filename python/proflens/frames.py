@@ -40,6 +40,7 @@ __all__ = [
     "bubbles",
     "kernels",
     "gpu_breakdown",
+    "structure",
     "GpuBreakdown",
     "memory_curves",
     "cluster_ranks",
@@ -298,6 +299,29 @@ def kernels(paths: Paths, *, backend: Optional[str] = None):
     the span is 0).
     """
     return _collect(paths, ["anomaly", "--table", "kernels", "--format", "arrow"], "kernels", backend)
+
+
+def structure(paths: Paths, *, script_compatible: bool = False, backend: Optional[str] = None):
+    """The structure breakdown of every rank: ``proflens anomaly PATH --table structures
+    --format arrow`` (anomaly.md §4.2, §4.4; docs/frames.md §3.8): one row per structure
+    (repeated kernel block) of every step, the scalar fields of the anomaly JSON's
+    ``structures[]`` in its order. Rank folders (Ascend) and PyTorch profiler traces.
+
+    Columns: ``rank_id`` (Int64, null when unknown), ``rank_dir``, ``step_id``,
+    ``structure_id``, ``structure_type``, ``kernel_count``, ``start_ns`` / ``end_ns`` (int ns,
+    the structure's span; the JSON's exact ``start_us`` / ``end_us``), in ms (float):
+    ``wall_ms``, ``device_busy_union_ms``, ``busy_union_ms``, ``kernel_sum_ms``,
+    ``total_cost_ms``; ``ai_core_pct``, ``ai_cpu_pct``, ``hccl_pct`` (shares 0–1 of its
+    kernels), ``structure_share`` (wall / the step's service time), ``prelaunch_gap_ms``,
+    ``tail_gap_ms``, ``internal_bubble_total_ms``, ``largest_internal_bubble_ms``,
+    ``bubble_count``, ``inter_structure_gap_ms``, ``opens_with_gap`` (bool); the block and the
+    side part (§4.2) as ``block_*`` / ``side_*``: ``kernel_count``, ``dominant_task_type``,
+    ``dominant_stream``, ``wait_heavy_count``, ``wall_ms``, ``busy_union_ms``,
+    ``kernel_sum_ms``, ``total_cost_ms``, ``internal_bubble_total_ms``,
+    ``largest_internal_bubble_ms``, ``bubble_count``; ``block_side_gap_ms``,
+    ``comm_overlap_ratio`` (null when not measured). The parts' kernel lists stay in the JSON.
+    """
+    return _anomaly(paths, "structures", script_compatible, backend)
 
 
 class GpuBreakdown:

@@ -1,5 +1,6 @@
 //! `proflens anomaly <folder> [--out FILE] [--report-dir DIR] [--script-compatible]
-//! [--table steps|bubbles|kernels|gpu-time|gpu-idle|gpu-kernel-types|gpu-steps [--format csv|arrow]]`:
+//! [--table steps|bubbles|kernels|gpu-time|gpu-idle|gpu-kernel-types|gpu-steps|structures
+//! [--format csv|arrow]]`:
 //! steps, device bubbles and anomalies per rank (anomaly.md). Writes the JSON (an
 //! array over ranks) to `--out` or stdout and, with `--report-dir`, the
 //! human-readable anomaly report and the model-architecture report per rank.
@@ -60,6 +61,9 @@ pub enum Table {
     GpuKernelTypes,
     /// Kernel types per step, one line per (GPU rank, step).
     GpuSteps,
+    /// The structure breakdown, one line per structure of every step of every rank (the
+    /// JSON's `structures[]`; docs/frames.md §3.8).
+    Structures,
 }
 
 /// The format of `--table`.
@@ -84,6 +88,7 @@ fn write_table(
         Table::GpuTime | Table::GpuIdle | Table::GpuKernelTypes | Table::GpuSteps => {
             return write_gpu(ranks, table, format, out)
         }
+        Table::Structures => return write_structures(ranks, format, out),
         Table::Steps | Table::Bubbles => {}
     }
     let rows: Vec<csv::CsvRank<'_>> = ranks
@@ -153,6 +158,32 @@ fn write_gpu(
         _ => (g::STEP_COLUMNS, g::step_lines(&rows)),
     };
     write_lines(columns, lines, format, out)
+}
+
+/// Writes the structure breakdown of every rank (`report::structure_csv`) as `format`.
+fn write_structures(
+    ranks: &[&RankAnalysis],
+    format: TableFormat,
+    out: &mut dyn std::io::Write,
+) -> Result<(), String> {
+    use crate::report::structure_csv as s;
+    let all: Vec<_> = ranks
+        .iter()
+        .map(|r| crate::report::anomaly_json::structures(&r.kernels, &r.result))
+        .collect();
+    let rows: Vec<s::StructureRank<'_>> = ranks
+        .iter()
+        .zip(&all)
+        .map(|(r, x)| s::StructureRank {
+            rank_id: r.meta.rank_id,
+            rank_dir: &r.meta.rank_dir,
+            structures: x,
+        })
+        .collect();
+    let cols = s::columns();
+    let cols: Vec<(&str, crate::report::frame::Kind)> =
+        cols.iter().map(|(n, k)| (n.as_str(), *k)).collect();
+    write_lines(&cols, s::lines(&rows), format, out)
 }
 
 /// Writes the kernel table per name of every GPU rank (Ascend ranks have none) as `format`.

@@ -19,5 +19,6 @@ pub mod snapshot_json;
 pub mod snapshot_md;
 pub mod snapshot_overlay;
 pub mod snapshot_rows;
+pub mod structure_csv;
 pub mod table_csv;
 pub mod trace_diff;

@@ -200,6 +200,42 @@ class FramesAgainstCsv(unittest.TestCase):
         self.assertEqual((si, sk, ss), (len(idle), len(kt), len(st)))
         self.assertGreater(ss, 0)
 
+    def test_structure_is_the_json_structures_of_every_rank(self):
+        df = proflens.structure([SAMPLE, MI300])
+        self.assertEqual(str(df["start_ns"].dtype), "int64")
+        self.assertEqual(str(df["kernel_count"].dtype), "int64")
+        self.assertEqual(str(df["opens_with_gap"].dtype), "bool")
+        self.assertEqual(str(df["structure_id"].dtype), "category")
+        rows = []
+        docs = []
+        for path in (SAMPLE, MI300):
+            rows += cli_csv(["anomaly", path, "--table", "structures"])
+            p = subprocess.run([proflens.binary(), "anomaly", path], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, check=True)
+            docs += json.loads(p.stdout, parse_float=Decimal)
+        self.assert_same(df, rows)
+        i = 0
+        for r in docs:
+            for s in r["structures"]:
+                self.assertEqual(df["rank_dir"].iloc[i], r["rank_dir"])
+                for k, v in s.items():
+                    if k in ("block", "side"):
+                        for pk, pv in v.items():
+                            if not isinstance(pv, list):
+                                got = df[f"{k}_{pk}"].iloc[i]
+                                self.assertEqual(got, float(pv) if isinstance(pv, Decimal) else pv,
+                                                 f"{k}_{pk} row {i}")
+                    elif k in ("start_us", "end_us"):
+                        self.assertEqual(int(df[k[:-3] + "_ns"].iloc[i]), int(v * 1000), k)
+                    else:
+                        got = df[k].iloc[i]
+                        got = None if pd.isna(got) else got
+                        self.assertEqual(got, float(v) if isinstance(v, Decimal) else v,
+                                         f"{k} row {i}")
+                i += 1
+        self.assertEqual(i, len(df))
+        self.assertGreater(i, 0)
+
     def test_memory_curves_are_the_curves_csv_per_pool(self):
         df = proflens.memory_curves(SAMPLE)
         self.assertEqual(list(df.columns), [

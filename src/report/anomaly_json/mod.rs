@@ -195,6 +195,19 @@ pub fn structure_json(k: &KernelTable, step: &StepResult, s: &Structure) -> Stru
     }
 }
 
+/// The rank's `structures[]`: every structure of every step, in step order (§4.2).
+pub fn structures(k: &KernelTable, r: &AnomalyResult) -> Vec<StructureJson> {
+    r.steps
+        .iter()
+        .flat_map(|s| {
+            s.segmentation
+                .structures
+                .iter()
+                .map(move |x| structure_json(k, s, x))
+        })
+        .collect()
+}
+
 /// The `anomaly_discovery` object and the per-rank wrapper.
 pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyConfig) -> RankJson {
     let mut steps: Vec<StepJson> = r.steps.iter().map(step_json).collect();
@@ -206,16 +219,7 @@ pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyC
             )));
         }
     }
-    let structures: Vec<StructureJson> = r
-        .steps
-        .iter()
-        .flat_map(|s| {
-            s.segmentation
-                .structures
-                .iter()
-                .map(move |x| structure_json(k, s, x))
-        })
-        .collect();
+    let structures = structures(k, r);
     let dominant_step = r.groups.first().and_then(|g| g.steps.first()).copied();
     let dominant_structures: Vec<StructureJson> = match dominant_step {
         Some(i) => {
