@@ -443,18 +443,39 @@ class Snapshot:
     one trace entry (§7.6, active semantics: a block is live until ``free_completed``) of one
     device (default: the first analysed), as the page's live view has it — every live tensor,
     and every site they come from (§7.5), largest first. See the methods for the columns.
+
+    A list of paths (even of one) gives one ``Snapshot`` over all of them: every table is the
+    files' tables concatenated in the order given, with a ``file`` column first (the path as
+    given, categorical), so ``snap.peaks.groupby("file")`` compares them; ``live_at`` and
+    ``contributors`` then take ``file=`` (trace entries are numbered per file). One path gives
+    the tables without the ``file`` column.
     """
 
     def __init__(self, path, options: Dict[str, Any], backend: Optional[str]):
-        self.path = os.fspath(path)
+        #: True when a list of paths was given: every table has a ``file`` column first.
+        self.many = not isinstance(path, (str, os.PathLike))
+        self.paths = _paths(path)
+        self.path = self.paths[0]
         self._argv = _options(options)
         self._backend = backend
         self._tables: Dict[str, Any] = {}
 
+    def _files(self, argv: List[str], what: str, paths: List[str]):
+        if not self.many:
+            return _collect(paths, argv, what, self._backend)
+        pa = _pyarrow()
+        tables, problems = [], []
+        for p in paths:
+            t, pr = _run([argv[0], p, *argv[1:]], what)
+            col = pa.array([p] * t.num_rows, pa.string()).dictionary_encode()
+            tables.append(t.add_column(0, "file", col))
+            problems.extend(pr)
+        return _hand_over(tables, problems, self._backend)
+
     def _table(self, name: str):
         if name not in self._tables:
             argv = ["snapshot", "--table", name, "--format", "arrow", *self._argv]
-            self._tables[name] = _collect(self.path, argv, f"snapshot {name}", self._backend)
+            self._tables[name] = self._files(argv, f"snapshot {name}", self.paths)
         return self._tables[name]
 
     @property
@@ -467,35 +488,47 @@ class Snapshot:
         """Allocated / active / reserved bytes after every trace entry (see the class)."""
         return self._table("curves")
 
-    def _at(self, name: str, entry: int, device: Optional[int]):
+    def _at(self, name: str, entry: int, device: Optional[int], file):
         extra = ["--entry", str(int(entry))]
         if device is not None:
             extra += ["--device", str(int(device))]
         argv = ["snapshot", "--table", name, "--format", "arrow", *extra, *self._argv]
-        return _collect(self.path, argv, f"snapshot {name}", self._backend)
+        if file is None:
+            if len(self.paths) > 1:
+                raise ProflensError(f"snapshot {name}: say which file (file=...): "
+                                    "trace entries are numbered per file")
+            paths = self.paths
+        else:
+            paths = [os.fspath(file)]
+            if paths[0] not in self.paths:
+                raise ProflensError(f"snapshot {name}: {paths[0]} is not one of {self.paths}")
+        return self._files(argv, f"snapshot {name}", paths)
 
-    def live_at(self, entry: int, device: Optional[int] = None):
+    def live_at(self, entry: int, device: Optional[int] = None, file=None):
         """Every tensor live after trace entry ``entry``, largest first (``proflens snapshot
         PATH --table live --entry N``): ``device``, ``entry``, ``record`` (lifetime record id),
         ``bytes`` (int64, requested), ``addr`` (``0x…``), ``memoryviz_name`` (``b'<hex>_<v>'``),
         ``alloc_index`` (Int64, null when allocated before the recording), ``site``, ``link``,
-        ``stack_kind`` (``alloc`` / ``free_site`` / ``block`` / ``none``)."""
-        return self._at("live", entry, device)
+        ``stack_kind`` (``alloc`` / ``free_site`` / ``block`` / ``none``). With several files,
+        ``file`` says which (trace entries are numbered per file)."""
+        return self._at("live", entry, device, file)
 
-    def contributors(self, entry: int, device: Optional[int] = None):
+    def contributors(self, entry: int, device: Optional[int] = None, file=None):
         """Every site of the tensors live after trace entry ``entry``, largest first
         (``proflens snapshot PATH --table contributors --entry N``; the report's contributors
         at a peak, but all of them): ``device``, ``entry``, ``site``, ``site_kind``, ``origin``,
         ``bytes`` (int64), ``percent`` (of the analysed curve's level at the entry), ``tensors``,
         ``first_alloc_index`` (Int64), ``link``, ``chain`` (list of frame labels, innermost
-        first)."""
-        return self._at("contributors", entry, device)
+        first). With several files, ``file`` says which."""
+        return self._at("contributors", entry, device, file)
 
 
 def snapshot(path, *, backend: Optional[str] = None, **options) -> Snapshot:
     """The analysis of one memory snapshot as tables (:class:`Snapshot`: ``.peaks``,
-    ``.curves``). ``options`` are ``proflens snapshot``'s: ``top_n``, ``top_contributors``,
-    ``dedup_pct``, ``min_sep_ms``, ``min_prominence_pct``, ``curve`` ("allocated" / "active" /
+    ``.curves``, ``.live_at(entry)``, ``.contributors(entry)``); a list of paths gives one
+    :class:`Snapshot` whose tables hold every file's rows with a ``file`` column first.
+    ``options`` are ``proflens snapshot``'s: ``top_n``, ``top_contributors``, ``dedup_pct``,
+    ``min_sep_ms``, ``min_prominence_pct``, ``curve`` ("allocated" / "active" /
     "reserved"), ``frame_depth``, ``project_root``, ``include_prefix`` / ``exclude_prefix``
     (lists), ``link_style``, ``repo_url``, ``commit``, ``map`` ({recorded: local})."""
     return Snapshot(path, options, backend)

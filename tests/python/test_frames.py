@@ -32,6 +32,7 @@ EXACT = {"matched_op_ts_us": 3, "release_time_ms": 6, "active_release_time_ms": 
 LISTS = {"tags", "labels", "candidate_labels", "streams", "annotations", "chain",
          "dominant_anomaly_tags"}
 SNAP = os.path.join(FIX, "torch_snapshots", "bcrafton_assignment2-systems__memory_snapshot.pickle")
+SNAP2 = os.path.join(FIX, "torch_snapshots", "silmont2000_assignment2-systems__mem_snapshot.pickle")
 HTA = os.path.join(FIX, "ascend", "facebookresearch__HolisticTraceAnalysis", "tests", "data")
 
 
@@ -318,6 +319,32 @@ class FramesAgainstCsv(unittest.TestCase):
         g = peaks[peaks["kind"] == "global_peak"].iloc[0]
         self.assertEqual(df["active_bytes"].iloc[int(g["index"])], g["active_bytes"])
         self.assertIs(snap.curves, df)
+
+    def test_snapshot_of_a_list_of_paths_is_one_table_with_a_file_column(self):
+        snap = proflens.snapshot([SNAP, SNAP2], top_n=3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", proflens.ProflensWarning)  # a truncated recording
+            peaks, curves = snap.peaks, snap.curves
+            one = [proflens.snapshot(p, top_n=3).peaks for p in (SNAP, SNAP2)]
+            live = snap.live_at(int(one[1]["index"].iloc[0]), file=SNAP2)
+            alone = proflens.snapshot(SNAP2).live_at(int(one[1]["index"].iloc[0]))
+        self.assertEqual(list(peaks.columns), ["file"] + list(one[0].columns))
+        self.assertEqual(str(peaks["file"].dtype), "category")
+        self.assertEqual(str(curves["allocated_bytes"].dtype), "int64")
+        for path, df in zip((SNAP, SNAP2), one):
+            mine = peaks[peaks["file"] == path].drop(columns="file").reset_index(drop=True)
+            self.assertEqual(len(mine), len(df))
+            self.assertGreater(len(df), 0)
+            cell = lambda x: list(x) if not isinstance(x, str) and hasattr(x, "__len__") else (
+                None if pd.isna(x) else x)
+            for col in df.columns:
+                self.assertEqual([cell(x) for x in mine[col]], [cell(x) for x in df[col]], col)
+            rows = cli_csv(["snapshot", path, "--table", "curves"])
+            self.assertEqual(int((curves["file"] == path).sum()), len(rows))
+        self.assertEqual(set(live["file"]), {SNAP2})
+        self.assertEqual(list(live["bytes"]), list(alone["bytes"]))
+        with self.assertRaises(proflens.ProflensError):
+            snap.live_at(0)
 
     def test_cluster_ranks_are_the_summary_ranks(self):
         tmp = tempfile.mkdtemp(prefix="proflens-cluster-")
