@@ -141,11 +141,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 # The DataFrame functions (docs/frames.md); imported last: they use the names above.
 from .frames import (  # noqa: E402
+    Diff,
     GpuBreakdown,
     ProflensWarning,
     Snapshot,
     bubbles,
     cluster_ranks,
+    diff,
     gpu_breakdown,
     kernels,
     last_problems,

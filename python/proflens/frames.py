@@ -41,6 +41,8 @@ __all__ = [
     "kernels",
     "gpu_breakdown",
     "structure",
+    "diff",
+    "Diff",
     "GpuBreakdown",
     "memory_curves",
     "cluster_ranks",
@@ -532,6 +534,72 @@ def snapshot(path, *, backend: Optional[str] = None, **options) -> Snapshot:
     "reserved"), ``frame_depth``, ``project_root``, ``include_prefix`` / ``exclude_prefix``
     (lists), ``link_style``, ``repo_url``, ``commit``, ``map`` ({recorded: local})."""
     return Snapshot(path, options, backend)
+
+
+class Diff:
+    """The delta tables of ``proflens diff A B`` (docs/frames.md §3.9): the rows of the ``--json``
+    document, one DataFrame per table, each ``proflens diff A B --table T --format arrow``
+    computed at its first use and kept. Asking for a table of the other kind of input raises
+    :class:`ProflensError` with the CLI's words.
+
+    Traces (PyTorch profiler ``*.json[.gz]``), rank folders and runs:
+
+    ``ops`` (the JSON's ``ops``; HTA's ``TraceDiff.compare_traces`` when both sides are GPU
+    traces, ``ops_rule``), one row per op or kernel name of either side, largest |Δ time| first:
+    ``name``, ``a_count``, ``b_count``, ``delta_count`` (int), ``a_time_us``, ``b_time_us``,
+    ``delta_time_us`` (Σ duration in µs, float as the JSON), ``change`` (``new`` / ``gone`` /
+    ``changed`` / ``same``). ``step=N`` / ``all_steps=True`` choose the steps it covers (default
+    the first), ``rank=N`` the rank of a run.
+
+    ``steps`` (the JSON's ``steps``), one row per step pair: ``step_id``, ``b_step_id`` (B's id
+    when the steps were matched by order), then ``a_*``, ``b_*``, ``delta_*`` (B − A; null where
+    a side has no such step) of ``service_ms``, ``device_busy_union_ms``, ``underfeed_ms``,
+    ``bubble_count`` (Int64), ``bubble_total_ms``.
+
+    Two snapshot pickles (or two devices, ``a_device`` / ``b_device``):
+
+    ``sites`` (the JSON's ``devices[].sites_at_peak`` then ``sites_at_end``), one row per site:
+    ``device``, ``b_device`` (Int64, null unless the sides compare different devices), ``at``
+    (``peak`` / ``end``), ``site``, ``link`` (null without one), ``a_bytes``, ``b_bytes``,
+    ``delta_bytes`` (int64), ``change``. ``curve``, ``frame_depth``, ``project_root``,
+    ``link_style`` as for ``proflens diff``.
+    """
+
+    def __init__(self, a, b, options: Dict[str, Any], backend: Optional[str]):
+        self.a, self.b = os.fspath(a), os.fspath(b)
+        self._argv = _options(options)
+        self._backend = backend
+        self._tables: Dict[str, Any] = {}
+
+    def _table(self, name: str):
+        if name not in self._tables:
+            argv = ["diff", self.a, self.b, "--table", name, "--format", "arrow", *self._argv]
+            t, problems = _run(argv, f"diff {name}")
+            self._tables[name] = _hand_over([t], problems, self._backend)
+        return self._tables[name]
+
+    @property
+    def ops(self):
+        """Count and Σ time per op or kernel name on both sides (see the class)."""
+        return self._table("ops")
+
+    @property
+    def steps(self):
+        """Service, busy, underfeed and bubbles per step pair (see the class)."""
+        return self._table("steps")
+
+    @property
+    def sites(self):
+        """Live bytes per site at each device's peak and end on both sides (see the class)."""
+        return self._table("sites")
+
+
+def diff(a, b, *, backend: Optional[str] = None, **options) -> Diff:
+    """``proflens diff A B``'s delta tables as a :class:`Diff`: ``.ops`` and ``.steps`` for two
+    traces, rank folders or runs, ``.sites`` for two snapshots (each computed at its first
+    use). ``options`` are the CLI's: ``step=2`` → ``--step 2``, ``all_steps=True``, ``rank``,
+    ``curve``, ``frame_depth``, ``project_root``, ``link_style``, ``a_device``, ``b_device``."""
+    return Diff(a, b, options, backend)
 
 
 def cluster_ranks(summaries: Paths, *, backend: Optional[str] = None):

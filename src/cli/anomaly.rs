@@ -115,7 +115,7 @@ fn write_table(
 }
 
 /// Writes `lines` under `columns` as `format` (`report::table_csv`).
-fn write_lines(
+pub(super) fn write_lines(
     columns: &[(&str, crate::report::frame::Kind)],
     lines: Vec<Vec<crate::report::frame::Cell<'_>>>,
     format: TableFormat,

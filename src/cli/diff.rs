@@ -1,4 +1,4 @@
-//! `proflens diff A B [--json FILE] [--md FILE]`:
+//! `proflens diff A B [--json FILE] [--md FILE] [--table ops|steps|sites [--format csv|arrow]]`:
 //! * two snapshot pickles (or two devices of one file) compared per device — global peak, end
 //!   state and the live bytes per site at each — as JSON
 //!   ([`crate::report::snapshot_diff::DiffJson`]) and Markdown; each side is read and analysed
@@ -15,6 +15,7 @@ use crate::protocol::snapshot::SnapshotSettingsDto;
 use crate::report::snapshot_diff::render_md;
 use crate::report::snapshot_overlay::{add_overlays, OverlayOptions};
 
+use super::anomaly::TableFormat;
 use super::fs_opener::FsOpener;
 
 /// Arguments of `proflens diff`.
@@ -73,9 +74,40 @@ pub struct Args {
     /// Runs: compare rank N of each side in the ops and steps tables (default: the first rank).
     #[arg(long, value_name = "N")]
     pub rank: Option<i64>,
+    /// Write this delta table of the `--json` document to stdout (docs/frames.md §3.9): `ops`
+    /// or `steps` (traces, rank folders, runs), `sites` (snapshots).
+    #[arg(long, value_enum)]
+    pub table: Option<DiffTable>,
+    /// Format of `--table`: CSV (default) or one Arrow IPC stream (typed columns).
+    #[arg(long, value_enum, requires = "table")]
+    pub format: Option<TableFormat>,
     /// Options of every command (`--strict`).
     #[command(flatten)]
     pub common: super::CommonArgs,
+}
+
+/// A table of `--table`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiffTable {
+    /// One line per op or kernel name of either side (`ops[]`).
+    Ops,
+    /// One line per step pair (`steps[]`).
+    Steps,
+    /// One line per site at each device's peak and end (`sites_at_peak`, `sites_at_end`).
+    Sites,
+}
+
+/// Writes `lines` under `columns` as `--format` to stdout.
+pub fn write_table(
+    args: &Args,
+    columns: &[(&str, crate::report::frame::Kind)],
+    lines: Vec<Vec<crate::report::frame::Cell<'_>>>,
+) -> Result<(), String> {
+    use std::io::Write;
+    let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+    let format = args.format.unwrap_or(TableFormat::Csv);
+    super::anomaly::write_lines(columns, lines, format, &mut w)?;
+    w.flush().map_err(|e| format!("cannot write the table: {e}"))
 }
 
 /// Reads and analyses one side; prints its problems. `Err` is the message for stderr.
@@ -136,6 +168,7 @@ pub fn run(args: Args) -> i32 {
                 ("--frame-depth", args.frame_depth != 0),
                 ("--overlay", args.overlay.is_some()),
                 ("--align", args.align.is_some()),
+                ("--table sites", args.table == Some(DiffTable::Sites)),
             ];
             if let Some((name, _)) = snapshot_only.iter().find(|o| o.1) {
                 return fail(format!(
@@ -159,6 +192,10 @@ pub fn run(args: Args) -> i32 {
                 ("--step", args.step.is_some()),
                 ("--all-steps", args.all_steps),
                 ("--rank", args.rank.is_some()),
+                (
+                    "--table ops / steps",
+                    matches!(args.table, Some(DiffTable::Ops | DiffTable::Steps)),
+                ),
             ];
             if let Some((name, _)) = trace_only.iter().find(|o| o.1) {
                 return fail(format!(
@@ -249,6 +286,12 @@ pub fn run(args: Args) -> i32 {
     if let Err(e) = write_documents(&args, &j, |j| render_md(j, args.top)) {
         return fail(e);
     }
+    if args.table.is_some() {
+        use crate::report::diff_tables as t;
+        if let Err(e) = write_table(&args, t::SITE_COLUMNS, t::site_lines(&j)) {
+            return fail(e);
+        }
+    }
     let h = |n: u64| crate::base::format::bytes_i(n as i64);
     for d in &j.devices {
         let moved = d
@@ -269,7 +312,7 @@ pub fn run(args: Args) -> i32 {
             d.sites_at_peak.len()
         );
     }
-    if args.json.is_none() && args.md.is_none() {
+    if args.json.is_none() && args.md.is_none() && args.table.is_none() {
         eprintln!("(write the full comparison with --json FILE and/or --md FILE)");
     }
     super::exit_code(true, problems, args.common.strict)

@@ -117,6 +117,18 @@ pub fn run(args: &Args) -> i32 {
     if let Err(e) = super::diff::write_documents(args, &j, |j| render_md(j, args.top)) {
         return fail(e);
     }
+    if let Some(table) = args.table {
+        use crate::report::diff_tables as t;
+        let wrote = match table {
+            super::diff::DiffTable::Steps => {
+                super::diff::write_table(args, t::STEP_COLUMNS, t::step_lines(&j))
+            }
+            _ => super::diff::write_table(args, t::OPS_COLUMNS, t::ops_lines(&j)),
+        };
+        if let Err(e) = wrote {
+            return fail(e);
+        }
+    }
     let count = |c: &str| j.ops.iter().filter(|o| o.change == c).count();
     eprintln!(
         "ops ({}): {} names, {} changed, {} new, {} gone; steps: {} pairs matched by {}",
@@ -154,7 +166,7 @@ pub fn run(args: &Args) -> i32 {
     for n in &j.notes {
         eprintln!("{n}");
     }
-    if args.json.is_none() && args.md.is_none() {
+    if args.json.is_none() && args.md.is_none() && args.table.is_none() {
         eprintln!("(write the full comparison with --json FILE and/or --md FILE)");
     }
     super::exit_code(true, problems, args.common.strict)

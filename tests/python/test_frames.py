@@ -346,6 +346,54 @@ class FramesAgainstCsv(unittest.TestCase):
         with self.assertRaises(proflens.ProflensError):
             snap.live_at(0)
 
+    def diff_json(self, a, b, *extra):
+        p = subprocess.run([proflens.binary(), "diff", a, b, "--json", "-", *extra],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True)
+        return json.loads(p.stdout)
+
+    def assert_rows(self, df, objs, columns=None):
+        self.assertEqual(len(df), len(objs))
+        for i, o in enumerate(objs):
+            for k in columns or df.columns:
+                got = df[k].iloc[i]
+                self.assertEqual(None if pd.isna(got) else got, o.get(k), f"{k} row {i}")
+
+    def test_diff_of_two_traces_is_the_json_ops_and_steps(self):
+        d = os.path.join(HTA, "trace_diff")
+        a, b = os.path.join(d, "control", "control.json.gz"), os.path.join(d, "test", "test.json.gz")
+        diff = proflens.diff(a, b, step=2)
+        ops, steps = diff.ops, diff.steps
+        self.assertEqual(list(ops.columns), ["name", "a_count", "b_count", "delta_count",
+                                             "a_time_us", "b_time_us", "delta_time_us", "change"])
+        self.assertEqual(str(ops["a_count"].dtype), "int64")
+        self.assertEqual(str(ops["delta_time_us"].dtype), "float64")
+        self.assertEqual(str(ops["change"].dtype), "category")
+        self.assert_same(ops, cli_csv(["diff", a, b, "--step", "2", "--table", "ops"]))
+        self.assert_same(steps, cli_csv(["diff", a, b, "--step", "2", "--table", "steps"]))
+        doc = self.diff_json(a, b, "--step", "2")
+        self.assertEqual(doc["ops_steps"]["mode"], "nth")
+        self.assert_rows(ops, doc["ops"])
+        self.assert_rows(steps, doc["steps"])
+        self.assertGreater(len(ops), 0)
+        self.assertGreater(len(steps), 0)
+        with self.assertRaises(proflens.ProflensError):
+            diff.sites
+
+    def test_diff_of_two_snapshots_is_the_json_sites(self):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", proflens.ProflensWarning)  # a truncated recording
+            sites = proflens.diff(SNAP, SNAP2).sites
+        self.assertEqual(str(sites["delta_bytes"].dtype), "int64")
+        self.assertEqual(str(sites["b_device"].dtype), "Int64")
+        self.assert_same(sites, cli_csv(["diff", SNAP, SNAP2, "--table", "sites"]))
+        doc = self.diff_json(SNAP, SNAP2)
+        want = [dict(s, device=d["device"], b_device=d.get("b_device"), at=at)
+                for d in doc["devices"]
+                for at, key in (("peak", "sites_at_peak"), ("end", "sites_at_end"))
+                for s in d[key]]
+        self.assert_rows(sites, want)
+        self.assertEqual(set(sites["at"]), {"peak", "end"})
+
     def test_cluster_ranks_are_the_summary_ranks(self):
         tmp = tempfile.mkdtemp(prefix="proflens-cluster-")
         try:
