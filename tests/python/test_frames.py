@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 import warnings
@@ -32,6 +33,7 @@ EXACT = {"matched_op_ts_us": 3, "release_time_ms": 6, "active_release_time_ms": 
 LISTS = {"tags", "labels", "candidate_labels", "streams", "annotations", "chain",
          "dominant_anomaly_tags"}
 SNAP = os.path.join(FIX, "torch_snapshots", "bcrafton_assignment2-systems__memory_snapshot.pickle")
+MSINSIGHT = os.path.join(FIX, "ascend", "Ascend__msinsight", "test", "data", "pytorch", "text")
 SNAP2 = os.path.join(FIX, "torch_snapshots", "silmont2000_assignment2-systems__mem_snapshot.pickle")
 HTA = os.path.join(FIX, "ascend", "facebookresearch__HolisticTraceAnalysis", "tests", "data")
 
@@ -95,6 +97,28 @@ class FramesAgainstCsv(unittest.TestCase):
         self.assertEqual(str(df["size_kb"].dtype), "float64")
         self.assertEqual(str(df["name"].dtype), "category")
         self.assert_same(df, cli_csv(["memory", RLI_MEMORY, "--parity", "--format", "csv"]))
+
+    def parity_rows(self, df):
+        """The rows of a parity DataFrame as tuples of Python values (None for NaN)."""
+        cell = lambda x: None if not isinstance(x, str) and pd.isna(x) else x
+        return [tuple(cell(x) for x in r) for r in df.astype(object).itertuples(index=False)]
+
+    def test_parity_frame_is_the_independent_reference_of_rl_insights_rule(self):
+        # tests/reference/memory_parity.py: the RL-Insight rule read from the spec (stdlib only);
+        # against RL-Insight's own parser: scripts/rl_insight_parity.py (needs rl-insight)
+        ref = os.path.join(ROOT, "tests", "reference", "memory_parity.py")
+        for path in (RLI_MEMORY, MSINSIGHT):
+            p = subprocess.run([sys.executable, ref, path], stdout=subprocess.PIPE, check=True)
+            want = []
+            for r in csv.DictReader(io.StringIO(p.stdout.decode("utf-8"), newline="")):
+                typed = {k: (int(v) if k == "rank_id" else
+                             float(v) if k.endswith(("_kb", "_ms", "_mb")) else v)
+                         for k, v in r.items()}
+                want.append(tuple(typed.values()))
+            got = self.parity_rows(proflens.memory_events(path, parity=True))
+            self.assertEqual(len(got), len(want), path)
+            for i, (x, y) in enumerate(zip(got, want)):
+                self.assertEqual(x, y, f"{path} row {i}")
 
     def test_memory_events_full_columns_with_exact_ns_and_frame_lists(self):
         df = proflens.memory_events(SAMPLE)
