@@ -126,7 +126,9 @@ pub(super) fn write_lines(
         TableFormat::Csv => {
             t::write_csv(&t::names(columns), lines.into_iter(), out).map_err(|e| e.to_string())
         }
-        TableFormat::Arrow => super::arrow::write_stream(&t::frame_of(columns, lines.into_iter()), out),
+        TableFormat::Arrow => {
+            super::arrow::write_stream(&t::frame_of(columns, lines.into_iter()), out)
+        }
     }
 }
 

@@ -107,7 +107,8 @@ pub fn write_table(
     let mut w = std::io::BufWriter::new(std::io::stdout().lock());
     let format = args.format.unwrap_or(TableFormat::Csv);
     super::anomaly::write_lines(columns, lines, format, &mut w)?;
-    w.flush().map_err(|e| format!("cannot write the table: {e}"))
+    w.flush()
+        .map_err(|e| format!("cannot write the table: {e}"))
 }
 
 /// Reads and analyses one side; prints its problems. `Err` is the message for stderr.

@@ -220,8 +220,18 @@ mod tests {
             gpu: &gpu,
         }];
         let mut out = Vec::new();
-        write_csv(&names(TEMPORAL_COLUMNS), temporal_lines(&ranks).into_iter(), &mut out).unwrap();
-        write_csv(&names(IDLE_COLUMNS), idle_lines(&ranks).into_iter(), &mut out).unwrap();
+        write_csv(
+            &names(TEMPORAL_COLUMNS),
+            temporal_lines(&ranks).into_iter(),
+            &mut out,
+        )
+        .unwrap();
+        write_csv(
+            &names(IDLE_COLUMNS),
+            idle_lines(&ranks).into_iter(),
+            &mut out,
+        )
+        .unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "rank_id,rank_dir,window,profiler_steps,last_step_start_us,gpu_events_kept,\
