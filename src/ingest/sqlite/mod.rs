@@ -36,6 +36,7 @@ pub struct OpenerSource<'a> {
     opener: &'a dyn Opener,
     path: String,
     size: u64,
+    read: std::rc::Rc<std::cell::Cell<u64>>,
 }
 
 impl<'a> OpenerSource<'a> {
@@ -45,7 +46,13 @@ impl<'a> OpenerSource<'a> {
             opener,
             path: path.to_string(),
             size,
+            read: Default::default(),
         }
+    }
+
+    /// A counter of the bytes read so far (for progress), shared with the source.
+    pub fn counter(&self) -> std::rc::Rc<std::cell::Cell<u64>> {
+        self.read.clone()
     }
 }
 
@@ -55,7 +62,9 @@ impl ByteSource for OpenerSource<'_> {
     }
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         let mut r = self.opener.open_from(&self.path, offset)?;
-        read_full(&mut r, buf)
+        let n = read_full(&mut r, buf)?;
+        self.read.set(self.read.get() + n as u64);
+        Ok(n)
     }
 }
 

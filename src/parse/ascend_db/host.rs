@@ -223,11 +223,12 @@ pub fn read(
             return;
         }
         let stack = int(r, chain).and_then(|k| o.chains.get(&k).copied());
+        if stack.is_none() && o.parity {
+            return;
+        }
         o.cpu_ops += 1;
         if stack.is_some() {
             o.with_stack += 1;
-        } else if o.parity {
-            return;
         }
         if entry.0 == u32::MAX {
             entry.0 = o.host.thread_key(&pid.to_string(), &tid.to_string());

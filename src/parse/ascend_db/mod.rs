@@ -38,6 +38,7 @@ pub struct DbFile<'a> {
     pub path: String,
     /// Tables and columns, by name.
     pub schema: Schema,
+    read: std::rc::Rc<std::cell::Cell<u64>>,
 }
 
 impl<'a> DbFile<'a> {
@@ -51,8 +52,9 @@ impl<'a> DbFile<'a> {
                 format!("{path}: {why}; its data is not used"),
             )
         };
-        let db = Db::open(Box::new(OpenerSource::new(opener, path, size)))
-            .map_err(|e: OpenError| fail(e.to_string()))?;
+        let src = OpenerSource::new(opener, path, size);
+        let read = src.counter();
+        let db = Db::open(Box::new(src)).map_err(|e: OpenError| fail(e.to_string()))?;
         let schema = Schema::read(&db).map_err(|e| {
             fail(format!(
                 "SQLite cannot read its table list (sqlite_master): {e}"
@@ -62,7 +64,13 @@ impl<'a> DbFile<'a> {
             db,
             path: path.to_string(),
             schema,
+            read,
         })
+    }
+
+    /// Bytes of the file read so far (pages fetched into the window cache).
+    pub fn bytes_read(&self) -> u64 {
+        self.read.get()
     }
 
     /// The `ASC-DB-002` problem: `what` (a table, or `TABLE.column`) is missing, so `feeds`
