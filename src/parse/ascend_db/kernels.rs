@@ -28,6 +28,7 @@ pub struct KernelStats {
 
 struct Row {
     device: i64,
+    id: i64,
     k: KernelRow,
 }
 
@@ -92,6 +93,37 @@ fn step_ranges(f: &DbFile<'_>, problems: &mut Problems) -> Vec<StepRange> {
     out
 }
 
+/// PMU ratios by `globalTaskId` from `TASK_PMU_INFO` (Level1 and up): `aic_mac_ratio`,
+/// `aic_mte2_ratio`, the two the kernel table keeps (ascend-db.md §5).
+fn pmu(f: &DbFile<'_>, problems: &mut Problems) -> HashMap<i64, [Option<f32>; 2]> {
+    let mut out: HashMap<i64, [Option<f32>; 2]> = HashMap::default();
+    if f.schema
+        .lacks("TASK_PMU_INFO", &["globalTaskId", "name", "value"])
+        .is_some()
+        || !f.schema.has("STRING_IDS", "value")
+    {
+        return out;
+    }
+    let sql = "SELECT t.rowid, t.globalTaskId, s.value, t.value FROM TASK_PMU_INFO t \
+               JOIN STRING_IDS s ON s.id = t.name \
+               WHERE s.value IN ('aic_mac_ratio', 'aic_mte2_ratio')";
+    let _ = scan(
+        f,
+        "TASK_PMU_INFO",
+        sql,
+        problems,
+        &mut || ControlFlow::Continue(()),
+        &mut |_, r| {
+            let (Some(id), Some(v)) = (int(r, 1), super::schema::real(r, 3)) else {
+                return;
+            };
+            let slot = usize::from(text(r, 2) != "aic_mac_ratio");
+            out.entry(id).or_default()[slot] = Some(v as f32);
+        },
+    );
+    out
+}
+
 /// Reads the kernel rows into `out` (sorted by start per device, waits by msprof's rule,
 /// steps by the `STEP_TIME` ranges).
 pub fn read(
@@ -117,6 +149,8 @@ pub fn read(
             let ty = q.string("opType");
             let core = q.string("taskType");
             let shapes = q.string("inputShapes");
+            let gid = q.col("globalTaskId");
+            let pmu = pmu(f, problems);
             let base = q.expr("k.startNs");
             let end = q.expr("k.endNs");
             let dev = q.expr(if f.schema.has(TASK, "deviceId") {
@@ -147,6 +181,7 @@ pub fn read(
                 };
                 rows.push(Row {
                     device: int(r, dev).unwrap_or(0),
+                    id,
                     k: KernelRow {
                         name: n,
                         op_type: text(r, ty),
@@ -155,7 +190,8 @@ pub fn read(
                         dur_ns: d,
                         stream: int(r, stream).map(|v| v.to_string()).unwrap_or_default(),
                         input_shapes: text(r, shapes),
-                        row: u64::try_from(id).unwrap_or(0),
+                        pmu_mac_ratio: int(r, gid).and_then(|g| pmu.get(&g)).and_then(|p| p[0]),
+                        pmu_mte2_ratio: int(r, gid).and_then(|g| pmu.get(&g)).and_then(|p| p[1]),
                         ..Default::default()
                     },
                 });
@@ -191,13 +227,14 @@ pub fn read(
             };
             rows.push(Row {
                 device: int(r, dev).unwrap_or(default_device),
+                id,
                 k: KernelRow {
                     name: text(r, name),
                     op_type: text(r, ty),
                     core_raw: "HCCL".into(),
                     start_ns: s,
                     dur_ns: d,
-                    row: 0,
+                    input_shapes: "N/A".into(),
                     ..Default::default()
                 },
             });
@@ -215,7 +252,9 @@ pub fn read(
     crate::base::sort::sort_by_key(&mut rows, |r| (r.device, r.k.start_ns));
     let steps = step_ranges(f, problems);
     let mut prev: HashMap<i64, (i64, i64)> = HashMap::default();
-    for r in &mut rows {
+    for (i, r) in rows.iter_mut().enumerate() {
+        // The row's line in kernel_details.csv (header = line 1).
+        r.k.row = i as u64 + 2;
         if let Some((ps, pd)) = prev.insert(r.device, (r.k.start_ns, r.k.dur_ns)) {
             r.k.wait_ns = (r.k.start_ns - ps - pd).max(0);
         }
@@ -226,8 +265,12 @@ pub fn read(
     }
     for r in &rows {
         if out.try_push(&r.k).is_err() {
-            let t = if r.k.row == 0 { COMM } else { COMPUTE };
-            problems.push(f.bad_row(t, r.k.row as i64, "a time outside the representable range"));
+            let t = if r.k.core_raw == "HCCL" {
+                COMM
+            } else {
+                COMPUTE
+            };
+            problems.push(f.bad_row(t, r.id, "a time outside the representable range"));
         }
     }
     stats
