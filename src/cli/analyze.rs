@@ -211,7 +211,7 @@ pub fn run(args: Args) -> i32 {
     let unused = not_used(&inv, &plan);
     if plan.memory.is_none() && plan.anomaly.is_none() && plan.snapshot.is_none() {
         eprintln!(
-            "proflens analyze: nothing to analyse: no rank folder with operator_memory.csv, kernel_details.csv, op_summary*.csv or trace_view.json, no PyTorch profiler trace and no memory snapshot among the {} file(s) found:",
+            "proflens analyze: nothing to analyse: no rank folder with operator_memory.csv, kernel_details.csv, op_summary*.csv, trace_view.json or ascend_pytorch_profiler_<rank>.db, no PyTorch profiler trace and no memory snapshot among the {} file(s) found:",
             files.len()
         );
         for p in &unused {

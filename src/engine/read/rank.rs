@@ -198,14 +198,28 @@ fn db_first(
     }
 }
 
-/// Builds without the DB reader (a wasm32 bundle without feature `db`) read the text files.
+/// Builds without the DB reader (a wasm32 bundle without feature `db`) read the text files,
+/// and say so when the folder holds a DB export.
 #[cfg(not(any(not(target_arch = "wasm32"), feature = "db")))]
 fn db_first(
     _: Target,
-    _: &RankFolder,
+    folder: &RankFolder,
     _: &dyn Opener,
     _: &RankPlan<'_>,
     _: &mut OnProgress<'_>,
 ) -> Result<RankEntry, Option<RankFolder>> {
-    Err(None)
+    let Some(db) = folder.ascend_db() else {
+        return Err(None);
+    };
+    let mut f = folder.clone();
+    let path = db.path.clone();
+    f.files.retain(|x| x.kind != FileKind::AscendDb);
+    f.notes.retain(|n| n.code != "ASC-DB-001");
+    f.notes.push(crate::ingest::inventory::Note {
+        severity: crate::base::Severity::Error,
+        code: "ASC-DB-003",
+        file: path.clone(),
+        message: format!("{path}: this build does not read the DB export; its text files are read if there are any"),
+    });
+    Err(Some(f))
 }
