@@ -9,7 +9,7 @@
 mod vfs;
 mod window;
 
-use std::io::{self, Read};
+use std::io;
 use std::marker::PhantomData;
 
 use crate::ingest::Opener;
@@ -29,9 +29,9 @@ pub trait ByteSource {
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<usize>;
 }
 
-/// A [`ByteSource`] over one file of an [`Opener`]: each read opens the file at the offset
-/// (`Opener::open_from`: a seek on disk, a `Blob.slice` in the browser). The window cache in
-/// front of it keeps the number of reads small.
+/// A [`ByteSource`] over one file of an [`Opener`]: each read is one [`Opener::read_at`] (a
+/// seek on disk, exactly one `Blob.slice` in the browser). The window cache in front of it
+/// keeps the number of reads small.
 pub struct OpenerSource<'a> {
     opener: &'a dyn Opener,
     path: String,
@@ -61,8 +61,7 @@ impl ByteSource for OpenerSource<'_> {
         self.size
     }
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        let mut r = self.opener.open_from(&self.path, offset)?;
-        let n = read_full(&mut r, buf)?;
+        let n = self.opener.read_at(&self.path, offset, buf)?;
         self.read.set(self.read.get() + n as u64);
         Ok(n)
     }
@@ -83,19 +82,6 @@ impl ByteSource for MemSource {
         buf[..n].copy_from_slice(&self.0[start..start + n]);
         Ok(n)
     }
-}
-
-fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 /// Why a DB could not be opened, in words.
