@@ -62,35 +62,54 @@ fn step_ranges(f: &DbFile<'_>, problems: &mut Problems) -> Vec<StepRange> {
         .lacks("CANN_API", &["startNs", "endNs", "type", "connectionId"])
         .is_none()
         && f.schema.has(TASK, "connectionId");
-    let sql = if launches {
-        format!(
-            "SELECT s.rowid, s.id, s.startNs, s.endNs, \
-             (SELECT min(k.startNs) FROM CANN_API a JOIN TASK k ON k.connectionId = a.connectionId \
-              WHERE a.type = {node} AND a.startNs >= s.startNs AND a.endNs <= s.endNs), \
-             (SELECT max(k.endNs) FROM CANN_API a JOIN TASK k ON k.connectionId = a.connectionId \
-              WHERE a.type = {node} AND a.startNs >= s.startNs AND a.endNs <= s.endNs) \
-             FROM STEP_TIME s ORDER BY s.rowid"
-        )
-    } else {
-        "SELECT s.rowid, s.id, s.startNs, s.endNs, NULL, NULL FROM STEP_TIME s ORDER BY s.rowid"
-            .to_string()
-    };
-    let mut out = Vec::new();
+    let mut steps: Vec<(i64, i64, i64)> = Vec::new();
+    let sql = "SELECT s.rowid, s.id, s.startNs, s.endNs FROM STEP_TIME s ORDER BY s.rowid";
     let _ = scan(
         f,
         "STEP_TIME",
-        &sql,
+        sql,
         problems,
         &mut || ControlFlow::Continue(()),
         &mut |_, r| {
             if let (Some(id), Some(s), Some(e)) = (int(r, 1), int(r, 2), int(r, 3)) {
-                let lo = int(r, 4).unwrap_or(s);
-                let hi = int(r, 5).map_or(e, |m| m.max(e));
-                out.push((id, lo, hi));
+                steps.push((id, s, e));
             }
         },
     );
-    out
+    // The tasks of each node launch, one pass over the launches (not one per step).
+    let mut lo: Vec<Option<i64>> = vec![None; steps.len()];
+    let mut hi: Vec<Option<i64>> = vec![None; steps.len()];
+    if launches && !steps.is_empty() {
+        let sql = format!(
+            "SELECT a.rowid, a.startNs, a.endNs, min(k.startNs), max(k.endNs) FROM CANN_API a \
+             JOIN TASK k ON k.connectionId = a.connectionId WHERE a.type = {node} GROUP BY a.rowid"
+        );
+        let _ = scan(
+            f,
+            "CANN_API",
+            &sql,
+            problems,
+            &mut || ControlFlow::Continue(()),
+            &mut |_, r| {
+                let (Some(a0), Some(a1), Some(k0), Some(k1)) =
+                    (int(r, 1), int(r, 2), int(r, 3), int(r, 4))
+                else {
+                    return;
+                };
+                for (i, (_, s, e)) in steps.iter().enumerate() {
+                    if a0 >= *s && a1 <= *e {
+                        lo[i] = Some(lo[i].map_or(k0, |v| v.min(k0)));
+                        hi[i] = Some(hi[i].map_or(k1, |v| v.max(k1)));
+                    }
+                }
+            },
+        );
+    }
+    steps
+        .iter()
+        .enumerate()
+        .map(|(i, (id, s, e))| (*id, lo[i].unwrap_or(*s), hi[i].map_or(*e, |m| m.max(*e))))
+        .collect()
 }
 
 /// PMU ratios by `globalTaskId` from `TASK_PMU_INFO` (Level1 and up): `aic_mac_ratio`,
