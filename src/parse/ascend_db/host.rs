@@ -107,30 +107,68 @@ fn read_chains(
         problems.push(f.missing(&what, "the call stacks of the host ops"));
         return ControlFlow::Continue(());
     }
+    // torch_npu writes each chain's frames together, by depth: read in rowid order (no sort,
+    // nothing held but the stacks); only a file that is not so ordered is read sorted.
+    match chains_pass(f, ops, problems, tick, false) {
+        Some(c) => c,
+        None => {
+            ops.chains.clear();
+            chains_pass(f, ops, problems, tick, true).unwrap_or(ControlFlow::Continue(()))
+        }
+    }
+}
+
+/// One pass over `PYTORCH_CALLCHAINS`; `None` when `sorted` is false and the rows are not
+/// grouped by chain in depth order.
+fn chains_pass(
+    f: &DbFile<'_>,
+    ops: &mut HostOps<'_>,
+    problems: &mut Problems,
+    tick: &mut dyn FnMut() -> ControlFlow<()>,
+    sorted: bool,
+) -> Option<ControlFlow<()>> {
     let mut q = Select::new(&f.schema, CHAINS);
     let id = q.col("id");
+    let depth = q.col("stackDepth");
     let frame = q.string("stack");
-    let sql = q.sql("ORDER BY t.id, t.stackDepth, t.rowid");
-    let mut cur: Option<(i64, String)> = None;
+    let sql = q.sql(if sorted {
+        "ORDER BY t.id, t.stackDepth, t.rowid"
+    } else {
+        "ORDER BY t.rowid"
+    });
+    // (chain id, last depth, stack text)
+    let mut cur: Option<(i64, i64, String)> = None;
+    let mut unordered = false;
     let HostOps { stacks, chains, .. } = ops;
-    let mut flush = |c: Option<(i64, String)>| {
-        if let Some((k, s)) = c {
-            chains.insert(k, stacks.intern(&s));
+    let mut flush = |c: Option<(i64, i64, String)>, unordered: &mut bool| {
+        if let Some((k, _, s)) = c {
+            if chains.insert(k, stacks.intern(&s)).is_some() {
+                *unordered = true;
+            }
         }
     };
     let c = scan(f, CHAINS, &sql, problems, tick, &mut |_, r| {
+        if unordered {
+            return;
+        }
         let Some(k) = int(r, id) else { return };
+        let d = int(r, depth).unwrap_or(0);
         let fr = text(r, frame);
         match &mut cur {
-            Some((ck, s)) if *ck == k => {
+            Some((ck, cd, s)) if *ck == k => {
+                if d < *cd && !sorted {
+                    unordered = true;
+                    return;
+                }
+                *cd = d;
                 s.push_str(";\r\n");
                 s.push_str(&fr);
             }
-            _ => flush(cur.replace((k, fr))),
+            _ => flush(cur.replace((k, d, fr)), &mut unordered),
         }
     });
-    flush(cur.take());
-    c
+    flush(cur.take(), &mut unordered);
+    (sorted || !unordered).then_some(c)
 }
 
 /// Reads `PYTORCH_API` once (in `rowid` order, the order torch_npu wrote it) into `ops`
