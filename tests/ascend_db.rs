@@ -124,6 +124,13 @@ fn db_ranks_equal_their_rebuilt_text_export() {
         db_mem, tx_mem,
         "memory rows differ between the DB and its rebuilt text"
     );
+    let (_, db_par, _) = proflens(&["memory", DB, "--parity", "--format", "csv"]);
+    let (_, tx_par, _) = proflens(&["memory", s(&text), "--parity", "--format", "csv"]);
+    assert!(db_par.lines().count() > 5 * 100);
+    assert_eq!(
+        db_par, tx_par,
+        "parity rows differ between the DB and its rebuilt text"
+    );
     let db_an = anomaly_json(Path::new(DB));
     let tx_an = anomaly_json(&text);
     assert_eq!(
