@@ -320,11 +320,11 @@ fn memory_readiness(r: &RankFolder) -> Readiness {
     if r.ascend_db().is_some() {
         // The DB holds the memory events and the call stacks (ascend-db.md §3, §4).
     } else if r.file(FileKind::OperatorMemory).is_none() {
-        let mut m = format!("{OUTPUT_DIR}/operator_memory.csv (profile with profile_memory=True, then analyse with export_type=text)");
+        let mut m = format!("{OUTPUT_DIR}/operator_memory.csv or {OUTPUT_DIR}/ascend_pytorch_profiler_<rank>.db (profile with profile_memory=True)");
         if r.side.export_type.iter().any(|t| t == "db")
             && !r.side.export_type.iter().any(|t| t == "text")
         {
-            m.push_str("; this capture was exported as a database (export_type=db)");
+            m.push_str("; this capture was exported as a database (export_type=db): drop the folder with its ascend_pytorch_profiler_<rank>.db");
         }
         missing.push(m);
     }
