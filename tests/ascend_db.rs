@@ -292,3 +292,90 @@ fn bad_db_files_are_located_problems() {
     assert_eq!(rows, db_rows);
     let _ = std::fs::remove_dir_all(text.parent().unwrap());
 }
+
+/// The DB export of generated text ranks (`scripts/ascend_db_from_text.py`, the inverse rules)
+/// gives the text's memory rows and step metrics: 5,000 memory rows over a ~2 MB trace, and
+/// 6,000 kernels in 3 steps with HCCL rows on their own stream.
+#[test]
+fn generated_runs_give_the_same_results_from_either_export() {
+    use proflens::engine::synth::ascend::{
+        memory_rng, profiler_info_json, write_anomaly_rank, write_memory_trace,
+        write_operator_memory, AnomalySpec, MemoryTraceSpec,
+    };
+    let root = temp("generated");
+    let text = root.join("text/run/rank0_ascend_pt");
+    let out = text.join("ASCEND_PROFILER_OUTPUT");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(text.join("profiler_info_0.json"), profiler_info_json(0)).unwrap();
+    let mut rng = memory_rng(7);
+    let mut ops = Vec::new();
+    let spec = MemoryTraceSpec {
+        target_bytes: 2 << 20,
+        rank: 0,
+    };
+    let mut tv = Vec::new();
+    write_memory_trace(&mut tv, &spec, &mut rng, &mut ops).unwrap();
+    std::fs::write(out.join("trace_view.json"), tv).unwrap();
+    let mut om = Vec::new();
+    write_operator_memory(&mut om, 5000, &ops, &mut rng).unwrap();
+    std::fs::write(out.join("operator_memory.csv"), om).unwrap();
+    let an = root.join("text/run/rank1_ascend_pt");
+    std::fs::create_dir_all(an.join("ASCEND_PROFILER_OUTPUT")).unwrap();
+    std::fs::write(an.join("profiler_info_1.json"), profiler_info_json(1)).unwrap();
+    let (mut kd, mut tv) = (Vec::new(), Vec::new());
+    let spec = AnomalySpec {
+        kernels: 6000,
+        steps: 3,
+    };
+    write_anomaly_rank(&mut kd, &mut tv, &spec).unwrap();
+    std::fs::write(an.join("ASCEND_PROFILER_OUTPUT/kernel_details.csv"), kd).unwrap();
+    std::fs::write(an.join("ASCEND_PROFILER_OUTPUT/trace_view.json"), tv).unwrap();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scripts/ascend_db_from_text.py"
+    );
+    for r in ["rank0_ascend_pt", "rank1_ascend_pt"] {
+        let st = Command::new("python3")
+            .arg(script)
+            .arg(root.join("text/run").join(r))
+            .arg(root.join("db/run").join(r))
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    let t = root.join("text/run");
+    let d = root.join("db/run");
+    let (_, tm, e1) = proflens(&["memory", s(&t), "--format", "csv"]);
+    let (_, dm, e2) = proflens(&["memory", s(&d), "--format", "csv"]);
+    assert!(e1.contains("5000 rows"), "{e1}");
+    assert!(e2.contains("5000 rows"), "{e2}");
+    assert_eq!(tm, dm, "memory rows differ");
+    let steps = |root: &Path| {
+        let v = anomaly_json(root);
+        let r = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["rank_id"] == 1)
+            .unwrap()
+            .clone();
+        let keep = [
+            "step_id",
+            "service_ms",
+            "device_busy_union_ms",
+            "underfeed_ms",
+            "bubble_count",
+            "total_kernel_count",
+        ];
+        r["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| keep.map(|k| s[k].clone()))
+            .collect::<Vec<_>>()
+    };
+    let (ts, ds) = (steps(&t), steps(&d));
+    assert_eq!(ts.len(), 3);
+    assert_eq!(ts, ds, "step metrics differ");
+    let _ = std::fs::remove_dir_all(root);
+}
