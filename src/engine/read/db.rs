@@ -127,6 +127,15 @@ pub fn read_rank(
                 }
             },
         };
+        if side.step_trace.as_ref().is_some_and(|v| !v.is_empty()) {
+            // The one value where the exports differ, and the DB is the exact one (§6).
+            problems.push(Problem::new(
+                crate::base::Severity::Info,
+                crate::parse::ascend_db::codes::PRECISE,
+                crate::base::Position::file(inputs.last().map_or("", |p| p.as_str())),
+                "step trace times from analysis.db (StepTraceTime): computed from integer ns, they can differ from a step_trace_time.csv of the same run by up to 0.25 µs, the text's float rounding",
+            ));
+        }
         let trace = timeline.take().map(|t| t.table);
         let pass = AnomalyPass::from_db(folder, cfg, inputs, builder, trace, side, problems);
         Ok(pass.finish(opener))

@@ -28,6 +28,8 @@ pub mod codes {
     pub const UNREADABLE: &str = "ASC-DB-003";
     /// A row with a value out of range, left out.
     pub const BAD_ROW: &str = "ASC-DB-004";
+    /// Step trace times from `analysis.db`: the more precise export (information).
+    pub const PRECISE: &str = "ASC-DB-005";
 }
 
 /// One open DB file of a rank: the connection, its path (for problems) and its schema.
