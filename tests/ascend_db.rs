@@ -280,6 +280,37 @@ fn bad_db_files_are_located_problems() {
         err.contains("ASC-DB-002") && err.contains("OP_MEMORY"),
         "{err}"
     );
+    // A row without its allocation time: left out, named by table and row id.
+    let r = rank_with_db("bad_row", &good);
+    let f = r.join("ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db");
+    let st = Command::new("python3")
+        .arg("-c")
+        .arg("import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('UPDATE OP_MEMORY SET allocationTime = NULL WHERE rowid = 5'); c.commit()")
+        .arg(&f)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let (code, _, err) = proflens(&["memory", s(&r), "--format", "csv"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("ASC-DB-004")
+            && err.contains("OP_MEMORY row id 5")
+            && err.contains("183 rows"),
+        "{err}"
+    );
+    // analysis.db without its profiler DB: nothing to analyse, and the file is named with why.
+    let r = temp("analysis_only").join("rank0_ascend_pt");
+    std::fs::create_dir_all(r.join("ASCEND_PROFILER_OUTPUT")).unwrap();
+    for f in ["profiler_info_0.json", "ASCEND_PROFILER_OUTPUT/analysis.db"] {
+        std::fs::copy(Path::new(DB).join(RANKS[0]).join(f), r.join(f)).unwrap();
+    }
+    let out = temp("analysis_only_out");
+    let (code, _, err) = proflens(&["analyze", "--out-dir", s(&out), s(&r)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("analysis.db (read only beside ascend_pytorch_profiler_<rank>.db)"),
+        "{err}"
+    );
     // A DB that cannot be opened beside a text export: the text is read.
     let text = rebuilt("fallback");
     let rank = text.join(RANKS[0]);
