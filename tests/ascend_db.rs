@@ -229,7 +229,9 @@ fn both_exports_in_one_folder_read_the_db_once() {
         .collect();
     assert_eq!(inputs, ["ascend_pytorch_profiler_1.db", "analysis.db"]);
     // The inventory says which export was read and why.
-    let (_, _, an_err) = proflens(&["analyze", "--out-dir", s(&temp("both_out")), s(&rank)]);
+    let both_out = temp("both_out");
+    let (_, _, an_err) = proflens(&["analyze", "--out-dir", s(&both_out), s(&rank)]);
+    let _ = std::fs::remove_dir_all(&both_out);
     assert!(
         an_err.contains("ASC-DB-001") && an_err.contains("ascend_pytorch_profiler_1.db is read"),
         "{an_err}"
@@ -325,6 +327,17 @@ fn bad_db_files_are_located_problems() {
     let (_, db_rows, _) = proflens(&["memory", &format!("{DB}/{}", RANKS[0]), "--format", "csv"]);
     assert_eq!(rows, db_rows);
     let _ = std::fs::remove_dir_all(text.parent().unwrap());
+    for t in [
+        "notsqlite",
+        "truncated",
+        "wrong_tables",
+        "bad_row",
+        "analysis_only",
+        "analysis_only_out",
+    ] {
+        let d = std::env::temp_dir().join(format!("proflens_db_{}_{t}", std::process::id()));
+        let _ = std::fs::remove_dir_all(d);
+    }
 }
 
 /// The DB export of generated text ranks (`scripts/ascend_db_from_text.py`, the inverse rules)
