@@ -227,6 +227,13 @@ def main():
             an = b"\x00".join([kd, tv, st, cm, info])
             put("rank_anomaly", an)
             put("rank_anomaly", an + b"\x00" + an)
+    # Ascend DB exports: the profiler DBs of the DB fixtures, whole (≤ 1 MB each).
+    dbroot = os.path.join(FIX, "ascend/Ascend__msinsight/test/data/pytorch/db")
+    for dirpath, _, names in sorted(os.walk(dbroot)):
+        for n in sorted(names):
+            if n.startswith("ascend_pytorch_profiler") and n.endswith(".db"):
+                with open(os.path.join(dirpath, n), "rb") as f:
+                    put("ascend_db", f.read())
     # GPU traces: sliced plain JSON, the same gzipped, whole small gzip files, and pairs.
     kin = []
     for rel in KINETO:
@@ -253,7 +260,7 @@ def main():
     for t in ("trace_splitter", "trace_host_ops", "trace_timeline", "csv_operator_memory",
               "csv_kernel_details", "csv_step_trace_time", "side_json", "inventory_paths",
               "pickle_decode", "snapshot_report", "rank_memory", "rank_anomaly", "kineto_rank",
-              "cluster_summary"):
+              "cluster_summary", "ascend_db"):
         put(t, b"")
     counts = {t: len(os.listdir(os.path.join(CORPUS, t))) for t in sorted(os.listdir(CORPUS))}
     print("seed corpora:", ", ".join(f"{t} {n}" for t, n in counts.items()))

@@ -88,7 +88,7 @@ dict_of() {
 runs_of() {
   local n
   case "$1" in
-    rank_anomaly) n=300 ;;
+    rank_anomaly|ascend_db) n=300 ;;
     rank_memory|kineto_rank) n=1000 ;;
     inventory_paths) n=3000 ;;
     csv_operator_memory|trace_host_ops) n=4000 ;;

@@ -86,6 +86,14 @@ layer "browser wasm tests (wasm-bindgen-test)" env \
 count_cargo "$LAST_LOG"
 if ! grep -q '^test result:' "$LAST_LOG"; then FAILED=$((FAILED + 1)); fi
 
+# The Ascend DB reader in the browser: SQLite built for wasm32 (feature `db`).
+ensure_wasm_c_toolchain
+layer "browser wasm tests of the DB reader (wasm-bindgen-test, feature db)" env \
+  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner WASM_BINDGEN_TEST_TIMEOUT=300 \
+  cargo test --locked --target wasm32-unknown-unknown --features db --test wasm_db
+count_cargo "$LAST_LOG"
+if ! grep -q '^test result:' "$LAST_LOG"; then FAILED=$((FAILED + 1)); fi
+
 if layer "release build (trunk --release + postbuild: service worker, CSP, proflens.html)" bash scripts/build-release.sh; then
   PASSED=$((PASSED + 1))
   layer "browser e2e (Playwright, Chromium)" node --test --test-reporter=tap tests/e2e/

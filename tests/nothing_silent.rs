@@ -122,7 +122,7 @@ fn nothing_to_analyse_lists_what_was_found() {
     let (code, err) = analyze(&root, &d.join("out"));
     assert_eq!(code, 2);
     assert_eq!(err, vec![
-        "proflens analyze: nothing to analyse: no rank folder with operator_memory.csv, kernel_details.csv, op_summary*.csv or trace_view.json, no PyTorch profiler trace and no memory snapshot among the 2 file(s) found:".to_string(),
+        "proflens analyze: nothing to analyse: no rank folder with operator_memory.csv, kernel_details.csv, op_summary*.csv, trace_view.json or ascend_pytorch_profiler_<rank>.db, no PyTorch profiler trace and no memory snapshot among the 2 file(s) found:".to_string(),
         "  No folder ending in \"ascend_pt\" and no PyTorch profiler trace found under notes".into(),
         "  notes/chrome.json: not used (62 B): not a trace: a Chrome trace without deviceProperties, distributedInfo or any PyTorch profiler category (cpu_op, python_function, user_annotation, kernel, …)".into(),
         "  notes/readme.txt: not used (14 B): not a profiler output proflens reads (a PyTorch profiler trace or memory snapshot, or a file of a folder ending in \"ascend_pt\")".into(),

@@ -37,6 +37,13 @@ ensure_apt() {
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
+# SQLite for wasm32 (the DB worker, feature `db`): clang with the WebAssembly backend and
+# llvm-ar (Debian's clang 14 is enough with CFLAGS_wasm32_unknown_unknown=-std=gnu2x, set in
+# .cargo/config.toml).
+ensure_wasm_c_toolchain() {
+  ensure_apt clang llvm
+}
+
 ensure_wasm_target() {
   ensure_native_tools
   if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then

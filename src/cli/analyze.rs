@@ -23,7 +23,7 @@ use crate::engine::contract::Progress;
 use crate::engine::export::{self, Export};
 use crate::engine::parallel;
 use crate::engine::{Plan, Store};
-use crate::ingest::inventory::{FileKind, Inventory};
+use crate::ingest::inventory::Inventory;
 use crate::ingest::replay::Resume;
 use crate::ingest::{InputFile, Opener};
 use crate::parse::metadata::read_side_files_keeping_heads;
@@ -198,9 +198,8 @@ pub fn run(args: Args) -> i32 {
     };
     let mut inv = Inventory::from_paths(&files);
     let heads = read_side_files_keeping_heads(&mut inv, &opener);
-    let has = |k: FileKind| inv.ranks.iter().any(|r| r.file(k).is_some());
     let mut plan = Plan::defaults();
-    if !has(FileKind::OperatorMemory) {
+    if !inv.ranks.iter().any(|r| r.has_memory_events()) {
         plan.memory = None;
     }
     if !inv.ranks.iter().any(crate::engine::read::anomaly::usable) {
@@ -212,7 +211,7 @@ pub fn run(args: Args) -> i32 {
     let unused = not_used(&inv, &plan);
     if plan.memory.is_none() && plan.anomaly.is_none() && plan.snapshot.is_none() {
         eprintln!(
-            "proflens analyze: nothing to analyse: no rank folder with operator_memory.csv, kernel_details.csv, op_summary*.csv or trace_view.json, no PyTorch profiler trace and no memory snapshot among the {} file(s) found:",
+            "proflens analyze: nothing to analyse: no rank folder with operator_memory.csv, kernel_details.csv, op_summary*.csv, trace_view.json or ascend_pytorch_profiler_<rank>.db, no PyTorch profiler trace and no memory snapshot among the {} file(s) found:",
             files.len()
         );
         for p in &unused {

@@ -120,10 +120,11 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Ascend memory events: operator_memory.csv rows matched to call stacks (ascend-memory.md).
+    /// Ascend memory events: operator_memory.csv rows (or the DB export's OP_MEMORY) matched to
+    /// call stacks (ascend-memory.md, ascend-db.md).
     #[command(after_help = EXIT_CODES_HELP)]
     Memory(memory::Args),
-    /// Steps, device bubbles and anomalies (anomaly.md).
+    /// Steps, device bubbles and anomalies (anomaly.md), from the text or the DB export.
     #[command(after_help = EXIT_CODES_HELP)]
     Anomaly(anomaly::Args),
     /// Memory-snapshot peaks from a PyTorch allocator snapshot pickle (torch-snapshot.md).

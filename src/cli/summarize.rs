@@ -15,7 +15,6 @@ use crate::engine::contract::{Progress, Target};
 use crate::engine::export::cluster::summary::{bound, inventory_targets, rank_summary, Ident};
 use crate::engine::parallel;
 use crate::engine::{Plan, Store};
-use crate::ingest::inventory::FileKind;
 use crate::protocol::cluster::RankStatus;
 
 /// Arguments of `proflens summarize`.
@@ -50,11 +49,7 @@ pub fn run(args: Args) -> i32 {
             }
         };
     let mut plan = Plan::defaults();
-    if !inv
-        .ranks
-        .iter()
-        .any(|r| r.file(FileKind::OperatorMemory).is_some())
-    {
+    if !inv.ranks.iter().any(|r| r.has_memory_events()) {
         plan.memory = None;
     }
     let store_plan = plan.clone();

@@ -58,7 +58,12 @@ pub enum FileKind {
     NpuModuleMem,
     /// `operator_details.csv`.
     OperatorDetails,
-    /// `*.db` (DB export; detected, not parsed).
+    /// `ascend_pytorch_profiler[_N].db` in `ASCEND_PROFILER_OUTPUT/`: the rank's DB export
+    /// (ascend-db.md §1.1).
+    AscendDb,
+    /// `analysis.db` in `ASCEND_PROFILER_OUTPUT/` (step trace time, communication).
+    AnalysisDb,
+    /// Any other `*.db` (detected, not parsed).
     Database,
     /// A PyTorch profiler (Kineto) trace, `.json` or `.json.gz` (formats.md §8).
     KinetoTrace,
@@ -99,9 +104,25 @@ pub fn classify(rel: &str) -> Option<FileKind> {
         "memory_record.csv" => FileKind::MemoryRecord,
         "npu_module_mem.csv" => FileKind::NpuModuleMem,
         "operator_details.csv" => FileKind::OperatorDetails,
+        n if in_output && is_ascend_db_name(n) => FileKind::AscendDb,
+        "analysis.db" if in_output => FileKind::AnalysisDb,
         n if n.ends_with(".db") => FileKind::Database,
         _ => return None,
     })
+}
+
+/// `ascend_pytorch_profiler.db` or `ascend_pytorch_profiler_<digits>.db` (ascend-db.md §1.1).
+pub fn is_ascend_db_name(name: &str) -> bool {
+    match name
+        .strip_prefix("ascend_pytorch_profiler")
+        .and_then(|r| r.strip_suffix(".db"))
+    {
+        Some("") => true,
+        Some(r) => r
+            .strip_prefix('_')
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())),
+        None => false,
+    }
 }
 
 /// One known file of a rank folder.
@@ -254,6 +275,15 @@ impl RankFolder {
     /// Readiness of `analysis`.
     pub fn readiness(&self, analysis: Analysis) -> Option<&Readiness> {
         self.analyses.iter().find(|r| r.analysis == analysis)
+    }
+    /// The rank's DB export (`ascend_pytorch_profiler[_N].db`), when it has one: then the
+    /// DB is what the analyses read and the text files are skipped (ascend-db.md §7).
+    pub fn ascend_db(&self) -> Option<&RankFile> {
+        self.file(FileKind::AscendDb)
+    }
+    /// True when the rank holds memory events: `operator_memory.csv` or its DB export.
+    pub fn has_memory_events(&self) -> bool {
+        self.file(FileKind::OperatorMemory).is_some() || self.ascend_db().is_some()
     }
     /// A short label for messages: the folder path, or `(dropped files)`.
     pub fn label(&self) -> &str {

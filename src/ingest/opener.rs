@@ -42,6 +42,24 @@ pub trait Opener {
     fn open_head(&self, path: &str) -> io::Result<Box<dyn io::Read + '_>> {
         self.open(path)
     }
+
+    /// Reads bytes `offset .. offset + buf.len()` of `path` into `buf` and returns how many
+    /// were read (fewer only at the end of the file): random access, for the DB reader's
+    /// page windows (`ingest::sqlite`). The default opens the file at `offset`
+    /// ([`Opener::open_from`]: a seek on disk); the browser's reads exactly that `Blob` slice.
+    fn read_at(&self, path: &str, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let mut r = self.open_from(path, offset)?;
+        let mut n = 0;
+        while n < buf.len() {
+            match r.read(&mut buf[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(n)
+    }
 }
 
 /// An [`Opener`] over in-memory files (tests, the built-in sample).

@@ -6,6 +6,8 @@
 //! Shared primitives: [`number`] (cell → number rules), [`csv`] (generic CSV table reader),
 //! [`trace_json`] (streaming `trace_view.json` event splitter and key scanner).
 
+#[cfg(any(not(target_arch = "wasm32"), feature = "db"))]
+pub mod ascend_db;
 pub mod cluster_summary;
 pub mod communication;
 pub mod csv;

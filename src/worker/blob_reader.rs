@@ -400,6 +400,28 @@ impl Opener for FileOpener {
         let reader = BlobReader::new_at(blob, offset, idx, self.progress.clone())?;
         Ok(Box::new(reader))
     }
+
+    /// One `Blob.slice(offset, offset + buf.len())` read synchronously (the DB reader's page
+    /// windows: random access, no read-ahead).
+    fn read_at(&self, path: &str, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let (_, blob) = self.blob(path)?;
+        let size = blob.size() as u64;
+        let end = offset.saturating_add(buf.len() as u64).min(size);
+        if offset >= end {
+            return Ok(0);
+        }
+        let reader = FileReaderSync::new().map_err(|e| js_err("FileReaderSync", e))?;
+        let slice = blob
+            .slice_with_f64_and_f64(offset as f64, end as f64)
+            .map_err(|e| js_err("Blob.slice", e))?;
+        let array = reader
+            .read_as_array_buffer(&slice)
+            .map_err(|e| js_err("FileReaderSync.readAsArrayBuffer", e))?;
+        let bytes = Uint8Array::new(&array);
+        let n = (bytes.length() as usize).min(buf.len());
+        bytes.subarray(0, n as u32).copy_to(&mut buf[..n]);
+        Ok(n)
+    }
 }
 
 impl FileOpener {

@@ -22,7 +22,7 @@ use crate::engine::read::snapshot::SnapshotRun;
 use crate::engine::read::Plan;
 use crate::engine::read::RankAnalysis;
 use crate::engine::store::Store;
-use crate::ingest::inventory::{FileKind, Inventory};
+use crate::ingest::inventory::Inventory;
 use crate::report::snapshot_diff::{build as build_snapshot, DiffJson, DiffSide};
 use crate::report::snapshot_json::ReportOptions;
 use crate::report::trace_diff::{build as build_trace, TraceDiffJson, TraceSideJson};
@@ -60,11 +60,7 @@ pub struct ElsewhereRank {
 pub fn diff_plan(inv: &Inventory) -> Plan {
     let mut plan = Plan::defaults();
     plan.snapshot = None;
-    if !inv
-        .ranks
-        .iter()
-        .any(|r| r.file(FileKind::OperatorMemory).is_some())
-    {
+    if !inv.ranks.iter().any(|r| r.has_memory_events()) {
         plan.memory = None;
     }
     plan

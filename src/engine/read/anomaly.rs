@@ -90,6 +90,7 @@ fn open_err(path: &str, e: std::io::Error) -> Problem {
 /// (`kernel_details.csv`, `op_summary*.csv`, `trace_view.json`, or a GPU rank's trace).
 pub fn usable(rank: &RankFolder) -> bool {
     [
+        FileKind::AscendDb,
         FileKind::KernelDetails,
         FileKind::OpSummary,
         FileKind::TraceView,
@@ -114,6 +115,17 @@ pub struct AnomalyPass<'a> {
     aggregate_only: bool,
     kernel_files: Vec<RankFile>,
     trace: Option<HostEventTable>,
+    db: Option<DbSide>,
+}
+
+/// What a rank read from its DB export brings beside the kernels and the trace tables
+/// (ascend-db.md §6): `analysis.db`'s communication ops and step-trace rows.
+#[derive(Default)]
+pub struct DbSide {
+    /// `CommAnalyzerTime` ops (`None`: no `analysis.db` or no such table).
+    pub comm_ops: Option<Vec<CommOp>>,
+    /// `StepTraceTime` rows.
+    pub step_trace: Option<Vec<StepTraceRow>>,
 }
 
 impl<'a> AnomalyPass<'a> {
@@ -129,8 +141,7 @@ impl<'a> AnomalyPass<'a> {
             profile_memory: rank.side.profile_memory,
             with_flops: rank.side.with_flops,
             with_modules: rank.side.with_modules,
-            memory_files: rank.file(FileKind::OperatorMemory).is_some()
-                || rank.file(FileKind::MemoryRecord).is_some(),
+            memory_files: rank.has_memory_events() || rank.file(FileKind::MemoryRecord).is_some(),
             profiler_level: rank.side.profiler_level.clone(),
             ..Default::default()
         };
@@ -154,7 +165,32 @@ impl<'a> AnomalyPass<'a> {
             aggregate_only: false,
             kernel_files,
             trace: None,
+            db: None,
         }
+    }
+
+    /// The pass of a rank read from its DB export (ascend-db.md §5, §6): the kernels and the
+    /// trace tables were read from the DB (the file `db_path`), `side` holds what
+    /// `analysis.db` gave, `problems` what reading them found. No text file is read.
+    pub fn from_db(
+        rank: &'a RankFolder,
+        cfg: &'a AnomalyConfig,
+        inputs: Vec<String>,
+        builder: KernelTableBuilder,
+        trace: Option<HostEventTable>,
+        side: DbSide,
+        problems: Problems,
+    ) -> Self {
+        let mut p = AnomalyPass::new(rank, cfg);
+        p.problems.extend(problems);
+        p.kernel_files.clear();
+        p.info.op_summary_only = false;
+        p.inputs = inputs;
+        p.builder = builder;
+        p.has_stream_col = true;
+        p.trace = trace;
+        p.db = Some(side);
+        p
     }
 
     /// Reads the kernel source files (each once). `on_progress` gets each file's bytes;
@@ -252,9 +288,12 @@ impl<'a> AnomalyPass<'a> {
             aggregate_only,
             kernel_files,
             mut trace,
+            db,
         } = self;
         // Kernels from the trace's device lanes when no kernel CSV exists.
-        if kernel_files.is_empty() {
+        if db.is_some() {
+            // The DB's TASK table is the kernel source (ascend-db.md §5).
+        } else if kernel_files.is_empty() {
             if let Some(t) = &trace {
                 info.kernels_from_trace = true;
                 joins::kernels_from_trace(t, &mut builder);
@@ -291,7 +330,16 @@ impl<'a> AnomalyPass<'a> {
         }
         // Side inputs.
         let mut comm_ops = Vec::new();
-        if let Some(f) = rank.file(FileKind::Communication) {
+        let mut step_trace = Vec::new();
+        let text_side = db.is_none();
+        if let Some(side) = db {
+            if let Some(c) = side.comm_ops {
+                info.comm_file = true;
+                comm_ops = c;
+            }
+            step_trace = side.step_trace.unwrap_or_default();
+        }
+        if let Some(f) = rank.file(FileKind::Communication).filter(|_| text_side) {
             match opener.open(&f.path) {
                 Err(e) => problems.push(open_err(&f.path, e)),
                 Ok(r) => match communication::read(r, &f.path) {
@@ -304,8 +352,7 @@ impl<'a> AnomalyPass<'a> {
                 },
             }
         }
-        let mut step_trace = Vec::new();
-        if let Some(f) = rank.file(FileKind::StepTraceTime) {
+        if let Some(f) = rank.file(FileKind::StepTraceTime).filter(|_| text_side) {
             match opener.open(&f.path) {
                 Err(e) => problems.push(open_err(&f.path, e)),
                 Ok(r) => match step_trace_time::read(r, &f.path, &mut problems) {

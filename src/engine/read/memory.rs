@@ -80,6 +80,31 @@ impl<'o> MemoryPass<'o> {
     /// Starts the rank: inventory notes, rank id and `operator_memory.csv` presence.
     /// `Err` is the finished (failed) rank when nothing can be read.
     pub fn start(rank: &RankFolder, opts: &'o MemoryOptions) -> Result<Self, RankMemory> {
+        Self::start_from(
+            rank,
+            opts,
+            rank.file(FileKind::OperatorMemory),
+            "operator_memory.csv",
+        )
+    }
+
+    /// [`MemoryPass::start`] of a rank read from its DB export (ascend-db.md §3): the memory
+    /// events come from the DB ([`MemoryPass::after_db_host`], [`MemoryPass::finish_db`]).
+    pub fn start_db(rank: &RankFolder, opts: &'o MemoryOptions) -> Result<Self, RankMemory> {
+        Self::start_from(
+            rank,
+            opts,
+            rank.ascend_db(),
+            "ascend_pytorch_profiler_<rank>.db",
+        )
+    }
+
+    fn start_from(
+        rank: &RankFolder,
+        opts: &'o MemoryOptions,
+        source: Option<&RankFile>,
+        what: &str,
+    ) -> Result<Self, RankMemory> {
         let info = info_of(rank);
         let mut problems = Problems::new();
         for n in &rank.notes {
@@ -90,14 +115,14 @@ impl<'o> MemoryPass<'o> {
             let why = format!("Cannot determine rank id for {label}; skipped");
             return Err(RankMemory::empty(info, RankStatus::Failed(why), problems));
         }
-        let Some(csv) = rank.file(FileKind::OperatorMemory) else {
+        let Some(csv) = source else {
             problems.push(Problem::new(
                 Severity::Error,
                 "MEM-FILE-001",
                 Position::file(label.as_str()),
-                format!("operator_memory.csv not found in {label}"),
+                format!("{what} not found in {label}"),
             ));
-            let why = "operator_memory.csv not found".to_string();
+            let why = format!("{what} not found");
             return Err(RankMemory::empty(info, RankStatus::Failed(why), problems));
         };
         Ok(MemoryPass {
@@ -111,6 +136,50 @@ impl<'o> MemoryPass<'o> {
             host: HostOpTable::new(),
             trace: TraceFacts::default(),
         })
+    }
+
+    /// The rank's pools and problem list, for the DB reader to fill.
+    pub fn db_parts(&mut self) -> (&mut StringPool, &mut StackPool, &mut Problems, bool) {
+        let parity = self.parity();
+        (
+            &mut self.strings,
+            &mut self.stacks,
+            &mut self.problems,
+            parity,
+        )
+    }
+
+    /// Takes the host ops read from the DB's `PYTORCH_API` (ascend-db.md §4): `present` is
+    /// false when the table is missing (then as a rank without `trace_view.json`).
+    pub fn after_db_host(
+        mut self,
+        present: bool,
+        host: HostOpTable,
+        cpu_ops: u64,
+        with_stack: u64,
+    ) -> Result<Self, RankMemory> {
+        if !present {
+            return self.no_trace();
+        }
+        self.trace = TraceFacts {
+            present: true,
+            cpu_ops,
+            with_stack,
+        };
+        self.host = host;
+        if !self.parity() && with_stack == 0 {
+            let r = self.info.rank_id;
+            let at = Position::file(self.csv.path.as_str());
+            self.problems.push(Problem::new(Severity::Warning, "MEM-FILE-002", at,
+                format!("No call stacks for rank {r}: the database has no PYTORCH_CALLCHAINS rows (recorded with with_stack=false)")));
+        }
+        Ok(self)
+    }
+
+    /// Ends a DB rank with the memory events read from `OP_MEMORY`: matches and compacts as
+    /// [`MemoryPass::finish`] does.
+    pub fn finish_db(self, events: MemoryEventTable) -> RankMemory {
+        self.conclude(events)
     }
 
     fn parity(&self) -> bool {
@@ -273,6 +342,10 @@ impl<'o> MemoryPass<'o> {
                 return self.fail(msg);
             }
         }
+        self.conclude(events)
+    }
+
+    fn conclude(self, events: MemoryEventTable) -> RankMemory {
         let idx = CallStackIndex::build(&self.host);
         let matches = match_rows(&events, &self.host, &idx, &self.opts.matching);
         drop(idx);

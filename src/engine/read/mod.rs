@@ -10,6 +10,8 @@
 //! `export` or `session`.
 
 pub mod anomaly;
+#[cfg(any(not(target_arch = "wasm32"), feature = "db"))]
+pub mod db;
 pub mod gpu;
 pub mod memory;
 pub mod plan;

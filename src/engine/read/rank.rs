@@ -57,6 +57,26 @@ pub fn read_rank(
                 .map(|cfg| super::gpu::read_rank(folder, opener, cfg, &mut prog)),
         };
     }
+    // A rank with its DB export reads the DB (ascend-db.md §7); the text files only when the
+    // DB cannot be opened and there are some.
+    let db_failed;
+    let folder = match db_first(target, folder, opener, plan, on_progress) {
+        Ok(entry) => return entry,
+        Err(None) => folder,
+        Err(Some(f)) => {
+            db_failed = f;
+            &db_failed
+        }
+    };
+    let label = folder.dir.as_str();
+    let mut prog = |file: &str, bytes: crate::ingest::Progress| {
+        on_progress(&Progress {
+            target,
+            label,
+            file,
+            bytes,
+        })
+    };
     let mut cancelled = false;
     let mut mem = plan.memory.map(|o| MemoryPass::start(folder, o));
     let mut anom = plan.anomaly.map(|c| AnomalyPass::new(folder, c));
@@ -143,4 +163,63 @@ pub fn read_rank(
         memory: memory.map(Arc::new),
         anomaly,
     }
+}
+
+/// The DB export of `folder` when it has one: `Ok` is the rank read from it; `Err(None)` no
+/// DB (read the text files); `Err(Some(folder))` the DB could not be opened: the folder with
+/// that problem among its notes and without the DB, so the text files are read (or, when
+/// there are none, the analyses say what is missing).
+#[cfg(any(not(target_arch = "wasm32"), feature = "db"))]
+fn db_first(
+    target: Target,
+    folder: &RankFolder,
+    opener: &dyn Opener,
+    plan: &RankPlan<'_>,
+    on_progress: &mut OnProgress<'_>,
+) -> Result<RankEntry, Option<RankFolder>> {
+    if folder.ascend_db().is_none() {
+        return Err(None);
+    }
+    match super::db::read_rank(target, folder, opener, plan, on_progress) {
+        Ok(e) => Ok(e),
+        Err(p) => {
+            let mut f = folder.clone();
+            f.files.retain(|x| x.kind != FileKind::AscendDb);
+            f.notes
+                .retain(|n| n.code != crate::parse::ascend_db::codes::BOTH);
+            f.notes.push(crate::ingest::inventory::Note {
+                severity: p.severity,
+                code: p.code,
+                file: p.at.file.to_string(),
+                message: p.message.clone(),
+            });
+            Err(Some(f))
+        }
+    }
+}
+
+/// Builds without the DB reader (a wasm32 bundle without feature `db`) read the text files,
+/// and say so when the folder holds a DB export.
+#[cfg(not(any(not(target_arch = "wasm32"), feature = "db")))]
+fn db_first(
+    _: Target,
+    folder: &RankFolder,
+    _: &dyn Opener,
+    _: &RankPlan<'_>,
+    _: &mut OnProgress<'_>,
+) -> Result<RankEntry, Option<RankFolder>> {
+    let Some(db) = folder.ascend_db() else {
+        return Err(None);
+    };
+    let mut f = folder.clone();
+    let path = db.path.clone();
+    f.files.retain(|x| x.kind != FileKind::AscendDb);
+    f.notes.retain(|n| n.code != "ASC-DB-001");
+    f.notes.push(crate::ingest::inventory::Note {
+        severity: crate::base::Severity::Error,
+        code: "ASC-DB-003",
+        file: path.clone(),
+        message: format!("{path}: this build does not read the DB export; its text files are read if there are any"),
+    });
+    Err(Some(f))
 }

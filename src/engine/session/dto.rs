@@ -22,6 +22,8 @@ pub fn kind_label(kind: FileKind) -> &'static str {
         FileKind::MemoryRecord => "memory_record.csv",
         FileKind::NpuModuleMem => "npu_module_mem.csv",
         FileKind::OperatorDetails => "operator_details.csv",
+        FileKind::AscendDb => "profiler database (.db)",
+        FileKind::AnalysisDb => "analysis.db",
         FileKind::Database => "database (.db)",
         FileKind::KinetoTrace => "PyTorch profiler trace",
     }

@@ -115,6 +115,23 @@ impl Inventory {
                     format!("{label} is a MindSpore capture (ascend_ms): read with the torch_npu rules, an extension"))),
                 _ => {}
             }
+            if let Some(db) = r.ascend_db() {
+                let text: Vec<&str> = r
+                    .files
+                    .iter()
+                    .filter(|f| super::unused::text_export_kind(f.kind))
+                    .map(|f| f.rel.as_str())
+                    .collect();
+                if !text.is_empty() {
+                    let msg = format!(
+                        "{label} holds both exports of the run: {} is read (smaller, exact to the ns); the text files ({}) are skipped, and read only if the database cannot be opened",
+                        db.rel,
+                        text.join(", ")
+                    );
+                    r.notes
+                        .push(Note::new(Severity::Info, "ASC-DB-001", &label, msg));
+                }
+            }
             r.analyses = vec![memory_readiness(r), anomaly_readiness(r)];
         }
         // Ordering (§3.2): by (role, rank), then the timestamp key, then the relative path.
@@ -309,16 +326,19 @@ fn memory_readiness(r: &RankFolder) -> Readiness {
             "a rank id (profiler_info_<N>.json, a rank_id field, or a rank<N> folder name)".into(),
         );
     }
-    if r.file(FileKind::OperatorMemory).is_none() {
-        let mut m = format!("{OUTPUT_DIR}/operator_memory.csv (profile with profile_memory=True, then analyse with export_type=text)");
+    if r.ascend_db().is_some() {
+        // The DB holds the memory events and the call stacks (ascend-db.md §3, §4).
+    } else if r.file(FileKind::OperatorMemory).is_none() {
+        let mut m = format!("{OUTPUT_DIR}/operator_memory.csv or {OUTPUT_DIR}/ascend_pytorch_profiler_<rank>.db (profile with profile_memory=True)");
         if r.side.export_type.iter().any(|t| t == "db")
             && !r.side.export_type.iter().any(|t| t == "text")
         {
-            m.push_str("; this capture was exported as a database (export_type=db)");
+            m.push_str("; this capture was exported as a database (export_type=db): drop the folder with its ascend_pytorch_profiler_<rank>.db");
         }
         missing.push(m);
     }
-    if r.file(FileKind::TraceView).is_none() {
+    if r.ascend_db().is_some() {
+    } else if r.file(FileKind::TraceView).is_none() {
         degraded.push(format!(
             "{OUTPUT_DIR}/trace_view.json missing: rows get no call stacks (and the parity export, which needs them, leaves this rank out)"
         ));
@@ -339,9 +359,10 @@ fn memory_readiness(r: &RankFolder) -> Readiness {
 fn anomaly_readiness(r: &RankFolder) -> Readiness {
     let mut missing = Vec::new();
     let mut degraded = Vec::new();
-    let kd = r.file(FileKind::KernelDetails).is_some();
+    let db = r.ascend_db().is_some();
+    let kd = db || r.file(FileKind::KernelDetails).is_some();
     let os = r.file(FileKind::OpSummary).is_some();
-    let tv = r.file(FileKind::TraceView).is_some();
+    let tv = db || r.file(FileKind::TraceView).is_some();
     if r.rank_id.is_none() {
         missing.push(
             "a rank id (profiler_info_<N>.json, a rank_id field, or a rank<N> folder name)".into(),
@@ -362,7 +383,13 @@ fn anomaly_readiness(r: &RankFolder) -> Readiness {
             "{OUTPUT_DIR}/trace_view.json missing: no step markers and no host evidence"
         ));
     }
-    if r.file(FileKind::Communication).is_none() {
+    if db {
+        if r.file(FileKind::AnalysisDb).is_none() {
+            degraded.push(format!(
+                "{OUTPUT_DIR}/analysis.db missing: communication totals from kernels only"
+            ));
+        }
+    } else if r.file(FileKind::Communication).is_none() {
         degraded.push("communication.json missing: communication totals from kernels only".into());
     }
     Readiness {

@@ -243,3 +243,56 @@ fn inventory_serializes() {
     assert!(json.contains("\"kind\":\"operator_memory\""));
     assert!(!json.contains("facts"));
 }
+
+#[test]
+fn a_db_export_makes_a_rank_and_both_exports_are_noted() {
+    // ascend-db.md §1.1, §7.
+    assert!(is_ascend_db_name("ascend_pytorch_profiler_0.db"));
+    assert!(is_ascend_db_name("ascend_pytorch_profiler.db"));
+    assert!(!is_ascend_db_name("ascend_pytorch_profiler_x.db"));
+    assert!(!is_ascend_db_name("msprof_0.db"));
+    let inv = Inventory::from_paths(&files(&[
+        "run/r0_ascend_pt/profiler_info_0.json",
+        "run/r0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db",
+        "run/r0_ascend_pt/ASCEND_PROFILER_OUTPUT/analysis.db",
+        "run/r1_ascend_pt/profiler_info_1.json",
+        "run/r1_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_1.db",
+        "run/r1_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_memory.csv",
+        "run/r1_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+    ]));
+    assert_eq!(inv.ranks.len(), 2);
+    for r in &inv.ranks {
+        assert!(r.ascend_db().is_some());
+        assert!(r.analyses.iter().all(|a| a.can_run), "{:?}", r.analyses);
+    }
+    assert_eq!(
+        inv.ranks[0]
+            .file(FileKind::AnalysisDb)
+            .map(|f| f.rel.as_str()),
+        Some("ASCEND_PROFILER_OUTPUT/analysis.db")
+    );
+    assert!(!inv.ranks[0].notes.iter().any(|n| n.code == "ASC-DB-001"));
+    let both = inv.ranks[1]
+        .notes
+        .iter()
+        .find(|n| n.code == "ASC-DB-001")
+        .expect("both exports noted");
+    assert!(
+        both.message
+            .contains("ascend_pytorch_profiler_1.db is read")
+            && both
+                .message
+                .contains("ASCEND_PROFILER_OUTPUT/operator_memory.csv"),
+        "{}",
+        both.message
+    );
+    // The skipped text files are listed among the files no analysis reads.
+    let unused = inv.not_used();
+    assert!(
+        unused.iter().any(|n| n.file == "run/r1_ascend_pt"
+            && n.message.contains(
+                "kernel_details.csv (skipped: the database export of the same run is read)"
+            )),
+        "{unused:#?}"
+    );
+}

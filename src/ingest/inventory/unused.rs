@@ -20,9 +20,29 @@ pub mod codes {
     pub const COMMAND: &str = "DROP-004";
 }
 
-/// Known kinds inside a rank folder that proflens lists but no analysis reads.
-fn never_read(kind: FileKind) -> Option<&'static str> {
+/// The text-export kinds a rank with a DB export does not read (ascend-db.md §7).
+pub fn text_export_kind(kind: FileKind) -> bool {
+    matches!(
+        kind,
+        FileKind::OperatorMemory
+            | FileKind::TraceView
+            | FileKind::KernelDetails
+            | FileKind::OpSummary
+            | FileKind::StepTraceTime
+            | FileKind::Communication
+    )
+}
+
+/// Known kinds inside a rank folder that proflens lists but no analysis reads (`has_db`: the
+/// rank has its DB export, which is read instead of the text files).
+fn never_read(kind: FileKind, has_db: bool) -> Option<&'static str> {
     match kind {
+        k if has_db && text_export_kind(k) => {
+            Some("skipped: the database export of the same run is read")
+        }
+        FileKind::AnalysisDb if !has_db => {
+            Some("read only beside ascend_pytorch_profiler_<rank>.db")
+        }
         FileKind::Database => Some("database export, not parsed"),
         FileKind::CommunicationMatrix => Some("listed, not analysed"),
         FileKind::MemoryRecord => Some("listed, not analysed"),
@@ -37,17 +57,18 @@ impl RankFolder {
     /// classified files no analysis reads (named with why) and the unclassified ones (the
     /// first [`OTHER_NAMES`] named). The one count of `DROP-003` and of the page's rank card.
     pub fn not_read(&self) -> (u64, u64, Vec<String>) {
+        let has_db = self.ascend_db().is_some();
         let mut names: Vec<String> = self
             .files
             .iter()
-            .filter_map(|f| never_read(f.kind).map(|why| format!("{} ({why})", f.rel)))
+            .filter_map(|f| never_read(f.kind, has_db).map(|why| format!("{} ({why})", f.rel)))
             .collect();
         let n = names.len() as u64 + self.other_files;
         let size: u64 = self.other_bytes
             + self
                 .files
                 .iter()
-                .filter(|f| never_read(f.kind).is_some())
+                .filter(|f| never_read(f.kind, has_db).is_some())
                 .map(|f| f.size)
                 .sum::<u64>();
         names.extend(self.other_names.iter().cloned());
@@ -145,7 +166,7 @@ mod tests {
         assert!(got[3].2.contains("Chakra execution trace"), "{}", got[3].2);
         assert_eq!(
             (got[4].0.as_str(), got[4].1.as_str(), got[4].2.as_str()),
-            ("DROP-003", "run/r0_ascend_pt", "3 file(s) (4.00 KiB) inside run/r0_ascend_pt are not read by any analysis (raw profiler data or outputs proflens does not analyse): ASCEND_PROFILER_OUTPUT/analysis.db (database export, not parsed), PROF_1/device_0/data/a.data, PROF_1/device_0/data/b.data")
+            ("DROP-003", "run/r0_ascend_pt", "3 file(s) (4.00 KiB) inside run/r0_ascend_pt are not read by any analysis (raw profiler data or outputs proflens does not analyse): ASCEND_PROFILER_OUTPUT/analysis.db (read only beside ascend_pytorch_profiler_<rank>.db), PROF_1/device_0/data/a.data, PROF_1/device_0/data/b.data")
         );
         // The page's rank card counts the same files (it counted the unclassified ones only:
         // 2 beside DROP-003's 3).

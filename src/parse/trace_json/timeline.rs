@@ -61,7 +61,9 @@ struct Raw {
     dur: i64,
 }
 
-fn is_marker_name(name: &str, custom_prefix: &str) -> bool {
+/// True when `name` may delimit a step (anomaly.md §3.1): `ProfilerStep#`, `Iteration`, `Step#` or
+/// the user prefix `custom_prefix` (when not empty).
+pub fn is_marker_name(name: &str, custom_prefix: &str) -> bool {
     name.starts_with("ProfilerStep#")
         || name.starts_with("Iteration")
         || name.starts_with("Step#")

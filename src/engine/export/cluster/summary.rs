@@ -13,7 +13,7 @@ use crate::base::{Problem, Problems, Severity};
 use crate::engine::contract::Target;
 use crate::engine::read::RankAnalysis;
 use crate::engine::store::Store;
-use crate::ingest::inventory::{FileKind, Inventory};
+use crate::ingest::inventory::Inventory;
 use crate::ingest::rank::CaptureKind;
 use crate::protocol::cluster::{
     AnomalySummary, BubbleSummary, MemorySummary, PeakSummary, ProblemCounts, ProblemSeverity,
@@ -311,7 +311,7 @@ pub fn rank_summary(inv: &Inventory, store: &Store, t: &InvTarget, id: Ident) ->
                         .into(),
                 ),
             }
-            if folder.file(FileKind::OperatorMemory).is_some() {
+            if folder.has_memory_events() {
                 if let Some(m) = entry.and_then(|e| e.memory.as_deref()) {
                     problems.extend(&m.problems);
                     match &m.status {
