@@ -7,6 +7,9 @@
 //! [`trace_json`] (streaming `trace_view.json` event splitter and key scanner).
 
 pub mod cluster_summary;
+pub mod comm_json;
+pub mod comm_matrix;
+pub mod comm_time;
 pub mod communication;
 pub mod csv;
 pub mod error;

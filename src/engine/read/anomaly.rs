@@ -114,6 +114,7 @@ pub struct AnomalyPass<'a> {
     aggregate_only: bool,
     kernel_files: Vec<RankFile>,
     trace: Option<HostEventTable>,
+    comm_read: Option<Result<Vec<CommOp>, ParseError>>,
 }
 
 impl<'a> AnomalyPass<'a> {
@@ -154,6 +155,7 @@ impl<'a> AnomalyPass<'a> {
             aggregate_only: false,
             kernel_files,
             trace: None,
+            comm_read: None,
         }
     }
 
@@ -238,6 +240,12 @@ impl<'a> AnomalyPass<'a> {
         }
     }
 
+    /// Hands over `communication.json` as already read by the communication pass of the same
+    /// rank read (so the file is read once); [`AnomalyPass::finish`] then does not open it.
+    pub fn use_comm_read(&mut self, read: Result<Vec<CommOp>, ParseError>) {
+        self.comm_read = Some(read);
+    }
+
     /// Reads the side files (`communication.json`, `step_trace_time.csv`, each once), joins
     /// and checks the tables and runs the analysis.
     pub fn finish(self, opener: &dyn Opener) -> RankAnalysis {
@@ -252,6 +260,7 @@ impl<'a> AnomalyPass<'a> {
             aggregate_only,
             kernel_files,
             mut trace,
+            comm_read,
         } = self;
         // Kernels from the trace's device lanes when no kernel CSV exists.
         if kernel_files.is_empty() {
@@ -292,9 +301,13 @@ impl<'a> AnomalyPass<'a> {
         // Side inputs.
         let mut comm_ops = Vec::new();
         if let Some(f) = rank.file(FileKind::Communication) {
-            match opener.open(&f.path) {
+            let read = match comm_read {
+                Some(r) => Ok(r),
+                None => opener.open(&f.path).map(|r| communication::read(r, &f.path)),
+            };
+            match read {
                 Err(e) => problems.push(open_err(&f.path, e)),
-                Ok(r) => match communication::read(r, &f.path) {
+                Ok(r) => match r {
                     Ok(v) => {
                         inputs.push(f.path.clone());
                         info.comm_file = true;

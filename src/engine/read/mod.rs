@@ -10,6 +10,7 @@
 //! `export` or `session`.
 
 pub mod anomaly;
+pub mod comm;
 pub mod gpu;
 pub mod memory;
 pub mod plan;

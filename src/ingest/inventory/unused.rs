@@ -24,7 +24,6 @@ pub mod codes {
 fn never_read(kind: FileKind) -> Option<&'static str> {
     match kind {
         FileKind::Database => Some("database export, not parsed"),
-        FileKind::CommunicationMatrix => Some("listed, not analysed"),
         FileKind::MemoryRecord => Some("listed, not analysed"),
         FileKind::NpuModuleMem => Some("listed, not analysed"),
         FileKind::OperatorDetails => Some("listed, not analysed"),
