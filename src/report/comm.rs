@@ -5,7 +5,7 @@
 //! columns in the same order. Units: decimal MB, ms, GB/s = MB/ms for Ascend rows; MiB, µs,
 //! GiB/s for the GPU `collectives`. Non-finite numbers are `null`.
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::analysis::comm::CommReport;
 
@@ -228,37 +228,44 @@ pub fn tables(rep: &CommReport) -> Vec<Table> {
     out
 }
 
-/// The JSON document: `mode`, `ranks`, `groups`, then every table as a list of objects.
+/// The JSON document: `mode`, `ranks`, `groups`, `slow_rank_ops_tested`, then every table as
+/// a list of objects, keys in column order (written by hand: object keys keep their order).
 pub fn to_json(rep: &CommReport, parity: bool) -> String {
-    let mut doc = Map::new();
-    doc.insert("mode".into(), json!(if parity { "parity" } else { "default" }));
-    doc.insert("ranks".into(), json!(rep.ranks));
-    let groups: Vec<Value> = rep
-        .groups
-        .iter()
-        .map(|g| {
-            json!({"group": g.group, "section": g.section, "id": g.id, "name": g.name,
-                   "global_ranks": g.global_ranks, "present": g.present, "missing": g.missing})
-        })
-        .collect();
-    doc.insert("groups".into(), Value::Array(groups));
-    doc.insert("slow_rank_ops_tested".into(), json!(rep.slow_rank_ops_tested));
-    for t in tables(rep) {
-        let rows: Vec<Value> = t
-            .rows
-            .into_iter()
-            .map(|r| {
-                let mut o = Map::new();
-                for (c, v) in t.columns.iter().zip(r) {
-                    o.insert((*c).to_string(), v);
-                }
-                Value::Object(o)
-            })
-            .collect();
-        doc.insert(t.name.to_string(), Value::Array(rows));
+    let text = |v: &Value| serde_json::to_string(v).unwrap_or_else(|_| "null".into());
+    let mut s = String::from("{\n");
+    s.push_str(&format!("  \"mode\": \"{}\",\n", if parity { "parity" } else { "default" }));
+    s.push_str(&format!("  \"ranks\": {},\n", text(&json!(rep.ranks))));
+    s.push_str("  \"groups\": [");
+    for (i, g) in rep.groups.iter().enumerate() {
+        s.push_str(if i == 0 { "\n    " } else { ",\n    " });
+        s.push_str(&format!(
+            "{{\"group\": {}, \"section\": {}, \"id\": {}, \"name\": {}, \"global_ranks\": {}, \"present\": {}, \"missing\": {}}}",
+            text(&json!(g.group)),
+            text(&json!(g.section)),
+            text(&json!(g.id)),
+            text(&json!(g.name)),
+            text(&json!(g.global_ranks)),
+            text(&json!(g.present)),
+            text(&json!(g.missing)),
+        ));
     }
-    let mut s = serde_json::to_string_pretty(&Value::Object(doc)).unwrap_or_default();
-    s.push('\n');
+    s.push_str(if rep.groups.is_empty() { "],\n" } else { "\n  ],\n" });
+    s.push_str(&format!("  \"slow_rank_ops_tested\": {}", rep.slow_rank_ops_tested));
+    for t in tables(rep) {
+        s.push_str(&format!(",\n  \"{}\": [", t.name));
+        for (i, r) in t.rows.iter().enumerate() {
+            s.push_str(if i == 0 { "\n    {" } else { ",\n    {" });
+            for (j, (c, v)) in t.columns.iter().zip(r).enumerate() {
+                if j > 0 {
+                    s.push_str(", ");
+                }
+                s.push_str(&format!("\"{c}\": {}", text(v)));
+            }
+            s.push('}');
+        }
+        s.push_str(if t.rows.is_empty() { "]" } else { "\n  ]" });
+    }
+    s.push_str("\n}\n");
     s
 }
 

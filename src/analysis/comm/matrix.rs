@@ -271,13 +271,18 @@ pub fn build(
             out.total.push(t);
         }
         if dropped_here > 0 {
+            // Information: the links are listed in `dropped_links`; the usual cause is a rank
+            // of the group that is not in the input.
+            let first = &out.dropped[out.dropped.len() - dropped_here];
+            let label = ranks.iter().find(|r| r.rank == first.rank).map_or("", |r| r.label.as_str());
             out.problems.push(Problem::new(
-                Severity::Warning,
+                Severity::Info,
                 LINKS_DROPPED,
-                Position::file(String::new()),
+                Position::file(label.to_string()),
                 format!(
-                    "{step} group {group}: {dropped_here} link(s) left out of the matrix: an end cannot be mapped to a global rank{}",
-                    if opts.parity { " (--parity)" } else { "" }
+                    "{step} group {group}: {dropped_here} link(s) left out of the matrix: an end (local rank {} first) has no self link on any rank read{}",
+                    if first.src_local == first.dst_local || map.contains_key(first.dst_local.as_str()) { &first.src_local } else { &first.dst_local },
+                    if opts.parity { " (--parity)" } else { " and no rank in parallel_group_info" }
                 ),
             ));
         }
