@@ -74,3 +74,32 @@ fn hta_nccl_trace_gives_tracelens_collective_rows() {
     close(r.comm_latency_us, 5993.392, 1e-6, "0_16 latency");
     close(r.algo_bw_gbps.unwrap(), 1.2736, 5e-5, "0_16 algbw");
 }
+
+#[test]
+fn the_gpu_rank_pass_keeps_the_same_nccl_kernels_in_its_one_read() {
+    use std::ops::ControlFlow;
+    let dir = std::path::PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/fixtures/ascend/facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config"
+    ));
+    let (opener, files) = proflens::cli::fs_opener::FsOpener::walk(&dir).unwrap();
+    let mut inv = proflens::ingest::inventory::Inventory::from_paths(&files);
+    proflens::parse::metadata::read_side_files(&mut inv, &opener);
+    let opts = proflens::analysis::comm::CommOptions::default();
+    let plan = proflens::engine::Plan {
+        comm: Some(opts.clone()),
+        anomaly: Some(proflens::analysis::anomaly_config::AnomalyConfig::spec_defaults()),
+        ..proflens::engine::Plan::none()
+    };
+    let store = proflens::engine::run(&inv, &opener, plan, &mut |_| ControlFlow::Continue(()));
+    let got = proflens::engine::export::comm::gpu_kernels(&store);
+    assert_eq!(got.len(), 21);
+    let (rep, _) = proflens::engine::export::comm::report(&store, &got, &opts).unwrap();
+    let want = collectives(&kernels());
+    assert_eq!(rep.collectives.len(), want.len());
+    for (a, b) in rep.collectives.iter().zip(&want) {
+        assert_eq!(a.collective_id, b.collective_id);
+        assert_eq!(a.full_msg_mb, b.full_msg_mb);
+        assert!((a.comm_latency_us - b.comm_latency_us).abs() < 1e-6);
+    }
+}

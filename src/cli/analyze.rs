@@ -209,7 +209,9 @@ pub fn run(args: Args) -> i32 {
     if inv.snapshots.is_empty() {
         plan.snapshot = None;
     }
-    if inv.ranks.iter().any(crate::engine::read::comm::usable) {
+    let gpu = plan.anomaly.is_some()
+        && inv.ranks.iter().any(|r| r.kind == crate::ingest::rank::CaptureKind::Kineto);
+    if gpu || inv.ranks.iter().any(crate::engine::read::comm::usable) {
         plan.comm = Some(Default::default());
     }
     let unused = not_used(&inv, &plan);
@@ -312,12 +314,16 @@ fn write_outputs(dir: &Path, inv: &Inventory, store: &Store, quiet: bool) -> Res
     };
     let plan = store.plan();
     if let Some(opts) = &plan.comm {
-        let (rep, problems) = crate::engine::export::comm::report(store, &[], opts)
+        let kernels = crate::engine::export::comm::gpu_kernels(store);
+        let (rep, problems) = crate::engine::export::comm::report(store, &kernels, opts)
             .map_err(|_| "the communication analysis was cancelled".to_string())?;
         super::print_problems(&problems);
-        let p = dir.join("comm.json");
-        write_file(&p, |w| w.write_all(crate::engine::export::comm::json(&rep, opts).as_bytes()))?;
-        say(&p);
+        // Written when there is something to show: Ascend communication files or GPU collectives.
+        if !rep.ranks.is_empty() || !rep.collectives.is_empty() {
+            let p = dir.join("comm.json");
+            write_file(&p, |w| w.write_all(crate::engine::export::comm::json(&rep, opts).as_bytes()))?;
+            say(&p);
+        }
     }
     if plan.memory.is_some() {
         let p = dir.join("memory.csv");

@@ -12,6 +12,7 @@ use crate::base::Severity;
 use crate::engine::export::comm as export;
 use crate::engine::Plan;
 use crate::ingest::inventory::Inventory;
+use crate::ingest::rank::CaptureKind;
 use crate::parse::metadata::read_side_files_keeping_heads;
 
 /// Arguments of `proflens comm`.
@@ -53,20 +54,24 @@ pub fn run(args: Args) -> i32 {
         parity: args.parity,
         step: args.step.clone(),
     };
-    if !inv.ranks.iter().any(crate::engine::read::comm::usable) {
+    let gpu = inv.ranks.iter().any(|r| r.kind == CaptureKind::Kineto);
+    if !gpu && !inv.ranks.iter().any(crate::engine::read::comm::usable) {
         eprintln!(
-            "proflens comm: no rank folder with communication.json or communication_matrix.json among the {} file(s) found",
+            "proflens comm: no rank folder with communication.json or communication_matrix.json and no PyTorch profiler trace among the {} file(s) found",
             files.len()
         );
         return super::EXIT_NOTHING;
     }
+    // GPU ranks: their NCCL kernels come from the one read of the trace (the GPU rank pass).
     let plan = Plan {
         comm: Some(opts.clone()),
+        anomaly: gpu.then(crate::analysis::anomaly_config::AnomalyConfig::spec_defaults),
         ..Plan::none()
     };
     let resume = crate::ingest::replay::Resume::new(&heads, &opener);
     let store = run_store(&inv, &resume, plan, None, false);
-    let Ok((rep, problems)) = export::report(&store, &[], &opts) else {
+    let kernels = export::gpu_kernels(&store);
+    let Ok((rep, problems)) = export::report(&store, &kernels, &opts) else {
         return super::EXIT_NOTHING;
     };
     let mut n_problems = opener.walk_problems + super::print_problems(&problems);
@@ -76,7 +81,7 @@ pub fn run(args: Args) -> i32 {
             super::print_problem(&p);
         }
     }
-    if rep.ranks.is_empty() {
+    if rep.ranks.is_empty() && rep.collectives.is_empty() && kernels.is_empty() {
         eprintln!("proflens comm: no communication file could be read");
         return super::EXIT_NOTHING;
     }
@@ -100,7 +105,7 @@ pub fn run(args: Args) -> i32 {
         }
     }
     eprintln!(
-        "comm: {} rank(s), {} group(s), {} time rows, {} matrix links, {} dropped link(s), {} slow link group(s), {} slow rank vote(s) over {} op(s) tested",
+        "comm: {} rank(s), {} group(s), {} time rows, {} matrix links, {} dropped link(s), {} slow link group(s), {} slow rank vote(s) over {} op(s) tested, {} GPU collective(s)",
         rep.ranks.len(),
         rep.groups.len(),
         rep.time_summary.len(),
@@ -108,7 +113,8 @@ pub fn run(args: Args) -> i32 {
         rep.dropped_links.len(),
         rep.slow_links.len(),
         rep.slow_ranks.len(),
-        rep.slow_rank_ops_tested
+        rep.slow_rank_ops_tested,
+        rep.collectives.len()
     );
     super::exit_code(true, n_problems, args.common.strict)
 }

@@ -36,6 +36,25 @@ pub fn report(
     Ok((rep, problems))
 }
 
+/// The NCCL kernels of every GPU rank of `store` (read by the GPU rank pass with the anomaly
+/// analysis), each with its rank id (a rank without one: its position among the GPU ranks).
+pub fn gpu_kernels(store: &Store) -> Vec<NcclKernel> {
+    let Ok(ranks) = store.anomaly_ranks() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (k, r) in ranks.iter().filter(|r| r.gpu.is_some()).enumerate() {
+        let rank = r.meta.rank_id.unwrap_or(k as i64);
+        if let Some(g) = &r.gpu {
+            out.extend(g.nccl.iter().cloned().map(|mut n| {
+                n.rank = rank;
+                n
+            }));
+        }
+    }
+    out
+}
+
 /// The JSON document of `rep` (`comm.json`).
 pub fn json(rep: &CommReport, opts: &CommOptions) -> String {
     crate::report::comm::to_json(rep, opts.parity)
