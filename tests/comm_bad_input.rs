@@ -33,7 +33,11 @@ fn rank(root: &Path, r: i64, comm: &str, matrix: Option<&str>) {
     std::fs::write(d.join(format!("profiler_info_{r}.json")), "{}").unwrap();
     std::fs::write(d.join("ASCEND_PROFILER_OUTPUT/communication.json"), comm).unwrap();
     if let Some(m) = matrix {
-        std::fs::write(d.join("ASCEND_PROFILER_OUTPUT/communication_matrix.json"), m).unwrap();
+        std::fs::write(
+            d.join("ASCEND_PROFILER_OUTPUT/communication_matrix.json"),
+            m,
+        )
+        .unwrap();
     }
 }
 
@@ -59,16 +63,30 @@ struct Counting {
 
 impl Opener for Counting {
     fn open(&self, path: &str) -> std::io::Result<Box<dyn Read + '_>> {
-        *self.opened.borrow_mut().entry(path.to_string()).or_default() += 1;
+        *self
+            .opened
+            .borrow_mut()
+            .entry(path.to_string())
+            .or_default() += 1;
         self.inner.open(path)
     }
 }
 
-fn run(root: &Path, anomaly: bool) -> (proflens::analysis::comm::CommReport, proflens::base::Problems, HashMap<String, usize>) {
+fn run(
+    root: &Path,
+    anomaly: bool,
+) -> (
+    proflens::analysis::comm::CommReport,
+    proflens::base::Problems,
+    HashMap<String, usize>,
+) {
     let (fs, files) = FsOpener::walk(root).unwrap();
     let mut inv = Inventory::from_paths(&files);
     proflens::parse::metadata::read_side_files(&mut inv, &fs);
-    let opener = Counting { inner: fs, opened: RefCell::new(HashMap::new()) };
+    let opener = Counting {
+        inner: fs,
+        opened: RefCell::new(HashMap::new()),
+    };
     let opts = CommOptions::default();
     let plan = Plan {
         comm: Some(opts.clone()),
@@ -90,13 +108,28 @@ fn a_cut_file_and_an_unknown_era_are_located_and_the_other_ranks_are_built() {
     rank(&root, 2, &c1[..c1.len() / 2], None);
     rank(&root, 3, r#"{"step1": {"ops": {"x@1": {}}}}"#, None);
     let (rep, problems, _) = run(&root, false);
-    let msgs: Vec<String> = problems.kept().iter().map(|p| format!("{}: {}", p.at, p.message)).collect();
-    assert!(msgs.iter().any(|m| m.contains("rank_2_ascend_pt") && m.contains("cut")), "{msgs:?}");
-    assert!(msgs.iter().any(|m| m.contains("rank_3_ascend_pt") && m.contains("known era")), "{msgs:?}");
+    let msgs: Vec<String> = problems
+        .kept()
+        .iter()
+        .map(|p| format!("{}: {}", p.at, p.message))
+        .collect();
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("rank_2_ascend_pt") && m.contains("cut")),
+        "{msgs:?}"
+    );
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("rank_3_ascend_pt") && m.contains("known era")),
+        "{msgs:?}"
+    );
     assert_eq!(rep.ranks, [0, 1]);
     assert_eq!(rep.time_summary.len(), 2);
     let t = &rep.time_summary[0];
-    assert_eq!((t.n_ops, t.elapse_ms, t.transit_ms, t.wait_ms), (2, 3.0, 1.0, 0.5));
+    assert_eq!(
+        (t.n_ops, t.elapse_ms, t.transit_ms, t.wait_ms),
+        (2, 3.0, 1.0, 0.5)
+    );
     assert_eq!(t.wait_ratio, 0.3333);
     assert_eq!(rep.matrix.len(), 4);
     let _ = std::fs::remove_dir_all(&root);
@@ -109,7 +142,10 @@ fn a_group_only_one_rank_names_is_a_located_problem() {
     let (c1, m1) = good(1, 1);
     let c1 = c1.replacen(
         r#""collective": {"#,
-        &format!(r#""collective": {{{}, "#, op("hcom_allGather__999_1_1", "99", 1.0)),
+        &format!(
+            r#""collective": {{{}, "#,
+            op("hcom_allGather__999_1_1", "99", 1.0)
+        ),
         1,
     );
     rank(&root, 0, &c0, Some(&m0));
@@ -123,7 +159,11 @@ fn a_group_only_one_rank_names_is_a_located_problem() {
     assert!(p.at.to_string().contains("rank_1_ascend_pt"), "{}", p.at);
     assert!(p.message.contains("99"));
     // Still shown for that rank alone, never joined with the others.
-    let t: Vec<_> = rep.time_summary.iter().filter(|t| t.group == "99").collect();
+    let t: Vec<_> = rep
+        .time_summary
+        .iter()
+        .filter(|t| t.group == "99")
+        .collect();
     assert_eq!(t.len(), 1);
     assert_eq!(t[0].rank_set, [1]);
     let _ = std::fs::remove_dir_all(&root);
@@ -134,9 +174,16 @@ fn communication_json_is_opened_once_with_the_anomaly_analysis_planned() {
     let root = tmp("once");
     let (c0, m0) = good(0, 0);
     rank(&root, 0, &c0, Some(&m0));
-    std::fs::write(root.join("rank_0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"), "[]").unwrap();
+    std::fs::write(
+        root.join("rank_0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"),
+        "[]",
+    )
+    .unwrap();
     let (rep, _, opened) = run(&root, true);
-    assert!(opened.keys().any(|k| k.ends_with("trace_view.json")), "the anomaly ran: {opened:?}");
+    assert!(
+        opened.keys().any(|k| k.ends_with("trace_view.json")),
+        "the anomaly ran: {opened:?}"
+    );
     assert_eq!(rep.ranks, [0]);
     let n = opened
         .iter()
@@ -146,4 +193,3 @@ fn communication_json_is_opened_once_with_the_anomaly_analysis_planned() {
     assert_eq!(n, 1, "{opened:?}");
     let _ = std::fs::remove_dir_all(&root);
 }
-

@@ -12,18 +12,18 @@ use proflens::engine::{self, Plan};
 use proflens::ingest::inventory::Inventory;
 
 fn fixture(rel: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/ascend/Ascend__msinsight/"))
-        .join(rel)
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/fixtures/ascend/Ascend__msinsight/"
+    ))
+    .join(rel)
 }
 
 fn run_dir(dir: &Path, parity: bool) -> (CommReport, Problems) {
     let (opener, files) = FsOpener::walk(dir).expect("fixture folder");
     let mut inv = Inventory::from_paths(&files);
     proflens::parse::metadata::read_side_files(&mut inv, &opener);
-    let opts = CommOptions {
-        parity,
-        step: None,
-    };
+    let opts = CommOptions { parity, step: None };
     let plan = Plan {
         comm: Some(opts.clone()),
         ..Plan::none()
@@ -69,7 +69,10 @@ fn cells(line: &str) -> Vec<&str> {
 fn rank_set(v: &[i64]) -> String {
     match v {
         [one] => format!("({one},)"),
-        _ => format!("({})", v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")),
+        _ => format!(
+            "({})",
+            v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+        ),
     }
 }
 
@@ -109,10 +112,31 @@ fn st_bandwidth_summary_hccs_rows_with_large_packet_ratio() {
         ("3985310405473756128", 0, 16.777216, 0.80238, 20.9093, 0.0),
         ("3985310491373102170", 0, 622.329856, 32.65338, 19.0587, 1.0),
         ("5862276093215481612", 0, 0.000288, 0.00414, 0.0696, 0.0),
-        ("5862276114690318097", 0, 1127.44704, 59.51352, 18.9444, 0.9091),
-        ("5862276114690318097", 1, 1127.44704, 59.51492, 18.9439, 0.9091),
+        (
+            "5862276114690318097",
+            0,
+            1127.44704,
+            59.51352,
+            18.9444,
+            0.9091,
+        ),
+        (
+            "5862276114690318097",
+            1,
+            1127.44704,
+            59.51492,
+            18.9439,
+            0.9091,
+        ),
         ("3985310504258004061", 3, 622.329856, 32.60552, 19.0866, 1.0),
-        ("5862276123280252691", 3, 1127.450112, 59.5534, 18.9318, 0.9091),
+        (
+            "5862276123280252691",
+            3,
+            1127.450112,
+            59.5534,
+            18.9318,
+            0.9091,
+        ),
     ];
     for (g, r, size, time, bw, lpr) in want {
         let what = format!("{g} rank {r}");
@@ -149,16 +173,88 @@ fn total<'a>(rows: &'a [MatrixRow], g: &str, s: i64, d: i64) -> &'a MatrixRow {
 }
 
 const ST_MATRIX: &[(&str, i64, i64, &str, f64, f64, f64)] = &[
-    ("5862276114690318097", 0, 0, "LOCAL", 2254.894168, 24.98072, 90.2654),
-    ("5862276114690318097", 0, 1, "HCCS", 1127.44704, 59.51352, 18.9444),
-    ("5862276114690318097", 1, 0, "HCCS", 1127.44704, 59.51492, 18.9439),
-    ("3985310499963036764", 1, 3, "HCCS", 16.777216, 0.8025, 20.9062),
-    ("3985310499963036764", 3, 1, "HCCS", 16.777216, 0.80272, 20.9005),
-    ("3985310499963036764", 3, 3, "LOCAL", 33.554456, 0.47044, 71.3257),
-    ("3985310504258004061", 1, 3, "HCCS", 622.329856, 32.60654, 19.086),
-    ("5862276093215481612", 0, 3, "HCCS", 0.000096, 0.00168, 0.0571),
+    (
+        "5862276114690318097",
+        0,
+        0,
+        "LOCAL",
+        2254.894168,
+        24.98072,
+        90.2654,
+    ),
+    (
+        "5862276114690318097",
+        0,
+        1,
+        "HCCS",
+        1127.44704,
+        59.51352,
+        18.9444,
+    ),
+    (
+        "5862276114690318097",
+        1,
+        0,
+        "HCCS",
+        1127.44704,
+        59.51492,
+        18.9439,
+    ),
+    (
+        "3985310499963036764",
+        1,
+        3,
+        "HCCS",
+        16.777216,
+        0.8025,
+        20.9062,
+    ),
+    (
+        "3985310499963036764",
+        3,
+        1,
+        "HCCS",
+        16.777216,
+        0.80272,
+        20.9005,
+    ),
+    (
+        "3985310499963036764",
+        3,
+        3,
+        "LOCAL",
+        33.554456,
+        0.47044,
+        71.3257,
+    ),
+    (
+        "3985310504258004061",
+        1,
+        3,
+        "HCCS",
+        622.329856,
+        32.60654,
+        19.086,
+    ),
+    (
+        "5862276093215481612",
+        0,
+        3,
+        "HCCS",
+        0.000096,
+        0.00168,
+        0.0571,
+    ),
     ("5862276093215481612", 3, 0, "HCCS", 0.00012, 0.00752, 0.016),
-    ("5862276123280252691", 3, 3, "LOCAL", 2254.900312, 24.94312, 90.4017),
+    (
+        "5862276123280252691",
+        3,
+        3,
+        "LOCAL",
+        2254.900312,
+        24.94312,
+        90.4017,
+    ),
 ];
 
 #[test]
@@ -175,17 +271,24 @@ fn st_matrix_in_parity_mode_drops_every_link_to_the_missing_rank() {
         assert_eq!(m.bandwidth_gbps, *bw, "{g} {s}-{d}");
         assert!(!m.mapped_from_metadata);
     }
-    assert!(rep.dropped_links.iter().any(|d| d.group == "5862276093215481612"
-        && d.kind == "allgather-total"
-        && d.src_local == "0"
-        && d.dst_local == "2"));
+    assert!(rep
+        .dropped_links
+        .iter()
+        .any(|d| d.group == "5862276093215481612"
+            && d.kind == "allgather-total"
+            && d.src_local == "0"
+            && d.dst_local == "2"));
     assert!(problems.count(proflens::analysis::comm::LINKS_DROPPED) > 0);
 }
 
 #[test]
 fn st_matrix_by_default_recovers_the_dropped_links_from_metadata() {
     let (rep, _) = st(false);
-    assert!(rep.dropped_links.is_empty(), "{:?}", rep.dropped_links.first());
+    assert!(
+        rep.dropped_links.is_empty(),
+        "{:?}",
+        rep.dropped_links.first()
+    );
     assert_eq!(rep.matrix_by_kind.len(), 199 + 36);
     for (g, s, d, t, size, time, bw) in ST_MATRIX {
         let m = total(&rep.matrix, g, *s, *d);
@@ -206,7 +309,11 @@ fn st_matrix_by_default_recovers_the_dropped_links_from_metadata() {
 #[test]
 fn st_groups_carry_metadata_names_and_missing_ranks_and_slow_rank_has_no_vote() {
     let (rep, problems) = st(true);
-    let g = rep.groups.iter().find(|g| g.group == "5862276093215481612").unwrap();
+    let g = rep
+        .groups
+        .iter()
+        .find(|g| g.group == "5862276093215481612")
+        .unwrap();
     assert_eq!(g.name, "default_group");
     assert_eq!(g.global_ranks, [0, 1, 2, 3]);
     assert_eq!(g.present, [0, 1, 3]);
@@ -234,13 +341,20 @@ fn l1_two_of_eight_ranks() {
     assert_eq!((t0.wait_ratio, t0.sync_ratio), (0.6173, 0.6039));
     let t1 = &rep.time_summary[1];
     assert_eq!((t1.wait_ratio, t1.sync_ratio), (0.0472, 0.0054));
-    let h = rep.bandwidth_summary.iter().find(|b| b.rank == 1 && b.transport == "HCCS").unwrap();
+    let h = rep
+        .bandwidth_summary
+        .iter()
+        .find(|b| b.rank == 1 && b.transport == "HCCS")
+        .unwrap();
     close(h.size_mb, 427.59609599999993, 1e-9, "r1 HCCS");
     assert_eq!(h.bandwidth_gbps, 15.5016);
     assert_eq!(rep.matrix.len(), 4);
     assert_eq!(rep.dropped_links.len(), 72);
     let m = total(&rep.matrix, "17522688603477080586", 0, 0);
-    assert_eq!((m.transport.as_str(), m.bandwidth_gbps), ("LOCAL", 419.8179));
+    assert_eq!(
+        (m.transport.as_str(), m.bandwidth_gbps),
+        ("LOCAL", 419.8179)
+    );
     let m = total(&rep.matrix, "17522688603477080586", 1, 0);
     assert_eq!((m.transport.as_str(), m.bandwidth_gbps), ("HCCS", 15.8557));
     let m = total(&rep.matrix, "17522688603477080586", 1, 1);
@@ -248,7 +362,9 @@ fn l1_two_of_eight_ranks() {
     // No metadata in this capture: the default mode drops the same links, saying why.
     let (def, _) = run_dir(&fixture("test/data/pytorch/text/level1"), false);
     assert_eq!(def.dropped_links.len(), 72);
-    assert!(def.dropped_links[0].reason.contains("no parallel_group_info"));
+    assert!(def.dropped_links[0]
+        .reason
+        .contains("no parallel_group_info"));
 }
 
 #[test]
@@ -259,7 +375,11 @@ fn l2_one_rank() {
     assert_eq!(t.group, "11022204950826225271");
     close(t.elapse_ms, 99.97327743750002, 1e-10, "elapse");
     assert_eq!((t.wait_ratio, t.sync_ratio), (0.401, 0.3845));
-    let h = rep.bandwidth_summary.iter().find(|b| b.transport == "HCCS").unwrap();
+    let h = rep
+        .bandwidth_summary
+        .iter()
+        .find(|b| b.transport == "HCCS")
+        .unwrap();
     assert_eq!(h.bandwidth_gbps, 15.0194);
     assert_eq!(rep.matrix.len(), 1);
     assert_eq!(rep.matrix[0].bandwidth_gbps, 419.9332);

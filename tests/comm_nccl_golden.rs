@@ -55,8 +55,14 @@ fn hta_nccl_trace_gives_tracelens_collective_rows() {
     assert_eq!(ks.len(), 21);
     let rows = collectives(&ks);
     assert_eq!(rows.len(), 15);
-    assert!(rows.iter().all(|r| r.collective == "allreduce" && r.group_size == 2));
-    let find = |id: &str| rows.iter().find(|r| r.collective_id == id).unwrap_or_else(|| panic!("{id}"));
+    assert!(rows
+        .iter()
+        .all(|r| r.collective == "allreduce" && r.group_size == 2));
+    let find = |id: &str| {
+        rows.iter()
+            .find(|r| r.collective_id == id)
+            .unwrap_or_else(|| panic!("{id}"))
+    };
     let r = find("0_2");
     close(r.full_msg_mb, 7.8163, 5e-5, "0_2 MiB");
     close(r.comm_latency_us, 3306.963, 1e-6, "0_2 latency");

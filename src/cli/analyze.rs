@@ -210,12 +210,19 @@ pub fn run(args: Args) -> i32 {
         plan.snapshot = None;
     }
     let gpu = plan.anomaly.is_some()
-        && inv.ranks.iter().any(|r| r.kind == crate::ingest::rank::CaptureKind::Kineto);
+        && inv
+            .ranks
+            .iter()
+            .any(|r| r.kind == crate::ingest::rank::CaptureKind::Kineto);
     if gpu || inv.ranks.iter().any(crate::engine::read::comm::usable) {
         plan.comm = Some(Default::default());
     }
     let unused = not_used(&inv, &plan);
-    if plan.memory.is_none() && plan.anomaly.is_none() && plan.snapshot.is_none() && plan.comm.is_none() {
+    if plan.memory.is_none()
+        && plan.anomaly.is_none()
+        && plan.snapshot.is_none()
+        && plan.comm.is_none()
+    {
         eprintln!(
             "proflens analyze: nothing to analyse: no rank folder with operator_memory.csv, kernel_details.csv, op_summary*.csv or trace_view.json, no PyTorch profiler trace and no memory snapshot among the {} file(s) found:",
             files.len()
@@ -321,7 +328,9 @@ fn write_outputs(dir: &Path, inv: &Inventory, store: &Store, quiet: bool) -> Res
         // Written when there is something to show: Ascend communication files or GPU collectives.
         if !rep.ranks.is_empty() || !rep.collectives.is_empty() {
             let p = dir.join("comm.json");
-            write_file(&p, |w| w.write_all(crate::engine::export::comm::json(&rep, opts).as_bytes()))?;
+            write_file(&p, |w| {
+                w.write_all(crate::engine::export::comm::json(&rep, opts).as_bytes())
+            })?;
             say(&p);
         }
     }

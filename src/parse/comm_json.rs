@@ -11,7 +11,9 @@ use std::fmt;
 use std::io::Read;
 use std::marker::PhantomData;
 
-use serde::de::{self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
 use serde::{Deserialize, Deserializer};
 
 use crate::base::Position;

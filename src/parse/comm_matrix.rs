@@ -91,7 +91,10 @@ mod tests {
         read(&j[..], "m.json", &mut rc).unwrap();
         assert!(rc.has_matrix);
         assert_eq!(rc.links.len(), 2);
-        assert_eq!((rc.links[1].src.as_str(), rc.links[1].dst.as_str()), ("1", "0"));
+        assert_eq!(
+            (rc.links[1].src.as_str(), rc.links[1].dst.as_str()),
+            ("1", "0")
+        );
         assert_eq!(rc.links[1].kind, "batchsendrecv-total");
         assert_eq!(rc.links[1].group, "37");
         assert_eq!(rc.links[1].op_name, "hcom_x");

@@ -72,52 +72,58 @@ pub fn read_capped<R: Read>(
     out: &mut RankComm,
 ) -> Result<(), ParseError> {
     let (n_ops, n_bands, n_totals) = (out.ops.len(), out.bands.len(), out.file_totals.len());
-    let res = walk(src, file, cap, WHAT, &mut |step: &str, section: Section, key: String, op: OpInfo| {
-        let (name, group) = split_key(&key);
-        let t = op.time.unwrap_or_default();
-        let row = CommTimeRow {
-            step: step.to_string(),
-            section: Some(section),
-            op: name.to_string(),
-            group: group.to_string(),
-            start_us: t.start_us,
-            elapse_ms: t.elapse_ms,
-            transit_ms: t.transit_ms,
-            wait_ms: t.wait_ms,
-            sync_ms: t.sync_ms,
-            idle_ms: t.idle_ms,
-            wait_ratio: t.wait_ratio,
-            sync_ratio: t.sync_ratio,
-        };
-        if key.starts_with("Total") {
-            if key == "Total Op Info" {
-                out.file_totals.push(row);
+    let res = walk(
+        src,
+        file,
+        cap,
+        WHAT,
+        &mut |step: &str, section: Section, key: String, op: OpInfo| {
+            let (name, group) = split_key(&key);
+            let t = op.time.unwrap_or_default();
+            let row = CommTimeRow {
+                step: step.to_string(),
+                section: Some(section),
+                op: name.to_string(),
+                group: group.to_string(),
+                start_us: t.start_us,
+                elapse_ms: t.elapse_ms,
+                transit_ms: t.transit_ms,
+                wait_ms: t.wait_ms,
+                sync_ms: t.sync_ms,
+                idle_ms: t.idle_ms,
+                wait_ratio: t.wait_ratio,
+                sync_ratio: t.sync_ratio,
+            };
+            if key.starts_with("Total") {
+                if key == "Total Op Info" {
+                    out.file_totals.push(row);
+                }
+                return;
             }
-            return;
-        }
-        let idx = out.ops.len() as u32;
-        out.ops.push(row);
-        for (transport, b) in op.bandwidth.0 {
-            out.bands.push(CommBandRow {
-                op: idx,
-                transport,
-                size_mb: b.size_mb,
-                time_ms: b.time_ms,
-                bandwidth_gbps: b.bandwidth,
-                large_packet_ratio: b.lpr,
-                bins: b
-                    .dist
-                    .0
-                    .into_iter()
-                    .map(|(size_key, v)| PacketBin {
-                        size_key,
-                        count: v.first().copied().unwrap_or(0.0),
-                        time_ms: v.get(1).copied().unwrap_or(0.0),
-                    })
-                    .collect(),
-            });
-        }
-    });
+            let idx = out.ops.len() as u32;
+            out.ops.push(row);
+            for (transport, b) in op.bandwidth.0 {
+                out.bands.push(CommBandRow {
+                    op: idx,
+                    transport,
+                    size_mb: b.size_mb,
+                    time_ms: b.time_ms,
+                    bandwidth_gbps: b.bandwidth,
+                    large_packet_ratio: b.lpr,
+                    bins: b
+                        .dist
+                        .0
+                        .into_iter()
+                        .map(|(size_key, v)| PacketBin {
+                            size_key,
+                            count: v.first().copied().unwrap_or(0.0),
+                            time_ms: v.get(1).copied().unwrap_or(0.0),
+                        })
+                        .collect(),
+                });
+            }
+        },
+    );
     if res.is_err() {
         // A refused file contributes nothing (never half a rank).
         out.ops.truncate(n_ops);
@@ -162,7 +168,8 @@ mod tests {
 
     #[test]
     fn a_cut_file_and_an_unknown_era_are_refused_with_nothing_kept() {
-        let cut = br#"{"step1": {"collective": {"hcom_a__1@9": {"Communication Time Info": {"Elapse"#;
+        let cut =
+            br#"{"step1": {"collective": {"hcom_a__1@9": {"Communication Time Info": {"Elapse"#;
         let mut rc = RankComm::default();
         let e = read(&cut[..], "c.json", &mut rc).unwrap_err();
         assert!(e.to_string().contains("cut"), "{e}");

@@ -46,7 +46,11 @@ pub fn ops_of(rc: &RankComm) -> Vec<CommOp> {
         let mut bw: Vec<&crate::model::comm::CommBandRow> = bands[i].clone();
         bw.sort_by(|a, b| a.transport.cmp(&b.transport));
         bw.dedup_by(|a, b| a.transport == b.transport);
-        let size = |k: &str| bw.iter().find(|b| b.transport == k).map_or(0.0, |b| b.size_mb);
+        let size = |k: &str| {
+            bw.iter()
+                .find(|b| b.transport == k)
+                .map_or(0.0, |b| b.size_mb)
+        };
         let onchip = if bw.iter().any(|b| b.transport == "SDMA") {
             size("SDMA")
         } else {
@@ -73,7 +77,9 @@ pub fn ops_of(rc: &RankComm) -> Vec<CommOp> {
             idle_ms: o.idle_ms,
             message_size_bytes: (onchip + size("RDMA")) * 1_048_576.0,
             transport_types: used().map(|b| b.transport.clone()).collect(),
-            bandwidth_gbps: used().map(|b| (b.transport.clone(), b.bandwidth_gbps)).collect(),
+            bandwidth_gbps: used()
+                .map(|b| (b.transport.clone(), b.bandwidth_gbps))
+                .collect(),
         };
         out.push((o.step.clone(), (kind == Section::P2p) as u8, key, op));
     }

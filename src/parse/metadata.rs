@@ -201,7 +201,11 @@ pub fn parallel_groups(v: &Value) -> Vec<crate::ingest::inventory::GroupInfo> {
     m.iter()
         .map(|(id, g)| crate::ingest::inventory::GroupInfo {
             id: id.clone(),
-            name: g.get("group_name").and_then(Value::as_str).unwrap_or("").to_string(),
+            name: g
+                .get("group_name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
             global_ranks: g
                 .get("global_ranks")
                 .and_then(Value::as_array)

@@ -43,8 +43,18 @@ pub fn tables(rep: &CommReport) -> Vec<Table> {
     out.push(Table {
         name: "time_summary",
         columns: &[
-            "step", "group", "rank_set", "rank", "n_ops", "elapse_ms", "transit_ms", "wait_ms",
-            "sync_ms", "idle_ms", "wait_ratio", "sync_ratio",
+            "step",
+            "group",
+            "rank_set",
+            "rank",
+            "n_ops",
+            "elapse_ms",
+            "transit_ms",
+            "wait_ms",
+            "sync_ms",
+            "idle_ms",
+            "wait_ratio",
+            "sync_ratio",
         ],
         rows: rep
             .time_summary
@@ -70,7 +80,13 @@ pub fn tables(rep: &CommReport) -> Vec<Table> {
     out.push(Table {
         name: "bandwidth_summary",
         columns: &[
-            "step", "group", "rank", "transport", "size_mb", "time_ms", "bandwidth_gbps",
+            "step",
+            "group",
+            "rank",
+            "transport",
+            "size_mb",
+            "time_ms",
+            "bandwidth_gbps",
             "large_packet_ratio",
         ],
         rows: rep
@@ -109,7 +125,14 @@ pub fn tables(rep: &CommReport) -> Vec<Table> {
         v
     };
     const MATRIX: &[&str] = &[
-        "step", "group", "src", "dst", "transport", "size_mb", "time_ms", "bandwidth_gbps",
+        "step",
+        "group",
+        "src",
+        "dst",
+        "transport",
+        "size_mb",
+        "time_ms",
+        "bandwidth_gbps",
         "mapped_from_metadata",
     ];
     out.push(Table {
@@ -120,15 +143,35 @@ pub fn tables(rep: &CommReport) -> Vec<Table> {
     out.push(Table {
         name: "matrix_by_kind",
         columns: &[
-            "step", "group", "src", "dst", "transport", "size_mb", "time_ms", "bandwidth_gbps",
-            "mapped_from_metadata", "kind", "op_name",
+            "step",
+            "group",
+            "src",
+            "dst",
+            "transport",
+            "size_mb",
+            "time_ms",
+            "bandwidth_gbps",
+            "mapped_from_metadata",
+            "kind",
+            "op_name",
         ],
-        rows: rep.matrix_by_kind.iter().map(|m| matrix_row(m, true)).collect(),
+        rows: rep
+            .matrix_by_kind
+            .iter()
+            .map(|m| matrix_row(m, true))
+            .collect(),
     });
     out.push(Table {
         name: "dropped_links",
         columns: &[
-            "step", "group", "kind", "src_local", "dst_local", "rank", "size_mb", "time_ms",
+            "step",
+            "group",
+            "kind",
+            "src_local",
+            "dst_local",
+            "rank",
+            "size_mb",
+            "time_ms",
             "reason",
         ],
         rows: rep
@@ -152,8 +195,18 @@ pub fn tables(rep: &CommReport) -> Vec<Table> {
     out.push(Table {
         name: "slow_links",
         columns: &[
-            "name", "count", "mean_ns", "std_ns", "min_ns", "q1_ns", "median_ns", "q3_ns",
-            "max_ns", "sum_ns", "offset_ratio", "ops",
+            "name",
+            "count",
+            "mean_ns",
+            "std_ns",
+            "min_ns",
+            "q1_ns",
+            "median_ns",
+            "q3_ns",
+            "max_ns",
+            "sum_ns",
+            "offset_ratio",
+            "ops",
         ],
         rows: rep
             .slow_links
@@ -179,7 +232,15 @@ pub fn tables(rep: &CommReport) -> Vec<Table> {
     out.push(Table {
         name: "slow_ranks",
         columns: &[
-            "rank", "group", "op", "n", "test", "statistic", "threshold", "time_us", "mean_us",
+            "rank",
+            "group",
+            "op",
+            "n",
+            "test",
+            "statistic",
+            "threshold",
+            "time_us",
+            "mean_us",
             "start_us",
         ],
         rows: rep
@@ -204,8 +265,15 @@ pub fn tables(rep: &CommReport) -> Vec<Table> {
     out.push(Table {
         name: "collectives",
         columns: &[
-            "collective_id", "collective", "group_size", "full_msg_mb", "comm_latency_us",
-            "skew_start_us", "skew_end_us", "algo_bw_gbps", "bus_bw_gbps",
+            "collective_id",
+            "collective",
+            "group_size",
+            "full_msg_mb",
+            "comm_latency_us",
+            "skew_start_us",
+            "skew_end_us",
+            "algo_bw_gbps",
+            "bus_bw_gbps",
         ],
         rows: rep
             .collectives
@@ -233,7 +301,10 @@ pub fn tables(rep: &CommReport) -> Vec<Table> {
 pub fn to_json(rep: &CommReport, parity: bool) -> String {
     let text = |v: &Value| serde_json::to_string(v).unwrap_or_else(|_| "null".into());
     let mut s = String::from("{\n");
-    s.push_str(&format!("  \"mode\": \"{}\",\n", if parity { "parity" } else { "default" }));
+    s.push_str(&format!(
+        "  \"mode\": \"{}\",\n",
+        if parity { "parity" } else { "default" }
+    ));
     s.push_str(&format!("  \"ranks\": {},\n", text(&json!(rep.ranks))));
     s.push_str("  \"groups\": [");
     for (i, g) in rep.groups.iter().enumerate() {
@@ -249,8 +320,15 @@ pub fn to_json(rep: &CommReport, parity: bool) -> String {
             text(&json!(g.missing)),
         ));
     }
-    s.push_str(if rep.groups.is_empty() { "],\n" } else { "\n  ],\n" });
-    s.push_str(&format!("  \"slow_rank_ops_tested\": {}", rep.slow_rank_ops_tested));
+    s.push_str(if rep.groups.is_empty() {
+        "],\n"
+    } else {
+        "\n  ],\n"
+    });
+    s.push_str(&format!(
+        "  \"slow_rank_ops_tested\": {}",
+        rep.slow_rank_ops_tested
+    ));
     for t in tables(rep) {
         s.push_str(&format!(",\n  \"{}\": [", t.name));
         for (i, r) in t.rows.iter().enumerate() {
@@ -271,7 +349,9 @@ pub fn to_json(rep: &CommReport, parity: bool) -> String {
 
 /// The CSV text of one table (header, one line per row; strings unquoted unless needed).
 pub fn to_csv(t: &Table) -> String {
-    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
+    let mut w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
     let _ = w.write_record(t.columns);
     for r in &t.rows {
         let cells: Vec<String> = r

@@ -1,10 +1,10 @@
 //! Outputs (CSV, JSON, Markdown): formatting only, never recomputation.
 
 pub mod anomaly_csv;
-pub mod comm;
 pub mod anomaly_json;
 pub mod anomaly_md;
 pub mod arch_md;
+pub mod comm;
 pub mod float;
 pub mod frame;
 pub mod gpu_kernels_csv;

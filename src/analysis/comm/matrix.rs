@@ -104,7 +104,9 @@ pub fn build(
             if !opts.selects(&l.step) {
                 continue;
             }
-            let kinds = index.entry((l.step.as_str(), l.group.as_str())).or_default();
+            let kinds = index
+                .entry((l.step.as_str(), l.group.as_str()))
+                .or_default();
             match kinds.iter_mut().find(|k| k.0 == l.kind) {
                 Some(k) => k.1.push((ri, i)),
                 None => kinds.push((l.kind.as_str(), vec![(ri, i)])),
@@ -193,20 +195,21 @@ pub fn build(
                         None => {
                             at.insert(k, merged.len());
                             merged.push((
-                            k,
-                            Merged {
-                                rank: r.rank,
-                                transport: l.transport.clone(),
-                                op_name: l.op_name.clone(),
-                                size: l.size_mb,
-                                time: l.time_ms,
-                            },
-                        ));
+                                k,
+                                Merged {
+                                    rank: r.rank,
+                                    transport: l.transport.clone(),
+                                    op_name: l.op_name.clone(),
+                                    size: l.size_mb,
+                                    time: l.time_ms,
+                                },
+                            ));
                         }
                     }
                 }
             }
-            let counts = !(kind.contains("middle") || kind.contains("top") || kind.contains("bottom"));
+            let counts =
+                !(kind.contains("middle") || kind.contains("top") || kind.contains("bottom"));
             for ((s, d), m) in merged {
                 let (Some((gs, ms)), Some((gd, md))) = (resolve(s), resolve(d)) else {
                     let reason = match (opts.parity, global) {
@@ -274,7 +277,10 @@ pub fn build(
             // Information: the links are listed in `dropped_links`; the usual cause is a rank
             // of the group that is not in the input.
             let first = &out.dropped[out.dropped.len() - dropped_here];
-            let label = ranks.iter().find(|r| r.rank == first.rank).map_or("", |r| r.label.as_str());
+            let label = ranks
+                .iter()
+                .find(|r| r.rank == first.rank)
+                .map_or("", |r| r.label.as_str());
             out.problems.push(Problem::new(
                 Severity::Info,
                 LINKS_DROPPED,

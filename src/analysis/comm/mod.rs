@@ -136,7 +136,10 @@ pub fn analyze(ranks: &[&RankComm], kernels: &[NcclKernel], opts: &CommOptions) 
             continue;
         }
         let r = g.present[0];
-        let label = sorted.iter().find(|x| x.rank == r).map_or("", |x| x.label.as_str());
+        let label = sorted
+            .iter()
+            .find(|x| x.rank == r)
+            .map_or("", |x| x.label.as_str());
         let (sev, msg) = match g.global_ranks.is_empty() {
             true => (Severity::Warning, format!(
                 "group {} is named by rank {r} only, and no metadata says which ranks it spans: its ops are shown for that rank alone",
@@ -147,7 +150,12 @@ pub fn analyze(ranks: &[&RankComm], kernels: &[NcclKernel], opts: &CommOptions) 
                 g.group, g.name, g.missing
             )),
         };
-        rep.problems.push(Problem::new(sev, GROUP_ALONE, Position::file(label.to_string()), msg));
+        rep.problems.push(Problem::new(
+            sev,
+            GROUP_ALONE,
+            Position::file(label.to_string()),
+            msg,
+        ));
     }
     let t = time::summarize(&sorted, opts);
     rep.time_summary = t.0;
@@ -186,7 +194,11 @@ fn groups(
     seen.into_iter()
         .map(|(g, (coll, present))| {
             let (id, name, global) = meta.get(g).cloned().unwrap_or_default();
-            let missing = global.iter().copied().filter(|x| !present.contains(x)).collect();
+            let missing = global
+                .iter()
+                .copied()
+                .filter(|x| !present.contains(x))
+                .collect();
             GroupRow {
                 group: g.to_string(),
                 section: if coll { "collective" } else { "p2p" },

@@ -77,10 +77,14 @@ pub fn bus_factor(category: &str, n: i64) -> Option<f64> {
 /// The collectives of `kernels` (every rank), in order of first appearance of their id; only
 /// the implicit-sync categories (allreduce, reducescatter, allgather, alltoall).
 pub fn collectives(kernels: &[NcclKernel]) -> Vec<CollectiveRow> {
-    let simplified = kernels.iter().all(|k| k.pg_name.as_deref().unwrap_or("Unknown_Group") == "Unknown_Group")
+    let simplified = kernels
+        .iter()
+        .all(|k| k.pg_name.as_deref().unwrap_or("Unknown_Group") == "Unknown_Group")
         && {
             let mut streams: HashMap<i64, i64> = HashMap::new();
-            kernels.iter().all(|k| *streams.entry(k.rank).or_insert(k.stream) == k.stream)
+            kernels
+                .iter()
+                .all(|k| *streams.entry(k.rank).or_insert(k.stream) == k.stream)
         };
     // index within (PG, rank) by time (stable: first wins on ties)
     let mut idx: Vec<usize> = (0..kernels.len()).collect();
@@ -92,28 +96,45 @@ pub fn collectives(kernels: &[NcclKernel]) -> Vec<CollectiveRow> {
         let pg = if simplified {
             String::new()
         } else {
-            k.pg_name.clone().unwrap_or_else(|| "Unknown_Group".to_string())
+            k.pg_name
+                .clone()
+                .unwrap_or_else(|| "Unknown_Group".to_string())
         };
         let n = next.entry((pg.clone(), k.rank)).or_default();
-        ids[i] = if simplified { n.to_string() } else { format!("{pg}_{n}") };
+        ids[i] = if simplified {
+            n.to_string()
+        } else {
+            format!("{pg}_{n}")
+        };
         *n += 1;
     }
     let mut order: Vec<&str> = Vec::new();
     let mut by_id: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, id) in ids.iter().enumerate() {
-        by_id.entry(id).or_insert_with(|| {
-            order.push(id);
-            Vec::new()
-        }).push(i);
+        by_id
+            .entry(id)
+            .or_insert_with(|| {
+                order.push(id);
+                Vec::new()
+            })
+            .push(i);
     }
     let mut out = Vec::new();
     for id in order {
         let ks: Vec<&NcclKernel> = by_id[id].iter().map(|&i| &kernels[i]).collect();
         let first = ks[0];
-        let Some(cat) = first.collective.as_deref().and_then(category) else { continue };
-        let Some(factor) = bus_factor(cat, first.group_size.unwrap_or(0)) else { continue };
+        let Some(cat) = first.collective.as_deref().and_then(category) else {
+            continue;
+        };
+        let Some(factor) = bus_factor(cat, first.group_size.unwrap_or(0)) else {
+            continue;
+        };
         let bytes = first.dtype.as_deref().and_then(dtype_bytes);
-        let nel = if cat == "allgather" { first.out_nelems } else { first.in_nelems };
+        let nel = if cat == "allgather" {
+            first.out_nelems
+        } else {
+            first.in_nelems
+        };
         let full = match (bytes, nel) {
             (Some(b), Some(n)) => n as f64 * b / (1024.0 * 1024.0),
             _ => f64::NAN,
@@ -128,7 +149,8 @@ pub fn collectives(kernels: &[NcclKernel]) -> Vec<CollectiveRow> {
             }
         }
         let ends = ks.iter().map(|k| k.ts_us + k.dur_us);
-        let skew_end = ends.clone().fold(f64::NEG_INFINITY, f64::max) - ends.fold(f64::INFINITY, f64::min);
+        let skew_end =
+            ends.clone().fold(f64::NEG_INFINITY, f64::max) - ends.fold(f64::INFINITY, f64::min);
         let algo = (lat != 0.0).then(|| (full / 1024.0) / (lat / 1e6));
         out.push(CollectiveRow {
             collective_id: id.to_string(),

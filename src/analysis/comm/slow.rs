@@ -112,14 +112,29 @@ pub fn judge_slow_rank(times: &[f64]) -> (Vec<usize>, Option<Evidence>) {
     if times.len() <= MAX_DIXON_NUM {
         match dixon_r(times) {
             Some((r, t)) => {
-                let ev = Evidence { test: "dixon", statistic: r, threshold: t };
-                (if r > t { vec![first_min(times)] } else { Vec::new() }, Some(ev))
+                let ev = Evidence {
+                    test: "dixon",
+                    statistic: r,
+                    threshold: t,
+                };
+                (
+                    if r > t {
+                        vec![first_min(times)]
+                    } else {
+                        Vec::new()
+                    },
+                    Some(ev),
+                )
             }
             None => (Vec::new(), None),
         }
     } else {
         let (mean, sd) = mean_pstd(times);
-        let ev = Evidence { test: "3sigma", statistic: mean - 3.0 * sd, threshold: mean };
+        let ev = Evidence {
+            test: "3sigma",
+            statistic: mean - 3.0 * sd,
+            threshold: mean,
+        };
         (judge_norm(times), Some(ev))
     }
 }
@@ -185,10 +200,13 @@ pub fn slow_ranks(rows: &[OpTimeRow]) -> (Vec<SlowRankRow>, usize) {
             continue;
         }
         let k = (r.group.as_str(), r.op.as_str());
-        by_op.entry(k).or_insert_with(|| {
-            order.push(k);
-            Vec::new()
-        }).push(r);
+        by_op
+            .entry(k)
+            .or_insert_with(|| {
+                order.push(k);
+                Vec::new()
+            })
+            .push(r);
     }
     let mut out = Vec::new();
     for k in &order {
@@ -206,7 +224,11 @@ pub fn slow_ranks(rows: &[OpTimeRow]) -> (Vec<SlowRankRow>, usize) {
                 evidence: ev.clone(),
                 time_us: times[i],
                 mean_us: mean,
-                start_us: rs.iter().filter(|r| r.rank == rs[i].rank).map(|r| r.start_us).fold(f64::INFINITY, f64::min),
+                start_us: rs
+                    .iter()
+                    .filter(|r| r.rank == rs[i].rank)
+                    .map(|r| r.start_us)
+                    .fold(f64::INFINITY, f64::min),
             });
         }
     }
@@ -290,29 +312,45 @@ pub fn slow_links(rows: &[LinkOpRow], top: usize) -> Vec<SlowLinkRow> {
     use std::collections::HashMap;
     // 1. per (group, op): min time and rank count, on every non send/receive row
     let mut per_op: HashMap<(&str, &str), (i64, usize)> = HashMap::new();
-    for r in rows.iter().filter(|r| !r.op.contains("send") && !r.op.contains("receive")) {
-        let e = per_op.entry((r.group.as_str(), r.op.as_str())).or_insert((i64::MAX, 0));
+    for r in rows
+        .iter()
+        .filter(|r| !r.op.contains("send") && !r.op.contains("receive"))
+    {
+        let e = per_op
+            .entry((r.group.as_str(), r.op.as_str()))
+            .or_insert((i64::MAX, 0));
         e.0 = e.0.min(r.time_ns);
         e.1 += 1;
     }
     // 2. group every row by (op type, data size, ranks)
     let mut order: Vec<(&str, u64, usize)> = Vec::new();
-    let mut groups: HashMap<(&str, u64, usize), Vec<(f64, &str)>> = HashMap::new();
+    type GroupKey<'a> = (&'a str, u64, usize);
+    let mut groups: HashMap<GroupKey, Vec<(f64, &str)>> = HashMap::new();
     for r in rows {
         let Some(size) = r.data_size else { continue };
-        let (t, n) = per_op.get(&(r.group.as_str(), r.op.as_str())).copied().unwrap_or((0, 0));
+        let (t, n) = per_op
+            .get(&(r.group.as_str(), r.op.as_str()))
+            .copied()
+            .unwrap_or((0, 0));
         let k = (r.op_type.as_str(), size, n);
-        groups.entry(k).or_insert_with(|| {
-            order.push(k);
-            Vec::new()
-        }).push((t as f64, r.op.as_str()));
+        groups
+            .entry(k)
+            .or_insert_with(|| {
+                order.push(k);
+                Vec::new()
+            })
+            .push((t as f64, r.op.as_str()));
     }
     let mut out = Vec::new();
     for k in order {
         let g = &groups[&k];
         let v: Vec<f64> = g.iter().map(|x| x.0).collect();
         let (mean, psd) = mean_pstd(&v);
-        if psd == 0.0 || !v.iter().any(|&t| t > mean + 3.0 * psd || t < mean - 3.0 * psd) {
+        if psd == 0.0
+            || !v
+                .iter()
+                .any(|&t| t > mean + 3.0 * psd || t < mean - 3.0 * psd)
+        {
             continue;
         }
         let n = v.len() as f64;
@@ -320,8 +358,16 @@ pub fn slow_links(rows: &[LinkOpRow], top: usize) -> Vec<SlowLinkRow> {
         let mut s = v.clone();
         s.sort_by(f64::total_cmp);
         let (min, max) = (s[0], s[s.len() - 1]);
-        let far = if (max - mean).abs() >= (min - mean).abs() { max } else { min };
-        let mut ops: Vec<String> = g.iter().filter(|x| x.0 == far).map(|x| x.1.to_string()).collect();
+        let far = if (max - mean).abs() >= (min - mean).abs() {
+            max
+        } else {
+            min
+        };
+        let mut ops: Vec<String> = g
+            .iter()
+            .filter(|x| x.0 == far)
+            .map(|x| x.1.to_string())
+            .collect();
         ops.dedup();
         out.push(SlowLinkRow {
             name: format!("{}{}_{}", k.0, k.2, k.1),
@@ -374,7 +420,11 @@ mod tests {
     fn dixon_vectors_at_below_and_above_each_threshold() {
         for i in [6usize, 8, 12, 30] {
             let mut v: Vec<f64> = (0..i).map(|j| 100.0 + j as f64).collect();
-            assert_eq!(judge_dixon(&v), Vec::<usize>::new(), "n = {i} without the 0");
+            assert_eq!(
+                judge_dixon(&v),
+                Vec::<usize>::new(),
+                "n = {i} without the 0"
+            );
             v.push(0.0);
             assert_eq!(judge_dixon(&v), vec![i], "n = {}", i + 1);
         }
@@ -389,7 +439,7 @@ mod tests {
         assert_eq!(r, t);
         assert!(judge_dixon(&at).is_empty());
         let above = [1.0 + 0.7, 1.8, 1.9, 2.0, 0.0];
-        assert_eq!(dixon_r(&above).unwrap().0 > 0.823, true);
+        assert!(dixon_r(&above).unwrap().0 > 0.823);
         assert_eq!(judge_dixon(&above), vec![4]);
         let below = [1.0, 1.8, 1.9, 2.0, 0.0];
         assert!(dixon_r(&below).unwrap().0 < 0.823);
@@ -420,7 +470,9 @@ mod tests {
             start_us: rank as f64,
             time_us: t,
         };
-        let mut rows: Vec<OpTimeRow> = (0..7).map(|r| row(r, "g", "hcom_allReduce__1_1_1", 100.0 + r as f64)).collect();
+        let mut rows: Vec<OpTimeRow> = (0..7)
+            .map(|r| row(r, "g", "hcom_allReduce__1_1_1", 100.0 + r as f64))
+            .collect();
         rows[3].time_us = 0.0;
         rows.push(row(0, "g", "hcom_send__1_2_1", 1.0));
         let (out, tested) = slow_ranks(&rows);
@@ -458,10 +510,21 @@ mod tests {
         assert!((s.offset_ratio - 3.2467932897963596).abs() < 1e-12);
         assert_eq!(s.ops, ["hcom_allReduce__1_5_1"]);
         // 10 ops (20 rows): |z| ≤ (n−1)/√n < 3 with one outlier op of 2 rows → not flagged.
-        let few: Vec<LinkOpRow> = rows.iter().filter(|r| !r.op.ends_with("_10_1") && !r.op.ends_with("_11_1")).cloned().collect();
+        let few: Vec<LinkOpRow> = rows
+            .iter()
+            .filter(|r| !r.op.ends_with("_10_1") && !r.op.ends_with("_11_1"))
+            .cloned()
+            .collect();
         assert!(slow_links(&few, TOP_NUM).is_empty());
         // Without a data size nothing is grouped.
-        let none: Vec<LinkOpRow> = rows.iter().cloned().map(|mut r| { r.data_size = None; r }).collect();
+        let none: Vec<LinkOpRow> = rows
+            .iter()
+            .cloned()
+            .map(|mut r| {
+                r.data_size = None;
+                r
+            })
+            .collect();
         assert!(slow_links(&none, TOP_NUM).is_empty());
     }
 

@@ -139,7 +139,10 @@ pub fn summarize(
             let at = match acc.iter().position(|a| a.0 == k) {
                 Some(p) => p,
                 None => {
-                    let mut set = sets.get(&(o.section, o.group.as_str())).cloned().unwrap_or_default();
+                    let mut set = sets
+                        .get(&(o.section, o.group.as_str()))
+                        .cloned()
+                        .unwrap_or_default();
                     set.sort_unstable();
                     acc.push((
                         k,
@@ -224,6 +227,9 @@ pub fn summarize(
 
 /// Step keys in numeric order (`step2` < `step13`), `step` first.
 pub fn step_order(key: &str) -> (u64, String) {
-    let n = key.strip_prefix("step").and_then(|t| t.parse().ok()).unwrap_or(0);
+    let n = key
+        .strip_prefix("step")
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(0);
     (n, key.to_string())
 }

@@ -303,7 +303,9 @@ impl<'a> AnomalyPass<'a> {
         if let Some(f) = rank.file(FileKind::Communication) {
             let read = match comm_read {
                 Some(r) => Ok(r),
-                None => opener.open(&f.path).map(|r| communication::read(r, &f.path)),
+                None => opener
+                    .open(&f.path)
+                    .map(|r| communication::read(r, &f.path)),
             };
             match read {
                 Err(e) => problems.push(open_err(&f.path, e)),

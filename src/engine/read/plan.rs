@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use super::anomaly::{self, RankAnalysis};
 use super::comm::RankCommRead;
-use crate::analysis::comm::CommOptions;
 use super::memory::MemoryOptions;
 use super::snapshot::{SnapshotOptions, SnapshotRun};
 use crate::analysis::anomaly_config::AnomalyConfig;
+use crate::analysis::comm::CommOptions;
 use crate::analysis::memory_result::{RankMemory, RankStatus};
 use crate::base::{Position, Problem, Severity};
 use crate::engine::contract::{AnalysisKind, Cancelled, Target};
@@ -83,16 +83,19 @@ impl Plan {
     pub fn ranks_not_run(&self, inv: &Inventory) -> Vec<Problem> {
         inv.ranks
             .iter()
-            .filter(|r| {
-                !self.for_rank(r).any()
-            })
+            .filter(|r| !self.for_rank(r).any())
             .map(|r| {
                 let mut missing: Vec<&str> = Vec::new();
                 let planned = |a: &&crate::ingest::inventory::Readiness| {
                     a.analysis != crate::ingest::inventory::Analysis::Communication
                         || self.comm.is_some()
                 };
-                for m in r.analyses.iter().filter(planned).flat_map(|a| a.missing.iter()) {
+                for m in r
+                    .analyses
+                    .iter()
+                    .filter(planned)
+                    .flat_map(|a| a.missing.iter())
+                {
                     if !missing.contains(&m.as_str()) {
                         missing.push(m);
                     }
@@ -115,9 +118,7 @@ impl Plan {
     /// folders, then snapshot files).
     pub fn targets(&self, inv: &Inventory) -> Vec<Target> {
         let mut out: Vec<Target> = (0..inv.ranks.len())
-            .filter(|&i| {
-                self.for_rank(&inv.ranks[i]).any()
-            })
+            .filter(|&i| self.for_rank(&inv.ranks[i]).any())
             .map(|i| Target::Rank(i as u32))
             .collect();
         if self.snapshot.is_some() {

@@ -390,9 +390,12 @@ fn comm_readiness(r: &RankFolder) -> Readiness {
             "{OUTPUT_DIR}/communication.json or communication_matrix.json (a multi-rank capture with export_type text)"
         ));
     } else if !time {
-        degraded.push("communication.json missing: no time or bandwidth summary for this rank".into());
+        degraded
+            .push("communication.json missing: no time or bandwidth summary for this rank".into());
     } else if !matrix {
-        degraded.push("communication_matrix.json missing: this rank's links are not in the matrix".into());
+        degraded.push(
+            "communication_matrix.json missing: this rank's links are not in the matrix".into(),
+        );
     }
     if r.side.parallel_groups.is_empty() {
         degraded.push("profiler_metadata.json has no parallel_group_info: group names unknown, links to absent ranks cannot be recovered".into());

@@ -51,7 +51,8 @@ impl KinetoBuilder {
         stream: i64,
         origin: u16,
     ) {
-        let [pg, coll, size, dtype, inn, out] = ev.args_fields(args, NCCL_KEYS).unwrap_or([None; 6]);
+        let [pg, coll, size, dtype, inn, out] =
+            ev.args_fields(args, NCCL_KEYS).unwrap_or([None; 6]);
         self.b.t.nccl.push(NcclKernel {
             rank: -1,
             pg_name: text(pg),
