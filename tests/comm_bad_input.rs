@@ -165,7 +165,7 @@ fn a_group_only_one_rank_names_is_a_located_problem() {
         .filter(|t| t.group == "99")
         .collect();
     assert_eq!(t.len(), 1);
-    assert_eq!(t[0].rank_set, [1]);
+    assert_eq!(t[0].rank_set[..], [1]);
     let _ = std::fs::remove_dir_all(&root);
 }
 

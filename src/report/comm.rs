@@ -27,16 +27,6 @@ fn opt(x: Option<f64>) -> Value {
     x.map_or(Value::Null, num)
 }
 
-fn rank_set(v: &[i64]) -> String {
-    match v {
-        [one] => format!("({one},)"),
-        _ => format!(
-            "({})",
-            v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
-        ),
-    }
-}
-
 /// The tables of `rep`, in document order.
 pub fn tables(rep: &CommReport) -> Vec<Table> {
     let mut out = Vec::new();
@@ -45,7 +35,6 @@ pub fn tables(rep: &CommReport) -> Vec<Table> {
         columns: &[
             "step",
             "group",
-            "rank_set",
             "rank",
             "n_ops",
             "elapse_ms",
@@ -63,7 +52,6 @@ pub fn tables(rep: &CommReport) -> Vec<Table> {
                 vec![
                     json!(t.step),
                     json!(t.group),
-                    json!(rank_set(&t.rank_set)),
                     json!(t.rank),
                     json!(t.n_ops),
                     num(t.elapse_ms),

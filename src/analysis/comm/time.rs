@@ -7,6 +7,7 @@
 //! appearance (ranks ascending, then file order), each rank over its own ops in that order.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::round::{compute_ratio, round4};
 use super::CommOptions;
@@ -21,8 +22,8 @@ pub struct TimeSummaryRow {
     /// Group hash.
     pub group: String,
     /// Ranks having ops or links of the group in that section (ascending): msprof-analyze's
-    /// rank-set key.
-    pub rank_set: Vec<i64>,
+    /// rank-set key (shared by the group's rows: never copied per rank).
+    pub rank_set: Arc<[i64]>,
     /// The rank.
     pub rank: i64,
     /// Ops summed.
@@ -92,18 +93,26 @@ pub fn summarize(
     ranks: &[&RankComm],
     opts: &CommOptions,
 ) -> (Vec<TimeSummaryRow>, Vec<BandwidthRow>, Vec<Problem>) {
-    // Rank sets per (section, group), over both files and every step.
-    let mut sets: HashMap<(Option<Section>, &str), Vec<i64>> = HashMap::new();
+    // Rank sets per (section, group), over both files and every step, shared by the rows.
+    let mut seen: HashMap<(Option<Section>, &str), Vec<i64>> = HashMap::new();
     for r in ranks {
         let ops = r.ops.iter().map(|o| (o.section, o.group.as_str()));
         let links = r.links.iter().map(|l| (l.section, l.group.as_str()));
         for k in ops.chain(links) {
-            let v = sets.entry(k).or_default();
+            let v = seen.entry(k).or_default();
             if v.last() != Some(&r.rank) {
                 v.push(r.rank);
             }
         }
     }
+    let sets: HashMap<(Option<Section>, &str), Arc<[i64]>> = seen
+        .into_iter()
+        .map(|(k, mut v)| {
+            v.sort_unstable();
+            v.dedup();
+            (k, v.into())
+        })
+        .collect();
     // Op key order per step: first appearance over ranks ascending, then file order.
     let mut key_order: HashMap<(&str, Option<Section>, &str, &str), usize> = HashMap::new();
     for r in ranks {
@@ -139,11 +148,10 @@ pub fn summarize(
             let at = match acc.iter().position(|a| a.0 == k) {
                 Some(p) => p,
                 None => {
-                    let mut set = sets
+                    let set = sets
                         .get(&(o.section, o.group.as_str()))
                         .cloned()
-                        .unwrap_or_default();
-                    set.sort_unstable();
+                        .unwrap_or_else(|| Arc::from(Vec::new()));
                     acc.push((
                         k,
                         TimeSummaryRow {
