@@ -385,3 +385,61 @@ fn l2_one_rank() {
     assert_eq!(rep.matrix[0].bandwidth_gbps, 419.9332);
     assert_eq!(rep.dropped_links.len(), 42);
 }
+
+#[test]
+fn st_rank_summaries_carry_the_per_rank_communication_totals() {
+    let dir = fixture("test/st/level2");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_proflens"))
+        .args(["summarize", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines: Vec<serde_json::Value> = std::str::from_utf8(&o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // rank | ops | elapse | transit | wait | sync | wait r | sync r (communication.md §5.1)
+    let want = [
+        (0, 15, 420.17426, 0.0, 164.14354, None, 1.0, 1.0),
+        (
+            1,
+            15,
+            441.70838,
+            0.00658,
+            170.78674,
+            Some(169.59878),
+            1.0,
+            1.0,
+        ),
+        (
+            3,
+            23,
+            261.49844,
+            0.01666,
+            0.8355,
+            Some(0.80738),
+            0.9804,
+            0.9798,
+        ),
+    ];
+    assert_eq!(
+        lines.len(),
+        3,
+        "every rank folder is a target, comm-only ones included"
+    );
+    for (r, n, elapse, transit, wait, sync, wr, sr) in want {
+        let l = lines.iter().find(|l| l["rank_id"] == r).unwrap();
+        let c = &l["comm"];
+        let what = format!("rank {r}");
+        assert_eq!(c["n_ops"], n, "{what}");
+        close(c["elapse_ms"].as_f64().unwrap(), elapse, 5e-6, &what);
+        close(c["transit_ms"].as_f64().unwrap(), transit, 5e-6, &what);
+        close(c["wait_ms"].as_f64().unwrap(), wait, 5e-6, &what);
+        if let Some(s) = sync {
+            close(c["sync_ms"].as_f64().unwrap(), s, 5e-6, &what);
+        }
+        assert_eq!(c["wait_ratio"].as_f64(), Some(wr), "{what}");
+        assert_eq!(c["sync_ratio"].as_f64(), Some(sr), "{what}");
+    }
+}

@@ -296,6 +296,31 @@ pub struct RankSummary {
     pub problems_dropped: u64,
     /// Counts of every warning and error.
     pub problem_counts: ProblemCounts,
+    /// The rank's communication totals (`docs/rules/communication.md` §2.1 formulas over every
+    /// op of the rank); absent when the rank has no `communication.json` read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comm: Option<CommSummary>,
+}
+
+/// One rank's communication totals over all its steps, groups and types.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CommSummary {
+    /// Ops summed.
+    pub n_ops: u64,
+    /// Σ elapse, transit, wait, synchronization, idle (ms).
+    pub elapse_ms: f64,
+    /// Σ transit (ms).
+    pub transit_ms: f64,
+    /// Σ wait (ms).
+    pub wait_ms: f64,
+    /// Σ synchronization (ms).
+    pub sync_ms: f64,
+    /// Σ idle (ms).
+    pub idle_ms: f64,
+    /// `compute_ratio(wait, wait + transit)`.
+    pub wait_ratio: f64,
+    /// `compute_ratio(sync, sync + transit)`.
+    pub sync_ratio: f64,
 }
 
 impl RankSummary {
@@ -322,6 +347,7 @@ impl RankSummary {
             problems: vec![],
             problems_dropped: 0,
             problem_counts: ProblemCounts::default(),
+            comm: None,
         }
     }
 }

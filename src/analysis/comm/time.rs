@@ -241,3 +241,20 @@ pub fn step_order(key: &str) -> (u64, String) {
         .unwrap_or(0);
     (n, key.to_string())
 }
+
+/// One rank's totals over every op of `rc` (all steps, groups and types; the per-rank level of
+/// docs/rules/communication.md §2.1): `(n_ops, elapse, transit, wait, sync, idle, wait ratio,
+/// sync ratio)`, times in ms.
+pub fn rank_totals(rc: &RankComm) -> (u64, [f64; 5], f64, f64) {
+    let mut t = [0.0f64; 5];
+    for o in &rc.ops {
+        t[0] += o.elapse_ms;
+        t[1] += o.transit_ms;
+        t[2] += o.wait_ms;
+        t[3] += o.sync_ms;
+        t[4] += o.idle_ms;
+    }
+    let wait_ratio = compute_ratio(t[2], t[2] + t[1]);
+    let sync_ratio = compute_ratio(t[3], t[3] + t[1]);
+    (rc.ops.len() as u64, t, wait_ratio, sync_ratio)
+}

@@ -311,6 +311,23 @@ pub fn rank_summary(inv: &Inventory, store: &Store, t: &InvTarget, id: Ident) ->
                         .into(),
                 ),
             }
+            if let Some(Ok(c)) = entry.and_then(|e| e.comm.as_ref()) {
+                if c.tables.has_time {
+                    let (n_ops, t, wait_ratio, sync_ratio) =
+                        crate::analysis::comm::time::rank_totals(&c.tables);
+                    out.comm = Some(crate::protocol::cluster::CommSummary {
+                        n_ops,
+                        elapse_ms: t[0],
+                        transit_ms: t[1],
+                        wait_ms: t[2],
+                        sync_ms: t[3],
+                        idle_ms: t[4],
+                        wait_ratio,
+                        sync_ratio,
+                    });
+                    analysed = true;
+                }
+            }
             if folder.file(FileKind::OperatorMemory).is_some() {
                 if let Some(m) = entry.and_then(|e| e.memory.as_deref()) {
                     problems.extend(&m.problems);
