@@ -13,6 +13,8 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+pub use super::cluster_comm::{CommOpTime, CommSlowRank, CommSummary, MAX_COMM_OPS};
+
 /// The `format` string of a [`ClusterSummary`] (how the page's inventory recognises the file).
 pub const FORMAT: &str = "proflens-cluster-summary";
 /// The major version this build writes and reads. A change old readers cannot ignore bumps it;
@@ -302,27 +304,6 @@ pub struct RankSummary {
     pub comm: Option<CommSummary>,
 }
 
-/// One rank's communication totals over all its steps, groups and types.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CommSummary {
-    /// Ops summed.
-    pub n_ops: u64,
-    /// Σ elapse, transit, wait, synchronization, idle (ms).
-    pub elapse_ms: f64,
-    /// Σ transit (ms).
-    pub transit_ms: f64,
-    /// Σ wait (ms).
-    pub wait_ms: f64,
-    /// Σ synchronization (ms).
-    pub sync_ms: f64,
-    /// Σ idle (ms).
-    pub idle_ms: f64,
-    /// `compute_ratio(wait, wait + transit)`.
-    pub wait_ratio: f64,
-    /// `compute_ratio(sync, sync + transit)`.
-    pub sync_ratio: f64,
-}
-
 impl RankSummary {
     /// A summary of `target` with nothing in it yet: no rank id or role, `failed`, every list
     /// empty, every count 0 (the builders fill what the analyses produced).
@@ -453,6 +434,9 @@ pub struct ClusterSummary {
     pub problems: Vec<ProblemSummary>,
     /// Reduce problems left out.
     pub problems_dropped: u64,
+    /// Slow ranks of the communication ops the rank summaries carry, by start time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comm_slow_ranks: Vec<CommSlowRank>,
 }
 
 /// Why a file is not a summary this build can read.
@@ -548,6 +532,7 @@ mod tests {
             problems_total: ProblemCounts::default(),
             problems: vec![],
             problems_dropped: 0,
+            comm_slow_ranks: vec![],
         }
     }
 

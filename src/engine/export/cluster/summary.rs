@@ -324,6 +324,24 @@ pub fn rank_summary(inv: &Inventory, store: &Store, t: &InvTarget, id: Ident) ->
                         idle_ms: t[4],
                         wait_ratio,
                         sync_ratio,
+                        ops: c
+                            .tables
+                            .ops
+                            .iter()
+                            .take(crate::protocol::cluster::MAX_COMM_OPS)
+                            .map(|o| crate::protocol::cluster::CommOpTime {
+                                group: o.group.clone(),
+                                op: o.op.clone(),
+                                start_us: o.start_us.unwrap_or(0.0),
+                                elapse_ms: o.elapse_ms,
+                            })
+                            .collect(),
+                        ops_dropped: c
+                            .tables
+                            .ops
+                            .len()
+                            .saturating_sub(crate::protocol::cluster::MAX_COMM_OPS)
+                            as u64,
                     });
                     analysed = true;
                 }
@@ -415,6 +433,9 @@ pub fn bound(s: &mut RankSummary) {
         } else if !s.snapshots.is_empty() {
             s.snapshots_dropped += s.snapshots.len() as u64;
             s.snapshots.clear();
+        } else if let Some(c) = s.comm.as_mut().filter(|c| !c.ops.is_empty()) {
+            c.ops_dropped += c.ops.len() as u64;
+            c.ops.clear();
         } else {
             // Only the identity is left (a path, step ids and labels are bounded by the caps).
             return;
