@@ -193,3 +193,31 @@ fn communication_json_is_opened_once_with_the_anomaly_analysis_planned() {
     assert_eq!(n, 1, "{opened:?}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[test]
+fn an_op_on_some_ranks_only_is_listed_and_each_rank_sums_what_it_has() {
+    let root = tmp("partial");
+    let (c0, m0) = good(0, 0);
+    let (c1, m1) = good(1, 1);
+    let c0 = c0.replacen(
+        r#""collective": {"#,
+        &format!(
+            r#""collective": {{{}, "#,
+            op("hcom_allReduce__777_3_1", "77", 4.0)
+        ),
+        1,
+    );
+    rank(&root, 0, &c0, Some(&m0));
+    rank(&root, 1, &c1, Some(&m1));
+    let (rep, problems, _) = run(&root, false);
+    assert_eq!(rep.partial_ops.len(), 1);
+    let p = &rep.partial_ops[0];
+    assert_eq!(
+        (p.op.as_str(), p.ranks.as_slice(), p.missing.as_slice()),
+        ("hcom_allReduce__777_3_1", &[0i64][..], &[1i64][..])
+    );
+    assert_eq!(problems.count(proflens::analysis::comm::OP_PARTIAL), 1);
+    let n: Vec<usize> = rep.time_summary.iter().map(|t| t.n_ops).collect();
+    assert_eq!(n, [3, 2]);
+    let _ = std::fs::remove_dir_all(&root);
+}

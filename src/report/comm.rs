@@ -251,6 +251,23 @@ pub fn tables(rep: &CommReport) -> Vec<Table> {
             .collect(),
     });
     out.push(Table {
+        name: "partial_ops",
+        columns: &["step", "group", "op", "ranks", "missing"],
+        rows: rep
+            .partial_ops
+            .iter()
+            .map(|p| {
+                vec![
+                    json!(p.step),
+                    json!(p.group),
+                    json!(p.op),
+                    json!(p.ranks),
+                    json!(p.missing),
+                ]
+            })
+            .collect(),
+    });
+    out.push(Table {
         name: "collectives",
         columns: &[
             "collective_id",

@@ -73,6 +73,21 @@ pub struct GroupRow {
     pub missing: Vec<i64>,
 }
 
+/// An op (step, group, name) that some ranks naming its group do not have.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartialOp {
+    /// Step key.
+    pub step: String,
+    /// Group hash.
+    pub group: String,
+    /// Op name.
+    pub op: String,
+    /// Ranks that have it, ascending.
+    pub ranks: Vec<i64>,
+    /// Ranks of the input naming the group that do not have it.
+    pub missing: Vec<i64>,
+}
+
 /// The whole communication analysis of one drop.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CommReport {
@@ -98,6 +113,8 @@ pub struct CommReport {
     pub slow_rank_ops_tested: usize,
     /// GPU collectives across ranks (NCCL kernels).
     pub collectives: Vec<nccl::CollectiveRow>,
+    /// Ops present on some ranks of their group only (never joined as if complete).
+    pub partial_ops: Vec<PartialOp>,
     /// Data checks (located).
     pub problems: Vec<Problem>,
 }
@@ -171,6 +188,19 @@ pub fn analyze(ranks: &[&RankComm], kernels: &[NcclKernel], opts: &CommOptions) 
     rep.slow_rank_ops_tested = tested;
     rep.slow_links = slow::slow_links(&slow::link_rows_of(&sorted, opts), slow::TOP_NUM);
     rep.collectives = nccl::collectives(kernels);
+    rep.partial_ops = partial_ops(&sorted, &rep.groups, opts);
+    let mut per_group: BTreeMap<&str, usize> = BTreeMap::new();
+    for p in &rep.partial_ops {
+        *per_group.entry(&p.group).or_default() += 1;
+    }
+    for (g, n) in per_group {
+        rep.problems.push(Problem::new(
+            Severity::Info,
+            OP_PARTIAL,
+            Position::file(String::new()),
+            format!("group {g}: {n} op(s) present on some of its ranks only (listed in partial_ops; each rank's totals cover the ops it has)"),
+        ));
+    }
     rep
 }
 
@@ -210,4 +240,47 @@ fn groups(
             }
         })
         .collect()
+}
+
+/// The ops of `ranks` missing on some rank that names their group (§2.1: never imputed).
+fn partial_ops(ranks: &[&RankComm], groups: &[GroupRow], opts: &CommOptions) -> Vec<PartialOp> {
+    let present: BTreeMap<&str, &[i64]> = groups
+        .iter()
+        .map(|g| (g.group.as_str(), g.present.as_slice()))
+        .collect();
+    let mut order: Vec<(&str, &str, &str)> = Vec::new();
+    let mut have: std::collections::HashMap<(&str, &str, &str), Vec<i64>> = Default::default();
+    for r in ranks {
+        for o in r.ops.iter().filter(|o| opts.selects(&o.step)) {
+            let k = (o.step.as_str(), o.group.as_str(), o.op.as_str());
+            let v = have.entry(k).or_insert_with(|| {
+                order.push(k);
+                Vec::new()
+            });
+            if v.last() != Some(&r.rank) {
+                v.push(r.rank);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for k in order {
+        let got = &have[&k];
+        let all = present.get(k.1).copied().unwrap_or(&[]);
+        if got.len() >= all.len() {
+            continue;
+        }
+        out.push(PartialOp {
+            step: k.0.to_string(),
+            group: k.1.to_string(),
+            op: k.2.to_string(),
+            ranks: got.clone(),
+            // `got` is ascending (ranks are visited in order).
+            missing: all
+                .iter()
+                .copied()
+                .filter(|r| got.binary_search(r).is_err())
+                .collect(),
+        });
+    }
+    out
 }
