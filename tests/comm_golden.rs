@@ -443,3 +443,69 @@ fn st_rank_summaries_carry_the_per_rank_communication_totals() {
         assert_eq!(c["sync_ratio"].as_f64(), Some(sr), "{what}");
     }
 }
+
+#[test]
+fn cli_json_csv_and_step_filter_agree() {
+    let dir = fixture("test/st/level2");
+    let out = std::env::temp_dir().join(format!("proflens_comm_cli_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    let json = out.join("comm.json");
+    let csv = out.join("csv");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "comm",
+            dir.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_proflens"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        v
+    };
+    let doc = run(&["--parity", "--csv-dir", csv.to_str().unwrap()]);
+    assert_eq!(doc["mode"], "parity");
+    let keys: Vec<&str> = doc
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for k in [
+        "time_summary",
+        "bandwidth_summary",
+        "matrix",
+        "dropped_links",
+        "slow_links",
+        "slow_ranks",
+        "collectives",
+    ] {
+        assert!(keys.contains(&k), "{k}");
+    }
+    // The CSV has the JSON's rows, columns in the same order.
+    let text = std::fs::read_to_string(csv.join("matrix.csv")).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "step,group,src,dst,transport,size_mb,time_ms,bandwidth_gbps,mapped_from_metadata"
+    );
+    assert_eq!(lines.count(), doc["matrix"].as_array().unwrap().len());
+    // Rows keep their column order in the file.
+    let raw = std::fs::read_to_string(&json).unwrap();
+    let at = raw.find("\"time_summary\": [").unwrap();
+    assert!(raw[at..].contains("{\"step\": \"step13\", \"group\": \"3985310379703952346\", \"rank\": 0, \"n_ops\": 3, \"elapse_ms\""));
+    // --step: the one step by number or key; another step gives empty tables.
+    let by_num = run(&["--parity", "--step", "13"]);
+    assert_eq!(by_num["time_summary"], doc["time_summary"]);
+    assert_eq!(by_num["matrix"], doc["matrix"]);
+    let none = run(&["--step", "99"]);
+    assert_eq!(none["time_summary"].as_array().unwrap().len(), 0);
+    assert_eq!(none["matrix"].as_array().unwrap().len(), 0);
+    let _ = std::fs::remove_dir_all(&out);
+}
