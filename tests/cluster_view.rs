@@ -98,6 +98,7 @@ fn rank(r: u64, steps: u64) -> RankSummary {
         },
         problems,
         problems_dropped: 0,
+        comm: None,
     }
 }
 

@@ -5,6 +5,7 @@ pub mod anomaly;
 pub mod anomaly_config;
 pub mod architecture;
 pub mod bubbles;
+pub mod comm;
 pub mod compare;
 pub mod device_lag;
 pub mod gpu_breakdown;

@@ -208,8 +208,20 @@ pub fn run(args: Args) -> i32 {
     if inv.snapshots.is_empty() {
         plan.snapshot = None;
     }
+    let gpu = plan.anomaly.is_some()
+        && inv
+            .ranks
+            .iter()
+            .any(|r| r.kind == crate::ingest::rank::CaptureKind::Kineto);
+    if gpu || inv.ranks.iter().any(crate::engine::read::comm::usable) {
+        plan.comm = Some(Default::default());
+    }
     let unused = not_used(&inv, &plan);
-    if plan.memory.is_none() && plan.anomaly.is_none() && plan.snapshot.is_none() {
+    if plan.memory.is_none()
+        && plan.anomaly.is_none()
+        && plan.snapshot.is_none()
+        && plan.comm.is_none()
+    {
         eprintln!(
             "proflens analyze: nothing to analyse: no rank folder with operator_memory.csv, kernel_details.csv, op_summary*.csv, trace_view.json or ascend_pytorch_profiler_<rank>.db, no PyTorch profiler trace and no memory snapshot among the {} file(s) found:",
             files.len()
@@ -307,6 +319,20 @@ fn write_outputs(dir: &Path, inv: &Inventory, store: &Store, quiet: bool) -> Res
         }
     };
     let plan = store.plan();
+    if let Some(opts) = &plan.comm {
+        let kernels = crate::engine::export::comm::gpu_kernels(store);
+        let (rep, problems) = crate::engine::export::comm::report(store, &kernels, opts)
+            .map_err(|_| "the communication analysis was cancelled".to_string())?;
+        super::print_problems(&problems);
+        // Written when there is something to show: Ascend communication files or GPU collectives.
+        if !rep.ranks.is_empty() || !rep.collectives.is_empty() {
+            let p = dir.join("comm.json");
+            write_file(&p, |w| {
+                w.write_all(crate::engine::export::comm::json(&rep, opts).as_bytes())
+            })?;
+            say(&p);
+        }
+    }
     if plan.memory.is_some() {
         let p = dir.join("memory.csv");
         write_file(&p, |w| {

@@ -7,6 +7,7 @@ pub mod analyze;
 pub mod anomaly;
 mod arrow;
 pub mod cluster_ranks;
+pub mod comm;
 pub mod diff;
 pub mod diff_runs;
 pub mod fs_opener;
@@ -130,6 +131,10 @@ enum Command {
     /// Memory-snapshot peaks from a PyTorch allocator snapshot pickle (torch-snapshot.md).
     #[command(after_help = EXIT_CODES_HELP)]
     Snapshot(snapshot::Args),
+    /// Communication across ranks: time and bandwidth per step, group and rank, the link
+    /// matrix, slow links and slow ranks (docs/rules/communication.md).
+    #[command(after_help = EXIT_CODES_HELP)]
+    Comm(comm::Args),
     /// Every analysis the inputs allow, from one read per file, into one folder.
     #[command(after_help = EXIT_CODES_HELP)]
     Analyze(analyze::Args),
@@ -171,6 +176,7 @@ pub fn main(args: Vec<String>) -> i32 {
         Command::Anomaly(a) => anomaly::run(a),
         Command::Snapshot(a) => snapshot::run(a),
         Command::Analyze(a) => analyze::run(a),
+        Command::Comm(a) => comm::run(a),
         Command::Diff(a) => diff::run(a),
         Command::Targets(a) => targets::run(a),
         Command::Summarize(a) => summarize::run(a),

@@ -52,6 +52,9 @@ pub fn run(args: Args) -> i32 {
     if !inv.ranks.iter().any(|r| r.has_memory_events()) {
         plan.memory = None;
     }
+    if inv.ranks.iter().any(crate::engine::read::comm::usable) {
+        plan.comm = Some(Default::default());
+    }
     let store_plan = plan.clone();
     let mut store = Store::new(store_plan);
     let read: Mutex<HashMap<(Target, String), u64>> = Mutex::new(HashMap::new());

@@ -124,6 +124,9 @@ impl Store {
                 if e.anomaly.is_some() {
                     kept.anomaly = e.anomaly;
                 }
+                if e.comm.is_some() {
+                    kept.comm = e.comm;
+                }
             }
             (Target::Snapshot(i), TargetEntry::Snapshot(e)) => {
                 self.snapshots.insert(i, e);
@@ -272,6 +275,16 @@ impl Store {
             .values()
             .filter_map(|e| e.anomaly.as_ref())
             .map(|r| r.as_ref().map_err(|c| *c))
+            .collect()
+    }
+
+    /// The stored communication reads of every rank in inventory order; `Err` when a rank
+    /// was cancelled.
+    pub fn comm_ranks(&self) -> Result<Vec<&crate::engine::read::comm::RankCommRead>, Cancelled> {
+        self.ranks
+            .values()
+            .filter_map(|e| e.comm.as_ref())
+            .map(|r| r.as_deref().map_err(|c| *c))
             .collect()
     }
 

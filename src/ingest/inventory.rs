@@ -146,6 +146,8 @@ pub enum Analysis {
     Memory,
     /// Steps, bubbles, anomalies (anomaly.md).
     Anomaly,
+    /// Communication across ranks (communication.md): `proflens comm`, `comm.json`.
+    Communication,
 }
 
 /// Whether one analysis can run on a rank, and exactly what is missing.
@@ -159,6 +161,18 @@ pub struct Readiness {
     pub missing: Vec<String>,
     /// Optional inputs that are absent, and what the result lacks because of it.
     pub degraded: Vec<String>,
+}
+
+/// One group of `profiler_metadata.json` `parallel_group_info`: id, `group_name`,
+/// `global_ranks` as written.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GroupInfo {
+    /// The group id (`group_name_19`).
+    pub id: String,
+    /// `group_name` (`dp`, `tp`, `pp`, …).
+    pub name: String,
+    /// `global_ranks`.
+    pub global_ranks: Vec<i64>,
 }
 
 /// Facts read from `profiler_info*.json` / `profiler_metadata.json` (formats.md §7.1–7.2).
@@ -188,6 +202,9 @@ pub struct SideInfo {
     pub info_rank_field: Option<i64>,
     /// Truthy top-level `role` of `profiler_metadata.json`.
     pub metadata_role: Option<String>,
+    /// `parallel_group_info` of `profiler_metadata.json` (communication.md §1.6), in file order.
+    #[serde(skip)]
+    pub parallel_groups: Vec<GroupInfo>,
     /// A Kineto trace's head (GPU ranks only), once step 2 read it.
     pub kineto: Option<KinetoHead>,
 }

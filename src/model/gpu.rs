@@ -285,6 +285,9 @@ pub struct GpuTrace {
     pub facts: TraceFacts,
     /// What the events show was recorded (anomaly.md §1.1.1).
     pub evidence: TraceEvidence,
+    /// NCCL/RCCL kernels with their collective args (communication.md §4.1), file order; their
+    /// `rank` is −1 until the engine gives each the rank of its trace.
+    pub nccl: Vec<crate::model::comm::NcclKernel>,
 }
 
 impl GpuTrace {

@@ -1,6 +1,7 @@
 //! Columnar tables and interning pools built by the parsers; builders
 //! establish the invariants (sorted, equal-length columns), getters borrow.
 
+pub mod comm;
 pub mod gpu;
 pub mod host_events;
 pub mod kernels;

@@ -1,157 +1,90 @@
 //! `communication.json` → [`CommOp`]s (anomaly.md §1.4, formats.md §7.3).
 //!
 //! Layout: `{ "<stepKey>": { "collective": {op@group: OpInfo, …, "Total Op Info": …} | [],
-//! "p2p": … } }`. Decoded into typed structs (no DOM); `Total Op Info` is skipped;
-//! an empty group may be `[]`.
+//! "p2p": … } }`. Read through [`super::comm_time`] (streaming, the communication
+//! analysis' tables) and projected to the anomaly's [`CommOp`]s by [`ops_of`].
 
-use std::collections::BTreeMap;
 use std::io::Read;
 
-use serde::Deserialize;
-
-use crate::base::Position;
+use crate::model::comm::{RankComm, Section};
 use crate::model::side_tables::CommOp;
-use crate::parse::{ParseError, ParseErrorKind};
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Group {
-    Ops(BTreeMap<String, OpInfo>),
-    #[allow(dead_code)]
-    Empty(Vec<serde::de::IgnoredAny>),
-}
-
-#[derive(Deserialize, Default)]
-struct StepEntry {
-    #[serde(default)]
-    collective: Option<Group>,
-    #[serde(default)]
-    p2p: Option<Group>,
-}
-
-#[derive(Deserialize)]
-struct OpInfo {
-    #[serde(rename = "Communication Time Info", default)]
-    time: Option<TimeInfo>,
-    #[serde(rename = "Communication Bandwidth Info", default)]
-    bandwidth: BTreeMap<String, BwInfo>,
-}
-
-#[derive(Deserialize, Default)]
-struct TimeInfo {
-    #[serde(rename = "Start Timestamp(us)", default)]
-    start_us: Option<f64>,
-    #[serde(rename = "Elapse Time(ms)", default)]
-    elapse_ms: f64,
-    #[serde(rename = "Transit Time(ms)", default)]
-    transit_ms: f64,
-    #[serde(rename = "Wait Time(ms)", default)]
-    wait_ms: f64,
-    #[serde(rename = "Synchronization Time(ms)", default)]
-    sync_ms: f64,
-    #[serde(rename = "Idle Time(ms)", default)]
-    idle_ms: f64,
-    #[serde(rename = "Wait Time Ratio", default)]
-    wait_ratio: f64,
-    #[serde(rename = "Synchronization Time Ratio", default)]
-    sync_ratio: f64,
-}
-
-#[derive(Deserialize, Default)]
-struct BwInfo {
-    #[serde(rename = "Transit Size(MB)", default)]
-    size_mb: f64,
-    #[serde(rename = "Bandwidth(GB/s)", default)]
-    bandwidth: f64,
-}
+use crate::parse::ParseError;
+#[cfg(test)]
+use crate::parse::ParseErrorKind;
 
 /// Reads every op (collective and p2p) of every step key, in key order.
 ///
 /// `Start Timestamp(us)` is a JSON number (f64); it is converted to ns by rounding
 /// (µs precision of the source, formats.md §7.3). Ops without a time block are skipped.
-/// Errors: [`ParseErrorKind::Syntax`] when the file is not this layout (byte offset unknown).
+/// Errors: [`crate::parse::ParseErrorKind::Syntax`] when the file is not this layout.
 pub fn read<R: Read>(src: R, file: &str) -> Result<Vec<CommOp>, ParseError> {
     read_capped(src, file, MAX_COMM_FILE)
 }
 
-/// Largest `communication.json` read (bytes): the file is decoded whole (one op table per
-/// step), real ones are KiB to a few MiB. Past it, [`ParseErrorKind::TooLarge`] at the cap.
-pub const MAX_COMM_FILE: u64 = 64 << 20;
+/// Largest `communication.json` read (bytes): the read streams (one op at a time).
+pub const MAX_COMM_FILE: u64 = super::comm_json::MAX_COMM_JSON;
 
 fn read_capped<R: Read>(src: R, file: &str, cap: u64) -> Result<Vec<CommOp>, ParseError> {
-    let mut rdr = std::io::BufReader::new(src.take(cap + 1));
-    let parsed: Result<BTreeMap<String, StepEntry>, _> = serde_json::from_reader(&mut rdr);
-    if rdr.get_ref().limit() == 0 {
-        return Err(ParseError::new(
-            Position::file(file).at_byte(cap),
-            ParseErrorKind::TooLarge {
-                limit: cap as usize,
-            },
-        ));
-    }
-    let steps = parsed.map_err(|e| {
-        ParseError::new(
-            Position::file(file).at_line(e.line() as u64),
-            ParseErrorKind::Syntax {
-                expected: "communication.json: {\"<step>\": {\"collective\"|\"p2p\": {\"<op>@<group>\": {…}}}}",
-            },
-        )
-    })?;
-    let mut out = Vec::new();
-    for (step_key, entry) in steps {
-        for (kind, group) in [("collective", entry.collective), ("p2p", entry.p2p)] {
-            let Some(Group::Ops(ops)) = group else {
-                continue;
-            };
-            for (key, op) in ops {
-                if key == "Total Op Info" {
-                    continue;
-                }
-                let Some(t) = op.time else { continue };
-                let Some(start_us) = t.start_us else { continue };
-                let (name, group_name) = match key.split_once('@') {
-                    Some((a, b)) => (a.to_string(), b.to_string()),
-                    None => (key.clone(), String::new()),
-                };
-                let size = |k: &str| op.bandwidth.get(k).map(|b| b.size_mb).unwrap_or(0.0);
-                let onchip = if op.bandwidth.contains_key("SDMA") {
-                    size("SDMA")
-                } else {
-                    size("HCCS") + size("PCIE") + size("SIO")
-                };
-                let transports: Vec<String> = op
-                    .bandwidth
-                    .iter()
-                    .filter(|(_, b)| b.size_mb != 0.0)
-                    .map(|(k, _)| k.clone())
-                    .collect();
-                let bandwidth_gbps = op
-                    .bandwidth
-                    .iter()
-                    .filter(|(_, b)| b.size_mb != 0.0)
-                    .map(|(k, b)| (k.clone(), b.bandwidth))
-                    .collect();
-                out.push(CommOp {
-                    step_key: step_key.clone(),
-                    group_kind: kind.to_string(),
-                    collective_name: name,
-                    group_name,
-                    start_ns: (start_us * 1000.0).round() as i64,
-                    elapse_ms: t.elapse_ms,
-                    wait_ms: t.wait_ms,
-                    wait_ratio: t.wait_ratio,
-                    sync_ms: t.sync_ms,
-                    sync_ratio: t.sync_ratio,
-                    transit_ms: t.transit_ms,
-                    idle_ms: t.idle_ms,
-                    message_size_bytes: (onchip + size("RDMA")) * 1_048_576.0,
-                    transport_types: transports,
-                    bandwidth_gbps,
-                });
-            }
+    let mut rc = RankComm::default();
+    super::comm_time::read_capped(src, file, cap, &mut rc)?;
+    Ok(ops_of(&rc))
+}
+
+/// The anomaly analysis' view of a rank's communication tables: one [`CommOp`] per op with a
+/// start time, ordered by step key, then `collective` before `p2p`, then op key (the order
+/// of the keyed decode this replaces).
+pub fn ops_of(rc: &RankComm) -> Vec<CommOp> {
+    let mut bands: Vec<Vec<&crate::model::comm::CommBandRow>> = vec![Vec::new(); rc.ops.len()];
+    for b in &rc.bands {
+        if let Some(v) = bands.get_mut(b.op as usize) {
+            v.push(b);
         }
     }
-    Ok(out)
+    let mut out: Vec<(String, u8, String, CommOp)> = Vec::new();
+    for (i, o) in rc.ops.iter().enumerate() {
+        let Some(start_us) = o.start_us else { continue };
+        let mut bw: Vec<&crate::model::comm::CommBandRow> = bands[i].clone();
+        bw.sort_by(|a, b| a.transport.cmp(&b.transport));
+        bw.dedup_by(|a, b| a.transport == b.transport);
+        let size = |k: &str| {
+            bw.iter()
+                .find(|b| b.transport == k)
+                .map_or(0.0, |b| b.size_mb)
+        };
+        let onchip = if bw.iter().any(|b| b.transport == "SDMA") {
+            size("SDMA")
+        } else {
+            size("HCCS") + size("PCIE") + size("SIO")
+        };
+        let used = || bw.iter().filter(|b| b.size_mb != 0.0);
+        let kind = o.section.unwrap_or(Section::Collective);
+        let key = match o.group.is_empty() {
+            true => o.op.clone(),
+            false => format!("{}@{}", o.op, o.group),
+        };
+        let op = CommOp {
+            step_key: o.step.clone(),
+            group_kind: kind.key().to_string(),
+            collective_name: o.op.clone(),
+            group_name: o.group.clone(),
+            start_ns: (start_us * 1000.0).round() as i64,
+            elapse_ms: o.elapse_ms,
+            wait_ms: o.wait_ms,
+            wait_ratio: o.wait_ratio,
+            sync_ms: o.sync_ms,
+            sync_ratio: o.sync_ratio,
+            transit_ms: o.transit_ms,
+            idle_ms: o.idle_ms,
+            message_size_bytes: (onchip + size("RDMA")) * 1_048_576.0,
+            transport_types: used().map(|b| b.transport.clone()).collect(),
+            bandwidth_gbps: used()
+                .map(|b| (b.transport.clone(), b.bandwidth_gbps))
+                .collect(),
+        };
+        out.push((o.step.clone(), (kind == Section::P2p) as u8, key, op));
+    }
+    out.sort_by(|a, b| (&a.0, a.1, &a.2).cmp(&(&b.0, b.1, &b.2)));
+    out.into_iter().map(|t| t.3).collect()
 }
 
 #[cfg(test)]

@@ -182,12 +182,37 @@ fn truthy_role(v: &Value) -> Option<String> {
 
 fn apply_metadata(v: &Value, side: &mut SideInfo) {
     side.metadata_role = v.get("role").and_then(truthy_role);
+    side.parallel_groups = parallel_groups(v);
     if side.torch_npu_version.is_none() {
         side.torch_npu_version = string_at(v, &["torch_npu_version"]);
     }
     if side.cann_version.is_none() {
         side.cann_version = string_at(v, &["cann_version"]);
     }
+}
+
+/// `parallel_group_info` of a `profiler_metadata.json` value: `{<group id>: {group_name,
+/// global_ranks, …}}` in file order (communication.md §1.6); entries without `global_ranks`
+/// keep an empty list.
+pub fn parallel_groups(v: &Value) -> Vec<crate::ingest::inventory::GroupInfo> {
+    let Some(m) = v.get("parallel_group_info").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    m.iter()
+        .map(|(id, g)| crate::ingest::inventory::GroupInfo {
+            id: id.clone(),
+            name: g
+                .get("group_name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            global_ranks: g
+                .get("global_ranks")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_i64).collect())
+                .unwrap_or_default(),
+        })
+        .collect()
 }
 
 #[cfg(test)]

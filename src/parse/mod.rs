@@ -9,6 +9,9 @@
 #[cfg(any(not(target_arch = "wasm32"), feature = "db"))]
 pub mod ascend_db;
 pub mod cluster_summary;
+pub mod comm_json;
+pub mod comm_matrix;
+pub mod comm_time;
 pub mod communication;
 pub mod csv;
 pub mod error;

@@ -13,6 +13,8 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+pub use super::cluster_comm::{CommOpTime, CommSlowRank, CommSummary, MAX_COMM_OPS};
+
 /// The `format` string of a [`ClusterSummary`] (how the page's inventory recognises the file).
 pub const FORMAT: &str = "proflens-cluster-summary";
 /// The major version this build writes and reads. A change old readers cannot ignore bumps it;
@@ -296,6 +298,10 @@ pub struct RankSummary {
     pub problems_dropped: u64,
     /// Counts of every warning and error.
     pub problem_counts: ProblemCounts,
+    /// The rank's communication totals (`docs/rules/communication.md` §2.1 formulas over every
+    /// op of the rank); absent when the rank has no `communication.json` read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comm: Option<CommSummary>,
 }
 
 impl RankSummary {
@@ -322,6 +328,7 @@ impl RankSummary {
             problems: vec![],
             problems_dropped: 0,
             problem_counts: ProblemCounts::default(),
+            comm: None,
         }
     }
 }
@@ -427,6 +434,9 @@ pub struct ClusterSummary {
     pub problems: Vec<ProblemSummary>,
     /// Reduce problems left out.
     pub problems_dropped: u64,
+    /// Slow ranks of the communication ops the rank summaries carry, by start time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comm_slow_ranks: Vec<CommSlowRank>,
 }
 
 /// Why a file is not a summary this build can read.
@@ -522,6 +532,7 @@ mod tests {
             problems_total: ProblemCounts::default(),
             problems: vec![],
             problems_dropped: 0,
+            comm_slow_ranks: vec![],
         }
     }
 

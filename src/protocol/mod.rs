@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod anomaly;
 pub mod cluster;
+pub mod cluster_comm;
 pub mod cluster_view;
 pub mod compare;
 pub mod gpu;

@@ -4,6 +4,7 @@ pub mod anomaly_csv;
 pub mod anomaly_json;
 pub mod anomaly_md;
 pub mod arch_md;
+pub mod comm;
 pub mod diff_tables;
 pub mod float;
 pub mod frame;

@@ -10,6 +10,7 @@
 
 pub mod anomaly;
 pub mod cluster;
+pub mod comm;
 pub mod compare;
 pub mod gather;
 pub mod gpu_report;

@@ -116,6 +116,7 @@ pub struct AnomalyPass<'a> {
     kernel_files: Vec<RankFile>,
     trace: Option<HostEventTable>,
     db: Option<DbSide>,
+    comm_read: Option<Result<Vec<CommOp>, ParseError>>,
 }
 
 /// What a rank read from its DB export brings beside the kernels and the trace tables
@@ -166,6 +167,7 @@ impl<'a> AnomalyPass<'a> {
             kernel_files,
             trace: None,
             db: None,
+            comm_read: None,
         }
     }
 
@@ -274,6 +276,12 @@ impl<'a> AnomalyPass<'a> {
         }
     }
 
+    /// Hands over `communication.json` as already read by the communication pass of the same
+    /// rank read (so the file is read once); [`AnomalyPass::finish`] then does not open it.
+    pub fn use_comm_read(&mut self, read: Result<Vec<CommOp>, ParseError>) {
+        self.comm_read = Some(read);
+    }
+
     /// Reads the side files (`communication.json`, `step_trace_time.csv`, each once), joins
     /// and checks the tables and runs the analysis.
     pub fn finish(self, opener: &dyn Opener) -> RankAnalysis {
@@ -289,6 +297,7 @@ impl<'a> AnomalyPass<'a> {
             kernel_files,
             mut trace,
             db,
+            comm_read,
         } = self;
         // Kernels from the trace's device lanes when no kernel CSV exists.
         if db.is_some() {
@@ -340,9 +349,15 @@ impl<'a> AnomalyPass<'a> {
             step_trace = side.step_trace.unwrap_or_default();
         }
         if let Some(f) = rank.file(FileKind::Communication).filter(|_| text_side) {
-            match opener.open(&f.path) {
+            let read = match comm_read {
+                Some(r) => Ok(r),
+                None => opener
+                    .open(&f.path)
+                    .map(|r| communication::read(r, &f.path)),
+            };
+            match read {
                 Err(e) => problems.push(open_err(&f.path, e)),
-                Ok(r) => match communication::read(r, &f.path) {
+                Ok(r) => match r {
                     Ok(v) => {
                         inputs.push(f.path.clone());
                         info.comm_file = true;

@@ -144,5 +144,8 @@ pub fn read_rank(
     Ok(RankEntry {
         memory: memory.map(Arc::new),
         anomaly,
+        // The communication analysis reads the text files only (communication.md §1.5);
+        // `analysis.db`'s communication tables are not read for it yet.
+        comm: None,
     })
 }

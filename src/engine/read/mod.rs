@@ -10,6 +10,7 @@
 //! `export` or `session`.
 
 pub mod anomaly;
+pub mod comm;
 #[cfg(any(not(target_arch = "wasm32"), feature = "db"))]
 pub mod db;
 pub mod gpu;

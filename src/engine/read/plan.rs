@@ -5,9 +5,11 @@
 use std::sync::Arc;
 
 use super::anomaly::{self, RankAnalysis};
+use super::comm::RankCommRead;
 use super::memory::MemoryOptions;
 use super::snapshot::{SnapshotOptions, SnapshotRun};
 use crate::analysis::anomaly_config::AnomalyConfig;
+use crate::analysis::comm::CommOptions;
 use crate::analysis::memory_result::{RankMemory, RankStatus};
 use crate::base::{Position, Problem, Severity};
 use crate::engine::contract::{AnalysisKind, Cancelled, Target};
@@ -25,6 +27,9 @@ pub struct Plan {
     pub anomaly: Option<AnomalyConfig>,
     /// Peaks of every snapshot pickle.
     pub snapshot: Option<SnapshotOptions>,
+    /// Communication across ranks: the per-rank tables of every folder with communication
+    /// files (`engine::read::comm`); the cross-rank rules run on the store.
+    pub comm: Option<CommOptions>,
 }
 
 impl Plan {
@@ -40,6 +45,7 @@ impl Plan {
             memory: Some(MemoryOptions::default()),
             anomaly: Some(AnomalyConfig::spec_defaults()),
             snapshot: Some(SnapshotOptions::spec_defaults()),
+            comm: None,
         }
     }
 
@@ -52,10 +58,12 @@ impl Plan {
                 .as_ref()
                 .filter(|o| o.selects(folder) && folder.kind != CaptureKind::Kineto),
             anomaly: self.anomaly.as_ref().filter(|_| anomaly::usable(folder)),
+            comm: self.comm.is_some() && super::comm::usable(folder),
         }
     }
 
-    /// The same plan with only the analyses of `kinds` (the others `None`).
+    /// The same plan with only the analyses of `kinds` (the others `None`; communication,
+    /// which has no kind on the wire, is `None` too).
     pub fn only(&self, kinds: &[AnalysisKind]) -> Plan {
         let has = |k| kinds.contains(&k);
         Plan {
@@ -65,6 +73,7 @@ impl Plan {
                 .snapshot
                 .clone()
                 .filter(|_| has(AnalysisKind::Snapshot)),
+            comm: None,
         }
     }
 
@@ -74,13 +83,19 @@ impl Plan {
     pub fn ranks_not_run(&self, inv: &Inventory) -> Vec<Problem> {
         inv.ranks
             .iter()
-            .filter(|r| {
-                let p = self.for_rank(r);
-                p.memory.is_none() && p.anomaly.is_none()
-            })
+            .filter(|r| !self.for_rank(r).any())
             .map(|r| {
                 let mut missing: Vec<&str> = Vec::new();
-                for m in r.analyses.iter().flat_map(|a| a.missing.iter()) {
+                let planned = |a: &&crate::ingest::inventory::Readiness| {
+                    a.analysis != crate::ingest::inventory::Analysis::Communication
+                        || self.comm.is_some()
+                };
+                for m in r
+                    .analyses
+                    .iter()
+                    .filter(planned)
+                    .flat_map(|a| a.missing.iter())
+                {
                     if !missing.contains(&m.as_str()) {
                         missing.push(m);
                     }
@@ -103,10 +118,7 @@ impl Plan {
     /// folders, then snapshot files).
     pub fn targets(&self, inv: &Inventory) -> Vec<Target> {
         let mut out: Vec<Target> = (0..inv.ranks.len())
-            .filter(|&i| {
-                let p = self.for_rank(&inv.ranks[i]);
-                p.memory.is_some() || p.anomaly.is_some()
-            })
+            .filter(|&i| self.for_rank(&inv.ranks[i]).any())
             .map(|i| Target::Rank(i as u32))
             .collect();
         if self.snapshot.is_some() {
@@ -134,6 +146,15 @@ pub struct RankPlan<'a> {
     pub memory: Option<&'a MemoryOptions>,
     /// The anomaly analysis (anomaly.md).
     pub anomaly: Option<&'a AnomalyConfig>,
+    /// The communication tables (communication.md §1).
+    pub comm: bool,
+}
+
+impl RankPlan<'_> {
+    /// True when some analysis runs on the rank.
+    pub fn any(&self) -> bool {
+        self.memory.is_some() || self.anomaly.is_some() || self.comm
+    }
 }
 
 /// The results of one rank folder, one per planned analysis (`None`: not planned).
@@ -143,6 +164,8 @@ pub struct RankEntry {
     pub memory: Option<Arc<RankMemory>>,
     /// Anomaly result, or cancelled.
     pub anomaly: Option<Result<RankAnalysis, Cancelled>>,
+    /// Communication tables, or cancelled.
+    pub comm: Option<Result<Arc<RankCommRead>, Cancelled>>,
 }
 
 impl RankEntry {
@@ -152,5 +175,6 @@ impl RankEntry {
             .as_ref()
             .is_some_and(|m| m.status == RankStatus::Cancelled)
             || matches!(self.anomaly, Some(Err(Cancelled)))
+            || matches!(self.comm, Some(Err(Cancelled)))
     }
 }

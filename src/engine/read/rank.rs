@@ -7,7 +7,9 @@
 //!    object is handed to the memory call-stack index ([`HostOpsReader`]) and to the anomaly
 //!    trace tables ([`crate::parse::trace_json::timeline::TimelineBuilder`]) in turn;
 //! 3. `operator_memory.csv` — memory;
-//! 4. `communication.json`, `step_trace_time.csv` — anomaly.
+//! 4. `communication.json` — communication and anomaly (read once by the communication
+//!    phase, [`super::comm`], when planned, its ops handed to the anomaly), then
+//!    `communication_matrix.json` — communication, `step_trace_time.csv` — anomaly.
 //!
 //! This order keeps each analysis' own reading order (memory: trace, then CSV; anomaly:
 //! kernels, trace, side files), so each analysis' problems come out in the same order as
@@ -52,6 +54,7 @@ pub fn read_rank(
         // A GPU rank: one trace, read once, anomaly only (`engine::read::gpu`).
         return RankEntry {
             memory: None,
+            comm: None,
             anomaly: plan
                 .anomaly
                 .map(|cfg| super::gpu::read_rank(folder, opener, cfg, &mut prog)),
@@ -152,6 +155,22 @@ pub fn read_rank(
         }
     });
     // 4. side files, analysis
+    let comm = match plan.comm {
+        false => None,
+        true if cancelled => Some(Err(Cancelled)),
+        true => match super::comm::read(folder, opener, &mut prog) {
+            ControlFlow::Break(()) => {
+                cancelled = true;
+                Some(Err(Cancelled))
+            }
+            ControlFlow::Continue(mut c) => {
+                if let (Some(a), Some(ops)) = (&mut anom, c.comm_ops.take()) {
+                    a.use_comm_read(ops);
+                }
+                Some(Ok(Arc::new(c)))
+            }
+        },
+    };
     let anomaly = anom.map(|a| {
         if cancelled {
             Err(Cancelled)
@@ -162,6 +181,7 @@ pub fn read_rank(
     RankEntry {
         memory: memory.map(Arc::new),
         anomaly,
+        comm,
     }
 }
 

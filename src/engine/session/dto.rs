@@ -106,17 +106,21 @@ pub fn inventory(inv: &Inventory, files: &[FileMeta]) -> InventoryDto {
                     kind: kind_label(f.kind).to_string(),
                 })
                 .collect(),
+            // The page has no communication tab yet: its readiness stays in the inventory.
             analyses: r
                 .analyses
                 .iter()
-                .map(|a| CapabilityDto {
-                    analysis: match a.analysis {
-                        Analysis::Memory => AnalysisKind::Memory,
-                        Analysis::Anomaly => AnalysisKind::Anomaly,
-                    },
-                    can_run: a.can_run,
-                    missing: a.missing.clone(),
-                    degraded: a.degraded.clone(),
+                .filter_map(|a| {
+                    Some(CapabilityDto {
+                        analysis: match a.analysis {
+                            Analysis::Memory => AnalysisKind::Memory,
+                            Analysis::Anomaly => AnalysisKind::Anomaly,
+                            Analysis::Communication => return None,
+                        },
+                        can_run: a.can_run,
+                        missing: a.missing.clone(),
+                        degraded: a.degraded.clone(),
+                    })
                 })
                 .collect(),
             // The rank's notes, then what inside it no analysis reads (formats.md §11.1).

@@ -132,7 +132,7 @@ impl Inventory {
                         .push(Note::new(Severity::Info, "ASC-DB-001", &label, msg));
                 }
             }
-            r.analyses = vec![memory_readiness(r), anomaly_readiness(r)];
+            r.analyses = vec![memory_readiness(r), anomaly_readiness(r), comm_readiness(r)];
         }
         // Ordering (§3.2): by (role, rank), then the timestamp key, then the relative path.
         crate::base::sort::sort_by(&mut self.ranks, |a, b| {
@@ -394,6 +394,41 @@ fn anomaly_readiness(r: &RankFolder) -> Readiness {
     }
     Readiness {
         analysis: Analysis::Anomaly,
+        can_run: missing.is_empty(),
+        missing,
+        degraded,
+    }
+}
+
+/// A rank folder with `communication.json` or `communication_matrix.json` (alone is enough)
+/// can join the communication analysis (communication.md §1).
+fn comm_readiness(r: &RankFolder) -> Readiness {
+    let mut missing = Vec::new();
+    let mut degraded = Vec::new();
+    let time = r.file(FileKind::Communication).is_some();
+    let matrix = r.file(FileKind::CommunicationMatrix).is_some();
+    if r.rank_id.is_none() {
+        missing.push(
+            "a rank id (profiler_info_<N>.json, a rank_id field, or a rank<N> folder name)".into(),
+        );
+    }
+    if !time && !matrix {
+        missing.push(format!(
+            "{OUTPUT_DIR}/communication.json or communication_matrix.json (a multi-rank capture with export_type text)"
+        ));
+    } else if !time {
+        degraded
+            .push("communication.json missing: no time or bandwidth summary for this rank".into());
+    } else if !matrix {
+        degraded.push(
+            "communication_matrix.json missing: this rank's links are not in the matrix".into(),
+        );
+    }
+    if r.side.parallel_groups.is_empty() {
+        degraded.push("profiler_metadata.json has no parallel_group_info: group names unknown, links to absent ranks cannot be recovered".into());
+    }
+    Readiness {
+        analysis: Analysis::Communication,
         can_run: missing.is_empty(),
         missing,
         degraded,

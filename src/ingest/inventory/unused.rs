@@ -44,7 +44,6 @@ fn never_read(kind: FileKind, has_db: bool) -> Option<&'static str> {
             Some("read only beside ascend_pytorch_profiler_<rank>.db")
         }
         FileKind::Database => Some("database export, not parsed"),
-        FileKind::CommunicationMatrix => Some("listed, not analysed"),
         FileKind::MemoryRecord => Some("listed, not analysed"),
         FileKind::NpuModuleMem => Some("listed, not analysed"),
         FileKind::OperatorDetails => Some("listed, not analysed"),

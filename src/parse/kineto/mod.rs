@@ -22,6 +22,7 @@ mod args;
 mod category;
 pub mod marks;
 mod members;
+mod nccl;
 mod ranks;
 mod read;
 mod sniff;
@@ -379,6 +380,9 @@ impl KinetoBuilder {
                     end,
                     at,
                 );
+                if let Some(a) = args.filter(|_| nccl::is_collective(&cat_text, &name)) {
+                    self.nccl(&ev, a, (ts, end), int_arg(stream.or(tid)), origin);
+                }
             }
             "s" | "f" | "t" => {
                 let Cat::Flow(kind) = category(&cat_text, &name) else {

@@ -23,12 +23,13 @@ pub(super) enum Table {
     Step = 3,
     Flow = 4,
     Memory = 5,
+    Nccl = 6,
 }
 
 /// An origin no key places, or one past the `u16` range.
 const UNPLACED: u16 = u16::MAX;
 
-fn lens(t: &GpuTrace) -> [usize; 6] {
+fn lens(t: &GpuTrace) -> [usize; 7] {
     [
         t.device_ops.len(),
         t.host_ops.len(),
@@ -36,6 +37,7 @@ fn lens(t: &GpuTrace) -> [usize; 6] {
         t.steps.len(),
         t.flows.len(),
         t.memory.len(),
+        t.nccl.len(),
     ]
 }
 
@@ -49,7 +51,7 @@ pub(super) struct Origins {
     /// The last origin looked up (consecutive events mostly share one).
     last: Option<(Option<i64>, Vec<u8>, u16)>,
     /// One tag per row of each [`Table`], once a second origin appeared.
-    tags: Option<[Vec<u16>; 6]>,
+    tags: Option<[Vec<u16>; 7]>,
 }
 
 impl Origins {
@@ -147,7 +149,7 @@ pub struct Split {
 /// whole trace's strings, top-level facts and capture evidence, and is sorted by
 /// [`GpuTraceBuilder::finish`].
 pub(super) fn split(b: GpuTraceBuilder, origins: &Origins, m: &MergedRanks) -> Split {
-    let none: [Vec<u16>; 6] = Default::default();
+    let none: [Vec<u16>; 7] = Default::default();
     let tags = origins.tags.as_ref().unwrap_or(&none);
     let of = origins.ranks_of(m);
     let slot_of_rank: HashMap<i64, usize> =
@@ -189,6 +191,7 @@ pub(super) fn split(b: GpuTraceBuilder, origins: &Origins, m: &MergedRanks) -> S
     deal!(steps, Table::Step);
     deal!(flows, Table::Flow);
     deal!(memory, Table::Memory);
+    deal!(nccl, Table::Nccl);
     let ranks = m
         .ranks
         .iter()

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashSet};
 use crate::analysis::anomaly::cross_rank::{flag_slow, robust_z, RankRow};
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::protocol::cluster::{
-    ClusterSummary, CrossRankRow, Matrices, Outlier, ProblemCounts, ProblemSeverity,
+    ClusterSummary, CommSlowRank, CrossRankRow, Matrices, Outlier, ProblemCounts, ProblemSeverity,
     ProblemSummary, RankStatus, RankSummary, RunInfo, StepSummary, FORMAT, MAX_OUTLIERS,
     MAX_PROBLEMS, VERSION,
 };
@@ -122,6 +122,7 @@ impl Reducer {
             .filter(|r| r.slow)
             .map(|r| r.rank_id)
             .collect();
+        let comm_slow_ranks = comm_slow_ranks(&ranks);
         let matrices = matrices(&ranks);
         let (outliers, outliers_dropped) = outliers(&ranks, &matrices);
         let mut total = self.counts;
@@ -145,8 +146,46 @@ impl Reducer {
             problems_total: total,
             problems: self.problems,
             problems_dropped: self.problems_dropped,
+            comm_slow_ranks,
         }
     }
+}
+
+/// The slow ranks of the ops the rank summaries carry (communication.md §2.5.2 rows, ranks
+/// ascending): the same rule as `proflens comm` over the summarised ranks.
+fn comm_slow_ranks(ranks: &[RankSummary]) -> Vec<CommSlowRank> {
+    use crate::analysis::comm::slow::{slow_ranks, OpTimeRow};
+    let mut with: Vec<(i64, &crate::protocol::cluster::CommSummary)> = ranks
+        .iter()
+        .filter_map(|r| Some((r.rank_id?, r.comm.as_ref()?)))
+        .collect();
+    with.sort_by_key(|r| r.0);
+    let rows: Vec<OpTimeRow> = with
+        .iter()
+        .flat_map(|(rank, c)| {
+            c.ops.iter().map(move |o| OpTimeRow {
+                rank: *rank,
+                group: o.group.clone(),
+                op: o.op.clone(),
+                start_us: o.start_us,
+                time_us: o.elapse_ms * 1000.0,
+            })
+        })
+        .collect();
+    slow_ranks(&rows)
+        .0
+        .into_iter()
+        .map(|s| CommSlowRank {
+            rank_id: s.rank,
+            group: s.group,
+            op: s.op,
+            n: s.n as u64,
+            test: s.evidence.test.to_string(),
+            statistic: s.evidence.statistic,
+            threshold: s.evidence.threshold,
+            time_us: s.time_us,
+        })
+        .collect()
 }
 
 /// `(role, rank_id, rank_dir, target)`, unknown role first (as the inventory: `""`), unknown

@@ -249,3 +249,48 @@ fn duplicate_targets_and_part_problems_are_located_and_counted() {
         }
     );
 }
+
+#[test]
+fn communication_slow_rank_across_the_summaries_is_the_dixon_vote() {
+    use crate::protocol::cluster::{CommOpTime, CommSummary};
+    let mut red = Reducer::new();
+    for id in 0..7i64 {
+        let mut r = rank(Some(id), None, &[("1", 100.0)]);
+        let t = if id == 3 {
+            0.0
+        } else {
+            0.1 + id as f64 * 0.001
+        };
+        r.comm = Some(CommSummary {
+            n_ops: 1,
+            elapse_ms: t,
+            transit_ms: 0.0,
+            wait_ms: 0.0,
+            sync_ms: 0.0,
+            idle_ms: t,
+            wait_ratio: 0.0,
+            sync_ratio: 0.0,
+            ops: vec![CommOpTime {
+                group: "42".into(),
+                op: "hcom_allReduce__042_1_1".into(),
+                start_us: id as f64,
+                elapse_ms: t,
+            }],
+            ops_dropped: 0,
+        });
+        red.push(r, "parts.jsonl", "");
+    }
+    let s = red.finish(vec![], run());
+    assert_eq!(s.comm_slow_ranks.len(), 1);
+    let c = &s.comm_slow_ranks[0];
+    assert_eq!((c.rank_id, c.n, c.test.as_str()), (3, 7, "dixon"));
+    assert!(c.statistic > c.threshold);
+    // Without the outlier: no vote, and the field is left out of the file.
+    let mut red = Reducer::new();
+    red.push(rank(Some(0), None, &[("1", 100.0)]), "parts.jsonl", "");
+    let s = red.finish(vec![], run());
+    assert!(s.comm_slow_ranks.is_empty());
+    assert!(!serde_json::to_string(&s)
+        .unwrap()
+        .contains("comm_slow_ranks"));
+}

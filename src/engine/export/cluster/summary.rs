@@ -311,6 +311,41 @@ pub fn rank_summary(inv: &Inventory, store: &Store, t: &InvTarget, id: Ident) ->
                         .into(),
                 ),
             }
+            if let Some(Ok(c)) = entry.and_then(|e| e.comm.as_ref()) {
+                if c.tables.has_time {
+                    let (n_ops, t, wait_ratio, sync_ratio) =
+                        crate::analysis::comm::time::rank_totals(&c.tables);
+                    out.comm = Some(crate::protocol::cluster::CommSummary {
+                        n_ops,
+                        elapse_ms: t[0],
+                        transit_ms: t[1],
+                        wait_ms: t[2],
+                        sync_ms: t[3],
+                        idle_ms: t[4],
+                        wait_ratio,
+                        sync_ratio,
+                        ops: c
+                            .tables
+                            .ops
+                            .iter()
+                            .take(crate::protocol::cluster::MAX_COMM_OPS)
+                            .map(|o| crate::protocol::cluster::CommOpTime {
+                                group: o.group.clone(),
+                                op: o.op.clone(),
+                                start_us: o.start_us.unwrap_or(0.0),
+                                elapse_ms: o.elapse_ms,
+                            })
+                            .collect(),
+                        ops_dropped: c
+                            .tables
+                            .ops
+                            .len()
+                            .saturating_sub(crate::protocol::cluster::MAX_COMM_OPS)
+                            as u64,
+                    });
+                    analysed = true;
+                }
+            }
             if folder.has_memory_events() {
                 if let Some(m) = entry.and_then(|e| e.memory.as_deref()) {
                     problems.extend(&m.problems);
@@ -398,6 +433,9 @@ pub fn bound(s: &mut RankSummary) {
         } else if !s.snapshots.is_empty() {
             s.snapshots_dropped += s.snapshots.len() as u64;
             s.snapshots.clear();
+        } else if let Some(c) = s.comm.as_mut().filter(|c| !c.ops.is_empty()) {
+            c.ops_dropped += c.ops.len() as u64;
+            c.ops.clear();
         } else {
             // Only the identity is left (a path, step ids and labels are bounded by the caps).
             return;

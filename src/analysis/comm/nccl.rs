@@ -1,0 +1,210 @@
+//! GPU collectives across ranks from NCCL kernels, by TraceLens' NcclAnalyser rules
+//! (communication.md §4): kernels keyed `"<PG name>_<index among the rank's kernels of that
+//! PG in time order>"`; per collective `comm_latency = min dur`, skews of start and end,
+//! `algbw = (MiB / 1024) / (latency / 1e6)` GiB/s, `busbw = algbw × factor(n)`. Sizes are MiB,
+//! bandwidths GiB/s (not the Ascend decimal units).
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::model::comm::NcclKernel;
+
+/// One collective across its ranks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CollectiveRow {
+    /// `"<PG name>_<index>"`.
+    pub collective_id: String,
+    /// The collective category (`allreduce`, `reducescatter`, `allgather`, `alltoall`).
+    pub collective: String,
+    /// `Group size`.
+    pub group_size: i64,
+    /// Ranks that have it.
+    pub ranks: Vec<i64>,
+    /// Message size (MiB): `Out` for allgather, else `In`.
+    pub full_msg_mb: f64,
+    /// min over ranks of the duration (µs).
+    pub comm_latency_us: f64,
+    /// Latest start − earliest start (µs).
+    pub skew_start_us: f64,
+    /// Latest end − earliest end (µs).
+    pub skew_end_us: f64,
+    /// The rank that started first (largest wait).
+    pub earliest_arrival_rank: i64,
+    /// GiB/s; `None` when the latency is 0.
+    pub algo_bw_gbps: Option<f64>,
+    /// `algo_bw × factor(group size)`.
+    pub bus_bw_gbps: Option<f64>,
+}
+
+/// Bytes per element of a `dtype`, `None` for other types.
+pub fn dtype_bytes(dtype: &str) -> Option<f64> {
+    Some(match dtype {
+        "Float" | "Int" => 4.0,
+        "Long" | "Double" => 8.0,
+        "BFloat16" | "Half" | "Short" => 2.0,
+        "Bool" | "Byte" => 1.0,
+        _ => return None,
+    })
+}
+
+/// The category of a `Collective name`, `None` when not one of TraceLens' names.
+pub fn category(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "allreduce" | "allreduce_coalesced" => "allreduce",
+        "reducescatter" | "_reduce_scatter_base" | "reduce_scatter_tensor_coalesced" => {
+            "reducescatter"
+        }
+        "allgather"
+        | "all_gather"
+        | "_allgather_base"
+        | "all_gather_into_tensor_coalesced"
+        | "allgather_into_tensor_coalesced" => "allgather",
+        "all_to_all" => "alltoall",
+        "all_to_allv" => "alltoallv",
+        _ => return None,
+    })
+}
+
+/// The bus-bandwidth factor of a category for `n` ranks.
+pub fn bus_factor(category: &str, n: i64) -> Option<f64> {
+    let n = n as f64;
+    match category {
+        "allreduce" => Some(2.0 * (n - 1.0) / n),
+        "reducescatter" | "allgather" | "alltoall" => Some((n - 1.0) / n),
+        _ => None,
+    }
+}
+
+/// The collectives of `kernels` (every rank), in order of first appearance of their id; only
+/// the implicit-sync categories (allreduce, reducescatter, allgather, alltoall).
+pub fn collectives(kernels: &[NcclKernel]) -> Vec<CollectiveRow> {
+    let simplified = kernels
+        .iter()
+        .all(|k| k.pg_name.as_deref().unwrap_or("Unknown_Group") == "Unknown_Group")
+        && {
+            let mut streams: HashMap<i64, i64> = HashMap::new();
+            kernels
+                .iter()
+                .all(|k| *streams.entry(k.rank).or_insert(k.stream) == k.stream)
+        };
+    // index within (PG, rank) by time (stable: first wins on ties)
+    let mut idx: Vec<usize> = (0..kernels.len()).collect();
+    idx.sort_by(|&a, &b| kernels[a].ts_us.total_cmp(&kernels[b].ts_us));
+    let mut next: HashMap<(String, i64), usize> = HashMap::new();
+    let mut ids: Vec<String> = vec![String::new(); kernels.len()];
+    for &i in &idx {
+        let k = &kernels[i];
+        let pg = if simplified {
+            String::new()
+        } else {
+            k.pg_name
+                .clone()
+                .unwrap_or_else(|| "Unknown_Group".to_string())
+        };
+        let n = next.entry((pg.clone(), k.rank)).or_default();
+        ids[i] = if simplified {
+            n.to_string()
+        } else {
+            format!("{pg}_{n}")
+        };
+        *n += 1;
+    }
+    let mut order: Vec<&str> = Vec::new();
+    let mut by_id: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, id) in ids.iter().enumerate() {
+        by_id
+            .entry(id)
+            .or_insert_with(|| {
+                order.push(id);
+                Vec::new()
+            })
+            .push(i);
+    }
+    let mut out = Vec::new();
+    for id in order {
+        let ks: Vec<&NcclKernel> = by_id[id].iter().map(|&i| &kernels[i]).collect();
+        let first = ks[0];
+        let Some(cat) = first.collective.as_deref().and_then(category) else {
+            continue;
+        };
+        let Some(factor) = bus_factor(cat, first.group_size.unwrap_or(0)) else {
+            continue;
+        };
+        let bytes = first.dtype.as_deref().and_then(dtype_bytes);
+        let nel = if cat == "allgather" {
+            first.out_nelems
+        } else {
+            first.in_nelems
+        };
+        let full = match (bytes, nel) {
+            (Some(b), Some(n)) => n as f64 * b / (1024.0 * 1024.0),
+            _ => f64::NAN,
+        };
+        let lat = ks.iter().map(|k| k.dur_us).fold(f64::INFINITY, f64::min);
+        let latest = ks.iter().map(|k| k.ts_us).fold(f64::NEG_INFINITY, f64::max);
+        let (mut wait, mut wait_rank) = (f64::NEG_INFINITY, first.rank);
+        for k in &ks {
+            let w = latest - k.ts_us;
+            if (w, k.rank) > (wait, wait_rank) {
+                (wait, wait_rank) = (w, k.rank);
+            }
+        }
+        let ends = ks.iter().map(|k| k.ts_us + k.dur_us);
+        let skew_end =
+            ends.clone().fold(f64::NEG_INFINITY, f64::max) - ends.fold(f64::INFINITY, f64::min);
+        let algo = (lat != 0.0).then(|| (full / 1024.0) / (lat / 1e6));
+        out.push(CollectiveRow {
+            collective_id: id.to_string(),
+            collective: cat.to_string(),
+            group_size: first.group_size.unwrap_or(0),
+            ranks: ks.iter().map(|k| k.rank).collect(),
+            full_msg_mb: full,
+            comm_latency_us: lat,
+            skew_start_us: wait,
+            skew_end_us: skew_end,
+            earliest_arrival_rank: wait_rank,
+            algo_bw_gbps: algo,
+            bus_bw_gbps: algo.map(|a| a * factor),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k(rank: i64, name: &str, ts: f64, dur: f64) -> NcclKernel {
+        NcclKernel {
+            rank,
+            pg_name: Some("0".into()),
+            collective: Some(name.into()),
+            group_size: Some(2),
+            dtype: Some("Float".into()),
+            in_nelems: Some(2049000),
+            out_nelems: Some(2049000),
+            stream: 7,
+            ts_us: ts,
+            dur_us: dur,
+        }
+    }
+
+    #[test]
+    fn index_counts_every_kernel_of_the_group_and_only_sync_collectives_are_kept() {
+        let ks = vec![
+            k(0, "broadcast", 0.0, 5.0),
+            k(0, "allreduce", 10.0, 3306.963),
+            k(1, "broadcast", 1.0, 5.0),
+            k(1, "allreduce", 12.0, 3300.0),
+        ];
+        let c = collectives(&ks);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].collective_id, "0_1");
+        assert_eq!(c[0].ranks, [0, 1]);
+        assert_eq!(c[0].comm_latency_us, 3300.0);
+        assert_eq!(c[0].skew_start_us, 2.0);
+        assert_eq!(c[0].earliest_arrival_rank, 0);
+        assert!((c[0].full_msg_mb - 7.8163).abs() < 1e-4);
+        let algo = c[0].algo_bw_gbps.unwrap();
+        assert_eq!(c[0].bus_bw_gbps, Some(algo));
+    }
+}

@@ -1,0 +1,120 @@
+//! `proflens comm <folder|files…> [--json FILE] [--csv-dir DIR] [--parity] [--step N]`:
+//! communication across ranks (docs/rules/communication.md): the time and bandwidth summaries
+//! per step, group and rank, the cross-rank link matrix, dropped links, slow links and slow
+//! ranks. Writes the JSON document to `--json` (or stdout, `-`), one CSV per table to
+//! `--csv-dir`, and a short summary on stderr.
+
+use std::path::PathBuf;
+
+use super::analyze::{run_store, MultiOpener};
+use crate::analysis::comm::CommOptions;
+use crate::base::Severity;
+use crate::engine::export::comm as export;
+use crate::engine::Plan;
+use crate::ingest::inventory::Inventory;
+use crate::ingest::rank::CaptureKind;
+use crate::parse::metadata::read_side_files_keeping_heads;
+
+/// Arguments of `proflens comm`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// A run root, rank folders, or files of rank folders (several allowed).
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Write the JSON document here (`-`: stdout; default: stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write one CSV per table here (created when missing).
+    #[arg(long, value_name = "DIR")]
+    pub csv_dir: Option<PathBuf>,
+    /// Reproduce msprof-analyze: links whose end has no self link are dropped (and listed in
+    /// `dropped_links`) instead of being mapped from `parallel_group_info`.
+    #[arg(long)]
+    pub parity: bool,
+    /// Only this step (`13` or `step13`).
+    #[arg(long, value_name = "N")]
+    pub step: Option<String>,
+    /// Options of every command (`--strict`).
+    #[command(flatten)]
+    pub common: super::CommonArgs,
+}
+
+/// Runs the subcommand; returns the exit code.
+pub fn run(args: Args) -> i32 {
+    let (opener, files) = match MultiOpener::walk(&args.inputs) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("proflens comm: {e}");
+            return super::EXIT_NOTHING;
+        }
+    };
+    let mut inv = Inventory::from_paths(&files);
+    let heads = read_side_files_keeping_heads(&mut inv, &opener);
+    let opts = CommOptions {
+        parity: args.parity,
+        step: args.step.clone(),
+    };
+    let gpu = inv.ranks.iter().any(|r| r.kind == CaptureKind::Kineto);
+    if !gpu && !inv.ranks.iter().any(crate::engine::read::comm::usable) {
+        eprintln!(
+            "proflens comm: no rank folder with communication.json or communication_matrix.json and no PyTorch profiler trace among the {} file(s) found",
+            files.len()
+        );
+        return super::EXIT_NOTHING;
+    }
+    // GPU ranks: their NCCL kernels come from the one read of the trace (the GPU rank pass).
+    let plan = Plan {
+        comm: Some(opts.clone()),
+        anomaly: gpu.then(crate::analysis::anomaly_config::AnomalyConfig::spec_defaults),
+        ..Plan::none()
+    };
+    let resume = crate::ingest::replay::Resume::new(&heads, &opener);
+    let store = run_store(&inv, &resume, plan, None, false);
+    let kernels = export::gpu_kernels(&store);
+    let Ok((rep, problems)) = export::report(&store, &kernels, &opts) else {
+        return super::EXIT_NOTHING;
+    };
+    let mut n_problems = opener.walk_problems + super::print_problems(&problems);
+    for p in inv.notes.iter().map(|n| n.to_problem()) {
+        if p.severity >= Severity::Warning {
+            n_problems += 1;
+            super::print_problem(&p);
+        }
+    }
+    if rep.ranks.is_empty() && rep.collectives.is_empty() && kernels.is_empty() {
+        eprintln!("proflens comm: no communication file could be read");
+        return super::EXIT_NOTHING;
+    }
+    let doc = export::json(&rep, &opts);
+    let out = args.json.clone().unwrap_or_else(|| PathBuf::from("-"));
+    if let Err(e) = super::write_out(&out, doc.trim_end()) {
+        eprintln!("proflens comm: {e}");
+        return super::EXIT_NOTHING;
+    }
+    if let Some(dir) = &args.csv_dir {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("proflens comm: cannot create {}: {e}", dir.display());
+            return super::EXIT_NOTHING;
+        }
+        for t in crate::report::comm::tables(&rep) {
+            let p = dir.join(format!("{}.csv", t.name));
+            if let Err(e) = std::fs::write(&p, crate::report::comm::to_csv(&t)) {
+                eprintln!("proflens comm: cannot write {}: {e}", p.display());
+                return super::EXIT_NOTHING;
+            }
+        }
+    }
+    eprintln!(
+        "comm: {} rank(s), {} group(s), {} time rows, {} matrix links, {} dropped link(s), {} slow link group(s), {} slow rank vote(s) over {} op(s) tested, {} GPU collective(s)",
+        rep.ranks.len(),
+        rep.groups.len(),
+        rep.time_summary.len(),
+        rep.matrix.len(),
+        rep.dropped_links.len(),
+        rep.slow_links.len(),
+        rep.slow_ranks.len(),
+        rep.slow_rank_ops_tested,
+        rep.collectives.len()
+    );
+    super::exit_code(true, n_problems, args.common.strict)
+}

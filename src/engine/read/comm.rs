@@ -1,0 +1,135 @@
+//! The communication phase of a rank read (docs/rules/communication.md §1): `communication.json`
+//! and `communication_matrix.json` of one Ascend rank folder, each read once and streamed into
+//! the rank's [`RankComm`] tables; the anomaly analysis of the same read gets its comm ops from
+//! this read ([`crate::parse::communication::ops_of`]) instead of opening the file again.
+//! The cross-rank rules run on the stored tables (`engine::export::comm`).
+
+use std::io::Read;
+use std::ops::ControlFlow;
+
+use crate::base::{Problem, Problems, Severity};
+use crate::ingest::inventory::{FileKind, RankFolder};
+use crate::ingest::rank::CaptureKind;
+use crate::ingest::{Opener, Progress};
+use crate::model::comm::{ParallelGroup, RankComm};
+use crate::model::side_tables::CommOp;
+use crate::parse::{comm_matrix, comm_time, communication, ParseError};
+
+/// Problem code: a communication file could not be read; the rest of the ranks are used.
+pub const COMM_FILE: &str = "COMM-FILE-001";
+
+/// True when `folder` holds a communication file the analysis reads (Ascend text folders).
+pub fn usable(folder: &RankFolder) -> bool {
+    folder.kind != CaptureKind::Kineto
+        && (folder.file(FileKind::Communication).is_some()
+            || folder.file(FileKind::CommunicationMatrix).is_some())
+}
+
+/// One rank's communication read: its tables, its problems, and the anomaly's view of
+/// `communication.json` (when that file was read).
+#[derive(Debug, Default)]
+pub struct RankCommRead {
+    /// The tables.
+    pub tables: RankComm,
+    /// Located problems (a cut file, an unknown era, …).
+    pub problems: Problems,
+    /// `communication.json` as the anomaly analysis reads it (`None`: no such file or not
+    /// opened).
+    pub comm_ops: Option<Result<Vec<CommOp>, ParseError>>,
+}
+
+struct Counted<'a, R> {
+    inner: R,
+    done: u64,
+    total: u64,
+    file: &'a str,
+    prog: &'a mut dyn FnMut(&str, Progress) -> ControlFlow<()>,
+    cancelled: bool,
+}
+
+impl<R: Read> Read for Counted<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.cancelled {
+            return Err(std::io::Error::other("cancelled"));
+        }
+        let n = self.inner.read(buf)?;
+        self.done += n as u64;
+        let p = Progress {
+            bytes_done: self.done,
+            bytes_total: Some(self.total),
+        };
+        if (self.prog)(self.file, p).is_break() {
+            self.cancelled = true;
+        }
+        Ok(n)
+    }
+}
+
+/// Reads the communication files of `folder`. Returns `Break` when the progress callback
+/// cancelled.
+pub fn read(
+    folder: &RankFolder,
+    opener: &dyn Opener,
+    prog: &mut dyn FnMut(&str, Progress) -> ControlFlow<()>,
+) -> ControlFlow<(), RankCommRead> {
+    let mut out = RankCommRead {
+        tables: RankComm {
+            rank: folder.rank_id.unwrap_or(-1),
+            label: folder.label().to_string(),
+            groups: folder
+                .side
+                .parallel_groups
+                .iter()
+                .map(|g| ParallelGroup {
+                    id: g.id.clone(),
+                    name: g.name.clone(),
+                    global_ranks: g.global_ranks.clone(),
+                })
+                .collect(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    for kind in [FileKind::Communication, FileKind::CommunicationMatrix] {
+        let Some(f) = folder.file(kind) else { continue };
+        let src = match opener.open(&f.path) {
+            Ok(s) => s,
+            Err(e) => {
+                out.problems.push(Problem::new(
+                    Severity::Error,
+                    COMM_FILE,
+                    crate::base::Position::file(f.path.clone()),
+                    format!("cannot open: {e}; this rank's communication file is not used"),
+                ));
+                continue;
+            }
+        };
+        let mut rdr = Counted {
+            inner: src,
+            done: 0,
+            total: f.size,
+            file: &f.path,
+            prog: &mut *prog,
+            cancelled: false,
+        };
+        let res = match kind {
+            FileKind::Communication => comm_time::read(&mut rdr, &f.path, &mut out.tables),
+            _ => comm_matrix::read(&mut rdr, &f.path, &mut out.tables),
+        };
+        if rdr.cancelled {
+            return ControlFlow::Break(());
+        }
+        if let Err(e) = &res {
+            out.problems.push(Problem::new(
+                Severity::Error,
+                COMM_FILE,
+                e.position().clone(),
+                format!("{e}; this rank's communication file is not used, the other ranks are"),
+            ));
+        }
+        if kind == FileKind::Communication {
+            out.comm_ops = Some(res.map(|_| communication::ops_of(&out.tables)));
+        }
+    }
+    ControlFlow::Continue(out)
+}
