@@ -412,7 +412,11 @@ fn comm_readiness(r: &RankFolder) -> Readiness {
             "a rank id (profiler_info_<N>.json, a rank_id field, or a rank<N> folder name)".into(),
         );
     }
-    if !time && !matrix {
+    if !time && !matrix && r.ascend_db().is_some() {
+        missing.push(format!(
+            "{OUTPUT_DIR}/communication.json or communication_matrix.json: the communication tables of the DB export (analysis.db) are not read yet (communication.md §1.5)"
+        ));
+    } else if !time && !matrix {
         missing.push(format!(
             "{OUTPUT_DIR}/communication.json or communication_matrix.json (a multi-rank capture with export_type text)"
         ));
