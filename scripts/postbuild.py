@@ -169,7 +169,8 @@ if ("serviceWorker" in navigator && location.protocol.startsWith("http")) {
 """
 
 
-# web/worker_loader.js names its bundle in one line (the DB worker for `?db`, else the worker)
+# web/worker_loader.js names its bundle in one line (the DB worker for a worker named
+# "proflens-db", else the worker)
 # and starts it in two more.
 WORKER_BUNDLE = re.compile(
     r'^const proflensBundle = [^\n]*\? "\.?/?(?P<db>[^"]+)" : "\.?/?(?P<text>[^"]+)";\s*$', re.M)

@@ -67,20 +67,21 @@ pub const WARM_WORKERS: usize = 2;
 /// The worker's loader (`web/worker_loader.js`, copied by index.html).
 const WORKER_URL: &str = "./worker_loader.js";
 
-/// The same loader starting the DB worker (`worker-db`, with the Ascend DB reader): only for
-/// drops that hold a DB export ([`plan::holds_db`]), so other drops never fetch its wasm.
-const WORKER_DB_URL: &str = "./worker_loader.js?db";
+/// The worker name that makes the loader start the DB worker (`worker-db`, with the Ascend DB
+/// reader): given only for drops that hold a DB export ([`plan::holds_db`]), so other drops
+/// never fetch its wasm. The single file carries no DB worker and ignores the name: there a
+/// DB drop gets the worker, which reads the folder's text files and says that the DB export
+/// is not read.
+const WORKER_DB_NAME: &str = "proflens-db";
 
-/// The worker script to start (the DB worker's when `db`): the single-file build
-/// (scripts/postbuild.py) publishes a `blob:` URL as `window.PROFLENS_WORKER_URL`, since
-/// `file://` pages cannot start workers from files; otherwise trunk's loader next to the page.
-/// The single file carries no DB worker: there a DB drop gets the worker, which reads the
-/// folder's text files and says that the DB export is not read.
-fn worker_url(db: bool) -> String {
+/// The worker script to start: the single-file build (scripts/postbuild.py) publishes a
+/// `blob:` URL as `window.PROFLENS_WORKER_URL`, since `file://` pages cannot start workers
+/// from files; otherwise trunk's loader next to the page.
+fn worker_url() -> String {
     web_sys::window()
         .and_then(|w| js_sys::Reflect::get(&w, &"PROFLENS_WORKER_URL".into()).ok())
         .and_then(|v| v.as_string())
-        .unwrap_or_else(|| if db { WORKER_DB_URL } else { WORKER_URL }.to_string())
+        .unwrap_or_else(|| WORKER_URL.to_string())
 }
 
 struct Slot {

@@ -101,6 +101,37 @@ test('DB level1 drop: the DB worker reads both ranks, 184 memory rows each, one 
   await p.page.context().close();
 });
 
+test('offline: a DB drop works once the DB worker was fetched online', async () => {
+  const context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
+  const p = new ProflensPage(await context.newPage(), server.url);
+  await p.open();
+  await swReady(p.page);
+  await p.page.reload();
+  await p.page.waitForFunction(() => !!navigator.serviceWorker.controller);
+  // Online, the first DB drop fetches the DB worker through the service worker, which keeps it.
+  await p.openFolder(DB_LEVEL1);
+  assert.equal(await p.waitDone(), 'Done');
+  const kept = await p.page.evaluate(async () => {
+    const names = (await caches.keys()).filter((k) => k.startsWith('proflens-'));
+    const c = await caches.open(names[0]);
+    return (await c.keys()).map((r) => new URL(r.url).pathname).filter((u) => /worker-db/.test(u)).sort();
+  });
+  assert.deepEqual(kept.map((u) => u.replace(/^.*\//, '')), ['worker-db.js', 'worker-db_bg.wasm']);
+  // Offline: the page and a new DB drop are served from the cache.
+  await context.setOffline(true);
+  await context.route('**/*', (route) => route.abort());
+  const seen = server.requests.length;
+  await p.page.reload();
+  await p.page.getByTestId('drop-zone').waitFor();
+  await p.openFolder(DB_LEVEL1);
+  assert.equal(await p.waitDone(), 'Done');
+  await p.page.getByTestId('tab-memory').click();
+  assert.deepEqual(await p.page.getByTestId('rank-rows').allInnerTexts(), ['184', '184']);
+  assert.equal(server.requests.length, seen, 'the server saw no request while offline');
+  await p.screenshot('db-06-offline-memory');
+  await context.close();
+});
+
 test('single file (no DB worker): a DB drop says the DB export is not read', async () => {
   const single = path.join(DIST, 'proflens.html');
   assert.ok(fs.existsSync(single), `${single} missing: run scripts/build-release.sh`);

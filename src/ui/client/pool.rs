@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{MessageEvent, Worker};
 
-use super::{pool_limit, worker_url, EngineClient, Slot, WARM_WORKERS};
+use super::{pool_limit, worker_url, EngineClient, Slot, WARM_WORKERS, WORKER_DB_NAME};
 use crate::protocol::{Envelope, Response};
 use crate::ui::state::Phase;
 
@@ -81,8 +81,14 @@ impl EngineClient {
     /// A new worker (a DB worker when `db`), not yet bound to a load (its messages go to
     /// [`Self::on_warm_message`] until [`Self::spawn`] binds it).
     pub(super) fn start_worker(&self, db: bool) -> Result<Slot, String> {
-        let worker = Worker::new(&worker_url(db))
-            .map_err(|e| format!("cannot start a Web Worker: {e:?}"))?;
+        let worker = if db {
+            let opts = web_sys::WorkerOptions::new();
+            opts.set_name(WORKER_DB_NAME);
+            Worker::new_with_options(&worker_url(), &opts)
+        } else {
+            Worker::new(&worker_url())
+        }
+        .map_err(|e| format!("cannot start a Web Worker: {e:?}"))?;
         let bind: Rc<Cell<Option<(u32, usize)>>> = Rc::new(Cell::new(None));
         let (this, b) = (self.clone(), bind.clone());
         let on_message =
