@@ -230,10 +230,11 @@ impl EngineClient {
         state
             .files
             .set(files.iter().map(|(m, _)| m.clone()).collect());
-        let mut inner = self.inner.borrow_mut();
-        inner.db = plan::holds_db(&files);
-        inner.files = files;
-        drop(inner);
+        {
+            let mut inner = self.inner.borrow_mut();
+            inner.db = plan::holds_db(&files);
+            inner.files = files;
+        }
         self.start().await;
     }
 
