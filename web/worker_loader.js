@@ -1,14 +1,19 @@
 // proflens worker loader (copied to dist/worker_loader.js by index.html; scripts/postbuild.py
-// inlines it into the single-file build, without its first and last line).
+// inlines it into the single-file build, without the three lines that name the bundle).
 //
-// Starts the analysis worker's wasm. Where the browser has JavaScript Promise Integration
-// (WebAssembly.Suspending / WebAssembly.promising: Chromium 137+), it also starts a tiny
+// Starts the analysis worker's wasm (the DB worker's when named "proflens-db"). Where the browser has
+// JavaScript Promise Integration (WebAssembly.Suspending / WebAssembly.promising: Chromium
+// 137+), it also starts a tiny
 // reader worker that reads the dropped files' slices with its own FileReaderSync, ahead of the
 // parser, and transfers them here; the wasm's reads (src/worker/blob_reader.rs, import
 // proflensIoNext) suspend the wasm stack until the next slice has arrived. The browser's
 // serving of blob bytes then overlaps with the analysis instead of following it. Without JSPI,
 // or if anything here fails, the wasm reads synchronously on this thread as before.
-importScripts("./worker.js");
+// The bundle: the DB worker (src/bin/worker_db.rs, cargo feature `db`) when the page names
+// this worker "proflens-db" (only for drops that hold a DB export), else the worker. A name,
+// not a URL query: a worker served by the service worker gets the cached response's URL.
+const proflensBundle = self.name === "proflens-db" ? "./worker-db" : "./worker";
+importScripts(proflensBundle + ".js");
 
 self.proflensStart = async function (moduleOrPath) {
   const canJspi =
@@ -190,4 +195,4 @@ onmessage = (e) => {
   return reader;
 }
 
-proflensStart("./worker_bg.wasm");
+proflensStart(proflensBundle + "_bg.wasm");

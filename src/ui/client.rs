@@ -67,6 +67,13 @@ pub const WARM_WORKERS: usize = 2;
 /// The worker's loader (`web/worker_loader.js`, copied by index.html).
 const WORKER_URL: &str = "./worker_loader.js";
 
+/// The worker name that makes the loader start the DB worker (`worker-db`, with the Ascend DB
+/// reader): given only for drops that hold a DB export ([`plan::holds_db`]), so other drops
+/// never fetch its wasm. The single file carries no DB worker and ignores the name: there a
+/// DB drop gets the worker, which reads the folder's text files and says that the DB export
+/// is not read.
+const WORKER_DB_NAME: &str = "proflens-db";
+
 /// The worker script to start: the single-file build (scripts/postbuild.py) publishes a
 /// `blob:` URL as `window.PROFLENS_WORKER_URL`, since `file://` pages cannot start workers
 /// from files; otherwise trunk's loader next to the page.
@@ -129,6 +136,9 @@ struct Inner {
     compare_seq: Option<u32>,
     /// Warm workers started before the drop, not yet adopted (see the module doc).
     warm: Vec<Slot>,
+    /// The current load holds a DB export: its workers are DB workers, started for it (warm
+    /// workers are plain ones and stay warm for a later drop).
+    db: bool,
 }
 
 /// Handle to the worker pool (cheap to clone; not `Send`, so kept in a thread-local).
@@ -166,6 +176,7 @@ pub fn install(state: AppState) {
             compare_slot: None,
             compare_seq: None,
             warm: Vec::new(),
+            db: false,
         })),
     };
     CLIENT.with(|slot| *slot.borrow_mut() = Some(c.clone()));
@@ -219,7 +230,11 @@ impl EngineClient {
         state
             .files
             .set(files.iter().map(|(m, _)| m.clone()).collect());
-        self.inner.borrow_mut().files = files;
+        {
+            let mut inner = self.inner.borrow_mut();
+            inner.db = plan::holds_db(&files);
+            inner.files = files;
+        }
         self.start().await;
     }
 

@@ -25,6 +25,25 @@ pub(super) fn with_meta(files: Vec<(String, File)>) -> Vec<(FileMeta, File)> {
     files
 }
 
+/// Whether the drop holds an Ascend DB export (`ascend_pytorch_profiler[_<rank>].db` or
+/// `analysis.db`, ascend-db.md §1.1): then its workers are DB workers (src/bin/worker_db.rs).
+/// By name only, before any worker has read the drop, so no other drop fetches the DB
+/// worker's wasm.
+pub(super) fn holds_db(files: &[(FileMeta, File)]) -> bool {
+    files.iter().any(|(m, _)| {
+        let name = m.path.rsplit(['/', '\\']).next().unwrap_or(&m.path);
+        name == "analysis.db"
+            || name
+                .strip_prefix("ascend_pytorch_profiler")
+                .and_then(|r| r.strip_suffix(".db"))
+                .is_some_and(|r| {
+                    r.is_empty()
+                        || r.strip_prefix('_')
+                            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+                })
+    })
+}
+
 /// The pool's work for `inv`: every rank folder with the analyses its capabilities say
 /// `can_run` (memory, anomaly; all in one unit, so one worker reads the folder once), and
 /// every snapshot and every readable cluster summary, each with the bytes of its input (for

@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{MessageEvent, Worker};
 
-use super::{pool_limit, worker_url, EngineClient, Slot, WARM_WORKERS};
+use super::{pool_limit, worker_url, EngineClient, Slot, WARM_WORKERS, WORKER_DB_NAME};
 use crate::protocol::{Envelope, Response};
 use crate::ui::state::Phase;
 
@@ -35,9 +35,15 @@ impl EngineClient {
 
     /// A worker for the current load: a warm one if any is left, else a new one. Returns its
     /// slot index (`usize::MAX` if no worker could be started; the phase says why).
+    /// A load that holds a DB export starts DB workers instead (`Inner::db`).
     pub(super) fn spawn(&self) -> usize {
-        let warm = self.inner.borrow_mut().warm.pop();
-        let slot = match warm.map_or_else(|| self.start_worker(), Ok) {
+        let db = self.inner.borrow().db;
+        let warm = if db {
+            None
+        } else {
+            self.inner.borrow_mut().warm.pop()
+        };
+        let slot = match warm.map_or_else(|| self.start_worker(db), Ok) {
             Ok(slot) => slot,
             Err(e) => {
                 self.state().phase.set(Phase::Failed(e));
@@ -67,16 +73,22 @@ impl EngineClient {
             }
         }
         // A failure is not shown here: the first load tries again and says why.
-        if let Ok(slot) = self.start_worker() {
+        if let Ok(slot) = self.start_worker(false) {
             self.inner.borrow_mut().warm.push(slot);
         }
     }
 
-    /// A new worker, not yet bound to a load (its messages go to [`Self::on_warm_message`]
-    /// until [`Self::spawn`] binds it).
-    pub(super) fn start_worker(&self) -> Result<Slot, String> {
-        let worker =
-            Worker::new(&worker_url()).map_err(|e| format!("cannot start a Web Worker: {e:?}"))?;
+    /// A new worker (a DB worker when `db`), not yet bound to a load (its messages go to
+    /// [`Self::on_warm_message`] until [`Self::spawn`] binds it).
+    pub(super) fn start_worker(&self, db: bool) -> Result<Slot, String> {
+        let worker = if db {
+            let opts = web_sys::WorkerOptions::new();
+            opts.set_name(WORKER_DB_NAME);
+            Worker::new_with_options(&worker_url(), &opts)
+        } else {
+            Worker::new(&worker_url())
+        }
+        .map_err(|e| format!("cannot start a Web Worker: {e:?}"))?;
         let bind: Rc<Cell<Option<(u32, usize)>>> = Rc::new(Cell::new(None));
         let (this, b) = (self.clone(), bind.clone());
         let on_message =
