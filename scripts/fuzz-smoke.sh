@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Smoke run of every fuzz target (fuzz/README.md): installs cargo-fuzz
 # (pinned, idempotent), builds fuzz/ (libFuzzer; optimised with debug assertions and overflow
-# checks, no sanitizer: the crate has no unsafe code), then fuzzes each target at low priority.
+# checks, no sanitizer: the only unsafe code is the SQLite VFS's FFI, fuzzed by the ascend_db target), then fuzzes each target at low priority.
 # Any crash, panic, hang (> 10 s on one input) or blow-up (> 2 GiB RSS) fails the target; the
 # input is kept under fuzz/artifacts/<target>/. Ends with an "N passed, N failed" line (one per
 # target). Args: target names (default all).
