@@ -326,7 +326,29 @@ def structure(paths: Paths, *, script_compatible: bool = False, backend: Optiona
     return _anomaly(paths, "structures", script_compatible, backend)
 
 
-class GpuBreakdown:
+class _Tables:
+    """Named tables computed at their first use and kept: the lazy part of
+    :class:`GpuBreakdown`, :class:`Snapshot` and :class:`Diff` (each says in ``_load`` how one
+    table is made)."""
+
+    def __init__(self):
+        self._tables: Dict[str, Any] = {}
+
+    def _load(self, name: str):  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def _table(self, name: str):
+        if name not in self._tables:
+            self._tables[name] = self._load(name)
+        return self._tables[name]
+
+
+def _lazy(name: str, doc: str) -> property:
+    """A read-only attribute that is the table ``name`` of a :class:`_Tables`."""
+    return property(lambda self: self._table(name), doc=doc)
+
+
+class GpuBreakdown(_Tables):
     """HTA's breakdown tables of every GPU rank (gpu-traces.md §2–§3; docs/frames.md §3.7): the
     values of each rank's ``gpu`` block of ``proflens anomaly --out``, one DataFrame per HTA
     table, each ``proflens anomaly PATH --table gpu-… --format arrow`` computed at its first
@@ -361,33 +383,19 @@ class GpuBreakdown:
     def __init__(self, paths: Paths, backend: Optional[str]):
         self.paths = _paths(paths)
         self._backend = backend
-        self._tables: Dict[str, Any] = {}
+        super().__init__()
 
-    def _table(self, name: str):
-        if name not in self._tables:
-            argv = ["anomaly", "--table", self._TABLES[name], "--format", "arrow"]
-            self._tables[name] = _collect(self.paths, argv, f"gpu_breakdown {name}", self._backend)
-        return self._tables[name]
+    def _load(self, name: str):
+        argv = ["anomaly", "--table", self._TABLES[name], "--format", "arrow"]
+        return _collect(self.paths, argv, f"gpu_breakdown {name}", self._backend)
 
-    @property
-    def temporal(self):
-        """Idle / compute / non-compute time per rank (see the class)."""
-        return self._table("temporal")
+    temporal = _lazy("temporal", "Idle / compute / non-compute time per rank (see the class).")
 
-    @property
-    def idle_by_stream(self):
-        """Idle time per (rank, stream) by category (see the class)."""
-        return self._table("idle_by_stream")
+    idle_by_stream = _lazy("idle_by_stream", "Idle time per (rank, stream) by category (see the class).")
 
-    @property
-    def kernel_types(self):
-        """Count, Σ duration and busy time per (rank, kernel category) (see the class)."""
-        return self._table("kernel_types")
+    kernel_types = _lazy("kernel_types", "Count, Σ duration and busy time per (rank, kernel category) (see the class).")
 
-    @property
-    def steps(self):
-        """Kernel categories and overlap per (rank, step) (see the class)."""
-        return self._table("steps")
+    steps = _lazy("steps", "Kernel categories and overlap per (rank, step) (see the class).")
 
 
 def gpu_breakdown(paths: Paths, *, backend: Optional[str] = None) -> GpuBreakdown:
@@ -419,7 +427,7 @@ def _options(opts: Dict[str, Any]) -> List[str]:
     return argv
 
 
-class Snapshot:
+class Snapshot(_Tables):
     """The tables of one memory snapshot (``torch.cuda.memory._dump_snapshot()`` pickle):
     ``proflens snapshot PATH --table peaks|curves --format arrow`` (torch-snapshot.md §7;
     docs/frames.md §3.4). Each table is computed at its first use and kept.
@@ -460,7 +468,7 @@ class Snapshot:
         self.path = self.paths[0]
         self._argv = _options(options)
         self._backend = backend
-        self._tables: Dict[str, Any] = {}
+        super().__init__()
 
     def _files(self, argv: List[str], what: str, paths: List[str]):
         if not self.many:
@@ -474,21 +482,13 @@ class Snapshot:
             problems.extend(pr)
         return _hand_over(tables, problems, self._backend)
 
-    def _table(self, name: str):
-        if name not in self._tables:
-            argv = ["snapshot", "--table", name, "--format", "arrow", *self._argv]
-            self._tables[name] = self._files(argv, f"snapshot {name}", self.paths)
-        return self._tables[name]
+    def _load(self, name: str):
+        argv = ["snapshot", "--table", name, "--format", "arrow", *self._argv]
+        return self._files(argv, f"snapshot {name}", self.paths)
 
-    @property
-    def peaks(self):
-        """One row per reported point (see the class)."""
-        return self._table("peaks")
+    peaks = _lazy("peaks", "One row per reported point (see the class).")
 
-    @property
-    def curves(self):
-        """Allocated / active / reserved bytes after every trace entry (see the class)."""
-        return self._table("curves")
+    curves = _lazy("curves", "Allocated / active / reserved bytes after every trace entry (see the class).")
 
     def _at(self, name: str, entry: int, device: Optional[int], file):
         extra = ["--entry", str(int(entry))]
@@ -536,7 +536,7 @@ def snapshot(path, *, backend: Optional[str] = None, **options) -> Snapshot:
     return Snapshot(path, options, backend)
 
 
-class Diff:
+class Diff(_Tables):
     """The delta tables of ``proflens diff A B`` (docs/frames.md §3.9): the rows of the ``--json``
     document, one DataFrame per table, each ``proflens diff A B --table T --format arrow``
     computed at its first use and kept. Asking for a table of the other kind of input raises
@@ -569,29 +569,18 @@ class Diff:
         self.a, self.b = os.fspath(a), os.fspath(b)
         self._argv = _options(options)
         self._backend = backend
-        self._tables: Dict[str, Any] = {}
+        super().__init__()
 
-    def _table(self, name: str):
-        if name not in self._tables:
-            argv = ["diff", self.a, self.b, "--table", name, "--format", "arrow", *self._argv]
-            t, problems = _run(argv, f"diff {name}")
-            self._tables[name] = _hand_over([t], problems, self._backend)
-        return self._tables[name]
+    def _load(self, name: str):
+        argv = ["diff", self.a, self.b, "--table", name, "--format", "arrow", *self._argv]
+        t, problems = _run(argv, f"diff {name}")
+        return _hand_over([t], problems, self._backend)
 
-    @property
-    def ops(self):
-        """Count and Σ time per op or kernel name on both sides (see the class)."""
-        return self._table("ops")
+    ops = _lazy("ops", "Count and Σ time per op or kernel name on both sides (see the class).")
 
-    @property
-    def steps(self):
-        """Service, busy, underfeed and bubbles per step pair (see the class)."""
-        return self._table("steps")
+    steps = _lazy("steps", "Service, busy, underfeed and bubbles per step pair (see the class).")
 
-    @property
-    def sites(self):
-        """Live bytes per site at each device's peak and end on both sides (see the class)."""
-        return self._table("sites")
+    sites = _lazy("sites", "Live bytes per site at each device's peak and end on both sides (see the class).")
 
 
 def diff(a, b, *, backend: Optional[str] = None, **options) -> Diff:

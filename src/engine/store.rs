@@ -270,7 +270,7 @@ impl Store {
 
     /// The anomaly result of each target in inventory order (a split merged trace: its first
     /// rank, the others in its `parts`); `Err` when a rank was cancelled.
-    pub fn anomaly_targets(&self) -> Result<Vec<&RankAnalysis>, Cancelled> {
+    fn anomaly_targets(&self) -> Result<Vec<&RankAnalysis>, Cancelled> {
         self.ranks
             .values()
             .filter_map(|e| e.anomaly.as_ref())

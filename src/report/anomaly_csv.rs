@@ -8,8 +8,8 @@ use std::io::{self, Write};
 
 use std::borrow::Cow;
 
-use super::frame::{Cell, Frame, FrameBuilder, Kind};
-use super::table_csv::csv_text;
+use super::frame::{Cell, Frame, Kind};
+use super::table_csv::{frame_of, write_csv, write_lines};
 use crate::analysis::anomaly::{AnomalyResult, BubbleResult, StepResult};
 use crate::base::units::ns_to_ms;
 use crate::model::kernels::KernelTable;
@@ -162,16 +162,6 @@ fn ms(ns: i64) -> Cell<'static> {
     Cell::F64(ns_to_ms(ns))
 }
 
-fn csv_err(e: csv::Error) -> io::Error {
-    io::Error::other(e.to_string())
-}
-
-fn writer(out: &mut dyn Write) -> csv::Writer<&mut dyn Write> {
-    csv::WriterBuilder::new()
-        .terminator(csv::Terminator::Any(b'\n'))
-        .from_writer(out)
-}
-
 /// The cells of one step line ([`STEP_COLUMNS`], types [`STEP_KINDS`]).
 pub fn step_cells<'a>(rk: &CsvRank<'a>, s: &'a StepResult) -> Vec<Cell<'a>> {
     let m = &s.metrics;
@@ -253,9 +243,7 @@ pub fn bubble_cells<'a>(rk: &CsvRank<'a>, b: &'a BubbleResult) -> Vec<Cell<'a>> 
 ///
 /// Errors: only those of `out`.
 pub fn write_header(columns: &[&str], out: &mut dyn Write) -> io::Result<()> {
-    let mut w = writer(out);
-    w.write_record(columns).map_err(csv_err)?;
-    w.flush()
+    write_csv(columns, std::iter::empty(), out)
 }
 
 /// Writes the steps of `ranks`, rank by rank, steps in time order.
@@ -267,18 +255,6 @@ pub fn write_steps(ranks: &[CsvRank<'_>], out: &mut dyn Write) -> io::Result<()>
         write_rank_steps(rk, out)?;
     }
     Ok(())
-}
-
-fn write_lines<'a>(
-    lines: impl Iterator<Item = Vec<Cell<'a>>>,
-    out: &mut dyn Write,
-) -> io::Result<()> {
-    let mut w = writer(out);
-    for cells in lines {
-        let rec: Vec<String> = cells.iter().map(csv_text).collect();
-        w.write_record(&rec).map_err(csv_err)?;
-    }
-    w.flush()
 }
 
 /// Writes the step lines of one rank (no header): [`write_steps`] is the header and these
@@ -307,17 +283,9 @@ pub fn write_rank_bubbles(rk: &CsvRank<'_>, out: &mut dyn Write) -> io::Result<(
     write_lines(rk.result.bubbles.iter().map(|b| bubble_cells(rk, b)), out)
 }
 
-fn frame_of<'a>(
-    names: &[&str],
-    kinds: &[Kind],
-    lines: impl Iterator<Item = Vec<Cell<'a>>>,
-) -> Frame {
-    let spec: Vec<(&str, Kind)> = names.iter().copied().zip(kinds.iter().copied()).collect();
-    let mut b = FrameBuilder::new(&spec);
-    for cells in lines {
-        b.push(&cells);
-    }
-    b.finish()
+/// `columns` with their frame types `kinds` (the two lists of one table, in the same order).
+fn typed<'c>(columns: &[&'c str], kinds: &[Kind]) -> Vec<(&'c str, Kind)> {
+    columns.iter().copied().zip(kinds.iter().copied()).collect()
 }
 
 /// The steps of `ranks` as a typed [`Frame`] (the lines of [`write_steps`]; docs/frames.md
@@ -326,7 +294,7 @@ pub fn steps_frame(ranks: &[CsvRank<'_>]) -> Frame {
     let lines = ranks
         .iter()
         .flat_map(|rk| rk.result.steps.iter().map(move |s| step_cells(rk, s)));
-    frame_of(STEP_COLUMNS, STEP_KINDS, lines)
+    frame_of(&typed(STEP_COLUMNS, STEP_KINDS), lines)
 }
 
 /// The bubbles of `ranks` as a typed [`Frame`] (the lines of [`write_bubbles`]).
@@ -334,5 +302,5 @@ pub fn bubbles_frame(ranks: &[CsvRank<'_>]) -> Frame {
     let lines = ranks
         .iter()
         .flat_map(|rk| rk.result.bubbles.iter().map(move |b| bubble_cells(rk, b)));
-    frame_of(BUBBLE_COLUMNS, BUBBLE_KINDS, lines)
+    frame_of(&typed(BUBBLE_COLUMNS, BUBBLE_KINDS), lines)
 }

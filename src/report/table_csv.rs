@@ -35,10 +35,31 @@ pub fn write_csv<'a>(
     lines: impl Iterator<Item = Vec<Cell<'a>>>,
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    write_records(Some(columns), lines, out)
+}
+
+/// Writes one CSV line per item of `lines`, no header (a table written in parts, such as the
+/// page's per-worker export parts that one header precedes).
+///
+/// Errors: only those of `out`.
+pub fn write_lines<'a>(
+    lines: impl Iterator<Item = Vec<Cell<'a>>>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    write_records(None, lines, out)
+}
+
+fn write_records<'a>(
+    header: Option<&[&str]>,
+    lines: impl Iterator<Item = Vec<Cell<'a>>>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::Any(b'\n'))
         .from_writer(out);
-    w.write_record(columns).map_err(csv_err)?;
+    if let Some(columns) = header {
+        w.write_record(columns).map_err(csv_err)?;
+    }
     for cells in lines {
         let rec: Vec<String> = cells.iter().map(csv_text).collect();
         w.write_record(&rec).map_err(csv_err)?;

@@ -8,6 +8,7 @@ use std::io::Read;
 use std::ops::ControlFlow;
 
 use crate::base::{Problem, Problems, Severity};
+use crate::engine::contract::Cancelled;
 use crate::ingest::inventory::{FileKind, RankFolder};
 use crate::ingest::rank::CaptureKind;
 use crate::ingest::{Opener, Progress};
@@ -63,6 +64,28 @@ impl<R: Read> Read for Counted<'_, R> {
         }
         Ok(n)
     }
+}
+
+/// [`read`] as a planned part of a rank's read: `None` when the plan does not run the
+/// communication analysis (`run`), `Err(Cancelled)` when the rank was cancelled before
+/// (`cancelled`) or during the read. The one place the text and DB rank reads call.
+pub fn planned(
+    run: bool,
+    cancelled: bool,
+    folder: &RankFolder,
+    opener: &dyn Opener,
+    prog: &mut dyn FnMut(&str, Progress) -> ControlFlow<()>,
+) -> Option<Result<RankCommRead, Cancelled>> {
+    if !run {
+        return None;
+    }
+    if cancelled {
+        return Some(Err(Cancelled));
+    }
+    Some(match read(folder, opener, prog) {
+        ControlFlow::Break(()) => Err(Cancelled),
+        ControlFlow::Continue(c) => Ok(c),
+    })
 }
 
 /// Reads the communication files of `folder`. Returns `Break` when the progress callback

@@ -5,7 +5,6 @@
 //! only the readers differ. When the DB cannot be opened, [`read_rank`] gives it back with the
 //! problem, and the caller reads the text export instead when there is one.
 
-use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use super::anomaly::{AnomalyPass, DbSide};
@@ -145,24 +144,16 @@ pub fn read_rank(
     // The communication analysis reads the rank's text communication files when the folder
     // holds them beside the DB (communication.md §1.5: `analysis.db`'s tables are not read
     // for it yet); its readiness says so when it holds none.
-    let comm = match plan.comm {
-        false => None,
-        true if cancelled.get() => Some(Err(Cancelled)),
-        true => {
-            let mut prog = |file: &str, bytes: crate::ingest::Progress| {
-                on_progress(&Progress {
-                    target,
-                    label,
-                    file,
-                    bytes,
-                })
-            };
-            match super::comm::read(folder, opener, &mut prog) {
-                ControlFlow::Break(()) => Some(Err(Cancelled)),
-                ControlFlow::Continue(c) => Some(Ok(Arc::new(c))),
-            }
-        }
+    let mut prog = |file: &str, bytes: crate::ingest::Progress| {
+        on_progress(&Progress {
+            target,
+            label,
+            file,
+            bytes,
+        })
     };
+    let comm = super::comm::planned(plan.comm, cancelled.get(), folder, opener, &mut prog)
+        .map(|r| r.map(Arc::new));
     Ok(RankEntry {
         memory: memory.map(Arc::new),
         anomaly,

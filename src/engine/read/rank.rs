@@ -155,22 +155,15 @@ pub fn read_rank(
         }
     });
     // 4. side files, analysis
-    let comm = match plan.comm {
-        false => None,
-        true if cancelled => Some(Err(Cancelled)),
-        true => match super::comm::read(folder, opener, &mut prog) {
-            ControlFlow::Break(()) => {
-                cancelled = true;
-                Some(Err(Cancelled))
+    let comm = super::comm::planned(plan.comm, cancelled, folder, opener, &mut prog).map(|r| {
+        cancelled |= r.is_err();
+        r.map(|mut c| {
+            if let (Some(a), Some(ops)) = (&mut anom, c.comm_ops.take()) {
+                a.use_comm_read(ops);
             }
-            ControlFlow::Continue(mut c) => {
-                if let (Some(a), Some(ops)) = (&mut anom, c.comm_ops.take()) {
-                    a.use_comm_read(ops);
-                }
-                Some(Ok(Arc::new(c)))
-            }
-        },
-    };
+            Arc::new(c)
+        })
+    });
     let anomaly = anom.map(|a| {
         if cancelled {
             Err(Cancelled)
