@@ -300,7 +300,8 @@ fn bad_db_files_are_located_problems() {
             && err.contains("183 rows"),
         "{err}"
     );
-    // analysis.db without its profiler DB: nothing to analyse, and the file is named with why.
+    // analysis.db without its profiler DB: only the communication analysis reads it, and this
+    // one (level 0) holds no communication tables: nothing to analyse, and it says why.
     let r = temp("analysis_only").join("rank0_ascend_pt");
     std::fs::create_dir_all(r.join("ASCEND_PROFILER_OUTPUT")).unwrap();
     for f in ["profiler_info_0.json", "ASCEND_PROFILER_OUTPUT/analysis.db"] {
@@ -310,7 +311,8 @@ fn bad_db_files_are_located_problems() {
     let (code, _, err) = proflens(&["analyze", "--out-dir", s(&out), s(&r)]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("analysis.db (read only beside ascend_pytorch_profiler_<rank>.db)"),
+        err.contains("ASC-DB-002")
+            && err.contains("no communication tables (CommAnalyzerTime, CommAnalyzerMatrix)"),
         "{err}"
     );
     // A DB that cannot be opened beside a text export: the text is read.

@@ -6,6 +6,7 @@ pub mod arith;
 pub mod format;
 pub mod position;
 pub mod problem;
+pub mod pyfloat;
 pub mod sort;
 pub mod top_n;
 pub mod units;

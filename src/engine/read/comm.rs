@@ -19,11 +19,28 @@ use crate::parse::{comm_matrix, comm_time, communication, ParseError};
 /// Problem code: a communication file could not be read; the rest of the ranks are used.
 pub const COMM_FILE: &str = "COMM-FILE-001";
 
-/// True when `folder` holds a communication file the analysis reads (Ascend text folders).
+/// True when `folder` holds a communication file the analysis reads (Ascend folders: the
+/// text files or `analysis.db`).
 pub fn usable(folder: &RankFolder) -> bool {
     folder.kind != CaptureKind::Kineto
         && (folder.file(FileKind::Communication).is_some()
-            || folder.file(FileKind::CommunicationMatrix).is_some())
+            || folder.file(FileKind::CommunicationMatrix).is_some()
+            || db_source(folder).is_some())
+}
+
+/// The `analysis.db` the communication tables are read from, when they are (communication.md
+/// §1.5, docs/rules/communication.md "The DB export"): a rank with its DB export reads them
+/// from its `analysis.db` (as every other analysis of it reads the DB), and so does a rank
+/// whose only communication data is `analysis.db`; a text rank with the JSON files reads the
+/// JSON. Builds without SQLite (the wasm worker without feature `db`) read the JSON only.
+pub fn db_source(folder: &RankFolder) -> Option<&crate::ingest::inventory::RankFile> {
+    if !cfg!(any(not(target_arch = "wasm32"), feature = "db")) {
+        return None;
+    }
+    let adb = folder.file(FileKind::AnalysisDb)?;
+    let text = folder.file(FileKind::Communication).is_some()
+        || folder.file(FileKind::CommunicationMatrix).is_some();
+    (folder.ascend_db().is_some() || !text).then_some(adb)
 }
 
 /// One rank's communication read: its tables, its problems, and the anomaly's view of
@@ -113,6 +130,12 @@ pub fn read(
         },
         ..Default::default()
     };
+    if let Some(adb) = db_source(folder) {
+        #[cfg(any(not(target_arch = "wasm32"), feature = "db"))]
+        return read_db(adb, opener, prog, out);
+        #[cfg(not(any(not(target_arch = "wasm32"), feature = "db")))]
+        let _ = adb;
+    }
     for kind in [FileKind::Communication, FileKind::CommunicationMatrix] {
         let Some(f) = folder.file(kind) else { continue };
         let src = match opener.open(&f.path) {
@@ -154,5 +177,37 @@ pub fn read(
             out.comm_ops = Some(res.map(|_| communication::ops_of(&out.tables)));
         }
     }
+    ControlFlow::Continue(out)
+}
+
+/// The communication tables of `adb` (`analysis.db`) into `out`.
+#[cfg(any(not(target_arch = "wasm32"), feature = "db"))]
+fn read_db(
+    adb: &crate::ingest::inventory::RankFile,
+    opener: &dyn Opener,
+    prog: &mut dyn FnMut(&str, Progress) -> ControlFlow<()>,
+    mut out: RankCommRead,
+) -> ControlFlow<(), RankCommRead> {
+    use crate::parse::ascend_db::{comm as db_comm, DbFile};
+    let f = match DbFile::open(opener, &adb.path, adb.size) {
+        Ok(f) => f,
+        Err(p) => {
+            out.problems.push(p);
+            return ControlFlow::Continue(out);
+        }
+    };
+    let mut tick = || {
+        prog(
+            &adb.path,
+            Progress {
+                bytes_done: f.bytes_read().min(adb.size),
+                bytes_total: Some(adb.size),
+            },
+        )
+    };
+    let mut problems = Problems::new();
+    db_comm::read(&f, &mut out.tables, &mut problems, &mut tick)?;
+    tick()?;
+    out.problems.extend(problems);
     ControlFlow::Continue(out)
 }

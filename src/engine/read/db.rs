@@ -141,9 +141,8 @@ pub fn read_rank(
         Ok(pass.finish(opener))
     });
     let _ = tick();
-    // The communication analysis reads the rank's text communication files when the folder
-    // holds them beside the DB (communication.md §1.5: `analysis.db`'s tables are not read
-    // for it yet); its readiness says so when it holds none.
+    // The communication analysis reads the rank's `analysis.db` communication tables
+    // (communication.md §1.5; the text files when the folder has no `analysis.db`).
     let mut prog = |file: &str, bytes: crate::ingest::Progress| {
         on_progress(&Progress {
             target,

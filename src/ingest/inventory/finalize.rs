@@ -412,9 +412,13 @@ fn comm_readiness(r: &RankFolder) -> Readiness {
             "a rank id (profiler_info_<N>.json, a rank_id field, or a rank<N> folder name)".into(),
         );
     }
-    if !time && !matrix && r.ascend_db().is_some() {
+    let sqlite = cfg!(any(not(target_arch = "wasm32"), feature = "db"));
+    let adb = sqlite && r.file(FileKind::AnalysisDb).is_some();
+    if adb && (r.ascend_db().is_some() || (!time && !matrix)) {
+        // Read from analysis.db's communication tables (communication.md §1.5).
+    } else if !time && !matrix && r.ascend_db().is_some() {
         missing.push(format!(
-            "{OUTPUT_DIR}/communication.json or communication_matrix.json: the communication tables of the DB export (analysis.db) are not read yet (communication.md §1.5)"
+            "{OUTPUT_DIR}/analysis.db (the DB export's communication tables) or communication.json / communication_matrix.json"
         ));
     } else if !time && !matrix {
         missing.push(format!(

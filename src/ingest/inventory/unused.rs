@@ -35,13 +35,15 @@ pub fn text_export_kind(kind: FileKind) -> bool {
 
 /// Known kinds inside a rank folder that proflens lists but no analysis reads (`has_db`: the
 /// rank has its DB export, which is read instead of the text files).
-fn never_read(kind: FileKind, has_db: bool) -> Option<&'static str> {
+/// `has_comm_text`: it holds `communication.json` or `communication_matrix.json`, read instead of
+/// `analysis.db` on a text rank.
+fn never_read(kind: FileKind, has_db: bool, has_comm_text: bool) -> Option<&'static str> {
     match kind {
         k if has_db && text_export_kind(k) => {
             Some("skipped: the database export of the same run is read")
         }
-        FileKind::AnalysisDb if !has_db => {
-            Some("read only beside ascend_pytorch_profiler_<rank>.db")
+        FileKind::AnalysisDb if !has_db && has_comm_text => {
+            Some("read only beside ascend_pytorch_profiler_<rank>.db or without communication.json")
         }
         FileKind::Database => Some("database export, not parsed"),
         FileKind::MemoryRecord => Some("listed, not analysed"),
@@ -57,17 +59,21 @@ impl RankFolder {
     /// first [`OTHER_NAMES`] named). The one count of `DROP-003` and of the page's rank card.
     pub fn not_read(&self) -> (u64, u64, Vec<String>) {
         let has_db = self.ascend_db().is_some();
+        let text = self.file(FileKind::Communication).is_some()
+            || self.file(FileKind::CommunicationMatrix).is_some();
         let mut names: Vec<String> = self
             .files
             .iter()
-            .filter_map(|f| never_read(f.kind, has_db).map(|why| format!("{} ({why})", f.rel)))
+            .filter_map(|f| {
+                never_read(f.kind, has_db, text).map(|why| format!("{} ({why})", f.rel))
+            })
             .collect();
         let n = names.len() as u64 + self.other_files;
         let size: u64 = self.other_bytes
             + self
                 .files
                 .iter()
-                .filter(|f| never_read(f.kind, has_db).is_some())
+                .filter(|f| never_read(f.kind, has_db, text).is_some())
                 .map(|f| f.size)
                 .sum::<u64>();
         names.extend(self.other_names.iter().cloned());
@@ -141,6 +147,10 @@ mod tests {
                 10,
             ),
             f("run/r0_ascend_pt/ASCEND_PROFILER_OUTPUT/analysis.db", 4096),
+            f(
+                "run/r0_ascend_pt/ASCEND_PROFILER_OUTPUT/communication.json",
+                10,
+            ),
             f("run/r0_ascend_pt/PROF_1/device_0/data/a.data", 1),
             f("run/r0_ascend_pt/PROF_1/device_0/data/b.data", 1),
             f("run/r0_ascend_pt/profiler_info_0.json", 1),
@@ -165,7 +175,7 @@ mod tests {
         assert!(got[3].2.contains("Chakra execution trace"), "{}", got[3].2);
         assert_eq!(
             (got[4].0.as_str(), got[4].1.as_str(), got[4].2.as_str()),
-            ("DROP-003", "run/r0_ascend_pt", "3 file(s) (4.00 KiB) inside run/r0_ascend_pt are not read by any analysis (raw profiler data or outputs proflens does not analyse): ASCEND_PROFILER_OUTPUT/analysis.db (read only beside ascend_pytorch_profiler_<rank>.db), PROF_1/device_0/data/a.data, PROF_1/device_0/data/b.data")
+            ("DROP-003", "run/r0_ascend_pt", "3 file(s) (4.00 KiB) inside run/r0_ascend_pt are not read by any analysis (raw profiler data or outputs proflens does not analyse): ASCEND_PROFILER_OUTPUT/analysis.db (read only beside ascend_pytorch_profiler_<rank>.db or without communication.json), PROF_1/device_0/data/a.data, PROF_1/device_0/data/b.data")
         );
         // The page's rank card counts the same files (it counted the unclassified ones only:
         // 2 beside DROP-003's 3).

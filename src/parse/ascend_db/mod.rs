@@ -7,6 +7,7 @@
 //! failure a located problem (`ASC-DB-003`). Nothing here panics on input.
 
 pub mod analysis_db;
+pub mod comm;
 pub mod host;
 pub mod kernels;
 pub mod memory;
