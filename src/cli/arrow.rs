@@ -3,7 +3,7 @@
 //! page never links Arrow.
 //!
 //! Types: `I64` → `Int64`, `F64` → `Float64`, `Bool` → `Boolean`, text → `Dictionary(Int32,
-//! Utf8)` (pandas `category`), lists → `List(Dictionary(Int32, Utf8))`. One record batch.
+//! Utf8)` (pandas `category`), lists → `List(Dictionary(Int32, Utf8))`, integer lists → `List(Int64)`. One record batch.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -41,6 +41,20 @@ fn array(values: &Values) -> Result<ArrayRef, ArrowError> {
         Values::Text(keys, dict) => {
             let keys: Int32Array = keys.iter().map(|k| k.map(key)).collect();
             Arc::new(dictionary(keys, dict)?)
+        }
+        Values::I64List {
+            offsets,
+            items,
+            nulls,
+        } => {
+            let field = Arc::new(Field::new("item", DataType::Int64, false));
+            let valid = NullBuffer::from(nulls.iter().map(|n| !n).collect::<Vec<bool>>());
+            Arc::new(ListArray::try_new(
+                field,
+                OffsetBuffer::new(ScalarBuffer::from(offsets.clone())),
+                Arc::new(Int64Array::from(items.clone())),
+                Some(valid),
+            )?)
         }
         Values::TextList {
             offsets,

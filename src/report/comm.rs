@@ -2,309 +2,333 @@
 //! its CSV tables (`--csv-dir`), from one [`CommReport`] (docs/rules/communication.md §7).
 //!
 //! Every table is one list of objects per row with fixed keys; the CSV of a table has the same
-//! columns in the same order. Units: decimal MB, ms, GB/s = MB/ms for Ascend rows; MiB, µs,
+//! columns in the same order. Both, and the table's Arrow frame, are written from one list of
+//! typed cells per table ([`Table`], `report::table_csv`); floats keep the shortest digits
+//! (`Cell::Short`). Units: decimal MB, ms, GB/s = MB/ms for Ascend rows; MiB, µs,
 //! GiB/s for the GPU `collectives`. Non-finite numbers are `null`.
 
-use serde_json::{json, Value};
+use std::borrow::Cow;
 
-use crate::analysis::comm::CommReport;
+use serde_json::json;
 
-/// One table: its name, columns, rows (one value per column).
-pub struct Table {
+use super::frame::{Cell, Frame, Kind};
+use super::table_csv::{frame_of, json_text, write_csv};
+use crate::analysis::comm::{CommReport, MatrixRow};
+
+/// One table: its name, typed columns and rows of cells: the one list the CSV, the JSON
+/// document and the Arrow frame are written from.
+pub struct Table<'a> {
     /// The document key and CSV file stem.
     pub name: &'static str,
-    /// Column names.
-    pub columns: &'static [&'static str],
-    /// Rows.
-    pub rows: Vec<Vec<Value>>,
+    /// Column names and frame kinds.
+    pub columns: &'static [(&'static str, Kind)],
+    /// Rows, one cell per column.
+    pub rows: Vec<Vec<Cell<'a>>>,
 }
 
-fn num(x: f64) -> Value {
-    serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
+impl Table<'_> {
+    /// The column names.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.columns.iter().map(|c| c.0).collect()
+    }
+
+    /// The typed frame (the Arrow output, the Python DataFrames).
+    pub fn frame(&self) -> Frame {
+        frame_of(self.columns, self.rows.iter().cloned())
+    }
 }
 
-fn opt(x: Option<f64>) -> Value {
-    x.map_or(Value::Null, num)
+/// A float cell: the shortest digits, `null` when not finite.
+fn num<'a>(x: f64) -> Cell<'a> {
+    if x.is_finite() {
+        Cell::Short(x)
+    } else {
+        Cell::Null
+    }
+}
+
+fn opt<'a>(x: Option<f64>) -> Cell<'a> {
+    x.map_or(Cell::Null, num)
+}
+
+fn text(s: &str) -> Cell<'_> {
+    Cell::Str(Cow::Borrowed(s))
+}
+
+fn int<'a>(n: impl TryInto<i64>) -> Cell<'a> {
+    n.try_into().map_or(Cell::Null, Cell::I64)
+}
+
+use Kind::{Bool as B, I64List as IL, Text as T, F64 as F, I64 as I};
+
+const TIME: &[(&str, Kind)] = &[
+    ("step", T),
+    ("group", T),
+    ("rank", I),
+    ("n_ops", I),
+    ("elapse_ms", F),
+    ("transit_ms", F),
+    ("wait_ms", F),
+    ("sync_ms", F),
+    ("idle_ms", F),
+    ("wait_ratio", F),
+    ("sync_ratio", F),
+];
+
+const BANDWIDTH: &[(&str, Kind)] = &[
+    ("step", T),
+    ("group", T),
+    ("rank", I),
+    ("transport", T),
+    ("size_mb", F),
+    ("time_ms", F),
+    ("bandwidth_gbps", F),
+    ("large_packet_ratio", F),
+];
+
+const MATRIX: &[(&str, Kind)] = &[
+    ("step", T),
+    ("group", T),
+    ("src", I),
+    ("dst", I),
+    ("transport", T),
+    ("size_mb", F),
+    ("time_ms", F),
+    ("bandwidth_gbps", F),
+    ("mapped_from_metadata", B),
+];
+
+const MATRIX_BY_KIND: &[(&str, Kind)] = &[
+    ("step", T),
+    ("group", T),
+    ("src", I),
+    ("dst", I),
+    ("transport", T),
+    ("size_mb", F),
+    ("time_ms", F),
+    ("bandwidth_gbps", F),
+    ("mapped_from_metadata", B),
+    ("kind", T),
+    ("op_name", T),
+];
+
+const DROPPED: &[(&str, Kind)] = &[
+    ("step", T),
+    ("group", T),
+    ("kind", T),
+    ("src_local", T),
+    ("dst_local", T),
+    ("rank", I),
+    ("size_mb", F),
+    ("time_ms", F),
+    ("reason", T),
+];
+
+const SLOW_LINKS: &[(&str, Kind)] = &[
+    ("name", T),
+    ("count", I),
+    ("mean_ns", F),
+    ("std_ns", F),
+    ("min_ns", F),
+    ("q1_ns", F),
+    ("median_ns", F),
+    ("q3_ns", F),
+    ("max_ns", F),
+    ("sum_ns", F),
+    ("offset_ratio", F),
+    ("ops", T),
+];
+
+const SLOW_RANKS: &[(&str, Kind)] = &[
+    ("rank", I),
+    ("group", T),
+    ("op", T),
+    ("n", I),
+    ("test", T),
+    ("statistic", F),
+    ("threshold", F),
+    ("time_us", F),
+    ("mean_us", F),
+    ("start_us", F),
+];
+
+const PARTIAL: &[(&str, Kind)] = &[
+    ("step", T),
+    ("group", T),
+    ("op", T),
+    ("ranks", IL),
+    ("missing", IL),
+];
+
+const COLLECTIVES: &[(&str, Kind)] = &[
+    ("collective_id", T),
+    ("collective", T),
+    ("group_size", I),
+    ("full_msg_mb", F),
+    ("comm_latency_us", F),
+    ("skew_start_us", F),
+    ("skew_end_us", F),
+    ("algo_bw_gbps", F),
+    ("bus_bw_gbps", F),
+];
+
+fn matrix_row(m: &MatrixRow, kind: bool) -> Vec<Cell<'_>> {
+    let mut v = vec![
+        text(&m.step),
+        text(&m.group),
+        Cell::I64(m.src),
+        Cell::I64(m.dst),
+        text(&m.transport),
+        num(m.size_mb),
+        num(m.time_ms),
+        num(m.bandwidth_gbps),
+        Cell::Bool(m.mapped_from_metadata),
+    ];
+    if kind {
+        v.push(text(&m.kind));
+        v.push(text(&m.op_name));
+    }
+    v
 }
 
 /// The tables of `rep`, in document order.
-pub fn tables(rep: &CommReport) -> Vec<Table> {
-    let mut out = Vec::new();
-    out.push(Table {
-        name: "time_summary",
-        columns: &[
-            "step",
-            "group",
-            "rank",
-            "n_ops",
-            "elapse_ms",
-            "transit_ms",
-            "wait_ms",
-            "sync_ms",
-            "idle_ms",
-            "wait_ratio",
-            "sync_ratio",
-        ],
-        rows: rep
-            .time_summary
-            .iter()
-            .map(|t| {
-                vec![
-                    json!(t.step),
-                    json!(t.group),
-                    json!(t.rank),
-                    json!(t.n_ops),
-                    num(t.elapse_ms),
-                    num(t.transit_ms),
-                    num(t.wait_ms),
-                    num(t.sync_ms),
-                    num(t.idle_ms),
-                    num(t.wait_ratio),
-                    num(t.sync_ratio),
-                ]
-            })
-            .collect(),
+pub fn tables(rep: &CommReport) -> Vec<Table<'_>> {
+    let time = rep.time_summary.iter().map(|t| {
+        vec![
+            text(&t.step),
+            text(&t.group),
+            Cell::I64(t.rank),
+            int(t.n_ops),
+            num(t.elapse_ms),
+            num(t.transit_ms),
+            num(t.wait_ms),
+            num(t.sync_ms),
+            num(t.idle_ms),
+            num(t.wait_ratio),
+            num(t.sync_ratio),
+        ]
     });
-    out.push(Table {
-        name: "bandwidth_summary",
-        columns: &[
-            "step",
-            "group",
-            "rank",
-            "transport",
-            "size_mb",
-            "time_ms",
-            "bandwidth_gbps",
-            "large_packet_ratio",
-        ],
-        rows: rep
-            .bandwidth_summary
-            .iter()
-            .map(|b| {
-                vec![
-                    json!(b.step),
-                    json!(b.group),
-                    json!(b.rank),
-                    json!(b.transport),
-                    num(b.size_mb),
-                    num(b.time_ms),
-                    num(b.bandwidth_gbps),
-                    opt(b.large_packet_ratio),
-                ]
-            })
-            .collect(),
+    let bandwidth = rep.bandwidth_summary.iter().map(|b| {
+        vec![
+            text(&b.step),
+            text(&b.group),
+            Cell::I64(b.rank),
+            text(&b.transport),
+            num(b.size_mb),
+            num(b.time_ms),
+            num(b.bandwidth_gbps),
+            opt(b.large_packet_ratio),
+        ]
     });
-    let matrix_row = |m: &crate::analysis::comm::MatrixRow, kind: bool| {
-        let mut v = vec![
-            json!(m.step),
-            json!(m.group),
-            json!(m.src),
-            json!(m.dst),
-            json!(m.transport),
-            num(m.size_mb),
-            num(m.time_ms),
-            num(m.bandwidth_gbps),
-            json!(m.mapped_from_metadata),
-        ];
-        if kind {
-            v.push(json!(m.kind));
-            v.push(json!(m.op_name));
+    let dropped = rep.dropped_links.iter().map(|d| {
+        vec![
+            text(&d.step),
+            text(&d.group),
+            text(&d.kind),
+            text(&d.src_local),
+            text(&d.dst_local),
+            Cell::I64(d.rank),
+            num(d.size_mb),
+            num(d.time_ms),
+            text(&d.reason),
+        ]
+    });
+    let slow_links = rep.slow_links.iter().map(|s| {
+        vec![
+            text(&s.name),
+            int(s.count),
+            num(s.mean_ns),
+            num(s.std_ns),
+            num(s.min_ns),
+            num(s.q1_ns),
+            num(s.median_ns),
+            num(s.q3_ns),
+            num(s.max_ns),
+            num(s.sum_ns),
+            num(s.offset_ratio),
+            Cell::Str(Cow::Owned(s.ops.join(";"))),
+        ]
+    });
+    let slow_ranks = rep.slow_ranks.iter().map(|s| {
+        vec![
+            Cell::I64(s.rank),
+            text(&s.group),
+            text(&s.op),
+            int(s.n),
+            text(s.evidence.test),
+            num(s.evidence.statistic),
+            num(s.evidence.threshold),
+            num(s.time_us),
+            num(s.mean_us),
+            num(s.start_us),
+        ]
+    });
+    let partial = rep.partial_ops.iter().map(|p| {
+        vec![
+            text(&p.step),
+            text(&p.group),
+            text(&p.op),
+            Cell::Ints(p.ranks.clone()),
+            Cell::Ints(p.missing.clone()),
+        ]
+    });
+    let collectives = rep.collectives.iter().map(|c| {
+        vec![
+            text(&c.collective_id),
+            text(&c.collective),
+            Cell::I64(c.group_size),
+            num(c.full_msg_mb),
+            num(c.comm_latency_us),
+            num(c.skew_start_us),
+            num(c.skew_end_us),
+            opt(c.algo_bw_gbps),
+            opt(c.bus_bw_gbps),
+        ]
+    });
+    fn t<'a>(
+        name: &'static str,
+        columns: &'static [(&'static str, Kind)],
+        rows: Vec<Vec<Cell<'a>>>,
+    ) -> Table<'a> {
+        Table {
+            name,
+            columns,
+            rows,
         }
-        v
-    };
-    const MATRIX: &[&str] = &[
-        "step",
-        "group",
-        "src",
-        "dst",
-        "transport",
-        "size_mb",
-        "time_ms",
-        "bandwidth_gbps",
-        "mapped_from_metadata",
-    ];
-    out.push(Table {
-        name: "matrix",
-        columns: MATRIX,
-        rows: rep.matrix.iter().map(|m| matrix_row(m, false)).collect(),
-    });
-    out.push(Table {
-        name: "matrix_by_kind",
-        columns: &[
-            "step",
-            "group",
-            "src",
-            "dst",
-            "transport",
-            "size_mb",
-            "time_ms",
-            "bandwidth_gbps",
-            "mapped_from_metadata",
-            "kind",
-            "op_name",
-        ],
-        rows: rep
-            .matrix_by_kind
-            .iter()
-            .map(|m| matrix_row(m, true))
-            .collect(),
-    });
-    out.push(Table {
-        name: "dropped_links",
-        columns: &[
-            "step",
-            "group",
-            "kind",
-            "src_local",
-            "dst_local",
-            "rank",
-            "size_mb",
-            "time_ms",
-            "reason",
-        ],
-        rows: rep
-            .dropped_links
-            .iter()
-            .map(|d| {
-                vec![
-                    json!(d.step),
-                    json!(d.group),
-                    json!(d.kind),
-                    json!(d.src_local),
-                    json!(d.dst_local),
-                    json!(d.rank),
-                    num(d.size_mb),
-                    num(d.time_ms),
-                    json!(d.reason),
-                ]
-            })
-            .collect(),
-    });
-    out.push(Table {
-        name: "slow_links",
-        columns: &[
-            "name",
-            "count",
-            "mean_ns",
-            "std_ns",
-            "min_ns",
-            "q1_ns",
-            "median_ns",
-            "q3_ns",
-            "max_ns",
-            "sum_ns",
-            "offset_ratio",
-            "ops",
-        ],
-        rows: rep
-            .slow_links
-            .iter()
-            .map(|s| {
-                vec![
-                    json!(s.name),
-                    json!(s.count),
-                    num(s.mean_ns),
-                    num(s.std_ns),
-                    num(s.min_ns),
-                    num(s.q1_ns),
-                    num(s.median_ns),
-                    num(s.q3_ns),
-                    num(s.max_ns),
-                    num(s.sum_ns),
-                    num(s.offset_ratio),
-                    json!(s.ops.join(";")),
-                ]
-            })
-            .collect(),
-    });
-    out.push(Table {
-        name: "slow_ranks",
-        columns: &[
-            "rank",
-            "group",
-            "op",
-            "n",
-            "test",
-            "statistic",
-            "threshold",
-            "time_us",
-            "mean_us",
-            "start_us",
-        ],
-        rows: rep
-            .slow_ranks
-            .iter()
-            .map(|s| {
-                vec![
-                    json!(s.rank),
-                    json!(s.group),
-                    json!(s.op),
-                    json!(s.n),
-                    json!(s.evidence.test),
-                    num(s.evidence.statistic),
-                    num(s.evidence.threshold),
-                    num(s.time_us),
-                    num(s.mean_us),
-                    num(s.start_us),
-                ]
-            })
-            .collect(),
-    });
-    out.push(Table {
-        name: "partial_ops",
-        columns: &["step", "group", "op", "ranks", "missing"],
-        rows: rep
-            .partial_ops
-            .iter()
-            .map(|p| {
-                vec![
-                    json!(p.step),
-                    json!(p.group),
-                    json!(p.op),
-                    json!(p.ranks),
-                    json!(p.missing),
-                ]
-            })
-            .collect(),
-    });
-    out.push(Table {
-        name: "collectives",
-        columns: &[
-            "collective_id",
-            "collective",
-            "group_size",
-            "full_msg_mb",
-            "comm_latency_us",
-            "skew_start_us",
-            "skew_end_us",
-            "algo_bw_gbps",
-            "bus_bw_gbps",
-        ],
-        rows: rep
-            .collectives
-            .iter()
-            .map(|c| {
-                vec![
-                    json!(c.collective_id),
-                    json!(c.collective),
-                    json!(c.group_size),
-                    num(c.full_msg_mb),
-                    num(c.comm_latency_us),
-                    num(c.skew_start_us),
-                    num(c.skew_end_us),
-                    opt(c.algo_bw_gbps),
-                    opt(c.bus_bw_gbps),
-                ]
-            })
-            .collect(),
-    });
-    out
+    }
+    vec![
+        t("time_summary", TIME, time.collect()),
+        t("bandwidth_summary", BANDWIDTH, bandwidth.collect()),
+        t(
+            "matrix",
+            MATRIX,
+            rep.matrix.iter().map(|m| matrix_row(m, false)).collect(),
+        ),
+        t(
+            "matrix_by_kind",
+            MATRIX_BY_KIND,
+            rep.matrix_by_kind
+                .iter()
+                .map(|m| matrix_row(m, true))
+                .collect(),
+        ),
+        t("dropped_links", DROPPED, dropped.collect()),
+        t("slow_links", SLOW_LINKS, slow_links.collect()),
+        t("slow_ranks", SLOW_RANKS, slow_ranks.collect()),
+        t("partial_ops", PARTIAL, partial.collect()),
+        t("collectives", COLLECTIVES, collectives.collect()),
+    ]
+}
+
+/// The table called `name` (`time_summary`, `slow_links`, …), `None` when there is none.
+pub fn table<'a>(rep: &'a CommReport, name: &str) -> Option<Table<'a>> {
+    tables(rep).into_iter().find(|t| t.name == name)
 }
 
 /// The JSON document: `mode`, `ranks`, `groups`, `slow_rank_ops_tested`, then every table as
 /// a list of objects, keys in column order (written by hand: object keys keep their order).
 pub fn to_json(rep: &CommReport, parity: bool) -> String {
-    let text = |v: &Value| serde_json::to_string(v).unwrap_or_else(|_| "null".into());
+    let text = |v: &serde_json::Value| serde_json::to_string(v).unwrap_or_else(|_| "null".into());
     let mut s = String::from("{\n");
     s.push_str(&format!(
         "  \"mode\": \"{}\",\n",
@@ -338,11 +362,11 @@ pub fn to_json(rep: &CommReport, parity: bool) -> String {
         s.push_str(&format!(",\n  \"{}\": [", t.name));
         for (i, r) in t.rows.iter().enumerate() {
             s.push_str(if i == 0 { "\n    {" } else { ",\n    {" });
-            for (j, (c, v)) in t.columns.iter().zip(r).enumerate() {
+            for (j, ((c, _), v)) in t.columns.iter().zip(r).enumerate() {
                 if j > 0 {
                     s.push_str(", ");
                 }
-                s.push_str(&format!("\"{c}\": {}", text(v)));
+                s.push_str(&format!("\"{c}\": {}", json_text(v)));
             }
             s.push('}');
         }
@@ -353,21 +377,8 @@ pub fn to_json(rep: &CommReport, parity: bool) -> String {
 }
 
 /// The CSV text of one table (header, one line per row; strings unquoted unless needed).
-pub fn to_csv(t: &Table) -> String {
-    let mut w = csv::WriterBuilder::new()
-        .terminator(csv::Terminator::Any(b'\n'))
-        .from_writer(Vec::new());
-    let _ = w.write_record(t.columns);
-    for r in &t.rows {
-        let cells: Vec<String> = r
-            .iter()
-            .map(|v| match v {
-                Value::String(s) => s.clone(),
-                Value::Null => String::new(),
-                other => other.to_string(),
-            })
-            .collect();
-        let _ = w.write_record(&cells);
-    }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+pub fn to_csv(t: &Table<'_>) -> String {
+    let mut out = Vec::new();
+    let _ = write_csv(&t.names(), t.rows.iter().cloned(), &mut out);
+    String::from_utf8(out).unwrap_or_default()
 }

@@ -31,6 +31,13 @@ pub enum Cell<'a> {
     Bool(bool),
     /// A list of texts (joined by `;` in CSV).
     List(Vec<Cow<'a, str>>),
+    /// A float written in its shortest round-trip digits as JSON writers spell it (`1e-5`,
+    /// `100.0`; Python `repr` would write `1e-05`), in CSV and JSON alike: the communication
+    /// tables' spelling. A `F64` column in a frame. Non-finite values are written as
+    /// [`Cell::Null`] by whoever builds the cell.
+    Short(f64),
+    /// A list of integers (the JSON array text `[0,1]` in CSV and JSON).
+    Ints(Vec<i64>),
     /// No value.
     Null,
 }
@@ -67,6 +74,15 @@ pub enum Values {
     Bool(Vec<Option<bool>>),
     /// Dictionary-encoded text.
     Text(Vec<Option<u32>>, Dict),
+    /// Lists of integers (`offsets` has rows + 1 entries into `items`).
+    I64List {
+        /// Row `i` is `items[offsets[i]..offsets[i + 1]]`.
+        offsets: Vec<i32>,
+        /// The list items of every row, flattened.
+        items: Vec<i64>,
+        /// Null rows.
+        nulls: Vec<bool>,
+    },
     /// Lists of dictionary-encoded texts (`offsets` has rows + 1 entries into `keys`).
     TextList {
         /// Row `i` is `keys[offsets[i]..offsets[i + 1]]`.
@@ -113,6 +129,8 @@ pub enum Kind {
     Bool,
     /// [`Cell::List`] → list of dictionary texts.
     TextList,
+    /// [`Cell::Ints`] → list of integers.
+    I64List,
 }
 
 /// The frame name of a text column `name` of kind `kind`: an exact time column's unit suffix
@@ -145,6 +163,11 @@ impl FrameBuilder {
                     Kind::F64 => Values::F64(Vec::new()),
                     Kind::I64 | Kind::TimeNs => Values::I64(Vec::new()),
                     Kind::Bool => Values::Bool(Vec::new()),
+                    Kind::I64List => Values::I64List {
+                        offsets: vec![0],
+                        items: Vec::new(),
+                        nulls: Vec::new(),
+                    },
                     Kind::TextList => Values::TextList {
                         offsets: vec![0],
                         keys: Vec::new(),
@@ -171,7 +194,7 @@ impl FrameBuilder {
                     _ => None,
                 }),
                 Values::F64(v) => v.push(match c {
-                    Cell::F64(x) => Some(*x),
+                    Cell::F64(x) | Cell::Short(x) => Some(*x),
                     _ => None,
                 }),
                 Values::Bool(v) => v.push(match c {
@@ -182,6 +205,20 @@ impl FrameBuilder {
                     Cell::Str(s) => Some(dict.key(s)),
                     _ => None,
                 }),
+                Values::I64List {
+                    offsets,
+                    items,
+                    nulls,
+                } => {
+                    match c {
+                        Cell::Ints(v) => {
+                            items.extend_from_slice(v);
+                            nulls.push(false);
+                        }
+                        _ => nulls.push(true),
+                    }
+                    offsets.push(i32::try_from(items.len()).unwrap_or(i32::MAX));
+                }
                 Values::TextList {
                     offsets,
                     keys,

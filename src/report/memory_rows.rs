@@ -333,6 +333,9 @@ pub fn push_csv_row(line: &mut String, row: &RowRef<'_>, list: &[Col]) {
             Cell::Fixed(ns, scale) => line.push_str(&fixed_number_text(ns, scale)),
             Cell::Bool(b) => line.push_str(if b { "true" } else { "false" }),
             Cell::List(items) => push_csv_field(line, &items.join(";")),
+            c @ (Cell::Short(_) | Cell::Ints(_)) => {
+                push_csv_field(line, &super::table_csv::csv_text(&c))
+            }
             Cell::Null => {}
         }
     }
@@ -380,6 +383,7 @@ pub fn push_json_row(line: &mut String, row: &RowRef<'_>, list: &[Col], keys: &[
             Cell::Fixed(ns, scale) => line.push_str(&fixed_number_text(ns, scale)),
             Cell::Bool(b) => line.push_str(if b { "true" } else { "false" }),
             Cell::List(items) => line.push_str(&serde_json::to_string(&items).unwrap_or_default()),
+            c @ (Cell::Short(_) | Cell::Ints(_)) => line.push_str(&super::table_csv::json_text(&c)),
         }
     }
     line.push('}');

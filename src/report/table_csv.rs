@@ -19,7 +19,37 @@ pub fn csv_text(c: &Cell<'_>) -> String {
         Cell::Fixed(ns, scale) => fixed_number_text(*ns, *scale),
         Cell::Bool(b) => b.to_string(),
         Cell::List(items) => items.join(";"),
+        Cell::Short(x) => short_text(*x),
+        Cell::Ints(v) => ints_text(v),
         Cell::Null => String::new(),
+    }
+}
+
+/// [`Cell::Short`]'s text: the shortest round-trip digits as `serde_json` writes a float
+/// (`0.0`, `1e-5`, `1e16`); empty for a non-finite value.
+pub fn short_text(x: f64) -> String {
+    if x.is_finite() {
+        ryu::Buffer::new().format_finite(x).to_string()
+    } else {
+        String::new()
+    }
+}
+
+/// [`Cell::Ints`]' text: the JSON array `[0,1]`.
+pub fn ints_text(v: &[i64]) -> String {
+    let items: Vec<String> = v.iter().map(i64::to_string).collect();
+    format!("[{}]", items.join(","))
+}
+
+/// The JSON text of one cell: strings quoted and escaped, lists as arrays, floats as in CSV
+/// (`F64` Python `repr`, `Short` the shortest digits), nulls and non-finite floats `null`.
+pub fn json_text(c: &Cell<'_>) -> String {
+    match c {
+        Cell::Str(s) => serde_json::to_string(s.as_ref()).unwrap_or_default(),
+        Cell::F64(x) | Cell::Short(x) if !x.is_finite() => "null".into(),
+        Cell::List(items) => serde_json::to_string(items).unwrap_or_default(),
+        Cell::Null => "null".into(),
+        other => csv_text(other),
     }
 }
 
@@ -93,6 +123,14 @@ mod tests {
         assert_eq!(csv_text(&Cell::Exact(12_500, 3)), "12.5");
         assert_eq!(csv_text(&Cell::List(vec!["a".into(), "b".into()])), "a;b");
         assert_eq!(csv_text(&Cell::Null), "");
+        assert_eq!(csv_text(&Cell::Short(9.6e-5)), "9.6e-5");
+        assert_eq!(csv_text(&Cell::F64(9.6e-5)), "9.6e-05");
+        assert_eq!(csv_text(&Cell::Short(100.0)), "100.0");
+        assert_eq!(csv_text(&Cell::Short(f64::NAN)), "");
+        assert_eq!(csv_text(&Cell::Ints(vec![0, 3])), "[0,3]");
+        assert_eq!(json_text(&Cell::Short(f64::INFINITY)), "null");
+        assert_eq!(json_text(&Cell::Str("a\"b".into())), "\"a\\\"b\"");
+        assert_eq!(json_text(&Cell::Ints(vec![])), "[]");
         let mut out = Vec::new();
         let cols = [("n", Kind::I64), ("t_us", Kind::TimeNs)];
         let lines = vec![vec![Cell::I64(1), Cell::Fixed(1_000, 3)]];
