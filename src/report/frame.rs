@@ -31,8 +31,8 @@ pub enum Cell<'a> {
     Bool(bool),
     /// A list of texts (joined by `;` in CSV).
     List(Vec<Cow<'a, str>>),
-    /// A float written in its shortest round-trip digits as JSON writers spell it (`1e-5`,
-    /// `100.0`; Python `repr` would write `1e-05`), in CSV and JSON alike: the communication
+    /// A float written in its shortest round-trip digits as JSON writers spell it (`1.5e-7`,
+    /// `100.0`; Python `repr` would write `1.5e-07`), in CSV and JSON alike: the communication
     /// tables' spelling. A `F64` column in a frame. Non-finite values are written as
     /// [`Cell::Null`] by whoever builds the cell.
     Short(f64),

@@ -26,7 +26,7 @@ pub fn csv_text(c: &Cell<'_>) -> String {
 }
 
 /// [`Cell::Short`]'s text: the shortest round-trip digits as `serde_json` writes a float
-/// (`0.0`, `1e-5`, `1e16`); empty for a non-finite value.
+/// (`0.0`, `0.000096`, `1.5e-7`, `1e16`); empty for a non-finite value.
 pub fn short_text(x: f64) -> String {
     if x.is_finite() {
         ryu::Buffer::new().format_finite(x).to_string()
@@ -123,7 +123,12 @@ mod tests {
         assert_eq!(csv_text(&Cell::Exact(12_500, 3)), "12.5");
         assert_eq!(csv_text(&Cell::List(vec!["a".into(), "b".into()])), "a;b");
         assert_eq!(csv_text(&Cell::Null), "");
-        assert_eq!(csv_text(&Cell::Short(9.6e-5)), "9.6e-5");
+        assert_eq!(csv_text(&Cell::Short(9.6e-5)), "0.000096");
+        assert_eq!(csv_text(&Cell::Short(1.5e-7)), "1.5e-7");
+        assert_eq!(
+            csv_text(&Cell::Short(1.5e-7)),
+            serde_json::json!(1.5e-7).to_string()
+        );
         assert_eq!(csv_text(&Cell::F64(9.6e-5)), "9.6e-05");
         assert_eq!(csv_text(&Cell::Short(100.0)), "100.0");
         assert_eq!(csv_text(&Cell::Short(f64::NAN)), "");
