@@ -141,12 +141,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 # The DataFrame functions (docs/frames.md); imported last: they use the names above.
 from .frames import (  # noqa: E402
+    Comm,
     Diff,
     GpuBreakdown,
     ProflensWarning,
     Snapshot,
     bubbles,
     cluster_ranks,
+    comm,
     diff,
     gpu_breakdown,
     kernels,

@@ -46,6 +46,8 @@ __all__ = [
     "GpuBreakdown",
     "memory_curves",
     "cluster_ranks",
+    "comm",
+    "Comm",
     "snapshot",
     "Snapshot",
     "last_problems",
@@ -589,6 +591,85 @@ def diff(a, b, *, backend: Optional[str] = None, **options) -> Diff:
     use). ``options`` are the CLI's: ``step=2`` → ``--step 2``, ``all_steps=True``, ``rank``,
     ``curve``, ``frame_depth``, ``project_root``, ``link_style``, ``a_device``, ``b_device``."""
     return Diff(a, b, options, backend)
+
+
+class Comm(_Tables):
+    """Communication across ranks (docs/rules/communication.md; docs/frames.md §3.10): the tables
+    of ``proflens comm PATH --json``, one DataFrame per table, each ``proflens comm PATH --table
+    T --format arrow`` computed at its first use and kept. Units: decimal MB, ms, GB/s (= MB/ms)
+    for the Ascend tables; MiB, µs, GiB/s for ``collectives``. Floats are the CSV's, bit for bit.
+
+    ``time`` (``time_summary``, msprof-analyze's ``Total Op Info@group``), one row per (step,
+    group, rank): ``step``, ``group`` (the group hash), ``rank``, ``n_ops``, ``elapse_ms``,
+    ``transit_ms``, ``wait_ms``, ``sync_ms``, ``idle_ms``, ``wait_ratio``, ``sync_ratio``.
+
+    ``bandwidth`` (``bandwidth_summary``), one row per (step, group, rank, transport):
+    ``transport``, ``size_mb``, ``time_ms``, ``bandwidth_gbps``, ``large_packet_ratio`` (null
+    for ``SDMA``).
+
+    ``matrix`` (the ``Total Op Info`` links across ranks, global ranks) and ``matrix_by_kind``
+    (per op kind, plus ``kind``, ``op_name``): ``step``, ``group``, ``src``, ``dst``,
+    ``transport``, ``size_mb``, ``time_ms``, ``bandwidth_gbps``, ``mapped_from_metadata``.
+
+    ``dropped_links`` (links whose local rank could not be mapped; all of them with
+    ``parity=True``): ``step``, ``group``, ``kind``, ``src_local``, ``dst_local``, ``rank``,
+    ``size_mb``, ``time_ms``, ``reason``.
+
+    ``slow_links`` (one row per slow-link group): ``name``, ``count``, ``mean_ns``, ``std_ns``,
+    ``min_ns``, ``q1_ns``, ``median_ns``, ``q3_ns``, ``max_ns``, ``sum_ns``, ``offset_ratio``,
+    ``ops``. ``slow_ranks`` (one row per vote): ``rank``, ``group``, ``op``, ``n``, ``test``
+    (``dixon`` / ``3sigma``), ``statistic``, ``threshold``, ``time_us``, ``mean_us``,
+    ``start_us``. ``partial_ops``: ``step``, ``group``, ``op``, ``ranks``, ``missing`` (lists
+    of ranks).
+
+    ``collectives`` (GPU: TraceLens' NCCL collectives): ``collective_id``, ``collective``,
+    ``group_size``, ``full_msg_mb``, ``comm_latency_us``, ``skew_start_us``, ``skew_end_us``,
+    ``algo_bw_gbps``, ``bus_bw_gbps``.
+    """
+
+    _TABLES = {"time": "time", "bandwidth": "bandwidth", "matrix": "matrix",
+               "matrix_by_kind": "matrix-by-kind", "dropped_links": "dropped",
+               "slow_links": "slow-links", "slow_ranks": "slow-ranks",
+               "partial_ops": "partial-ops", "collectives": "collectives"}
+
+    def __init__(self, paths: Paths, parity: bool, step, backend: Optional[str]):
+        self.paths = _paths(paths)
+        self._argv = (["--parity"] if parity else []) + ([] if step is None else ["--step", str(step)])
+        self._backend = backend
+        super().__init__()
+
+    def _load(self, name: str):
+        argv = ["comm", *self.paths, "--table", self._TABLES[name], "--format", "arrow", *self._argv]
+        t, problems = _run(argv, f"comm {name}")
+        return _hand_over([t], problems, self._backend)
+
+    time = _lazy("time", "Time summary per (step, group, rank) (see the class).")
+
+    bandwidth = _lazy("bandwidth", "Bandwidth per (step, group, rank, transport) (see the class).")
+
+    matrix = _lazy("matrix", "Links across ranks, Total Op Info (see the class).")
+
+    matrix_by_kind = _lazy("matrix_by_kind", "Links across ranks per op kind (see the class).")
+
+    dropped_links = _lazy("dropped_links", "Links not mapped to global ranks (see the class).")
+
+    slow_links = _lazy("slow_links", "Slow-link groups (see the class).")
+
+    slow_ranks = _lazy("slow_ranks", "Slow-rank votes (see the class).")
+
+    partial_ops = _lazy("partial_ops", "Ops some ranks of their group lack (see the class).")
+
+    collectives = _lazy("collectives", "GPU collectives (see the class).")
+
+
+def comm(path: Paths, parity: bool = False, step=None, *, backend: Optional[str] = None) -> Comm:
+    """``proflens comm``'s tables of the ranks under ``path`` (a run root, rank folders, or a
+    list of them, all in one analysis: the ranks are compared with each other) as a
+    :class:`Comm`: ``.time``, ``.bandwidth``, ``.matrix``, ``.matrix_by_kind``,
+    ``.dropped_links``, ``.slow_links``, ``.slow_ranks``, ``.partial_ops``, ``.collectives``
+    (each computed at its first use). ``parity=True`` drops the links msprof-analyze drops;
+    ``step=13`` keeps one step."""
+    return Comm(path, parity, step, backend)
 
 
 def cluster_ranks(summaries: Paths, *, backend: Optional[str] = None):

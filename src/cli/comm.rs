@@ -2,7 +2,8 @@
 //! communication across ranks (docs/rules/communication.md): the time and bandwidth summaries
 //! per step, group and rank, the cross-rank link matrix, dropped links, slow links and slow
 //! ranks. Writes the JSON document to `--json` (or stdout, `-`), one CSV per table to
-//! `--csv-dir`, and a short summary on stderr.
+//! `--csv-dir`, and a short summary on stderr. `--table NAME [--format csv|arrow] [--out FILE]`
+//! writes one table instead (docs/frames.md §3.10): the same cells as the CSV of `--csv-dir`.
 
 use std::path::PathBuf;
 
@@ -34,9 +35,82 @@ pub struct Args {
     /// Only this step (`13` or `step13`).
     #[arg(long, value_name = "N")]
     pub step: Option<String>,
+    /// Write this table instead of the JSON document (docs/frames.md §3.10).
+    #[arg(long, value_enum)]
+    pub table: Option<Table>,
+    /// Format of `--table`: CSV (default) or one Arrow IPC stream (typed columns).
+    #[arg(long, value_enum, requires = "table")]
+    pub format: Option<super::anomaly::TableFormat>,
+    /// Write `--table` here instead of stdout.
+    #[arg(long, requires = "table")]
+    pub out: Option<PathBuf>,
     /// Options of every command (`--strict`).
     #[command(flatten)]
     pub common: super::CommonArgs,
+}
+
+/// A table of `--table`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Table {
+    /// `time_summary`: one line per (step, group, rank).
+    Time,
+    /// `bandwidth_summary`: one line per (step, group, rank, transport).
+    Bandwidth,
+    /// `matrix`: the `Total Op Info` links across ranks, in global ranks.
+    Matrix,
+    /// `matrix_by_kind`: the links per op kind.
+    MatrixByKind,
+    /// `dropped_links`: the links that could not be mapped to global ranks.
+    Dropped,
+    /// `slow_links`: the slow-link groups.
+    SlowLinks,
+    /// `slow_ranks`: the slow-rank votes.
+    SlowRanks,
+    /// `partial_ops`: ops some ranks of their group do not have.
+    PartialOps,
+    /// `collectives`: the GPU (NCCL) collectives.
+    Collectives,
+}
+
+impl Table {
+    /// The document key of the table.
+    pub fn key(self) -> &'static str {
+        match self {
+            Table::Time => "time_summary",
+            Table::Bandwidth => "bandwidth_summary",
+            Table::Matrix => "matrix",
+            Table::MatrixByKind => "matrix_by_kind",
+            Table::Dropped => "dropped_links",
+            Table::SlowLinks => "slow_links",
+            Table::SlowRanks => "slow_ranks",
+            Table::PartialOps => "partial_ops",
+            Table::Collectives => "collectives",
+        }
+    }
+}
+
+/// Writes `table` of `rep` as `format` to `--out` or stdout.
+fn write_table(
+    rep: &crate::analysis::comm::CommReport,
+    table: Table,
+    format: super::anomaly::TableFormat,
+    out: Option<&std::path::Path>,
+) -> Result<(), String> {
+    use std::io::Write;
+    let t = crate::report::comm::table(rep, table.key()).ok_or("no such table")?;
+    let mut w: Box<dyn Write> = match out {
+        Some(p) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    match format {
+        super::anomaly::TableFormat::Csv => w
+            .write_all(crate::report::comm::to_csv(&t).as_bytes())
+            .map_err(|e| e.to_string())?,
+        super::anomaly::TableFormat::Arrow => super::arrow::write_stream(&t.frame(), &mut w)?,
+    }
+    w.flush().map_err(|e| e.to_string())
 }
 
 /// Runs the subcommand; returns the exit code.
@@ -85,11 +159,20 @@ pub fn run(args: Args) -> i32 {
         eprintln!("proflens comm: no communication file could be read");
         return super::EXIT_NOTHING;
     }
-    let doc = export::json(&rep, &opts);
-    let out = args.json.clone().unwrap_or_else(|| PathBuf::from("-"));
-    if let Err(e) = super::write_out(&out, doc.trim_end()) {
-        eprintln!("proflens comm: {e}");
-        return super::EXIT_NOTHING;
+    if let Some(table) = args.table {
+        let format = args.format.unwrap_or(super::anomaly::TableFormat::Csv);
+        if let Err(e) = write_table(&rep, table, format, args.out.as_deref()) {
+            eprintln!("proflens comm: cannot write the {table:?} table: {e}");
+            return super::EXIT_NOTHING;
+        }
+    }
+    if args.table.is_none() || args.json.is_some() {
+        let doc = export::json(&rep, &opts);
+        let out = args.json.clone().unwrap_or_else(|| PathBuf::from("-"));
+        if let Err(e) = super::write_out(&out, doc.trim_end()) {
+            eprintln!("proflens comm: {e}");
+            return super::EXIT_NOTHING;
+        }
     }
     if let Some(dir) = &args.csv_dir {
         if let Err(e) = std::fs::create_dir_all(dir) {

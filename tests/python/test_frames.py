@@ -32,6 +32,8 @@ EXACT = {"matched_op_ts_us": 3, "release_time_ms": 6, "active_release_time_ms": 
          "start_us": 3, "end_us": 3, "total_us": 3, "mean_us": 3, "max_us": 3}
 LISTS = {"tags", "labels", "candidate_labels", "streams", "annotations", "chain",
          "dominant_anomaly_tags"}
+# Integer list columns: the CSV holds the JSON array text (`[0,1]`).
+INT_LISTS = {"ranks", "missing"}
 SNAP = os.path.join(FIX, "torch_snapshots", "bcrafton_assignment2-systems__memory_snapshot.pickle")
 MSINSIGHT = os.path.join(FIX, "ascend", "Ascend__msinsight", "test", "data", "pytorch", "text")
 SNAP2 = os.path.join(FIX, "torch_snapshots", "silmont2000_assignment2-systems__mem_snapshot.pickle")
@@ -70,6 +72,8 @@ class FramesAgainstCsv(unittest.TestCase):
                         self.assertEqual(int(Decimal(text) * 10 ** exact[col]), int(got), where)
                 elif col == "call_stack_frames":
                     self.assertEqual(";\r\n".join(got), text, where)
+                elif col in INT_LISTS:
+                    self.assertEqual([int(x) for x in got], json.loads(text), where)
                 elif col in LISTS:
                     got = [] if got is None else list(got)  # a null list is an empty cell
                     self.assertEqual(got, text.split(";") if text else [], where)
@@ -451,6 +455,53 @@ class FramesAgainstCsv(unittest.TestCase):
             got = df["robust_z"].iloc[i]
             want = cross[i]["robust_z"] if i in cross else None
             self.assertEqual(None if pd.isna(got) else got, want)
+
+    def test_comm_tables_are_the_comm_csvs(self):
+        # Floats (µs included) stay float columns here: no exact-time column.
+        st = os.path.join(FIX, "ascend", "Ascend__msinsight", "test", "st", "level2")
+        c = proflens.comm(st)
+        for attr, table in (("time", "time"), ("bandwidth", "bandwidth"), ("matrix", "matrix"),
+                            ("matrix_by_kind", "matrix-by-kind")):
+            self.assert_same(getattr(c, attr), cli_csv(["comm", st, "--table", table]), exact={})
+        self.assertEqual(len(c.time), 17)
+        self.assertEqual(str(c.time["rank"].dtype), "int64")
+        self.assertEqual(str(c.time["group"].dtype), "category")
+        self.assertEqual(str(c.matrix["mapped_from_metadata"].dtype), "bool")
+        # communication.md §5.1: rank 1 of the default group.
+        r = c.time[(c.time["rank"] == 1) & (c.time["group"] == "5862276093215481612")].iloc[0]
+        self.assertEqual((r["wait_ratio"], r["sync_ratio"]), (0.9972, 0.9942))
+        parity = proflens.comm(st, parity=True, step=13)
+        self.assertEqual(len(parity.dropped_links), 36)
+        self.assert_same(parity.dropped_links,
+                         cli_csv(["comm", st, "--parity", "--step", "13", "--table", "dropped"]),
+                         exact={})
+        # GPU: TraceLens' NCCL collectives (communication.md §5.6).
+        nccl = os.path.join(HTA, "nccl_parser_config", "nccl_data.json.gz")
+        coll = proflens.comm(nccl).collectives
+        self.assertEqual(len(coll), 15)
+        self.assert_same(coll, cli_csv(["comm", nccl, "--table", "collectives"]), exact={})
+        # Generated: a slow rank (Dixon) and an op some ranks lack.
+        tmp = tempfile.mkdtemp(prefix="proflens-comm-")
+        try:
+            subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "gen_comm.py"), tmp,
+                            "--ranks", "16", "--slow-rank", "5", "--partial"], check=True)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", proflens.ProflensWarning)  # COMM-OP-001
+                g = proflens.comm(tmp)
+                slow, partial, links = g.slow_ranks, g.partial_ops, g.slow_links
+            self.assertEqual(set(slow["rank"]), {5})
+            self.assertEqual(set(slow["test"]), {"dixon"})
+            self.assert_same(slow, cli_csv(["comm", tmp, "--table", "slow-ranks"]), exact={})
+            self.assert_same(partial, cli_csv(["comm", tmp, "--table", "partial-ops"]), exact={})
+            self.assertEqual(list(partial["missing"].iloc[0]), [15])
+            # No data size in communication.json: the slow-link table is empty, typed.
+            head = subprocess.run([proflens.binary(), "comm", tmp, "--table", "slow-links"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  check=True).stdout.decode().splitlines()
+            self.assertEqual(list(links.columns), head[0].split(","))
+            self.assertEqual(len(links), 0)
+        finally:
+            shutil.rmtree(tmp)
 
     def test_polars_and_arrow_backends_hold_the_same_table(self):
         t = proflens.steps(MI300, backend="arrow")
