@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-pub use super::cluster_comm::{CommOpTime, CommSlowRank, CommSummary, MAX_COMM_OPS};
+pub use super::cluster_comm::{CommOpTime, CommSlowLink, CommSlowRank, CommSummary, MAX_COMM_OPS};
 
 /// The `format` string of a [`ClusterSummary`] (how the page's inventory recognises the file).
 pub const FORMAT: &str = "proflens-cluster-summary";
@@ -437,6 +437,10 @@ pub struct ClusterSummary {
     /// Slow ranks of the communication ops the rank summaries carry, by start time.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub comm_slow_ranks: Vec<CommSlowRank>,
+    /// Slow-link groups of the communication ops the rank summaries carry (those with a data
+    /// size), by offset ratio descending.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comm_slow_links: Vec<CommSlowLink>,
 }
 
 /// Why a file is not a summary this build can read.
@@ -533,6 +537,7 @@ mod tests {
             problems: vec![],
             problems_dropped: 0,
             comm_slow_ranks: vec![],
+            comm_slow_links: vec![],
         }
     }
 

@@ -1,6 +1,6 @@
 //! The communication parts of the cluster summary (docs/cluster-summary.md): a rank's
 //! communication totals and ops ([`CommSummary`]), and the reduce's slow ranks
-//! ([`CommSlowRank`]).
+//! ([`CommSlowRank`]) and slow links ([`CommSlowLink`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -45,6 +45,10 @@ pub struct CommOpTime {
     pub start_us: f64,
     /// `Elapse Time(ms)`.
     pub elapse_ms: f64,
+    /// Bytes the op moved (count × element size), the slow-link rule's data size; absent when
+    /// unknown (`communication.json` does not carry it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_size: Option<u64>,
 }
 
 /// A slow rank of one op across the summarised ranks (communication.md §2.5): the rank with the
@@ -67,4 +71,29 @@ pub struct CommSlowRank {
     pub threshold: f64,
     /// The slow rank's time (µs).
     pub time_us: f64,
+}
+
+/// A slow-link group across the summarised ranks (communication.md §2.4): the per-op minimum
+/// times of the ops of one (op type, data size, rank count), flagged when one lies beyond
+/// mean ± 3σ.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CommSlowLink {
+    /// `"<opType><ranks>_<dataSize>"`.
+    pub name: String,
+    /// Rows (op × rank).
+    pub count: u64,
+    /// Mean of the per-op minimum times (ns).
+    pub mean_ns: f64,
+    /// Sample standard deviation (ns).
+    pub std_ns: f64,
+    /// Min (ns).
+    pub min_ns: f64,
+    /// Median (ns).
+    pub median_ns: f64,
+    /// Max (ns).
+    pub max_ns: f64,
+    /// max(|max − mean|, |min − mean|) / std.
+    pub offset_ratio: f64,
+    /// Ops holding the extreme value (on all their ranks).
+    pub ops: Vec<String>,
 }

@@ -389,16 +389,22 @@ pub fn slow_links(rows: &[LinkOpRow], top: usize) -> Vec<SlowLinkRow> {
     out
 }
 
+/// The op type of an HCCL op name: the name up to `__` plus `_` (`hcom_allReduce_`), the whole
+/// name when it has no `__`.
+pub fn op_type(op: &str) -> String {
+    match op.split_once("__") {
+        Some((t, _)) => format!("{t}_"),
+        None => op.to_string(),
+    }
+}
+
 /// The slow-link input of `ranks`: communication.json carries no data size, so every row has
 /// `None` until a reader supplies it (the HCCL op's `count × bytes(data_type)`).
 pub fn link_rows_of(ranks: &[&RankComm], opts: &CommOptions) -> Vec<LinkOpRow> {
     let mut out = Vec::new();
     for r in ranks {
         for o in r.ops.iter().filter(|o| opts.selects(&o.step)) {
-            let op_type = match o.op.split_once("__") {
-                Some((t, _)) => format!("{t}_"),
-                None => o.op.clone(),
-            };
+            let op_type = op_type(&o.op);
             out.push(LinkOpRow {
                 rank: r.rank,
                 group: o.group.clone(),

@@ -16,9 +16,9 @@ use std::collections::{BTreeMap, HashSet};
 use crate::analysis::anomaly::cross_rank::{flag_slow, robust_z, RankRow};
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::protocol::cluster::{
-    ClusterSummary, CommSlowRank, CrossRankRow, Matrices, Outlier, ProblemCounts, ProblemSeverity,
-    ProblemSummary, RankStatus, RankSummary, RunInfo, StepSummary, FORMAT, MAX_OUTLIERS,
-    MAX_PROBLEMS, VERSION,
+    ClusterSummary, CommSlowLink, CommSlowRank, CrossRankRow, Matrices, Outlier, ProblemCounts,
+    ProblemSeverity, ProblemSummary, RankStatus, RankSummary, RunInfo, StepSummary, FORMAT,
+    MAX_OUTLIERS, MAX_PROBLEMS, VERSION,
 };
 
 /// Problem codes of the reduce.
@@ -123,6 +123,7 @@ impl Reducer {
             .map(|r| r.rank_id)
             .collect();
         let comm_slow_ranks = comm_slow_ranks(&ranks);
+        let comm_slow_links = comm_slow_links(&ranks);
         let matrices = matrices(&ranks);
         let (outliers, outliers_dropped) = outliers(&ranks, &matrices);
         let mut total = self.counts;
@@ -147,8 +148,48 @@ impl Reducer {
             problems: self.problems,
             problems_dropped: self.problems_dropped,
             comm_slow_ranks,
+            comm_slow_links,
         }
     }
+}
+
+/// The slow-link groups of the ops the rank summaries carry with a data size (communication.md
+/// §2.4, ranks ascending): the same rule as `proflens comm` over the summarised ranks; ops
+/// without a data size are left out, as there.
+fn comm_slow_links(ranks: &[RankSummary]) -> Vec<CommSlowLink> {
+    use crate::analysis::comm::slow::{slow_links, LinkOpRow, TOP_NUM};
+    let mut with: Vec<(i64, &crate::protocol::cluster::CommSummary)> = ranks
+        .iter()
+        .filter_map(|r| Some((r.rank_id?, r.comm.as_ref()?)))
+        .collect();
+    with.sort_by_key(|r| r.0);
+    let rows: Vec<LinkOpRow> = with
+        .iter()
+        .flat_map(|(rank, c)| {
+            c.ops.iter().map(move |o| LinkOpRow {
+                rank: *rank,
+                group: o.group.clone(),
+                op: o.op.clone(),
+                op_type: crate::analysis::comm::slow::op_type(&o.op),
+                data_size: o.data_size,
+                time_ns: (o.elapse_ms * 1e6).round() as i64,
+            })
+        })
+        .collect();
+    slow_links(&rows, TOP_NUM)
+        .into_iter()
+        .map(|s| CommSlowLink {
+            name: s.name,
+            count: s.count as u64,
+            mean_ns: s.mean_ns,
+            std_ns: s.std_ns,
+            min_ns: s.min_ns,
+            median_ns: s.median_ns,
+            max_ns: s.max_ns,
+            offset_ratio: s.offset_ratio,
+            ops: s.ops,
+        })
+        .collect()
 }
 
 /// The slow ranks of the ops the rank summaries carry (communication.md §2.5.2 rows, ranks

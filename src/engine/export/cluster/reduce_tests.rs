@@ -275,6 +275,7 @@ fn communication_slow_rank_across_the_summaries_is_the_dixon_vote() {
                 op: "hcom_allReduce__042_1_1".into(),
                 start_us: id as f64,
                 elapse_ms: t,
+                data_size: None,
             }],
             ops_dropped: 0,
         });
@@ -293,4 +294,59 @@ fn communication_slow_rank_across_the_summaries_is_the_dixon_vote() {
     assert!(!serde_json::to_string(&s)
         .unwrap()
         .contains("comm_slow_ranks"));
+}
+
+#[test]
+fn communication_slow_links_across_the_summaries_are_the_3_sigma_groups() {
+    // communication.md §5.5: 12 ops × 2 ranks, hcom_allReduce_, 1024 B, 1000 ns each but one
+    // op of 5000 ns (on both ranks).
+    use crate::protocol::cluster::{CommOpTime, CommSummary};
+    let mut red = Reducer::new();
+    for id in 0..2i64 {
+        let mut r = rank(Some(id), None, &[("1", 100.0)]);
+        let ops: Vec<CommOpTime> = (0..12)
+            .map(|k| CommOpTime {
+                group: "42".into(),
+                op: format!("hcom_allReduce__042_{k}_1"),
+                start_us: k as f64,
+                elapse_ms: if k == 7 { 0.005 } else { 0.001 },
+                data_size: Some(1024),
+            })
+            .collect();
+        r.comm = Some(CommSummary {
+            n_ops: 12,
+            elapse_ms: 0.016,
+            transit_ms: 0.0,
+            wait_ms: 0.0,
+            sync_ms: 0.0,
+            idle_ms: 0.016,
+            wait_ratio: 0.0,
+            sync_ratio: 0.0,
+            ops,
+            ops_dropped: 0,
+        });
+        red.push(r, "parts.jsonl", "");
+    }
+    let s = red.finish(vec![], run());
+    assert_eq!(s.comm_slow_links.len(), 1, "{:?}", s.comm_slow_links);
+    let l = &s.comm_slow_links[0];
+    assert_eq!((l.name.as_str(), l.count), ("hcom_allReduce_2_1024", 24));
+    assert!((l.mean_ns - 4000.0 / 3.0).abs() < 1e-9, "{}", l.mean_ns);
+    // The spec's values are pandas' (Welford std): equal within 1e-12 relative (§5).
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs();
+    assert!(close(l.std_ns, 1129.3194051465598), "{}", l.std_ns);
+    assert!(close(l.offset_ratio, 3.2467932897963596), "{}", l.offset_ratio);
+    assert_eq!((l.min_ns, l.median_ns, l.max_ns), (1000.0, 1000.0, 5000.0));
+    assert_eq!(l.ops, vec!["hcom_allReduce__042_7_1".to_string()]);
+    let json = serde_json::to_string(&s).unwrap();
+    assert!(json.contains("\"comm_slow_links\""));
+    assert!(json.contains("\"data_size\":1024"));
+    // Without data sizes (communication.json carries none): no group, nothing written.
+    let mut red = Reducer::new();
+    red.push(rank(Some(0), None, &[("1", 100.0)]), "parts.jsonl", "");
+    let s = red.finish(vec![], run());
+    assert!(s.comm_slow_links.is_empty());
+    assert!(!serde_json::to_string(&s)
+        .unwrap()
+        .contains("comm_slow_links"));
 }

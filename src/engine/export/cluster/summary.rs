@@ -334,6 +334,7 @@ pub fn rank_summary(inv: &Inventory, store: &Store, t: &InvTarget, id: Ident) ->
                                 op: o.op.clone(),
                                 start_us: o.start_us.unwrap_or(0.0),
                                 elapse_ms: o.elapse_ms,
+                                data_size: None,
                             })
                             .collect(),
                         ops_dropped: c
