@@ -17,10 +17,12 @@ use crate::base::units::ns_to_ms;
 use crate::model::kernels::KernelTable;
 use crate::report::float::ns_to_us_text;
 
+mod comm;
 mod headline;
 mod overruns;
 mod readings;
 
+pub use comm::{write_comm_section, CommSection};
 pub use headline::headline;
 use overruns::write_overruns;
 pub use readings::readings;
@@ -35,7 +37,9 @@ fn ratio(x: Option<f64>) -> String {
 }
 
 /// Renders the report of one rank. `cross_check` are the §13.1 lines, `cross` the cross-rank table,
-/// `gpu` the GPU section's input on a GPU rank (`report::gpu_md`).
+/// `gpu` the GPU section's input on a GPU rank (`report::gpu_md`), `comm` the communication
+/// section's (a rank with communication ops).
+#[allow(clippy::too_many_arguments)]
 pub fn render(
     k: &KernelTable,
     r: &AnomalyResult,
@@ -43,6 +47,7 @@ pub fn render(
     cross_check: &[String],
     cross: &[RankRow],
     gpu: Option<&super::gpu_md::GpuReportInput<'_>>,
+    comm: Option<&CommSection<'_>>,
     cfg: &AnomalyConfig,
 ) -> String {
     let mut o = String::new();
@@ -524,6 +529,9 @@ pub fn render(
     }
     if let Some(g) = gpu {
         super::gpu_md::write_gpu_section(&mut o, g);
+    }
+    if let Some(c) = comm {
+        write_comm_section(&mut o, meta.rank_id, c);
     }
     if cross.len() > 1 {
         // Grouped by role (`cross_rank::flag_slow_by_role`): the role column says which ranks

@@ -12,6 +12,7 @@
 
 pub mod matrix;
 pub mod nccl;
+pub mod rank_view;
 pub mod round;
 pub mod slow;
 pub mod time;

@@ -7,8 +7,10 @@ use std::borrow::Borrow;
 use super::gpu_report;
 use crate::analysis::anomaly::cross_rank::RankRow;
 use crate::analysis::anomaly_config::AnomalyConfig;
+use crate::analysis::comm::rank_view::CrossRankComm;
 use crate::engine::read::RankAnalysis;
 use crate::ingest::inventory::Inventory;
+use crate::report::anomaly_md::CommSection;
 use crate::report::pretty_json;
 
 /// The configuration the page uses: the CLI's default (`rulebook`, anomaly.md §0.3).
@@ -40,9 +42,47 @@ pub fn rank_reports<R: Borrow<RankAnalysis>>(
     cfg: &AnomalyConfig,
     i: usize,
 ) -> Option<(String, String, String, String)> {
+    let comm = comm_cross(ranks);
+    rank_reports_with(inv, ranks, cross, views, comm.as_ref(), cfg, i)
+}
+
+/// The cross-rank communication rules over the communication ops of `ranks` (the anomaly
+/// read's; `None` with fewer than two ranks holding ops): computed once for all the reports
+/// ([`rank_reports_with`]).
+pub fn comm_cross<R: Borrow<RankAnalysis>>(ranks: &[R]) -> Option<CrossRankComm> {
+    let with: Vec<(i64, &[crate::model::side_tables::CommOp])> = ranks
+        .iter()
+        .enumerate()
+        .map(|(k, r)| {
+            let r = r.borrow();
+            (r.meta.rank_id.unwrap_or(k as i64), r.comm_ops.as_slice())
+        })
+        .collect();
+    crate::analysis::comm::rank_view::cross_rank(&with)
+}
+
+/// [`rank_reports`] with the cross-rank communication rules computed once by the caller
+/// ([`comm_cross`]).
+pub fn rank_reports_with<R: Borrow<RankAnalysis>>(
+    inv: &Inventory,
+    ranks: &[R],
+    cross: &[RankRow],
+    views: &crate::analysis::gpu_straggler::RoleStragglers,
+    comm: Option<&CrossRankComm>,
+    cfg: &AnomalyConfig,
+    i: usize,
+) -> Option<(String, String, String, String)> {
     let r = ranks.get(i)?.borrow();
     let gpu = gpu_report::report_input(r, views, i);
-    Some(reports_of(inv, r, i, ranks.len(), cross, gpu.as_ref(), cfg))
+    Some(reports_with(
+        inv,
+        r,
+        (i, ranks.len()),
+        cross,
+        gpu.as_ref(),
+        comm,
+        cfg,
+    ))
 }
 
 /// `(<base>, <suffix>)` of rank `r`'s report file names ([`rank_reports`]): `<base>` is the
@@ -106,9 +146,26 @@ pub fn reports_of(
     gpu: Option<&crate::report::gpu_md::GpuReportInput<'_>>,
     cfg: &AnomalyConfig,
 ) -> (String, String, String, String) {
+    reports_with(inv, r, (position, n), cross, gpu, None, cfg)
+}
+
+/// [`reports_of`] with the cross-rank communication rules (`comm`; `None`: this export holds
+/// the rank alone, and its communication section says the cross-rank rows are not computed).
+/// The gathered export passes the rules over every part's ranks (`gather::anomaly`).
+pub fn reports_with(
+    inv: &Inventory,
+    r: &RankAnalysis,
+    (position, n): (usize, usize),
+    cross: &[RankRow],
+    gpu: Option<&crate::report::gpu_md::GpuReportInput<'_>>,
+    comm: Option<&CrossRankComm>,
+    cfg: &AnomalyConfig,
+) -> (String, String, String, String) {
     // Several roles ⇔ the cross-rank rows were grouped (the one rule, `role_groups`).
     let several_roles = cross.iter().any(|c| c.group.is_some());
     let (base, suffix) = report_stem(inv, r, position, n, several_roles);
+    let view = crate::analysis::comm::rank_view::rank_view(&r.comm_ops);
+    let section = view.as_ref().map(|view| CommSection { view, cross: comm });
     let md = crate::report::anomaly_md::render(
         &r.kernels,
         &r.result,
@@ -116,6 +173,7 @@ pub fn reports_of(
         &r.cross_check,
         cross,
         gpu,
+        section.as_ref(),
         cfg,
     );
     let facts = crate::analysis::architecture::analyse(&r.kernels, cfg);

@@ -55,8 +55,11 @@ pub fn anomaly_reports(
     let ranks = store.anomaly_ranks()?;
     let cross = cross_rows(&ranks, &cfg);
     let views = gpu_report::straggler_views(&ranks);
+    let comm = anomaly::comm_cross(&ranks);
     Ok((0..ranks.len())
-        .filter_map(|i| anomaly::rank_reports(inv, &ranks, &cross, &views, &cfg, i))
+        .filter_map(|i| {
+            anomaly::rank_reports_with(inv, &ranks, &cross, &views, comm.as_ref(), &cfg, i)
+        })
         .collect())
 }
 

@@ -335,7 +335,11 @@ fn communication_slow_links_across_the_summaries_are_the_3_sigma_groups() {
     // The spec's values are pandas' (Welford std): equal within 1e-12 relative (§5).
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs();
     assert!(close(l.std_ns, 1129.3194051465598), "{}", l.std_ns);
-    assert!(close(l.offset_ratio, 3.2467932897963596), "{}", l.offset_ratio);
+    assert!(
+        close(l.offset_ratio, 3.2467932897963596),
+        "{}",
+        l.offset_ratio
+    );
     assert_eq!((l.min_ns, l.median_ns, l.max_ns), (1000.0, 1000.0, 5000.0));
     assert_eq!(l.ops, vec!["hcom_allReduce__042_7_1".to_string()]);
     let json = serde_json::to_string(&s).unwrap();

@@ -11,20 +11,22 @@ use std::io::{self, Write};
 
 use crate::analysis::anomaly::cross_rank::{flag_slow_by_role, row_of, RankRow};
 use crate::analysis::anomaly::groups::IdlePattern;
+use crate::analysis::comm::rank_view::{cross_rank, CrossRankComm};
 use crate::analysis::gpu_straggler::{collectives, stragglers_by_role, RoleStragglers};
 use crate::base::wire::{Dec, DecResult, Enc};
 use crate::engine::export::anomaly::{config, export_stem};
-use crate::engine::export::anomaly::{json_element, reports_of, write_json_elements};
+use crate::engine::export::anomaly::{json_element, reports_with, write_json_elements};
 use crate::engine::export::gpu_report::{gpu_block, straggler_row};
 use crate::engine::read::RankAnalysis;
 use crate::engine::store::{split_index, view_order, Store};
 use crate::ingest::inventory::Inventory;
+use crate::model::side_tables::CommOp;
 use crate::protocol::anomaly::AnomalyExportKind;
 use crate::report::anomaly_csv::{
     write_header, write_rank_bubbles, write_rank_steps, CsvRank, BUBBLE_COLUMNS, STEP_COLUMNS,
 };
 
-pub(crate) const FACTS: &[u8] = b"PLANFACTS2\n";
+pub(crate) const FACTS: &[u8] = b"PLANFACTS3\n";
 pub(crate) const PIECES: &[u8] = b"PLANPIECES1\n";
 
 const PATTERNS: [IdlePattern; 6] = [
@@ -77,6 +79,14 @@ pub fn facts(store: &Store) -> Result<Vec<u8>, String> {
                 }
             }
         }
+        // The communication ops' times, for the reports' cross-rank communication rows.
+        e.u64(r.comm_ops.len() as u64);
+        for o in &r.comm_ops {
+            e.str(&o.group_name);
+            e.str(&o.collective_name);
+            e.i64(o.start_ns);
+            e.f64(o.elapse_ms);
+        }
     }
     Ok(e.buf)
 }
@@ -88,6 +98,7 @@ struct Fact {
     role: String,
     row: RankRow,
     collectives: Option<Vec<(i64, String)>>,
+    comm_ops: Vec<CommOp>,
 }
 
 fn decode_facts(buf: &[u8], out: &mut Vec<Fact>) -> DecResult<()> {
@@ -117,6 +128,17 @@ fn decode_facts(buf: &[u8], out: &mut Vec<Fact>) -> DecResult<()> {
         } else {
             None
         };
+        let c = d.count(24)?;
+        let mut comm_ops = Vec::with_capacity(c);
+        for _ in 0..c {
+            comm_ops.push(CommOp {
+                group_name: d.str()?.to_string(),
+                collective_name: d.str()?.to_string(),
+                start_ns: d.i64()?,
+                elapse_ms: d.f64()?,
+                ..CommOp::default()
+            });
+        }
         out.push(Fact {
             index,
             rank_id,
@@ -136,6 +158,7 @@ fn decode_facts(buf: &[u8], out: &mut Vec<Fact>) -> DecResult<()> {
                 group: None,
             },
             collectives,
+            comm_ops,
         });
     }
     if !d.at_end() {
@@ -155,6 +178,8 @@ pub struct Context {
     /// The straggler views over the GPU ranks (one per role when several), `at` indexed by
     /// position (`engine::export::gpu_report::straggler_views`' shape).
     pub views: RoleStragglers,
+    /// The cross-rank communication rules over every rank's ops (`anomaly::comm_cross`).
+    pub comm: Option<CrossRankComm>,
 }
 
 impl Context {
@@ -204,7 +229,14 @@ impl Context {
         for (k, &pos) in gpu_pos.iter().enumerate() {
             at[pos] = grouped.at[k];
         }
+        let with: Vec<(i64, &[CommOp])> = all
+            .iter()
+            .enumerate()
+            .map(|(pos, f)| (id(pos, f), f.comm_ops.as_slice()))
+            .collect();
+        let comm = cross_rank(&with);
         Ok(Context {
+            comm,
             order: all.iter().map(|f| f.index).collect(),
             cross,
             views: RoleStragglers {
@@ -291,8 +323,15 @@ pub fn pieces(
                     continue;
                 }
                 let gpu = crate::engine::export::gpu_report::report_input(r, &ctx.views, pos);
-                let (a_name, md, m_name, arch) =
-                    reports_of(inv, r, pos, ctx.order.len(), &ctx.cross, gpu.as_ref(), &cfg);
+                let (a_name, md, m_name, arch) = reports_with(
+                    inv,
+                    r,
+                    (pos, ctx.order.len()),
+                    &ctx.cross,
+                    gpu.as_ref(),
+                    ctx.comm.as_ref(),
+                    &cfg,
+                );
                 (name, body) = if what == AnomalyExportKind::ReportMd {
                     (a_name, md.into_bytes())
                 } else {
