@@ -221,3 +221,79 @@ fn an_op_on_some_ranks_only_is_listed_and_each_rank_sums_what_it_has() {
     assert_eq!(n, [3, 2]);
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// The bad inputs of `fixtures/comm_bad` (its README): each a located problem — file, line
+/// or byte, what was expected — and the matrix and summaries of the usable ranks built.
+#[test]
+fn the_bad_fixture_run_is_located_problem_by_problem_and_the_rest_is_built() {
+    let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/comm_bad"));
+    let (rep, problems, _) = run(&root, false);
+    let kept = problems.kept();
+    let find = |code: &str, file: &str| {
+        kept.iter()
+            .find(|p| p.code == code && p.at.file.ends_with(file))
+            .unwrap_or_else(|| panic!("{code} at {file}: {kept:#?}"))
+    };
+    // Cut after 300 bytes, inside the first op: located at its end.
+    let cut = find(
+        "COMM-FILE-001",
+        "rank_3_ascend_pt/ASCEND_PROFILER_OUTPUT/communication.json",
+    );
+    assert_eq!((cut.at.line, cut.at.byte), (Some(12), Some(300)));
+    assert_eq!(
+        cut.message,
+        "expected the rest of the file: it ends early (cut); this rank's communication file is not used, the other ranks are"
+    );
+    assert_eq!(cut.severity, proflens::base::Severity::Error);
+    // A step with neither "p2p" nor "collective": the line where that step object ends.
+    let era = find(
+        "COMM-FILE-001",
+        "rank_4_ascend_pt/ASCEND_PROFILER_OUTPUT/communication.json",
+    );
+    assert_eq!(era.at.line, Some(57));
+    assert!(
+        era.message.starts_with(
+            "expected a step object with \"p2p\" or \"collective\" (this layout is not a known era)"
+        ),
+        "{}",
+        era.message
+    );
+    // A group no other rank names, without metadata: a warning at the rank.
+    let alone = find("COMM-GROUP-001", "rank_2_ascend_pt");
+    assert_eq!(alone.severity, proflens::base::Severity::Warning);
+    assert_eq!(
+        alone.message,
+        "group 99 is named by rank 2 only, and no metadata says which ranks it spans: its ops are shown for that rank alone"
+    );
+    // An op on ranks 0 and 1 only: said once for the group, at the rank that lacks it.
+    let partial = find("COMM-OP-001", "rank_2_ascend_pt");
+    assert!(
+        partial.message.starts_with(
+            "group 77: 1 op(s) present on some of its ranks only, e.g. hcom_allReduce__777_2_1 of step1 on rank(s) [0, 1], missing on rank(s) [2]"
+        ),
+        "{}",
+        partial.message
+    );
+    assert_eq!(problems.count("COMM-OP-001"), 1);
+    // The rest: ranks 0, 1, 2, their ring of links, their time rows.
+    assert_eq!(rep.ranks, [0, 1, 2]);
+    let links: Vec<(i64, i64)> = rep.matrix.iter().map(|m| (m.src, m.dst)).collect();
+    assert_eq!(links, [(0, 0), (0, 1), (1, 1), (1, 2), (2, 2), (2, 0)]);
+    let rows: Vec<(i64, &str, usize)> = rep
+        .time_summary
+        .iter()
+        .map(|t| (t.rank, t.group.as_str(), t.n_ops))
+        .collect();
+    assert_eq!(
+        rows,
+        [(0, "77", 2), (1, "77", 2), (2, "77", 1), (2, "99", 1)]
+    );
+    assert_eq!(rep.partial_ops.len(), 1);
+    assert_eq!(
+        (
+            rep.partial_ops[0].ranks.as_slice(),
+            rep.partial_ops[0].missing.as_slice()
+        ),
+        (&[0i64, 1][..], &[2i64][..])
+    );
+}

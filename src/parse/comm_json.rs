@@ -40,12 +40,16 @@ pub fn walk<R: Read, E: DeserializeOwned>(
     what: &'static str,
     on: &mut OnEntry<'_, E>,
 ) -> Result<(), ParseError> {
-    let mut rdr = std::io::BufReader::new(src.take(cap + 1));
+    let mut rdr = std::io::BufReader::new(Counted {
+        inner: src.take(cap + 1),
+        n: 0,
+    });
     let res = {
         let mut de = serde_json::Deserializer::from_reader(&mut rdr);
         Top { on }.deserialize(&mut de).and_then(|_| de.end())
     };
-    if rdr.get_ref().limit() == 0 {
+    let read = rdr.get_ref().n;
+    if rdr.get_ref().inner.limit() == 0 {
         return Err(ParseError::new(
             Position::file(file).at_byte(cap),
             ParseErrorKind::TooLarge {
@@ -62,11 +66,28 @@ pub fn walk<R: Read, E: DeserializeOwned>(
             }
             _ => what,
         };
-        ParseError::new(
-            Position::file(file).at_line(e.line() as u64),
-            ParseErrorKind::Syntax { expected },
-        )
+        // A cut file is located at its end (every byte was read); any other error at its line.
+        let at = Position::file(file).at_line(e.line() as u64);
+        let at = match e.classify() {
+            serde_json::error::Category::Eof => at.at_byte(read),
+            _ => at,
+        };
+        ParseError::new(at, ParseErrorKind::Syntax { expected })
     })
+}
+
+/// The source with a count of the bytes read from it.
+struct Counted<R> {
+    inner: std::io::Take<R>,
+    n: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        self.n += k as u64;
+        Ok(k)
+    }
 }
 
 const UNKNOWN_ERA: &str = "unknown era";

@@ -190,16 +190,25 @@ pub fn analyze(ranks: &[&RankComm], kernels: &[NcclKernel], opts: &CommOptions) 
     rep.slow_links = slow::slow_links(&slow::link_rows_of(&sorted, opts), slow::TOP_NUM);
     rep.collectives = nccl::collectives(kernels);
     rep.partial_ops = partial_ops(&sorted, &rep.groups, opts);
-    let mut per_group: BTreeMap<&str, usize> = BTreeMap::new();
+    // One note per group, located at the first rank missing its first partial op.
+    let mut per_group: BTreeMap<&str, (usize, &PartialOp)> = BTreeMap::new();
     for p in &rep.partial_ops {
-        *per_group.entry(&p.group).or_default() += 1;
+        per_group.entry(&p.group).or_insert((0, p)).0 += 1;
     }
-    for (g, n) in per_group {
+    for (g, (n, p)) in per_group {
+        let first = p.missing.first().copied();
+        let label = sorted
+            .iter()
+            .find(|r| Some(r.rank) == first)
+            .map_or("", |r| r.label.as_str());
         rep.problems.push(Problem::new(
             Severity::Info,
             OP_PARTIAL,
-            Position::file(String::new()),
-            format!("group {g}: {n} op(s) present on some of its ranks only (listed in partial_ops; each rank's totals cover the ops it has)"),
+            Position::file(label.to_string()),
+            format!(
+                "group {g}: {n} op(s) present on some of its ranks only, e.g. {} of {} on rank(s) {:?}, missing on rank(s) {:?} (all listed in partial_ops; each rank's totals cover the ops it has)",
+                p.op, p.step, p.ranks, p.missing
+            ),
         ));
     }
     rep
