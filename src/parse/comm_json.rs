@@ -24,6 +24,9 @@ use crate::parse::{ParseError, ParseErrorKind};
 /// rows kept, not the file), so the cap only bounds a runaway input.
 pub const MAX_COMM_JSON: u64 = 4 << 30;
 
+/// Largest communication file parsed from memory (bytes); larger ones stream.
+pub const WHOLE: u64 = 32 << 20;
+
 /// The callback: step key, section, entry key, decoded entry.
 pub type OnEntry<'a, E> = dyn FnMut(&str, Section, String, E) + 'a;
 
@@ -40,14 +43,42 @@ pub fn walk<R: Read, E: DeserializeOwned>(
     what: &'static str,
     on: &mut OnEntry<'_, E>,
 ) -> Result<(), ParseError> {
+    walk_in(src, file, cap, WHOLE, what, on)
+}
+
+/// [`walk`] with files up to `whole` bytes parsed from memory.
+fn walk_in<R: Read, E: DeserializeOwned>(
+    src: R,
+    file: &str,
+    cap: u64,
+    whole: u64,
+    what: &'static str,
+    on: &mut OnEntry<'_, E>,
+) -> Result<(), ParseError> {
     let mut rdr = std::io::BufReader::new(Counted {
         inner: src.take(cap + 1),
         n: 0,
     });
-    let res = {
-        let mut de = serde_json::Deserializer::from_reader(&mut rdr);
-        Top { on }.deserialize(&mut de).and_then(|_| de.end())
+    // A file up to `WHOLE` bytes (every rank's file of a usual capture) is read whole and
+    // parsed from the slice, several times faster than serde_json's byte-by-byte reader; a
+    // larger one streams, one entry at a time.
+    let mut head = Vec::new();
+    let fits = (&mut rdr)
+        .take(whole.min(cap) + 1)
+        .read_to_end(&mut head)
+        .map(|n| n as u64 <= whole.min(cap));
+    let res = match fits {
+        Ok(true) => {
+            let mut de = serde_json::Deserializer::from_slice(&head);
+            Top { on }.deserialize(&mut de).and_then(|_| de.end())
+        }
+        Ok(false) => {
+            let mut de = serde_json::Deserializer::from_reader(head.as_slice().chain(&mut rdr));
+            Top { on }.deserialize(&mut de).and_then(|_| de.end())
+        }
+        Err(e) => Err(serde_json::Error::io(e)),
     };
+    drop(head);
     let read = rdr.get_ref().n;
     if rdr.get_ref().inner.limit() == 0 {
         return Err(ParseError::new(
@@ -232,4 +263,40 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for Ordered<V> {
 /// `"<name>@<group>"` split at the last `@`; no `@`: the whole key and an empty group.
 pub fn split_key(key: &str) -> (&str, &str) {
     key.rsplit_once('@').unwrap_or((key, ""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(bytes: &[u8], whole: u64) -> Result<Vec<(String, String, u64)>, ParseError> {
+        let mut got = Vec::new();
+        walk_in(
+            bytes,
+            "c.json",
+            MAX_COMM_JSON,
+            whole,
+            "x",
+            &mut |step: &str, _s: Section, key: String, v: u64| {
+                got.push((step.to_string(), key, v))
+            },
+        )?;
+        Ok(got)
+    }
+
+    #[test]
+    fn from_memory_and_streamed_alike_and_a_cut_file_located_at_its_end() {
+        let j = br#"{"step1": {"p2p": {"a@1": 1}, "collective": {"b@1": 2, "c@2": 3}},
+                     "step2": {"collective": {"b@1": 4}}}"#;
+        let whole = entries(j, WHOLE).unwrap();
+        assert_eq!(whole.len(), 4);
+        assert_eq!(whole[3], ("step2".into(), "b@1".into(), 4));
+        // 16 bytes in memory, the rest streamed: the same entries.
+        assert_eq!(entries(j, 16).unwrap(), whole);
+        for w in [WHOLE, 16] {
+            let e = entries(&j[..60], w).unwrap_err();
+            assert_eq!(e.position().byte, Some(60), "{e}");
+            assert!(e.to_string().contains("cut"), "{e}");
+        }
+    }
 }

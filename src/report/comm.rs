@@ -191,8 +191,27 @@ fn matrix_row(m: &MatrixRow, kind: bool) -> Vec<Cell<'_>> {
     v
 }
 
+/// The document keys of the tables, in document order.
+pub const NAMES: [&str; 9] = [
+    "time_summary",
+    "bandwidth_summary",
+    "matrix",
+    "matrix_by_kind",
+    "dropped_links",
+    "slow_links",
+    "slow_ranks",
+    "partial_ops",
+    "collectives",
+];
+
 /// The tables of `rep`, in document order.
 pub fn tables(rep: &CommReport) -> Vec<Table<'_>> {
+    NAMES.iter().filter_map(|n| table(rep, n)).collect()
+}
+
+/// The table called `name` (one of [`NAMES`]), `None` for any other name. Only that table's
+/// cells are built (the document is written one table at a time).
+pub fn table<'a>(rep: &'a CommReport, name: &str) -> Option<Table<'a>> {
     let time = rep.time_summary.iter().map(|t| {
         vec![
             text(&t.step),
@@ -296,33 +315,33 @@ pub fn tables(rep: &CommReport) -> Vec<Table<'_>> {
             rows,
         }
     }
-    vec![
-        t("time_summary", TIME, time.collect()),
-        t("bandwidth_summary", BANDWIDTH, bandwidth.collect()),
-        t(
-            "matrix",
+    Some(match name {
+        "time_summary" => t(name_of(0), TIME, time.collect()),
+        "bandwidth_summary" => t(name_of(1), BANDWIDTH, bandwidth.collect()),
+        "matrix" => t(
+            name_of(2),
             MATRIX,
             rep.matrix.iter().map(|m| matrix_row(m, false)).collect(),
         ),
-        t(
-            "matrix_by_kind",
+        "matrix_by_kind" => t(
+            name_of(3),
             MATRIX_BY_KIND,
             rep.matrix_by_kind
                 .iter()
                 .map(|m| matrix_row(m, true))
                 .collect(),
         ),
-        t("dropped_links", DROPPED, dropped.collect()),
-        t("slow_links", SLOW_LINKS, slow_links.collect()),
-        t("slow_ranks", SLOW_RANKS, slow_ranks.collect()),
-        t("partial_ops", PARTIAL, partial.collect()),
-        t("collectives", COLLECTIVES, collectives.collect()),
-    ]
+        "dropped_links" => t(name_of(4), DROPPED, dropped.collect()),
+        "slow_links" => t(name_of(5), SLOW_LINKS, slow_links.collect()),
+        "slow_ranks" => t(name_of(6), SLOW_RANKS, slow_ranks.collect()),
+        "partial_ops" => t(name_of(7), PARTIAL, partial.collect()),
+        "collectives" => t(name_of(8), COLLECTIVES, collectives.collect()),
+        _ => return None,
+    })
 }
 
-/// The table called `name` (`time_summary`, `slow_links`, …), `None` when there is none.
-pub fn table<'a>(rep: &'a CommReport, name: &str) -> Option<Table<'a>> {
-    tables(rep).into_iter().find(|t| t.name == name)
+fn name_of(k: usize) -> &'static str {
+    NAMES[k]
 }
 
 /// The JSON document: `mode`, `ranks`, `groups`, `slow_rank_ops_tested`, then every table as
@@ -358,7 +377,7 @@ pub fn to_json(rep: &CommReport, parity: bool) -> String {
         "  \"slow_rank_ops_tested\": {}",
         rep.slow_rank_ops_tested
     ));
-    for t in tables(rep) {
+    for t in NAMES.iter().filter_map(|n| table(rep, n)) {
         s.push_str(&format!(",\n  \"{}\": [", t.name));
         for (i, r) in t.rows.iter().enumerate() {
             s.push_str(if i == 0 { "\n    {" } else { ",\n    {" });

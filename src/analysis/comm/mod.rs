@@ -122,15 +122,20 @@ pub struct CommReport {
 
 /// The per-group metadata of every rank (later ranks override), keyed by group hash.
 pub fn metadata_groups(ranks: &[&RankComm]) -> BTreeMap<String, (String, String, Vec<i64>)> {
+    // Last rank first, first entry kept: the same result as "later ranks override", and each
+    // group's rank list is copied once, not once per rank naming it (the world group's list on
+    // every rank would make this quadratic in ranks).
     let mut out = BTreeMap::new();
-    for r in ranks {
-        for g in &r.groups {
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for r in ranks.iter().rev() {
+        for g in r.groups.iter().rev() {
+            if !seen.insert(g.id.as_str()) {
+                continue;
+            }
             let mut gr = g.global_ranks.clone();
             gr.sort_unstable();
-            out.insert(
-                double_hash(&g.id).to_string(),
-                (g.id.clone(), g.name.clone(), gr),
-            );
+            out.entry(double_hash(&g.id).to_string())
+                .or_insert((g.id.clone(), g.name.clone(), gr));
         }
     }
     out
@@ -234,10 +239,11 @@ fn groups(
     seen.into_iter()
         .map(|(g, (coll, present))| {
             let (id, name, global) = meta.get(g).cloned().unwrap_or_default();
+            // `present` is ascending (ranks are visited in order).
             let missing = global
                 .iter()
                 .copied()
-                .filter(|x| !present.contains(x))
+                .filter(|x| present.binary_search(x).is_err())
                 .collect();
             GroupRow {
                 group: g.to_string(),
