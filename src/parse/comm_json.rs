@@ -1,9 +1,9 @@
 //! The shared walk of torch_npu's two per-rank communication files (communication.md §1.2,
 //! §1.4): `{ "<step>": { "p2p"|"collective": { "<key>": ENTRY, … } } }`.
 //!
-//! Streaming: the file is read through serde's visitors, one entry at a time; only the
-//! entry being decoded is held (a small typed struct), and each is handed to a callback in
-//! file order. A type section may be `{}` or `[]` (both seen or documented). A step whose
+//! Entries are decoded through serde's visitors, one at a time (a small typed struct), and
+//! each is handed to a callback in file order. A file up to [`WHOLE`] bytes is read whole and
+//! parsed from memory (fast); a larger one streams, holding only the entry being decoded. A type section may be `{}` or `[]` (both seen or documented). A step whose
 //! object holds neither `p2p` nor `collective` is not this layout (an unknown era): the
 //! file is refused with its line.
 
