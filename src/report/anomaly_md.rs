@@ -17,6 +17,7 @@ use crate::base::units::ns_to_ms;
 use crate::model::kernels::KernelTable;
 use crate::report::float::ns_to_us_text;
 
+mod across;
 mod comm;
 mod headline;
 mod overruns;
@@ -37,10 +38,23 @@ fn ratio(x: Option<f64>) -> String {
 }
 
 /// Renders the report of one rank. `cross_check` are the §13.1 lines, `cross` the cross-rank table,
-/// `gpu` the GPU section's input on a GPU rank (`report::gpu_md`), `comm` the communication
-/// section's (a rank with communication ops).
-#[allow(clippy::too_many_arguments)]
+/// `gpu` the GPU section's input on a GPU rank (`report::gpu_md`). No communication section:
+/// [`render_with`].
 pub fn render(
+    k: &KernelTable,
+    r: &AnomalyResult,
+    meta: &RankMeta,
+    cross_check: &[String],
+    cross: &[RankRow],
+    gpu: Option<&super::gpu_md::GpuReportInput<'_>>,
+    cfg: &AnomalyConfig,
+) -> String {
+    render_with(k, r, meta, cross_check, cross, gpu, None, cfg)
+}
+
+/// [`render`] with the communication section's input (`comm`: a rank with communication ops).
+#[allow(clippy::too_many_arguments)]
+pub fn render_with(
     k: &KernelTable,
     r: &AnomalyResult,
     meta: &RankMeta,
@@ -534,40 +548,7 @@ pub fn render(
         write_comm_section(&mut o, meta.rank_id, c);
     }
     if cross.len() > 1 {
-        // Grouped by role (`cross_rank::flag_slow_by_role`): the role column says which ranks
-        // each row's median and robust z were computed among.
-        let grouped = cross.iter().any(|c| c.group.is_some());
-        if grouped {
-            let _ = writeln!(o, "\n## Across ranks\n\nThe ranks hold several roles: the median, robust z and slow flag of each row are computed among the ranks of its role.\n\n| role | rank | steps | service_ms avg | busy_union_ms avg | underfeed avg | comm_ms | comm wait ratio | bubbles/step | idle pattern | robust z | slow |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|");
-        } else {
-            let _ = writeln!(o, "\n## Across ranks\n\n| rank | steps | service_ms avg | busy_union_ms avg | underfeed avg | comm_ms | comm wait ratio | bubbles/step | idle pattern | robust z | slow |\n|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|");
-        }
-        for c in cross {
-            if grouped {
-                let _ = write!(
-                    o,
-                    "| {} ",
-                    super::snapshot_md::md_code(c.group.as_deref().unwrap_or(""))
-                );
-            }
-            let _ = writeln!(
-                o,
-                "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {:.1} | {} | {:.2} | {} |",
-                c.rank_id,
-                c.steps,
-                c.service_ms_avg,
-                c.busy_union_ms_avg,
-                c.underfeed_ratio_avg,
-                c.comm_total_ms,
-                c.comm_wait_ratio_weighted
-                    .map(|x| format!("{x:.3}"))
-                    .unwrap_or_else(|| "—".into()),
-                c.bubble_count_avg,
-                c.dominant_idle_pattern,
-                c.robust_z,
-                if c.slow { "**slow**" } else { "" }
-            );
-        }
+        across::write_across(&mut o, cross);
     }
     let _ = writeln!(o, "\n## Limitations\n");
     let c = &r.capabilities;

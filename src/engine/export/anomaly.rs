@@ -166,7 +166,7 @@ pub fn reports_with(
     let (base, suffix) = report_stem(inv, r, position, n, several_roles);
     let view = crate::analysis::comm::rank_view::rank_view(&r.comm_ops);
     let section = view.as_ref().map(|view| CommSection { view, cross: comm });
-    let md = crate::report::anomaly_md::render(
+    let md = crate::report::anomaly_md::render_with(
         &r.kernels,
         &r.result,
         &r.meta,

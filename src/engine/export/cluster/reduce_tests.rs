@@ -298,8 +298,9 @@ fn communication_slow_rank_across_the_summaries_is_the_dixon_vote() {
 
 #[test]
 fn communication_slow_links_across_the_summaries_are_the_3_sigma_groups() {
-    // communication.md §5.5: 12 ops × 2 ranks, hcom_allReduce_, 1024 B, 1000 ns each but one
-    // op of 5000 ns (on both ranks).
+    // The slow-link vector of msprof-analyze's unit tests (docs/rules/communication.md §5):
+    // 12 ops × 2 ranks, hcom_allReduce_, 1024 B, 1000 ns each but one op of 5000 ns (on both
+    // ranks).
     use crate::protocol::cluster::{CommOpTime, CommSummary};
     let mut red = Reducer::new();
     for id in 0..2i64 {
@@ -332,7 +333,7 @@ fn communication_slow_links_across_the_summaries_are_the_3_sigma_groups() {
     let l = &s.comm_slow_links[0];
     assert_eq!((l.name.as_str(), l.count), ("hcom_allReduce_2_1024", 24));
     assert!((l.mean_ns - 4000.0 / 3.0).abs() < 1e-9, "{}", l.mean_ns);
-    // The spec's values are pandas' (Welford std): equal within 1e-12 relative (§5).
+    // The reference values are pandas' (Welford std): equal within 1e-12 relative.
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs();
     assert!(close(l.std_ns, 1129.3194051465598), "{}", l.std_ns);
     assert!(
