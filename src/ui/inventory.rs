@@ -157,6 +157,7 @@ fn capabilities(
                 AnalysisKind::Anomaly => "Steps and anomalies",
                 AnalysisKind::Snapshot => "Memory snapshot",
                 AnalysisKind::Cluster => "Cluster summary",
+                AnalysisKind::Comm => "Communication",
             };
             let mut ok = a.can_run;
             let mut missing = a.missing.clone();
