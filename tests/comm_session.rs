@@ -37,7 +37,7 @@ fn reply(c: &Collected) -> CommReply {
     }
 }
 
-/// Two sessions, rank folders `split[k]` run in session `k`, joined on session 0.
+/// Two sessions, rank folders `split[k]` run in the k-th, joined on the first.
 fn joined(split: [&[u32]; 2]) -> (Vec<Session>, FsOpener, CommOverviewDto) {
     let (o, files) = FsOpener::walk(Path::new(ST)).unwrap();
     let metas = session_common::metas(&files);

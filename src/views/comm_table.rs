@@ -122,7 +122,7 @@ pub fn block_ranks(m: &CommMatrixDto, start: u32, k: u32) -> Option<(i64, i64)> 
 }
 
 /// Whether the window's cells get their values written in them: at most 16 ranks visible on
-/// each side, one link a cell (MindStudio Insight's rule, communication.md §3.2).
+/// each side, one link a cell (MindStudio Insight's rule, docs/rules/communication.md §8).
 pub fn labels_shown(m: &CommMatrixDto) -> bool {
     m.block == 1 && m.cols <= 16 && m.rows <= 16
 }
@@ -149,7 +149,7 @@ mod tests {
 
     #[test]
     fn the_stack_adds_up_to_the_elapse() {
-        // communication.md §5.1, rank 1 of the default group.
+        // docs/rules/communication.md §5: MSI-ST, rank 1 of the default group.
         let r = t(1, 2.92572);
         let s = stack(&r);
         assert!((s.iter().sum::<f64>() - 2.92572).abs() < 1e-12);

@@ -1,7 +1,7 @@
 //! The Communication tab's tables: the time summary per rank with its stacked bars, the
 //! bandwidth per transport, who arrived last per op, slow links and slow ranks, GPU
 //! collectives. Each cell shows the payload's number in the page's units (ms with 3
-//! decimals, ratios as % with 2, communication.md §2.1.4) and keeps the exact value in
+//! decimals, ratios as % with 2, docs/rules/communication.md §8) and keeps the exact value in
 //! `data-v`.
 
 use std::sync::Arc;
