@@ -291,6 +291,9 @@ pub struct CommOverviewDto {
     pub slow_rank_ops_tested: u64,
     /// GPU collectives.
     pub collectives: Vec<CommCollectiveDto>,
+    /// The cross-rank data checks (dropped links, partial ops, …), for the Problems tab.
+    #[serde(default)]
+    pub problems: Vec<super::ProblemDto>,
 }
 
 /// One heatmap window: `cols × rows` blocks of `block × block` axis positions, row-major

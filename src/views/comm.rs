@@ -336,6 +336,7 @@ pub fn overview(rep: &CommReport, ix: &MatrixIndex, parity: bool) -> CommOvervie
                 bus_bw_gbps: c.bus_bw_gbps,
             })
             .collect(),
+        problems: Vec::new(),
     }
 }
 

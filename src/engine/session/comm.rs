@@ -37,7 +37,9 @@ impl CommHeld {
 
     /// The page's overview of the report.
     pub fn overview(&self) -> CommOverviewDto {
-        overview(&self.report, &self.index, self.opts.parity)
+        let mut o = overview(&self.report, &self.index, self.opts.parity);
+        o.problems = self.report.problems.iter().map(super::dto::problem).collect();
+        o
     }
 
     /// One heatmap window.

@@ -45,7 +45,16 @@ impl EngineClient {
         let state = self.state();
         state.comm.set(CommStatus::Joining);
         match self.try_join(parity).await {
-            Ok(o) => state.comm.set(CommStatus::Ready(Arc::new(o))),
+            Ok(o) => {
+                // The cross-rank data checks join the Problems tab once (a join in the other
+                // mode repeats most of them).
+                let new: Vec<_> = state.problems.with_untracked(|have| {
+                    o.problems.iter().filter(|p| !have.contains(p)).cloned().collect()
+                });
+                state.problems_total.update(|t| *t += new.len() as u64);
+                state.problems.update(|v| v.extend(new));
+                state.comm.set(CommStatus::Ready(Arc::new(o)));
+            }
             Err(e) => state.comm.set(CommStatus::Failed(e)),
         }
     }
