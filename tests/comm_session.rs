@@ -84,6 +84,17 @@ fn joined(split: [&[u32]; 2]) -> (Vec<Session>, FsOpener, CommOverviewDto) {
         );
         parts.push(part.beside.into_iter().next().expect("a part"));
     }
+    // A cut or foreign part is refused in words, never a panic.
+    for bad in [parts[0][..parts[0].len() / 2].to_vec(), b"not a part".to_vec()] {
+        let j = send(
+            &mut sessions[0],
+            &o,
+            4,
+            Request::Query(Query::Comm(CommQuery::Join { parity: false })),
+            &[bad],
+        );
+        assert!(matches!(j.out.last(), Some((_, Response::Failed(_)))), "{:?}", j.out);
+    }
     let j = send(
         &mut sessions[0],
         &o,

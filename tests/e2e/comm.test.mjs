@@ -192,6 +192,7 @@ test('a 1024-rank matrix draws and hovers without freezing', async () => {
   await p.page.waitForFunction(() => Number(document.querySelector('[data-testid=comm-heatmap]')?.dataset.block) > 1, null, { timeout: 120_000 });
   const block = Number(await canvas.getAttribute('data-block'));
   const drawMs = Number(await canvas.getAttribute('data-draw-ms'));
+  await canvas.scrollIntoViewIfNeeded();
   const box = await canvas.boundingBox();
   // Hover: the tooltip follows the pointer (each move answered from the window held).
   const h0 = await p.page.evaluate(() => performance.now());

@@ -114,6 +114,7 @@ pub fn Matrix(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSigna
             match client().comm_query(CommQuery::Matrix(q)).await {
                 Ok(CommReply::Matrix(m)) => {
                     error.set(None);
+                    hover.set(None);
                     data.set(Some(m));
                 }
                 Ok(_) => error.set(Some("unexpected reply".into())),
@@ -232,12 +233,9 @@ pub fn Matrix(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSigna
                 let (a, b) = (m.axis.first().copied().unwrap_or(0), m.axis.last().copied().unwrap_or(0));
                 let span = (m.block * m.cols).min(m.axis.len() as u32 - m.x0);
                 format!(
-                    "{} ranks on the axis ({a}–{b}), {span} shown a side, {} a block · scale {} – {} {}{}",
+                    "{} ranks on the axis ({a}–{b}), {span} shown a side, {} a block{}",
                     format::thousands(m.axis.len() as i64),
                     if m.block == 1 { "one link".to_string() } else { format!("{0}×{0} links", m.block) },
-                    format::fixed(m.scale.0, 4),
-                    format::fixed(m.scale.1, 4),
-                    unit(metric_of(&metric.get_untracked())),
                     if m.missing.is_empty() { String::new() } else { format!(" · {} rank(s) missing from the input (hatched)", m.missing.len()) },
                 )
             })
@@ -274,16 +272,42 @@ pub fn Matrix(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSigna
                     <div class="hm-hover" data-testid="comm-heatmap-hover" style=format!("left:{}px;top:{}px", x + 12.0, y + 12.0)>{t}</div>
                 })}
             </div>
-            <p class="muted" data-testid="comm-matrix-caption">{caption}</p>
+            <p class="muted" data-testid="comm-matrix-caption">
+                {move || data.with(|m| m.as_ref().map(|m| format!("{} ", value_text(m.scale.0))))}
+                <span class="comm-legend" style=legend_css()></span>
+                {move || data.with(|m| m.as_ref().map(|m| format!(" {} {} · ", value_text(m.scale.1), unit(metric_of(&metric.get())))))}
+                {caption}
+            </p>
             {move || error.get().map(|e| view! { <p class="notice">{e}</p> })}
         </section>
     }
+}
+
+/// The colour ramp as a CSS gradient.
+fn legend_css() -> String {
+    let stops: Vec<String> = (0..=8)
+        .map(|i| {
+            let [r, g, b] = ramp(i as f64 / 8.0);
+            format!("rgb({r},{g},{b}) {}%", i * 100 / 8)
+        })
+        .collect();
+    format!("background: linear-gradient(to right, {})", stops.join(", "))
 }
 
 fn now() -> f64 {
     web_sys::window()
         .and_then(|w| w.performance())
         .map_or(0.0, |p| p.now())
+}
+
+/// A cell's value: 4 decimals (MindStudio Insight's `ROUND(x, 4)`), 6 below 0.01 so a
+/// small size is not shown as 0.0001.
+fn value_text(v: f64) -> String {
+    if v != 0.0 && v.abs() < 0.01 {
+        format::fixed(v, 6)
+    } else {
+        format::fixed(v, 4)
+    }
 }
 
 /// The plot's side for a canvas `w` px wide.
@@ -385,24 +409,39 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, m: &CommMatrixDto, metric: CommMetr
             if labels && cell >= 28.0 {
                 let light = 0.299 * rr as f64 + 0.587 * gg as f64 + 0.114 * bb as f64 > 140.0;
                 ctx.set_fill_style_str(if light { "#111" } else { "#fff" });
-                let _ = ctx.fill_text(&format::fixed(m.mean[i], 4), x + cell / 2.0, y + cell / 2.0);
+                let _ = ctx.fill_text(&value_text(m.mean[i]), x + cell / 2.0, y + cell / 2.0);
             }
         }
     }
-    // axes: every rank when few are shown, else the first and last of the window
-    ctx.set_fill_style_str(&pal.text);
-    let every = ((12.0 / cell.max(1e-9)).ceil() as u32).max(1);
+    // axes: every rank when few are shown, else every few blocks' first rank; a rank missing
+    // from the input is marked (its links, recovered from another rank's file, still show)
+    let every = ((28.0 / cell.max(1e-9)).ceil() as u32).max(1);
+    let missing = |start: u32, k: u32| {
+        m.missing
+            .iter()
+            .any(|&p| p >= start + k * m.block && p < start + (k + 1) * m.block)
+    };
+    let label = |start: u32, k: u32| {
+        let (a, _) = block_ranks(m, start, k)?;
+        Some(match (m.block == 1, missing(start, k)) {
+            (true, true) => (format!("{a} missing"), true),
+            (_, miss) => (a.to_string(), miss),
+        })
+    };
     for k in (0..m.cols).step_by(every as usize) {
-        if let Some((a, _)) = block_ranks(m, m.x0, k) {
-            let _ = ctx.fill_text(&a.to_string(), ml + (k as f64 + 0.5) * cell, mt + m.rows as f64 * cell + 10.0);
+        if let Some((t, miss)) = label(m.x0, k) {
+            ctx.set_fill_style_str(if miss { &pal.peak } else { &pal.text });
+            let _ = ctx.fill_text(&t, ml + (k as f64 + 0.5) * cell, mt + m.rows as f64 * cell + 10.0);
         }
     }
     ctx.set_text_align("right");
     for k in (0..m.rows).step_by(every as usize) {
-        if let Some((a, _)) = block_ranks(m, m.y0, k) {
-            let _ = ctx.fill_text(&a.to_string(), ml - 6.0, mt + (k as f64 + 0.5) * cell);
+        if let Some((t, miss)) = label(m.y0, k) {
+            ctx.set_fill_style_str(if miss { &pal.peak } else { &pal.text });
+            let _ = ctx.fill_text(&t, ml - 6.0, mt + (k as f64 + 0.5) * cell);
         }
     }
+    ctx.set_fill_style_str(&pal.text);
     ctx.set_text_align("center");
     let _ = ctx.fill_text(
         &format!("source rank →   (colour: {} {})", match metric {

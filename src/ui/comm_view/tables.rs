@@ -30,11 +30,15 @@ fn num(text: String, v: f64) -> impl IntoView {
     view! { <td class="num" data-v=v.to_string()>{text}</td> }
 }
 
-/// `(key, desc)` of a sort signal (`key` or `key,desc`).
+/// `(key, desc)` of a sort signal (`key` or `key,desc`; empty: `default`, descending when
+/// it starts with `-`).
 fn parse_sort(s: &str, default: &str) -> (String, bool) {
     match s.split_once(',') {
         Some((k, d)) => (k.to_string(), d == "desc"),
-        None if s.is_empty() => (default.to_string(), false),
+        None if s.is_empty() => match default.strip_prefix('-') {
+            Some(k) => (k.to_string(), true),
+            None => (default.to_string(), false),
+        },
         None => (s.to_string(), false),
     }
 }
@@ -166,10 +170,7 @@ pub fn Arrivals(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSig
     route.bind(COMM_Q, q);
     let body = move || {
         let (s, g) = (step.get(), group.get());
-        let (key, desc) = match sort.get().as_str() {
-            "" => ("spread".to_string(), true),
-            x => parse_sort(x, "spread"),
-        };
+        let (key, desc) = parse_sort(&sort.get(), "-spread");
         let ix = arrival_order(&view.arrivals, &s, &g, &q.get(), &key, desc);
         let n = ix.len();
         let rows = ix
@@ -198,7 +199,7 @@ pub fn Arrivals(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSig
         let more = (n > OPS_SHOWN).then(|| format!("{} more ops (filter by name to see them)", n - OPS_SHOWN));
         (rows, more)
     };
-    let h = move |key, label| header(sort, "spread", key, label);
+    let h = move |key, label| header(sort, "-spread", key, label);
     view! {
         <h3>"Per op across ranks: who arrived last"</h3>
         <p class="muted">"An op ends together on its ranks, so the rank that arrived last has the shortest elapse, and the others waited up to the spread for it (a proflens view, not in comm.json)."</p>
