@@ -7,8 +7,8 @@
 //!   its links name (in any kind or step), ascending; the same axis for every kind and step
 //!   of the group. A rank of the axis that the input does not hold is **missing**.
 //! * **Level of detail.** A window of `span` axis positions a side is cut into blocks of
-//!   `block = ⌈span / max_blocks⌉` positions a side; a block shows the **mean** of the links it
-//!   holds, with their min, max and count (hover), so 1024 × 1024 ranks are at most
+//!   `block = ⌈span / max_blocks⌉` positions a side; a block carries the **mean** of the links
+//!   it holds with their min and max (the page colours it by the worst) and count, so 1024 × 1024 ranks are at most
 //!   `max_blocks²` cells on the wire and on the canvas. With `block == 1` a cell is one link,
 //!   with its size, time, bandwidth and transport.
 //! * **Scale.** The smallest and largest value of the whole matrix (not of the window), so the

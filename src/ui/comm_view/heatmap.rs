@@ -1,6 +1,7 @@
 //! The link matrix heatmap (src × dst global ranks) of one step, group and op kind: the
 //! worker sends one window at a time with its level of detail (`views::comm::matrix`: at
-//! most [`MAX_BLOCKS`]² blocks, each the mean of its links, with min, max and count), so
+//! most [`MAX_BLOCKS`]² blocks with the mean, min, max and count of their links; a block is
+//! coloured by its worst link: the lowest bandwidth, the longest time, the mean size), so
 //! 1024 × 1024 ranks draw as fast as 16 × 16. Wheel zooms around the pointer, drag pans,
 //! double-click resets. Links recovered from `parallel_group_info` are outlined (dashed),
 //! ranks missing from the input are hatched; values are written in the cells when at most 16
@@ -235,7 +236,15 @@ pub fn Matrix(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSigna
                 format!(
                     "{} ranks on the axis ({a}–{b}), {span} shown a side, {} a block{}",
                     format::thousands(m.axis.len() as i64),
-                    if m.block == 1 { "one link".to_string() } else { format!("{0}×{0} links", m.block) },
+                    if m.block == 1 {
+                        "one link".to_string()
+                    } else {
+                        format!("{0}×{0} links, coloured by its {1}", m.block, match metric_of(&metric.get_untracked()) {
+                            CommMetric::Bandwidth => "lowest bandwidth",
+                            CommMetric::Time => "longest time",
+                            CommMetric::Size => "mean size",
+                        })
+                    },
                     if m.missing.is_empty() { String::new() } else { format!(" · {} rank(s) missing from the input (hatched)", m.missing.len()) },
                 )
             })
@@ -298,6 +307,17 @@ fn now() -> f64 {
     web_sys::window()
         .and_then(|w| w.performance())
         .map_or(0.0, |p| p.now())
+}
+
+/// The value a block is coloured by: its worst link, so a slow link is never averaged away
+/// (the lowest bandwidth, the longest time; sizes: the mean). One link: its value.
+fn shade(m: &CommMatrixDto, i: usize, metric: CommMetric) -> f64 {
+    match metric {
+        _ if m.block == 1 => m.mean[i],
+        CommMetric::Bandwidth => m.min[i],
+        CommMetric::Time => m.max[i],
+        CommMetric::Size => m.mean[i],
+    }
 }
 
 /// A cell's value: 4 decimals (MindStudio Insight's `ROUND(x, 4)`), 6 below 0.01 so a
@@ -396,15 +416,17 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, m: &CommMatrixDto, metric: CommMetr
             if m.count[i] == 0 {
                 continue;
             }
-            let [rr, gg, bb] = ramp(frac(m.mean[i]));
+            let [rr, gg, bb] = ramp(frac(shade(m, i, metric)));
             ctx.set_fill_style_str(&format!("rgb({rr},{gg},{bb})"));
             let gap = if cell >= 6.0 { 1.0 } else { 0.0 };
             ctx.fill_rect(x, y, cell - gap, cell - gap);
             if m.recovered[i] > 0 && cell >= 4.0 {
                 ctx.set_stroke_style_str(&pal.peak);
-                let _ = ctx.set_line_dash(&js_sys::Array::of2(&3.0.into(), &2.0.into()));
-                ctx.stroke_rect(x + 1.0, y + 1.0, cell - 3.0, cell - 3.0);
+                ctx.set_line_width(if cell >= 12.0 { 2.0 } else { 1.0 });
+                let _ = ctx.set_line_dash(&js_sys::Array::of2(&4.0.into(), &3.0.into()));
+                ctx.stroke_rect(x + 1.5, y + 1.5, cell - 4.0, cell - 4.0);
                 let _ = ctx.set_line_dash(&js_sys::Array::new());
+                ctx.set_line_width(1.0);
             }
             if labels && cell >= 28.0 {
                 let light = 0.299 * rr as f64 + 0.587 * gg as f64 + 0.114 * bb as f64 > 140.0;
