@@ -39,12 +39,8 @@ pub fn time_order(rows: &[&CommTimeDto], key: &str, desc: bool) -> Vec<usize> {
     let mut ix: Vec<usize> = (0..rows.len()).collect();
     ix.sort_by(|&a, &b| {
         let (x, y) = (time_key(rows[a], key), time_key(rows[b], key));
-        let o = x.total_cmp(&y).then(rows[a].rank.cmp(&rows[b].rank));
-        if desc {
-            o.reverse()
-        } else {
-            o
-        }
+        let o = if desc { y.total_cmp(&x) } else { x.total_cmp(&y) };
+        o.then(rows[a].rank.cmp(&rows[b].rank))
     });
     ix
 }
