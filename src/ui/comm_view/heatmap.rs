@@ -282,9 +282,9 @@ pub fn Matrix(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSigna
                 })}
             </div>
             <p class="muted" data-testid="comm-matrix-caption">
-                {move || data.with(|m| m.as_ref().map(|m| format!("{} ", value_text(m.scale.0))))}
+                {move || data.with(|m| m.as_ref().map(|m| format!("{}: {} ", unit(metric_of(&metric.get())), value_text(m.scale.0))))}
                 <span class="comm-legend" style=legend_css()></span>
-                {move || data.with(|m| m.as_ref().map(|m| format!(" {} {} · ", value_text(m.scale.1), unit(metric_of(&metric.get())))))}
+                {move || data.with(|m| m.as_ref().map(|m| format!(" {} · ", value_text(m.scale.1))))}
                 {caption}
             </p>
             {move || error.get().map(|e| view! { <p class="notice">{e}</p> })}
@@ -351,7 +351,7 @@ fn describe(m: &CommMatrixDto, col: u32, row: u32, metric: CommMetric) -> String
     } else if m.block == 1 {
         if let Some((size, time, bw, tr)) = m.detail.get(i) {
             t.push_str(&format!(
-                " · {tr} · {} MB · {} ms · {} GB/s",
+                " · {tr} · size (MB) {} · time (ms) {} · bandwidth (GB/s) {}",
                 format::fixed(*size, 6),
                 format::fixed(*time, 5),
                 format::fixed(*bw, 4)
@@ -359,7 +359,7 @@ fn describe(m: &CommMatrixDto, col: u32, row: u32, metric: CommMetric) -> String
         }
     } else {
         t.push_str(&format!(
-            " · {} links · mean {} · min {} · max {} {u}",
+            " · {} links · {u}: mean {} · min {} · max {}",
             m.count[i],
             format::fixed(m.mean[i], 4),
             format::fixed(m.min[i], 4),
