@@ -234,12 +234,12 @@ pub fn Matrix(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSigna
                 let (a, b) = (m.axis.first().copied().unwrap_or(0), m.axis.last().copied().unwrap_or(0));
                 let span = (m.block * m.cols).min(m.axis.len() as u32 - m.x0);
                 format!(
-                    "{} ranks on the axis ({a}–{b}), {span} shown a side, {} a block{}",
+                    "{} ranks on the axis ({a}–{b}), {span} shown a side, {}{}",
                     format::thousands(m.axis.len() as i64),
                     if m.block == 1 {
-                        "one link".to_string()
+                        "one link a cell".to_string()
                     } else {
-                        format!("{0}×{0} links, coloured by its {1}", m.block, match metric_of(&metric.get_untracked()) {
+                        format!("{0}×{0} links a block, coloured by its {1}", m.block, match metric_of(&metric.get_untracked()) {
                             CommMetric::Bandwidth => "lowest bandwidth",
                             CommMetric::Time => "longest time",
                             CommMetric::Size => "mean size",
