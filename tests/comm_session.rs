@@ -229,3 +229,52 @@ fn the_default_groups_missing_rank_is_marked_in_the_heatmap() {
     assert!(text.starts_with("step,group,rank,n_ops,elapse_ms"), "{text}");
     assert_eq!(text.lines().count(), 18);
 }
+
+#[test]
+fn gpu_collectives_of_a_trace_join_as_the_cli_writes_them() {
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/fixtures/ascend/facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config"
+    );
+    let (o, files) = FsOpener::walk(Path::new(dir)).unwrap();
+    let files: Vec<_> = files
+        .into_iter()
+        .filter(|f| f.path.ends_with("nccl_data.json.gz"))
+        .collect();
+    let mut s = Session::new();
+    let open = send(&mut s, &o, 1, Request::Open { files: session_common::metas(&files) }, &[]);
+    let Response::Inventory(inv) = &open.out[0].1 else {
+        panic!("{:?}", open.out)
+    };
+    // A GPU rank asks for no communication files.
+    assert!(inv.ranks[0].analyses.iter().all(|a| a.analysis != AnalysisKind::Comm));
+    send(&mut s, &o, 2, Request::run(AnalysisKind::Anomaly, [0]), &[]);
+    let part = send(
+        &mut s,
+        &o,
+        3,
+        Request::ExportPart {
+            what: ExportRequest::Comm(CommExportKind::Json),
+            round: 0,
+        },
+        &[],
+    );
+    let j = send(
+        &mut s,
+        &o,
+        4,
+        Request::Query(Query::Comm(CommQuery::Join { parity: false })),
+        &part.beside,
+    );
+    let CommReply::Overview(ov) = reply(&j) else {
+        panic!("no overview")
+    };
+    assert!(!ov.collectives.is_empty());
+    let exp = send(&mut s, &o, 5, Request::Export(ExportRequest::Comm(CommExportKind::Json)), &[]);
+    let want = Command::new(env!("CARGO_BIN_EXE_proflens"))
+        .args(["comm", &format!("{dir}/nccl_data.json.gz"), "--json", "-"])
+        .output()
+        .unwrap()
+        .stdout;
+    assert_eq!(String::from_utf8_lossy(&exp.bytes), String::from_utf8_lossy(&want));
+}
