@@ -42,7 +42,15 @@ fn joined(split: [&[u32]; 2]) -> (Vec<Session>, FsOpener, CommOverviewDto) {
     let (o, files) = FsOpener::walk(Path::new(ST)).unwrap();
     let metas = session_common::metas(&files);
     let mut sessions = vec![Session::new(), Session::new()];
-    let a = send(&mut sessions[0], &o, 1, Request::Open { files: metas.clone() }, &[]);
+    let a = send(
+        &mut sessions[0],
+        &o,
+        1,
+        Request::Open {
+            files: metas.clone(),
+        },
+        &[],
+    );
     let inv = match &a.out[0].1 {
         Response::Inventory(i) => i.clone(),
         other => panic!("{other:?}"),
@@ -53,7 +61,13 @@ fn joined(split: [&[u32]; 2]) -> (Vec<Session>, FsOpener, CommOverviewDto) {
         let c = r.analyses.iter().find(|c| c.analysis == AnalysisKind::Comm);
         assert!(c.is_some_and(|c| c.can_run), "{}: {:?}", r.dir, r.analyses);
     }
-    send(&mut sessions[1], &o, 1, Request::Open { files: metas }, &a.beside);
+    send(
+        &mut sessions[1],
+        &o,
+        1,
+        Request::Open { files: metas },
+        &a.beside,
+    );
     let mut parts = Vec::new();
     for (k, s) in sessions.iter_mut().enumerate() {
         for &t in split[k] {
@@ -62,7 +76,11 @@ fn joined(split: [&[u32]; 2]) -> (Vec<Session>, FsOpener, CommOverviewDto) {
                 &o,
                 2,
                 Request::Run {
-                    analyses: vec![AnalysisKind::Memory, AnalysisKind::Anomaly, AnalysisKind::Comm],
+                    analyses: vec![
+                        AnalysisKind::Memory,
+                        AnalysisKind::Anomaly,
+                        AnalysisKind::Comm,
+                    ],
                     targets: vec![Target::Rank(t)],
                 },
                 &[],
@@ -85,7 +103,10 @@ fn joined(split: [&[u32]; 2]) -> (Vec<Session>, FsOpener, CommOverviewDto) {
         parts.push(part.beside.into_iter().next().expect("a part"));
     }
     // A cut or foreign part is refused in words, never a panic.
-    for bad in [parts[0][..parts[0].len() / 2].to_vec(), b"not a part".to_vec()] {
+    for bad in [
+        parts[0][..parts[0].len() / 2].to_vec(),
+        b"not a part".to_vec(),
+    ] {
         let j = send(
             &mut sessions[0],
             &o,
@@ -93,7 +114,11 @@ fn joined(split: [&[u32]; 2]) -> (Vec<Session>, FsOpener, CommOverviewDto) {
             Request::Query(Query::Comm(CommQuery::Join { parity: false })),
             &[bad],
         );
-        assert!(matches!(j.out.last(), Some((_, Response::Failed(_)))), "{:?}", j.out);
+        assert!(
+            matches!(j.out.last(), Some((_, Response::Failed(_)))),
+            "{:?}",
+            j.out
+        );
     }
     let j = send(
         &mut sessions[0],
@@ -129,7 +154,9 @@ fn joined_over_two_sessions_equals_the_cli_and_the_golden_values() {
             Request::Export(ExportRequest::Comm(CommExportKind::Json)),
             &[],
         );
-        assert!(matches!(exp.out.last(), Some((_, Response::ExportDone { file_name, .. })) if file_name == "comm.json"));
+        assert!(
+            matches!(exp.out.last(), Some((_, Response::ExportDone { file_name, .. })) if file_name == "comm.json")
+        );
         assert_eq!(
             String::from_utf8_lossy(&exp.bytes),
             String::from_utf8_lossy(&want),
@@ -151,7 +178,10 @@ fn joined_over_two_sessions_equals_the_cli_and_the_golden_values() {
             .iter()
             .find(|b| b.group == "5862276114690318097" && b.rank == 0 && b.transport == "HCCS")
             .unwrap();
-        assert_eq!((b.bandwidth_gbps, b.large_packet_ratio), (18.9444, Some(0.9091)));
+        assert_eq!(
+            (b.bandwidth_gbps, b.large_packet_ratio),
+            (18.9444, Some(0.9091))
+        );
         // Who arrived last: every op of the step has a row.
         assert!(!ov.arrivals.is_empty());
 
@@ -222,11 +252,16 @@ fn the_default_groups_missing_rank_is_marked_in_the_heatmap() {
         &mut sessions[0],
         &o,
         7,
-        Request::Export(ExportRequest::Comm(CommExportKind::Csv("time_summary".into()))),
+        Request::Export(ExportRequest::Comm(CommExportKind::Csv(
+            "time_summary".into(),
+        ))),
         &[],
     );
     let text = String::from_utf8(csv.bytes).unwrap();
-    assert!(text.starts_with("step,group,rank,n_ops,elapse_ms"), "{text}");
+    assert!(
+        text.starts_with("step,group,rank,n_ops,elapse_ms"),
+        "{text}"
+    );
     assert_eq!(text.lines().count(), 18);
 }
 
@@ -242,12 +277,23 @@ fn gpu_collectives_of_a_trace_join_as_the_cli_writes_them() {
         .filter(|f| f.path.ends_with("nccl_data.json.gz"))
         .collect();
     let mut s = Session::new();
-    let open = send(&mut s, &o, 1, Request::Open { files: session_common::metas(&files) }, &[]);
+    let open = send(
+        &mut s,
+        &o,
+        1,
+        Request::Open {
+            files: session_common::metas(&files),
+        },
+        &[],
+    );
     let Response::Inventory(inv) = &open.out[0].1 else {
         panic!("{:?}", open.out)
     };
     // A GPU rank asks for no communication files.
-    assert!(inv.ranks[0].analyses.iter().all(|a| a.analysis != AnalysisKind::Comm));
+    assert!(inv.ranks[0]
+        .analyses
+        .iter()
+        .all(|a| a.analysis != AnalysisKind::Comm));
     send(&mut s, &o, 2, Request::run(AnalysisKind::Anomaly, [0]), &[]);
     let part = send(
         &mut s,
@@ -270,11 +316,20 @@ fn gpu_collectives_of_a_trace_join_as_the_cli_writes_them() {
         panic!("no overview")
     };
     assert!(!ov.collectives.is_empty());
-    let exp = send(&mut s, &o, 5, Request::Export(ExportRequest::Comm(CommExportKind::Json)), &[]);
+    let exp = send(
+        &mut s,
+        &o,
+        5,
+        Request::Export(ExportRequest::Comm(CommExportKind::Json)),
+        &[],
+    );
     let want = Command::new(env!("CARGO_BIN_EXE_proflens"))
         .args(["comm", &format!("{dir}/nccl_data.json.gz"), "--json", "-"])
         .output()
         .unwrap()
         .stdout;
-    assert_eq!(String::from_utf8_lossy(&exp.bytes), String::from_utf8_lossy(&want));
+    assert_eq!(
+        String::from_utf8_lossy(&exp.bytes),
+        String::from_utf8_lossy(&want)
+    );
 }

@@ -80,7 +80,13 @@ impl MatrixIndex {
         ix
     }
 
-    fn rows<'a>(&self, rep: &'a CommReport, step: &str, group: &str, kind: &str) -> Vec<&'a MatrixRow> {
+    fn rows<'a>(
+        &self,
+        rep: &'a CommReport,
+        step: &str,
+        group: &str,
+        kind: &str,
+    ) -> Vec<&'a MatrixRow> {
         let key = (step.to_string(), group.to_string(), kind.to_string());
         self.by_key
             .get(&key)
@@ -171,8 +177,16 @@ pub fn matrix(rep: &CommReport, ix: &MatrixIndex, q: &CommMatrixQuery) -> CommMa
         out.count[c] += 1;
         out.recovered[c] += r.mapped_from_metadata as u32;
         sum[c] += v;
-        out.min[c] = if out.count[c] == 1 { v } else { out.min[c].min(v) };
-        out.max[c] = if out.count[c] == 1 { v } else { out.max[c].max(v) };
+        out.min[c] = if out.count[c] == 1 {
+            v
+        } else {
+            out.min[c].min(v)
+        };
+        out.max[c] = if out.count[c] == 1 {
+            v
+        } else {
+            out.max[c].max(v)
+        };
         if block == 1 {
             out.detail[c] = (r.size_mb, r.time_ms, r.bandwidth_gbps, r.transport.clone());
         }
@@ -420,7 +434,10 @@ mod tests {
         let m = matrix(&rep, &ix, &query(4, 2));
         assert_eq!((m.block, m.cols, m.rows), (2, 2, 2));
         // Block (rows 0-1, cols 0-1): links 0→0 0, 1→0 4, 0→1 1, 1→1 5.
-        assert_eq!((m.mean[0], m.min[0], m.max[0], m.count[0]), (2.5, 0.0, 5.0, 4));
+        assert_eq!(
+            (m.mean[0], m.min[0], m.max[0], m.count[0]),
+            (2.5, 0.0, 5.0, 4)
+        );
         assert!(m.detail.is_empty());
         // A window clamped to the axis.
         let mut q = query(2, 8);
@@ -435,7 +452,10 @@ mod tests {
         let ix = MatrixIndex::of(&rep);
         let m = matrix(&rep, &ix, &query(1024, 128));
         assert_eq!((m.block, m.cols, m.rows), (8, 128, 128));
-        assert_eq!(m.count.iter().map(|&c| c as usize).sum::<usize>(), 1024 * 1024);
+        assert_eq!(
+            m.count.iter().map(|&c| c as usize).sum::<usize>(),
+            1024 * 1024
+        );
         let o = overview(&rep, &ix, false);
         assert_eq!(o.matrices[0].axis_len, 1024);
         assert_eq!(o.recovered_links, 1);

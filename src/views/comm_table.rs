@@ -39,7 +39,11 @@ pub fn time_order(rows: &[&CommTimeDto], key: &str, desc: bool) -> Vec<usize> {
     let mut ix: Vec<usize> = (0..rows.len()).collect();
     ix.sort_by(|&a, &b| {
         let (x, y) = (time_key(rows[a], key), time_key(rows[b], key));
-        let o = if desc { y.total_cmp(&x) } else { x.total_cmp(&y) };
+        let o = if desc {
+            y.total_cmp(&x)
+        } else {
+            x.total_cmp(&y)
+        };
         o.then(rows[a].rank.cmp(&rows[b].rank))
     });
     ix

@@ -113,10 +113,7 @@ pub fn arrivals(ranks: &[&RankComm], opts: &CommOptions) -> Vec<OpArrival> {
                 max_elapse_ms: a.max.0,
                 mean_elapse_ms: a.sum / a.n as f64,
                 spread_ms: a.max.0 - a.min.0,
-                start_spread_us: a
-                    .start
-                    .filter(|_| a.all_start)
-                    .map(|(lo, hi)| hi - lo),
+                start_spread_us: a.start.filter(|_| a.all_start).map(|(lo, hi)| hi - lo),
             }
         })
         .collect()
@@ -179,15 +176,24 @@ mod tests {
         let a = &rows[0];
         assert_eq!(a.op, "hcom_allReduce__1_1");
         assert_eq!((a.n_ranks, a.last_rank, a.first_rank), (3, 3, 1));
-        assert_eq!((a.last_elapse_ms, a.max_elapse_ms, a.spread_ms), (0.5, 2.5, 2.0));
+        assert_eq!(
+            (a.last_elapse_ms, a.max_elapse_ms, a.spread_ms),
+            (0.5, 2.5, 2.0)
+        );
         assert_eq!(a.mean_elapse_ms, 4.0 / 3.0);
         assert_eq!(a.start_spread_us, Some(12.5));
         let b = &rows[1];
-        assert_eq!((b.op.as_str(), b.n_ranks, b.last_rank, b.first_rank), ("only0", 1, 0, 0));
+        assert_eq!(
+            (b.op.as_str(), b.n_ranks, b.last_rank, b.first_rank),
+            ("only0", 1, 0, 0)
+        );
         assert_eq!(b.spread_ms, 0.0);
         // Equal elapses: the lowest rank on both ends; one start missing: no start spread.
         let c = &rows[2];
-        assert_eq!((c.step.as_str(), c.last_rank, c.first_rank), ("step2", 1, 1));
+        assert_eq!(
+            (c.step.as_str(), c.last_rank, c.first_rank),
+            ("step2", 1, 1)
+        );
         assert_eq!(c.start_spread_us, None);
         let only2 = arrivals(
             &[&r0, &r1, &r3],

@@ -38,7 +38,12 @@ impl CommHeld {
     /// The page's overview of the report.
     pub fn overview(&self) -> CommOverviewDto {
         let mut o = overview(&self.report, &self.index, self.opts.parity);
-        o.problems = self.report.problems.iter().map(super::dto::problem).collect();
+        o.problems = self
+            .report
+            .problems
+            .iter()
+            .map(super::dto::problem)
+            .collect();
         o
     }
 

@@ -49,7 +49,11 @@ impl EngineClient {
                 // The cross-rank data checks join the Problems tab once (a join in the other
                 // mode repeats most of them).
                 let new: Vec<_> = state.problems.with_untracked(|have| {
-                    o.problems.iter().filter(|p| !have.contains(p)).cloned().collect()
+                    o.problems
+                        .iter()
+                        .filter(|p| !have.contains(p))
+                        .cloned()
+                        .collect()
                 });
                 state.problems_total.update(|t| *t += new.len() as u64);
                 state.problems.update(|v| v.extend(new));
@@ -59,7 +63,10 @@ impl EngineClient {
         }
     }
 
-    async fn try_join(&self, parity: bool) -> Result<crate::protocol::comm::CommOverviewDto, String> {
+    async fn try_join(
+        &self,
+        parity: bool,
+    ) -> Result<crate::protocol::comm::CommOverviewDto, String> {
         let holders: Vec<usize> = {
             let inner = self.inner.borrow();
             let mut v: Vec<usize> = inner
@@ -70,8 +77,13 @@ impl EngineClient {
                 .collect();
             v.sort_unstable();
             v.dedup();
-            if v.iter().any(|&k| !inner.slots.get(k).is_some_and(|s| s.alive)) {
-                return Err("a worker stopped, so its rank folders' tables are gone; drop the folder again".into());
+            if v.iter()
+                .any(|&k| !inner.slots.get(k).is_some_and(|s| s.alive))
+            {
+                return Err(
+                    "a worker stopped, so its rank folders' tables are gone; drop the folder again"
+                        .into(),
+                );
             }
             v
         };
@@ -99,7 +111,9 @@ impl EngineClient {
                     match rx.await {
                         Ok(Response::ExportPart { .. }) => {
                             let buf = self.inner.borrow_mut().beside.remove(&seq);
-                            parts.push(&buf.ok_or("a communication part arrived without its bytes")?);
+                            parts.push(
+                                &buf.ok_or("a communication part arrived without its bytes")?,
+                            );
                         }
                         Ok(Response::Failed(f)) => return Err(f.message),
                         Ok(other) => return Err(format!("unexpected reply to a part: {other:?}")),

@@ -15,7 +15,9 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::protocol::comm::{CommMatrixDto, CommMatrixQuery, CommMetric, CommOverviewDto, CommQuery, CommReply};
+use crate::protocol::comm::{
+    CommMatrixDto, CommMatrixQuery, CommMetric, CommOverviewDto, CommQuery, CommReply,
+};
 use crate::ui::client::client;
 use crate::ui::route::{use_route, COMM_KIND, COMM_METRIC, COMM_WIN};
 use crate::ui::widgets::chart::context;
@@ -55,7 +57,11 @@ fn parse_win(s: &str) -> Option<(u32, u32, u32)> {
 
 /// The matrix of the selected step and group.
 #[component]
-pub fn Matrix(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSignal<String>) -> impl IntoView {
+pub fn Matrix(
+    view: Arc<CommOverviewDto>,
+    step: RwSignal<String>,
+    group: RwSignal<String>,
+) -> impl IntoView {
     let route = use_route();
     let kind = RwSignal::new(String::new());
     let metric = RwSignal::new(String::new());
@@ -72,7 +78,10 @@ pub fn Matrix(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSigna
     let v = view.clone();
     let entry = move || {
         let (s, g) = (step.get(), group.get());
-        v.matrices.iter().find(|m| m.step == s && m.group == g).cloned()
+        v.matrices
+            .iter()
+            .find(|m| m.step == s && m.group == g)
+            .cloned()
     };
     let kinds = {
         let entry = entry.clone();
@@ -89,11 +98,17 @@ pub fn Matrix(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSigna
         move || -> Option<CommMatrixQuery> {
             let ks = kinds();
             let k = kind.get();
-            let k = if ks.contains(&k) { k } else { ks.first()?.clone() };
+            let k = if ks.contains(&k) {
+                k
+            } else {
+                ks.first()?.clone()
+            };
             let n = axis_len().max(1);
             let (x0, y0, span) = parse_win(&win.get()).unwrap_or((0, 0, n));
             let span = span.clamp(1, n);
-            let side = canvas.get().map_or(PLOT_MAX, |c| plot_side(c.client_width() as f64));
+            let side = canvas
+                .get()
+                .map_or(PLOT_MAX, |c| plot_side(c.client_width() as f64));
             Some(CommMatrixQuery {
                 step: step.get(),
                 group: group.get(),
@@ -136,7 +151,17 @@ pub fn Matrix(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSigna
     // Wheel: zoom around the pointer; drag: pan; double-click: the whole axis.
     let drag = StoredValue::new(None::<(f64, f64, u32, u32)>);
     let win_of = move || {
-        data.with_untracked(|m| m.as_ref().map(|m| (m.x0, m.y0, m.block * m.cols.max(m.rows), m.axis.len() as u32, m.block)))
+        data.with_untracked(|m| {
+            m.as_ref().map(|m| {
+                (
+                    m.x0,
+                    m.y0,
+                    m.block * m.cols.max(m.rows),
+                    m.axis.len() as u32,
+                    m.block,
+                )
+            })
+        })
     };
     let side_of = move || {
         let c = canvas.get_untracked()?;
@@ -148,8 +173,12 @@ pub fn Matrix(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSigna
             return;
         };
         ev.prevent_default();
-        let (px, py) = (ev.offset_x() as f64 - MARGIN.0, ev.offset_y() as f64 - MARGIN.1);
-        let at = |p: f64, o: u32| (o as f64 + (p / cell.max(1e-9)) * block as f64).clamp(0.0, n as f64);
+        let (px, py) = (
+            ev.offset_x() as f64 - MARGIN.0,
+            ev.offset_y() as f64 - MARGIN.1,
+        );
+        let at =
+            |p: f64, o: u32| (o as f64 + (p / cell.max(1e-9)) * block as f64).clamp(0.0, n as f64);
         let (ax, ay) = (at(px, x0), at(py, y0));
         let f = if ev.delta_y() < 0.0 { 0.7 } else { 1.0 / 0.7 };
         let new = ((span as f64 * f).round() as u32).clamp(1, n.max(1));
@@ -166,20 +195,27 @@ pub fn Matrix(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSigna
     };
     let on_up = move |_| drag.set_value(None);
     let on_move = move |ev: ev::MouseEvent| {
-        if let (Some((sx, sy, x0, y0)), Some((_, _, span, n, block)), Some(cell)) = (drag.get_value(), win_of(), side_of()) {
+        if let (Some((sx, sy, x0, y0)), Some((_, _, span, n, block)), Some(cell)) =
+            (drag.get_value(), win_of(), side_of())
+        {
             if ev.buttons() & 1 == 1 {
                 let shift = |d: f64, o: u32| -> u32 {
                     let moved = (-d / cell.max(1e-9) * block as f64).round();
                     (o as f64 + moved).clamp(0.0, n.saturating_sub(span) as f64) as u32
                 };
-                let (nx, ny) = (shift(ev.client_x() as f64 - sx, x0), shift(ev.client_y() as f64 - sy, y0));
+                let (nx, ny) = (
+                    shift(ev.client_x() as f64 - sx, x0),
+                    shift(ev.client_y() as f64 - sy, y0),
+                );
                 if (nx, ny) != (x0, y0) {
                     win.set(format!("{nx},{ny},{span}"));
                 }
                 return;
             }
         }
-        let Some(c) = canvas.get_untracked() else { return };
+        let Some(c) = canvas.get_untracked() else {
+            return;
+        };
         let w = plot_side(c.client_width() as f64);
         let (x, y) = (ev.offset_x() as f64, ev.offset_y() as f64);
         let text = data.with_untracked(|m| {
@@ -192,7 +228,11 @@ pub fn Matrix(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSigna
     let kind_options = move || {
         let k = kind.get();
         let ks = kinds();
-        let sel = if ks.contains(&k) { k } else { ks.first().cloned().unwrap_or_default() };
+        let sel = if ks.contains(&k) {
+            k
+        } else {
+            ks.first().cloned().unwrap_or_default()
+        };
         ks.into_iter()
             .map(|x| {
                 let s = x == sel;
@@ -219,7 +259,8 @@ pub fn Matrix(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSigna
                     for c in 0..m.cols {
                         let i = (r * m.cols + c) as usize;
                         if m.count[i] > 0 {
-                            let (src, dst) = (m.axis[(m.x0 + c) as usize], m.axis[(m.y0 + r) as usize]);
+                            let (src, dst) =
+                                (m.axis[(m.x0 + c) as usize], m.axis[(m.y0 + r) as usize]);
                             out.push(format!("{src},{dst},{}", m.mean[i]));
                         }
                     }
@@ -231,7 +272,10 @@ pub fn Matrix(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSigna
     let caption = move || {
         data.with(|m| {
             m.as_ref().map(|m| {
-                let (a, b) = (m.axis.first().copied().unwrap_or(0), m.axis.last().copied().unwrap_or(0));
+                let (a, b) = (
+                    m.axis.first().copied().unwrap_or(0),
+                    m.axis.last().copied().unwrap_or(0),
+                );
                 let span = (m.block * m.cols).min(m.axis.len() as u32 - m.x0);
                 format!(
                     "{} ranks on the axis ({a}–{b}), {span} shown a side, {}{}",
@@ -239,13 +283,24 @@ pub fn Matrix(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSigna
                     if m.block == 1 {
                         "one link a cell".to_string()
                     } else {
-                        format!("{0}×{0} links a block, coloured by its {1}", m.block, match metric_of(&metric.get_untracked()) {
-                            CommMetric::Bandwidth => "lowest bandwidth",
-                            CommMetric::Time => "longest time",
-                            CommMetric::Size => "mean size",
-                        })
+                        format!(
+                            "{0}×{0} links a block, coloured by its {1}",
+                            m.block,
+                            match metric_of(&metric.get_untracked()) {
+                                CommMetric::Bandwidth => "lowest bandwidth",
+                                CommMetric::Time => "longest time",
+                                CommMetric::Size => "mean size",
+                            }
+                        )
                     },
-                    if m.missing.is_empty() { String::new() } else { format!(" · {} rank(s) missing from the input (hatched)", m.missing.len()) },
+                    if m.missing.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " · {} rank(s) missing from the input (hatched)",
+                            m.missing.len()
+                        )
+                    },
                 )
             })
         })
@@ -300,7 +355,10 @@ fn legend_css() -> String {
             format!("rgb({r},{g},{b}) {}%", i * 100 / 8)
         })
         .collect();
-    format!("background: linear-gradient(to right, {})", stops.join(", "))
+    format!(
+        "background: linear-gradient(to right, {})",
+        stops.join(", ")
+    )
 }
 
 fn now() -> f64 {
@@ -367,7 +425,10 @@ fn describe(m: &CommMatrixDto, col: u32, row: u32, metric: CommMetric) -> String
         ));
     }
     if m.recovered[i] > 0 {
-        t.push_str(&format!(" · {} recovered from parallel_group_info", m.recovered[i]));
+        t.push_str(&format!(
+            " · {} recovered from parallel_group_info",
+            m.recovered[i]
+        ));
     }
     if m.missing_cell[i] {
         t.push_str(" · a rank missing from the input");
@@ -386,7 +447,13 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, m: &CommMatrixDto, metric: CommMetr
     let cell = cell_px(m, side, side);
     let (ml, mt, _) = MARGIN;
     let (lo, hi) = m.scale;
-    let frac = |v: f64| if hi > lo { ((v - lo) / (hi - lo)).clamp(0.0, 1.0) } else { 0.5 };
+    let frac = |v: f64| {
+        if hi > lo {
+            ((v - lo) / (hi - lo)).clamp(0.0, 1.0)
+        } else {
+            0.5
+        }
+    };
     let labels = labels_shown(m);
     ctx.set_font("11px system-ui, sans-serif");
     ctx.set_text_align("center");
@@ -453,7 +520,11 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, m: &CommMatrixDto, metric: CommMetr
     for k in (0..m.cols).step_by(every as usize) {
         if let Some((t, miss)) = label(m.x0, k) {
             ctx.set_fill_style_str(if miss { &pal.peak } else { &pal.text });
-            let _ = ctx.fill_text(&t, ml + (k as f64 + 0.5) * cell, mt + m.rows as f64 * cell + 10.0);
+            let _ = ctx.fill_text(
+                &t,
+                ml + (k as f64 + 0.5) * cell,
+                mt + m.rows as f64 * cell + 10.0,
+            );
         }
     }
     ctx.set_text_align("right");
@@ -466,11 +537,15 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, m: &CommMatrixDto, metric: CommMetr
     ctx.set_fill_style_str(&pal.text);
     ctx.set_text_align("center");
     let _ = ctx.fill_text(
-        &format!("source rank →   (colour: {} {})", match metric {
-            CommMetric::Bandwidth => "bandwidth",
-            CommMetric::Size => "size",
-            CommMetric::Time => "time",
-        }, unit(metric)),
+        &format!(
+            "source rank →   (colour: {} {})",
+            match metric {
+                CommMetric::Bandwidth => "bandwidth",
+                CommMetric::Size => "size",
+                CommMetric::Time => "time",
+            },
+            unit(metric)
+        ),
         ml + m.cols as f64 * cell / 2.0,
         mt + m.rows as f64 * cell + 26.0,
     );

@@ -23,7 +23,8 @@ use crate::ui::state::{AppState, CommStatus};
 #[component]
 pub fn CommView() -> impl IntoView {
     let state = expect_context::<AppState>();
-    move || match state.comm.get() {
+    move || {
+        match state.comm.get() {
         CommStatus::None | CommStatus::Joining => view! {
             <p class="muted" data-testid="comm-waiting">"Joining the ranks' communication tables… (after every rank folder is read)"</p>
         }
@@ -31,14 +32,23 @@ pub fn CommView() -> impl IntoView {
         CommStatus::Failed(e) => view! { <p class="notice" data-testid="comm-failed">{format!("The communication analysis failed: {e}")}</p> }.into_any(),
         CommStatus::Ready(o) => view! { <Comm view=o/> }.into_any(),
     }
+    }
 }
 
 /// The group's label in the selector: `name (hash) · n ranks`.
 fn group_label(o: &CommOverviewDto, g: &str) -> String {
     match o.groups.iter().find(|x| x.group == g) {
         Some(x) => {
-            let name = if x.name.is_empty() { "group".to_string() } else { x.name.clone() };
-            let n = if x.global_ranks.is_empty() { x.present.len() } else { x.global_ranks.len() };
+            let name = if x.name.is_empty() {
+                "group".to_string()
+            } else {
+                x.name.clone()
+            };
+            let n = if x.global_ranks.is_empty() {
+                x.present.len()
+            } else {
+                x.global_ranks.len()
+            };
             let missing = if x.missing.is_empty() {
                 String::new()
             } else {

@@ -44,11 +44,20 @@ fn parse_sort(s: &str, default: &str) -> (String, bool) {
 }
 
 /// A sortable header: click sorts by `key`, a second click reverses.
-fn header(sort: RwSignal<String>, default: &'static str, key: &'static str, label: &'static str) -> impl IntoView {
+fn header(
+    sort: RwSignal<String>,
+    default: &'static str,
+    key: &'static str,
+    label: &'static str,
+) -> impl IntoView {
     let mark = move || {
         let (k, d) = parse_sort(&sort.get(), default);
         if k == key {
-            if d { " ▼" } else { " ▲" }
+            if d {
+                " ▼"
+            } else {
+                " ▲"
+            }
         } else {
             ""
         }
@@ -63,14 +72,26 @@ fn header(sort: RwSignal<String>, default: &'static str, key: &'static str, labe
 
 /// Time summary of the step and group: one row per rank with a stacked bar.
 #[component]
-pub fn TimeTable(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSignal<String>) -> impl IntoView {
+pub fn TimeTable(
+    view: Arc<CommOverviewDto>,
+    step: RwSignal<String>,
+    group: RwSignal<String>,
+) -> impl IntoView {
     let sort = RwSignal::new(String::new());
     use_route().bind(COMM_SORT, sort);
     let rows = move || {
         let (s, g) = (step.get(), group.get());
-        let rows: Vec<_> = view.time.iter().filter(|t| t.step == s && t.group == g).collect();
+        let rows: Vec<_> = view
+            .time
+            .iter()
+            .filter(|t| t.step == s && t.group == g)
+            .collect();
         let (key, desc) = parse_sort(&sort.get(), "rank");
-        let longest = rows.iter().map(|t| t.elapse_ms).fold(0.0f64, f64::max).max(1e-12);
+        let longest = rows
+            .iter()
+            .map(|t| t.elapse_ms)
+            .fold(0.0f64, f64::max)
+            .max(1e-12);
         time_order(&rows, &key, desc)
             .into_iter()
             .map(|i| {
@@ -123,7 +144,11 @@ pub fn TimeTable(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSi
 
 /// Bandwidth per rank and transport of the step and group.
 #[component]
-pub fn BandTable(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSignal<String>) -> impl IntoView {
+pub fn BandTable(
+    view: Arc<CommOverviewDto>,
+    step: RwSignal<String>,
+    group: RwSignal<String>,
+) -> impl IntoView {
     let rows = move || {
         let (s, g) = (step.get(), group.get());
         view.bandwidth
@@ -162,7 +187,11 @@ pub fn BandTable(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSi
 
 /// Per op across ranks: who arrived last (shortest elapse), sortable and filtered by name.
 #[component]
-pub fn Arrivals(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSignal<String>) -> impl IntoView {
+pub fn Arrivals(
+    view: Arc<CommOverviewDto>,
+    step: RwSignal<String>,
+    group: RwSignal<String>,
+) -> impl IntoView {
     let sort = RwSignal::new(String::new());
     let q = RwSignal::new(String::new());
     let route = use_route();
@@ -196,7 +225,8 @@ pub fn Arrivals(view: Arc<CommOverviewDto>, step: RwSignal<String>, group: RwSig
                 }
             })
             .collect_view();
-        let more = (n > OPS_SHOWN).then(|| format!("{} more ops (filter by name to see them)", n - OPS_SHOWN));
+        let more = (n > OPS_SHOWN)
+            .then(|| format!("{} more ops (filter by name to see them)", n - OPS_SHOWN));
         (rows, more)
     };
     let h = move |key, label| header(sort, "-spread", key, label);
@@ -257,7 +287,11 @@ pub fn Slow(view: Arc<CommOverviewDto>) -> impl IntoView {
             }
         })
         .collect_view();
-    let (nl, nr, tested) = (view.slow_links.len(), view.slow_ranks.len(), view.slow_rank_ops_tested);
+    let (nl, nr, tested) = (
+        view.slow_links.len(),
+        view.slow_ranks.len(),
+        view.slow_rank_ops_tested,
+    );
     view! {
         <h3>{format!("Slow links ({nl})")}</h3>
         {if nl == 0 {

@@ -9,8 +9,7 @@
 use crate::base::wire::{Dec, DecResult, Enc};
 use crate::engine::store::{view_order, Store};
 use crate::model::comm::{
-    CommBandRow, CommLinkRow, CommTimeRow, NcclKernel, PacketBin, ParallelGroup, RankComm,
-    Section,
+    CommBandRow, CommLinkRow, CommTimeRow, NcclKernel, PacketBin, ParallelGroup, RankComm, Section,
 };
 
 pub(crate) const TABLES: &[u8] = b"PLCOMM1\n";
@@ -74,7 +73,15 @@ fn rank_comm(e: &mut Enc, r: &RankComm) {
     }
     e.u64(r.links.len() as u64);
     for l in &r.links {
-        for s in [&l.step, &l.kind, &l.group, &l.src, &l.dst, &l.transport, &l.op_name] {
+        for s in [
+            &l.step,
+            &l.kind,
+            &l.group,
+            &l.src,
+            &l.dst,
+            &l.transport,
+            &l.op_name,
+        ] {
             e.str(s);
         }
         section(e, l.section);
