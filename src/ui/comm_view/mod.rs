@@ -144,7 +144,7 @@ fn Comm(view: Arc<CommOverviewDto>) -> impl IntoView {
     };
     let v = view.clone();
     let facts = format!(
-        "{} ranks ({}) · {} groups · {} steps · {} matrix links ({} recovered from parallel_group_info, {} dropped) · {} ops on part of their group · mode: {}",
+        "{} ranks ({}) · {} groups · {} step(s) · {} matrix links ({} recovered from parallel_group_info, {} dropped) · {} ops on part of their group · mode: {}",
         v.ranks.len(),
         v.ranks.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", "),
         v.groups.len(),
