@@ -59,6 +59,7 @@ const ALLOW: &[(&str, &[&str])] = &[
             "views::gpu",
             "views::snapshot_segmap",
             "views::compare_table",
+            "views::comm_table",
         ],
     ),
 ];

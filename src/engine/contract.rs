@@ -36,6 +36,7 @@ pub fn kind_name(kind: AnalysisKind) -> &'static str {
         AnalysisKind::Anomaly => "anomaly",
         AnalysisKind::Snapshot => "snapshot",
         AnalysisKind::Cluster => "cluster",
+        AnalysisKind::Comm => "comm",
     }
 }
 

@@ -27,6 +27,7 @@
 
 pub mod anomaly;
 pub mod cluster;
+pub mod comm;
 pub mod compare;
 pub mod dto;
 pub mod memory;
@@ -69,6 +70,8 @@ pub struct Session {
     timeline: timeline::TimelineCache,
     /// Side B of "Compare with…" and the comparison, once asked ([`Request::Compare`]).
     compare: Option<compare::CompareState>,
+    /// The Communication tab's report joined across ranks, once asked ([`Query::Comm`]).
+    comm: Option<comm::CommHeld>,
     /// The heads of the drop's traces and summary files that `Open` read (or got in the
     /// side-file bundle), handed to the run of their target so no byte is read twice
     /// ([`Resume`]); each is released once its target has run.
@@ -84,6 +87,7 @@ impl Default for Session {
             snapshot: Default::default(),
             timeline: Default::default(),
             compare: None,
+            comm: None,
             heads: Heads::new(),
         }
     }
@@ -101,13 +105,14 @@ impl Session {
         Self::default()
     }
 
-    /// What the page runs on rank folders: the defaults of `proflens memory` and `proflens
-    /// anomaly` (so its exports are those commands' bytes). Snapshot files run through
+    /// What the page runs on rank folders: the defaults of `proflens memory`, `proflens
+    /// anomaly` and `proflens comm` (so its exports are those commands' bytes). Snapshot files run through
     /// [`snapshot::SnapshotViews`] with the settings panel's options.
     pub fn plan() -> Plan {
         Plan {
             snapshot: None,
             anomaly: Some(anomaly::config()),
+            comm: Some(Default::default()),
             ..Plan::defaults()
         }
     }
@@ -158,6 +163,10 @@ impl Session {
                 }
             }
             Request::Run { analyses, targets } => self.run(seq, &analyses, &targets, opener, out),
+            Request::Query(Query::Comm(q)) => {
+                let reply = self.comm_query(q, beside);
+                out.send(seq, reply.unwrap_or_else(fail));
+            }
             Request::Query(q) => {
                 let reply = self.query(q).unwrap_or_else(|e| {
                     if self.inventory.is_none() {
@@ -296,7 +305,37 @@ impl Session {
             ),
             Query::Anomaly(q) => Reply::Anomaly(anomaly::query(&self.store, &q)?),
             Query::Snapshot(q) => Reply::Snapshot(self.snapshot.query(&mut self.store, q)?),
+            Query::Comm(q) => return self.comm_query(q, &[]),
         }))
+    }
+
+    /// The Communication tab: `Join` analyses every worker's per-rank tables (`beside`) and
+    /// keeps the report here; `Matrix` answers a heatmap window from it.
+    fn comm_query(
+        &mut self,
+        q: crate::protocol::comm::CommQuery,
+        beside: &[Vec<u8>],
+    ) -> Result<Response, String> {
+        use crate::protocol::comm::{CommQuery, CommReply};
+        if self.inventory.is_none() {
+            return Err("nothing is loaded: drop a folder first".into());
+        }
+        let reply = match q {
+            CommQuery::Join { parity } => {
+                let held = comm::CommHeld::join(beside, parity)?;
+                let o = held.overview();
+                self.comm = Some(held);
+                CommReply::Overview(Box::new(o))
+            }
+            CommQuery::Matrix(m) => {
+                let held = self
+                    .comm
+                    .as_ref()
+                    .ok_or("the ranks' communication tables are not joined here")?;
+                CommReply::Matrix(held.matrix(&m))
+            }
+        };
+        Ok(Response::Reply(Reply::Comm(reply)))
     }
 
     /// Writes one export as chunks, then `ExportDone` (or `Failed`), from the rank folders
@@ -315,6 +354,17 @@ impl Session {
             };
             let (file_name, mime, bytes) = c.export(what);
             return send_export(seq, file_name, mime, bytes, out);
+        }
+        if let ExportRequest::Comm(what) = &what {
+            let Some(c) = &self.comm else {
+                out.send(seq, fail("the ranks' communication tables are not joined here"));
+                return;
+            };
+            match c.export(what) {
+                Ok((bytes, name, mime)) => send_export(seq, name, mime, &bytes, out),
+                Err(e) => out.send(seq, fail(e)),
+            }
+            return;
         }
         let (Some(inv), store) = (&self.inventory, &self.store) else {
             out.send(seq, fail("Export before Open: nothing is loaded"));
@@ -335,8 +385,8 @@ impl Session {
             ExportRequest::Anomaly { what, rank } => {
                 anomaly::export(*what, *rank, inv, store, &mut w)
             }
-            ExportRequest::Snapshot { .. } | ExportRequest::Compare(_) => {
-                Err(std::io::Error::other("snapshot or compare export"))
+            ExportRequest::Snapshot { .. } | ExportRequest::Compare(_) | ExportRequest::Comm(_) => {
+                Err(std::io::Error::other("snapshot, compare or communication export"))
             }
         };
         finish_export(seq, &what, res, w);
@@ -431,6 +481,7 @@ impl Session {
         let runs = |k: &AnalysisKind| match k {
             AnalysisKind::Memory => plan.memory.is_some(),
             AnalysisKind::Anomaly => plan.anomaly.is_some(),
+            AnalysisKind::Comm => plan.comm,
             AnalysisKind::Snapshot | AnalysisKind::Cluster => false,
         };
         let run: Vec<AnalysisKind> = kinds.iter().copied().filter(runs).collect();
@@ -445,9 +496,23 @@ impl Session {
                     crate::engine::contract::kind_name(k),
                     match k {
                         AnalysisKind::Memory => "operator_memory.csv",
+                        AnalysisKind::Comm => "communication.json or communication_matrix.json",
                         _ => "kernel_details.csv, op_summary*.csv or trace_view.json",
                     }
                 )),
+                AnalysisKind::Comm => match self.store.comm_of(i) {
+                    None | Some(Err(_)) => Err("cancelled".into()),
+                    Some(Ok(c)) => {
+                        problems.extend(c.problems.clone());
+                        Ok(Summary::Comm(crate::protocol::comm::CommRankDto {
+                            rank: c.tables.rank,
+                            ops: c.tables.ops.len() as u64,
+                            links: c.tables.links.len() as u64,
+                            has_time: c.tables.has_time,
+                            has_matrix: c.tables.has_matrix,
+                        }))
+                    }
+                },
                 AnalysisKind::Memory => match self.store.memory_shared(i) {
                     None => Err("no result".into()),
                     Some(m) => {

@@ -278,6 +278,18 @@ impl Store {
             .collect()
     }
 
+    /// The stored communication read of rank folder `i` (`None`: not run here).
+    pub fn comm_of(
+        &self,
+        i: u32,
+    ) -> Option<Result<&crate::engine::read::comm::RankCommRead, Cancelled>> {
+        self.ranks
+            .get(&i)?
+            .comm
+            .as_ref()
+            .map(|r| r.as_deref().map_err(|c| *c))
+    }
+
     /// The stored communication reads of every rank in inventory order; `Err` when a rank
     /// was cancelled.
     pub fn comm_ranks(&self) -> Result<Vec<&crate::engine::read::comm::RankCommRead>, Cancelled> {

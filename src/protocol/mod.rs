@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 pub mod anomaly;
 pub mod cluster;
 pub mod cluster_comm;
+pub mod comm;
 pub mod cluster_view;
 pub mod compare;
 pub mod gpu;
@@ -71,13 +72,18 @@ pub enum AnalysisKind {
     Snapshot,
     /// A cluster summary file read for the cluster view (`docs/cluster-summary.md`).
     Cluster,
+    /// A rank folder's communication tables (`communication.json`,
+    /// `communication_matrix.json`), joined across ranks for the Communication tab
+    /// (docs/rules/communication.md).
+    Comm,
 }
 
 impl AnalysisKind {
     /// Every analysis, in the order the UI schedules them.
-    pub const ALL: [AnalysisKind; 4] = [
+    pub const ALL: [AnalysisKind; 5] = [
         AnalysisKind::Memory,
         AnalysisKind::Anomaly,
+        AnalysisKind::Comm,
         AnalysisKind::Snapshot,
         AnalysisKind::Cluster,
     ];
@@ -88,7 +94,7 @@ impl AnalysisKind {
         matches!(
             (self, target),
             (
-                AnalysisKind::Memory | AnalysisKind::Anomaly,
+                AnalysisKind::Memory | AnalysisKind::Anomaly | AnalysisKind::Comm,
                 Target::Rank(_)
             ) | (AnalysisKind::Snapshot, Target::Snapshot(_))
                 | (AnalysisKind::Cluster, Target::Summary(_))
@@ -122,7 +128,7 @@ impl Target {
     /// snapshot file for snapshot).
     pub fn of(analysis: AnalysisKind, i: u32) -> Target {
         match analysis {
-            AnalysisKind::Memory | AnalysisKind::Anomaly => Target::Rank(i),
+            AnalysisKind::Memory | AnalysisKind::Anomaly | AnalysisKind::Comm => Target::Rank(i),
             AnalysisKind::Snapshot => Target::Snapshot(i),
             AnalysisKind::Cluster => Target::Summary(i),
         }
@@ -213,6 +219,9 @@ pub enum Query {
     Anomaly(AnomalyQuery),
     /// Snapshot view. Replies [`Reply::Snapshot`].
     Snapshot(SnapQuery),
+    /// Communication tab (routed to the worker that joined the ranks' tables; `Join`
+    /// takes every worker's parts beside it). Replies [`Reply::Comm`].
+    Comm(comm::CommQuery),
 }
 
 impl Query {
@@ -222,6 +231,7 @@ impl Query {
             Query::Memory(_) => AnalysisKind::Memory,
             Query::Anomaly(_) => AnalysisKind::Anomaly,
             Query::Snapshot(_) => AnalysisKind::Snapshot,
+            Query::Comm(_) => AnalysisKind::Comm,
         }
     }
     /// The target (rank folder or snapshot index) the query is about.
@@ -230,6 +240,7 @@ impl Query {
             Query::Memory(q) => q.rank(),
             Query::Anomaly(q) => q.rank(),
             Query::Snapshot(q) => q.target(),
+            Query::Comm(_) => 0,
         }
     }
 }
@@ -245,6 +256,8 @@ pub enum Reply {
     Snapshot(SnapReply),
     /// Answer to [`Request::Compare`].
     Compare(Box<compare::CompareViewDto>),
+    /// Answer to [`Query::Comm`].
+    Comm(comm::CommReply),
 }
 
 /// What one target's analysis produced: the payload of [`Response::Done`].
@@ -258,6 +271,8 @@ pub enum Summary {
     Snapshot(SnapshotSummaryDto),
     /// A cluster summary file, whole (the cluster view renders it without further queries).
     Cluster(Box<cluster_view::ClusterViewDto>),
+    /// A rank folder's communication read.
+    Comm(comm::CommRankDto),
 }
 
 impl Summary {
@@ -268,6 +283,7 @@ impl Summary {
             Summary::Anomaly(_) => AnalysisKind::Anomaly,
             Summary::Snapshot(_) => AnalysisKind::Snapshot,
             Summary::Cluster(_) => AnalysisKind::Cluster,
+            Summary::Comm(_) => AnalysisKind::Comm,
         }
     }
 }
@@ -297,6 +313,9 @@ pub enum ExportRequest {
     /// `proflens diff A B --json|--md` of the comparison the worker holds
     /// ([`Request::Compare`]).
     Compare(compare::CompareExportKind),
+    /// `proflens comm` outputs, from the report joined across ranks ([`comm::CommQuery::Join`]
+    /// gathers round 0: every worker's per-rank tables).
+    Comm(comm::CommExportKind),
 }
 
 impl ExportRequest {
@@ -310,6 +329,7 @@ impl ExportRequest {
             ExportRequest::Memory(_) => 1,
             ExportRequest::Anomaly { .. } => 2,
             ExportRequest::Snapshot { .. } | ExportRequest::Compare(_) => 0,
+            ExportRequest::Comm(_) => 1,
         }
     }
 }

@@ -276,6 +276,7 @@ fn Results() -> impl IntoView {
                 Tab::Anomaly => view! { <AnomalyView/> }.into_any(),
                 Tab::Cluster => view! { <ClusterView/> }.into_any(),
                 Tab::Compare => view! { <CompareView/> }.into_any(),
+                Tab::Comm => view! { <crate::ui::comm_view::CommView/> }.into_any(),
             }}
         </main>
     }

@@ -48,6 +48,7 @@ use crate::protocol::{
     AnalysisKind, Envelope, FileMeta, InventoryDto, Query, Reply, Request, Response, Target,
 };
 
+mod comm;
 mod compare;
 mod export;
 mod plan;
@@ -134,6 +135,10 @@ struct Inner {
     compare_slot: Option<usize>,
     /// `seq` of the running [`Request::Compare`] (its progress is B's, not the drop's).
     compare_seq: Option<u32>,
+    /// The worker that joined the ranks' communication tables and holds the report.
+    comm_slot: Option<usize>,
+    /// Every worker's communication tables (kept for a join in the other mode).
+    comm_parts: Option<Array>,
     /// Warm workers started before the drop, not yet adopted (see the module doc).
     warm: Vec<Slot>,
     /// The current load holds a DB export: its workers are DB workers, started for it (warm
@@ -175,6 +180,8 @@ pub fn install(state: AppState) {
             side: None,
             compare_slot: None,
             compare_seq: None,
+            comm_slot: None,
+            comm_parts: None,
             warm: Vec::new(),
             db: false,
         })),

@@ -81,6 +81,10 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
         if let Some(s) = state.summaries.with(|m| m.get(&idx).map(|s| s.rows)) {
             parts.push(format!("done: {s} memory events"));
         }
+        let comm = (crate::protocol::AnalysisKind::Comm, idx);
+        if state.finished.with(|f| f.contains(&comm)) && state.failures.with(|f| !f.contains_key(&comm)) {
+            parts.push("communication files read (Communication tab)".into());
+        }
         state.failures.with(|m| {
             for ((analysis, target), f) in m {
                 if *target == idx && *analysis != crate::protocol::AnalysisKind::Snapshot {
@@ -157,6 +161,7 @@ fn capabilities(
                 AnalysisKind::Anomaly => "Steps and anomalies",
                 AnalysisKind::Snapshot => "Memory snapshot",
                 AnalysisKind::Cluster => "Cluster summary",
+                AnalysisKind::Comm => "Communication",
             };
             let mut ok = a.can_run;
             let mut missing = a.missing.clone();

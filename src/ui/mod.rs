@@ -15,6 +15,7 @@ pub mod anomaly_view;
 pub mod app;
 pub mod client;
 pub mod cluster_view;
+pub mod comm_view;
 pub mod compare_view;
 pub mod files;
 pub mod help;

@@ -29,6 +29,8 @@ pub fn failure_problems(state: &AppState) -> Vec<ProblemDto> {
                     k => (
                         if *k == AnalysisKind::Memory {
                             "memory analysis"
+                        } else if *k == AnalysisKind::Comm {
+                            "communication read"
                         } else {
                             "steps & bubbles analysis"
                         },

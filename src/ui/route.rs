@@ -95,6 +95,23 @@ pub const GPU_SORT: &str = "gpu.sort";
 /// Steps & bubbles timeline: zoom window `rank:a,b` (relative ms), see [`Route::bind_scoped`].
 pub const TL_X: &str = "tl.x";
 
+/// Communication tab: step key.
+pub const COMM_STEP: &str = "comm.step";
+/// Communication tab: group hash.
+pub const COMM_GROUP: &str = "comm.group";
+/// Communication tab: heatmap op kind (`Total Op Info`, `allreduce-total`, …).
+pub const COMM_KIND: &str = "comm.kind";
+/// Communication tab: heatmap metric (`bandwidth`, `size`, `time`).
+pub const COMM_METRIC: &str = "comm.metric";
+/// Communication tab: heatmap window `x0,y0,span` (axis positions).
+pub const COMM_WIN: &str = "comm.win";
+/// Communication tab: time table sort (`column` or `column,desc`).
+pub const COMM_SORT: &str = "comm.sort";
+/// Communication tab: per-op table sort.
+pub const COMM_OSORT: &str = "comm.osort";
+/// Communication tab: per-op table op name filter.
+pub const COMM_Q: &str = "comm.q";
+
 /// Delay before a change is written to the address bar, ms.
 pub const WRITE_DELAY_MS: u32 = 250;
 

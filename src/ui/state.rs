@@ -75,6 +75,8 @@ pub enum Tab {
     Cluster,
     /// Two runs compared.
     Compare,
+    /// Communication across ranks.
+    Comm,
 }
 
 /// All page signals (cheap to copy: every field is an arena handle).
@@ -131,6 +133,22 @@ pub struct AppState {
     pub compare: RwSignal<CompareStatus>,
     /// Side B's read progress per file of B: (bytes read, size).
     pub compare_read: RwSignal<BTreeMap<u32, (u64, u64)>>,
+    /// The Communication tab: the report joined across ranks, or why it is not.
+    pub comm: RwSignal<CommStatus>,
+}
+
+/// The Communication tab's report.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum CommStatus {
+    /// Nothing to join (no rank folder with communication files, no GPU rank), or not yet.
+    #[default]
+    None,
+    /// The workers' tables are being joined.
+    Joining,
+    /// The joined report's overview.
+    Ready(Arc<crate::protocol::comm::CommOverviewDto>),
+    /// The join failed.
+    Failed(String),
 }
 
 impl AppState {
@@ -161,6 +179,7 @@ impl AppState {
             cluster_open_rank: RwSignal::new(None),
             compare: RwSignal::new(CompareStatus::None),
             compare_read: RwSignal::new(BTreeMap::new()),
+            comm: RwSignal::new(CommStatus::None),
         }
     }
 
@@ -187,6 +206,7 @@ impl AppState {
         self.anomaly_bubble.set(None);
         self.compare.set(CompareStatus::None);
         self.compare_read.set(BTreeMap::new());
+        self.comm.set(CommStatus::None);
     }
 }
 

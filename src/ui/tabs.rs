@@ -57,6 +57,11 @@ pub const VIEWS: &[ViewEntry] = &[
         applies: has_anomaly,
     },
     ViewEntry {
+        tab: Tab::Comm,
+        label: "Communication",
+        applies: has_comm,
+    },
+    ViewEntry {
         tab: Tab::Snapshot,
         label: "Memory snapshot",
         applies: has_snapshots,
@@ -81,6 +86,17 @@ fn has_anomaly(inv: &InventoryDto) -> bool {
     })
 }
 
+/// A rank folder with communication files (`communication.json` or
+/// `communication_matrix.json`), or a GPU rank (its NCCL collectives; the tab is shown once
+/// the join found some, [`shown`]).
+fn has_comm(inv: &InventoryDto) -> bool {
+    inv.ranks.iter().any(|r| {
+        r.analyses
+            .iter()
+            .any(|a| a.analysis == AnalysisKind::Comm && a.can_run)
+    })
+}
+
 fn has_snapshots(inv: &InventoryDto) -> bool {
     !inv.snapshots.is_empty()
 }
@@ -90,7 +106,13 @@ fn has_summaries(inv: &InventoryDto) -> bool {
 }
 
 /// Whether tab `v` is shown: its predicate on the inventory, or, for the cluster tab, a
-/// cluster view kept while a rank opened from it is shown.
+/// cluster view kept while a rank opened from it is shown, or, for the Communication tab,
+/// GPU collectives found in the ranks' traces.
 pub fn shown(v: &ViewEntry, inv: &InventoryDto, state: &AppState) -> bool {
-    (v.applies)(inv) || (v.tab == Tab::Cluster && state.cluster.with(|c| c.is_some()))
+    (v.applies)(inv)
+        || (v.tab == Tab::Cluster && state.cluster.with(|c| c.is_some()))
+        || (v.tab == Tab::Comm
+            && state.comm.with(|c| {
+                matches!(c, super::state::CommStatus::Ready(o) if !o.collectives.is_empty())
+            }))
 }

@@ -30,6 +30,8 @@ pub mod anomaly_structure;
 pub mod band_grid;
 pub mod cluster;
 pub mod cluster_table;
+pub mod comm;
+pub mod comm_table;
 pub mod compare;
 pub mod compare_table;
 pub mod cross_rank;

@@ -6,12 +6,14 @@
 //! * [`matrix`]: the cross-rank link matrix with the local → global rank map, the dropped
 //!   links (`parity`) or the links recovered from `parallel_group_info` (communication.md §2.3);
 //! * [`slow`]: slow ranks (Dixon / 3σ) and slow links (3σ) (communication.md §2.4, §2.5);
-//! * [`nccl`]: the GPU collectives of NCCL kernels (communication.md §4).
+//! * [`nccl`]: the GPU collectives of NCCL kernels (communication.md §4);
+//! * [`ops`]: per-op duration across ranks, who arrived last (a proflens extension).
 //!
 //! Ranks are taken in ascending rank order whatever the input order (communication.md §6).
 
 pub mod matrix;
 pub mod nccl;
+pub mod ops;
 pub mod rank_view;
 pub mod round;
 pub mod slow;
@@ -116,6 +118,8 @@ pub struct CommReport {
     pub collectives: Vec<nccl::CollectiveRow>,
     /// Ops present on some ranks of their group only (never joined as if complete).
     pub partial_ops: Vec<PartialOp>,
+    /// Per op across ranks: who arrived last ([`ops`]; a view of the page, not in the JSON).
+    pub op_arrivals: Vec<ops::OpArrival>,
     /// Data checks (located).
     pub problems: Vec<Problem>,
 }
@@ -195,6 +199,7 @@ pub fn analyze(ranks: &[&RankComm], kernels: &[NcclKernel], opts: &CommOptions) 
     rep.slow_links = slow::slow_links(&slow::link_rows_of(&sorted, opts), slow::TOP_NUM);
     rep.collectives = nccl::collectives(kernels);
     rep.partial_ops = partial_ops(&sorted, &rep.groups, opts);
+    rep.op_arrivals = ops::arrivals(&sorted, opts);
     // One note per group, located at the first rank missing its first partial op.
     let mut per_group: BTreeMap<&str, (usize, &PartialOp)> = BTreeMap::new();
     for p in &rep.partial_ops {

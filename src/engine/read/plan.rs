@@ -62,8 +62,7 @@ impl Plan {
         }
     }
 
-    /// The same plan with only the analyses of `kinds` (the others `None`; communication,
-    /// which has no kind on the wire, is `None` too).
+    /// The same plan with only the analyses of `kinds` (the others `None`).
     pub fn only(&self, kinds: &[AnalysisKind]) -> Plan {
         let has = |k| kinds.contains(&k);
         Plan {
@@ -73,7 +72,7 @@ impl Plan {
                 .snapshot
                 .clone()
                 .filter(|_| has(AnalysisKind::Snapshot)),
-            comm: None,
+            comm: self.comm.clone().filter(|_| has(AnalysisKind::Comm)),
         }
     }
 

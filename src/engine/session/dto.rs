@@ -106,7 +106,8 @@ pub fn inventory(inv: &Inventory, files: &[FileMeta]) -> InventoryDto {
                     kind: kind_label(f.kind).to_string(),
                 })
                 .collect(),
-            // The page has no communication tab yet: its readiness stays in the inventory.
+            // A GPU rank's collectives come from its trace (the anomaly read): no
+            // communication files to ask for.
             analyses: r
                 .analyses
                 .iter()
@@ -115,7 +116,8 @@ pub fn inventory(inv: &Inventory, files: &[FileMeta]) -> InventoryDto {
                         analysis: match a.analysis {
                             Analysis::Memory => AnalysisKind::Memory,
                             Analysis::Anomaly => AnalysisKind::Anomaly,
-                            Analysis::Communication => return None,
+                            Analysis::Communication if r.side.kineto.is_some() => return None,
+                            Analysis::Communication => AnalysisKind::Comm,
                         },
                         can_run: a.can_run,
                         missing: a.missing.clone(),

@@ -28,6 +28,12 @@ impl EngineClient {
             };
             return self.export_on(slot, Request::Export(req), None).await;
         }
+        if let ExportRequest::Comm(_) = req {
+            let Some(slot) = self.inner.borrow().comm_slot else {
+                return Err("the communication tables are not joined yet".into());
+            };
+            return self.export_on(slot, Request::Export(req), None).await;
+        }
         if self.inner.borrow().files.is_empty() {
             return Err("nothing loaded".into());
         }

@@ -27,6 +27,8 @@ impl EngineClient {
         inner.side = None;
         inner.compare_slot = None;
         inner.compare_seq = None;
+        inner.comm_slot = None;
+        inner.comm_parts = None;
         inner.export = None;
         if let Some(tx) = inner.export_done.take() {
             let _ = tx.send(Err("cancelled".into()));

@@ -21,6 +21,7 @@ impl EngineClient {
             state.phase.set(Phase::Done {
                 elapsed_ms: now_ms() - state.started_ms.get_untracked(),
             });
+            self.start_comm_join();
         }
     }
 
@@ -116,6 +117,7 @@ impl EngineClient {
                         });
                     }
                     Summary::Snapshot(s) => self.snapshot_done(target, s),
+                    Summary::Comm(_) => {}
                     Summary::Cluster(s) => {
                         state.cluster.set(Some(std::sync::Arc::new(*s)));
                         if state.tab.get_untracked() == crate::ui::state::Tab::Inventory {

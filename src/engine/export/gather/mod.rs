@@ -21,6 +21,7 @@
 //! (`tests/export_gather.rs` checks it on a two-rank folder split over two sessions).
 
 pub mod anomaly;
+pub mod comm;
 pub mod memory;
 
 use std::io::{self, Write};
@@ -44,6 +45,7 @@ pub fn part(
 ) -> Result<Vec<u8>, String> {
     match (what, round) {
         (ExportRequest::Memory(kind), 0) => Ok(memory::part(*kind, store)),
+        (ExportRequest::Comm(_), 0) => comm::part(store),
         (ExportRequest::Anomaly { .. }, 0) => anomaly::facts(store),
         (ExportRequest::Anomaly { what, rank }, 1) => {
             anomaly::pieces(*what, *rank, inputs, inv, store)
@@ -71,9 +73,11 @@ pub fn join(
     match what {
         ExportRequest::Memory(kind) => memory::join(*kind, parts, w),
         ExportRequest::Anomaly { what, rank } => anomaly::join(*what, *rank, parts, inv, w),
-        ExportRequest::Snapshot { .. } | ExportRequest::Compare(_) => Err(io::Error::other(
-            "a snapshot or comparison export is written by the worker that holds it",
-        )),
+        ExportRequest::Snapshot { .. } | ExportRequest::Compare(_) | ExportRequest::Comm(_) => {
+            Err(io::Error::other(
+                "a snapshot, comparison or communication export is written by the worker that holds it",
+            ))
+        }
     }
 }
 
