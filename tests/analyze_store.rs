@@ -533,3 +533,55 @@ fn analyze_writes_each_snapshot_as_the_snapshot_command() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// A DB rank (level1 `rank0_ascend_pt` of the DB export): planning the communication analysis
+/// beside memory and anomaly adds no read of `analysis.db` — the communication tables are read
+/// once, from the handle the rank read opened, and give the anomaly its comm ops (the text
+/// path's rule: `communication.json` read once for both); the anomaly's ops are those of the
+/// communication analysis' tables.
+#[test]
+fn a_db_rank_reads_analysis_db_once_for_every_analysis() {
+    let root = fixture("ascend/Ascend__msinsight/test/data/pytorch/db/level1/rank0_ascend_pt");
+    let run = |with_comm: bool| {
+        let (fs, files) = FsOpener::walk(&root).unwrap();
+        let counts: Counts = Default::default();
+        let opener = Counting {
+            inner: fs,
+            counts: counts.clone(),
+        };
+        let mut inv = Inventory::from_paths(&files);
+        read_side_files(&mut inv, &opener);
+        counts.lock().unwrap().clear();
+        let mut plan = Plan::defaults();
+        plan.snapshot = None;
+        if with_comm {
+            plan.comm = Some(Default::default());
+        }
+        let mut store = Store::new(plan);
+        store.run_inventory(&inv, &opener, &mut no_progress);
+        let ops = store.anomaly(0).expect("anomaly ran").comm_ops.clone();
+        let tables = with_comm.then(|| {
+            let comm = store.comm_ranks().unwrap();
+            assert_eq!(comm.len(), 1);
+            proflens::parse::communication::ops_of(&comm[0].tables)
+        });
+        let name = |p: &String| p.rsplit('/').next().unwrap().to_string();
+        let reads: BTreeMap<String, (u32, u64)> = counts
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(p, c)| (name(p), *c))
+            .collect();
+        (ops, tables, reads)
+    };
+    let (ops_alone, _, reads_alone) = run(false);
+    let (ops, tables, reads) = run(true);
+    assert!(!ops.is_empty(), "the anomaly has the rank's comm ops");
+    assert_eq!(ops, ops_alone);
+    assert_eq!(Some(ops), tables);
+    assert!(reads.contains_key("analysis.db"), "{reads:?}");
+    assert_eq!(
+        reads, reads_alone,
+        "the communication analysis adds no read"
+    );
+}

@@ -83,7 +83,12 @@ fn analysis_db_equals_the_text_written_by_the_same_parse() {
         let o = opener(&p);
         let f = DbFile::open(&o, "x.db", std::fs::metadata(&p).unwrap().len()).unwrap();
         let mut probs = Problems::new();
-        let db_ops = analysis_db::comm_ops(&f, &mut probs).unwrap();
+        let db_ops = match proflens::parse::ascend_db::comm::ops(&f, &mut probs, &mut || {
+            std::ops::ControlFlow::Continue(())
+        }) {
+            std::ops::ControlFlow::Continue(ops) => ops.unwrap(),
+            std::ops::ControlFlow::Break(()) => unreachable!("never cancelled"),
+        };
         let txt = std::fs::File::open(format!("{out}/communication.json")).unwrap();
         let text_ops = proflens::parse::communication::read(txt, "c.json").unwrap();
         assert_eq!(db_ops.len(), text_ops.len(), "{r}");

@@ -357,7 +357,10 @@ impl Session {
         }
         if let ExportRequest::Comm(what) = &what {
             let Some(c) = &self.comm else {
-                out.send(seq, fail("the ranks' communication tables are not joined here"));
+                out.send(
+                    seq,
+                    fail("the ranks' communication tables are not joined here"),
+                );
                 return;
             };
             match c.export(what) {
@@ -386,7 +389,9 @@ impl Session {
                 anomaly::export(*what, *rank, inv, store, &mut w)
             }
             ExportRequest::Snapshot { .. } | ExportRequest::Compare(_) | ExportRequest::Comm(_) => {
-                Err(std::io::Error::other("snapshot, compare or communication export"))
+                Err(std::io::Error::other(
+                    "snapshot, compare or communication export",
+                ))
             }
         };
         finish_export(seq, &what, res, w);

@@ -82,7 +82,9 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
             parts.push(format!("done: {s} memory events"));
         }
         let comm = (crate::protocol::AnalysisKind::Comm, idx);
-        if state.finished.with(|f| f.contains(&comm)) && state.failures.with(|f| !f.contains_key(&comm)) {
+        if state.finished.with(|f| f.contains(&comm))
+            && state.failures.with(|f| !f.contains_key(&comm))
+        {
             parts.push("communication files read (Communication tab)".into());
         }
         state.failures.with(|m| {

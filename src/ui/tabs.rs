@@ -112,7 +112,7 @@ pub fn shown(v: &ViewEntry, inv: &InventoryDto, state: &AppState) -> bool {
     (v.applies)(inv)
         || (v.tab == Tab::Cluster && state.cluster.with(|c| c.is_some()))
         || (v.tab == Tab::Comm
-            && state.comm.with(|c| {
-                matches!(c, super::state::CommStatus::Ready(o) if !o.collectives.is_empty())
-            }))
+            && state.comm.with(
+                |c| matches!(c, super::state::CommStatus::Ready(o) if !o.collectives.is_empty()),
+            ))
 }

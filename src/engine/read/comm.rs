@@ -44,7 +44,7 @@ pub fn db_source(folder: &RankFolder) -> Option<&crate::ingest::inventory::RankF
 }
 
 /// One rank's communication read: its tables, its problems, and the anomaly's view of
-/// `communication.json` (when that file was read).
+/// `communication.json` (when that file was read) or of `analysis.db`'s communication tables.
 #[derive(Debug, Default)]
 pub struct RankCommRead {
     /// The tables.
@@ -91,6 +91,7 @@ pub fn planned(
     cancelled: bool,
     folder: &RankFolder,
     opener: &dyn Opener,
+    open_db: Option<&OpenDb<'_>>,
     prog: &mut dyn FnMut(&str, Progress) -> ControlFlow<()>,
 ) -> Option<Result<RankCommRead, Cancelled>> {
     if !run {
@@ -99,17 +100,36 @@ pub fn planned(
     if cancelled {
         return Some(Err(Cancelled));
     }
-    Some(match read(folder, opener, prog) {
+    Some(match read_with(folder, opener, open_db, prog) {
         ControlFlow::Break(()) => Err(Cancelled),
         ControlFlow::Continue(c) => Ok(c),
     })
 }
+
+/// An `analysis.db` the rank read has already opened (the DB rank read opens it once for every
+/// analysis); builds without SQLite have none.
+#[cfg(any(not(target_arch = "wasm32"), feature = "db"))]
+pub type OpenDb<'a> = crate::parse::ascend_db::DbFile<'a>;
+/// An `analysis.db` the rank read has already opened; builds without SQLite have none.
+#[cfg(not(any(not(target_arch = "wasm32"), feature = "db")))]
+pub type OpenDb<'a> = std::marker::PhantomData<&'a ()>;
 
 /// Reads the communication files of `folder`. Returns `Break` when the progress callback
 /// cancelled.
 pub fn read(
     folder: &RankFolder,
     opener: &dyn Opener,
+    prog: &mut dyn FnMut(&str, Progress) -> ControlFlow<()>,
+) -> ControlFlow<(), RankCommRead> {
+    read_with(folder, opener, None, prog)
+}
+
+/// [`read`], taking `analysis.db`'s tables from `open_db` when the rank reads them from there
+/// and it is given (no second open of the file).
+fn read_with(
+    folder: &RankFolder,
+    opener: &dyn Opener,
+    open_db: Option<&OpenDb<'_>>,
     prog: &mut dyn FnMut(&str, Progress) -> ControlFlow<()>,
 ) -> ControlFlow<(), RankCommRead> {
     let mut out = RankCommRead {
@@ -132,9 +152,12 @@ pub fn read(
     };
     if let Some(adb) = db_source(folder) {
         #[cfg(any(not(target_arch = "wasm32"), feature = "db"))]
-        return read_db(adb, opener, prog, out);
+        return match open_db {
+            Some(f) => fill_db(adb, f, prog, out),
+            None => read_db(adb, opener, prog, out),
+        };
         #[cfg(not(any(not(target_arch = "wasm32"), feature = "db")))]
-        let _ = adb;
+        let _ = (adb, open_db);
     }
     for kind in [FileKind::Communication, FileKind::CommunicationMatrix] {
         let Some(f) = folder.file(kind) else { continue };
@@ -193,14 +216,26 @@ fn read_db(
     prog: &mut dyn FnMut(&str, Progress) -> ControlFlow<()>,
     mut out: RankCommRead,
 ) -> ControlFlow<(), RankCommRead> {
-    use crate::parse::ascend_db::{comm as db_comm, DbFile};
-    let f = match DbFile::open(opener, &adb.path, adb.size) {
+    let f = match crate::parse::ascend_db::DbFile::open(opener, &adb.path, adb.size) {
         Ok(f) => f,
         Err(p) => {
             out.problems.push(p);
             return ControlFlow::Continue(out);
         }
     };
+    fill_db(adb, &f, prog, out)
+}
+
+/// The communication tables of the open `analysis.db` `f` (file `adb`) into `out`, and the
+/// anomaly's ops from the same tables.
+#[cfg(any(not(target_arch = "wasm32"), feature = "db"))]
+fn fill_db(
+    adb: &crate::ingest::inventory::RankFile,
+    f: &OpenDb<'_>,
+    prog: &mut dyn FnMut(&str, Progress) -> ControlFlow<()>,
+    mut out: RankCommRead,
+) -> ControlFlow<(), RankCommRead> {
+    use crate::parse::ascend_db::comm as db_comm;
     let mut tick = || {
         prog(
             &adb.path,
@@ -211,8 +246,11 @@ fn read_db(
         )
     };
     let mut problems = Problems::new();
-    db_comm::read(&f, &mut out.tables, &mut problems, &mut tick)?;
+    db_comm::read(f, &mut out.tables, &mut problems, &mut tick)?;
     tick()?;
     out.problems.extend(problems);
+    if out.tables.has_time {
+        out.comm_ops = Some(Ok(communication::ops_of(&out.tables)));
+    }
     ControlFlow::Continue(out)
 }

@@ -3,7 +3,9 @@
 //! once for the memory match's host ops and the timeline's host events — then `analysis.db`
 //! beside it. The passes and their rules are the text path's ([`MemoryPass`], [`AnomalyPass`]);
 //! only the readers differ. When the DB cannot be opened, [`read_rank`] gives it back with the
-//! problem, and the caller reads the text export instead when there is one.
+//! problem, and the caller reads the text export instead when there is one. `analysis.db` is
+//! opened once too: its communication tables feed the communication analysis and the anomaly's
+//! comm ops from one read when both run.
 
 use std::sync::Arc;
 
@@ -16,7 +18,7 @@ use crate::ingest::inventory::{FileKind, RankFolder};
 use crate::ingest::Opener;
 use crate::model::kernels::KernelTableBuilder;
 use crate::model::memory_events::MemoryEventTable;
-use crate::parse::ascend_db::{analysis_db, host, kernels, memory, DbFile};
+use crate::parse::ascend_db::{analysis_db, comm as db_comm, host, kernels, memory, DbFile};
 
 /// Reads rank folder `folder` from its DB export. `Err` is the `ASC-DB-003` problem when the
 /// DB cannot be opened at all (nothing was analysed).
@@ -38,16 +40,24 @@ pub fn read_rank(
     let f = DbFile::open(opener, &dbf.path, dbf.size)?;
     let label = folder.dir.as_str();
     let cancelled = std::cell::Cell::new(false);
-    let mut tick = || {
-        let c = on_progress(&Progress {
+    // One progress sink for the DB's own scans (`tick`) and the communication read (`prog`).
+    let sink = std::cell::RefCell::new(on_progress);
+    let send = |file: &str, bytes: crate::ingest::Progress| {
+        (*sink.borrow_mut())(&Progress {
             target,
             label,
-            file: &dbf.path,
-            bytes: crate::ingest::Progress {
+            file,
+            bytes,
+        })
+    };
+    let mut tick = || {
+        let c = send(
+            &dbf.path,
+            crate::ingest::Progress {
                 bytes_done: f.bytes_read().min(dbf.size),
                 bytes_total: Some(dbf.size),
             },
-        });
+        );
         cancelled.set(cancelled.get() | c.is_break());
         c
     };
@@ -100,6 +110,31 @@ pub fn read_rank(
             }
         }
     });
+    // `analysis.db`, opened once: the communication tables (for the communication analysis and
+    // the anomaly's comm ops) and the step trace.
+    let adb = folder
+        .file(FileKind::AnalysisDb)
+        .map(|a| (a, DbFile::open(opener, &a.path, a.size)));
+    let open_adb = adb.as_ref().and_then(|(_, r)| r.as_ref().ok());
+    let _ = tick();
+    // The communication analysis reads the rank's `analysis.db` communication tables
+    // (communication.md §1.5; the text files when the folder has no `analysis.db`).
+    let mut prog = |file: &str, bytes: crate::ingest::Progress| send(file, bytes);
+    let mut comm = super::comm::planned(
+        plan.comm,
+        cancelled.get(),
+        folder,
+        opener,
+        open_adb,
+        &mut prog,
+    );
+    let mut comm_ops = match &mut comm {
+        Some(Ok(c)) if open_adb.is_some() => c.comm_ops.take().map(|r| r.ok()),
+        _ => None,
+    };
+    if comm.as_ref().is_some_and(|c| c.is_err()) {
+        cancelled.set(true);
+    }
     let anomaly = plan.anomaly.map(|cfg| {
         if cancelled.get() {
             return Err(Cancelled);
@@ -111,21 +146,26 @@ pub fn read_rank(
             return Err(Cancelled);
         }
         let mut inputs = vec![dbf.path.clone()];
-        let side = match folder.file(FileKind::AnalysisDb) {
+        let side = match &adb {
             None => DbSide::default(),
-            Some(a) => match DbFile::open(opener, &a.path, a.size) {
-                Err(p) => {
-                    problems.push(p);
-                    DbSide::default()
+            Some((_, Err(p))) => {
+                problems.push(p.clone());
+                DbSide::default()
+            }
+            Some((a, Ok(f))) => {
+                inputs.push(a.path.clone());
+                let ops = match comm_ops.take() {
+                    Some(ops) => ops,
+                    None => match db_comm::ops(f, &mut problems, &mut tick) {
+                        std::ops::ControlFlow::Break(()) => return Err(Cancelled),
+                        std::ops::ControlFlow::Continue(ops) => ops,
+                    },
+                };
+                DbSide {
+                    comm_ops: ops,
+                    step_trace: analysis_db::step_trace(f, &mut problems),
                 }
-                Ok(adb) => {
-                    inputs.push(a.path.clone());
-                    DbSide {
-                        comm_ops: analysis_db::comm_ops(&adb, &mut problems),
-                        step_trace: analysis_db::step_trace(&adb, &mut problems),
-                    }
-                }
-            },
+            }
         };
         if side.step_trace.as_ref().is_some_and(|v| !v.is_empty()) {
             // The one value where the exports differ, and the DB is the exact one (§6).
@@ -140,19 +180,7 @@ pub fn read_rank(
         let pass = AnomalyPass::from_db(folder, cfg, inputs, builder, trace, side, problems);
         Ok(pass.finish(opener))
     });
-    let _ = tick();
-    // The communication analysis reads the rank's `analysis.db` communication tables
-    // (communication.md §1.5; the text files when the folder has no `analysis.db`).
-    let mut prog = |file: &str, bytes: crate::ingest::Progress| {
-        on_progress(&Progress {
-            target,
-            label,
-            file,
-            bytes,
-        })
-    };
-    let comm = super::comm::planned(plan.comm, cancelled.get(), folder, opener, &mut prog)
-        .map(|r| r.map(Arc::new));
+    let comm = comm.map(|r| r.map(Arc::new));
     Ok(RankEntry {
         memory: memory.map(Arc::new),
         anomaly,

@@ -155,15 +155,16 @@ pub fn read_rank(
         }
     });
     // 4. side files, analysis
-    let comm = super::comm::planned(plan.comm, cancelled, folder, opener, &mut prog).map(|r| {
-        cancelled |= r.is_err();
-        r.map(|mut c| {
-            if let (Some(a), Some(ops)) = (&mut anom, c.comm_ops.take()) {
-                a.use_comm_read(ops);
-            }
-            Arc::new(c)
-        })
-    });
+    let comm =
+        super::comm::planned(plan.comm, cancelled, folder, opener, None, &mut prog).map(|r| {
+            cancelled |= r.is_err();
+            r.map(|mut c| {
+                if let (Some(a), Some(ops)) = (&mut anom, c.comm_ops.take()) {
+                    a.use_comm_read(ops);
+                }
+                Arc::new(c)
+            })
+        });
     let anomaly = anom.map(|a| {
         if cancelled {
             Err(Cancelled)

@@ -23,6 +23,7 @@ use super::{round_to, scan, DbFile};
 use crate::base::pyfloat::py_repr;
 use crate::base::Problems;
 use crate::model::comm::{CommBandRow, CommLinkRow, CommTimeRow, PacketBin, RankComm, Section};
+use crate::model::side_tables::CommOp;
 
 const TIME: &str = "CommAnalyzerTime";
 const BAND: &str = "CommAnalyzerBandwidth";
@@ -252,4 +253,23 @@ fn read_bands(
         out.bands.extend(v);
     }
     ControlFlow::Continue(())
+}
+
+/// The anomaly analysis' view of `analysis.db`'s communication (the ops `communication.json`
+/// gives it, [`crate::parse::communication::ops_of`] over the same tables [`read`] fills);
+/// `None` when there is no `CommAnalyzerTime` table. The read's problems go to `problems`
+/// only when that table was read.
+pub fn ops(
+    f: &DbFile<'_>,
+    problems: &mut Problems,
+    tick: &mut dyn FnMut() -> ControlFlow<()>,
+) -> ControlFlow<(), Option<Vec<CommOp>>> {
+    let mut rc = RankComm::default();
+    let mut found = Problems::new();
+    read(f, &mut rc, &mut found, tick)?;
+    if !rc.has_time {
+        return ControlFlow::Continue(None);
+    }
+    problems.extend(found);
+    ControlFlow::Continue(Some(crate::parse::communication::ops_of(&rc)))
 }
