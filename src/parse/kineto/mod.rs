@@ -22,8 +22,11 @@ mod args;
 mod category;
 pub mod marks;
 mod members;
+mod merge;
 mod nccl;
 mod ranks;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod ranges;
 mod read;
 mod sniff;
 mod split;
@@ -138,6 +141,10 @@ pub struct KinetoBuilder {
     ranks: RanksSeen,
     /// The origin of every kept row, for splitting a merged trace (`split`).
     origins: Origins,
+    /// The reader of a later byte range: flow ends and members kept for the merge (`merge`).
+    deferred: Option<merge::Deferred>,
+    /// The byte where this reader's bytes start (the table sizing counts from it).
+    sized_base: u64,
 }
 
 /// What one pass read: one trace, or a merged trace dealt into its ranks (gpu-traces.md §6).
@@ -220,6 +227,7 @@ impl KinetoBuilder {
     /// passes `SIZE_PROBE_BYTES`: each table gets `len × (total − at) / at` more rows (+5 %).
     fn size_tables(&mut self, at: u64) {
         let Some(total) = self.sized_for else { return };
+        let (at, total) = (at.saturating_sub(self.sized_base), total);
         if at < SIZE_PROBE_BYTES {
             return;
         }
@@ -237,6 +245,10 @@ impl KinetoBuilder {
 
     /// One top-level member of the wrapper object (`key` without quotes, `value` raw JSON).
     pub fn member(&mut self, key: &[u8], value: &[u8], at: u64) {
+        if let Some(d) = &mut self.deferred {
+            d.members.push((key.to_vec(), value.to_vec(), at));
+            return;
+        }
         if !members::read_member(&mut self.b.t.facts, key, value) {
             let k = String::from_utf8_lossy(key).into_owned();
             self.info.bad_members.push((k, at));
@@ -389,38 +401,8 @@ impl KinetoBuilder {
                     self.not_kept(&ph);
                     return ControlFlow::Continue(());
                 };
-                let id = int_arg(id);
-                let key = (kind as u8, id);
                 let origin = self.origin(None, pid);
-                let before = self.b.t.flows.len();
-                if ph == "s" {
-                    match self.flow_ends.remove(&key) {
-                        Some(arrive_ns) => self.b.t.flows.push(Flow {
-                            kind,
-                            id,
-                            launch_ns: ts,
-                            arrive_ns,
-                        }),
-                        None => {
-                            self.flow_starts.insert(key, ts);
-                        }
-                    }
-                } else {
-                    match self.flow_starts.remove(&key) {
-                        Some(launch_ns) => self.b.t.flows.push(Flow {
-                            kind,
-                            id,
-                            launch_ns,
-                            arrive_ns: ts,
-                        }),
-                        None => {
-                            self.flow_ends.insert(key, ts);
-                        }
-                    }
-                }
-                if self.b.t.flows.len() > before {
-                    self.origins.tag(Table::Flow, origin, &self.b.t);
-                }
+                self.flow(ph == "s", kind, int_arg(id), ts, origin);
             }
             "i" | "I" if name == "[memory]" => {
                 self.b.t.evidence.memory = true;
