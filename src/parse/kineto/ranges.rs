@@ -21,6 +21,12 @@ use crate::ingest::{ChunkReader, Opener, Progress};
 use crate::parse::trace_json::splitter::{scan_range, After, Range, RangeStart, TraceScan};
 use crate::parse::ParseError;
 
+#[cfg(test)]
+thread_local! {
+    /// Ranges read again from their true start (tests: the common case needs none).
+    pub(super) static REREADS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// The smallest byte range given its own reader by default: a file is cut into at most
 /// `size / MIN_RANGE_BYTES` ranges (below twice this, one reader).
 pub const MIN_RANGE_BYTES: u64 = 32 << 20;
@@ -228,6 +234,19 @@ pub fn read_traces_ranges(
     if n < 2 {
         return None;
     }
+    let starts: Vec<u64> = (0..n as u64).map(|k| size / n as u64 * k).collect();
+    read_cut(opener, path, size, &starts, on_progress)
+}
+
+/// [`read_traces_ranges`] with the ranges starting at `starts` (ascending, the first 0).
+pub(super) fn read_cut(
+    opener: &(dyn Opener + Sync),
+    path: &str,
+    size: u64,
+    starts: &[u64],
+    on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+) -> Option<Result<(Traces, KinetoInfo), ParseError>> {
+    let n = starts.len();
     let mut head = [0u8; 64];
     let got = opener.read_at(path, 0, &mut head).ok()?;
     let head = &head[..got];
@@ -240,10 +259,10 @@ pub fn read_traces_ranges(
         .iter()
         .find(|b| !b.is_ascii_whitespace());
     let wrapped = first == Some(&b'{');
-    // Range k is `bound(k)..end_of(k)`; the last one takes the remainder.
-    let bound = |k: usize| size / n as u64 * k as u64;
-    let end_of = |k: usize| if k + 1 >= n { size } else { bound(k + 1) };
-    let stop_of = |k: usize| (k + 1 < n).then(|| bound(k + 1));
+    // Range k is `bound(k)..end_of(k)`.
+    let bound = |k: usize| starts[k];
+    let end_of = |k: usize| starts.get(k + 1).copied().unwrap_or(size);
+    let stop_of = |k: usize| starts.get(k + 1).copied();
     let file: Arc<str> = Arc::from(path);
     let stop = AtomicBool::new(false);
     let done: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
@@ -310,6 +329,8 @@ pub fn read_traces_ranges(
             Some(p) if p.start == Some(end) => p,
             // A wrong guess (or none): read the range again from its true start.
             _ => {
+                #[cfg(test)]
+                REREADS.with(|r| r.set(r.get() + 1));
                 let len = end_of(k) - bound(k);
                 let b = KinetoBuilder::new()
                     .splitting()
