@@ -1,4 +1,4 @@
-//! One large Kineto trace read on several threads (formats.md §8.4): `proflens anomaly` and
+//! One large Kineto trace read on several threads (formats.md §8.2): `proflens anomaly` and
 //! `proflens analyze` write the same bytes with `--threads 1` and `--threads 4`, on a
 //! generated trace cut into ranges of 64 KiB (`PROFLENS_MIN_RANGE_BYTES`), plain and
 //! pretty-printed.

@@ -39,7 +39,7 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub out_dir: PathBuf,
     /// Threads to run targets on (default: every core); a large GPU trace is read on the
-    /// spare ones (formats.md §8.4). The output does not depend on it.
+    /// spare ones (formats.md §8.2). The output does not depend on it.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
     /// Do not print progress and the written files on stderr.
@@ -162,7 +162,7 @@ pub fn run_store(
 }
 
 /// The smallest byte range of one file read by its own thread: `PROFLENS_MIN_RANGE_BYTES`
-/// (for tests that cut small files; formats.md §8.4), else
+/// (for tests that cut small files; formats.md §8.2), else
 /// [`crate::parse::kineto::ranges::MIN_RANGE_BYTES`].
 fn min_range_bytes() -> u64 {
     std::env::var("PROFLENS_MIN_RANGE_BYTES")

@@ -39,7 +39,7 @@ pub struct Args {
     #[arg(long, value_enum, requires = "table")]
     pub format: Option<TableFormat>,
     /// Threads (default: every core): ranks run side by side, and a large GPU trace is read
-    /// on the spare ones (formats.md §8.4); the output does not depend on it.
+    /// on the spare ones (formats.md §8.2); the output does not depend on it.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
     /// Options of every command (`--strict`).

@@ -61,7 +61,7 @@ pub fn read_rank(
 }
 
 /// [`read_rank`] with the trace cut into byte ranges read on `ranges.threads` threads
-/// (formats.md §8.4; a plain file large enough): the same result.
+/// (formats.md §8.2; a plain file large enough): the same result.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn read_rank_ranges(
     rank: &RankFolder,

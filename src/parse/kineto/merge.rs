@@ -1,4 +1,4 @@
-//! Merging the readers of consecutive byte ranges of one trace (formats.md §8.4): each range
+//! Merging the readers of consecutive byte ranges of one trace (formats.md §8.2): each range
 //! fills its own [`KinetoBuilder`]; [`KinetoBuilder::absorb`] adds a later range's builder to
 //! the one of the bytes before it, so that the result is what one builder fed every event in
 //! file order holds — rows appended in order, strings and origins re-interned in the order

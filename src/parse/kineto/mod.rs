@@ -57,7 +57,7 @@ use super::trace_json::scan::{
 use super::trace_json::splitter::TraceScan;
 use crate::base::arith::{self, Tally};
 use crate::model::gpu::{
-    DeviceOp, Flow, GpuTrace, GpuTraceBuilder, HostKind, HostOp, MemorySample, StepMarker,
+    DeviceOp, GpuTrace, GpuTraceBuilder, HostKind, HostOp, MemorySample, StepMarker,
 };
 use crate::model::strings::StrId;
 use crate::parse::ParseError;

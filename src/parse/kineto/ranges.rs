@@ -1,4 +1,4 @@
-//! One large plain trace read on several cores (formats.md §8.4): the file is cut into byte
+//! One large plain trace read on several cores (formats.md §8.2): the file is cut into byte
 //! ranges of about equal size, each read by its own reader on its own thread into its own
 //! [`KinetoBuilder`], and the builders are merged in range order into exactly what one reader
 //! gives ([`super::merge`]).
@@ -251,7 +251,7 @@ pub(super) fn read_cut(
     let got = opener.read_at(path, 0, &mut head).ok()?;
     let head = &head[..got];
     if head.starts_with(&[0x1f, 0x8b]) {
-        return None; // gzip: one reader (formats.md §8.4)
+        return None; // gzip: one reader (formats.md §8.2)
     }
     let first = head
         .strip_prefix(b"\xEF\xBB\xBF")

@@ -1,4 +1,4 @@
-//! Any cut of a trace into byte ranges gives what one reader gives (formats.md §8.4): the
+//! Any cut of a trace into byte ranges gives what one reader gives (formats.md §8.2): the
 //! tables, the strings in their order, the report and the findings with their byte offsets.
 
 use std::io::Read;
