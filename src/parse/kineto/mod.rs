@@ -37,7 +37,7 @@ pub use read::{push_problems, read, read_located, read_traces};
 pub use sniff::{sniff, sniff_within};
 pub use split::Split;
 
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(test)]
 mod ranges_tests;
 #[cfg(test)]
 mod ranks_tests;

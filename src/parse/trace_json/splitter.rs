@@ -190,7 +190,7 @@ pub fn for_each_key_member_and_indexed_event<R: Read>(
 
 /// Where a range reader of one byte range of a trace starts: at the `{` of an event at byte
 /// `at` inside the event array, after `after`, in a file whose trace is wrapped (`{…}`) or
-/// not. One whole-file pass at that point is in exactly this state (formats.md §1.3).
+/// not. One whole-file pass at that point is in exactly this state (formats.md §8.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RangeStart {
     /// Byte offset of the event's `{`.
