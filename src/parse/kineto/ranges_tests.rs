@@ -147,8 +147,8 @@ fn nested(bytes: &[u8]) -> serde_json::Value {
 fn find_start_takes_an_element_start_after_a_line_break() {
     let t = b"{\"traceEvents\": [\n{\"a\": 1},\n  {\"b\": \"{\"},\n{\"c\": 3}]}";
     let s = find_start(t, 0, 20, true).unwrap();
-    assert_eq!(s.at, 29);
-    assert_eq!(s.after, After::Comma(27));
+    assert_eq!(s.at, 30);
+    assert_eq!(s.after, After::Comma(26));
     // Not inside a string, not without a line break in a file of lines.
     let s = find_start(t, 0, 30, true).unwrap();
     assert_eq!(&t[s.at as usize..s.at as usize + 6], b"{\"c\": ");
