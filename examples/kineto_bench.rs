@@ -47,8 +47,10 @@ fn main() {
     });
     let read = match cut.flatten() {
         Some(r) => r.map(|(t, _)| t.into_one().unwrap_or_default()),
-        None => kineto::read(Box::new(file), &path, None, &mut |_| ControlFlow::Continue(()))
-            .map(|(t, _)| t),
+        None => kineto::read(Box::new(file), &path, None, &mut |_| {
+            ControlFlow::Continue(())
+        })
+        .map(|(t, _)| t),
     };
     let t = read.unwrap_or_else(|e| {
         eprintln!("{path}: {e}");

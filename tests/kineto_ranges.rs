@@ -36,7 +36,11 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 
 /// Runs `proflens args…` with `threads`, in `out` (created), and returns stdout, stderr,
 /// the exit code and every file written.
-fn run(args: &[&str], threads: usize, out: &Path) -> (Vec<u8>, Vec<u8>, i32, BTreeMap<String, Vec<u8>>) {
+fn run(
+    args: &[&str],
+    threads: usize,
+    out: &Path,
+) -> (Vec<u8>, Vec<u8>, i32, BTreeMap<String, Vec<u8>>) {
     std::fs::create_dir_all(out).unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_proflens"))
         .args(args)
@@ -52,7 +56,10 @@ fn run(args: &[&str], threads: usize, out: &Path) -> (Vec<u8>, Vec<u8>, i32, BTr
 fn same_bytes(dir: &Path, name: &str) {
     let d = dir.to_str().unwrap();
     for (cmd, args) in [
-        ("anomaly", vec!["anomaly", d, "--out", "a.json", "--report-dir", "rep"]),
+        (
+            "anomaly",
+            vec!["anomaly", d, "--out", "a.json", "--report-dir", "rep"],
+        ),
         ("analyze", vec!["analyze", d, "--out-dir", "an", "--quiet"]),
     ] {
         let one = run(&args, 1, &dir.with_extension(format!("{cmd}1")));
@@ -65,7 +72,10 @@ fn same_bytes(dir: &Path, name: &str) {
             "{name} {cmd}: stderr"
         );
         assert!(!one.3.is_empty(), "{name} {cmd}: nothing written");
-        assert_eq!(one.3.keys().collect::<Vec<_>>(), four.3.keys().collect::<Vec<_>>());
+        assert_eq!(
+            one.3.keys().collect::<Vec<_>>(),
+            four.3.keys().collect::<Vec<_>>()
+        );
         for (k, v) in &one.3 {
             assert!(v == &four.3[k], "{name} {cmd}: {k} differs");
         }
@@ -96,7 +106,11 @@ fn one_trace_on_four_threads_writes_the_same_bytes() {
         }
     }
     let mut text = serde_json::to_string_pretty(&j).unwrap();
-    text = text.replacen("\"name\": \"cudaLaunchKernel\"", "\"name\": \"C:\\path\\x\"", 3);
+    text = text.replacen(
+        "\"name\": \"cudaLaunchKernel\"",
+        "\"name\": \"C:\\path\\x\"",
+        3,
+    );
     text = text.replacen("\"ts\": ", "\"ts\": \"bad\", \"t0\": ", 2);
     std::fs::write(dir.join("rank2.pt.trace.json"), text).unwrap();
     same_bytes(&dir, "pretty");

@@ -154,7 +154,14 @@ pub fn run_store(
         ControlFlow::Continue(())
     };
     let threads = threads.unwrap_or_else(parallel::default_threads);
-    parallel::run_inventory_ranges(&mut store, inv, opener, threads, min_range_bytes(), &progress);
+    parallel::run_inventory_ranges(
+        &mut store,
+        inv,
+        opener,
+        threads,
+        min_range_bytes(),
+        &progress,
+    );
     if show_progress {
         eprint!("\r");
     }

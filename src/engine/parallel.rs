@@ -14,10 +14,10 @@ use std::sync::Mutex;
 
 use super::contract::{Progress, Target};
 use super::read::{run_target_ranges, TargetEntry};
-use crate::parse::kineto::ranges::{Ranges, MIN_RANGE_BYTES};
 use super::store::Store;
 use crate::ingest::inventory::Inventory;
 use crate::ingest::Opener;
+use crate::parse::kineto::ranges::{Ranges, MIN_RANGE_BYTES};
 
 /// Threads to use by default: the machine's available parallelism (1 when unknown).
 pub fn default_threads() -> usize {
@@ -55,7 +55,14 @@ pub fn run_inventory_ranges(
     min_range_bytes: u64,
     on_progress: &(dyn Fn(&Progress<'_>) -> ControlFlow<()> + Sync),
 ) {
-    run_inventory_full(store, inv, opener, (threads, min_range_bytes), on_progress, &|_, _| {});
+    run_inventory_full(
+        store,
+        inv,
+        opener,
+        (threads, min_range_bytes),
+        on_progress,
+        &|_, _| {},
+    );
 }
 
 /// [`run_inventory`], calling `on_target(t, true)` on the worker thread just before target `t`

@@ -60,9 +60,9 @@ pub fn run_target_ranges(
             Some(TargetEntry::Rank(RankEntry {
                 memory: None,
                 comm: None,
-                anomaly: p.anomaly.map(|cfg| {
-                    gpu::read_rank_ranges(folder, opener, ranges, cfg, &mut prog)
-                }),
+                anomaly: p
+                    .anomaly
+                    .map(|cfg| gpu::read_rank_ranges(folder, opener, ranges, cfg, &mut prog)),
             }))
         }
         _ => run_target(plan, inv, t, opener, on_progress),

@@ -112,7 +112,11 @@ impl KinetoBuilder {
         // Origins: likewise; every row's tag is its origin.
         let on = self.origins.on;
         let omap: Vec<u16> = match on {
-            true => origins.keys().iter().map(|k| self.origins.key_id(k)).collect(),
+            true => origins
+                .keys()
+                .iter()
+                .map(|k| self.origins.key_id(k))
+                .collect(),
             false => Vec::new(),
         };
         let mut origins = origins;
@@ -138,8 +142,11 @@ impl KinetoBuilder {
             h.shapes = id(h.shapes);
             h
         }));
-        t.gpu_annotations
-            .extend(ot.gpu_annotations.iter().map(|&(s, a, e, n)| (s, a, e, id(n))));
+        t.gpu_annotations.extend(
+            ot.gpu_annotations
+                .iter()
+                .map(|&(s, a, e, n)| (s, a, e, id(n))),
+        );
         t.steps.extend(ot.steps.iter().map(|s| {
             let mut s = *s;
             s.name = id(s.name);

@@ -24,9 +24,9 @@ pub mod marks;
 mod members;
 mod merge;
 mod nccl;
-mod ranks;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod ranges;
+mod ranks;
 mod read;
 mod sniff;
 mod split;

@@ -332,9 +332,7 @@ pub(super) fn read_cut(
                 #[cfg(test)]
                 REREADS.with(|r| r.set(r.get() + 1));
                 let len = end_of(k) - bound(k);
-                let b = KinetoBuilder::new()
-                    .splitting()
-                    .deferring(end.at, len);
+                let b = KinetoBuilder::new().splitting().deferring(end.at, len);
                 let range = Range {
                     start: Some(end),
                     stop: stop_of(k),

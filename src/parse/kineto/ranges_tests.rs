@@ -74,13 +74,9 @@ fn cut_read(bytes: &[u8], cuts: &[usize]) -> Option<String> {
     starts.dedup();
     let mut m = MemOpener::new();
     m.add("t.json", bytes.to_vec());
-    let r = read_cut(
-        &m,
-        "t.json",
-        bytes.len() as u64,
-        &starts,
-        &mut |_| ControlFlow::Continue(()),
-    )?;
+    let r = read_cut(&m, "t.json", bytes.len() as u64, &starts, &mut |_| {
+        ControlFlow::Continue(())
+    })?;
     Some(dump(&r))
 }
 
@@ -108,7 +104,10 @@ fn check_cuts(name: &str, bytes: &[u8], tries: usize, seed: u64) -> usize {
             .collect();
         if let Some(got) = cut_read(bytes, &cuts) {
             by_ranges += 1;
-            assert!(got == want, "{name}: try {t}, cuts {cuts:?}: differs from one reader");
+            assert!(
+                got == want,
+                "{name}: try {t}, cuts {cuts:?}: differs from one reader"
+            );
         }
     }
     by_ranges
@@ -166,7 +165,11 @@ fn equal_cuts_of_a_generated_trace_need_no_second_read() {
     for n in 2..6 {
         let cuts: Vec<usize> = (1..n).map(|k| bytes.len() / n * k).collect();
         REREADS.with(|r| r.set(0));
-        assert_eq!(cut_read(&bytes, &cuts).as_deref(), Some(want.as_str()), "{n}");
+        assert_eq!(
+            cut_read(&bytes, &cuts).as_deref(),
+            Some(want.as_str()),
+            "{n}"
+        );
         assert_eq!(REREADS.with(|r| r.get()), 0, "{n} ranges");
     }
 }
@@ -213,9 +216,17 @@ fn damaged_traces_read_the_same_or_go_to_one_reader() {
     let damaged = text
         .replacen("},\n{\"ph\":\"s\"", "},,\n{\"ph\":\"s\"", 3)
         .replacen("},\n{\"ph\":\"f\"", "}\n{\"ph\":\"f\"", 5)
-        .replacen(",\n{\"ph\":\"X\",\"cat\":\"kernel\"", ",\n17,\n{\"ph\":\"X\",\"cat\":\"kernel\"", 4)
+        .replacen(
+            ",\n{\"ph\":\"X\",\"cat\":\"kernel\"",
+            ",\n17,\n{\"ph\":\"X\",\"cat\":\"kernel\"",
+            4,
+        )
         .replacen("\"ts\":", "\"ts\":\"x\",\"tz\":", 6)
-        .replacen("\"name\":\"cudaLaunchKernel\"", "\"name\":\"cudaLaunchKernel\",\"name\":\"D:\\work\\a.py\"", 9)
+        .replacen(
+            "\"name\":\"cudaLaunchKernel\"",
+            "\"name\":\"cudaLaunchKernel\",\"name\":\"D:\\work\\a.py\"",
+            9,
+        )
         .replacen("\n  ],", ",\n  ],", 1)
         + "\n[]";
     check_cuts("damaged", damaged.as_bytes(), 30, 5);

@@ -50,7 +50,10 @@ pub fn read_traces<'a>(
 }
 
 /// The compressed size noted, or the error that made the read unusable.
-pub(super) fn done(mut info: KinetoInfo, compressed: Option<u64>) -> Result<KinetoInfo, ParseError> {
+pub(super) fn done(
+    mut info: KinetoInfo,
+    compressed: Option<u64>,
+) -> Result<KinetoInfo, ParseError> {
     info.compressed_bytes = compressed;
     match info.unusable() {
         Some(e) => Err(e.clone()),

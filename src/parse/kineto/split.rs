@@ -119,7 +119,9 @@ impl Origins {
 
     /// The tag of every row of `t` (0 for every row while untagged), taken out.
     pub fn take_tags(&mut self, t: &GpuTrace) -> [Vec<u16>; 7] {
-        self.tags.take().unwrap_or_else(|| lens(t).map(|n| vec![0u16; n]))
+        self.tags
+            .take()
+            .unwrap_or_else(|| lens(t).map(|n| vec![0u16; n]))
     }
 
     /// Sets the tag of every row: untagged when every row has origin 0 (what tagging row by

@@ -185,7 +185,16 @@ pub fn for_each_key_member_and_indexed_event<R: Read>(
     on_event: &mut dyn FnMut(Event<'_>, u64) -> ControlFlow<()>,
 ) -> Result<TraceScan, ParseError> {
     let range = Range::default();
-    scan_range(reader, file, range, on_progress, on_key, on_member, on_event).map(|(s, _)| s)
+    scan_range(
+        reader,
+        file,
+        range,
+        on_progress,
+        on_key,
+        on_member,
+        on_event,
+    )
+    .map(|(s, _)| s)
 }
 
 /// Where a range reader of one byte range of a trace starts: at the `{` of an event at byte
