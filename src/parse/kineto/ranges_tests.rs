@@ -258,3 +258,29 @@ fn real_traces_read_the_same_under_any_cut() {
     }
     assert!(read > 0, "no fixture found under {FIX}");
 }
+
+#[test]
+fn merged_traces_split_the_same_under_any_cut() {
+    // Three ranks by `args.rank` (every third op of another rank; flows carry none), and
+    // three by the device ops' `pid` prefix.
+    let text = String::from_utf8(synth(900)).unwrap();
+    let mut by_arg = String::new();
+    for (i, piece) in text.split("\"args\":{\"External id\":").enumerate() {
+        if i > 0 {
+            by_arg += &format!("\"args\":{{\"rank\":{},\"External id\":", (i / 5) % 3);
+        }
+        by_arg += piece;
+    }
+    let one = one_reader(by_arg.as_bytes());
+    assert!(one.starts_with("split"), "a merged trace is split");
+    assert_eq!(check_cuts("by arg", by_arg.as_bytes(), 25, 41), 25);
+    let mut by_pid = String::new();
+    for (i, piece) in text.split("\"pid\":0,").enumerate() {
+        if i > 0 {
+            by_pid += &format!("\"pid\":{},", (i / 7 % 3) * 100_000_000);
+        }
+        by_pid += piece;
+    }
+    assert!(one_reader(by_pid.as_bytes()).starts_with("split"));
+    assert_eq!(check_cuts("by pid", by_pid.as_bytes(), 25, 43), 25);
+}
