@@ -33,6 +33,8 @@ mod split;
 
 pub use marks::has_pytorch_marks;
 pub use ranks::{MergedRanks, RankKey, RANK_PID_FACTOR};
+#[cfg(not(target_arch = "wasm32"))]
+pub use read::read_located_ranges;
 pub use read::{push_problems, read, read_located, read_traces};
 pub use sniff::{sniff, sniff_within};
 pub use split::Split;
