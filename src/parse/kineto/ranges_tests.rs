@@ -149,7 +149,7 @@ fn find_start_takes_an_element_start_after_a_line_break() {
     assert_eq!(s.at, 30);
     assert_eq!(s.after, After::Comma(26));
     // Not inside a string, not without a line break in a file of lines.
-    let s = find_start(t, 0, 30, true).unwrap();
+    let s = find_start(t, 0, 31, true).unwrap();
     assert_eq!(&t[s.at as usize..s.at as usize + 6], b"{\"c\": ");
     // One line: `,{"` patterns.
     let one = b"[{\"a\":1},{\"b\":2}, {\"c\":3}]";
