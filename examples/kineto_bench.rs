@@ -31,15 +31,14 @@ fn main() {
         .and_then(|k| args.get(k + 1)?.parse().ok())
         .unwrap_or(1);
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let p = std::path::Path::new(&path);
     let cut = (threads > 1).then(|| {
-        let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
-        let (opener, _) = proflens::cli::fs_opener::FsOpener::walk(dir.unwrap_or(".".as_ref()))
+        // A single file walks as a one-file inventory (its path relative to its folder).
+        let (opener, files) = proflens::cli::fs_opener::FsOpener::walk(path.as_ref())
             .unwrap_or_else(|e| {
                 eprintln!("{path}: {e}");
                 std::process::exit(1)
             });
-        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        let name = files[0].path.clone();
         let ranges = kineto::ranges::Ranges::threads(threads);
         kineto::ranges::read_traces_ranges(&opener, &name, size, ranges, &mut |_| {
             ControlFlow::Continue(())
