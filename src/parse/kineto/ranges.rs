@@ -273,20 +273,23 @@ pub(super) fn read_cut(
                 let (tx, file, stop, done) = (tx.clone(), &file, &stop, &done);
                 s.spawn(move || {
                     let len = end_of(k) - bound(k);
-                    let mut prog = |p: Progress| {
-                        done[k].store(p.bytes_done.min(len), Ordering::Relaxed);
-                        let _ = tx.send(());
-                        match stop.load(Ordering::Relaxed) {
-                            true => ControlFlow::Break(()),
-                            false => ControlFlow::Continue(()),
-                        }
-                    };
                     let (start, builder) = match k {
                         0 => (None, KinetoBuilder::sized_for(len).splitting()),
                         _ => {
                             let st = speculate(opener, path, bound(k), end_of(k), wrapped)?;
                             let b = KinetoBuilder::new().splitting().deferring(st.at, len);
                             (Some(st), b)
+                        }
+                    };
+                    // The bytes before the guessed start count as read.
+                    let skipped = start.map_or(0, |s| s.at - bound(k));
+                    let mut prog = |p: Progress| {
+                        let n = (skipped + p.bytes_done).min(len);
+                        done[k].store(n, Ordering::Relaxed);
+                        let _ = tx.send(());
+                        match stop.load(Ordering::Relaxed) {
+                            true => ControlFlow::Break(()),
+                            false => ControlFlow::Continue(()),
                         }
                     };
                     let range = Range {
@@ -344,6 +347,14 @@ pub(super) fn read_cut(
     }
     if acc.iter().any(|p| p.failed) {
         return None;
+    }
+    // Every byte is read (ranges read again, or without a guess, do not report).
+    let all = Progress {
+        bytes_done: size,
+        bytes_total: Some(size),
+    };
+    if !stop.load(Ordering::Relaxed) && on_progress(all).is_break() {
+        stop.store(true, Ordering::Relaxed);
     }
     let scan = merge_scans(&acc);
     if scan.diag.trailing_at.is_some() {

@@ -287,3 +287,28 @@ fn merged_traces_split_the_same_under_any_cut() {
     assert!(one_reader(by_pid.as_bytes()).starts_with("split"));
     assert_eq!(check_cuts("by pid", by_pid.as_bytes(), 25, 43), 25);
 }
+
+#[test]
+fn progress_sums_the_ranges_and_a_break_stops_them() {
+    let bytes = synth(20_000);
+    let size = bytes.len() as u64;
+    let mut m = MemOpener::new();
+    m.add("t.json", bytes);
+    let starts = [0, size / 3, size / 3 * 2];
+    let mut seen = Vec::new();
+    let r = read_cut(&m, "t.json", size, &starts, &mut |p| {
+        seen.push(p);
+        ControlFlow::Continue(())
+    });
+    assert!(matches!(r, Some(Ok(_))));
+    assert!(seen.iter().all(|p| p.bytes_total == Some(size) && p.bytes_done <= size));
+    assert!(seen.windows(2).all(|w| w[0].bytes_done <= w[1].bytes_done));
+    assert_eq!(seen.last().map(|p| p.bytes_done), Some(size));
+    // Cancel at the first report: every range stops at its next read.
+    let r = read_cut(&m, "t.json", size, &starts, &mut |_| ControlFlow::Break(()));
+    match r {
+        Some(Ok((_, info))) => assert!(info.scan.stopped),
+        None => {}
+        Some(Err(e)) => panic!("{e}"),
+    }
+}
