@@ -301,7 +301,9 @@ fn progress_sums_the_ranges_and_a_break_stops_them() {
         ControlFlow::Continue(())
     });
     assert!(matches!(r, Some(Ok(_))));
-    assert!(seen.iter().all(|p| p.bytes_total == Some(size) && p.bytes_done <= size));
+    assert!(seen
+        .iter()
+        .all(|p| p.bytes_total == Some(size) && p.bytes_done <= size));
     assert!(seen.windows(2).all(|w| w[0].bytes_done <= w[1].bytes_done));
     assert_eq!(seen.last().map(|p| p.bytes_done), Some(size));
     // Cancel at the first report: every range stops at its next read.
