@@ -179,6 +179,23 @@ fn any_cut_of_a_generated_trace_reads_the_same() {
     let bytes = synth(1500);
     let n = check_cuts("synth", &bytes, 40, 7);
     assert_eq!(n, 40, "every cut of a valid file is read by ranges");
+    // Cuts in the head (before the array), in the tail (after it), both, one byte apart.
+    let want = one_reader(&bytes);
+    let head = memchr::memmem::find(&bytes, b"traceEvents").unwrap();
+    let tail = memchr::memmem::rfind(&bytes, b"baseTimeNanoseconds").unwrap();
+    let l = bytes.len();
+    for cuts in [
+        vec![5, 40, head],
+        vec![head + 14, head + 15, head + 16],
+        vec![tail - 3, tail + 5, l - 2],
+        vec![3, l / 2, l / 2 + 1, tail, l - 1],
+    ] {
+        assert_eq!(
+            cut_read(&bytes, &cuts).as_deref(),
+            Some(want.as_str()),
+            "{cuts:?}"
+        );
+    }
 }
 
 #[test]
