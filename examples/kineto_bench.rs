@@ -3,8 +3,9 @@
 //! the numbers as one JSON line (the same fields `scripts/hta_reference.py` prints from HTA,
 //! so the two sides check each other) and the phase times on stderr.
 //!
-//! `cargo run --release --example kineto_bench -- TRACE.json[.gz] [--read-only]`
-//! (`--read-only`: the reader alone, so that `/usr/bin/time` measures its CPU).
+//! `cargo run --release --example kineto_bench -- TRACE.json[.gz] [--read-only] [--threads N]`
+//! (`--read-only`: the reader alone, so that `/usr/bin/time` measures its CPU; `--threads N`:
+//! a plain trace cut into byte ranges read on N threads, formats.md §8.2).
 
 use std::ops::ControlFlow;
 use std::time::Instant;
@@ -23,15 +24,39 @@ fn main() {
         eprintln!("{path}: {e}");
         std::process::exit(1)
     });
-    let (t, _) = kineto::read(Box::new(file), &path, None, &mut |_| {
-        ControlFlow::Continue(())
-    })
-    .unwrap_or_else(|e| {
+    let args: Vec<String> = std::env::args().collect();
+    let threads: usize = args
+        .iter()
+        .position(|a| a == "--threads")
+        .and_then(|k| args.get(k + 1)?.parse().ok())
+        .unwrap_or(1);
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let cut = (threads > 1).then(|| {
+        // A single file walks as a one-file inventory (its path relative to its folder).
+        let (opener, files) = proflens::cli::fs_opener::FsOpener::walk(path.as_ref())
+            .unwrap_or_else(|e| {
+                eprintln!("{path}: {e}");
+                std::process::exit(1)
+            });
+        let name = files[0].path.clone();
+        let ranges = kineto::ranges::Ranges::threads(threads);
+        kineto::ranges::read_traces_ranges(&opener, &name, size, ranges, &mut |_| {
+            ControlFlow::Continue(())
+        })
+    });
+    let read = match cut.flatten() {
+        Some(r) => r.map(|(t, _)| t.into_one().unwrap_or_default()),
+        None => kineto::read(Box::new(file), &path, None, &mut |_| {
+            ControlFlow::Continue(())
+        })
+        .map(|(t, _)| t),
+    };
+    let t = read.unwrap_or_else(|e| {
         eprintln!("{path}: {e}");
         std::process::exit(1)
     });
     let parsed = t0.elapsed();
-    if std::env::args().any(|a| a == "--read-only") {
+    if args.iter().any(|a| a == "--read-only") {
         eprintln!(
             "device ops {}, host events {}; parse {:.2} s",
             t.device_ops.len(),

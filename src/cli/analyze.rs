@@ -38,7 +38,8 @@ pub struct Args {
     /// Folder the results are written to (created when missing).
     #[arg(long, value_name = "DIR")]
     pub out_dir: PathBuf,
-    /// Threads to run targets on (default: every core).
+    /// Threads to run targets on (default: every core); a large GPU trace is read on the
+    /// spare ones (formats.md §8.2). The output does not depend on it.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
     /// Do not print progress and the written files on stderr.
@@ -153,11 +154,29 @@ pub fn run_store(
         ControlFlow::Continue(())
     };
     let threads = threads.unwrap_or_else(parallel::default_threads);
-    parallel::run_inventory(&mut store, inv, opener, threads, &progress);
+    parallel::run_inventory_ranges(
+        &mut store,
+        inv,
+        opener,
+        threads,
+        min_range_bytes(),
+        &progress,
+    );
     if show_progress {
         eprint!("\r");
     }
     store
+}
+
+/// The smallest byte range of one file read by its own thread: `PROFLENS_MIN_RANGE_BYTES`
+/// (for tests that cut small files; formats.md §8.2), else
+/// [`crate::parse::kineto::ranges::MIN_RANGE_BYTES`].
+fn min_range_bytes() -> u64 {
+    std::env::var("PROFLENS_MIN_RANGE_BYTES")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|&n: &u64| n > 0)
+        .unwrap_or(crate::parse::kineto::ranges::MIN_RANGE_BYTES)
 }
 
 fn write_file(path: &Path, f: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), String> {

@@ -38,6 +38,10 @@ pub struct Args {
     /// Format of `--table`: CSV (default) or one Arrow IPC stream (typed columns).
     #[arg(long, value_enum, requires = "table")]
     pub format: Option<TableFormat>,
+    /// Threads (default: every core): ranks run side by side, and a large GPU trace is read
+    /// on the spare ones (formats.md §8.2); the output does not depend on it.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
     /// Options of every command (`--strict`).
     #[command(flatten)]
     pub common: super::CommonArgs,
@@ -241,7 +245,7 @@ pub fn run(args: Args) -> i32 {
         ..Plan::none()
     };
     let resume = crate::ingest::replay::Resume::new(&heads, &opener);
-    let store = super::analyze::run_store(&inv, &resume, plan, None, false);
+    let store = super::analyze::run_store(&inv, &resume, plan, args.threads, false);
     let Ok(ranks) = store.anomaly_ranks() else {
         return super::EXIT_NOTHING;
     };

@@ -4,17 +4,20 @@
 //!
 //! Native only (`std::thread` does not exist on `wasm32-unknown-unknown`; the browser
 //! spreads targets over its worker pool instead). Targets are taken largest input first, so
-//! one big rank does not start last.
+//! one big rank does not start last. When there are more threads than targets, each target
+//! gets the spare ones for its one large trace ([`run_target_ranges`]: a GPU rank's Kineto
+//! trace is cut into byte ranges, formats.md §8.2); the output is the same.
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use super::contract::{Progress, Target};
-use super::read::{run_target, TargetEntry};
+use super::read::{run_target_ranges, TargetEntry};
 use super::store::Store;
 use crate::ingest::inventory::Inventory;
 use crate::ingest::Opener;
+use crate::parse::kineto::ranges::{Ranges, MIN_RANGE_BYTES};
 
 /// Threads to use by default: the machine's available parallelism (1 when unknown).
 pub fn default_threads() -> usize {
@@ -42,6 +45,26 @@ pub fn run_inventory(
     run_inventory_with(store, inv, opener, threads, on_progress, &|_, _| {});
 }
 
+/// [`run_inventory`] where one file's byte range gets its own reader from
+/// `min_range_bytes` on (default [`MIN_RANGE_BYTES`]; tests cut small files).
+pub fn run_inventory_ranges(
+    store: &mut Store,
+    inv: &Inventory,
+    opener: &(dyn Opener + Sync),
+    threads: usize,
+    min_range_bytes: u64,
+    on_progress: &(dyn Fn(&Progress<'_>) -> ControlFlow<()> + Sync),
+) {
+    run_inventory_full(
+        store,
+        inv,
+        opener,
+        (threads, min_range_bytes),
+        on_progress,
+        &|_, _| {},
+    );
+}
+
 /// [`run_inventory`], calling `on_target(t, true)` on the worker thread just before target `t`
 /// starts and `on_target(t, false)` just after it ends (the CLI's per-target wall time: the
 /// core reads no clock).
@@ -53,10 +76,26 @@ pub fn run_inventory_with(
     on_progress: &(dyn Fn(&Progress<'_>) -> ControlFlow<()> + Sync),
     on_target: &(dyn Fn(Target, bool) + Sync),
 ) {
+    let budget = (threads, MIN_RANGE_BYTES);
+    run_inventory_full(store, inv, opener, budget, on_progress, on_target);
+}
+
+/// [`run_inventory_with`] with `(threads, min_range_bytes)`.
+fn run_inventory_full(
+    store: &mut Store,
+    inv: &Inventory,
+    opener: &(dyn Opener + Sync),
+    (threads, min_range_bytes): (usize, u64),
+    on_progress: &(dyn Fn(&Progress<'_>) -> ControlFlow<()> + Sync),
+    on_target: &(dyn Fn(Target, bool) + Sync),
+) {
     let mut targets = store.plan().targets(inv);
     // Largest first; ties by target order (stable sort), so the schedule is deterministic.
     crate::base::sort::sort_by_key(&mut targets, |t| std::cmp::Reverse(input_bytes(inv, *t)));
+    let all = threads.max(1);
     let threads = threads.clamp(1, targets.len().max(1));
+    // The spare threads, dealt to the targets largest first: target k reads with `share(k)`.
+    let share = |k: usize| all / threads + usize::from(k < all % threads);
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let done: Mutex<Vec<(Target, TargetEntry)>> = Mutex::new(Vec::with_capacity(targets.len()));
@@ -77,7 +116,11 @@ pub fn run_inventory_with(
                     c
                 };
                 on_target(t, true);
-                let entry = run_target(plan, inv, t, opener, &mut cb);
+                let ranges = Ranges {
+                    threads: share(k),
+                    min_range_bytes,
+                };
+                let entry = run_target_ranges(plan, inv, t, opener, ranges, &mut cb);
                 on_target(t, false);
                 if let Some(e) = entry {
                     if let Ok(mut d) = done.lock() {

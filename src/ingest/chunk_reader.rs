@@ -93,6 +93,14 @@ impl<R: Read> ChunkReader<R> {
         }
     }
 
+    /// The same reader over a source whose first byte is byte `offset` of the file (a byte
+    /// range read from an offset): [`ChunkReader::offset`] counts from there; progress counts
+    /// the bytes this reader read.
+    pub fn starting_at(mut self, offset: u64) -> Self {
+        self.offset = offset;
+        self
+    }
+
     /// The unconsumed bytes.
     pub fn buffer(&self) -> &[u8] {
         &self.buf[self.start..self.end]

@@ -26,7 +26,7 @@ use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::analysis::gpu_tables;
 use crate::base::{Position, Problem, Problems, Severity};
 use crate::engine::contract::Cancelled;
-use crate::ingest::inventory::{FileKind, RankFolder, RANK_FROM_ORDER};
+use crate::ingest::inventory::{FileKind, RankFile, RankFolder, RANK_FROM_ORDER};
 use crate::ingest::{Opener, Progress};
 use crate::model::gpu::GpuTrace;
 use crate::parse::kineto::{self, Traces};
@@ -54,15 +54,47 @@ pub fn read_rank(
     cfg: &AnomalyConfig,
     on_progress: &mut dyn FnMut(&str, Progress) -> ControlFlow<()>,
 ) -> Result<RankAnalysis, Cancelled> {
+    read_rank_with(rank, cfg, on_progress, &mut |f, prog, problems| {
+        kineto::read_located(opener, &f.path, Some(f.size), prog, problems)
+    })
+}
+
+/// [`read_rank`] with the trace cut into byte ranges read on `ranges.threads` threads
+/// (formats.md §8.2; a plain file large enough): the same result.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn read_rank_ranges(
+    rank: &RankFolder,
+    opener: &(dyn Opener + Sync),
+    ranges: kineto::ranges::Ranges,
+    cfg: &AnomalyConfig,
+    on_progress: &mut dyn FnMut(&str, Progress) -> ControlFlow<()>,
+) -> Result<RankAnalysis, Cancelled> {
+    read_rank_with(rank, cfg, on_progress, &mut |f, prog, problems| {
+        kineto::read_located_ranges(opener, &f.path, f.size, ranges, prog, problems)
+    })
+}
+
+/// The read of one trace file: `(file, on_progress, problems)` → what `read_located` gives.
+type ReadTrace<'a> = dyn FnMut(
+        &RankFile,
+        &mut dyn FnMut(Progress) -> ControlFlow<()>,
+        &mut Problems,
+    ) -> Result<(Traces, kineto::KinetoInfo), crate::parse::ParseError>
+    + 'a;
+
+fn read_rank_with(
+    rank: &RankFolder,
+    cfg: &AnomalyConfig,
+    on_progress: &mut dyn FnMut(&str, Progress) -> ControlFlow<()>,
+    read_trace: &mut ReadTrace<'_>,
+) -> Result<RankAnalysis, Cancelled> {
     let mut problems = Problems::new();
     let file = rank.file(FileKind::KinetoTrace);
     let path = file.map(|f| f.path.as_str()).unwrap_or(rank.label());
     let mut cancelled = false;
     let read = file.map(|f| {
-        kineto::read_located(
-            opener,
-            &f.path,
-            Some(f.size),
+        read_trace(
+            f,
             &mut |p| {
                 let c = on_progress(&f.path, p);
                 cancelled |= c.is_break();

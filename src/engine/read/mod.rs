@@ -28,6 +28,47 @@ pub use memory::MemoryOptions;
 pub use plan::{Plan, RankEntry, RankPlan, SnapshotEntry, TargetEntry};
 pub use snapshot::{SnapshotOptions, SnapshotRun};
 
+/// [`run_target`] with `ranges.threads` threads for the target's one large trace: a GPU
+/// rank's plain Kineto trace is cut into byte ranges read on that many threads (formats.md
+/// §8.2), with the same result; every other target is [`run_target`]. Native only.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn run_target_ranges(
+    plan: &Plan,
+    inv: &Inventory,
+    t: Target,
+    opener: &(dyn Opener + Sync),
+    ranges: crate::parse::kineto::ranges::Ranges,
+    on_progress: &mut OnProgress<'_>,
+) -> Option<TargetEntry> {
+    let kineto = |i: u32| {
+        let f = inv.ranks.get(i as usize)?;
+        (f.kind == crate::ingest::rank::CaptureKind::Kineto).then_some(f)
+    };
+    match t {
+        Target::Rank(i) if ranges.threads > 1 && kineto(i).is_some() => {
+            let folder = kineto(i)?;
+            let p = plan.for_rank(folder);
+            let label = folder.dir.as_str();
+            let mut prog = |file: &str, bytes: crate::ingest::Progress| {
+                on_progress(&Progress {
+                    target: t,
+                    label,
+                    file,
+                    bytes,
+                })
+            };
+            Some(TargetEntry::Rank(RankEntry {
+                memory: None,
+                comm: None,
+                anomaly: p
+                    .anomaly
+                    .map(|cfg| gpu::read_rank_ranges(folder, opener, ranges, cfg, &mut prog)),
+            }))
+        }
+        _ => run_target(plan, inv, t, opener, on_progress),
+    }
+}
+
 /// Runs target `t` of `inv` with `plan` (one read per file) without storing it: the unit of
 /// work of [`Store::run_target`] and of parallel drivers. `None` for an index outside `inv`.
 pub fn run_target(

@@ -22,7 +22,10 @@ mod args;
 mod category;
 pub mod marks;
 mod members;
+mod merge;
 mod nccl;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod ranges;
 mod ranks;
 mod read;
 mod sniff;
@@ -30,10 +33,14 @@ mod split;
 
 pub use marks::has_pytorch_marks;
 pub use ranks::{MergedRanks, RankKey, RANK_PID_FACTOR};
+#[cfg(not(target_arch = "wasm32"))]
+pub use read::read_located_ranges;
 pub use read::{push_problems, read, read_located, read_traces};
 pub use sniff::{sniff, sniff_within};
 pub use split::Split;
 
+#[cfg(test)]
+mod ranges_tests;
 #[cfg(test)]
 mod ranks_tests;
 #[cfg(test)]
@@ -52,7 +59,7 @@ use super::trace_json::scan::{
 use super::trace_json::splitter::TraceScan;
 use crate::base::arith::{self, Tally};
 use crate::model::gpu::{
-    DeviceOp, Flow, GpuTrace, GpuTraceBuilder, HostKind, HostOp, MemorySample, StepMarker,
+    DeviceOp, GpuTrace, GpuTraceBuilder, HostKind, HostOp, MemorySample, StepMarker,
 };
 use crate::model::strings::StrId;
 use crate::parse::ParseError;
@@ -138,6 +145,10 @@ pub struct KinetoBuilder {
     ranks: RanksSeen,
     /// The origin of every kept row, for splitting a merged trace (`split`).
     origins: Origins,
+    /// The reader of a later byte range: flow ends and members kept for the merge (`merge`).
+    deferred: Option<merge::Deferred>,
+    /// The byte where this reader's bytes start (the table sizing counts from it).
+    sized_base: u64,
 }
 
 /// What one pass read: one trace, or a merged trace dealt into its ranks (gpu-traces.md §6).
@@ -220,6 +231,7 @@ impl KinetoBuilder {
     /// passes `SIZE_PROBE_BYTES`: each table gets `len × (total − at) / at` more rows (+5 %).
     fn size_tables(&mut self, at: u64) {
         let Some(total) = self.sized_for else { return };
+        let (at, total) = (at.saturating_sub(self.sized_base), total);
         if at < SIZE_PROBE_BYTES {
             return;
         }
@@ -237,6 +249,10 @@ impl KinetoBuilder {
 
     /// One top-level member of the wrapper object (`key` without quotes, `value` raw JSON).
     pub fn member(&mut self, key: &[u8], value: &[u8], at: u64) {
+        if let Some(d) = &mut self.deferred {
+            d.members.push((key.to_vec(), value.to_vec(), at));
+            return;
+        }
         if !members::read_member(&mut self.b.t.facts, key, value) {
             let k = String::from_utf8_lossy(key).into_owned();
             self.info.bad_members.push((k, at));
@@ -389,38 +405,8 @@ impl KinetoBuilder {
                     self.not_kept(&ph);
                     return ControlFlow::Continue(());
                 };
-                let id = int_arg(id);
-                let key = (kind as u8, id);
                 let origin = self.origin(None, pid);
-                let before = self.b.t.flows.len();
-                if ph == "s" {
-                    match self.flow_ends.remove(&key) {
-                        Some(arrive_ns) => self.b.t.flows.push(Flow {
-                            kind,
-                            id,
-                            launch_ns: ts,
-                            arrive_ns,
-                        }),
-                        None => {
-                            self.flow_starts.insert(key, ts);
-                        }
-                    }
-                } else {
-                    match self.flow_starts.remove(&key) {
-                        Some(launch_ns) => self.b.t.flows.push(Flow {
-                            kind,
-                            id,
-                            launch_ns,
-                            arrive_ns: ts,
-                        }),
-                        None => {
-                            self.flow_ends.insert(key, ts);
-                        }
-                    }
-                }
-                if self.b.t.flows.len() > before {
-                    self.origins.tag(Table::Flow, origin, &self.b.t);
-                }
+                self.flow(ph == "s", kind, int_arg(id), ts, origin);
             }
             "i" | "I" if name == "[memory]" => {
                 self.b.t.evidence.memory = true;

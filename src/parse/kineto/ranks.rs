@@ -38,52 +38,102 @@ pub(super) struct RanksSeen {
     first_pid: Option<i64>,
     other_arg_at: Option<u64>,
     other_pid_at: Option<u64>,
+    /// Where the first id of each key was seen, and the ids in the order they entered
+    /// each set (merging the ranks of a later byte range: [`RanksSeen::absorb`]).
+    first_arg_at: Option<u64>,
+    first_pid_at: Option<u64>,
+    order_arg: Vec<i64>,
+    order_pid: Vec<i64>,
+}
+
+/// One key's rank ids of [`RanksSeen`]: set, insertion order, first id, where it and the
+/// first other id were seen.
+struct KeySeen<'a> {
+    set: &'a mut std::collections::BTreeSet<i64>,
+    order: &'a mut Vec<i64>,
+    first: &'a mut Option<i64>,
+    first_at: &'a mut Option<u64>,
+    other_at: &'a mut Option<u64>,
+}
+
+impl KeySeen<'_> {
+    fn note(&mut self, rank: i64, at: u64) {
+        match *self.first {
+            None => {
+                *self.first = Some(rank);
+                *self.first_at = Some(at);
+            }
+            Some(f) if f != rank && self.other_at.is_none() => *self.other_at = Some(at),
+            _ => {}
+        }
+        if !self.set.contains(&rank) && self.set.len() < MAX_RANK_IDS {
+            self.set.insert(rank);
+            self.order.push(rank);
+        }
+    }
+
+    /// Adds what `o` saw in the bytes after those `self` saw: the same as one pass over both.
+    fn absorb(&mut self, o: KeySeen<'_>) {
+        match (*self.first, *o.first) {
+            (None, Some(_)) => {
+                *self.first = *o.first;
+                *self.first_at = *o.first_at;
+                *self.other_at = *o.other_at;
+            }
+            (Some(f), Some(g)) if self.other_at.is_none() => {
+                *self.other_at = if g != f { *o.first_at } else { *o.other_at };
+            }
+            _ => {}
+        }
+        for &r in o.order.iter() {
+            if !self.set.contains(&r) && self.set.len() < MAX_RANK_IDS {
+                self.set.insert(r);
+                self.order.push(r);
+            }
+        }
+    }
 }
 
 impl RanksSeen {
-    /// Notes `rank` at byte `at` in one key's set (the first rank and where another first
-    /// appears; at most `MAX_RANK_IDS` ids kept).
-    fn note(
-        set: &mut std::collections::BTreeSet<i64>,
-        first: &mut Option<i64>,
-        other_at: &mut Option<u64>,
-        rank: i64,
-        at: u64,
-    ) {
-        match *first {
-            None => *first = Some(rank),
-            Some(f) if f != rank && other_at.is_none() => *other_at = Some(at),
-            _ => {}
+    fn by_arg(&mut self) -> KeySeen<'_> {
+        KeySeen {
+            set: &mut self.by_arg,
+            order: &mut self.order_arg,
+            first: &mut self.first_arg,
+            first_at: &mut self.first_arg_at,
+            other_at: &mut self.other_arg_at,
         }
-        if set.len() < MAX_RANK_IDS || set.contains(&rank) {
-            set.insert(rank);
+    }
+
+    fn by_pid(&mut self) -> KeySeen<'_> {
+        KeySeen {
+            set: &mut self.by_pid,
+            order: &mut self.order_pid,
+            first: &mut self.first_pid,
+            first_at: &mut self.first_pid_at,
+            other_at: &mut self.other_pid_at,
         }
     }
 
     /// An event's `args.rank` (a repeat of the only rank seen so far costs one compare).
     pub(super) fn arg(&mut self, rank: i64, at: u64) {
         if self.first_arg != Some(rank) || self.by_arg.len() > 1 {
-            Self::note(
-                &mut self.by_arg,
-                &mut self.first_arg,
-                &mut self.other_arg_at,
-                rank,
-                at,
-            );
+            self.by_arg().note(rank, at);
         }
     }
 
     /// A device op's `pid / 10^8`.
     pub(super) fn pid(&mut self, rank: i64, at: u64) {
         if self.first_pid != Some(rank) || self.by_pid.len() > 1 {
-            Self::note(
-                &mut self.by_pid,
-                &mut self.first_pid,
-                &mut self.other_pid_at,
-                rank,
-                at,
-            );
+            self.by_pid().note(rank, at);
         }
+    }
+
+    /// Adds the ranks `o` saw in the bytes after those this one saw (one pass over both
+    /// gives the same, up to `MAX_RANK_IDS` distinct ids in each byte range).
+    pub(super) fn absorb(&mut self, mut o: RanksSeen) {
+        self.by_arg().absorb(o.by_arg());
+        self.by_pid().absorb(o.by_pid());
     }
 
     /// Two or more ranks by `args.rank`, else by the device ops' `pid` prefix.

@@ -50,7 +50,10 @@ pub fn read_traces<'a>(
 }
 
 /// The compressed size noted, or the error that made the read unusable.
-fn done(mut info: KinetoInfo, compressed: Option<u64>) -> Result<KinetoInfo, ParseError> {
+pub(super) fn done(
+    mut info: KinetoInfo,
+    compressed: Option<u64>,
+) -> Result<KinetoInfo, ParseError> {
     info.compressed_bytes = compressed;
     match info.unusable() {
         Some(e) => Err(e.clone()),
@@ -129,6 +132,39 @@ pub fn read_located(
         })
     };
     let (t, info) = read_traces(open(path)?, path, size, on_progress)?;
+    Ok(locate(opener, path, size, (t, info), problems))
+}
+
+/// [`read_located`] with a plain file of `size` bytes cut into byte ranges read on
+/// `ranges.threads` threads ([`super::ranges`]): the same traces, report and problems. A file
+/// that is not cut (small, gzip) or whose ranges hold an error is read by one reader.
+///
+/// Errors: [`read_located`]'s.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn read_located_ranges(
+    opener: &(dyn Opener + Sync),
+    path: &str,
+    size: u64,
+    ranges: super::ranges::Ranges,
+    on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+    problems: &mut Problems,
+) -> Result<(Traces, KinetoInfo), ParseError> {
+    match super::ranges::read_traces_ranges(opener, path, size, ranges, on_progress) {
+        Some(read) => Ok(locate(opener, path, Some(size), read?, problems)),
+        None => read_located(opener, path, Some(size), on_progress, problems),
+    }
+}
+
+/// The problems of a read of `path`, with the raw-backslash strings located by line and
+/// column (a second streamed read, only when there are any).
+fn locate(
+    opener: &dyn Opener,
+    path: &str,
+    size: Option<u64>,
+    (t, info): (Traces, KinetoInfo),
+    problems: &mut Problems,
+) -> (Traces, KinetoInfo) {
+    let open = |p: &str| opener.open(p);
     let mut lines = vec![None; info.raw_backslash_at.len()];
     if !info.raw_backslash_at.is_empty() {
         let offsets: Vec<u64> = info.raw_backslash_at.iter().map(|&(b, _)| b).collect();
@@ -139,7 +175,7 @@ pub fn read_located(
         }
     }
     push_problems(path, &info, &lines, problems);
-    Ok((t, info))
+    (t, info)
 }
 
 /// Every finding of one pass as problems (codes [`diag::KINETO`] and [`codes`]); `lines` are

@@ -96,6 +96,43 @@ impl Origins {
         }
     }
 
+    /// The id of origin `key` (a new one after the others), as [`Origins::origin`] gives it:
+    /// merging the origins of a later byte range ([`super::merge`]).
+    pub fn key_id(&mut self, key: &(Option<i64>, Vec<u8>)) -> u16 {
+        self.last = None;
+        match self.index.get(key) {
+            Some(&o) => o,
+            None if self.keys.len() < UNPLACED as usize => {
+                let o = self.keys.len() as u16;
+                self.keys.push(key.clone());
+                self.index.insert(key.clone(), o);
+                o
+            }
+            None => UNPLACED,
+        }
+    }
+
+    /// The origins in id order.
+    pub fn keys(&self) -> &[(Option<i64>, Vec<u8>)] {
+        &self.keys
+    }
+
+    /// The tag of every row of `t` (0 for every row while untagged), taken out.
+    pub fn take_tags(&mut self, t: &GpuTrace) -> [Vec<u16>; 7] {
+        self.tags
+            .take()
+            .unwrap_or_else(|| lens(t).map(|n| vec![0u16; n]))
+    }
+
+    /// Sets the tag of every row: untagged when every row has origin 0 (what tagging row by
+    /// row gives: tags appear with the first row of another origin).
+    pub fn set_tags(&mut self, tags: [Vec<u16>; 7]) {
+        self.tags = match tags.iter().flatten().any(|&o| o != 0) {
+            true => Some(tags),
+            false => None,
+        };
+    }
+
     /// True once a second origin appeared (rows are tagged).
     pub fn tagged(&self) -> bool {
         self.tags.is_some()

@@ -62,9 +62,9 @@ pub struct TraceScan {
 /// The callback of a top-level member of the wrapper object: `(key, raw_value, offset)`.
 pub type OnMember<'a> = dyn FnMut(&[u8], &[u8], u64) + 'a;
 
-/// What came last inside the event array.
-#[derive(Clone, Copy)]
-enum After {
+/// What came last inside the event array (the state a range reader starts in: [`RangeStart`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum After {
     /// The opening `[`.
     Open,
     /// A `,` at this offset.
@@ -184,13 +184,67 @@ pub fn for_each_key_member_and_indexed_event<R: Read>(
     on_member: &mut OnMember<'_>,
     on_event: &mut dyn FnMut(Event<'_>, u64) -> ControlFlow<()>,
 ) -> Result<TraceScan, ParseError> {
+    let range = Range::default();
+    scan_range(
+        reader,
+        file,
+        range,
+        on_progress,
+        on_key,
+        on_member,
+        on_event,
+    )
+    .map(|(s, _)| s)
+}
+
+/// Where a range reader of one byte range of a trace starts: at the `{` of an event at byte
+/// `at` inside the event array, after `after`, in a file whose trace is wrapped (`{…}`) or
+/// not. One whole-file pass at that point is in exactly this state (formats.md §8.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RangeStart {
+    /// Byte offset of the event's `{`.
+    pub at: u64,
+    /// What came before it in the array.
+    pub after: After,
+    /// The `{"traceEvents": …}` form.
+    pub wrapped: bool,
+}
+
+/// One byte range of a trace read by its own reader ([`scan_range`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Range {
+    /// Where it starts: `None` = the file start (the head, then the array).
+    pub start: Option<RangeStart>,
+    /// Stop at the first event that starts at or after this byte (inside the array).
+    pub stop: Option<u64>,
+}
+
+/// [`for_each_key_member_and_indexed_event`] over one byte range: started at `range.start`
+/// (the reader's [`ChunkReader::offset`] must be that byte), it delivers what a whole-file
+/// pass delivers from there, and stops before the first event that starts at or after
+/// `range.stop`, returning where (the true start of the next range). Without a stop, or once
+/// the array has ended, it reads to the end like a whole-file pass.
+pub fn scan_range<R: Read>(
+    reader: &mut ChunkReader<R>,
+    file: &Arc<str>,
+    range: Range,
+    on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+    on_key: &mut dyn FnMut(&[u8], u64) -> ControlFlow<()>,
+    on_member: &mut OnMember<'_>,
+    on_event: &mut dyn FnMut(Event<'_>, u64) -> ControlFlow<()>,
+) -> Result<(TraceScan, Option<RangeStart>), ParseError> {
     let mut index = ObjectIndex::default();
     let mut key: Vec<u8> = Vec::new();
     let mut scan = TraceScan::default();
     let mut state = State::Root;
+    let mut saw_events = false;
+    if let Some(s) = range.start {
+        state = State::Array(s.after);
+        scan.wrapped = s.wrapped;
+        saw_events = true;
+    }
     // The scan of the value (or key) starting at the first unconsumed byte, kept across reads.
     let mut pending = ValueScan::default();
-    let mut saw_events = false;
     // An element (or a member of the wrapper object) past [`MAX_EVENT_BYTES`] being skipped:
     // its start, its first byte, and whether it is a member.
     let mut skipping: Option<(u64, u8, bool)> = None;
@@ -203,7 +257,7 @@ pub fn for_each_key_member_and_indexed_event<R: Read>(
     let stop = |mut scan: TraceScan, e: ParseError, reader: &ChunkReader<R>| {
         scan.error = Some(e);
         scan.bytes = reader.progress().bytes_done;
-        Ok(scan)
+        Ok((scan, None))
     };
     loop {
         // Work through what is buffered; `i` = bytes of the buffer fully handled.
@@ -292,7 +346,7 @@ pub fn for_each_key_member_and_indexed_event<R: Read>(
                         if on_key(&key, at).is_break() {
                             scan.stopped = true;
                             scan.bytes = reader.progress().bytes_done;
-                            return Ok(scan);
+                            return Ok((scan, None));
                         }
                     }
                     End::Incomplete => break,
@@ -363,6 +417,13 @@ pub fn for_each_key_member_and_indexed_event<R: Read>(
                         };
                         i += 1;
                     }
+                    b'{' if pending.scanned() == 0 && range.stop.is_some_and(|s| at >= s) => {
+                        // The first event of the next range: stop before it.
+                        reader.consume(i);
+                        scan.bytes = reader.progress().bytes_done;
+                        let wrapped = scan.wrapped;
+                        return Ok((scan, Some(RangeStart { at, after, wrapped })));
+                    }
                     first => {
                         let no_comma = pending.scanned() == 0 && matches!(after, After::Value);
                         // The one-pass strict scan when the whole object is buffered, else
@@ -401,7 +462,7 @@ pub fn for_each_key_member_and_indexed_event<R: Read>(
                                     if on_event(ev, at).is_break() {
                                         scan.stopped = true;
                                         scan.bytes = reader.progress().bytes_done;
-                                        return Ok(scan);
+                                        return Ok((scan, None));
                                     }
                                 } else {
                                     scan.diag.note(Issue::NonObject, at, None);
@@ -427,7 +488,7 @@ pub fn for_each_key_member_and_indexed_event<R: Read>(
                 State::Done => {
                     scan.diag.trailing_at = Some(at);
                     scan.bytes = reader.progress().bytes_done;
-                    return Ok(scan);
+                    return Ok((scan, None));
                 }
             }
         }
@@ -454,7 +515,7 @@ pub fn for_each_key_member_and_indexed_event<R: Read>(
                     }
                 }
             }
-            return Ok(scan);
+            return Ok((scan, None));
         }
         if let Err(e) = reader.fill() {
             let e = ParseError::from_fill(file, e);
@@ -466,7 +527,7 @@ pub fn for_each_key_member_and_indexed_event<R: Read>(
         if on_progress(reader.progress()).is_break() {
             scan.stopped = true;
             scan.bytes = reader.progress().bytes_done;
-            return Ok(scan);
+            return Ok((scan, None));
         }
     }
 }

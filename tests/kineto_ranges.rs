@@ -1,0 +1,168 @@
+//! One large Kineto trace read on several threads (formats.md §8.2): `proflens anomaly` and
+//! `proflens analyze` write the same bytes with `--threads 1` and `--threads 4`, on a
+//! generated trace cut into ranges of 64 KiB (`PROFLENS_MIN_RANGE_BYTES`), plain and
+//! pretty-printed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use proflens::engine::synth::{write_kineto_trace, KinetoSpec};
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("proflens_ranges_{name}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Every file under `dir`, by path relative to it.
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Runs `proflens args…` with `threads`, in `out` (created), and returns stdout, stderr,
+/// the exit code and every file written.
+fn run(
+    args: &[&str],
+    threads: usize,
+    out: &Path,
+) -> (Vec<u8>, Vec<u8>, i32, BTreeMap<String, Vec<u8>>) {
+    std::fs::create_dir_all(out).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_proflens"))
+        .args(args)
+        .arg("--threads")
+        .arg(threads.to_string())
+        .current_dir(out)
+        .env("PROFLENS_MIN_RANGE_BYTES", "65536")
+        .output()
+        .unwrap();
+    (o.stdout, o.stderr, o.status.code().unwrap_or(-1), tree(out))
+}
+
+fn same_bytes(dir: &Path, name: &str) {
+    let d = dir.to_str().unwrap();
+    for (cmd, args) in [
+        (
+            "anomaly",
+            vec!["anomaly", d, "--out", "a.json", "--report-dir", "rep"],
+        ),
+        ("analyze", vec!["analyze", d, "--out-dir", "an", "--quiet"]),
+    ] {
+        let one = run(&args, 1, &dir.with_extension(format!("{cmd}1")));
+        let four = run(&args, 4, &dir.with_extension(format!("{cmd}4")));
+        assert_eq!(one.2, four.2, "{name} {cmd}: exit code");
+        assert_eq!(one.0, four.0, "{name} {cmd}: stdout");
+        assert_eq!(
+            String::from_utf8_lossy(&one.1),
+            String::from_utf8_lossy(&four.1),
+            "{name} {cmd}: stderr"
+        );
+        assert!(!one.3.is_empty(), "{name} {cmd}: nothing written");
+        assert_eq!(
+            one.3.keys().collect::<Vec<_>>(),
+            four.3.keys().collect::<Vec<_>>()
+        );
+        for (k, v) in &one.3 {
+            assert!(v == &four.3[k], "{name} {cmd}: {k} differs");
+        }
+    }
+}
+
+#[test]
+fn one_trace_on_four_threads_writes_the_same_bytes() {
+    let dir = scratch("plain");
+    let mut v = Vec::new();
+    let spec = KinetoSpec {
+        kernels: 3000,
+        steps: 6,
+        rank: 2,
+    };
+    write_kineto_trace(&mut v, &spec).unwrap();
+    assert!(v.len() > 4 * 65536, "the trace is cut into ranges");
+    std::fs::write(dir.join("rank2.pt.trace.json"), &v).unwrap();
+    same_bytes(&dir, "plain");
+
+    // Pretty-printed, with a Windows path (a located problem) and a bad `ts`.
+    let dir = scratch("pretty");
+    let mut j: serde_json::Value = serde_json::from_slice(&v).unwrap();
+    let evs = j["traceEvents"].as_array_mut().unwrap();
+    for (i, e) in evs.iter_mut().enumerate() {
+        if i % 11 == 0 {
+            e["args"]["extra"] = serde_json::json!([{"a": [{"b": 1}]}, {"c": 2}]);
+        }
+    }
+    let mut text = serde_json::to_string_pretty(&j).unwrap();
+    text = text.replacen(
+        "\"name\": \"cudaLaunchKernel\"",
+        "\"name\": \"C:\\path\\x\"",
+        3,
+    );
+    text = text.replacen("\"ts\": ", "\"ts\": \"bad\", \"t0\": ", 2);
+    std::fs::write(dir.join("rank2.pt.trace.json"), text).unwrap();
+    same_bytes(&dir, "pretty");
+}
+
+/// Counts the opens at an offset (range readers) over a [`MemOpener`].
+struct CountFrom(proflens::ingest::MemOpener, std::sync::atomic::AtomicUsize);
+
+impl proflens::ingest::Opener for CountFrom {
+    fn open(&self, path: &str) -> std::io::Result<Box<dyn std::io::Read + '_>> {
+        self.0.open(path)
+    }
+    fn open_from(&self, path: &str, at: u64) -> std::io::Result<Box<dyn std::io::Read + '_>> {
+        if at > 0 {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.0.open_from(path, at)
+    }
+}
+
+#[test]
+fn spare_threads_go_to_the_one_large_trace() {
+    use proflens::engine::{parallel, Plan, Store};
+    let mut v = Vec::new();
+    let spec = KinetoSpec {
+        kernels: 2000,
+        steps: 4,
+        rank: 0,
+    };
+    write_kineto_trace(&mut v, &spec).unwrap();
+    let mut m = proflens::ingest::MemOpener::new();
+    m.add("run/rank0.pt.trace.json", v);
+    let inv = proflens::ingest::inventory::Inventory::from_paths(&m.list());
+    let opener = CountFrom(m, Default::default());
+    let plan = || Plan {
+        anomaly: Some(proflens::analysis::anomaly_config::AnomalyConfig::spec_defaults()),
+        ..Plan::none()
+    };
+    let progress =
+        |_: &proflens::engine::contract::Progress<'_>| std::ops::ControlFlow::Continue(());
+    let mut one = Store::new(plan());
+    parallel::run_inventory_ranges(&mut one, &inv, &opener, 1, 65536, &progress);
+    assert_eq!(opener.1.load(std::sync::atomic::Ordering::Relaxed), 0);
+    let mut four = Store::new(plan());
+    parallel::run_inventory_ranges(&mut four, &inv, &opener, 4, 65536, &progress);
+    // Ranges 1–3 open the file at their guessed starts (and their guesses read at offsets).
+    assert!(opener.1.load(std::sync::atomic::Ordering::Relaxed) >= 3);
+    let (a, b) = (one.anomaly_ranks().unwrap(), four.anomaly_ranks().unwrap());
+    assert_eq!(a.len(), 1);
+    assert!(a[0].result == b[0].result);
+    assert_eq!(
+        format!("{:?}", a[0].problems.kept()),
+        format!("{:?}", b[0].problems.kept())
+    );
+}
