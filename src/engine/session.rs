@@ -202,7 +202,7 @@ impl Session {
                 };
                 let mut w = ChunkWriter::new(seq, out);
                 let res = gather::join(&what, beside, inv, &mut w);
-                finish_export(seq, &what, res, w);
+                w.finish(&what, res);
             }
             Request::Compare(req) => self.compare(seq, &req, opener, out),
             Request::CompareAgain(options) => self.compare_again(seq, &options, out),
@@ -394,7 +394,7 @@ impl Session {
                 ))
             }
         };
-        finish_export(seq, &what, res, w);
+        w.finish(&what, res);
     }
 
     fn run(
@@ -579,21 +579,6 @@ impl Session {
             .get(i as usize)
             .ok_or_else(|| format!("no cluster summary {i} in the inventory"))?;
         cluster::read(file, opener, problems).map(|v| Summary::Cluster(Box::new(v)))
-    }
-}
-
-/// Flushes the export's last chunk and sends `ExportDone` (or `Failed` with the reason).
-fn finish_export(
-    seq: u32,
-    what: &ExportRequest,
-    res: std::io::Result<(String, String)>,
-    mut w: ChunkWriter<'_>,
-) {
-    let flushed = std::io::Write::flush(&mut w);
-    let out = w.into_sink();
-    match res.and_then(|x| flushed.map(|_| x)) {
-        Ok((file_name, mime)) => out.send(seq, Response::ExportDone { file_name, mime }),
-        Err(e) => out.send(seq, fail(format!("export {what:?} failed: {e}"))),
     }
 }
 

@@ -68,6 +68,27 @@ impl<'a> ChunkWriter<'a> {
     pub fn into_sink(self) -> &'a mut dyn Sink {
         self.out
     }
+
+    /// Flushes the export's last chunk and sends `ExportDone` with `res`'s file name and MIME
+    /// type, or `Failed` with the reason (`what`: the request, named in the message).
+    pub fn finish(
+        mut self,
+        what: &crate::protocol::ExportRequest,
+        res: io::Result<(String, String)>,
+    ) {
+        let flushed = self.flush();
+        let seq = self.seq;
+        let out = self.into_sink();
+        match res.and_then(|x| flushed.map(|_| x)) {
+            Ok((file_name, mime)) => out.send(seq, Response::ExportDone { file_name, mime }),
+            Err(e) => out.send(
+                seq,
+                Response::Failed(crate::protocol::Failure {
+                    message: format!("export {what:?} failed: {e}"),
+                }),
+            ),
+        }
+    }
 }
 
 impl Write for ChunkWriter<'_> {
