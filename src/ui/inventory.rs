@@ -76,18 +76,23 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
     let facts = crate::views::gpu::rank_card_facts(&rank);
     let analyses = rank.analyses.clone();
     // Memos, like the file rows': a finished target changes one card, not all of them.
+    // Each tracks this rank's notices only (`Ticks`), and reads the shared maps untracked.
     let status = Memo::new(move |_| {
+        state.rank_ticks.track(idx);
         let mut parts = Vec::new();
-        if let Some(s) = state.summaries.with(|m| m.get(&idx).map(|s| s.rows)) {
+        if let Some(s) = state
+            .summaries
+            .with_untracked(|m| m.get(&idx).map(|s| s.rows))
+        {
             parts.push(format!("done: {s} memory events"));
         }
         let comm = (crate::protocol::AnalysisKind::Comm, idx);
-        if state.finished.with(|f| f.contains(&comm))
-            && state.failures.with(|f| !f.contains_key(&comm))
+        if state.finished.with_untracked(|f| f.contains(&comm))
+            && state.failures.with_untracked(|f| !f.contains_key(&comm))
         {
             parts.push("communication files read (Communication tab)".into());
         }
-        state.failures.with(|m| {
+        state.failures.with_untracked(|m| {
             for ((analysis, target), f) in m {
                 if *target == idx && *analysis != crate::protocol::AnalysisKind::Snapshot {
                     parts.push(format!("{analysis:?} failed: {f}"));
@@ -96,7 +101,10 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
         });
         parts.join(" · ")
     });
-    let found = Memo::new(move |_| found_by_analyses(state, idx));
+    let found = Memo::new(move |_| {
+        state.rank_ticks.track(idx);
+        found_by_analyses(state, idx)
+    });
     view! {
         <section class="rank-card" data-testid="rank-card" data-rank=idx>
             <h3>{title}</h3>
@@ -140,10 +148,10 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
 fn found_by_analyses(state: AppState, idx: u32) -> (Option<(u64, u64)>, Option<bool>) {
     let memory = state
         .summaries
-        .with(|m| m.get(&idx).map(|s| (s.rows, s.rows - s.matches.none)));
+        .with_untracked(|m| m.get(&idx).map(|s| (s.rows, s.rows - s.matches.none)));
     let no_kernels = state
         .anomaly
-        .with(|m| m.get(&idx).filter(|s| s.kernels == 0).map(|s| s.gpu));
+        .with_untracked(|m| m.get(&idx).filter(|s| s.kernels == 0).map(|s| s.gpu));
     (memory, no_kernels)
 }
 
@@ -258,10 +266,15 @@ fn FileRow(file: FileDto, dir: String) -> impl IntoView {
         .to_string();
     let state = expect_context::<AppState>();
     let idx = file.file;
-    // A memo per file: a progress report changes one file, so only its row re-renders. (A
-    // plain closure made every row of every rank rebuild its cell on every report: 384 rows of a
-    // 64-rank drop, ~0.4 s of the main thread in the reactive graph's subscriber bookkeeping.)
-    let progress = Memo::new(move |_| state.progress.with(|m| m.get(&idx).map(|p| p.last.clone())));
+    // A memo per file, tracking this file's notices only (`Ticks`): a progress report re-runs
+    // one row. (A plain closure made every row of every rank rebuild its cell on every report,
+    // and a memo over the whole map still re-ran every row's memo.)
+    let progress = Memo::new(move |_| {
+        state.file_ticks.track(idx);
+        state
+            .progress
+            .with_untracked(|m| m.get(&idx).map(|p| p.last.clone()))
+    });
     view! {
         <tr data-kind=file.kind.clone()>
             <td title=file.path.clone()><code>{shown}</code></td>

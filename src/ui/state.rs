@@ -79,6 +79,38 @@ pub enum Tab {
     Comm,
 }
 
+/// Change notices by key (a rank folder's index, a file's index). A component that shows one
+/// key's entry of a shared map tracks that key ([`Ticks::track`]) and reads the map untracked;
+/// whoever writes the map notifies the key ([`Ticks::notify`]). A shared signal read by N
+/// memos makes each change re-run all N, and each re-run re-subscribes in the signal's ordered
+/// subscriber set (a shift on removal, O(N)): O(N²) per change, O(N³) over a drop of N ranks
+/// (a 1,024-rank drop spent minutes of the main thread there). A trigger per key costs O(1).
+#[derive(Clone, Copy)]
+pub struct Ticks(StoredValue<BTreeMap<u32, ArcTrigger>>);
+
+impl Ticks {
+    fn new() -> Self {
+        Ticks(StoredValue::new(BTreeMap::new()))
+    }
+
+    /// Tracks key `k` in the running memo or effect.
+    pub fn track(&self, k: u32) {
+        if let Some(t) = self
+            .0
+            .try_update_value(|m| m.entry(k).or_insert_with(ArcTrigger::new).clone())
+        {
+            t.track();
+        }
+    }
+
+    /// Re-runs whatever tracks key `k`.
+    pub fn notify(&self, k: u32) {
+        if let Some(t) = self.0.try_with_value(|m| m.get(&k).cloned()).flatten() {
+            t.notify();
+        }
+    }
+}
+
 /// All page signals (cheap to copy: every field is an arena handle).
 #[derive(Clone, Copy)]
 pub struct AppState {
@@ -90,6 +122,11 @@ pub struct AppState {
     pub inventory: RwSignal<Option<InventoryDto>>,
     /// Per file index: read progress.
     pub progress: RwSignal<BTreeMap<u32, FileProgress>>,
+    /// Per file index: its [`AppState::progress`] entry changed.
+    pub file_ticks: Ticks,
+    /// Per rank folder index: its entries of `summaries`, `anomaly`, `failures` or `finished`
+    /// changed (the inventory's rank cards track these, not the maps).
+    pub rank_ticks: Ticks,
     /// Per rank folder index: summary once done.
     pub summaries: RwSignal<BTreeMap<u32, MemorySummaryDto>>,
     /// Per (analysis, target): failure message.
@@ -159,6 +196,8 @@ impl AppState {
             files: RwSignal::new(Vec::new()),
             inventory: RwSignal::new(None),
             progress: RwSignal::new(BTreeMap::new()),
+            file_ticks: Ticks::new(),
+            rank_ticks: Ticks::new(),
             summaries: RwSignal::new(BTreeMap::new()),
             failures: RwSignal::new(BTreeMap::new()),
             finished: RwSignal::new(Default::default()),

@@ -166,6 +166,9 @@ impl EngineClient {
                 }
             }
         });
+        for (_, target) in &jobs {
+            state.rank_ticks.notify(*target);
+        }
         self.check_all_done();
     }
 }

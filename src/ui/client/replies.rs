@@ -89,9 +89,11 @@ impl EngineClient {
                 });
             }
             Response::Progress(p) => {
+                let file = p.file;
                 state.progress.update(|m| {
-                    m.insert(p.file, FileProgress { last: p });
+                    m.insert(file, FileProgress { last: p });
                 });
+                state.file_ticks.notify(file);
             }
             Response::Done { target, summary } => {
                 state.finished.update(|f| {
@@ -125,6 +127,8 @@ impl EngineClient {
                         }
                     }
                 }
+                // The target's rank card reads what was just stored.
+                state.rank_ticks.notify(target);
             }
             Response::TargetFailed {
                 analysis,
@@ -137,6 +141,7 @@ impl EngineClient {
                 state.failures.update(|m| {
                     m.insert((analysis, target), message);
                 });
+                state.rank_ticks.notify(target);
             }
             Response::Problems(p) => {
                 state.problems.update(|v| v.extend(p.kept));
