@@ -238,8 +238,8 @@ pub fn Arrivals(
         </div>
         <table class="plain" data-testid="comm-ops">
             <thead><tr>
-                {h("op", "op")}{h("ranks", "ranks")}{h("last", "arrived last")}{h("last_elapse", "its elapse ms")}
-                <th>"waited most"</th>{h("max_elapse", "its elapse ms")}{h("mean", "mean ms")}{h("spread", "spread ms")}{h("start_spread", "start spread µs")}
+                {h("op", "op")}{h("ranks", "ranks")}{h("last", "arrived last")}{h("last_elapse", "elapse ms (arrived last)")}
+                <th>"waited most"</th>{h("max_elapse", "elapse ms (waited most)")}{h("mean", "mean ms")}{h("spread", "spread ms")}{h("start_spread", "start spread µs")}
             </tr></thead>
             {move || { let (rows, more) = body(); view! { <tbody>{rows}</tbody><caption class="muted">{more}</caption> } }}
         </table>
@@ -295,7 +295,7 @@ pub fn Slow(view: Arc<CommOverviewDto>) -> impl IntoView {
     view! {
         <h3>{format!("Slow links ({nl})")}</h3>
         {if nl == 0 {
-            view! { <p class="muted" data-testid="comm-no-slow-link">"No slow link: no group of the same op type, data size and rank count (11 rows or more) has a time more than 3σ above its mean."</p> }.into_any()
+            view! { <p class="muted" data-testid="comm-no-slow-link">"No slow link flagged. The rule groups ops by op type, data size and rank count (11 rows or more, a time beyond 3σ of its group's mean), and the communication files carry no data size per op: the sizes of the profiler DB's COMMUNICATION_OP and of trace_view.json's HCCL op events are not read yet, so no op is tested."</p> }.into_any()
         } else {
             view! {
                 <table class="plain" data-testid="comm-slow-links">
