@@ -41,6 +41,26 @@ pub fn read_rank(
     plan: &RankPlan<'_>,
     on_progress: &mut OnProgress<'_>,
 ) -> RankEntry {
+    read_rank_cut(target, folder, opener, None, plan, on_progress)
+}
+
+/// Byte ranges of one large `trace_view.json` read on several threads (formats.md §8.2).
+#[cfg(not(target_arch = "wasm32"))]
+pub type Cut<'a> = Option<(&'a (dyn Opener + Sync), crate::parse::trace_json::ranges::Ranges)>;
+/// No byte ranges in the page.
+#[cfg(target_arch = "wasm32")]
+pub type Cut<'a> = Option<(&'a dyn Opener, ())>;
+
+/// [`read_rank`] with `cut`: the rank's plain `trace_view.json`, when the anomaly alone reads
+/// it, is cut into byte ranges read on `cut`'s threads (formats.md §8.2), with the same result.
+pub fn read_rank_cut(
+    target: Target,
+    folder: &RankFolder,
+    opener: &dyn Opener,
+    cut: Cut<'_>,
+    plan: &RankPlan<'_>,
+    on_progress: &mut OnProgress<'_>,
+) -> RankEntry {
     let label = folder.dir.as_str();
     let mut prog = |file: &str, bytes: crate::ingest::Progress| {
         on_progress(&Progress {
@@ -93,7 +113,18 @@ pub fn read_rank(
         None => mem = mem.map(|m| m.and_then(MemoryPass::no_trace)),
         Some(f) if matches!(mem, Some(Ok(_))) || anom.is_some() => {
             let path = f.path.as_str();
-            match opener.open(path) {
+            let host_too = matches!(mem, Some(Ok(_)));
+            let ranged = match (&anom, cut) {
+                (Some(a), Some(c)) if !host_too => timeline_cut(a, c, f, &mut |p| {
+                    let c = prog(path, p);
+                    cancelled |= c.is_break();
+                    c
+                }),
+                _ => None,
+            };
+            if let (Some(a), Some(t)) = (&mut anom, ranged) {
+                a.after_trace(f, Ok(Ok(t)));
+            } else { match opener.open(path) {
                 Err(e) => {
                     let msg = format!("cannot open {path}: {e}");
                     mem = mem.map(|m| m.and_then(|m| m.after_trace(path, Err(msg))));
@@ -141,6 +172,7 @@ pub fn read_rank(
                     }
                 }
             }
+            }
         }
         Some(_) => {}
     }
@@ -177,6 +209,42 @@ pub fn read_rank(
         anomaly,
         comm,
     }
+}
+
+/// The anomaly trace tables of `f` read in byte ranges (`None`: one reader reads it).
+#[cfg(not(target_arch = "wasm32"))]
+fn timeline_cut(
+    a: &AnomalyPass,
+    (opener, ranges): (&(dyn Opener + Sync), crate::parse::trace_json::ranges::Ranges),
+    f: &crate::ingest::inventory::RankFile,
+    prog: &mut dyn FnMut(crate::ingest::Progress) -> ControlFlow<()>,
+) -> Option<(
+    crate::model::trace_events::HostEventTable,
+    crate::parse::trace_json::timeline::TimelineInfo,
+)> {
+    use crate::parse::trace_json::{ranges, timeline};
+    let n = ranges.count(f.size);
+    if n < 2 {
+        return None;
+    }
+    let starts = ranges::even_starts(f.size, n);
+    let pre = a.custom_prefix();
+    let (b, scan) = timeline::read_cut(opener, &f.path, f.size, &starts, pre, prog)?;
+    Some(b.finish(scan))
+}
+
+/// The page reads one file with one reader.
+#[cfg(target_arch = "wasm32")]
+fn timeline_cut(
+    _: &AnomalyPass,
+    _: (&dyn Opener, ()),
+    _: &crate::ingest::inventory::RankFile,
+    _: &mut dyn FnMut(crate::ingest::Progress) -> ControlFlow<()>,
+) -> Option<(
+    crate::model::trace_events::HostEventTable,
+    crate::parse::trace_json::timeline::TimelineInfo,
+)> {
+    None
 }
 
 /// The DB export of `folder` when it has one: `Ok` is the rank read from it; `Err(None)` no
