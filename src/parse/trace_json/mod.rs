@@ -9,7 +9,6 @@
 pub mod call_stack_index;
 pub mod diag;
 pub mod object;
-#[cfg(not(target_arch = "wasm32"))]
 pub mod ranges;
 pub mod scan;
 pub mod splitter;

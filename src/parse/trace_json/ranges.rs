@@ -11,7 +11,8 @@
 //! again from the true start, on the calling thread (always correct, fast in the common case).
 //! A range reader whose bytes hold an error, and a gzip file, are read by one reader as before.
 //!
-//! Native only: the threads are `std::thread::scope` threads.
+//! Native only (the page reads each file with one reader): the threads are
+//! `std::thread::scope` threads.
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -104,7 +104,6 @@ pub fn read<R: Read>(
 /// the byte ranges starting at `starts` (ascending, the first 0), each on its own thread
 /// ([`super::ranges::read_cut`]), merged in range order: what [`TimelineBuilder::finish`]
 /// then gives equals one reader's. `None`: read the file with one reader.
-#[cfg(not(target_arch = "wasm32"))]
 pub fn read_cut(
     opener: &(dyn crate::ingest::Opener + Sync),
     path: &str,
@@ -498,14 +497,20 @@ impl TimelineBuilder {
         splice(&mut self.raws, raws.iter().map(remap), rows);
         splice(&mut self.t.markers, nt.markers.iter().cloned(), marks);
         for (th, v) in sorted(open) {
-            let v = v.into_iter().map(|(n, c, b)| (strs[n as usize], strs[c as usize], b));
+            let v = v
+                .into_iter()
+                .map(|(n, c, b)| (strs[n as usize], strs[c as usize], b));
             self.open.entry(threads[th as usize]).or_default().extend(v);
         }
-        self.t.h2d_flow_ends_ns.extend_from_slice(&nt.h2d_flow_ends_ns);
-        self.t.flow_points.extend(nt.flow_points.iter().map(|f| FlowPoint {
-            thread: threads[f.thread as usize],
-            ..*f
-        }));
+        self.t
+            .h2d_flow_ends_ns
+            .extend_from_slice(&nt.h2d_flow_ends_ns);
+        self.t
+            .flow_points
+            .extend(nt.flow_points.iter().map(|f| FlowPoint {
+                thread: threads[f.thread as usize],
+                ..*f
+            }));
         let (e, ne) = (&mut self.t.evidence, nt.evidence);
         e.shapes |= ne.shapes;
         e.stack |= ne.stack;
@@ -603,7 +608,6 @@ fn splice<T>(to: &mut Vec<T>, items: impl Iterator<Item = T>, extra: Vec<(usize,
     to.extend(extra.map(|(_, e)| e));
 }
 
-#[cfg(not(target_arch = "wasm32"))]
 impl super::ranges::RangeSink for TimelineBuilder {
     fn member(&mut self, _: &[u8], _: &[u8], _: u64) {}
     fn indexed_event(&mut self, ev: Event<'_>, at: u64) -> ControlFlow<()> {
