@@ -5,7 +5,9 @@
 //! 1. the kernel source (`kernel_details.csv`, else `op_summary*.csv`) — anomaly;
 //! 2. `trace_view.json` — ONE streaming pass through [`for_each_indexed_event`]; each event
 //!    object is handed to the memory call-stack index ([`HostOpsReader`]) and to the anomaly
-//!    trace tables ([`crate::parse::trace_json::timeline::TimelineBuilder`]) in turn;
+//!    trace tables ([`crate::parse::trace_json::timeline::TimelineBuilder`]) in turn. Natively,
+//!    with spare threads ([`read_rank_cut`]), the trace tables are read in byte ranges and
+//!    merged (formats.md §8.2) and the call-stack index by one reader beside them;
 //! 3. `operator_memory.csv` — memory;
 //! 4. `communication.json` — communication and anomaly (read once by the communication
 //!    phase, [`super::comm`], when planned, its ops handed to the anomaly), then
