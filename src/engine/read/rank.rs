@@ -117,10 +117,13 @@ pub fn read_rank_cut(
             let path = f.path.as_str();
             let host_too = matches!(mem, Some(Ok(_)));
             let threads = cut.map_or(1, |(_, r)| r.count(f.size));
-            let cut = cut.filter(|_| threads > 1).zip(anom.as_mut());
+            // The timeline in at least two byte ranges; the call-stack index, when planned, on
+            // one reader of its own beside them (it takes one of the threads: with two, that
+            // would read the file twice for no range, so both stay on one reader).
+            let cut = cut
+                .filter(|_| threads > 1 + usize::from(host_too))
+                .zip(anom.as_mut());
             if let Some(((opener, ranges), a)) = cut {
-                // The timeline in byte ranges; the call-stack index, when planned, on one
-                // reader of its own beside them (it takes one of the threads).
                 let stop = std::sync::atomic::AtomicBool::new(false);
                 let ranges = crate::parse::trace_json::ranges::Ranges {
                     threads: threads - usize::from(host_too),
