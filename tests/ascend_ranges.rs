@@ -142,3 +142,55 @@ fn one_rank_trace_on_four_threads_writes_the_same_bytes() {
     assert!(size > 8 * 65536);
     same_bytes(&dir, "begin_end");
 }
+
+/// Counts the opens at an offset (range readers) over a [`MemOpener`].
+struct CountFrom(proflens::ingest::MemOpener, std::sync::atomic::AtomicUsize);
+
+impl proflens::ingest::Opener for CountFrom {
+    fn open(&self, path: &str) -> std::io::Result<Box<dyn std::io::Read + '_>> {
+        self.0.open(path)
+    }
+    fn open_from(&self, path: &str, at: u64) -> std::io::Result<Box<dyn std::io::Read + '_>> {
+        if at > 0 {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.0.open_from(path, at)
+    }
+}
+
+#[test]
+fn spare_threads_go_to_the_one_large_rank_trace() {
+    use proflens::engine::{parallel, Plan, Store};
+    let dir = scratch("engine");
+    rank(&dir, "");
+    let mut m = proflens::ingest::MemOpener::new();
+    for f in ["trace_view.json", "kernel_details.csv"] {
+        let p = dir.join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT").join(f);
+        m.add(
+            format!("run/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/{f}"),
+            std::fs::read(p).unwrap(),
+        );
+    }
+    let inv = proflens::ingest::inventory::Inventory::from_paths(&m.list());
+    let opener = CountFrom(m, Default::default());
+    let plan = || Plan {
+        anomaly: Some(proflens::analysis::anomaly_config::AnomalyConfig::spec_defaults()),
+        ..Plan::none()
+    };
+    let progress =
+        |_: &proflens::engine::contract::Progress<'_>| std::ops::ControlFlow::Continue(());
+    let mut one = Store::new(plan());
+    parallel::run_inventory_ranges(&mut one, &inv, &opener, 1, 65536, &progress);
+    assert_eq!(opener.1.load(std::sync::atomic::Ordering::Relaxed), 0);
+    let mut four = Store::new(plan());
+    parallel::run_inventory_ranges(&mut four, &inv, &opener, 4, 65536, &progress);
+    // Ranges 1–3 open the file at their guessed starts.
+    assert!(opener.1.load(std::sync::atomic::Ordering::Relaxed) >= 3);
+    let (a, b) = (one.anomaly_ranks().unwrap(), four.anomaly_ranks().unwrap());
+    assert_eq!(a.len(), 1);
+    assert!(a[0].result == b[0].result);
+    assert_eq!(
+        format!("{:?}", a[0].problems.kept()),
+        format!("{:?}", b[0].problems.kept())
+    );
+}
