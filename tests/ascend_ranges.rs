@@ -141,6 +141,18 @@ fn one_rank_trace_on_four_threads_writes_the_same_bytes() {
     std::fs::write(&tv, format!("{t},\n{closing}\n]\n")).unwrap();
     assert!(size > 8 * 65536);
     same_bytes(&dir, "begin_end");
+
+    // Bytes after an early end of the array: the cut read hands the file to one reader (the
+    // call-stack index, read beside it, is kept).
+    let dir = scratch("garbage");
+    rank(&dir, "");
+    let tv = dir.join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
+    let mut bytes = std::fs::read(&tv).unwrap();
+    let mid = bytes.len() / 2;
+    let at = mid + bytes[mid..].windows(2).position(|w| w == b"},").unwrap() + 2;
+    bytes.splice(at..at, b"]]] ".iter().copied());
+    std::fs::write(&tv, bytes).unwrap();
+    same_bytes(&dir, "garbage");
 }
 
 /// Counts the opens at an offset (range readers) over a [`MemOpener`].
