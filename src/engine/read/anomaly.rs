@@ -241,6 +241,11 @@ impl<'a> AnomalyPass<'a> {
         TimelineBuilder::new(&self.cfg.custom_step_prefix)
     }
 
+    /// The user step-marker prefix the trace builders take.
+    pub fn custom_prefix(&self) -> &str {
+        &self.cfg.custom_step_prefix
+    }
+
     /// Takes the result of the trace pass over `f`: `None` when the file could not be opened
     /// (`Err` inside: the pass failed, the trace is not used).
     pub fn after_trace(

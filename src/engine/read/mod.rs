@@ -65,6 +65,19 @@ pub fn run_target_ranges(
                     .map(|cfg| gpu::read_rank_ranges(folder, opener, ranges, cfg, &mut prog)),
             }))
         }
+        Target::Rank(i) if ranges.threads > 1 => {
+            let folder = inv.ranks.get(i as usize)?;
+            let p = plan.for_rank(folder);
+            let cut = Some((opener as &(dyn Opener + Sync), ranges));
+            Some(TargetEntry::Rank(rank::read_rank_cut(
+                t,
+                folder,
+                opener,
+                cut,
+                &p,
+                on_progress,
+            )))
+        }
         _ => run_target(plan, inv, t, opener, on_progress),
     }
 }

@@ -5,7 +5,9 @@
 //! 1. the kernel source (`kernel_details.csv`, else `op_summary*.csv`) — anomaly;
 //! 2. `trace_view.json` — ONE streaming pass through [`for_each_indexed_event`]; each event
 //!    object is handed to the memory call-stack index ([`HostOpsReader`]) and to the anomaly
-//!    trace tables ([`crate::parse::trace_json::timeline::TimelineBuilder`]) in turn;
+//!    trace tables ([`crate::parse::trace_json::timeline::TimelineBuilder`]) in turn. Natively,
+//!    with spare threads ([`read_rank_cut`]), the trace tables are read in byte ranges and
+//!    merged (formats.md §8.2) and the call-stack index by one reader beside them;
 //! 3. `operator_memory.csv` — memory;
 //! 4. `communication.json` — communication and anomaly (read once by the communication
 //!    phase, [`super::comm`], when planned, its ops handed to the anomaly), then
@@ -38,6 +40,26 @@ pub fn read_rank(
     target: Target,
     folder: &RankFolder,
     opener: &dyn Opener,
+    plan: &RankPlan<'_>,
+    on_progress: &mut OnProgress<'_>,
+) -> RankEntry {
+    read_rank_cut(target, folder, opener, None, plan, on_progress)
+}
+
+/// Byte ranges of one large `trace_view.json` read on several threads (formats.md §8.2;
+/// native only: the page passes `None`).
+pub type Cut<'a> = Option<(
+    &'a (dyn Opener + Sync),
+    crate::parse::trace_json::ranges::Ranges,
+)>;
+
+/// [`read_rank`] with `cut`: the rank's plain `trace_view.json`, when the anomaly alone reads
+/// it, is cut into byte ranges read on `cut`'s threads (formats.md §8.2), with the same result.
+pub fn read_rank_cut(
+    target: Target,
+    folder: &RankFolder,
+    opener: &dyn Opener,
+    cut: Cut<'_>,
     plan: &RankPlan<'_>,
     on_progress: &mut OnProgress<'_>,
 ) -> RankEntry {
@@ -93,51 +115,105 @@ pub fn read_rank(
         None => mem = mem.map(|m| m.and_then(MemoryPass::no_trace)),
         Some(f) if matches!(mem, Some(Ok(_))) || anom.is_some() => {
             let path = f.path.as_str();
-            match opener.open(path) {
-                Err(e) => {
-                    let msg = format!("cannot open {path}: {e}");
-                    mem = mem.map(|m| m.and_then(|m| m.after_trace(path, Err(msg))));
-                    if let Some(a) = &mut anom {
-                        a.after_trace(f, Err(e));
+            let host_too = matches!(mem, Some(Ok(_)));
+            let threads = cut.map_or(1, |(_, r)| r.count(f.size));
+            // The timeline in at least two byte ranges; the call-stack index, when planned, on
+            // one reader of its own beside them (it takes one of the threads: with two, that
+            // would read the file twice for no range, so both stay on one reader).
+            let cut = cut
+                .filter(|_| threads > 1 + usize::from(host_too))
+                .zip(anom.as_mut());
+            if let Some(((opener, ranges), a)) = cut {
+                let stop = std::sync::atomic::AtomicBool::new(false);
+                let ranges = crate::parse::trace_json::ranges::Ranges {
+                    threads: threads - usize::from(host_too),
+                    ..ranges
+                };
+                let mut on = |p: crate::ingest::Progress| {
+                    let c = prog(path, p);
+                    if c.is_break() {
+                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
                     }
-                }
-                Ok(src) => {
-                    let mut rdr = ChunkReader::new(src, Some(f.size));
-                    let file: Arc<str> = path.into();
-                    let mut host = match &mut mem {
-                        Some(Ok(m)) => Some(m.trace_reader(path)),
+                    c
+                };
+                let (tl, host) = std::thread::scope(|s| {
+                    let h = match &mut mem {
+                        Some(Ok(m)) => Some(s.spawn(|| host_pass(opener, m, f, &stop))),
                         _ => None,
                     };
-                    let mut tl = anom.as_ref().map(AnomalyPass::trace_builder);
-                    let mut host_live = host.is_some();
-                    let res = for_each_indexed_event(
-                        &mut rdr,
-                        &file,
-                        &mut |p| {
-                            let c = prog(path, p);
-                            cancelled |= c.is_break();
-                            c
-                        },
-                        &mut |ev, at| {
-                            if host_live {
-                                if let Some(h) = &mut host {
-                                    host_live = h.indexed_event(ev, at).is_continue();
-                                }
-                            }
-                            if let Some(t) = &mut tl {
-                                let _ = t.indexed_event(ev, at);
-                            } else if !host_live {
-                                return ControlFlow::Break(());
-                            }
-                            ControlFlow::Continue(())
-                        },
-                    );
-                    if let (Some(a), Some(t)) = (&mut anom, tl) {
-                        a.after_trace(f, Ok(res.as_ref().map(|s| t.finish(s.clone()))));
+                    let tl = timeline_cut(a, (opener, ranges), f, &mut on);
+                    (tl, h.map(|h| h.join()))
+                });
+                if let Some(r) = host {
+                    let r = r.unwrap_or_else(|_| Err(format!("{path}: the read failed")));
+                    mem = mem.map(|m| m.and_then(|m| m.after_trace(path, r)));
+                }
+                match tl {
+                    Some(t) => a.after_trace(f, Ok(Ok(t))),
+                    None if stop.load(std::sync::atomic::Ordering::Relaxed) => {}
+                    None => match opener.open(path) {
+                        Err(e) => a.after_trace(f, Err(e)),
+                        Ok(src) => {
+                            let mut rdr = ChunkReader::new(src, Some(f.size));
+                            let mut t = a.trace_builder();
+                            let res = for_each_indexed_event(
+                                &mut rdr,
+                                &path.into(),
+                                &mut on,
+                                &mut |ev, at| t.indexed_event(ev, at),
+                            );
+                            a.after_trace(f, Ok(res.as_ref().map(|s| t.finish(s.clone()))));
+                        }
+                    },
+                }
+                cancelled |= stop.load(std::sync::atomic::Ordering::Relaxed);
+            } else {
+                match opener.open(path) {
+                    Err(e) => {
+                        let msg = format!("cannot open {path}: {e}");
+                        mem = mem.map(|m| m.and_then(|m| m.after_trace(path, Err(msg))));
+                        if let Some(a) = &mut anom {
+                            a.after_trace(f, Err(e));
+                        }
                     }
-                    if let Some(h) = host {
-                        let r = h.finish(res).map_err(|e| trace_failure(path, &e));
-                        mem = mem.map(|m| m.and_then(|m| m.after_trace(path, r)));
+                    Ok(src) => {
+                        let mut rdr = ChunkReader::new(src, Some(f.size));
+                        let file: Arc<str> = path.into();
+                        let mut host = match &mut mem {
+                            Some(Ok(m)) => Some(m.trace_reader(path)),
+                            _ => None,
+                        };
+                        let mut tl = anom.as_ref().map(AnomalyPass::trace_builder);
+                        let mut host_live = host.is_some();
+                        let res = for_each_indexed_event(
+                            &mut rdr,
+                            &file,
+                            &mut |p| {
+                                let c = prog(path, p);
+                                cancelled |= c.is_break();
+                                c
+                            },
+                            &mut |ev, at| {
+                                if host_live {
+                                    if let Some(h) = &mut host {
+                                        host_live = h.indexed_event(ev, at).is_continue();
+                                    }
+                                }
+                                if let Some(t) = &mut tl {
+                                    let _ = t.indexed_event(ev, at);
+                                } else if !host_live {
+                                    return ControlFlow::Break(());
+                                }
+                                ControlFlow::Continue(())
+                            },
+                        );
+                        if let (Some(a), Some(t)) = (&mut anom, tl) {
+                            a.after_trace(f, Ok(res.as_ref().map(|s| t.finish(s.clone()))));
+                        }
+                        if let Some(h) = host {
+                            let r = h.finish(res).map_err(|e| trace_failure(path, &e));
+                            mem = mem.map(|m| m.and_then(|m| m.after_trace(path, r)));
+                        }
                     }
                 }
             }
@@ -177,6 +253,60 @@ pub fn read_rank(
         anomaly,
         comm,
     }
+}
+
+/// The call-stack index of `f` read by one reader (with no progress: the ranges beside it
+/// report it; `stop` cancels it).
+fn host_pass(
+    opener: &(dyn Opener + Sync),
+    m: &mut MemoryPass<'_>,
+    f: &crate::ingest::inventory::RankFile,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<
+    (
+        crate::model::host_events::HostOpTable,
+        crate::parse::trace_json::call_stack_index::TraceStats,
+    ),
+    String,
+> {
+    let path = f.path.as_str();
+    let src = opener
+        .open(path)
+        .map_err(|e| format!("cannot open {path}: {e}"))?;
+    let mut rdr = ChunkReader::new(src, Some(f.size));
+    let file: Arc<str> = path.into();
+    let mut h = m.trace_reader(path);
+    let res = for_each_indexed_event(
+        &mut rdr,
+        &file,
+        &mut |_| match stop.load(std::sync::atomic::Ordering::Relaxed) {
+            true => ControlFlow::Break(()),
+            false => ControlFlow::Continue(()),
+        },
+        &mut |ev, at| h.indexed_event(ev, at),
+    );
+    h.finish(res).map_err(|e| trace_failure(path, &e))
+}
+
+/// The anomaly trace tables of `f` read in byte ranges (`None`: one reader reads it).
+fn timeline_cut(
+    a: &AnomalyPass,
+    (opener, ranges): (
+        &(dyn Opener + Sync),
+        crate::parse::trace_json::ranges::Ranges,
+    ),
+    f: &crate::ingest::inventory::RankFile,
+    prog: &mut dyn FnMut(crate::ingest::Progress) -> ControlFlow<()>,
+) -> Option<(
+    crate::model::trace_events::HostEventTable,
+    crate::parse::trace_json::timeline::TimelineInfo,
+)> {
+    use crate::parse::trace_json::{ranges, timeline};
+    let n = ranges.count(f.size).max(1);
+    let starts = ranges::even_starts(f.size, n);
+    let pre = a.custom_prefix();
+    let (b, scan) = timeline::read_cut(opener, &f.path, f.size, &starts, pre, prog)?;
+    Some(b.finish(scan))
 }
 
 /// The DB export of `folder` when it has one: `Ok` is the rank read from it; `Err(None)` no

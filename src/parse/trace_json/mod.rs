@@ -9,6 +9,7 @@
 pub mod call_stack_index;
 pub mod diag;
 pub mod object;
+pub mod ranges;
 pub mod scan;
 pub mod splitter;
 
@@ -18,6 +19,9 @@ pub use splitter::{
     for_each_member_and_indexed_event, TraceScan,
 };
 pub mod timeline;
+
+#[cfg(test)]
+mod ranges_tests;
 
 /// Test inputs: a fixed-seed xorshift generator, `rnd(n)` in `0..n` (same sequence every run).
 #[cfg(test)]

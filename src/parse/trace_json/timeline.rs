@@ -21,6 +21,9 @@ use crate::model::trace_events::{
 };
 use crate::parse::ParseError;
 
+mod merge;
+pub use merge::read_cut;
+
 /// Device-process names of §1.3 (everything else is a host lane).
 const DEVICE_PROCESSES: &[&str] = &[
     "Ascend Hardware",
@@ -123,8 +126,23 @@ pub struct TimelineBuilder {
     key_buf: Vec<u8>,
     raws: Vec<Raw>,
     open: HashMap<u32, Vec<(u32, u32, i64)>>,
+    /// A range after the file's first (`ranges`): an `E` without an open `B` on its thread
+    /// may close one of the ranges before; kept in `pending` for [`TimelineBuilder::absorb`].
+    deferring: bool,
+    pending: Vec<PendingEnd>,
     /// Findings in the values decoded here (the splitter notes the structural ones).
     diag: TraceDiagnostics,
+}
+
+/// An `E` of a range after the first with no `B` open on its thread in that range: where its
+/// row and marker would go (`raws.len()`, `markers.len()` at that event).
+#[derive(Clone, Copy)]
+struct PendingEnd {
+    thread: u32,
+    pid: u32,
+    ts: i64,
+    raw_at: usize,
+    marker_at: usize,
 }
 
 /// A flow `id` value: a decimal id (number or string) as its value, any other text hashed
@@ -294,7 +312,17 @@ impl TimelineBuilder {
                 self.open.entry(thread).or_default().push((n, c, ts));
             }
             "E" => {
-                if let Some((n, c, b)) = self.open.get_mut(&thread).and_then(Vec::pop) {
+                let popped = self.open.get_mut(&thread).and_then(Vec::pop);
+                if popped.is_none() && self.deferring {
+                    self.pending.push(PendingEnd {
+                        thread,
+                        pid: pid_id,
+                        ts,
+                        raw_at: self.raws.len(),
+                        marker_at: self.t.markers.len(),
+                    });
+                }
+                if let Some((n, c, b)) = popped {
                     let nm = self.t.text(n).to_string();
                     if is_marker_name(&nm, &self.custom_prefix) {
                         self.t.markers.push(MarkerEvent {
@@ -351,6 +379,13 @@ impl TimelineBuilder {
             _ => {}
         }
         ControlFlow::Continue(())
+    }
+
+    /// A builder of a byte range after the file's first ([`super::ranges`]), to be
+    /// [`absorb`](Self::absorb)ed after the ranges before it.
+    pub fn deferring(mut self) -> Self {
+        self.deferring = true;
+        self
     }
 
     /// Ends the pass (`scan`: the splitter's report) and resolves lanes now that all

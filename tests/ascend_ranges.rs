@@ -1,0 +1,208 @@
+//! One large `trace_view.json` read on several threads (formats.md §8.2): `proflens analyze`
+//! (memory and anomaly) and `anomaly` write the same bytes with `--threads 1` and `--threads 4` on a
+//! generated torch_npu rank whose trace is cut into ranges of 64 KiB
+//! (`PROFLENS_MIN_RANGE_BYTES`), plain and with `B`/`E` pairs and damaged strings.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use proflens::engine::synth::ascend::{
+    memory_rng, profiler_info_json, write_anomaly_rank, write_memory_trace, write_operator_memory,
+    AnomalySpec, MemoryTraceSpec,
+};
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("proflens_tv_ranges_{name}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Every file under `dir`, by path relative to it.
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Runs `proflens args…` with `threads` in `out` (created): stdout, stderr, exit code, files.
+fn run(
+    args: &[&str],
+    threads: usize,
+    out: &Path,
+) -> (Vec<u8>, Vec<u8>, i32, BTreeMap<String, Vec<u8>>) {
+    std::fs::create_dir_all(out).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_proflens"))
+        .args(args)
+        .arg("--threads")
+        .arg(threads.to_string())
+        .current_dir(out)
+        .env("PROFLENS_MIN_RANGE_BYTES", "65536")
+        .output()
+        .unwrap();
+    (o.stdout, o.stderr, o.status.code().unwrap_or(-1), tree(out))
+}
+
+fn same_bytes(dir: &Path, name: &str) {
+    let d = dir.to_str().unwrap();
+    for (cmd, args) in [
+        (
+            "anomaly",
+            vec!["anomaly", d, "--out", "a.json", "--report-dir", "rep"],
+        ),
+        ("analyze", vec!["analyze", d, "--out-dir", "an", "--quiet"]),
+    ] {
+        let one = run(&args, 1, &dir.with_extension(format!("{cmd}1")));
+        let four = run(&args, 4, &dir.with_extension(format!("{cmd}4")));
+        assert_eq!(one.2, four.2, "{name} {cmd}: exit code");
+        assert_eq!(one.0, four.0, "{name} {cmd}: stdout");
+        assert_eq!(
+            String::from_utf8_lossy(&one.1),
+            String::from_utf8_lossy(&four.1),
+            "{name} {cmd}: stderr"
+        );
+        assert!(!one.3.is_empty(), "{name} {cmd}: nothing written");
+        assert_eq!(
+            one.3.keys().collect::<Vec<_>>(),
+            four.3.keys().collect::<Vec<_>>()
+        );
+        for (k, v) in &one.3 {
+            assert!(v == &four.3[k], "{name} {cmd}: {k} differs");
+        }
+    }
+}
+
+/// A rank folder: the memory generator's trace (call stacks) and the anomaly generator's
+/// (markers, device lanes, flows) joined in one `trace_view.json`, with `extra` events
+/// after the first ones, `operator_memory.csv` and `kernel_details.csv`.
+fn rank(dir: &Path, extra: &str) -> usize {
+    let rd = dir.join("rank0_ascend_pt");
+    let out = rd.join("ASCEND_PROFILER_OUTPUT");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(rd.join("profiler_info_0.json"), profiler_info_json(0)).unwrap();
+    let mut rng = memory_rng(1);
+    let (mut ops, mut mem) = (Vec::new(), Vec::new());
+    let spec = MemoryTraceSpec {
+        target_bytes: 700_000,
+        rank: 0,
+    };
+    write_memory_trace(&mut mem, &spec, &mut rng, &mut ops).unwrap();
+    let mut csv = Vec::new();
+    write_operator_memory(&mut csv, 3000, &ops, &mut rng).unwrap();
+    let (mut kd, mut tv) = (Vec::new(), Vec::new());
+    let spec = AnomalySpec {
+        kernels: 1500,
+        steps: 3,
+    };
+    write_anomaly_rank(&mut kd, &mut tv, &spec).unwrap();
+    // `[a…]` + `[b…]` → `[a…,extra,b…]`.
+    let a = String::from_utf8(tv).unwrap();
+    let b = String::from_utf8(mem).unwrap();
+    let a = a.trim_end().strip_suffix(']').unwrap().trim_end();
+    let b = b.trim_start().strip_prefix('[').unwrap();
+    let joined = format!("{a},\n{extra}{b}");
+    std::fs::write(out.join("trace_view.json"), &joined).unwrap();
+    std::fs::write(out.join("operator_memory.csv"), csv).unwrap();
+    std::fs::write(out.join("kernel_details.csv"), kd).unwrap();
+    joined.len()
+}
+
+#[test]
+fn one_rank_trace_on_four_threads_writes_the_same_bytes() {
+    let dir = scratch("plain");
+    let size = rank(&dir, "");
+    assert!(size > 8 * 65536, "the trace is cut into ranges");
+    same_bytes(&dir, "plain");
+
+    // `B`/`E` pairs far apart (an `E` in a later range than its `B`), a bad `ts` and a
+    // control byte in a name.
+    let dir = scratch("begin_end");
+    let mut extra = String::new();
+    extra += "{\"ph\":\"B\",\"name\":\"ProfilerStep#9\",\"cat\":\"x\",\"pid\":7,\"tid\":1,\"ts\":\"1\"},\n";
+    extra += "{\"ph\":\"B\",\"name\":\"outer\",\"cat\":\"x\",\"pid\":7,\"tid\":2,\"ts\":\"2\"},\n";
+    extra += "{\"ph\":\"X\",\"name\":\"bad\u{1}\",\"cat\":\"cpu_op\",\"pid\":7,\"tid\":3,\"ts\":\"q\",\"dur\":1},\n";
+    let size = rank(&dir, &extra);
+    let tv = dir.join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
+    let text = std::fs::read_to_string(&tv).unwrap();
+    let t = text.trim_end().strip_suffix(']').unwrap().trim_end();
+    let closing = "{\"ph\":\"E\",\"pid\":7,\"tid\":2,\"ts\":\"900000000\"},\n{\"ph\":\"E\",\"pid\":7,\"tid\":1,\"ts\":\"900000001\"}";
+    std::fs::write(&tv, format!("{t},\n{closing}\n]\n")).unwrap();
+    assert!(size > 8 * 65536);
+    same_bytes(&dir, "begin_end");
+
+    // Bytes after an early end of the array: the cut read hands the file to one reader (the
+    // call-stack index, read beside it, is kept).
+    let dir = scratch("garbage");
+    rank(&dir, "");
+    let tv = dir.join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
+    let mut bytes = std::fs::read(&tv).unwrap();
+    let mid = bytes.len() / 2;
+    let at = mid + bytes[mid..].windows(2).position(|w| w == b"},").unwrap() + 2;
+    bytes.splice(at..at, b"]]] ".iter().copied());
+    std::fs::write(&tv, bytes).unwrap();
+    same_bytes(&dir, "garbage");
+}
+
+/// Counts the opens at an offset (range readers) over a [`MemOpener`].
+struct CountFrom(proflens::ingest::MemOpener, std::sync::atomic::AtomicUsize);
+
+impl proflens::ingest::Opener for CountFrom {
+    fn open(&self, path: &str) -> std::io::Result<Box<dyn std::io::Read + '_>> {
+        self.0.open(path)
+    }
+    fn open_from(&self, path: &str, at: u64) -> std::io::Result<Box<dyn std::io::Read + '_>> {
+        if at > 0 {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.0.open_from(path, at)
+    }
+}
+
+#[test]
+fn spare_threads_go_to_the_one_large_rank_trace() {
+    use proflens::engine::{parallel, Plan, Store};
+    let dir = scratch("engine");
+    rank(&dir, "");
+    let mut m = proflens::ingest::MemOpener::new();
+    for f in ["trace_view.json", "kernel_details.csv"] {
+        let p = dir.join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT").join(f);
+        m.add(
+            format!("run/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/{f}"),
+            std::fs::read(p).unwrap(),
+        );
+    }
+    let inv = proflens::ingest::inventory::Inventory::from_paths(&m.list());
+    let opener = CountFrom(m, Default::default());
+    let plan = || Plan {
+        anomaly: Some(proflens::analysis::anomaly_config::AnomalyConfig::spec_defaults()),
+        ..Plan::none()
+    };
+    let progress =
+        |_: &proflens::engine::contract::Progress<'_>| std::ops::ControlFlow::Continue(());
+    let mut one = Store::new(plan());
+    parallel::run_inventory_ranges(&mut one, &inv, &opener, 1, 65536, &progress);
+    assert_eq!(opener.1.load(std::sync::atomic::Ordering::Relaxed), 0);
+    let mut four = Store::new(plan());
+    parallel::run_inventory_ranges(&mut four, &inv, &opener, 4, 65536, &progress);
+    // Ranges 1–3 open the file at their guessed starts.
+    assert!(opener.1.load(std::sync::atomic::Ordering::Relaxed) >= 3);
+    let (a, b) = (one.anomaly_ranks().unwrap(), four.anomaly_ranks().unwrap());
+    assert_eq!(a.len(), 1);
+    assert!(a[0].result == b[0].result);
+    assert_eq!(
+        format!("{:?}", a[0].problems.kept()),
+        format!("{:?}", b[0].problems.kept())
+    );
+}
