@@ -6,8 +6,8 @@
 //! 2. `trace_view.json` — ONE streaming pass through [`for_each_indexed_event`]; each event
 //!    object is handed to the memory call-stack index ([`HostOpsReader`]) and to the anomaly
 //!    trace tables ([`crate::parse::trace_json::timeline::TimelineBuilder`]) in turn. Natively,
-//!    with spare threads ([`read_rank_cut`]), the trace tables are read in byte ranges and
-//!    merged (formats.md §8.2) and the call-stack index by one reader beside them;
+//!    with spare threads ([`read_rank_cut`]) and no memory analysis, the trace tables are read
+//!    in byte ranges and merged (formats.md §8.2);
 //! 3. `operator_memory.csv` — memory;
 //! 4. `communication.json` — communication and anomaly (read once by the communication
 //!    phase, [`super::comm`], when planned, its ops handed to the anomaly), then
@@ -117,18 +117,13 @@ pub fn read_rank_cut(
             let path = f.path.as_str();
             let host_too = matches!(mem, Some(Ok(_)));
             let threads = cut.map_or(1, |(_, r)| r.count(f.size));
-            // The timeline in at least two byte ranges; the call-stack index, when planned, on
-            // one reader of its own beside them (it takes one of the threads: with two, that
-            // would read the file twice for no range, so both stay on one reader).
-            let cut = cut
-                .filter(|_| threads > 1 + usize::from(host_too))
-                .zip(anom.as_mut());
+            // The timeline alone in at least two byte ranges. With the call-stack index planned
+            // too, both stay on one reader: the index does not merge across ranges yet, and a
+            // reader of its own beside the ranges would read the file twice.
+            let cut = cut.filter(|_| !host_too && threads > 1).zip(anom.as_mut());
             if let Some(((opener, ranges), a)) = cut {
                 let stop = std::sync::atomic::AtomicBool::new(false);
-                let ranges = crate::parse::trace_json::ranges::Ranges {
-                    threads: threads - usize::from(host_too),
-                    ..ranges
-                };
+                let ranges = crate::parse::trace_json::ranges::Ranges { threads, ..ranges };
                 let mut on = |p: crate::ingest::Progress| {
                     let c = prog(path, p);
                     if c.is_break() {
@@ -136,18 +131,7 @@ pub fn read_rank_cut(
                     }
                     c
                 };
-                let (tl, host) = std::thread::scope(|s| {
-                    let h = match &mut mem {
-                        Some(Ok(m)) => Some(s.spawn(|| host_pass(opener, m, f, &stop))),
-                        _ => None,
-                    };
-                    let tl = timeline_cut(a, (opener, ranges), f, &mut on);
-                    (tl, h.map(|h| h.join()))
-                });
-                if let Some(r) = host {
-                    let r = r.unwrap_or_else(|_| Err(format!("{path}: the read failed")));
-                    mem = mem.map(|m| m.and_then(|m| m.after_trace(path, r)));
-                }
+                let tl = timeline_cut(a, (opener, ranges), f, &mut on);
                 match tl {
                     Some(t) => a.after_trace(f, Ok(Ok(t))),
                     None if stop.load(std::sync::atomic::Ordering::Relaxed) => {}
@@ -253,39 +237,6 @@ pub fn read_rank_cut(
         anomaly,
         comm,
     }
-}
-
-/// The call-stack index of `f` read by one reader (with no progress: the ranges beside it
-/// report it; `stop` cancels it).
-fn host_pass(
-    opener: &(dyn Opener + Sync),
-    m: &mut MemoryPass<'_>,
-    f: &crate::ingest::inventory::RankFile,
-    stop: &std::sync::atomic::AtomicBool,
-) -> Result<
-    (
-        crate::model::host_events::HostOpTable,
-        crate::parse::trace_json::call_stack_index::TraceStats,
-    ),
-    String,
-> {
-    let path = f.path.as_str();
-    let src = opener
-        .open(path)
-        .map_err(|e| format!("cannot open {path}: {e}"))?;
-    let mut rdr = ChunkReader::new(src, Some(f.size));
-    let file: Arc<str> = path.into();
-    let mut h = m.trace_reader(path);
-    let res = for_each_indexed_event(
-        &mut rdr,
-        &file,
-        &mut |_| match stop.load(std::sync::atomic::Ordering::Relaxed) {
-            true => ControlFlow::Break(()),
-            false => ControlFlow::Continue(()),
-        },
-        &mut |ev, at| h.indexed_event(ev, at),
-    );
-    h.finish(res).map_err(|e| trace_failure(path, &e))
 }
 
 /// The anomaly trace tables of `f` read in byte ranges (`None`: one reader reads it).
