@@ -3,86 +3,16 @@
 //! generated torch_npu rank whose trace is cut into ranges of 64 KiB
 //! (`PROFLENS_MIN_RANGE_BYTES`), plain and with `B`/`E` pairs and damaged strings.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod ranges_common;
+
+use std::path::Path;
+
+use ranges_common::{same_bytes, scratch};
 
 use proflens::engine::synth::ascend::{
     memory_rng, profiler_info_json, write_anomaly_rank, write_memory_trace, write_operator_memory,
     AnomalySpec, MemoryTraceSpec,
 };
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("proflens_tv_ranges_{name}_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// Every file under `dir`, by path relative to it.
-fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
-                out.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
-}
-
-/// Runs `proflens args…` with `threads` in `out` (created): stdout, stderr, exit code, files.
-fn run(
-    args: &[&str],
-    threads: usize,
-    out: &Path,
-) -> (Vec<u8>, Vec<u8>, i32, BTreeMap<String, Vec<u8>>) {
-    std::fs::create_dir_all(out).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_proflens"))
-        .args(args)
-        .arg("--threads")
-        .arg(threads.to_string())
-        .current_dir(out)
-        .env("PROFLENS_MIN_RANGE_BYTES", "65536")
-        .output()
-        .unwrap();
-    (o.stdout, o.stderr, o.status.code().unwrap_or(-1), tree(out))
-}
-
-fn same_bytes(dir: &Path, name: &str) {
-    let d = dir.to_str().unwrap();
-    for (cmd, args) in [
-        (
-            "anomaly",
-            vec!["anomaly", d, "--out", "a.json", "--report-dir", "rep"],
-        ),
-        ("analyze", vec!["analyze", d, "--out-dir", "an", "--quiet"]),
-    ] {
-        let one = run(&args, 1, &dir.with_extension(format!("{cmd}1")));
-        let four = run(&args, 4, &dir.with_extension(format!("{cmd}4")));
-        assert_eq!(one.2, four.2, "{name} {cmd}: exit code");
-        assert_eq!(one.0, four.0, "{name} {cmd}: stdout");
-        assert_eq!(
-            String::from_utf8_lossy(&one.1),
-            String::from_utf8_lossy(&four.1),
-            "{name} {cmd}: stderr"
-        );
-        assert!(!one.3.is_empty(), "{name} {cmd}: nothing written");
-        assert_eq!(
-            one.3.keys().collect::<Vec<_>>(),
-            four.3.keys().collect::<Vec<_>>()
-        );
-        for (k, v) in &one.3 {
-            assert!(v == &four.3[k], "{name} {cmd}: {k} differs");
-        }
-    }
-}
 
 /// A rank folder: the memory generator's trace (call stacks) and the anomaly generator's
 /// (markers, device lanes, flows) joined in one `trace_view.json`, with `extra` events
@@ -121,14 +51,14 @@ fn rank(dir: &Path, extra: &str) -> usize {
 
 #[test]
 fn one_rank_trace_on_four_threads_writes_the_same_bytes() {
-    let dir = scratch("plain");
+    let dir = scratch("tv_ranges", "plain");
     let size = rank(&dir, "");
     assert!(size > 8 * 65536, "the trace is cut into ranges");
     same_bytes(&dir, "plain");
 
     // `B`/`E` pairs far apart (an `E` in a later range than its `B`), a bad `ts` and a
     // control byte in a name.
-    let dir = scratch("begin_end");
+    let dir = scratch("tv_ranges", "begin_end");
     let mut extra = String::new();
     extra += "{\"ph\":\"B\",\"name\":\"ProfilerStep#9\",\"cat\":\"x\",\"pid\":7,\"tid\":1,\"ts\":\"1\"},\n";
     extra += "{\"ph\":\"B\",\"name\":\"outer\",\"cat\":\"x\",\"pid\":7,\"tid\":2,\"ts\":\"2\"},\n";
@@ -144,7 +74,7 @@ fn one_rank_trace_on_four_threads_writes_the_same_bytes() {
 
     // Bytes after an early end of the array: the cut read hands the file to one reader (the
     // call-stack index, read beside it, is kept).
-    let dir = scratch("garbage");
+    let dir = scratch("tv_ranges", "garbage");
     rank(&dir, "");
     let tv = dir.join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
     let mut bytes = std::fs::read(&tv).unwrap();
@@ -173,7 +103,7 @@ impl proflens::ingest::Opener for CountFrom {
 #[test]
 fn spare_threads_go_to_the_one_large_rank_trace() {
     use proflens::engine::{parallel, Plan, Store};
-    let dir = scratch("engine");
+    let dir = scratch("tv_ranges", "engine");
     rank(&dir, "");
     let mut m = proflens::ingest::MemOpener::new();
     for f in ["trace_view.json", "kernel_details.csv"] {

@@ -287,7 +287,14 @@ fn test_module_files(file: &Path, text: &str) -> Vec<PathBuf> {
             } else if next.starts_with("#[") {
                 continue;
             } else {
-                let decl = next.strip_prefix("pub ").unwrap_or(next);
+                // Any visibility: `pub mod`, `pub(crate) mod`, `pub(super) mod`, …
+                let decl = match next.strip_prefix("pub") {
+                    Some(rest) if rest.starts_with('(') => {
+                        rest.split_once(") ").map_or(*next, |(_, d)| d)
+                    }
+                    Some(rest) => rest.trim_start(),
+                    None => next,
+                };
                 if let Some(name) = decl.strip_prefix("mod ").and_then(|d| d.strip_suffix(';')) {
                     match &path_attr {
                         Some(p) => out.push(dir.join(p)),
@@ -680,6 +687,15 @@ fn guard_finds_test_module_files() {
             PathBuf::from("src/views/timeline/tests.rs"),
             PathBuf::from("src/views/timeline/tests/mod.rs"),
             PathBuf::from("src/views/x_tests.rs"),
+        ]
+    );
+    // A test module other modules' tests use is declared with a visibility.
+    let shared = "#[cfg(test)]\npub(crate) mod ranges_tests;\n";
+    assert_eq!(
+        test_module_files(Path::new("src/parse/trace_json/mod.rs"), shared),
+        [
+            PathBuf::from("src/parse/trace_json/ranges_tests.rs"),
+            PathBuf::from("src/parse/trace_json/ranges_tests/mod.rs"),
         ]
     );
     assert_eq!(

@@ -65,9 +65,7 @@ impl CommHeld {
                 "comm.json".into(),
                 "application/json",
             )),
-            CommExportKind::Csv(name) => crate::report::comm::tables(&self.report)
-                .into_iter()
-                .find(|t| t.name == name)
+            CommExportKind::Csv(name) => crate::report::comm::table(&self.report, name)
                 .map(|t| {
                     (
                         crate::report::comm::to_csv(&t).into_bytes(),

@@ -9,19 +9,10 @@ use super::{read_traces, KinetoInfo, Traces};
 use crate::ingest::MemOpener;
 use crate::model::gpu::GpuTrace;
 use crate::model::strings::StrId;
+use crate::parse::trace_json::ranges_tests::{check_cuts_with, starts, Rng};
 use crate::parse::trace_json::splitter::After;
 
 const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures");
-
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n.max(1) as u64) as usize
-    }
-}
 
 fn dump_trace(t: &GpuTrace) -> String {
     let pool: Vec<&str> = (0..t.pool.len())
@@ -68,10 +59,7 @@ fn one_reader(bytes: &[u8]) -> String {
 /// The read with ranges starting at `cuts` (sorted, deduplicated, 0 added); `None` when the
 /// cut read hands the file to one reader.
 fn cut_read(bytes: &[u8], cuts: &[usize]) -> Option<String> {
-    let mut starts: Vec<u64> = cuts.iter().map(|&c| c as u64).collect();
-    starts.push(0);
-    starts.sort_unstable();
-    starts.dedup();
+    let starts = starts(cuts);
     let mut m = MemOpener::new();
     m.add("t.json", bytes.to_vec());
     let r = read_cut(&m, "t.json", bytes.len() as u64, &starts, &mut |_| {
@@ -80,37 +68,9 @@ fn cut_read(bytes: &[u8], cuts: &[usize]) -> Option<String> {
     Some(dump(&r))
 }
 
-/// Checks `tries` random cut sets of 1–7 cuts of `bytes` (positions drawn from anywhere, and
-/// from the bytes `{`, `}`, `"`, `,`, line breaks and the byte after each). Returns how
-/// many were read by ranges (not handed to one reader).
+/// [`check_cuts_with`] of the Kineto read.
 fn check_cuts(name: &str, bytes: &[u8], tries: usize, seed: u64) -> usize {
-    let want = one_reader(bytes);
-    let mut rng = Rng(seed | 1);
-    let marks: Vec<usize> = bytes
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| matches!(b, b'{' | b'}' | b'"' | b',' | b'\n'))
-        .map(|(i, _)| i)
-        .collect();
-    let mut by_ranges = 0;
-    for t in 0..tries {
-        let k = 1 + rng.below(7);
-        let cuts: Vec<usize> = (0..k)
-            .map(|_| match rng.below(3) {
-                0 => 1 + rng.below(bytes.len() - 1),
-                _ if marks.is_empty() => 1 + rng.below(bytes.len() - 1),
-                _ => (marks[rng.below(marks.len())] + rng.below(2)).clamp(1, bytes.len() - 1),
-            })
-            .collect();
-        if let Some(got) = cut_read(bytes, &cuts) {
-            by_ranges += 1;
-            assert!(
-                got == want,
-                "{name}: try {t}, cuts {cuts:?}: differs from one reader"
-            );
-        }
-    }
-    by_ranges
+    check_cuts_with(name, bytes, tries, seed, &one_reader(bytes), &cut_read)
 }
 
 fn synth(kernels: u64) -> Vec<u8> {

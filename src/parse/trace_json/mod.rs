@@ -21,7 +21,7 @@ pub use splitter::{
 pub mod timeline;
 
 #[cfg(test)]
-mod ranges_tests;
+pub(crate) mod ranges_tests;
 
 /// Test inputs: a fixed-seed xorshift generator, `rnd(n)` in `0..n` (same sequence every run).
 #[cfg(test)]

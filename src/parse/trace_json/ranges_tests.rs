@@ -11,14 +11,65 @@ use crate::model::trace_events::HostEventTable;
 
 const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures");
 
-struct Rng(u64);
+/// A fixed-seed xorshift generator for the cut sets (shared with the Kineto cut tests).
+pub(crate) struct Rng(pub(crate) u64);
 impl Rng {
-    fn below(&mut self, n: usize) -> usize {
+    /// A value in `0..n` (0 when `n` is 0).
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         (self.0 % n.max(1) as u64) as usize
     }
+}
+
+/// The range starts of cut set `cuts`: 0 added, sorted, deduplicated.
+pub(crate) fn starts(cuts: &[usize]) -> Vec<u64> {
+    let mut starts: Vec<u64> = cuts.iter().map(|&c| c as u64).collect();
+    starts.push(0);
+    starts.sort_unstable();
+    starts.dedup();
+    starts
+}
+
+/// Checks `tries` random cut sets of 1–7 cuts of `bytes` (positions drawn from anywhere, and
+/// from the bytes `{`, `}`, `"`, `,`, line breaks and the byte after each): every set that
+/// `cut_read` reads by ranges (`Some`) gives `want`, one reader's result. Returns how many
+/// were read by ranges (not handed to one reader).
+pub(crate) fn check_cuts_with(
+    name: &str,
+    bytes: &[u8],
+    tries: usize,
+    seed: u64,
+    want: &str,
+    cut_read: &dyn Fn(&[u8], &[usize]) -> Option<String>,
+) -> usize {
+    let mut rng = Rng(seed | 1);
+    let marks: Vec<usize> = bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| matches!(b, b'{' | b'}' | b'"' | b',' | b'\n'))
+        .map(|(i, _)| i)
+        .collect();
+    let mut by_ranges = 0;
+    for t in 0..tries {
+        let k = 1 + rng.below(7);
+        let cuts: Vec<usize> = (0..k)
+            .map(|_| match rng.below(3) {
+                0 => 1 + rng.below(bytes.len() - 1),
+                _ if marks.is_empty() => 1 + rng.below(bytes.len() - 1),
+                _ => (marks[rng.below(marks.len())] + rng.below(2)).clamp(1, bytes.len() - 1),
+            })
+            .collect();
+        if let Some(got) = cut_read(bytes, &cuts) {
+            by_ranges += 1;
+            assert!(
+                got == want,
+                "{name}: try {t}, cuts {cuts:?}: differs from one reader"
+            );
+        }
+    }
+    by_ranges
 }
 
 fn dump(t: &HostEventTable, info: &super::timeline::TimelineInfo) -> String {
@@ -63,10 +114,7 @@ fn one_reader(bytes: &[u8]) -> String {
 
 /// The read with ranges starting at `cuts` (0 added); `None` when handed to one reader.
 fn cut_read(bytes: &[u8], cuts: &[usize]) -> Option<String> {
-    let mut starts: Vec<u64> = cuts.iter().map(|&c| c as u64).collect();
-    starts.push(0);
-    starts.sort_unstable();
-    starts.dedup();
+    let starts = starts(cuts);
     let mut m = MemOpener::new();
     m.add("tv.json", bytes.to_vec());
     let size = bytes.len() as u64;
@@ -77,36 +125,9 @@ fn cut_read(bytes: &[u8], cuts: &[usize]) -> Option<String> {
     Some(dump(&t, &info))
 }
 
-/// Checks `tries` random cut sets of 1–7 cuts (anywhere, and at `{`, `}`, `"`, `,`, line
-/// breaks and the byte after each); returns how many were read by ranges.
+/// [`check_cuts_with`] of the timeline read.
 fn check_cuts(name: &str, bytes: &[u8], tries: usize, seed: u64) -> usize {
-    let want = one_reader(bytes);
-    let mut rng = Rng(seed | 1);
-    let marks: Vec<usize> = bytes
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| matches!(b, b'{' | b'}' | b'"' | b',' | b'\n'))
-        .map(|(i, _)| i)
-        .collect();
-    let mut by_ranges = 0;
-    for t in 0..tries {
-        let k = 1 + rng.below(7);
-        let cuts: Vec<usize> = (0..k)
-            .map(|_| match rng.below(3) {
-                0 => 1 + rng.below(bytes.len() - 1),
-                _ if marks.is_empty() => 1 + rng.below(bytes.len() - 1),
-                _ => (marks[rng.below(marks.len())] + rng.below(2)).clamp(1, bytes.len() - 1),
-            })
-            .collect();
-        if let Some(got) = cut_read(bytes, &cuts) {
-            by_ranges += 1;
-            assert!(
-                got == want,
-                "{name}: try {t}, cuts {cuts:?}: differs from one reader"
-            );
-        }
-    }
-    by_ranges
+    check_cuts_with(name, bytes, tries, seed, &one_reader(bytes), &cut_read)
 }
 
 fn synth(kernels: u64) -> Vec<u8> {
