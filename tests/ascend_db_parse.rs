@@ -67,7 +67,7 @@ fn every_fixture_rank_gives_the_spec_counts() {
         let steps: Vec<_> = tl.table.markers.iter().map(|m| m.name.as_str()).collect();
         assert_eq!(steps, ["ProfilerStep#50"], "{dir}");
         let mut b = KernelTableBuilder::new();
-        let k = kernels::read(&f, &mut b, &mut probs, &mut go());
+        let k = kernels::read(&f, &mut b, &mut probs, &mut go(), None);
         assert_eq!((k.compute, k.comm), (187, 4), "{dir}");
         let t = b.finish();
         assert_eq!(t.len(), 191, "{dir}");

@@ -55,7 +55,8 @@ fn two_ranks_msi_level1_totals_and_no_vote() {
     // communication.md §5.3 MSI-L1: rank 0 4 ops, elapse 105.99187771875, transit
     // 3.6833535, wait 5.94061871875, sync 5.61571221875, idle 96.3679055, 0.6173 / 0.6039;
     // rank 1 100.37528546875 / 3.85967709375 / 0.1913838125 / 0.02090040625 / 96.3242245625,
-    // 0.0472 / 0.0054. Two ranks: nothing for Dixon (n ≤ 2), no data size for slow links.
+    // 0.0472 / 0.0054. Two ranks: nothing for Dixon (n ≤ 2); the ops' data sizes come from
+    // trace_view.json, and 8 rows are too few for a slow link (a group needs 11).
     let r = reports("test/data/pytorch/text/level1");
     assert_eq!(r.len(), 2);
     let s0 = section(&r[0].1);
@@ -81,7 +82,7 @@ fn two_ranks_msi_level1_totals_and_no_vote() {
             s.contains("- Slow rank: no op votes this rank slow."),
             "{s}"
         );
-        assert!(s.contains("- Slow links: not computable"), "{s}");
+        assert!(s.contains("- Slow links: none flagged."), "{s}");
         assert!(!s.contains("Per group"), "one group: {s}");
     }
 }

@@ -153,6 +153,35 @@ pub struct RankComm {
     pub has_time: bool,
     /// True when `communication_matrix.json` was read.
     pub has_matrix: bool,
+    /// Bytes each HCCL op moved (`count × element bytes`, [`element_bytes`]), by op name, from
+    /// `trace_view.json`'s op events or the DB's `COMMUNICATION_OP` (communication.md §2.4.1,
+    /// §2.4.2): the slow-link rule's data size. An op without a known size is absent.
+    pub op_bytes: std::collections::BTreeMap<String, u64>,
+    /// True when a data-size source was read (`trace_view.json` or `COMMUNICATION_OP`), so an
+    /// op without a size has an unknown element type rather than no source.
+    pub has_sizes: bool,
+}
+
+/// Bytes of one element of HCCL data type `dtype` (communication.md §2.4.1, msprof-analyze's
+/// `slow_link_export.py`): INT8/UINT8 1, INT16/UINT16/FP16/BFP16 2, INT32/UINT32/FP32 4,
+/// INT64/UINT64/FP64 8, INT128 16; any other type (`INVALID_TYPE`, `N/A`, …) `None`.
+pub fn element_bytes(dtype: &str) -> Option<u64> {
+    Some(match dtype {
+        "INT8" | "UINT8" => 1,
+        "INT16" | "UINT16" | "FP16" | "BFP16" => 2,
+        "INT32" | "UINT32" | "FP32" => 4,
+        "INT64" | "UINT64" | "FP64" => 8,
+        "INT128" => 16,
+        _ => return None,
+    })
+}
+
+/// The data size of an HCCL op: `count × element_bytes(dtype)`; `None` for an unknown type, a
+/// negative count or a product beyond `u64`.
+pub fn op_data_size(count: i64, dtype: &str) -> Option<u64> {
+    u64::try_from(count)
+        .ok()?
+        .checked_mul(element_bytes(dtype)?)
 }
 
 /// One NCCL/RCCL collective kernel of a Kineto trace with its collective args

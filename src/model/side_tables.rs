@@ -34,6 +34,10 @@ pub struct CommOp {
     pub transport_types: Vec<String>,
     /// `(transport, Bandwidth(GB/s))` for transports with non-zero size.
     pub bandwidth_gbps: Vec<(String, f64)>,
+    /// The op's data size for the slow-link rule (`count × element bytes` of its HCCL op event
+    /// in `trace_view.json` or its `COMMUNICATION_OP` row, communication.md §2.4.2); `None`
+    /// when unknown.
+    pub data_size: Option<u64>,
 }
 
 /// One row of `step_trace_time.csv` (§1.5), values in ns (µs text parsed exactly).

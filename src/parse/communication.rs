@@ -80,6 +80,7 @@ pub fn ops_of(rc: &RankComm) -> Vec<CommOp> {
             bandwidth_gbps: used()
                 .map(|b| (b.transport.clone(), b.bandwidth_gbps))
                 .collect(),
+            data_size: rc.op_bytes.get(&o.op).copied(),
         };
         out.push((o.step.clone(), (kind == Section::P2p) as u8, key, op));
     }

@@ -289,6 +289,12 @@ pub struct CommOverviewDto {
     pub slow_ranks: Vec<CommSlowRankDto>,
     /// Ops tested for a slow rank.
     pub slow_rank_ops_tested: u64,
+    /// Op rows the slow-link rule saw (one per op and rank).
+    #[serde(default)]
+    pub slow_link_rows: u64,
+    /// Of those, the rows with a data size (the only ones tested).
+    #[serde(default)]
+    pub slow_link_rows_sized: u64,
     /// GPU collectives.
     pub collectives: Vec<CommCollectiveDto>,
     /// The cross-rank data checks (dropped links, partial ops, …), for the Problems tab.

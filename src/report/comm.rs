@@ -344,7 +344,8 @@ fn name_of(k: usize) -> &'static str {
     NAMES[k]
 }
 
-/// The JSON document: `mode`, `ranks`, `groups`, `slow_rank_ops_tested`, then every table as
+/// The JSON document: `mode`, `ranks`, `groups`, `slow_rank_ops_tested`, `slow_link_rows`,
+/// `slow_link_rows_sized` (op rows the slow-link rule saw, and those with a data size), then every table as
 /// a list of objects, keys in column order (written by hand: object keys keep their order).
 pub fn to_json(rep: &CommReport, parity: bool) -> String {
     let text = |v: &serde_json::Value| serde_json::to_string(v).unwrap_or_else(|_| "null".into());
@@ -374,8 +375,8 @@ pub fn to_json(rep: &CommReport, parity: bool) -> String {
         "\n  ],\n"
     });
     s.push_str(&format!(
-        "  \"slow_rank_ops_tested\": {}",
-        rep.slow_rank_ops_tested
+        "  \"slow_rank_ops_tested\": {},\n  \"slow_link_rows\": {},\n  \"slow_link_rows_sized\": {}",
+        rep.slow_rank_ops_tested, rep.slow_link_rows, rep.slow_link_rows_sized
     ));
     for t in NAMES.iter().filter_map(|n| table(rep, n)) {
         s.push_str(&format!(",\n  \"{}\": [", t.name));

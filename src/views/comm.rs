@@ -333,6 +333,8 @@ pub fn overview(rep: &CommReport, ix: &MatrixIndex, parity: bool) -> CommOvervie
             })
             .collect(),
         slow_rank_ops_tested: rep.slow_rank_ops_tested as u64,
+        slow_link_rows: rep.slow_link_rows as u64,
+        slow_link_rows_sized: rep.slow_link_rows_sized as u64,
         collectives: rep
             .collectives
             .iter()

@@ -110,6 +110,10 @@ pub struct CommReport {
     pub dropped_links: Vec<DroppedLink>,
     /// Flagged slow-link groups.
     pub slow_links: Vec<SlowLinkRow>,
+    /// Op rows the slow-link rule saw (one per op and rank, send/receive included).
+    pub slow_link_rows: usize,
+    /// Of those, the rows with a data size (the only ones grouped and tested, §2.4.1 step 2).
+    pub slow_link_rows_sized: usize,
     /// Slow ranks, one row per (op, slow rank), with the evidence.
     pub slow_ranks: Vec<SlowRankRow>,
     /// Ops tested for a slow rank.
@@ -196,7 +200,10 @@ pub fn analyze(ranks: &[&RankComm], kernels: &[NcclKernel], opts: &CommOptions) 
     let (rows, tested) = slow::slow_ranks_of(&sorted, opts);
     rep.slow_ranks = rows;
     rep.slow_rank_ops_tested = tested;
-    rep.slow_links = slow::slow_links(&slow::link_rows_of(&sorted, opts), slow::TOP_NUM);
+    let link_rows = slow::link_rows_of(&sorted, opts);
+    rep.slow_link_rows = link_rows.len();
+    rep.slow_link_rows_sized = link_rows.iter().filter(|r| r.data_size.is_some()).count();
+    rep.slow_links = slow::slow_links(&link_rows, slow::TOP_NUM);
     rep.collectives = nccl::collectives(kernels);
     rep.partial_ops = partial_ops(&sorted, &rep.groups, opts);
     rep.op_arrivals = ops::arrivals(&sorted, opts);

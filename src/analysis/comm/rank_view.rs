@@ -94,8 +94,8 @@ pub struct CrossRankComm {
     pub slow_ranks: Vec<SlowRankRow>,
     /// Every flagged slow-link group.
     pub slow_links: Vec<SlowLinkRow>,
-    /// True when some op has a data size (the slow-link rule's key); the text and DB exports
-    /// carry none.
+    /// True when some op has a data size (the slow-link rule's key: from `trace_view.json`'s
+    /// HCCL op events or the DB's `COMMUNICATION_OP`).
     pub has_data_size: bool,
 }
 
@@ -124,7 +124,7 @@ pub fn cross_rank(ranks: &[(i64, &[CommOp])]) -> Option<CrossRankComm> {
                 group: o.group_name.clone(),
                 op: o.collective_name.clone(),
                 op_type: op_type(&o.collective_name),
-                data_size: None,
+                data_size: o.data_size,
                 time_ns: (o.elapse_ms * 1e6).round() as i64,
             });
         }
@@ -160,6 +160,7 @@ mod tests {
             message_size_bytes: 0.0,
             transport_types: vec![],
             bandwidth_gbps: vec![],
+            data_size: None,
         }
     }
 

@@ -82,9 +82,40 @@ pub fn judge_dixon(times: &[f64]) -> Vec<usize> {
 
 fn mean_pstd(v: &[f64]) -> (f64, f64) {
     let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
-    (mean, var.sqrt())
+    let mean = pairwise_sum(v) / n;
+    (mean, (squared_deviations(v, mean) / n).sqrt())
+}
+
+/// Σ (x − mean)² of `v`, summed as numpy does.
+fn squared_deviations(v: &[f64], mean: f64) -> f64 {
+    let sq: Vec<f64> = v.iter().map(|x| (x - mean) * (x - mean)).collect();
+    pairwise_sum(&sq)
+}
+
+/// The sum of `a` as numpy's `add.reduce` forms it on a contiguous float64 array (pairwise
+/// summation: below 8 values in order; up to 128 in eight interleaved partial sums combined
+/// as `((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7))`, then the rest in order; above, the two halves
+/// split at a multiple of 8). msprof-analyze's means and standard deviations are numpy's and
+/// pandas', so the same order of additions gives the same last bits (communication.md §5.5).
+pub fn pairwise_sum(a: &[f64]) -> f64 {
+    let n = a.len();
+    if n < 8 {
+        return a.iter().fold(0.0, |s, x| s + x);
+    }
+    if n <= 128 {
+        let mut r = [a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]];
+        let full = n - n % 8;
+        for chunk in a[8..full].chunks_exact(8) {
+            for (acc, x) in r.iter_mut().zip(chunk) {
+                *acc += x;
+            }
+        }
+        let head = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        return a[full..].iter().fold(head, |s, x| s + x);
+    }
+    let mut half = n / 2;
+    half -= half % 8;
+    pairwise_sum(&a[..half]) + pairwise_sum(&a[half..])
 }
 
 /// `judge_norm` (3σ, population σ): every row below mean − 3σ; the first minimum too when the
@@ -354,7 +385,7 @@ pub fn slow_links(rows: &[LinkOpRow], top: usize) -> Vec<SlowLinkRow> {
             continue;
         }
         let n = v.len() as f64;
-        let std = (v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0)).sqrt();
+        let std = (squared_deviations(&v, mean) / (n - 1.0)).sqrt();
         let mut s = v.clone();
         s.sort_by(f64::total_cmp);
         let (min, max) = (s[0], s[s.len() - 1]);
@@ -379,7 +410,7 @@ pub fn slow_links(rows: &[LinkOpRow], top: usize) -> Vec<SlowLinkRow> {
             median_ns: quantile(&s, 0.5),
             q3_ns: quantile(&s, 0.75),
             max_ns: max,
-            sum_ns: v.iter().sum(),
+            sum_ns: pairwise_sum(&v),
             offset_ratio: (max - mean).abs().max((min - mean).abs()) / std,
             ops,
         });
@@ -398,8 +429,10 @@ pub fn op_type(op: &str) -> String {
     }
 }
 
-/// The slow-link input of `ranks`: communication.json carries no data size, so every row has
-/// `None` until a reader supplies it (the HCCL op's `count × bytes(data_type)`).
+/// The slow-link input of `ranks` (communication.md §2.4.2): one row per op of the time
+/// table, its time `round(elapse ms × 1e6)` ns, its data size the rank's
+/// [`RankComm::op_bytes`] of the op's name (`None` when the rank read no size source or the
+/// op's element type has no size).
 pub fn link_rows_of(ranks: &[&RankComm], opts: &CommOptions) -> Vec<LinkOpRow> {
     let mut out = Vec::new();
     for r in ranks {
@@ -410,7 +443,7 @@ pub fn link_rows_of(ranks: &[&RankComm], opts: &CommOptions) -> Vec<LinkOpRow> {
                 group: o.group.clone(),
                 op: o.op.clone(),
                 op_type,
-                data_size: None,
+                data_size: r.op_bytes.get(&o.op).copied(),
                 time_ns: (o.elapse_ms * 1e6).round() as i64,
             });
         }
@@ -493,9 +526,11 @@ mod tests {
 
     #[test]
     fn slow_link_synthetic_vector() {
+        // Rank by rank, each in op order (msprof-analyze's row order: one rank's table after
+        // the other).
         let mut rows = Vec::new();
-        for op in 0..12 {
-            for rank in 0..2 {
+        for rank in 0..2 {
+            for op in 0..12 {
                 rows.push(LinkOpRow {
                     rank,
                     group: "g".into(),
@@ -511,9 +546,10 @@ mod tests {
         let s = &out[0];
         assert_eq!(s.name, "hcom_allReduce_2_1024");
         assert_eq!(s.count, 24);
-        assert!((s.mean_ns - 1333.3333333333333).abs() < 1e-9);
-        assert!((s.std_ns - 1129.3194051465598).abs() < 1e-9);
-        assert!((s.offset_ratio - 3.2467932897963596).abs() < 1e-12);
+        // Exact: numpy's pairwise sums in msprof-analyze's row order (ranks, then ops).
+        assert_eq!(s.mean_ns, 1333.3333333333333);
+        assert_eq!(s.std_ns, 1129.3194051465598);
+        assert_eq!(s.offset_ratio, 3.2467932897963596);
         assert_eq!(s.ops, ["hcom_allReduce__1_5_1"]);
         // 10 ops (20 rows): |z| ≤ (n−1)/√n < 3 with one outlier op of 2 rows → not flagged.
         let few: Vec<LinkOpRow> = rows
@@ -532,6 +568,19 @@ mod tests {
             })
             .collect();
         assert!(slow_links(&none, TOP_NUM).is_empty());
+    }
+
+    #[test]
+    fn pairwise_sum_adds_in_numpys_order() {
+        // Values whose sum depends on the order of additions; the expected sums are
+        // numpy 2.4's `np.sum` of the same arrays.
+        let v: Vec<f64> = (0..300)
+            .map(|i| 0.1 * i as f64 + 1e-3 / (i + 1) as f64)
+            .collect();
+        assert_eq!(pairwise_sum(&v[..5]), 1.0022833333333332);
+        assert_eq!(pairwise_sum(&v[..20]), 19.003597739657145);
+        assert_eq!(pairwise_sum(&v), 4485.0062826638805); // in order: …663879
+        assert_eq!(pairwise_sum(&[]), 0.0);
     }
 
     #[test]

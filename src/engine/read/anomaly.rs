@@ -117,6 +117,7 @@ pub struct AnomalyPass<'a> {
     trace: Option<HostEventTable>,
     db: Option<DbSide>,
     comm_read: Option<Result<Vec<CommOp>, ParseError>>,
+    op_bytes: Option<std::collections::BTreeMap<String, u64>>,
 }
 
 /// What a rank read from its DB export brings beside the kernels and the trace tables
@@ -168,6 +169,7 @@ impl<'a> AnomalyPass<'a> {
             trace: None,
             db: None,
             comm_read: None,
+            op_bytes: None,
         }
     }
 
@@ -287,6 +289,13 @@ impl<'a> AnomalyPass<'a> {
         self.comm_read = Some(read);
     }
 
+    /// The data size of each HCCL op by name, read in the same rank pass (`trace_view.json`'s
+    /// op events or the DB's `COMMUNICATION_OP`): [`AnomalyPass::finish`] gives each comm op
+    /// its size (`CommOp::data_size`) for the cross-rank slow links.
+    pub fn use_op_sizes(&mut self, bytes: std::collections::BTreeMap<String, u64>) {
+        self.op_bytes = Some(bytes);
+    }
+
     /// Reads the side files (`communication.json`, `step_trace_time.csv`, each once), joins
     /// and checks the tables and runs the analysis.
     pub fn finish(self, opener: &dyn Opener) -> RankAnalysis {
@@ -303,6 +312,7 @@ impl<'a> AnomalyPass<'a> {
             mut trace,
             db,
             comm_read,
+            op_bytes,
         } = self;
         // Kernels from the trace's device lanes when no kernel CSV exists.
         if db.is_some() {
@@ -370,6 +380,11 @@ impl<'a> AnomalyPass<'a> {
                     }
                     Err(e) => file_problem(&mut problems, &e),
                 },
+            }
+        }
+        if let Some(bytes) = &op_bytes {
+            for o in &mut comm_ops {
+                o.data_size = bytes.get(&o.collective_name).copied();
             }
         }
         if let Some(f) = rank.file(FileKind::StepTraceTime).filter(|_| text_side) {

@@ -135,6 +135,9 @@ pub fn read_rank(
     if comm.as_ref().is_some_and(|c| c.is_err()) {
         cancelled.set(true);
     }
+    // The ops' data sizes for the slow links: from the kernel read's `COMMUNICATION_OP` scan
+    // when the anomaly runs, else from a scan of their own.
+    let mut sizes: Option<kernels::OpSizes> = None;
     let anomaly = plan.anomaly.map(|cfg| {
         if cancelled.get() {
             return Err(Cancelled);
@@ -142,7 +145,9 @@ pub fn read_rank(
         let mut problems = Problems::new();
         problems.extend(shared.clone());
         let mut builder = KernelTableBuilder::new();
-        if kernels::read(&f, &mut builder, &mut problems, &mut tick).stopped || cancelled.get() {
+        if kernels::read(&f, &mut builder, &mut problems, &mut tick, Some(&mut sizes)).stopped
+            || cancelled.get()
+        {
             return Err(Cancelled);
         }
         let mut inputs = vec![dbf.path.clone()];
@@ -177,10 +182,31 @@ pub fn read_rank(
             ));
         }
         let trace = timeline.take().map(|t| t.table);
-        let pass = AnomalyPass::from_db(folder, cfg, inputs, builder, trace, side, problems);
+        let mut pass = AnomalyPass::from_db(folder, cfg, inputs, builder, trace, side, problems);
+        if let Some(s) = &sizes {
+            pass.use_op_sizes(s.clone());
+        }
         Ok(pass.finish(opener))
     });
-    let comm = comm.map(|r| r.map(Arc::new));
+    let mut comm = comm;
+    if let Some(Ok(c)) = &mut comm {
+        if plan.anomaly.is_none() && !cancelled.get() {
+            let mut problems = Problems::new();
+            match kernels::op_sizes(&f, &mut problems, &mut tick) {
+                std::ops::ControlFlow::Break(()) => cancelled.set(true),
+                std::ops::ControlFlow::Continue(s) => sizes = s,
+            }
+            c.problems.extend(problems);
+        }
+        if let Some(s) = sizes {
+            c.tables.op_bytes = s;
+            c.tables.has_sizes = true;
+        }
+    }
+    let comm = match comm {
+        Some(Ok(_)) if cancelled.get() => Some(Err(Cancelled)),
+        c => c.map(|r| r.map(Arc::new)),
+    };
     Ok(RankEntry {
         memory: memory.map(Arc::new),
         anomaly,

@@ -31,6 +31,7 @@ use crate::engine::contract::{Cancelled, OnProgress, Progress, Target};
 use crate::ingest::inventory::{FileKind, RankFolder};
 use crate::ingest::{ChunkReader, Opener};
 use crate::parse::trace_json::for_each_indexed_event;
+use crate::parse::trace_json::hccl_sizes::HcclSizes;
 
 /// Reads rank folder `folder` (inventory target `target`) once and runs every analysis of
 /// `plan` on it. `on_progress` gets every chunk of every file; `Break` cancels the rank
@@ -109,17 +110,22 @@ pub fn read_rank_cut(
     if let Some(a) = &mut anom {
         cancelled |= a.read_kernels(opener, &mut prog).is_break();
     }
-    // 2. trace_view.json, one pass for both
+    // 2. trace_view.json, one pass for every consumer: the call-stack index, the timeline, and
+    // the HCCL op sizes of the communication analysis' slow links (a rank with communication
+    // data; a rank read from its DB export takes them from `COMMUNICATION_OP`, `super::db`).
+    let has_trace = folder.file(FileKind::TraceView).is_some();
+    let wants = plan.comm || anom.is_some();
+    let mut sizes = (wants && has_trace && super::comm::usable(folder)).then(HcclSizes::default);
     match folder.file(FileKind::TraceView) {
         _ if cancelled => {}
         None => mem = mem.map(|m| m.and_then(MemoryPass::no_trace)),
-        Some(f) if matches!(mem, Some(Ok(_))) || anom.is_some() => {
+        Some(f) if matches!(mem, Some(Ok(_))) || anom.is_some() || sizes.is_some() => {
             let path = f.path.as_str();
             let host_too = matches!(mem, Some(Ok(_)));
             let threads = cut.map_or(1, |(_, r)| r.count(f.size));
-            // The timeline alone in at least two byte ranges. With the call-stack index planned
-            // too, both stay on one reader: the index does not merge across ranges yet, and a
-            // reader of its own beside the ranges would read the file twice.
+            // The timeline (and the op sizes) in at least two byte ranges. With the call-stack
+            // index planned too, all stay on one reader: the index does not merge across ranges
+            // yet, and a reader of its own beside the ranges would read the file twice.
             let cut = cut.filter(|_| !host_too && threads > 1).zip(anom.as_mut());
             if let Some(((opener, ranges), a)) = cut {
                 let stop = std::sync::atomic::AtomicBool::new(false);
@@ -131,12 +137,18 @@ pub fn read_rank_cut(
                     }
                     c
                 };
-                let tl = timeline_cut(a, (opener, ranges), f, &mut on);
+                let tl = timeline_cut(a, (opener, ranges), f, sizes.is_some(), &mut on);
                 match tl {
-                    Some(t) => a.after_trace(f, Ok(Ok(t))),
+                    Some((t, s)) => {
+                        sizes = s;
+                        a.after_trace(f, Ok(Ok(t)))
+                    }
                     None if stop.load(std::sync::atomic::Ordering::Relaxed) => {}
                     None => match opener.open(path) {
-                        Err(e) => a.after_trace(f, Err(e)),
+                        Err(e) => {
+                            sizes = None;
+                            a.after_trace(f, Err(e))
+                        }
                         Ok(src) => {
                             let mut rdr = ChunkReader::new(src, Some(f.size));
                             let mut t = a.trace_builder();
@@ -144,7 +156,12 @@ pub fn read_rank_cut(
                                 &mut rdr,
                                 &path.into(),
                                 &mut on,
-                                &mut |ev, at| t.indexed_event(ev, at),
+                                &mut |ev, at| {
+                                    if let Some(s) = &mut sizes {
+                                        let _ = s.indexed_event(ev, at);
+                                    }
+                                    t.indexed_event(ev, at)
+                                },
                             );
                             a.after_trace(f, Ok(res.as_ref().map(|s| t.finish(s.clone()))));
                         }
@@ -154,6 +171,7 @@ pub fn read_rank_cut(
             } else {
                 match opener.open(path) {
                     Err(e) => {
+                        sizes = None;
                         let msg = format!("cannot open {path}: {e}");
                         mem = mem.map(|m| m.and_then(|m| m.after_trace(path, Err(msg))));
                         if let Some(a) = &mut anom {
@@ -183,9 +201,12 @@ pub fn read_rank_cut(
                                         host_live = h.indexed_event(ev, at).is_continue();
                                     }
                                 }
+                                if let Some(s) = &mut sizes {
+                                    let _ = s.indexed_event(ev, at);
+                                }
                                 if let Some(t) = &mut tl {
                                     let _ = t.indexed_event(ev, at);
-                                } else if !host_live {
+                                } else if !host_live && sizes.is_none() {
                                     return ControlFlow::Break(());
                                 }
                                 ControlFlow::Continue(())
@@ -222,9 +243,16 @@ pub fn read_rank_cut(
                 if let (Some(a), Some(ops)) = (&mut anom, c.comm_ops.take()) {
                     a.use_comm_read(ops);
                 }
+                if let Some(s) = &sizes {
+                    c.tables.op_bytes = s.bytes.clone();
+                    c.tables.has_sizes = true;
+                }
                 Arc::new(c)
             })
         });
+    if let (Some(a), Some(s)) = (&mut anom, sizes) {
+        a.use_op_sizes(s.bytes);
+    }
     let anomaly = anom.map(|a| {
         if cancelled {
             Err(Cancelled)
@@ -239,7 +267,8 @@ pub fn read_rank_cut(
     }
 }
 
-/// The anomaly trace tables of `f` read in byte ranges (`None`: one reader reads it).
+/// The anomaly trace tables of `f` read in byte ranges, with the op sizes when `sizes`
+/// (`None`: one reader reads it).
 fn timeline_cut(
     a: &AnomalyPass,
     (opener, ranges): (
@@ -247,17 +276,21 @@ fn timeline_cut(
         crate::parse::trace_json::ranges::Ranges,
     ),
     f: &crate::ingest::inventory::RankFile,
+    sizes: bool,
     prog: &mut dyn FnMut(crate::ingest::Progress) -> ControlFlow<()>,
 ) -> Option<(
-    crate::model::trace_events::HostEventTable,
-    crate::parse::trace_json::timeline::TimelineInfo,
+    (
+        crate::model::trace_events::HostEventTable,
+        crate::parse::trace_json::timeline::TimelineInfo,
+    ),
+    Option<HcclSizes>,
 )> {
     use crate::parse::trace_json::{ranges, timeline};
     let n = ranges.count(f.size).max(1);
     let starts = ranges::even_starts(f.size, n);
     let pre = a.custom_prefix();
-    let (b, scan) = timeline::read_cut(opener, &f.path, f.size, &starts, pre, prog)?;
-    Some(b.finish(scan))
+    let (b, s, scan) = timeline::read_cut(opener, &f.path, f.size, &starts, pre, sizes, prog)?;
+    Some((b.finish(scan), s))
 }
 
 /// The DB export of `folder` when it has one: `Ok` is the rank read from it; `Err(None)` no

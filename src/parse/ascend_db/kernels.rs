@@ -14,6 +14,7 @@ use crate::model::kernels::{KernelRow, KernelTableBuilder};
 const TASK: &str = "TASK";
 const COMPUTE: &str = "COMPUTE_TASK_INFO";
 const COMM: &str = "COMMUNICATION_OP";
+const DTYPES: &str = "ENUM_HCCL_DATA_TYPE";
 
 /// What [`read`] found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -143,13 +144,69 @@ fn pmu(f: &DbFile<'_>, problems: &mut Problems) -> HashMap<i64, [Option<f32>; 2]
     out
 }
 
+/// The data size of every `COMMUNICATION_OP` row by op name (`count × element bytes` of the
+/// `ENUM_HCCL_DATA_TYPE` name of `dataType`, communication.md §2.4.1; the first row of a name
+/// kept), the communication analysis' slow-link input; read with the kernel rows when the
+/// anomaly runs too ([`read`]'s `sizes`), alone by [`op_sizes`] otherwise.
+pub type OpSizes = std::collections::BTreeMap<String, u64>;
+
+/// The columns of an op's size in a `COMMUNICATION_OP` select: `(count, data type name)`.
+fn size_cols(f: &DbFile<'_>, q: &mut Select<'_>) -> Option<(usize, usize)> {
+    if f.schema.lacks(COMM, &["count", "dataType"]).is_some() || !f.schema.has(DTYPES, "name") {
+        return None;
+    }
+    q.join(&format!("LEFT JOIN {DTYPES} dt ON dt.id = t.dataType"));
+    Some((q.col("count"), q.expr("dt.name")))
+}
+
+/// Adds row `r`'s size (columns `cols`) under op name `name` to `sizes`.
+fn add_size(
+    sizes: &mut OpSizes,
+    name: &str,
+    r: &rusqlite::Row<'_>,
+    (count, dtype): (usize, usize),
+) {
+    if sizes.contains_key(name) {
+        return;
+    }
+    let size = int(r, count).and_then(|c| crate::model::comm::op_data_size(c, &text(r, dtype)));
+    if let Some(b) = size {
+        sizes.insert(name.to_string(), b);
+    }
+}
+
+/// [`OpSizes`] of `f` alone (the communication analysis without the anomaly's kernel read);
+/// `None` when `COMMUNICATION_OP` or the columns and type table the size needs are missing.
+pub fn op_sizes(
+    f: &DbFile<'_>,
+    problems: &mut Problems,
+    tick: &mut dyn FnMut() -> ControlFlow<()>,
+) -> ControlFlow<(), Option<OpSizes>> {
+    if f.schema.lacks(COMM, &["opName"]).is_some() {
+        return ControlFlow::Continue(None);
+    }
+    let mut q = Select::new(&f.schema, COMM);
+    let name = q.string("opName");
+    let Some(cols) = size_cols(f, &mut q) else {
+        return ControlFlow::Continue(None);
+    };
+    let mut sizes = OpSizes::new();
+    let sql = q.sql("ORDER BY t.startNs, t.rowid");
+    scan(f, COMM, &sql, problems, tick, &mut |_, r| {
+        add_size(&mut sizes, &text(r, name), r, cols)
+    })?;
+    ControlFlow::Continue(Some(sizes))
+}
+
 /// Reads the kernel rows into `out` (sorted by start per device, waits by msprof's rule,
-/// steps by the `STEP_TIME` ranges).
+/// steps by the `STEP_TIME` ranges), and, given `sizes`, the ops' data sizes from the same
+/// `COMMUNICATION_OP` scan (left `None` when the columns or type table are missing).
 pub fn read(
     f: &DbFile<'_>,
     out: &mut KernelTableBuilder,
     problems: &mut Problems,
     tick: &mut dyn FnMut() -> ControlFlow<()>,
+    mut sizes: Option<&mut Option<OpSizes>>,
 ) -> KernelStats {
     let mut stats = KernelStats::default();
     let mut rows: Vec<Row> = Vec::new();
@@ -234,8 +291,15 @@ pub fn read(
         let s_i = q.col("startNs");
         let e_i = q.col("endNs");
         let dev = q.col("deviceId");
+        let size_at = sizes.as_ref().and_then(|_| size_cols(f, &mut q));
+        if let (Some(out), Some(_)) = (&mut sizes, size_at) {
+            **out = Some(OpSizes::new());
+        }
         let sql = q.sql("ORDER BY t.startNs, t.rowid");
         let c = scan(f, COMM, &sql, problems, tick, &mut |id, r| {
+            if let (Some(Some(v)), Some(cols)) = (sizes.as_deref_mut(), size_at) {
+                add_size(v, &text(r, name), r, cols);
+            }
             let (Some(s), Some(e)) = (int(r, s_i), int(r, e_i)) else {
                 bad.push((COMM, id, "no start or end"));
                 return;

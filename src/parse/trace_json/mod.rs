@@ -8,6 +8,7 @@
 
 pub mod call_stack_index;
 pub mod diag;
+pub mod hccl_sizes;
 pub mod object;
 pub mod ranges;
 pub mod scan;

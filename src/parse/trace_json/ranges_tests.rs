@@ -5,6 +5,7 @@
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
+use super::hccl_sizes::HcclSizes;
 use super::timeline::{read_cut, TimelineBuilder};
 use crate::ingest::{ChunkReader, MemOpener};
 use crate::model::trace_events::HostEventTable;
@@ -95,19 +96,23 @@ const PREFIX: &str = "Iter";
 
 fn one_reader(bytes: &[u8]) -> String {
     let mut b = TimelineBuilder::new(PREFIX);
+    let mut sizes = HcclSizes::default();
     let file: Arc<str> = Arc::from("tv.json");
     let mut reader = ChunkReader::new(bytes, Some(bytes.len() as u64));
     let scan = super::for_each_indexed_event(
         &mut reader,
         &file,
         &mut |_| ControlFlow::Continue(()),
-        &mut |ev, at| b.indexed_event(ev, at),
+        &mut |ev, at| {
+            let _ = sizes.indexed_event(ev, at);
+            b.indexed_event(ev, at)
+        },
     );
     match scan {
         Err(e) => format!("error {e}"),
         Ok(scan) => {
             let (t, info) = b.finish(scan);
-            dump(&t, &info)
+            format!("{}\n{:?}", dump(&t, &info), sizes.bytes)
         }
     }
 }
@@ -118,11 +123,11 @@ fn cut_read(bytes: &[u8], cuts: &[usize]) -> Option<String> {
     let mut m = MemOpener::new();
     m.add("tv.json", bytes.to_vec());
     let size = bytes.len() as u64;
-    let (b, scan) = read_cut(&m, "tv.json", size, &starts, PREFIX, &mut |_| {
+    let (b, sizes, scan) = read_cut(&m, "tv.json", size, &starts, PREFIX, true, &mut |_| {
         ControlFlow::Continue(())
     })?;
     let (t, info) = b.finish(scan);
-    Some(dump(&t, &info))
+    Some(format!("{}\n{:?}", dump(&t, &info), sizes?.bytes))
 }
 
 /// [`check_cuts_with`] of the timeline read.

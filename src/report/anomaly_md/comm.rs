@@ -95,7 +95,7 @@ pub fn write_comm_section(o: &mut String, rank: Option<i64>, s: &CommSection<'_>
         let _ = writeln!(o);
     }
     if !c.has_data_size {
-        let _ = writeln!(o, "- Slow links: not computable: the rule groups ops by data size, which neither `communication.json` nor `analysis.db` carries.");
+        let _ = writeln!(o, "- Slow links: not computable: the rule groups ops by data size, and no op has one (it comes from the HCCL op events of `trace_view.json` or the DB's `COMMUNICATION_OP`).");
         return;
     }
     let links: Vec<_> = c.slow_links.iter().collect();

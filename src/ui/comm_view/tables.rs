@@ -292,14 +292,22 @@ pub fn Slow(view: Arc<CommOverviewDto>) -> impl IntoView {
         view.slow_ranks.len(),
         view.slow_rank_ops_tested,
     );
+    let (rows, sized) = (view.slow_link_rows, view.slow_link_rows_sized);
+    let rule = "The rule groups op rows by op type, data size and rank count; a group of 11 rows or more is flagged when an op's time (the minimum over its ranks) lies beyond 3σ of the group's mean.";
+    let no_link = if sized == 0 {
+        format!("Not computable: none of the {rows} op rows has a data size. {rule} The size of an op is its HCCL op event's count × element size in trace_view.json, or its COMMUNICATION_OP row in the profiler DB; these ranks have neither (or only element types without a size).")
+    } else {
+        format!("No slow link flagged over {sized} of {rows} op rows with a data size. {rule}")
+    };
     view! {
         <h3>{format!("Slow links ({nl})")}</h3>
         {if nl == 0 {
-            view! { <p class="muted" data-testid="comm-no-slow-link">"No slow link flagged. The rule groups ops by op type, data size and rank count (11 rows or more, a time beyond 3σ of its group's mean), and the communication files carry no data size per op: the sizes of the profiler DB's COMMUNICATION_OP and of trace_view.json's HCCL op events are not read yet, so no op is tested."</p> }.into_any()
+            view! { <p class="muted" data-testid="comm-no-slow-link">{no_link}</p> }.into_any()
         } else {
             view! {
+                <p class="muted" data-testid="comm-slow-link-rule">{format!("Over {sized} of {rows} op rows with a data size. {rule}")}</p>
                 <table class="plain" data-testid="comm-slow-links">
-                    <thead><tr><th>"group"</th><th>"rows"</th><th>"mean"</th><th>"std"</th><th>"min"</th><th>"median"</th><th>"max"</th><th>"(max − mean) / mean"</th><th>"ops"</th></tr></thead>
+                    <thead><tr><th>"group"</th><th>"rows"</th><th>"mean"</th><th>"std"</th><th>"min"</th><th>"median"</th><th>"max"</th><th>"offset / std"</th><th>"ops"</th></tr></thead>
                     <tbody>{links}</tbody>
                 </table>
             }.into_any()

@@ -86,6 +86,7 @@ pub fn facts(store: &Store) -> Result<Vec<u8>, String> {
             e.str(&o.collective_name);
             e.i64(o.start_ns);
             e.f64(o.elapse_ms);
+            e.opt_i64(o.data_size.and_then(|v| i64::try_from(v).ok()));
         }
     }
     Ok(e.buf)
@@ -136,6 +137,7 @@ fn decode_facts(buf: &[u8], out: &mut Vec<Fact>) -> DecResult<()> {
                 collective_name: d.str()?.to_string(),
                 start_ns: d.i64()?,
                 elapse_ms: d.f64()?,
+                data_size: d.opt_i64()?.and_then(|v| u64::try_from(v).ok()),
                 ..CommOp::default()
             });
         }

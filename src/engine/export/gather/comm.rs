@@ -96,6 +96,12 @@ fn rank_comm(e: &mut Enc, r: &RankComm) {
         e.u64(g.global_ranks.len() as u64);
         g.global_ranks.iter().for_each(|&x| e.i64(x));
     }
+    e.bool(r.has_sizes);
+    e.u64(r.op_bytes.len() as u64);
+    for (op, b) in &r.op_bytes {
+        e.str(op);
+        e.u64(*b);
+    }
 }
 
 fn kernel(e: &mut Enc, k: &NcclKernel) {
@@ -241,6 +247,11 @@ fn dec_rank(d: &mut Dec<'_>) -> DecResult<RankComm> {
             name,
             global_ranks,
         });
+    }
+    r.has_sizes = d.bool()?;
+    for _ in 0..d.count(16)? {
+        let op = d.str()?.to_string();
+        r.op_bytes.insert(op, d.u64()?);
     }
     Ok(r)
 }

@@ -7,6 +7,7 @@ use super::{is_marker_name, Raw, TimelineBuilder};
 use crate::base::arith::Tally;
 use crate::ingest::Progress;
 use crate::model::trace_events::{FlowPoint, MarkerEvent};
+use crate::parse::trace_json::hccl_sizes::HcclSizes;
 use crate::parse::trace_json::object::Event;
 use crate::parse::trace_json::ranges::{self, RangeSink};
 use crate::parse::trace_json::TraceScan;
@@ -15,26 +16,53 @@ use rustc_hash::FxHashMap as HashMap;
 /// The anomaly trace tables of the plain `trace_view.json` `path` (`size` bytes) read in
 /// the byte ranges starting at `starts` (ascending, the first 0), each on its own thread
 /// ([`ranges::read_cut`]), merged in range order: what [`TimelineBuilder::finish`]
-/// then gives equals one reader's. `None`: read the file with one reader.
+/// then gives equals one reader's. With `sizes`, the same events give the HCCL op sizes too
+/// ([`HcclSizes`], merged in range order). `None`: read the file with one reader.
 pub fn read_cut(
     opener: &(dyn crate::ingest::Opener + Sync),
     path: &str,
     size: u64,
     starts: &[u64],
     custom_prefix: &str,
+    sizes: bool,
     on_progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
-) -> Option<(TimelineBuilder, TraceScan)> {
-    let make = |start: Option<u64>, _: u64| match start {
-        None => TimelineBuilder::new(custom_prefix),
-        Some(_) => TimelineBuilder::new(custom_prefix).deferring(),
+) -> Option<(TimelineBuilder, Option<HcclSizes>, TraceScan)> {
+    let make = |start: Option<u64>, _: u64| RangeParts {
+        t: match start {
+            None => TimelineBuilder::new(custom_prefix),
+            Some(_) => TimelineBuilder::new(custom_prefix).deferring(),
+        },
+        s: sizes.then(HcclSizes::default),
     };
     let (parts, scan) = ranges::read_cut(opener, path, size, starts, &make, on_progress)?;
     let mut parts = parts.into_iter();
-    let mut merged = parts.next()?;
+    let RangeParts {
+        t: mut merged,
+        s: mut sizes,
+    } = parts.next()?;
     for p in parts {
-        merged.absorb(p);
+        merged.absorb(p.t);
+        if let (Some(a), Some(b)) = (&mut sizes, p.s) {
+            a.absorb(b);
+        }
     }
-    Some((merged, scan))
+    Some((merged, sizes, scan))
+}
+
+/// What one byte range's events feed: the timeline and, when asked, the op sizes.
+struct RangeParts {
+    t: TimelineBuilder,
+    s: Option<HcclSizes>,
+}
+
+impl RangeSink for RangeParts {
+    fn member(&mut self, _: &[u8], _: &[u8], _: u64) {}
+    fn indexed_event(&mut self, ev: Event<'_>, at: u64) -> ControlFlow<()> {
+        if let Some(s) = &mut self.s {
+            let _ = s.indexed_event(ev, at);
+        }
+        TimelineBuilder::indexed_event(&mut self.t, ev, at)
+    }
 }
 
 impl TimelineBuilder {
