@@ -12,7 +12,9 @@
 //!   `max_blocks²` cells on the wire and on the canvas. With `block == 1` a cell is one link,
 //!   with its size, time, bandwidth and transport.
 //! * **Scale.** The smallest and largest value of the whole matrix (not of the window), so the
-//!   colours do not change while zooming.
+//!   colours do not change while zooming; self links (`src == dst`, `LOCAL` copies at memory
+//!   bandwidth) are left out of it when other links exist, so a rank's 90 GB/s copy to itself
+//!   does not darken every link between ranks (self cells take the scale's end colour).
 //! * **Recovered links** (an end mapped from `parallel_group_info`, §2.3.2) are counted per
 //!   block, so the page can mark them.
 
@@ -116,7 +118,8 @@ pub fn matrix(rep: &CommReport, ix: &MatrixIndex, q: &CommMatrixQuery) -> CommMa
     let n = axis.len() as u32;
     let rows = ix.rows(rep, &q.step, &q.group, &q.kind);
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for r in &rows {
+    let between = rows.iter().any(|r| r.src != r.dst);
+    for r in rows.iter().filter(|r| !between || r.src != r.dst) {
         let v = value(r, q.metric);
         if v.is_finite() {
             lo = lo.min(v);
@@ -424,9 +427,18 @@ mod tests {
         assert_eq!(m.mean[1], 4.0);
         assert_eq!(m.recovered[1], 1);
         assert_eq!(m.detail[1], (8.0, 2.0, 4.0, "HCCS".into()));
-        assert_eq!(m.scale, (0.0, 15.0));
+        // The scale leaves out the self links (0, 5, 10, 15): 0→1 = 1 to 3→2 = 14.
+        assert_eq!(m.scale, (1.0, 14.0));
         assert_eq!(m.missing, vec![2]);
         assert!(m.missing_cell[2] && m.missing_cell[2 * 4] && !m.missing_cell[0]);
+    }
+
+    #[test]
+    fn a_group_of_self_links_only_is_scaled_by_them() {
+        let mut rep = report(4);
+        rep.matrix.retain(|r| r.src == r.dst);
+        let ix = MatrixIndex::of(&rep);
+        assert_eq!(matrix(&rep, &ix, &query(4, 64)).scale, (0.0, 15.0));
     }
 
     #[test]
