@@ -509,3 +509,42 @@ fn cli_json_csv_and_step_filter_agree() {
     assert_eq!(none["matrix"].as_array().unwrap().len(), 0);
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn st_mindstudio_insights_slow_rank_list() {
+    // communication.md §5.1 "MSI slow rank list" (the rule: §3.3): no row for the pp groups
+    // (batchSendRecv, pg `pp`); per (group, slow rank) the fast rank, times, difference and
+    // the top ops by difference (µs, 3 decimals). Rows by time summary order, then smallest
+    // time first.
+    let (rep, _) = st(false);
+    let got: Vec<String> = rep
+        .msi_slow_ranks
+        .iter()
+        .map(|m| {
+            format!(
+                "{} {} fast {} {} slow {} {} diff {} ≥ {} | {}",
+                m.step,
+                m.group,
+                m.fast_rank,
+                m.fast_us,
+                m.rank,
+                m.time_us,
+                m.diff_us,
+                m.threshold_us,
+                proflens::report::comm::msi_ops_text(&m.ops)
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "step13 5862276093215481612 fast 1 2925.72 slow 3 73.62 diff 2852.1 ≥ 292.572 | hcom_allReduce__612_4_1:1922.38;hcom_allGather__612_7_1:551.74;hcom_allReduce__612_6_1:258.28",
+            "step13 5862276093215481612 fast 1 2925.72 slow 0 2232.44 diff 693.28 ≥ 292.572 | hcom_allReduce__612_4_1:1119.62;hcom_allGather__612_7_1:32.86",
+            "step13 5862276114690318097 fast 1 76780.24 slow 0 65412.34 diff 11367.9 ≥ 7678.024 | hcom_reduceScatter__097_4_1:9421;hcom_allGather__097_6_1:1925.16;hcom_reduceScatter__097_5_1:21.84",
+            "step13 3985310383998919643 fast 1 4459.14 slow 3 50.14 diff 4409 ≥ 445.914 | hcom_allReduce__643_3_1:3465.4;hcom_allReduce__643_5_1:730.1;hcom_allReduce__643_4_1:213.5",
+            "step13 3985310504258004061 fast 3 120942.12 slow 1 34562.72 diff 86379.4 ≥ 12094.212 | hcom_allReduce__061_1_1:86379.4",
+        ]
+    );
+    // The same in parity mode (the rule reads the time summary, which parity does not touch).
+    assert_eq!(st(true).0.msi_slow_ranks, rep.msi_slow_ranks);
+}

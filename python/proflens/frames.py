@@ -619,8 +619,10 @@ class Comm(_Tables):
     ``min_ns``, ``q1_ns``, ``median_ns``, ``q3_ns``, ``max_ns``, ``sum_ns``, ``offset_ratio``,
     ``ops``. ``slow_ranks`` (one row per vote): ``rank``, ``group``, ``op``, ``n``, ``test``
     (``dixon`` / ``3sigma``), ``statistic``, ``threshold``, ``time_us``, ``mean_us``,
-    ``start_us``. ``partial_ops``: ``step``, ``group``, ``op``, ``ranks``, ``missing`` (lists
-    of ranks).
+    ``start_us``. ``msi_slow_ranks`` (MindStudio Insight's slow rank list, one row per
+    (step, group, slow rank)): ``step``, ``group``, ``fast_rank``, ``fast_us``, ``rank``,
+    ``time_us``, ``diff_us``, ``threshold_us``, ``ops`` (``name:diff_us`` joined by ``;``).
+    ``partial_ops``: ``step``, ``group``, ``op``, ``ranks``, ``missing`` (lists of ranks).
 
     ``collectives`` (GPU: TraceLens' NCCL collectives): ``collective_id``, ``collective``,
     ``group_size``, ``full_msg_mb``, ``comm_latency_us``, ``skew_start_us``, ``skew_end_us``,
@@ -630,7 +632,8 @@ class Comm(_Tables):
     _TABLES = {"time": "time", "bandwidth": "bandwidth", "matrix": "matrix",
                "matrix_by_kind": "matrix-by-kind", "dropped_links": "dropped",
                "slow_links": "slow-links", "slow_ranks": "slow-ranks",
-               "partial_ops": "partial-ops", "collectives": "collectives"}
+               "msi_slow_ranks": "msi-slow-ranks", "partial_ops": "partial-ops",
+               "collectives": "collectives"}
 
     def __init__(self, paths: Paths, parity: bool, step, backend: Optional[str]):
         self.paths = _paths(paths)
@@ -657,6 +660,8 @@ class Comm(_Tables):
 
     slow_ranks = _lazy("slow_ranks", "Slow-rank votes (see the class).")
 
+    msi_slow_ranks = _lazy("msi_slow_ranks", "MindStudio Insight's slow rank list (see the class).")
+
     partial_ops = _lazy("partial_ops", "Ops some ranks of their group lack (see the class).")
 
     collectives = _lazy("collectives", "GPU collectives (see the class).")
@@ -666,7 +671,8 @@ def comm(path: Paths, parity: bool = False, step=None, *, backend: Optional[str]
     """``proflens comm``'s tables of the ranks under ``path`` (a run root, rank folders, or a
     list of them, all in one analysis: the ranks are compared with each other) as a
     :class:`Comm`: ``.time``, ``.bandwidth``, ``.matrix``, ``.matrix_by_kind``,
-    ``.dropped_links``, ``.slow_links``, ``.slow_ranks``, ``.partial_ops``, ``.collectives``
+    ``.dropped_links``, ``.slow_links``, ``.slow_ranks``, ``.msi_slow_ranks``, ``.partial_ops``,
+    ``.collectives``
     (each computed at its first use). ``parity=True`` drops the links msprof-analyze drops;
     ``step=13`` keeps one step."""
     return Comm(path, parity, step, backend)

@@ -66,6 +66,8 @@ pub enum Table {
     SlowLinks,
     /// `slow_ranks`: the slow-rank votes.
     SlowRanks,
+    /// `msi_slow_ranks`: MindStudio Insight's slow rank list.
+    MsiSlowRanks,
     /// `partial_ops`: ops some ranks of their group do not have.
     PartialOps,
     /// `collectives`: the GPU (NCCL) collectives.
@@ -83,6 +85,7 @@ impl Table {
             Table::Dropped => "dropped_links",
             Table::SlowLinks => "slow_links",
             Table::SlowRanks => "slow_ranks",
+            Table::MsiSlowRanks => "msi_slow_ranks",
             Table::PartialOps => "partial_ops",
             Table::Collectives => "collectives",
         }

@@ -216,6 +216,29 @@ pub struct CommSlowRankDto {
     pub mean_us: f64,
 }
 
+/// One slow rank of MindStudio Insight's slow rank list (communication.md §3.3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CommMsiSlowRankDto {
+    /// Step key.
+    pub step: String,
+    /// Group hash.
+    pub group: String,
+    /// The rank that waited most, and its time (µs).
+    pub fast_rank: i64,
+    /// Its time (µs).
+    pub fast_us: f64,
+    /// The slow rank.
+    pub rank: i64,
+    /// Its time (µs).
+    pub time_us: f64,
+    /// `fast_us − time_us` (µs).
+    pub diff_us: f64,
+    /// 10 % of `fast_us` (µs).
+    pub threshold_us: f64,
+    /// Top ops by `fast − its` elapse (µs).
+    pub ops: Vec<(String, f64)>,
+}
+
 /// One GPU collective across ranks (NCCL kernels, communication.md §4).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CommCollectiveDto {
@@ -289,6 +312,9 @@ pub struct CommOverviewDto {
     pub slow_ranks: Vec<CommSlowRankDto>,
     /// Ops tested for a slow rank.
     pub slow_rank_ops_tested: u64,
+    /// MindStudio Insight's slow rank list.
+    #[serde(default)]
+    pub msi_slow_ranks: Vec<CommMsiSlowRankDto>,
     /// Op rows the slow-link rule saw (one per op and rank).
     #[serde(default)]
     pub slow_link_rows: u64,

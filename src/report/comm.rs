@@ -152,6 +152,18 @@ const SLOW_RANKS: &[(&str, Kind)] = &[
     ("start_us", F),
 ];
 
+const MSI_SLOW_RANKS: &[(&str, Kind)] = &[
+    ("step", T),
+    ("group", T),
+    ("fast_rank", I),
+    ("fast_us", F),
+    ("rank", I),
+    ("time_us", F),
+    ("diff_us", F),
+    ("threshold_us", F),
+    ("ops", T),
+];
+
 const PARTIAL: &[(&str, Kind)] = &[
     ("step", T),
     ("group", T),
@@ -192,7 +204,7 @@ fn matrix_row(m: &MatrixRow, kind: bool) -> Vec<Cell<'_>> {
 }
 
 /// The document keys of the tables, in document order.
-pub const NAMES: [&str; 9] = [
+pub const NAMES: [&str; 10] = [
     "time_summary",
     "bandwidth_summary",
     "matrix",
@@ -200,9 +212,18 @@ pub const NAMES: [&str; 9] = [
     "dropped_links",
     "slow_links",
     "slow_ranks",
+    "msi_slow_ranks",
     "partial_ops",
     "collectives",
 ];
+
+/// The ops of a slow rank as one text cell: `name:diff_us` joined by `;`.
+pub fn msi_ops_text(ops: &[(String, f64)]) -> String {
+    ops.iter()
+        .map(|(n, d)| format!("{n}:{d}"))
+        .collect::<Vec<_>>()
+        .join(";")
+}
 
 /// The tables of `rep`, in document order.
 pub fn tables(rep: &CommReport) -> Vec<Table<'_>> {
@@ -282,6 +303,19 @@ pub fn table<'a>(rep: &'a CommReport, name: &str) -> Option<Table<'a>> {
             num(s.start_us),
         ]
     });
+    let msi = rep.msi_slow_ranks.iter().map(|m| {
+        vec![
+            text(&m.step),
+            text(&m.group),
+            Cell::I64(m.fast_rank),
+            num(m.fast_us),
+            Cell::I64(m.rank),
+            num(m.time_us),
+            num(m.diff_us),
+            num(m.threshold_us),
+            Cell::Str(Cow::Owned(msi_ops_text(&m.ops))),
+        ]
+    });
     let partial = rep.partial_ops.iter().map(|p| {
         vec![
             text(&p.step),
@@ -334,8 +368,9 @@ pub fn table<'a>(rep: &'a CommReport, name: &str) -> Option<Table<'a>> {
         "dropped_links" => t(name_of(4), DROPPED, dropped.collect()),
         "slow_links" => t(name_of(5), SLOW_LINKS, slow_links.collect()),
         "slow_ranks" => t(name_of(6), SLOW_RANKS, slow_ranks.collect()),
-        "partial_ops" => t(name_of(7), PARTIAL, partial.collect()),
-        "collectives" => t(name_of(8), COLLECTIVES, collectives.collect()),
+        "msi_slow_ranks" => t(name_of(7), MSI_SLOW_RANKS, msi.collect()),
+        "partial_ops" => t(name_of(8), PARTIAL, partial.collect()),
+        "collectives" => t(name_of(9), COLLECTIVES, collectives.collect()),
         _ => return None,
     })
 }

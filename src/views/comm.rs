@@ -23,7 +23,8 @@ use std::collections::{BTreeSet, HashMap};
 use crate::analysis::comm::{CommReport, MatrixRow};
 use crate::protocol::comm::{
     CommArrivalDto, CommBandDto, CommCollectiveDto, CommGroupDto, CommKindsDto, CommMatrixDto,
-    CommMatrixQuery, CommMetric, CommOverviewDto, CommSlowLinkDto, CommSlowRankDto, CommTimeDto,
+    CommMatrixQuery, CommMetric, CommMsiSlowRankDto, CommOverviewDto, CommSlowLinkDto,
+    CommSlowRankDto, CommTimeDto,
 };
 
 /// The matrix rows of every `(step, group, kind)`: indices into `matrix` (`Total Op Info`)
@@ -336,6 +337,21 @@ pub fn overview(rep: &CommReport, ix: &MatrixIndex, parity: bool) -> CommOvervie
             })
             .collect(),
         slow_rank_ops_tested: rep.slow_rank_ops_tested as u64,
+        msi_slow_ranks: rep
+            .msi_slow_ranks
+            .iter()
+            .map(|m| CommMsiSlowRankDto {
+                step: m.step.clone(),
+                group: m.group.clone(),
+                fast_rank: m.fast_rank,
+                fast_us: m.fast_us,
+                rank: m.rank,
+                time_us: m.time_us,
+                diff_us: m.diff_us,
+                threshold_us: m.threshold_us,
+                ops: m.ops.clone(),
+            })
+            .collect(),
         slow_link_rows: rep.slow_link_rows as u64,
         slow_link_rows_sized: rep.slow_link_rows_sized as u64,
         collectives: rep

@@ -470,6 +470,16 @@ class FramesAgainstCsv(unittest.TestCase):
         # communication.md §5.1: rank 1 of the default group.
         r = c.time[(c.time["rank"] == 1) & (c.time["group"] == "5862276093215481612")].iloc[0]
         self.assertEqual((r["wait_ratio"], r["sync_ratio"]), (0.9972, 0.9942))
+        # communication.md §5.1: MindStudio Insight's slow rank list.
+        msi = c.msi_slow_ranks
+        self.assert_same(msi, cli_csv(["comm", st, "--table", "msi-slow-ranks"]), exact={})
+        r = msi[msi["group"] == "5862276114690318097"].iloc[0]
+        self.assertEqual((r["fast_rank"], r["rank"], r["diff_us"]), (1, 0, 11367.9))
+        # A slow link, each op's data size read from trace_view.json (communication.md §5.5).
+        sl = proflens.comm(os.path.join(ROOT, "fixtures", "comm_slow_link")).slow_links
+        self.assertEqual(list(sl["name"]), ["hcom_allReduce_2_1024"])
+        self.assertEqual((int(sl["count"].iloc[0]), sl["offset_ratio"].iloc[0]),
+                         (24, 3.2467932897963596))
         parity = proflens.comm(st, parity=True, step=13)
         self.assertEqual(len(parity.dropped_links), 36)
         self.assert_same(parity.dropped_links,

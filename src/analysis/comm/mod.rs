@@ -7,11 +7,13 @@
 //!   links (`parity`) or the links recovered from `parallel_group_info` (communication.md §2.3);
 //! * [`slow`]: slow ranks (Dixon / 3σ) and slow links (3σ) (communication.md §2.4, §2.5);
 //! * [`nccl`]: the GPU collectives of NCCL kernels (communication.md §4);
-//! * [`ops`]: per-op duration across ranks, who arrived last (a proflens extension).
+//! * [`ops`]: per-op duration across ranks, who arrived last (a proflens extension);
+//! * [`msi`]: MindStudio Insight's slow rank list (communication.md §3.3).
 //!
 //! Ranks are taken in ascending rank order whatever the input order (communication.md §6).
 
 pub mod matrix;
+pub mod msi;
 pub mod nccl;
 pub mod ops;
 pub mod rank_view;
@@ -116,6 +118,8 @@ pub struct CommReport {
     pub slow_link_rows_sized: usize,
     /// Slow ranks, one row per (op, slow rank), with the evidence.
     pub slow_ranks: Vec<SlowRankRow>,
+    /// MindStudio Insight's slow rank list, one row per (step, group, slow rank).
+    pub msi_slow_ranks: Vec<msi::MsiSlowRank>,
     /// Ops tested for a slow rank.
     pub slow_rank_ops_tested: usize,
     /// GPU collectives across ranks (NCCL kernels).
@@ -192,6 +196,7 @@ pub fn analyze(ranks: &[&RankComm], kernels: &[NcclKernel], opts: &CommOptions) 
     rep.time_summary = t.0;
     rep.bandwidth_summary = t.1;
     rep.problems.extend(t.2);
+    rep.msi_slow_ranks = msi::slow_rank_list(&rep.time_summary, &sorted, &rep.groups, opts);
     let m = matrix::build(&sorted, &meta, opts);
     rep.matrix = m.total;
     rep.matrix_by_kind = m.by_kind;

@@ -312,6 +312,7 @@ pub fn Slow(view: Arc<CommOverviewDto>) -> impl IntoView {
                 </table>
             }.into_any()
         }}
+        <MsiSlowRanks view=view.clone()/>
         <h3>{format!("Slow ranks ({nr} over {tested} ops tested)")}</h3>
         {if nr == 0 {
             view! { <p class="muted" data-testid="comm-no-slow-rank">{format!("No slow rank over the {tested} ops tested (Dixon's test up to 100 ranks, 3σ above; an op needs more than 3 distinct times).")}</p> }.into_any()
@@ -360,4 +361,47 @@ pub fn Collectives(view: Arc<CommOverviewDto>) -> impl IntoView {
             </table>
         }
     })
+}
+
+/// MindStudio Insight's slow rank list (communication.md §3.3): per step and group, the ranks
+/// that spent at least 10 % less time in the group's collectives than the rank that waited most.
+#[component]
+fn MsiSlowRanks(view: Arc<CommOverviewDto>) -> impl IntoView {
+    let n = view.msi_slow_ranks.len();
+    let rows = view
+        .msi_slow_ranks
+        .iter()
+        .map(|m| {
+            let ops = m
+                .ops
+                .iter()
+                .map(|(o, d)| format!("{o} ({} µs)", format::fixed(*d, 3)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            view! {
+                <tr data-testid="comm-msi-slow-rank">
+                    <td>{m.step.clone()}</td>
+                    <td>{m.group.clone()}</td>
+                    <td class="num">{m.rank}</td>
+                    {num(format::fixed(m.time_us, 3), m.time_us)}
+                    <td class="num">{m.fast_rank}</td>
+                    {num(format::fixed(m.fast_us, 3), m.fast_us)}
+                    {num(format::fixed(m.diff_us, 3), m.diff_us)}
+                    {num(format::fixed(m.threshold_us, 3), m.threshold_us)}
+                    <td>{ops}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let rule = "MindStudio Insight's rule, per step and group (not pp groups, nor groups with send/receive or all-to-all-v ops): the rank with the largest total op time waited most; each of the three ranks with the smallest time is slow when it spent at least 10 % less.";
+    view! {
+        <h3>{format!("Slow rank list, MindStudio Insight ({n})")}</h3>
+        <p class="muted">{rule}</p>
+        {(n > 0).then(|| view! {
+            <table class="plain" data-testid="comm-msi-slow-ranks">
+                <thead><tr><th>"step"</th><th>"group"</th><th>"slow rank"</th><th>"its time µs"</th><th>"waited most"</th><th>"its time µs"</th><th>"difference µs"</th><th>"≥ 10 % µs"</th><th>"ops with the largest difference"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        })}
+    }
 }
