@@ -378,3 +378,27 @@ fn twelve_generated_ranks_one_straggler_end_to_end() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn the_cluster_summary_flags_the_slow_link_of_summarised_ranks() {
+    // Each rank's summary carries its ops' data sizes (read from its trace_view.json), so the
+    // reduce flags fixtures/comm_slow_link's link with communication.md §5.5's values.
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/comm_slow_link");
+    let dir = tmp("slow_link");
+    let parts = dir.join("parts.jsonl");
+    let out = dir.join("summary.json");
+    let s = proflens(&["summarize", root, "--root", root, "--out", parts.to_str().unwrap()]);
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+    let r = proflens(&["reduce", parts.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let links = doc["comm_slow_links"].as_array().expect("comm_slow_links");
+    assert_eq!(links.len(), 1, "{links:?}");
+    let l = &links[0];
+    assert_eq!(l["name"], "hcom_allReduce_2_1024");
+    assert_eq!(l["count"], 24);
+    assert_eq!(l["std_ns"].as_f64(), Some(1129.3194051465598));
+    assert_eq!(l["offset_ratio"].as_f64(), Some(3.2467932897963596));
+    assert_eq!(l["ops"], serde_json::json!(["hcom_allReduce__111_5_1"]));
+    let _ = std::fs::remove_dir_all(&dir);
+}

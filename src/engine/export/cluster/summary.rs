@@ -334,7 +334,7 @@ pub fn rank_summary(inv: &Inventory, store: &Store, t: &InvTarget, id: Ident) ->
                                 op: o.op.clone(),
                                 start_us: o.start_us.unwrap_or(0.0),
                                 elapse_ms: o.elapse_ms,
-                                data_size: None,
+                                data_size: c.tables.op_bytes.get(&o.op).copied(),
                             })
                             .collect(),
                         ops_dropped: c
