@@ -12,10 +12,21 @@ randomness): every rank's elapse differs slightly; `--slow-rank R` makes rank R'
 shortest by far (the others wait for it: msprof-analyze's slow-rank vote), `--partial` leaves
 the last tensor-parallel op out of the last rank (an op present on some ranks only).
 
-    python3 scripts/gen_comm.py DIR --ranks 1024 [--steps 2] [--ops 8] [--tp 8]
-                                    [--slow-rank R] [--partial]
+`--sizes` adds a `trace_view.json` per rank holding each op's HCCL event with `count` and
+`data_type` (the slow-link rule's data size: FP32, 2,097,152 elements = 8,388,608 bytes).
 
-Standard library only; never part of the product's logic.
+    python3 scripts/gen_comm.py DIR --ranks 1024 [--steps 2] [--ops 8] [--tp 8]
+                                    [--slow-rank R] [--partial] [--sizes]
+
+`--dense PEERS` writes instead a run whose ranks hold only `communication_matrix.json`: one
+group spanning every rank, one step, `allreduce-total` links from each rank to PEERS ranks after
+it (local rank = global rank), rank 1 left out (a missing rank on the axis); bandwidth falls with
+the ring distance and every 97th link is slow. It checks the Communication tab's heatmap at
+scale and prints the run's folder (`DIR/dense`):
+
+    python3 scripts/gen_comm.py DIR --ranks 1024 --dense 1024
+
+Standard library only; deterministic (no randomness); never part of the product's logic.
 """
 import argparse
 import json
@@ -61,6 +72,35 @@ def link(transport, size, time, op):
             "Bandwidth(GB/s)": round(size / time, 4), "Op Name": op}
 
 
+def dense(out, n, peers):
+    """The matrix-only run of `--dense` (module doc); returns its folder."""
+    group = "10000000000000000001"
+    root = os.path.join(out, "dense")
+    for r in range(n):
+        if r == 1:
+            continue
+        d = os.path.join(root, f"rank_{r}_ascend_pt")
+        os.makedirs(os.path.join(d, "ASCEND_PROFILER_OUTPUT"), exist_ok=True)
+        with open(os.path.join(d, f"profiler_info_{r}.json"), "w") as f:
+            json.dump({"config": {"common_config": {}}, "rank_id": r}, f)
+        links = {}
+        for k in range(min(peers, n)):
+            dst = (r + k) % n
+            size = 16.0 if k else 64.0
+            bw = 90.0 if k == 0 else (4.0 if (r * n + dst) % 97 == 0 else 20.0 - (k % 64) / 8)
+            links[f"{r}-{dst}"] = {
+                "Transport Type": "LOCAL" if k == 0 else "HCCS",
+                "Transit Size(MB)": size,
+                "Transit Time(ms)": round(size / bw, 6),
+                "Bandwidth(GB/s)": bw,
+            }
+        doc = {"step1": {"collective": {f"allreduce-total@{group}": links}}}
+        path = os.path.join(d, "ASCEND_PROFILER_OUTPUT", "communication_matrix.json")
+        with open(path, "w") as f:
+            json.dump(doc, f, separators=(",", ":"))
+    return root
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out")
@@ -70,7 +110,13 @@ def main():
     ap.add_argument("--tp", type=int, default=8)
     ap.add_argument("--slow-rank", type=int, default=None)
     ap.add_argument("--partial", action="store_true")
+    ap.add_argument("--sizes", action="store_true", help="a trace_view.json with each op's size")
+    ap.add_argument("--dense", type=int, default=None, metavar="PEERS",
+                    help="a matrix-only run for the heatmap (module doc)")
     a = ap.parse_args()
+    if a.dense is not None:
+        print(dense(a.out, a.ranks, a.dense))
+        return
     n, tp = a.ranks, max(1, min(a.tp, a.ranks))
     world = "group_name_0"
     groups = {world: {"group_name": "default_group", "global_ranks": list(range(n))}}
@@ -95,7 +141,7 @@ def main():
                 for gid in member[r]}
         with open(os.path.join(folder, "profiler_metadata.json"), "w") as f:
             json.dump({"parallel_group_info": meta}, f)
-        comm, matrix = {}, {}
+        comm, matrix, events = {}, {}, []
         for s in range(a.steps):
             step = f"step{s + 1}"
             coll, p2p, mcoll, mp2p = {}, {}, {}, {}
@@ -123,6 +169,9 @@ def main():
                     transit = min(0.25, elapse / 2)
                     wait = max(0.0, elapse - transit - 0.05)
                     sec[f"{name}@{h}"] = op_entry(t, elapse, transit, wait, wait * 0.5, 8.388608)
+                    events.append({"name": name, "pid": 1, "tid": 0, "ts": f"{t:.3f}",
+                                   "dur": elapse * 1000, "ph": "X",
+                                   "args": {"data_type": "FP32", "count": 2097152}})
                     t += elapse * 1000 + 10
                 for kk in (f"{kind}-top1", f"{kind}-total"):
                     first = f"hcom_{typ}__{h[-3:]}_{s * count}_1"
@@ -136,6 +185,9 @@ def main():
             json.dump(comm, f)
         with open(os.path.join(out, "communication_matrix.json"), "w") as f:
             json.dump(matrix, f)
+        if a.sizes:
+            with open(os.path.join(out, "trace_view.json"), "w") as f:
+                json.dump(events, f)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 // analysis; the tab's time summary and heatmap cells equal `proflens comm DIR --json -`
 // number for number (communication.md §5.1); the hover names the link; the URL state
 // (step, group, metric) survives a reload and a new drop; the JSON export is the CLI's bytes
-// and a CSV table the `--csv-dir` bytes. A generated 1024-rank matrix (scripts/comm_gen.py)
+// and a CSV table the `--csv-dir` bytes. A generated 1024-rank matrix (scripts/gen_comm.py --dense)
 // draws and hovers without freezing: the draw time, the hover and the zoom round trip are
 // printed (one JSON line) and bounded. Screenshots: test-output/comm-*.png.
 //
@@ -128,6 +128,11 @@ test('communication tab: inventory, time summary and heatmap equal the CLI; URL 
   assert.deepEqual([...got.entries()].sort(), [...exp.entries()].sort());
 
   await p.page.getByTestId('comm-view').screenshot({ path: path.join(OUT, 'comm-tab.png') });
+  // MindStudio Insight's slow rank list: the CLI's rows; no op size here, so slow links are
+  // "not computable", not "none flagged".
+  assert.equal(await p.page.getByTestId('comm-msi-slow-rank').count(), cli.msi_slow_ranks.length);
+  assert.equal(cli.msi_slow_ranks.length, 5);
+  assert.match(await p.page.getByTestId('comm-no-slow-link').textContent(), /^Not computable: none of the 53 op rows has a data size/);
   // The page's writing rules (polish.test.mjs): no decimal size unit after a number, no §.
   const text = await p.page.getByTestId('comm-view').innerText();
   assert.doesNotMatch(text, /\d\s?(MB|KB|GB)\b/);
@@ -182,9 +187,30 @@ test('communication tab: inventory, time summary and heatmap equal the CLI; URL 
   await q.page.context().close();
 });
 
+test('a slow link: op sizes read from trace_view.json in the workers flag it as the CLI does', async () => {
+  const dir = path.join(REPO, 'fixtures/comm_slow_link');
+  const want = JSON.parse(execFileSync(BIN, ['comm', dir, '--json', '-']));
+  assert.equal(want.slow_links.length, 1);
+  const p = await newPage();
+  await p.openFolder(dir);
+  assert.equal(await p.waitDone(120_000), 'Done');
+  await p.page.getByTestId('tab-comm').click();
+  await p.page.getByTestId('comm-view').waitFor();
+  const rows = p.page.getByTestId('comm-slow-link');
+  await rows.first().waitFor();
+  assert.equal(await rows.count(), 1);
+  assert.match(await rows.first().textContent(), /^hcom_allReduce_2_1024\s*24/);
+  assert.match(await rows.first().textContent(), /3\.2468/);
+  assert.match(await p.page.getByTestId('comm-slow-link-rule').textContent(), /^Over 24 of 26 op rows with a data size/);
+  await p.page.getByTestId('comm-slow-links').scrollIntoViewIfNeeded();
+  await p.screenshot('comm-slow-link');
+  assert.deepEqual(p.consoleErrors, []);
+  await p.page.context().close();
+});
+
 test('a 1024-rank matrix draws and hovers without freezing', async () => {
   const gen = path.join(tmp, 'gen');
-  const root = execFileSync('python3', [path.join(REPO, 'scripts/comm_gen.py'), gen, '--ranks', '1024', '--peers', '1024'], { encoding: 'utf8' }).trim();
+  const root = execFileSync('python3', [path.join(REPO, 'scripts/gen_comm.py'), gen, '--ranks', '1024', '--dense', '1024'], { encoding: 'utf8' }).trim();
   const p = await newPage();
   const t0 = Date.now();
   await p.openFolder(root);
