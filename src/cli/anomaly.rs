@@ -280,16 +280,16 @@ pub fn run(args: Args) -> i32 {
             return super::EXIT_NOTHING;
         }
     } else if terminal {
-        for r in &ranks {
-            println!(
-                "{}",
-                crate::report::anomaly_md::headline(&r.kernels, &r.result, &r.meta)
-            );
-        }
-        println!(
+        let mut text: Vec<String> = ranks
+            .iter()
+            .map(|r| crate::report::anomaly_md::headline(&r.kernels, &r.result, &r.meta))
+            .collect();
+        text.push(format!(
             "Full output: --out FILE for the JSON (or redirect stdout: proflens anomaly {} > anomaly.json), --report-dir DIR for the Markdown reports.",
             args.input.display()
-        );
+        ));
+        // A terminal that went away is not a reason to panic; the files below still count.
+        let _ = super::write_out(std::path::Path::new("-"), &text.join("\n"));
     }
     let wrote = match &args.out {
         _ if args.table.is_some() => Ok(()),

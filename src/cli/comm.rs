@@ -172,7 +172,12 @@ pub fn run(args: Args) -> i32 {
     if args.table.is_none() || args.json.is_some() {
         let doc = export::json(&rep, &opts);
         let out = args.json.clone().unwrap_or_else(|| PathBuf::from("-"));
-        if let Err(e) = super::write_out(&out, doc.trim_end()) {
+        // The document ends with one newline on stdout and in a file alike (the page's bytes).
+        let text = match out.as_os_str() == "-" {
+            true => doc.trim_end(),
+            false => doc.as_str(),
+        };
+        if let Err(e) = super::write_out(&out, text) {
             eprintln!("proflens comm: {e}");
             return super::EXIT_NOTHING;
         }

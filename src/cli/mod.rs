@@ -76,8 +76,14 @@ pub fn print_problems(problems: &crate::base::Problems) -> u64 {
 /// Writes `text` to `path`, or to stdout when `path` is `-`; `Err` is the message for stderr.
 pub fn write_out(path: &std::path::Path, text: &str) -> Result<(), String> {
     if path.as_os_str() == "-" {
-        println!("{text}");
-        return Ok(());
+        // Never `println!`: a reader that stops early (`| head`) is a write error, not a panic.
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        return out
+            .write_all(text.as_bytes())
+            .and_then(|()| out.write_all(b"\n"))
+            .and_then(|()| out.flush())
+            .map_err(|e| format!("write failed: {e}"));
     }
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

@@ -95,7 +95,12 @@ pub fn run(args: Args) -> i32 {
         })
         .collect();
     match serde_json::to_string(&entries) {
-        Ok(s) => println!("{s}"),
+        Ok(s) => {
+            if let Err(e) = super::write_out(std::path::Path::new("-"), &s) {
+                eprintln!("proflens targets: {e}");
+                return super::EXIT_NOTHING;
+            }
+        }
         Err(e) => {
             eprintln!("proflens targets: {e}");
             return super::EXIT_NOTHING;
