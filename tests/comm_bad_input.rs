@@ -297,3 +297,43 @@ fn the_bad_fixture_run_is_located_problem_by_problem_and_the_rest_is_built() {
         (&[0i64, 1][..], &[2i64][..])
     );
 }
+
+#[test]
+fn two_captures_with_the_same_rank_ids_keep_the_first_by_label_and_say_so() {
+    // runA's ranks 0 and 1 (two ops, 2 and 1 ms) and runB's ranks 0, 1 and 3 (one op, 5 ms): runB's
+    // ranks 0 and 1 are not used, each with a warning naming runA's folder; rank 3 is.
+    let root = tmp("two_captures");
+    let (comm, matrix) = good(0, 0);
+    for r in [0, 1] {
+        rank(&root.join("runA"), r, &comm, Some(&matrix));
+    }
+    let slow = format!(
+        r#"{{"step1": {{"p2p": {{}}, "collective": {{{}}}}}}}"#,
+        op("hcom_allReduce__777_1_1", "77", 5.0)
+    );
+    for r in [0, 1, 3] {
+        rank(&root.join("runB"), r, &slow, None);
+    }
+    let (rep, problems, _) = run(&root, false);
+    assert_eq!(rep.ranks, [0, 1, 3]);
+    let twice: Vec<_> = problems
+        .kept()
+        .iter()
+        .filter(|p| p.code == proflens::analysis::comm::RANK_TWICE)
+        .map(|p| (p.at.file.to_string(), p.message.clone()))
+        .collect();
+    assert_eq!(twice.len(), 2, "{twice:?}");
+    assert!(twice[0].0.ends_with("runB/rank_0_ascend_pt"), "{twice:?}");
+    assert!(twice[0].1.starts_with("rank 0 is also "), "{twice:?}");
+    assert!(twice[0].1.contains("runA/rank_0_ascend_pt"), "{twice:?}");
+    // Rank 0's time is runA's (2 + 1 ms), not runB's 5 ms; rank 3's is runB's.
+    let t0: f64 = rep
+        .time_summary
+        .iter()
+        .filter(|t| t.rank == 0)
+        .map(|t| t.elapse_ms)
+        .sum();
+    assert_eq!(t0, 3.0);
+    assert!(rep.time_summary.iter().any(|t| t.rank == 3 && t.elapse_ms == 5.0));
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -38,6 +38,8 @@ pub const SELF_LINK_CONFLICT: &str = "COMM-MATRIX-001";
 pub const LINKS_DROPPED: &str = "COMM-MATRIX-002";
 /// Problem code: an op present on some ranks of its group only.
 pub const OP_PARTIAL: &str = "COMM-OP-001";
+/// Problem code: two rank folders with the same rank id (the first by label is used).
+pub const RANK_TWICE: &str = "COMM-RANK-001";
 
 /// What the analysis is asked for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -153,15 +155,30 @@ pub fn metadata_groups(ranks: &[&RankComm]) -> BTreeMap<String, (String, String,
     out
 }
 
-/// Runs every rule on `ranks` (any order; ranks are sorted by id, a duplicate id keeps the
-/// first) and the GPU collectives on `kernels`.
+/// Runs every rule on `ranks` (any order; ranks are sorted by id, then folder label) and the
+/// GPU collectives on `kernels`. Two folders with the same rank id (two captures dropped
+/// together) cannot both be that rank: the first by label is used and a warning
+/// ([`RANK_TWICE`]) names the others, so the CLI and the page keep the same one.
 pub fn analyze(ranks: &[&RankComm], kernels: &[NcclKernel], opts: &CommOptions) -> CommReport {
     let mut sorted: Vec<&RankComm> = ranks.to_vec();
-    sorted.sort_by_key(|r| r.rank);
+    sorted.sort_by(|a, b| (a.rank, &a.label).cmp(&(b.rank, &b.label)));
+    let mut twice: Vec<Problem> = Vec::new();
+    for w in sorted.windows(2).filter(|w| w[0].rank == w[1].rank) {
+        twice.push(Problem::new(
+            Severity::Warning,
+            RANK_TWICE,
+            Position::file(w[1].label.clone()),
+            format!(
+                "rank {} is also {}: two captures hold the same rank id, so this folder's communication data is not used (drop one capture's rank folders to compare its ranks)",
+                w[0].rank, w[0].label
+            ),
+        ));
+    }
     sorted.dedup_by_key(|r| r.rank);
     let meta = metadata_groups(&sorted);
     let mut rep = CommReport {
         ranks: sorted.iter().map(|r| r.rank).collect(),
+        problems: twice,
         ..Default::default()
     };
     rep.groups = groups(&sorted, &meta);
