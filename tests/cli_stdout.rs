@@ -18,7 +18,10 @@ fn into_closed_pipe(args: &[&str]) -> (Option<i32>, String) {
         .stderr(Stdio::piped())
         .output()
         .expect("runs");
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]

@@ -387,9 +387,21 @@ fn the_cluster_summary_flags_the_slow_link_of_summarised_ranks() {
     let dir = tmp("slow_link");
     let parts = dir.join("parts.jsonl");
     let out = dir.join("summary.json");
-    let s = proflens(&["summarize", root, "--root", root, "--out", parts.to_str().unwrap()]);
+    let s = proflens(&[
+        "summarize",
+        root,
+        "--root",
+        root,
+        "--out",
+        parts.to_str().unwrap(),
+    ]);
     assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
-    let r = proflens(&["reduce", parts.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let r = proflens(&[
+        "reduce",
+        parts.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let doc: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     let links = doc["comm_slow_links"].as_array().expect("comm_slow_links");

@@ -334,6 +334,9 @@ fn two_captures_with_the_same_rank_ids_keep_the_first_by_label_and_say_so() {
         .map(|t| t.elapse_ms)
         .sum();
     assert_eq!(t0, 3.0);
-    assert!(rep.time_summary.iter().any(|t| t.rank == 3 && t.elapse_ms == 5.0));
+    assert!(rep
+        .time_summary
+        .iter()
+        .any(|t| t.rank == 3 && t.elapse_ms == 5.0));
     let _ = std::fs::remove_dir_all(&root);
 }

@@ -196,6 +196,10 @@ test('a slow link: op sizes read from trace_view.json in the workers flag it as 
   assert.equal(await p.waitDone(120_000), 'Done');
   await p.page.getByTestId('tab-comm').click();
   await p.page.getByTestId('comm-view').waitFor();
+  assert.match(await p.page.getByTestId('comm-facts').textContent(), /^2 ranks \(0, 1\) · 1 group · 1 step\(s\) · 0 matrix links/);
+  // No communication_matrix.json: a line says so, no empty canvas.
+  assert.match(await p.page.getByTestId('comm-no-matrix').textContent(), /^No links for this step and group/);
+  assert.equal(await p.page.getByTestId('comm-heatmap').isVisible(), false);
   const rows = p.page.getByTestId('comm-slow-link');
   await rows.first().waitFor();
   assert.equal(await rows.count(), 1);

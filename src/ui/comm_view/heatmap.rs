@@ -225,6 +225,13 @@ pub fn Matrix(
         });
         hover.set(text.map(|t| (x, y, t)));
     };
+    // No link of this step and group (no rank has communication_matrix.json for it): a line
+    // saying so instead of an empty canvas.
+    let no_links = {
+        let kinds = kinds.clone();
+        move || kinds().is_empty()
+    };
+    let no_links2 = no_links.clone();
     let kind_options = move || {
         let k = kind.get();
         let ks = kinds();
@@ -308,6 +315,10 @@ pub fn Matrix(
     view! {
         <section class="heatmap comm-matrix">
             <h3>"Link matrix (source rank → destination rank, global ranks)"</h3>
+            {move || no_links().then(|| view! {
+                <p class="muted" data-testid="comm-no-matrix">"No links for this step and group: no rank of the input holds a communication_matrix.json (or analysis.db matrix) entry for it."</p>
+            })}
+            <div style=move || if no_links2() { "display:none" } else { "" }>
             <div class="filters">
                 <label>"Op kind "<select data-testid="comm-kind" on:change=move |ev| kind.set(event_target_value(&ev))>{kind_options}</select></label>
                 {radio("bandwidth", " bandwidth GB/s")}
@@ -343,6 +354,7 @@ pub fn Matrix(
                 {caption}
             </p>
             {move || error.get().map(|e| view! { <p class="notice">{e}</p> })}
+            </div>
         </section>
     }
 }

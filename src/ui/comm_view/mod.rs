@@ -143,11 +143,23 @@ fn Comm(view: Arc<CommOverviewDto>) -> impl IntoView {
         }
     };
     let v = view.clone();
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    // At most 16 rank ids spelled out; more as a count.
+    let ids = match v.ranks.len() {
+        0..=16 => v
+            .ranks
+            .iter()
+            .map(|r| r.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => format!("{} … {}", v.ranks[0], v.ranks[v.ranks.len() - 1]),
+    };
     let facts = format!(
-        "{} ranks ({}) · {} groups · {} step(s) · {} matrix links ({} recovered from parallel_group_info, {} dropped) · {} ops on part of their group · mode: {}",
-        v.ranks.len(),
-        v.ranks.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", "),
-        v.groups.len(),
+        "{} ({}) · {} · {} step(s) · {} matrix links ({} recovered from parallel_group_info, {} dropped) · {} ops on part of their group · mode: {}",
+        plural(v.ranks.len(), "rank", "ranks"),
+        ids,
+        plural(v.groups.len(), "group", "groups"),
         v.steps.len(),
         v.matrix_links,
         v.recovered_links,
