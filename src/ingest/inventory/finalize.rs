@@ -363,11 +363,7 @@ fn anomaly_readiness(r: &RankFolder) -> Readiness {
     let kd = db || r.file(FileKind::KernelDetails).is_some();
     let os = r.file(FileKind::OpSummary).is_some();
     let tv = db || r.file(FileKind::TraceView).is_some();
-    if r.rank_id.is_none() {
-        missing.push(
-            "a rank id (profiler_info_<N>.json, a rank_id field, or a rank<N> folder name)".into(),
-        );
-    }
+    // No rank id needed: a capture without one is numbered by its position (MEM-DISC-003).
     if !kd && !os && !tv {
         missing.push(format!(
             "{OUTPUT_DIR}/kernel_details.csv (or an op_summary_*.csv, or trace_view.json with device events)"
