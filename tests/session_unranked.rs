@@ -33,7 +33,12 @@ fn unranked_captures_run_the_steps_analysis_in_the_page() {
         .enumerate()
         .filter(|(_, r)| r.dir.ends_with("_ascend_pt"))
         .collect();
-    assert_eq!(ascend.len(), 2, "{:?}", inv.ranks.iter().map(|r| &r.dir).collect::<Vec<_>>());
+    assert_eq!(
+        ascend.len(),
+        2,
+        "{:?}",
+        inv.ranks.iter().map(|r| &r.dir).collect::<Vec<_>>()
+    );
     for (_, r) in &ascend {
         let a = r
             .analyses
@@ -41,7 +46,11 @@ fn unranked_captures_run_the_steps_analysis_in_the_page() {
             .find(|c| c.analysis == AnalysisKind::Anomaly)
             .expect("a steps capability");
         assert!(a.can_run, "{}: {:?}", r.dir, a);
-        assert!(r.notes.iter().any(|n| n.starts_with("MEM-DISC-003")), "{:?}", r.notes);
+        assert!(
+            r.notes.iter().any(|n| n.starts_with("MEM-DISC-003")),
+            "{:?}",
+            r.notes
+        );
     }
     let targets: Vec<u32> = ascend.iter().map(|(i, _)| *i as u32).collect();
     let run = session_common::send(

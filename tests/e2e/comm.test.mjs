@@ -160,6 +160,8 @@ test('communication tab: inventory, time summary and heatmap equal the CLI; URL 
     ['comm-export-json', cliJson],
     ['comm-export-time_summary', fs.readFileSync(path.join(tmp, 'csv', 'time_summary.csv'))],
     ['comm-export-matrix', fs.readFileSync(path.join(tmp, 'csv', 'matrix.csv'))],
+    ['comm-export-msi_slow_ranks', fs.readFileSync(path.join(tmp, 'csv', 'msi_slow_ranks.csv'))],
+    ['comm-export-dropped_links', fs.readFileSync(path.join(tmp, 'csv', 'dropped_links.csv'))],
   ]) {
     const [download] = await Promise.all([
       p.page.waitForEvent('download', { timeout: 60_000 }),

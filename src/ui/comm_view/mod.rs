@@ -35,6 +35,20 @@ pub fn CommView() -> impl IntoView {
     }
 }
 
+/// The CSV tables of an Ascend drop the tab exports (`proflens comm --csv-dir`'s files but the
+/// GPU `collectives`, offered when the drop has GPU collectives).
+const ASCEND_TABLES: [&str; 9] = [
+    "time_summary",
+    "bandwidth_summary",
+    "matrix",
+    "matrix_by_kind",
+    "dropped_links",
+    "slow_links",
+    "slow_ranks",
+    "msi_slow_ranks",
+    "partial_ops",
+];
+
 /// The group's label in the selector: `name (hash) · n ranks`.
 fn group_label(o: &CommOverviewDto, g: &str) -> String {
     match o.groups.iter().find(|x| x.group == g) {
@@ -208,15 +222,17 @@ fn Comm(view: Arc<CommOverviewDto>) -> impl IntoView {
                     </label>
                 </p>
             </div>
-            <div class="exports">
-                <span>"Export: "</span>
-                <button class="button" data-testid="comm-export-json" disabled=move || busy.get() on:click=move |_| export(CommExportKind::Json)>"comm.json (as the CLI)"</button>
-                {csv_button("time_summary")}
-                {csv_button("bandwidth_summary")}
-                {csv_button("matrix")}
-                {csv_button("slow_ranks")}
-                {has_gpu.then(|| csv_button("collectives"))}
-            </div>
+            {(!has_ascend && !has_gpu).then(|| view! {
+                <p class="notice" data-testid="comm-nothing">"No communication data could be read from this drop: no rank's communication.json, communication_matrix.json or analysis.db communication tables, and no NCCL collective with its arguments in a GPU trace. The Problems tab says what each file lacked."</p>
+            })}
+            {(has_ascend || has_gpu).then(|| view! {
+                <div class="exports">
+                    <span>"Export: "</span>
+                    <button class="button" data-testid="comm-export-json" disabled=move || busy.get() on:click=move |_| export(CommExportKind::Json)>"comm.json (as the CLI)"</button>
+                    {has_ascend.then(|| ASCEND_TABLES.iter().map(|t| csv_button(t)).collect_view())}
+                    {has_gpu.then(|| csv_button("collectives"))}
+                </div>
+            })}
             {has_ascend.then(|| view! {
                 <div class="filters">
                     <label>"Step "
