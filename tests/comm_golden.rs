@@ -548,3 +548,39 @@ fn st_mindstudio_insights_slow_rank_list() {
     // The same in parity mode (the rule reads the time summary, which parity does not touch).
     assert_eq!(st(true).0.msi_slow_ranks, rep.msi_slow_ranks);
 }
+
+#[test]
+fn a_step_no_rank_has_is_a_warning_naming_the_steps_present() {
+    let dir = fixture("test/st/level2");
+    let (opener, files) = FsOpener::walk(&dir).unwrap();
+    let mut inv = Inventory::from_paths(&files);
+    proflens::parse::metadata::read_side_files(&mut inv, &opener);
+    for (step, warned) in [("99", true), ("step13", false), ("13", false)] {
+        let opts = CommOptions {
+            parity: false,
+            step: Some(step.into()),
+        };
+        let plan = Plan {
+            comm: Some(opts.clone()),
+            ..Plan::none()
+        };
+        let store = engine::run(&inv, &opener, plan, &mut |_| ControlFlow::Continue(()));
+        let (rep, problems) = proflens::engine::export::comm::report(&store, &[], &opts).unwrap();
+        let w: Vec<_> = problems
+            .kept()
+            .iter()
+            .filter(|p| p.code == proflens::analysis::comm::STEP_ABSENT)
+            .map(|p| p.message.clone())
+            .collect();
+        assert_eq!(!w.is_empty(), warned, "{step}: {w:?}");
+        if warned {
+            assert_eq!(
+                w,
+                ["no rank has a step 99: the steps present are step13; the tables are empty"]
+            );
+            assert!(rep.time_summary.is_empty());
+        } else {
+            assert_eq!(rep.time_summary.len(), 17);
+        }
+    }
+}

@@ -109,3 +109,32 @@ fn the_gpu_rank_pass_keeps_the_same_nccl_kernels_in_its_one_read() {
         assert!((a.comm_latency_us - b.comm_latency_us).abs() < 1e-6);
     }
 }
+
+#[test]
+fn kernels_no_row_holds_are_counted_with_the_reason() {
+    use proflens::analysis::comm::{analyze, CommOptions, GPU_UNTABULATED};
+    // The 6 broadcasts of HTA's trace are outside the implicit-sync kinds (communication.md
+    // §5.6); kernels without collective args (a trace recorded without them) are the other
+    // reason. Each GPU rank gets one located note; nothing is dropped silently.
+    let mut ks = kernels();
+    let rep = analyze(&[], &ks, &CommOptions::default());
+    let notes: Vec<_> = rep
+        .problems
+        .iter()
+        .filter(|p| p.code == GPU_UNTABULATED)
+        .collect();
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0].at.file.as_ref(), "GPU rank 0");
+    assert!(notes[0].message.starts_with("6 of its 21 NCCL/RCCL kernel(s) are not in the collectives table: 6 are point-to-point, broadcast"), "{}", notes[0].message);
+    for k in ks.iter_mut().take(3) {
+        k.collective = None;
+    }
+    let rep = analyze(&[], &ks, &CommOptions::default());
+    let m = &rep
+        .problems
+        .iter()
+        .find(|p| p.code == GPU_UNTABULATED)
+        .unwrap()
+        .message;
+    assert!(m.contains("3 carry no `Collective name` argument"), "{m}");
+}

@@ -38,6 +38,11 @@ pub const SELF_LINK_CONFLICT: &str = "COMM-MATRIX-001";
 pub const LINKS_DROPPED: &str = "COMM-MATRIX-002";
 /// Problem code: an op present on some ranks of its group only.
 pub const OP_PARTIAL: &str = "COMM-OP-001";
+/// Problem code: NCCL kernels that no GPU collective row holds (no collective args, or a kind
+/// TraceLens does not tabulate).
+pub const GPU_UNTABULATED: &str = "COMM-GPU-001";
+/// Problem code: `--step` names a step no rank has.
+pub const STEP_ABSENT: &str = "COMM-STEP-001";
 /// Problem code: two rank folders with the same rank id (the first by label is used).
 pub const RANK_TWICE: &str = "COMM-RANK-001";
 
@@ -162,7 +167,7 @@ pub fn metadata_groups(ranks: &[&RankComm]) -> BTreeMap<String, (String, String,
 pub fn analyze(ranks: &[&RankComm], kernels: &[NcclKernel], opts: &CommOptions) -> CommReport {
     let mut sorted: Vec<&RankComm> = ranks.to_vec();
     sorted.sort_by(|a, b| (a.rank, &a.label).cmp(&(b.rank, &b.label)));
-    let mut twice: Vec<Problem> = Vec::new();
+    let mut twice: Vec<Problem> = Vec::new(); // the input checks, first in the problems
     for w in sorted.windows(2).filter(|w| w[0].rank == w[1].rank) {
         twice.push(Problem::new(
             Severity::Warning,
@@ -175,6 +180,28 @@ pub fn analyze(ranks: &[&RankComm], kernels: &[NcclKernel], opts: &CommOptions) 
         ));
     }
     sorted.dedup_by_key(|r| r.rank);
+    if let Some(want) = &opts.step {
+        let mut present: Vec<&str> = sorted
+            .iter()
+            .flat_map(|r| {
+                let ops = r.ops.iter().map(|o| o.step.as_str());
+                ops.chain(r.links.iter().map(|l| l.step.as_str()))
+            })
+            .collect();
+        present.sort_unstable();
+        present.dedup();
+        if !present.is_empty() && !present.iter().any(|s| opts.selects(s)) {
+            twice.push(Problem::new(
+                Severity::Warning,
+                STEP_ABSENT,
+                Position::file(sorted.first().map_or("", |r| r.label.as_str()).to_string()),
+                format!(
+                    "no rank has a step {want}: the steps present are {}; the tables are empty",
+                    present.join(", ")
+                ),
+            ));
+        }
+    }
     let meta = metadata_groups(&sorted);
     let mut rep = CommReport {
         ranks: sorted.iter().map(|r| r.rank).collect(),
@@ -227,6 +254,35 @@ pub fn analyze(ranks: &[&RankComm], kernels: &[NcclKernel], opts: &CommOptions) 
     rep.slow_link_rows_sized = link_rows.iter().filter(|r| r.data_size.is_some()).count();
     rep.slow_links = slow::slow_links(&link_rows, slow::TOP_NUM);
     rep.collectives = nccl::collectives(kernels);
+    // Per GPU rank: the collective kernels no row holds, and why (never dropped silently).
+    let mut gpu_ranks: Vec<i64> = kernels.iter().map(|k| k.rank).collect();
+    gpu_ranks.sort_unstable();
+    gpu_ranks.dedup();
+    for r in gpu_ranks {
+        let of: Vec<NcclKernel> = kernels.iter().filter(|k| k.rank == r).cloned().collect();
+        let (unnamed, other) = nccl::untabulated(&of);
+        if unnamed + other == 0 {
+            continue;
+        }
+        let mut why = Vec::new();
+        if unnamed > 0 {
+            why.push(format!("{unnamed} carry no `Collective name` argument (the trace was recorded without PyTorch's collective metadata on NCCL kernels: PyTorch 2.1 or later records it)"));
+        }
+        if other > 0 {
+            why.push(format!("{other} are point-to-point, broadcast or another kind outside allreduce, reducescatter, allgather and alltoall (TraceLens' implicit-sync collectives)"));
+        }
+        rep.problems.push(Problem::new(
+            Severity::Info,
+            GPU_UNTABULATED,
+            Position::file(format!("GPU rank {r}")),
+            format!(
+                "{} of its {} NCCL/RCCL kernel(s) are not in the collectives table: {}",
+                unnamed + other,
+                of.len(),
+                why.join("; ")
+            ),
+        ));
+    }
     rep.partial_ops = partial_ops(&sorted, &rep.groups, opts);
     rep.op_arrivals = ops::arrivals(&sorted, opts);
     // One note per group, located at the first rank missing its first partial op.

@@ -74,6 +74,21 @@ pub fn bus_factor(category: &str, n: i64) -> Option<f64> {
     }
 }
 
+/// The collective kernels of `kernels` no collective row can hold: `(without a `Collective
+/// name` argument, of a kind outside the implicit-sync categories)` (send/recv, broadcast, …).
+pub fn untabulated(kernels: &[NcclKernel]) -> (usize, usize) {
+    let unnamed = kernels.iter().filter(|k| k.collective.is_none()).count();
+    let other = kernels
+        .iter()
+        .filter(|k| {
+            k.collective
+                .as_deref()
+                .is_some_and(|c| category(c).is_none())
+        })
+        .count();
+    (unnamed, other)
+}
+
 /// The collectives of `kernels` (every rank), in order of first appearance of their id; only
 /// the implicit-sync categories (allreduce, reducescatter, allgather, alltoall).
 pub fn collectives(kernels: &[NcclKernel]) -> Vec<CollectiveRow> {
