@@ -498,6 +498,9 @@ fn cli_json_csv_and_step_filter_agree() {
     assert_eq!(lines.count(), doc["matrix"].as_array().unwrap().len());
     // Rows keep their column order in the file.
     let raw = std::fs::read_to_string(&json).unwrap();
+    // No negative zero (an empty histogram's large-packet ratio is 0, as Python's sum gives).
+    assert!(!raw.contains("-0.0"), "a -0.0 in the document");
+    assert!(raw.contains("\"large_packet_ratio\": 0.0}"));
     let at = raw.find("\"time_summary\": [").unwrap();
     assert!(raw[at..].contains("{\"step\": \"step13\", \"group\": \"3985310379703952346\", \"rank\": 0, \"n_ops\": 3, \"elapse_ms\""));
     // --step: the one step by number or key; another step gives empty tables.

@@ -79,12 +79,12 @@ pub fn large_packet_threshold(transport: &str) -> Option<f64> {
 
 fn lpr(transport: &str, bins: &[PacketBin]) -> Option<f64> {
     let thr = large_packet_threshold(transport)?;
-    let all: f64 = bins.iter().map(|b| b.count).sum();
-    let big: f64 = bins
+    // Sums from +0.0 as Python's do (Rust's float `sum` of nothing is −0.0).
+    let all = bins.iter().fold(0.0, |a, b| a + b.count);
+    let big = bins
         .iter()
         .filter(|b| b.size_key.parse::<f64>().is_ok_and(|s| s > thr))
-        .map(|b| b.count)
-        .sum();
+        .fold(0.0, |a, b| a + b.count);
     Some(if all == 0.0 { 0.0 } else { round4(big / all) })
 }
 

@@ -61,8 +61,7 @@ pub fn read(
             super::codes::MISSING,
             crate::base::Position::file(f.path.as_str()),
             format!(
-                "{}: no communication tables ({TIME}, {MATRIX}): this rank has no communication data",
-                f.path
+                "no communication tables ({TIME}, {MATRIX}): this rank has no communication data"
             ),
         ));
         return ControlFlow::Continue(());

@@ -210,7 +210,7 @@ pub fn push_problems(
             Severity::Warning,
             codes::RAW_BACKSLASH,
             at,
-            format!("{name}: `{key}` has a backslash that is not a JSON escape at {place} (a Windows path written without doubling its backslashes, e.g. \"D:\\work\\train.py\"): the string is kept verbatim{more}"),
+            format!("`{key}` has a backslash that is not a JSON escape at {place} (a Windows path written without doubling its backslashes, e.g. \"D:\\work\\train.py\"): the string is kept verbatim{more}"),
         ));
     }
     if info.unpaired_flows > 0 {
@@ -218,7 +218,7 @@ pub fn push_problems(
             Severity::Info,
             codes::UNPAIRED_FLOW,
             Position::file(path),
-            format!("{name}: {} launch→kernel flow ends without their other end (Kineto writes lone `f` ends on host threads; or a cut capture): not used; kernels are linked to their launch by `correlation`", info.unpaired_flows),
+            format!("{} launch→kernel flow ends without their other end (Kineto writes lone `f` ends on host threads; or a cut capture): not used; kernels are linked to their launch by `correlation`", info.unpaired_flows),
         ));
     }
     for (key, byte) in &info.bad_members {
@@ -226,9 +226,7 @@ pub fn push_problems(
             Severity::Warning,
             codes::BAD_MEMBER,
             Position::file(path).at_byte(*byte).in_column(key.as_str()),
-            format!(
-                "{name}: top-level `{key}` at byte {byte} is not of the expected shape; ignored"
-            ),
+            format!("top-level `{key}` at byte {byte} is not of the expected shape; ignored"),
         ));
     }
     if let Some(m) = &info.merged {
