@@ -587,3 +587,34 @@ fn a_step_no_rank_has_is_a_warning_naming_the_steps_present() {
         }
     }
 }
+
+#[test]
+fn ascend_profiler_output_folders_given_directly_keep_their_rank_folders() {
+    // Two ranks' ASCEND_PROFILER_OUTPUT folders (or one file in one) given to the CLI are listed
+    // with their rank folder's name: two ranks, their ids from the folder names (both used to be
+    // listed as `ASCEND_PROFILER_OUTPUT/…`, the second silently shadowed by the first).
+    let st = fixture("test/st/level2");
+    let out = |inputs: &[PathBuf]| -> serde_json::Value {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_proflens"))
+            .arg("comm")
+            .args(inputs)
+            .args(["--json", "-"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let apo = |r: u32| st.join(format!("rank_{r}_ascend_pt/ASCEND_PROFILER_OUTPUT"));
+    assert_eq!(out(&[apo(1), apo(3)])["ranks"], serde_json::json!([1, 3]));
+    assert_eq!(out(&[apo(3)])["ranks"], serde_json::json!([3]));
+    assert_eq!(
+        out(&[apo(1).join("communication.json")])["ranks"],
+        serde_json::json!([1])
+    );
+    // The rank folders themselves: the same document as the two output folders.
+    let by_rank = out(&[st.join("rank_1_ascend_pt"), st.join("rank_3_ascend_pt")]);
+    assert_eq!(
+        by_rank["time_summary"],
+        out(&[apo(1), apo(3)])["time_summary"]
+    );
+}

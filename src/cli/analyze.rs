@@ -76,6 +76,20 @@ impl MultiOpener {
         inputs: &[PathBuf],
         base: Option<&Path>,
     ) -> Result<(MultiOpener, Vec<InputFile>), String> {
+        // Several inputs are listed relative to the folder holding all of them, so two inputs
+        // whose own names agree (two ranks' ASCEND_PROFILER_OUTPUT) never share a path.
+        let common = match (base, inputs.len()) {
+            (None, 2..) => {
+                let bases: Vec<PathBuf> = inputs
+                    .iter()
+                    .filter_map(|p| p.canonicalize().ok())
+                    .map(|p| super::fs_opener::default_base(&p))
+                    .collect();
+                super::fs_opener::common_ancestor(&bases)
+            }
+            _ => None,
+        };
+        let base = base.or(common.as_deref());
         let mut roots = Vec::new();
         let mut by_path = HashMap::new();
         let mut files = Vec::new();

@@ -68,10 +68,7 @@ impl FsOpener {
                 }
                 b
             }
-            None => root
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| root.clone()),
+            None => default_base(&root),
         };
         let mut files = Vec::new();
         let mut problems = Vec::new();
@@ -130,6 +127,40 @@ impl FsOpener {
     pub fn walk_problems(&self) -> &[Problem] {
         &self.problems
     }
+}
+
+/// The folder a walk of `root` (canonical) lists its paths relative to: the root's parent, so
+/// the paths start with the root's own name; for an `ASCEND_PROFILER_OUTPUT` folder, or a file
+/// in one, the rank folder's parent, so the paths keep the rank folder's name (its rank id, and
+/// two such folders given together stay two ranks).
+pub fn default_base(root: &Path) -> PathBuf {
+    let parent = |p: &Path| {
+        p.parent()
+            .map_or_else(|| p.to_path_buf(), Path::to_path_buf)
+    };
+    let output = if root.is_file() {
+        root.parent()
+    } else {
+        Some(root)
+    };
+    match output {
+        Some(o) if o.file_name().is_some_and(|n| n == "ASCEND_PROFILER_OUTPUT") => {
+            parent(&parent(o))
+        }
+        _ => parent(root),
+    }
+}
+
+/// The deepest folder holding every one of `dirs` (canonical paths).
+pub fn common_ancestor(dirs: &[PathBuf]) -> Option<PathBuf> {
+    let mut it = dirs.iter();
+    let mut common = it.next()?.clone();
+    for d in it {
+        while !d.starts_with(&common) {
+            common = common.parent()?.to_path_buf();
+        }
+    }
+    Some(common)
 }
 
 /// Lists one folder: files into `files`, sub-folders onto `stack`, failures into `problems`.
