@@ -202,7 +202,8 @@ fn a_head_too_long_to_decide_is_judged_by_the_run() {
         .expect("not a trace");
     assert_eq!(p.severity, Severity::Error);
     assert!(
-        p.message.starts_with("not a trace: b/big_other.json"),
+        p.message
+            .starts_with("not a trace: no deviceProperties, no distributedInfo"),
         "{}",
         p.message
     );
@@ -315,4 +316,54 @@ fn the_real_h100_trace_with_a_metadata_member_first() {
     assert_eq!(t.facts.devices[0].name, "NVIDIA H100 80GB HBM3");
     assert_eq!(t.facts.cuda_runtime_version, Some(12040));
     assert_eq!(a.result.steps.len(), 1);
+}
+
+/// The CLI on only such a file: nothing was analysed, so `anomaly` and `analyze` exit 2 (they
+/// exited 0 with the file's error printed).
+#[test]
+fn only_files_that_are_not_traces_exit_with_nothing_analysed() {
+    let filler = "y".repeat(16 << 20);
+    let other = format!(
+        r#"{{"metadata": {{"blob": "{filler}"}}, "traceEvents": [{}]}}"#,
+        [x("render", "frame", 1, 2), x("render", "frame", 5, 2)].join(", ")
+    );
+    let dir = std::env::temp_dir().join(format!("proflens_not_a_trace_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("other.json");
+    std::fs::write(&f, other).unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_proflens"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = dir.join("o");
+    let a = run(&[
+        "anomaly",
+        f.to_str().unwrap(),
+        "--out",
+        dir.join("a.json").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        a.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&a.stderr)
+    );
+    assert!(String::from_utf8_lossy(&a.stderr).contains("GPU-FILE-002"));
+    let b = run(&[
+        "analyze",
+        f.to_str().unwrap(),
+        "--out-dir",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(
+        b.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&b.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -325,7 +325,10 @@ pub fn print_outcomes(store: &Store) -> (u64, u64) {
     let mut n_problems = 0;
     let mut done = 0u64;
     for (_, kind, status, problems) in store.outcomes() {
-        if status == crate::engine::contract::Status::Done {
+        // A file refused as not a profiler trace is not an analysed target (exit 2 when every
+        // target is such a file).
+        let refused = problems.count(crate::engine::read::gpu::codes::NOT_A_TRACE) > 0;
+        if status == crate::engine::contract::Status::Done && !refused {
             done += 1;
         }
         for p in problems.kept() {

@@ -331,7 +331,13 @@ pub fn run(args: Args) -> i32 {
             }
         }
     }
-    super::exit_code(true, n_problems, args.common.strict)
+    // Every input refused as not a profiler trace: nothing was analysed (exit 2).
+    let refused = ranks.iter().all(|r| {
+        r.problems
+            .count(crate::engine::read::gpu::codes::NOT_A_TRACE)
+            > 0
+    });
+    super::exit_code(!refused, n_problems, args.common.strict)
 }
 
 /// Rank folders of the inventory that the analysis skipped (no kernel table, no trace):

@@ -118,7 +118,7 @@ fn read_rank_with(
                 Severity::Error,
                 codes::NOT_A_TRACE,
                 Position::file(path),
-                format!("not a trace: {path} has no deviceProperties, no distributedInfo and no event of a PyTorch profiler category (cpu_op, python_function, user_annotation, kernel, …) anywhere: not a PyTorch profiler trace; file not used"),
+                format!("not a trace: no deviceProperties, no distributedInfo and no event of a PyTorch profiler category (cpu_op, python_function, user_annotation, kernel, …) anywhere in the file (a rocprofiler or Nsight export, say, needs its own converter to the Chrome-trace form the PyTorch profiler writes); file not used"),
             ));
             vec![(None, GpuTrace::default())]
         }
