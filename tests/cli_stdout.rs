@@ -57,3 +57,26 @@ fn comm_json_to_a_file_ends_with_the_newline_of_stdout() {
     assert!(stdout.ends_with(b"}\n"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn memory_on_a_gpu_trace_says_which_command_reads_it_and_no_empty_location() {
+    let trace = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/fixtures/ascend/facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz"
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_proflens"))
+        .args(["memory", trace])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("holds no Ascend rank folder"), "{err}");
+    assert!(
+        err.contains("`proflens snapshot`") && err.contains("`proflens anomaly`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("error MEM-RUN-001: No valid data collected from any rank"),
+        "{err}"
+    );
+    assert!(!err.contains(": : "), "{err}");
+}

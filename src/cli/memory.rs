@@ -100,6 +100,16 @@ pub fn run(args: Args) -> i32 {
     let mut n_problems = super::print_walk_problems(&opener);
     let mut inv = Inventory::from_paths(&files);
     read_side_files(&mut inv, &opener);
+    if !inv
+        .ranks
+        .iter()
+        .any(|r| r.kind != crate::ingest::rank::CaptureKind::Kineto)
+    {
+        eprintln!(
+            "proflens memory: {} holds no Ascend rank folder (a *_ascend_pt folder with ASCEND_PROFILER_OUTPUT/operator_memory.csv); a CUDA memory snapshot (.pickle) is read by `proflens snapshot`, a PyTorch profiler trace by `proflens anomaly`",
+            args.input.display()
+        );
+    }
     let mut opts = MemoryOptions::default();
     if args.parity {
         opts.mode = Mode::Parity;

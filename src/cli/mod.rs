@@ -114,7 +114,12 @@ pub fn print_problem(p: &crate::base::Problem) {
         eprintln!("{line}");
         return;
     }
-    eprintln!("{sev} {}: {}: {}", p.code, p.at, p.message);
+    let at = p.at.to_string();
+    match at.is_empty() {
+        // A problem of the whole input (no file to name): no empty location.
+        true => eprintln!("{sev} {}: {}", p.code, p.message),
+        false => eprintln!("{sev} {}: {at}: {}", p.code, p.message),
+    }
 }
 
 /// proflens: streaming analysis of Ascend profiler folders and PyTorch memory snapshots.
