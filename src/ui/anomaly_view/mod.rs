@@ -155,7 +155,7 @@ fn CrossRank() -> impl IntoView {
                     <th>"role"</th><th class="num">"rank"</th><th>"folder"</th><th class="num">"steps"</th>
                     <th class="num">"step service (mean)"</th><th class="num">"busy union (mean)"</th>
                     <th class="num">"underfeed"</th><th class="num">"bubbles / step"</th><th>"idle pattern"</th>
-                    <th class="num">"comm total"</th><th class="num">"comm wait ratio"</th>
+                    <th class="num">"comm total"</th><th class="num" title="the mean of the ops' own Wait Time Ratio (wait / (wait + transit)), weighted by each op's elapse; the Communication tab's ratio is the group total's wait / (wait + transit), msprof-analyze's">"comm wait ratio (op-weighted)"</th>
                     <th class="num" title="(service − median) / (1.4826 · MAD)">"robust z"</th>
                     <th title="> 5 % above the median service and robust z > 3: a rank is slow when its step service is more than 5 % above the median of the ranks it is compared with and its robust z is above 3; when the run holds several roles, each rank is compared with the ranks of its own role only">"slow rank"</th>
                 </tr>

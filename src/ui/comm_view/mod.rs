@@ -169,18 +169,25 @@ fn Comm(view: Arc<CommOverviewDto>) -> impl IntoView {
             .join(", "),
         _ => format!("{} … {}", v.ranks[0], v.ranks[v.ranks.len() - 1]),
     };
-    let facts = format!(
-        "{} ({}) · {} · {} step(s) · {} matrix links ({} recovered from parallel_group_info, {} dropped) · {} ops on part of their group · mode: {}",
-        plural(v.ranks.len(), "rank", "ranks"),
-        ids,
-        plural(v.groups.len(), "group", "groups"),
-        v.steps.len(),
-        v.matrix_links,
-        v.recovered_links,
-        v.dropped_links,
-        v.partial_ops,
-        if v.parity { "msprof-analyze parity" } else { "default" },
-    );
+    let facts = match v.ranks.is_empty() {
+        // GPU traces only: the NCCL collectives are the whole tab.
+        true => format!(
+            "GPU traces: {} across ranks (TraceLens' NCCL rules)",
+            plural(v.collectives.len(), "collective", "collectives")
+        ),
+        false => format!(
+            "{} ({}) · {} · {} step(s) · {} matrix links ({} recovered from parallel_group_info, {} dropped) · {} ops on part of their group · mode: {}",
+            plural(v.ranks.len(), "rank", "ranks"),
+            ids,
+            plural(v.groups.len(), "group", "groups"),
+            v.steps.len(),
+            v.matrix_links,
+            v.recovered_links,
+            v.dropped_links,
+            v.partial_ops,
+            if v.parity { "msprof-analyze parity" } else { "default" },
+        ),
+    };
     let parity = v.parity;
     let toggle_parity = move |_| {
         spawn_local(async move { client().join_comm(!parity).await });
@@ -216,10 +223,12 @@ fn Comm(view: Arc<CommOverviewDto>) -> impl IntoView {
                 <p data-testid="comm-facts">{facts}</p>
                 <p class="muted">
                     "The numbers are those of "<code>"proflens comm"</code>" (msprof-analyze's time and bandwidth summaries and matrix; docs/rules/communication.md). "
-                    <label title="msprof-analyze drops the links whose end has no self link; the default maps them from parallel_group_info">
-                        <input type="checkbox" data-testid="comm-parity" prop:checked=parity on:change=toggle_parity/>
-                        " msprof-analyze parity (drop unmapped links)"
-                    </label>
+                    {has_ascend.then(|| view! {
+                        <label title="msprof-analyze drops the links whose end has no self link; the default maps them from parallel_group_info">
+                            <input type="checkbox" data-testid="comm-parity" prop:checked=parity on:change=toggle_parity/>
+                            " msprof-analyze parity (drop unmapped links)"
+                        </label>
+                    })}
                 </p>
             </div>
             {(!has_ascend && !has_gpu).then(|| view! {

@@ -293,6 +293,20 @@ pub fn Slow(view: Arc<CommOverviewDto>) -> impl IntoView {
         view.slow_rank_ops_tested,
     );
     let (rows, sized) = (view.slow_link_rows, view.slow_link_rows_sized);
+    // Votes per rank, most first: "rank 5: 6 of 6 ops".
+    let votes = {
+        let mut per: std::collections::BTreeMap<i64, usize> = Default::default();
+        for s in &view.slow_ranks {
+            *per.entry(s.rank).or_default() += 1;
+        }
+        let mut v: Vec<(i64, usize)> = per.into_iter().collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let parts: Vec<String> = v
+            .iter()
+            .map(|(r, n)| format!("rank {r}: {n} of {tested} ops"))
+            .collect();
+        format!("Arrived last: {}.", parts.join(", "))
+    };
     let rule = "The rule groups op rows by op type, data size and rank count; a group of 11 rows or more is flagged when an op's time (the minimum over its ranks) lies beyond 3σ of the group's mean.";
     let no_link = if sized == 0 {
         format!("Not computable: none of the {rows} op rows has a data size. {rule} The size of an op is its HCCL op event's count × element size in trace_view.json, or its COMMUNICATION_OP row in the profiler DB; these ranks have neither (or only element types without a size).")
@@ -313,7 +327,9 @@ pub fn Slow(view: Arc<CommOverviewDto>) -> impl IntoView {
             }.into_any()
         }}
         <MsiSlowRanks view=view.clone()/>
-        <h3>{format!("Slow ranks ({nr} over {tested} ops tested)")}</h3>
+        <h3>{format!("Slow ranks, msprof-analyze ({nr} vote(s); {tested} ops tested)")}</h3>
+        <p class="muted">"Per op across ranks: the ops of one collective end together, so the rank with the shortest time arrived last and the others waited for it; that rank gets the op's vote (Dixon's test up to 100 ranks, 3σ above)."</p>
+        {(nr > 0).then(|| view! { <p data-testid="comm-slow-rank-votes">{votes}</p> })}
         {if nr == 0 {
             view! { <p class="muted" data-testid="comm-no-slow-rank">{format!("No slow rank over the {tested} ops tested (Dixon's test up to 100 ranks, 3σ above; an op needs more than 3 distinct times).")}</p> }.into_any()
         } else {
