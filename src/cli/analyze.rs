@@ -83,7 +83,7 @@ impl MultiOpener {
                 let bases: Vec<PathBuf> = inputs
                     .iter()
                     .filter_map(|p| p.canonicalize().ok())
-                    .map(|p| super::fs_opener::default_base(&p))
+                    .map(|p| super::fs_opener::default_base(&p, true))
                     .collect();
                 super::fs_opener::common_ancestor(&bases)
             }

@@ -68,7 +68,7 @@ impl FsOpener {
                 }
                 b
             }
-            None => default_base(&root),
+            None => default_base(&root, false),
         };
         let mut files = Vec::new();
         let mut problems = Vec::new();
@@ -130,24 +130,25 @@ impl FsOpener {
 }
 
 /// The folder a walk of `root` (canonical) lists its paths relative to: the root's parent, so
-/// the paths start with the root's own name; for an `ASCEND_PROFILER_OUTPUT` folder, or a file
-/// in one, the rank folder's parent, so the paths keep the rank folder's name (its rank id, and
-/// two such folders given together stay two ranks).
-pub fn default_base(root: &Path) -> PathBuf {
+/// the paths start with the root's own name (a dropped `ASCEND_PROFILER_OUTPUT` folder is the
+/// rank folder, as in the page). For a file in an `ASCEND_PROFILER_OUTPUT` folder, and for an
+/// output folder given with other inputs (`several`), the rank folder's parent, so the paths
+/// keep the rank folder's name: its rank id, and two such folders stay two ranks.
+pub fn default_base(root: &Path, several: bool) -> PathBuf {
     let parent = |p: &Path| {
         p.parent()
             .map_or_else(|| p.to_path_buf(), Path::to_path_buf)
     };
-    let output = if root.is_file() {
-        root.parent()
-    } else {
-        Some(root)
-    };
-    match output {
-        Some(o) if o.file_name().is_some_and(|n| n == "ASCEND_PROFILER_OUTPUT") => {
-            parent(&parent(o))
+    let is_output = |p: &Path| p.file_name().is_some_and(|n| n == "ASCEND_PROFILER_OUTPUT");
+    if root.is_file() {
+        match root.parent() {
+            Some(o) if is_output(o) => parent(&parent(o)),
+            _ => parent(root),
         }
-        _ => parent(root),
+    } else if several && is_output(root) {
+        parent(&parent(root))
+    } else {
+        parent(root)
     }
 }
 
