@@ -174,8 +174,7 @@ impl HostOpTable {
                 self.threads.intern(text).index() as u32
             })
             .collect();
-        self.name
-            .extend(next.name.iter().map(|n| names[n.index()]));
+        self.name.extend(next.name.iter().map(|n| names[n.index()]));
         self.ts_ns.extend_from_slice(&next.ts_ns);
         self.ts_us.extend_from_slice(&next.ts_us);
         self.dur_ns.extend_from_slice(&next.dur_ns);

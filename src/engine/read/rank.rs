@@ -5,9 +5,16 @@
 //! 1. the kernel source (`kernel_details.csv`, else `op_summary*.csv`) — anomaly;
 //! 2. `trace_view.json` — ONE streaming pass through [`for_each_indexed_event`]; each event
 //!    object is handed to the memory call-stack index ([`HostOpsReader`]) and to the anomaly
-//!    trace tables ([`crate::parse::trace_json::timeline::TimelineBuilder`]) in turn. Natively,
-//!    with spare threads ([`read_rank_cut`]) and no memory analysis, the trace tables are read
-//!    in byte ranges and merged (formats.md §8.2);
+//!    trace tables ([`TimelineBuilder`]) in turn. Natively, with spare threads
+//!    ([`read_rank_cut`]), the file is cut into byte ranges read on their own threads, each
+//!    range once for both consumers (a [`HostOpsReader::range`] and a [`TimelineBuilder`] of
+//!    its own), and the ranges' results are merged in file order into exactly what one reader
+//!    gives ([`HostOpsReader::absorb`], [`TimelineBuilder::absorb`]; formats.md §8.2). The
+//!    state that crosses ranges is replayed at the merge: the timeline's `E`s whose `B` is in
+//!    an earlier range, the parity index's stop at its first kept event without a numeric
+//!    `ts` (what follows it is dropped). When the cut read cannot be used (gzip, an error or
+//!    bytes after the trace in a range), one reader reads the file for both, as without
+//!    threads;
 //! 3. `operator_memory.csv` — memory;
 //! 4. `communication.json` — communication and anomaly (read once by the communication
 //!    phase, [`super::comm`], when planned, its ops handed to the anomaly), then
@@ -28,9 +35,15 @@ use super::memory::{trace_failure, MemoryPass};
 use super::plan::{RankEntry, RankPlan};
 use crate::analysis::memory_result::RankStatus;
 use crate::engine::contract::{Cancelled, OnProgress, Progress, Target};
+use crate::ingest::inventory::RankFile;
 use crate::ingest::inventory::{FileKind, RankFolder};
 use crate::ingest::{ChunkReader, Opener};
-use crate::parse::trace_json::for_each_indexed_event;
+use crate::model::trace_events::HostEventTable;
+use crate::parse::trace_json::call_stack_index::{HostOpsReader, TraceMode};
+use crate::parse::trace_json::object::Event;
+use crate::parse::trace_json::ranges::{self, RangeSink, Ranges};
+use crate::parse::trace_json::timeline::{TimelineBuilder, TimelineInfo};
+use crate::parse::trace_json::{for_each_indexed_event, TraceScan};
 
 /// Reads rank folder `folder` (inventory target `target`) once and runs every analysis of
 /// `plan` on it. `on_progress` gets every chunk of every file; `Break` cancels the rank
@@ -53,8 +66,9 @@ pub type Cut<'a> = Option<(
     crate::parse::trace_json::ranges::Ranges,
 )>;
 
-/// [`read_rank`] with `cut`: the rank's plain `trace_view.json`, when the anomaly alone reads
-/// it, is cut into byte ranges read on `cut`'s threads (formats.md §8.2), with the same result.
+/// [`read_rank`] with `cut`: the rank's plain `trace_view.json` is cut into byte ranges read
+/// on `cut`'s threads for the memory call-stack index and the anomaly's trace tables alike
+/// (formats.md §8.2), with the same result.
 pub fn read_rank_cut(
     target: Target,
     folder: &RankFolder,
@@ -115,15 +129,12 @@ pub fn read_rank_cut(
         None => mem = mem.map(|m| m.and_then(MemoryPass::no_trace)),
         Some(f) if matches!(mem, Some(Ok(_))) || anom.is_some() => {
             let path = f.path.as_str();
-            let host_too = matches!(mem, Some(Ok(_)));
             let threads = cut.map_or(1, |(_, r)| r.count(f.size));
-            // The timeline alone in at least two byte ranges. With the call-stack index planned
-            // too, both stay on one reader: the index does not merge across ranges yet, and a
-            // reader of its own beside the ranges would read the file twice.
-            let cut = cut.filter(|_| !host_too && threads > 1).zip(anom.as_mut());
-            if let Some(((opener, ranges), a)) = cut {
+            // In at least two byte ranges, each read once for both consumers.
+            let mut one_reader = true;
+            if let Some((opener, ranges)) = cut.filter(|_| threads > 1) {
                 let stop = std::sync::atomic::AtomicBool::new(false);
-                let ranges = crate::parse::trace_json::ranges::Ranges { threads, ..ranges };
+                let ranges = Ranges { threads, ..ranges };
                 let mut on = |p: crate::ingest::Progress| {
                     let c = prog(path, p);
                     if c.is_break() {
@@ -131,27 +142,33 @@ pub fn read_rank_cut(
                     }
                     c
                 };
-                let tl = timeline_cut(a, (opener, ranges), f, &mut on);
-                match tl {
-                    Some(t) => a.after_trace(f, Ok(Ok(t))),
-                    None if stop.load(std::sync::atomic::Ordering::Relaxed) => {}
-                    None => match opener.open(path) {
-                        Err(e) => a.after_trace(f, Err(e)),
-                        Ok(src) => {
-                            let mut rdr = ChunkReader::new(src, Some(f.size));
-                            let mut t = a.trace_builder();
-                            let res = for_each_indexed_event(
-                                &mut rdr,
-                                &path.into(),
-                                &mut on,
-                                &mut |ev, at| t.indexed_event(ev, at),
-                            );
-                            a.after_trace(f, Ok(res.as_ref().map(|s| t.finish(s.clone()))));
+                let host_mode = match &mem {
+                    Some(Ok(m)) => Some(m.trace_mode()),
+                    _ => None,
+                };
+                let pre = anom.as_ref().map(AnomalyPass::custom_prefix);
+                let read = trace_cut(host_mode, pre, (opener, ranges), f, &mut on);
+                let stopped = stop.load(std::sync::atomic::Ordering::Relaxed);
+                cancelled |= stopped;
+                one_reader = read.is_none() && !stopped;
+                if let Some((hosts, tl, scan)) = read {
+                    if let (Some(a), Some(t)) = (&mut anom, tl) {
+                        a.after_trace(f, Ok(Ok(t)));
+                    }
+                    let r = match &mut mem {
+                        Some(Ok(m)) => {
+                            let mut h = m.trace_reader(path);
+                            hosts.into_iter().for_each(|p| h.absorb(p));
+                            Some(h.finish(Ok(scan)).map_err(|e| trace_failure(path, &e)))
                         }
-                    },
+                        _ => None,
+                    };
+                    if let Some(r) = r {
+                        mem = mem.map(|m| m.and_then(|m| m.after_trace(path, r)));
+                    }
                 }
-                cancelled |= stop.load(std::sync::atomic::Ordering::Relaxed);
-            } else {
+            }
+            if one_reader {
                 match opener.open(path) {
                     Err(e) => {
                         let msg = format!("cannot open {path}: {e}");
@@ -239,25 +256,65 @@ pub fn read_rank_cut(
     }
 }
 
-/// The anomaly trace tables of `f` read in byte ranges (`None`: one reader reads it).
-fn timeline_cut(
-    a: &AnomalyPass,
-    (opener, ranges): (
-        &(dyn Opener + Sync),
-        crate::parse::trace_json::ranges::Ranges,
-    ),
-    f: &crate::ingest::inventory::RankFile,
+/// The consumers of one byte range of the trace pass: the call-stack index's reader and the
+/// anomaly's trace tables, each of its own, fed the range's events in turn.
+struct RangeReaders {
+    host: Option<HostOpsReader<'static>>,
+    tl: Option<TimelineBuilder>,
+}
+
+impl RangeSink for RangeReaders {
+    fn member(&mut self, _: &[u8], _: &[u8], _: u64) {}
+    fn indexed_event(&mut self, ev: Event<'_>, at: u64) -> ControlFlow<()> {
+        if let Some(h) = &mut self.host {
+            let _ = RangeSink::indexed_event(h, ev, at);
+        }
+        if let Some(t) = &mut self.tl {
+            let _ = t.indexed_event(ev, at);
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// The trace pass over `f` in byte ranges (formats.md §8.2), each range read once for both
+/// consumers: the call-stack index's range readers in file order (when `host_mode` is
+/// given), to be absorbed into the rank's reader, the anomaly's trace tables merged (with
+/// `prefix`), and the splitter's report of the whole pass. `None`: one reader reads it.
+type TraceCut = (
+    Vec<HostOpsReader<'static>>,
+    Option<(HostEventTable, TimelineInfo)>,
+    TraceScan,
+);
+
+fn trace_cut(
+    host_mode: Option<TraceMode>,
+    prefix: Option<&str>,
+    (opener, ranges): (&(dyn Opener + Sync), Ranges),
+    f: &RankFile,
     prog: &mut dyn FnMut(crate::ingest::Progress) -> ControlFlow<()>,
-) -> Option<(
-    crate::model::trace_events::HostEventTable,
-    crate::parse::trace_json::timeline::TimelineInfo,
-)> {
-    use crate::parse::trace_json::{ranges, timeline};
+) -> Option<TraceCut> {
     let n = ranges.count(f.size).max(1);
     let starts = ranges::even_starts(f.size, n);
-    let pre = a.custom_prefix();
-    let (b, scan) = timeline::read_cut(opener, &f.path, f.size, &starts, pre, prog)?;
-    Some(b.finish(scan))
+    let path = f.path.as_str();
+    let make = |start: Option<u64>, _: u64| RangeReaders {
+        host: host_mode.map(|m| HostOpsReader::range(path, m)),
+        tl: prefix.map(|p| match start {
+            None => TimelineBuilder::new(p),
+            Some(_) => TimelineBuilder::new(p).deferring(),
+        }),
+    };
+    let (parts, scan) = ranges::read_cut(opener, path, f.size, &starts, &make, prog)?;
+    let mut hosts = Vec::with_capacity(parts.len());
+    let mut tl: Option<TimelineBuilder> = None;
+    for p in parts {
+        hosts.extend(p.host);
+        match (&mut tl, p.tl) {
+            (Some(t), Some(next)) => t.absorb(next),
+            (t, next) => *t = t.take().or(next),
+        }
+    }
+    let tl = tl.map(|t| t.finish(scan.clone()));
+    Some((hosts, tl, scan))
 }
 
 /// The DB export of `folder` when it has one: `Ok` is the rank read from it; `Err(None)` no

@@ -529,6 +529,6 @@ fn extract(obj: &[u8]) -> Option<Ev<'_>> {
 mod merge;
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod ranges_tests;
+#[cfg(test)]
+mod tests;

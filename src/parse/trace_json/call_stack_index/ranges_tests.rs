@@ -35,7 +35,8 @@ fn dump(
     let table = match res {
         Err(e) => format!("error {e:?}"),
         Ok((h, stats)) => {
-            let col = |f: &dyn Fn(usize) -> String| -> Vec<String> { (0..h.len()).map(f).collect() };
+            let col =
+                |f: &dyn Fn(usize) -> String| -> Vec<String> { (0..h.len()).map(f).collect() };
             format!(
                 "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{stats:?}",
                 h.name(),
@@ -100,7 +101,14 @@ fn check_cuts(name: &str, bytes: &[u8], tries: usize, seed: u64) -> usize {
     for mode in [TraceMode::Default, TraceMode::Parity] {
         let want = one_reader(bytes, mode);
         let read = |b: &[u8], c: &[usize]| cut_read(b, c, mode);
-        by_ranges += check_cuts_with(&format!("{name} {mode:?}"), bytes, tries, seed, &want, &read);
+        by_ranges += check_cuts_with(
+            &format!("{name} {mode:?}"),
+            bytes,
+            tries,
+            seed,
+            &want,
+            &read,
+        );
     }
     by_ranges
 }
