@@ -221,39 +221,73 @@ pub fn read_rank_cut(
         }
         Some(_) => {}
     }
-    // 3. operator_memory.csv
-    let memory = mem.map(|m| match m {
-        Err(done) => done,
-        Ok(m) if cancelled => m.cancelled(),
-        Ok(m) => {
-            let r = m.finish(opener, &mut prog);
-            cancelled |= r.status == RankStatus::Cancelled;
-            r
-        }
-    });
-    // 4. side files, analysis
-    let comm =
-        super::comm::planned(plan.comm, cancelled, folder, opener, None, &mut prog).map(|r| {
-            cancelled |= r.is_err();
-            r.map(|mut c| {
-                if let (Some(a), Some(ops)) = (&mut anom, c.comm_ops.take()) {
-                    a.use_comm_read(ops);
-                }
-                Arc::new(c)
-            })
+    // With spare threads, the anomaly's side files and analysis run on a thread of their own
+    // beside operator_memory.csv and the matching (each analysis keeps its own problems; the
+    // communication files, which the anomaly takes, are read first).
+    let beside = cut
+        .filter(|(_, r)| r.threads > 1 && !cancelled && matches!(mem, Some(Ok(_))))
+        .map(|(o, _)| o);
+    let mut comm = None;
+    if beside.is_some() {
+        comm = comm_phase(plan, &mut cancelled, folder, opener, &mut anom, &mut prog);
+    }
+    let (memory, anomaly) = std::thread::scope(|s| {
+        let a = match beside {
+            Some(o) if !cancelled => anom.take().map(|a| s.spawn(move || a.finish(o))),
+            _ => None,
+        };
+        // 3. operator_memory.csv
+        let memory = mem.map(|m| match m {
+            Err(done) => done,
+            Ok(m) if cancelled => m.cancelled(),
+            Ok(m) => {
+                let r = m.finish(opener, &mut prog);
+                cancelled |= r.status == RankStatus::Cancelled;
+                r
+            }
         });
-    let anomaly = anom.map(|a| {
-        if cancelled {
-            Err(Cancelled)
-        } else {
-            Ok(a.finish(opener))
+        // 4. side files, analysis
+        if beside.is_none() {
+            comm = comm_phase(plan, &mut cancelled, folder, opener, &mut anom, &mut prog);
         }
+        let anomaly = match a {
+            Some(h) => {
+                let r = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+                Some(if cancelled { Err(Cancelled) } else { Ok(r) })
+            }
+            None => anom.map(|a| match cancelled {
+                true => Err(Cancelled),
+                false => Ok(a.finish(opener)),
+            }),
+        };
+        (memory, anomaly)
     });
     RankEntry {
         memory: memory.map(Arc::new),
         anomaly,
         comm,
     }
+}
+
+/// The communication files of the rank when planned (their ops handed to the anomaly), or a
+/// cancelled result.
+fn comm_phase(
+    plan: &RankPlan<'_>,
+    cancelled: &mut bool,
+    folder: &RankFolder,
+    opener: &dyn Opener,
+    anom: &mut Option<AnomalyPass<'_>>,
+    prog: &mut dyn FnMut(&str, crate::ingest::Progress) -> ControlFlow<()>,
+) -> Option<Result<Arc<super::comm::RankCommRead>, Cancelled>> {
+    super::comm::planned(plan.comm, *cancelled, folder, opener, None, prog).map(|r| {
+        *cancelled |= r.is_err();
+        r.map(|mut c| {
+            if let (Some(a), Some(ops)) = (anom.as_mut(), c.comm_ops.take()) {
+                a.use_comm_read(ops);
+            }
+            Arc::new(c)
+        })
+    })
 }
 
 /// The consumers of one byte range of the trace pass: the call-stack index's reader and the
