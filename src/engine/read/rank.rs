@@ -22,7 +22,10 @@
 //!
 //! This order keeps each analysis' own reading order (memory: trace, then CSV; anomaly:
 //! kernels, trace, side files), so each analysis' problems come out in the same order as
-//! when it runs alone, and `proflens analyze` writes the single commands' bytes.
+//! when it runs alone, and `proflens analyze` writes the single commands' bytes. With spare
+//! threads and the memory analysis planned, the communication files are read after step 2
+//! and the anomaly's side files and analysis then run on a thread of their own beside step 3:
+//! the same reading order within each analysis, so the same result.
 //! Each analysis keeps its own problem list; a failure of one (a parity trace error, say)
 //! never stops the other's use of the same pass. A `Break` from the progress callback
 //! cancels the whole rank.
