@@ -192,3 +192,28 @@ fn spare_threads_go_to_the_one_large_rank_trace() {
     assert!(!ma.0.ranks.is_empty() && ma.0.ranks[0].len() > 1000);
     assert_eq!(format!("{:?}", ma), format!("{:?}", mb));
 }
+
+/// A real rank (msinsight's level-1 capture: call stacks, kernels, `communication.json`,
+/// `step_trace_time.csv`): with four threads its trace is read in ranges for both analyses and
+/// the anomaly's side files run beside the memory matching, with the same bytes.
+#[test]
+fn a_real_rank_with_communication_files_writes_the_same_bytes() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../shared/fixtures/ascend/Ascend__msinsight/test/data/pytorch/text/level1/rank0_ascend_pt",
+    );
+    if !src.is_dir() {
+        eprintln!("skipped: no fixture at {}", src.display());
+        return;
+    }
+    let dir = scratch("tv_ranges", "real");
+    let out = dir.join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT");
+    std::fs::create_dir_all(&out).unwrap();
+    for e in std::fs::read_dir(src.join("ASCEND_PROFILER_OUTPUT")).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, out.join(p.file_name().unwrap())).unwrap();
+    }
+    for f in ["profiler_info_0.json", "profiler_metadata.json"] {
+        std::fs::copy(src.join(f), dir.join("rank0_ascend_pt").join(f)).unwrap();
+    }
+    same_bytes_all(&dir, "real");
+}
