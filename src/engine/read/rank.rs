@@ -224,52 +224,66 @@ pub fn read_rank_cut(
         }
         Some(_) => {}
     }
-    // With spare threads, the anomaly's side files and analysis run on a thread of their own
-    // beside operator_memory.csv and the matching (each analysis keeps its own problems; the
-    // communication files, which the anomaly takes, are read first).
+    // With spare threads (and both analyses to finish), the anomaly's side files and analysis
+    // run on a thread of their own beside operator_memory.csv and the matching (each analysis
+    // keeps its own problems; the communication files, which the anomaly takes, are read
+    // first).
     let beside = cut
         .filter(|(_, r)| r.threads > 1 && !cancelled && matches!(mem, Some(Ok(_))))
+        .filter(|_| anom.is_some())
         .map(|(o, _)| o);
-    let mut comm = None;
-    if beside.is_some() {
-        comm = comm_phase(plan, &mut cancelled, folder, opener, &mut anom, &mut prog);
-    }
-    let (memory, anomaly) = std::thread::scope(|s| {
-        let a = match beside {
-            Some(o) if !cancelled => anom.take().map(|a| s.spawn(move || a.finish(o))),
-            _ => None,
-        };
-        // 3. operator_memory.csv
-        let memory = mem.map(|m| match m {
-            Err(done) => done,
-            Ok(m) if cancelled => m.cancelled(),
-            Ok(m) => {
-                let r = m.finish(opener, &mut prog);
-                cancelled |= r.status == RankStatus::Cancelled;
-                r
+    let (memory, comm, anomaly) = match beside {
+        Some(sync) => {
+            // 4. (the communication files first), then the anomaly beside 3.
+            let comm = comm_phase(plan, &mut cancelled, folder, opener, &mut anom, &mut prog);
+            match anom.take().filter(|_| !cancelled) {
+                None => {
+                    let memory = finish_memory(mem, opener, &mut cancelled, &mut prog);
+                    (memory, comm, Some(Err(Cancelled)))
+                }
+                Some(a) => std::thread::scope(|s| {
+                    let h = s.spawn(move || a.finish(sync));
+                    let memory = finish_memory(mem, opener, &mut cancelled, &mut prog);
+                    let r = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+                    let anomaly = Some(if cancelled { Err(Cancelled) } else { Ok(r) });
+                    (memory, comm, anomaly)
+                }),
             }
-        });
-        // 4. side files, analysis
-        if beside.is_none() {
-            comm = comm_phase(plan, &mut cancelled, folder, opener, &mut anom, &mut prog);
         }
-        let anomaly = match a {
-            Some(h) => {
-                let r = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-                Some(if cancelled { Err(Cancelled) } else { Ok(r) })
-            }
-            None => anom.map(|a| match cancelled {
+        None => {
+            let memory = finish_memory(mem, opener, &mut cancelled, &mut prog);
+            // 4. side files, analysis
+            let comm = comm_phase(plan, &mut cancelled, folder, opener, &mut anom, &mut prog);
+            let anomaly = anom.map(|a| match cancelled {
                 true => Err(Cancelled),
                 false => Ok(a.finish(opener)),
-            }),
-        };
-        (memory, anomaly)
-    });
+            });
+            (memory, comm, anomaly)
+        }
+    };
     RankEntry {
         memory: memory.map(Arc::new),
         anomaly,
         comm,
     }
+}
+
+/// 3. `operator_memory.csv` and the matching, unless the rank has failed or is cancelled.
+fn finish_memory(
+    mem: Option<Result<MemoryPass<'_>, crate::analysis::memory_result::RankMemory>>,
+    opener: &dyn Opener,
+    cancelled: &mut bool,
+    prog: &mut dyn FnMut(&str, crate::ingest::Progress) -> ControlFlow<()>,
+) -> Option<crate::analysis::memory_result::RankMemory> {
+    mem.map(|m| match m {
+        Err(done) => done,
+        Ok(m) if *cancelled => m.cancelled(),
+        Ok(m) => {
+            let r = m.finish(opener, prog);
+            *cancelled |= r.status == RankStatus::Cancelled;
+            r
+        }
+    })
 }
 
 /// The communication files of the rank when planned (their ops handed to the anomaly), or a
