@@ -148,7 +148,7 @@ fn damaged() -> Vec<u8> {
             10 => format!("{{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"big\",\"pid\":{pid},\"tid\":{tid},\"ts\":\"9223372036854775\",\"dur\":1}}"),
             11 => format!("{{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":\"py#FF#\",\"pid\":{pid},\"tid\":{tid},\"ts\":{ts}}}"),
             12 if i % 3 == 0 => "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"nots\",\"args\":{\"Call stack\":\"late\"}}".to_string(),
-            12 => format!("{{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"badts\",\"ts\":\"x\",\"args\":{{\"Sequence number\":[1,{{\"a\":2}}]}}}}"),
+            12 => "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"badts\",\"ts\":\"x\",\"args\":{\"Sequence number\":[1,{\"a\":2}]}}".to_string(),
             _ => "{\"ph\":\"X\",\"cat\":\"cpu_op\" \"ts\":1}".to_string(),
         };
         s += &ev;
