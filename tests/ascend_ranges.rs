@@ -1,13 +1,14 @@
 //! One large `trace_view.json` read on several threads (formats.md §8.2): `proflens analyze`
-//! (memory and anomaly) and `anomaly` write the same bytes with `--threads 1` and `--threads 4` on a
-//! generated torch_npu rank whose trace is cut into ranges of 64 KiB
-//! (`PROFLENS_MIN_RANGE_BYTES`), plain and with `B`/`E` pairs and damaged strings.
+//! (memory and anomaly), `anomaly` and `memory` (default and `--parity`) write the same bytes
+//! with `--threads 1` and `--threads 4` on a generated torch_npu rank whose trace is cut into
+//! ranges of 64 KiB (`PROFLENS_MIN_RANGE_BYTES`), plain, with `B`/`E` pairs and damaged
+//! strings, with the parity index's stop in a later range, and with bytes after the array.
 
 mod ranges_common;
 
 use std::path::Path;
 
-use ranges_common::{same_bytes, scratch};
+use ranges_common::{run, same_bytes, scratch};
 
 use proflens::engine::synth::ascend::{
     memory_rng, profiler_info_json, write_anomaly_rank, write_memory_trace, write_operator_memory,
@@ -49,12 +50,42 @@ fn rank(dir: &Path, extra: &str) -> usize {
     joined.len()
 }
 
+/// [`same_bytes`] and `proflens memory` (default and `--parity`, CSV and JSON) on `dir`: the
+/// same stdout, stderr, exit code and files with `--threads 1` and `--threads 4`.
+fn same_bytes_all(dir: &Path, name: &str) {
+    same_bytes(dir, name);
+    let d = dir.to_str().unwrap();
+    for (k, args) in [
+        ("mem", vec!["memory", d, "--out", "m.csv", "--quiet"]),
+        ("memjson", vec!["memory", d, "--format", "json", "--quiet"]),
+        (
+            "par",
+            vec!["memory", d, "--parity", "--out", "p.csv", "--quiet"],
+        ),
+    ] {
+        let one = run(&args, 1, &dir.with_extension(format!("{k}1")));
+        let four = run(&args, 4, &dir.with_extension(format!("{k}4")));
+        assert_eq!(one.2, four.2, "{name} {k}: exit code");
+        assert!(one.0 == four.0, "{name} {k}: stdout");
+        assert_eq!(
+            String::from_utf8_lossy(&one.1),
+            String::from_utf8_lossy(&four.1),
+            "{name} {k}: stderr"
+        );
+        assert!(one.3 == four.3, "{name} {k}: files");
+        assert!(
+            !(one.0.is_empty() && one.1.is_empty() && one.3.is_empty()),
+            "{name} {k}: nothing written"
+        );
+    }
+}
+
 #[test]
 fn one_rank_trace_on_four_threads_writes_the_same_bytes() {
     let dir = scratch("tv_ranges", "plain");
     let size = rank(&dir, "");
     assert!(size > 8 * 65536, "the trace is cut into ranges");
-    same_bytes(&dir, "plain");
+    same_bytes_all(&dir, "plain");
 
     // `B`/`E` pairs far apart (an `E` in a later range than its `B`), a bad `ts` and a
     // control byte in a name.
@@ -70,10 +101,23 @@ fn one_rank_trace_on_four_threads_writes_the_same_bytes() {
     let closing = "{\"ph\":\"E\",\"pid\":7,\"tid\":2,\"ts\":\"900000000\"},\n{\"ph\":\"E\",\"pid\":7,\"tid\":1,\"ts\":\"900000001\"}";
     std::fs::write(&tv, format!("{t},\n{closing}\n]\n")).unwrap();
     assert!(size > 8 * 65536);
-    same_bytes(&dir, "begin_end");
+    same_bytes_all(&dir, "begin_end");
 
-    // Bytes after an early end of the array: the cut read hands the file to one reader (the
-    // call-stack index, read beside it, is kept).
+    // A kept `cpu_op` (with a call stack) without a numeric `ts` past the middle: the parity
+    // index stops there (`MEM-TV-003`, the rank fails), in a range after the first.
+    let dir = scratch("tv_ranges", "parity_stop");
+    rank(&dir, "");
+    let tv = dir.join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
+    let mut bytes = std::fs::read(&tv).unwrap();
+    let mid = bytes.len() * 3 / 5;
+    let at = mid + bytes[mid..].windows(2).position(|w| w == b"},").unwrap() + 2;
+    let bad = b"\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"late\",\"pid\":1,\"tid\":1,\"ts\":\"q\",\"args\":{\"Call stack\":\"x.py(1): f\"}},";
+    bytes.splice(at..at, bad.iter().copied());
+    std::fs::write(&tv, bytes).unwrap();
+    same_bytes_all(&dir, "parity_stop");
+
+    // Bytes after an early end of the array: the cut read hands the file to one reader for
+    // both consumers.
     let dir = scratch("tv_ranges", "garbage");
     rank(&dir, "");
     let tv = dir.join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
@@ -82,7 +126,7 @@ fn one_rank_trace_on_four_threads_writes_the_same_bytes() {
     let at = mid + bytes[mid..].windows(2).position(|w| w == b"},").unwrap() + 2;
     bytes.splice(at..at, b"]]] ".iter().copied());
     std::fs::write(&tv, bytes).unwrap();
-    same_bytes(&dir, "garbage");
+    same_bytes_all(&dir, "garbage");
 }
 
 /// Counts the opens at an offset (range readers) over a [`MemOpener`].
@@ -106,7 +150,11 @@ fn spare_threads_go_to_the_one_large_rank_trace() {
     let dir = scratch("tv_ranges", "engine");
     rank(&dir, "");
     let mut m = proflens::ingest::MemOpener::new();
-    for f in ["trace_view.json", "kernel_details.csv"] {
+    for f in [
+        "trace_view.json",
+        "kernel_details.csv",
+        "operator_memory.csv",
+    ] {
         let p = dir.join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT").join(f);
         m.add(
             format!("run/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/{f}"),
@@ -115,8 +163,10 @@ fn spare_threads_go_to_the_one_large_rank_trace() {
     }
     let inv = proflens::ingest::inventory::Inventory::from_paths(&m.list());
     let opener = CountFrom(m, Default::default());
+    // Both consumers of the trace planned: the ranges serve both.
     let plan = || Plan {
         anomaly: Some(proflens::analysis::anomaly_config::AnomalyConfig::spec_defaults()),
+        memory: Some(Default::default()),
         ..Plan::none()
     };
     let progress =
@@ -135,4 +185,35 @@ fn spare_threads_go_to_the_one_large_rank_trace() {
         format!("{:?}", a[0].problems.kept()),
         format!("{:?}", b[0].problems.kept())
     );
+    let (ma, mb) = (
+        one.memory_run(&inv).unwrap(),
+        four.memory_run(&inv).unwrap(),
+    );
+    assert!(!ma.0.ranks.is_empty() && ma.0.ranks[0].len() > 1000);
+    assert_eq!(format!("{:?}", ma), format!("{:?}", mb));
+}
+
+/// A real rank (msinsight's level-1 capture: call stacks, kernels, `communication.json`,
+/// `step_trace_time.csv`): with four threads its trace is read in ranges for both analyses and
+/// the anomaly's side files run beside the memory matching, with the same bytes.
+#[test]
+fn a_real_rank_with_communication_files_writes_the_same_bytes() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../shared/fixtures/ascend/Ascend__msinsight/test/data/pytorch/text/level1/rank0_ascend_pt",
+    );
+    if !src.is_dir() {
+        eprintln!("skipped: no fixture at {}", src.display());
+        return;
+    }
+    let dir = scratch("tv_ranges", "real");
+    let out = dir.join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT");
+    std::fs::create_dir_all(&out).unwrap();
+    for e in std::fs::read_dir(src.join("ASCEND_PROFILER_OUTPUT")).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, out.join(p.file_name().unwrap())).unwrap();
+    }
+    for f in ["profiler_info_0.json", "profiler_metadata.json"] {
+        std::fs::copy(src.join(f), dir.join("rank0_ascend_pt").join(f)).unwrap();
+    }
+    same_bytes_all(&dir, "real");
 }

@@ -284,7 +284,8 @@ pub fn run(args: Args) -> i32 {
         args.threads,
         !args.quiet,
     );
-    match write_outputs(&args.out_dir, &inv, &store, args.quiet) {
+    let threads = args.threads.unwrap_or_else(parallel::default_threads);
+    match write_outputs(&args.out_dir, &inv, &store, args.quiet, threads) {
         Ok(()) => {}
         Err(e) => {
             eprintln!("proflens analyze: {e}");
@@ -347,7 +348,57 @@ pub fn print_outcomes(store: &Store) -> (u64, u64) {
 }
 
 /// Writes every output of the store under `dir` (see the module doc).
-fn write_outputs(dir: &Path, inv: &Inventory, store: &Store, quiet: bool) -> Result<(), String> {
+/// The paths written, in order, and the error that stopped the writing.
+type Written = (Vec<PathBuf>, Result<(), String>);
+
+/// Writes the anomaly's files (`anomaly.json`, the reports, the GPU kernel tables) into `dir`.
+fn anomaly_files(dir: &Path, inv: &Inventory, store: &Store) -> Written {
+    let mut out = Vec::new();
+    let r = anomaly_files_into(dir, inv, store, &mut out);
+    (out, r)
+}
+
+fn anomaly_files_into(
+    dir: &Path,
+    inv: &Inventory,
+    store: &Store,
+    out: &mut Vec<PathBuf>,
+) -> Result<(), String> {
+    if store.plan().anomaly.is_none() {
+        return Ok(());
+    }
+    let p = dir.join("anomaly.json");
+    write_file(&p, |w| export::write(store, inv, Export::AnomalyJson, w))?;
+    out.push(p);
+    let reports = dir.join("reports");
+    std::fs::create_dir_all(&reports)
+        .map_err(|e| format!("cannot create {}: {e}", reports.display()))?;
+    let files = export::anomaly_reports(store, inv)
+        .map_err(|_| "the anomaly analysis was cancelled".to_string())?;
+    for (a_name, md, m_name, arch) in files {
+        for (name, text) in [(a_name, md), (m_name, arch)] {
+            let p = reports.join(name);
+            write_file(&p, |w| w.write_all(text.as_bytes()))?;
+            out.push(p);
+        }
+    }
+    let tables = export::gpu_kernel_tables(store, inv)
+        .map_err(|_| "the anomaly analysis was cancelled".to_string())?;
+    for (name, csv) in tables {
+        let p = reports.join(name);
+        write_file(&p, |w| w.write_all(&csv))?;
+        out.push(p);
+    }
+    Ok(())
+}
+
+fn write_outputs(
+    dir: &Path,
+    inv: &Inventory,
+    store: &Store,
+    quiet: bool,
+    threads: usize,
+) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let say = |p: &Path| {
         if !quiet {
@@ -369,36 +420,34 @@ fn write_outputs(dir: &Path, inv: &Inventory, store: &Store, quiet: bool) -> Res
             say(&p);
         }
     }
-    if plan.memory.is_some() {
+    let memory = || -> Written {
+        if plan.memory.is_none() {
+            return (Vec::new(), Ok(()));
+        }
         let p = dir.join("memory.csv");
-        write_file(&p, |w| {
+        let r = write_file(&p, |w| {
             export::write(store, inv, Export::MemoryCsv(Columns::Full), w)
-        })?;
-        say(&p);
-    }
-    if plan.anomaly.is_some() {
-        let p = dir.join("anomaly.json");
-        write_file(&p, |w| export::write(store, inv, Export::AnomalyJson, w))?;
-        say(&p);
-        let reports = dir.join("reports");
-        std::fs::create_dir_all(&reports)
-            .map_err(|e| format!("cannot create {}: {e}", reports.display()))?;
-        let files = export::anomaly_reports(store, inv)
-            .map_err(|_| "the anomaly analysis was cancelled".to_string())?;
-        for (a_name, md, m_name, arch) in files {
-            for (name, text) in [(a_name, md), (m_name, arch)] {
-                let p = reports.join(name);
-                write_file(&p, |w| w.write_all(text.as_bytes()))?;
-                say(&p);
-            }
-        }
-        let tables = export::gpu_kernel_tables(store, inv)
-            .map_err(|_| "the anomaly analysis was cancelled".to_string())?;
-        for (name, csv) in tables {
-            let p = reports.join(name);
-            write_file(&p, |w| w.write_all(&csv))?;
-            say(&p);
-        }
+        });
+        (if r.is_ok() { vec![p] } else { Vec::new() }, r)
+    };
+    // With two threads or more, memory.csv is written beside the anomaly's files: the same
+    // files and `wrote` lines in the same order (when memory.csv cannot be written, the
+    // anomaly's files may have been written too, unannounced).
+    let (mem, anomaly) = match threads > 1 && plan.anomaly.is_some() {
+        true => std::thread::scope(|s| {
+            let m = s.spawn(memory);
+            let a = anomaly_files(dir, inv, store);
+            let m = m.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (m, a)
+        }),
+        false => match memory() {
+            (m, Err(e)) => ((m, Err(e)), (Vec::new(), Ok(()))),
+            m => (m, anomaly_files(dir, inv, store)),
+        },
+    };
+    for (written, r) in [mem, anomaly] {
+        written.iter().for_each(|p| say(p));
+        r?;
     }
     if plan.snapshot.is_some() {
         let snaps = dir.join("snapshots");

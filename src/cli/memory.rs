@@ -1,5 +1,5 @@
 //! `proflens memory <folder> [--format csv|json|md|arrow] [--out FILE] [--parity]
-//! [--table events|curves]`: the memory events of every rank folder under `<folder>`
+//! [--table events|curves] [--threads N]`: the memory events of every rank folder under `<folder>`
 //! (ascend-memory.md), the same bytes as the page's export, or the allocator curves per pool.
 //! Problems go to stderr; exit codes follow [`super::exit_code`].
 
@@ -80,6 +80,10 @@ pub struct Args {
     /// Source indices to analyse per (role, rank), comma-separated (default: all).
     #[arg(long, value_name = "LIST")]
     pub sources: Option<String>,
+    /// Threads to run ranks on (default: every core); a large `trace_view.json` is read on
+    /// the spare ones (formats.md §8.2). The output does not depend on it.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
     /// Do not print the progress line on stderr.
     #[arg(long)]
     pub quiet: bool,
@@ -144,7 +148,7 @@ pub fn run(args: Args) -> i32 {
         memory: Some(opts),
         ..Plan::none()
     };
-    let store = super::analyze::run_store(&inv, &opener, plan, None, !args.quiet);
+    let store = super::analyze::run_store(&inv, &opener, plan, args.threads, !args.quiet);
     let (run, drop_problems) = store.memory_run(&inv).unwrap_or_default();
     let mut hidden_total = 0;
     let mut count = |p: &crate::base::Problem| {

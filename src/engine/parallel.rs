@@ -6,7 +6,8 @@
 //! spreads targets over its worker pool instead). Targets are taken largest input first, so
 //! one big rank does not start last. When there are more threads than targets, each target
 //! gets the spare ones for its one large trace ([`run_target_ranges`]: a GPU rank's Kineto
-//! trace is cut into byte ranges, formats.md §8.2); the output is the same.
+//! trace or an Ascend rank's `trace_view.json` is cut into byte ranges, formats.md §8.2); the
+//! output is the same.
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

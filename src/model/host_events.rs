@@ -163,6 +163,36 @@ impl HostOpTable {
     pub fn with_stack_count(&self) -> usize {
         self.stack.iter().filter(|s| **s != NONE_U32).count()
     }
+    /// Appends `next`, the table of the part of the file that follows this one's (a byte
+    /// range read on its own), as if one table had read both: its thread keys re-interned in
+    /// the order they first appear, its names and flow ids through `names` (its string id →
+    /// this table's pool's) and its stacks through `stacks` (its stack id → this one's).
+    pub fn append(&mut self, next: &HostOpTable, names: &[StrId], stacks: &[StackId]) {
+        let threads: Vec<u32> = (0..next.threads.len() as u32)
+            .map(|i| {
+                let text = next.threads.get(StrId::from_index(i));
+                self.threads.intern(text).index() as u32
+            })
+            .collect();
+        self.name.extend(next.name.iter().map(|n| names[n.index()]));
+        self.ts_ns.extend_from_slice(&next.ts_ns);
+        self.ts_us.extend_from_slice(&next.ts_us);
+        self.dur_ns.extend_from_slice(&next.dur_ns);
+        self.thread
+            .extend(next.thread.iter().map(|t| threads[*t as usize]));
+        self.seq.extend_from_slice(&next.seq);
+        self.fwd_tid.extend_from_slice(&next.fwd_tid);
+        self.stack.extend(next.stack.iter().map(|&s| match s {
+            NONE_U32 => NONE_U32,
+            s => stacks[s as usize].index() as u32,
+        }));
+        self.flows.extend(next.flows.iter().map(|f| FlowPoint {
+            id: names[f.id.index()],
+            thread: threads[f.thread as usize],
+            ..*f
+        }));
+        self.rejected += next.rejected;
+    }
 }
 
 /// Op indices grouped by name, each group in a fixed order (compressed rows).

@@ -214,13 +214,21 @@ impl<'o> MemoryPass<'o> {
         Ok(self)
     }
 
-    /// The call-stack index consumer of the rank's `trace_view.json` pass (`file`: its path).
-    pub fn trace_reader(&mut self, file: &str) -> HostOpsReader<'_> {
-        let mode = if self.parity() {
+    /// The mode of the call-stack index ([`MemoryPass::trace_reader`]; the byte ranges'
+    /// readers, [`HostOpsReader::range`], take it too).
+    pub fn trace_mode(&self) -> TraceMode {
+        if self.parity() {
             TraceMode::Parity
         } else {
             TraceMode::Default
-        };
+        }
+    }
+
+    /// The call-stack index consumer of the rank's `trace_view.json` pass (`file`: its path),
+    /// into the rank's pools: fed the events, or the byte ranges' readers in file order
+    /// ([`HostOpsReader::absorb`]).
+    pub fn trace_reader(&mut self, file: &str) -> HostOpsReader<'_> {
+        let mode = self.trace_mode();
         HostOpsReader::new(
             file,
             mode,

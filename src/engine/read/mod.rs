@@ -29,8 +29,9 @@ pub use plan::{Plan, RankEntry, RankPlan, SnapshotEntry, TargetEntry};
 pub use snapshot::{SnapshotOptions, SnapshotRun};
 
 /// [`run_target`] with `ranges.threads` threads for the target's one large trace: a GPU
-/// rank's plain Kineto trace is cut into byte ranges read on that many threads (formats.md
-/// §8.2), with the same result; every other target is [`run_target`]. Native only.
+/// rank's plain Kineto trace or an Ascend rank's `trace_view.json` is cut into byte ranges
+/// read on that many threads (formats.md §8.2), with the same result; every other target is
+/// [`run_target`]. Native only.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn run_target_ranges(
     plan: &Plan,

@@ -4,10 +4,19 @@
 //!
 //! 1. the kernel source (`kernel_details.csv`, else `op_summary*.csv`) — anomaly;
 //! 2. `trace_view.json` — ONE streaming pass through [`for_each_indexed_event`]; each event
-//!    object is handed to the memory call-stack index ([`HostOpsReader`]) and to the anomaly
-//!    trace tables ([`crate::parse::trace_json::timeline::TimelineBuilder`]) in turn. Natively,
-//!    with spare threads ([`read_rank_cut`]) and no memory analysis, the trace tables are read
-//!    in byte ranges and merged (formats.md §8.2);
+//!    object is handed to the memory call-stack index ([`HostOpsReader`]), the anomaly
+//!    trace tables ([`TimelineBuilder`]) and the HCCL op sizes of the slow links
+//!    ([`HcclSizes`], when the communication or anomaly analysis has communication files to
+//!    size) in turn. Natively, with spare threads
+//!    ([`read_rank_cut`]), the file is cut into byte ranges read on their own threads, each
+//!    range once for both consumers (a [`HostOpsReader::range`] and a [`TimelineBuilder`] of
+//!    its own), and the ranges' results are merged in file order into exactly what one reader
+//!    gives ([`HostOpsReader::absorb`], [`TimelineBuilder::absorb`]; formats.md §8.2). The
+//!    state that crosses ranges is replayed at the merge: the timeline's `E`s whose `B` is in
+//!    an earlier range, the parity index's stop at its first kept event without a numeric
+//!    `ts` (what follows it is dropped). When the cut read cannot be used (gzip, an error or
+//!    bytes after the trace in a range), one reader reads the file for both, as without
+//!    threads;
 //! 3. `operator_memory.csv` — memory;
 //! 4. `communication.json` — communication and anomaly (read once by the communication
 //!    phase, [`super::comm`], when planned, its ops handed to the anomaly), then
@@ -15,7 +24,10 @@
 //!
 //! This order keeps each analysis' own reading order (memory: trace, then CSV; anomaly:
 //! kernels, trace, side files), so each analysis' problems come out in the same order as
-//! when it runs alone, and `proflens analyze` writes the single commands' bytes.
+//! when it runs alone, and `proflens analyze` writes the single commands' bytes. With spare
+//! threads and the memory analysis planned, the communication files are read after step 2
+//! and the anomaly's side files and analysis then run on a thread of their own beside step 3:
+//! the same reading order within each analysis, so the same result.
 //! Each analysis keeps its own problem list; a failure of one (a parity trace error, say)
 //! never stops the other's use of the same pass. A `Break` from the progress callback
 //! cancels the whole rank.
@@ -28,10 +40,16 @@ use super::memory::{trace_failure, MemoryPass};
 use super::plan::{RankEntry, RankPlan};
 use crate::analysis::memory_result::RankStatus;
 use crate::engine::contract::{Cancelled, OnProgress, Progress, Target};
+use crate::ingest::inventory::RankFile;
 use crate::ingest::inventory::{FileKind, RankFolder};
 use crate::ingest::{ChunkReader, Opener};
-use crate::parse::trace_json::for_each_indexed_event;
+use crate::model::trace_events::HostEventTable;
+use crate::parse::trace_json::call_stack_index::{HostOpsReader, TraceMode};
 use crate::parse::trace_json::hccl_sizes::HcclSizes;
+use crate::parse::trace_json::object::Event;
+use crate::parse::trace_json::ranges::{self, RangeSink, Ranges};
+use crate::parse::trace_json::timeline::{TimelineBuilder, TimelineInfo};
+use crate::parse::trace_json::{for_each_indexed_event, TraceScan};
 
 /// Reads rank folder `folder` (inventory target `target`) once and runs every analysis of
 /// `plan` on it. `on_progress` gets every chunk of every file; `Break` cancels the rank
@@ -54,8 +72,9 @@ pub type Cut<'a> = Option<(
     crate::parse::trace_json::ranges::Ranges,
 )>;
 
-/// [`read_rank`] with `cut`: the rank's plain `trace_view.json`, when the anomaly alone reads
-/// it, is cut into byte ranges read on `cut`'s threads (formats.md §8.2), with the same result.
+/// [`read_rank`] with `cut`: the rank's plain `trace_view.json` is cut into byte ranges read
+/// on `cut`'s threads for the memory call-stack index and the anomaly's trace tables alike
+/// (formats.md §8.2), with the same result.
 pub fn read_rank_cut(
     target: Target,
     folder: &RankFolder,
@@ -121,15 +140,12 @@ pub fn read_rank_cut(
         None => mem = mem.map(|m| m.and_then(MemoryPass::no_trace)),
         Some(f) if matches!(mem, Some(Ok(_))) || anom.is_some() || sizes.is_some() => {
             let path = f.path.as_str();
-            let host_too = matches!(mem, Some(Ok(_)));
             let threads = cut.map_or(1, |(_, r)| r.count(f.size));
-            // The timeline (and the op sizes) in at least two byte ranges. With the call-stack
-            // index planned too, all stay on one reader: the index does not merge across ranges
-            // yet, and a reader of its own beside the ranges would read the file twice.
-            let cut = cut.filter(|_| !host_too && threads > 1).zip(anom.as_mut());
-            if let Some(((opener, ranges), a)) = cut {
+            // In at least two byte ranges, each read once for both consumers.
+            let mut one_reader = true;
+            if let Some((opener, ranges)) = cut.filter(|_| threads > 1) {
                 let stop = std::sync::atomic::AtomicBool::new(false);
-                let ranges = crate::parse::trace_json::ranges::Ranges { threads, ..ranges };
+                let ranges = Ranges { threads, ..ranges };
                 let mut on = |p: crate::ingest::Progress| {
                     let c = prog(path, p);
                     if c.is_break() {
@@ -137,38 +153,35 @@ pub fn read_rank_cut(
                     }
                     c
                 };
-                let tl = timeline_cut(a, (opener, ranges), f, sizes.is_some(), &mut on);
-                match tl {
-                    Some((t, s)) => {
-                        sizes = s;
-                        a.after_trace(f, Ok(Ok(t)))
+                let host_mode = match &mem {
+                    Some(Ok(m)) => Some(m.trace_mode()),
+                    _ => None,
+                };
+                let pre = anom.as_ref().map(AnomalyPass::custom_prefix);
+                let want_sizes = sizes.is_some();
+                let read = trace_cut(host_mode, pre, want_sizes, (opener, ranges), f, &mut on);
+                let stopped = stop.load(std::sync::atomic::Ordering::Relaxed);
+                cancelled |= stopped;
+                one_reader = read.is_none() && !stopped;
+                if let Some((hosts, tl, s, scan)) = read {
+                    sizes = s;
+                    if let (Some(a), Some(t)) = (&mut anom, tl) {
+                        a.after_trace(f, Ok(Ok(t)));
                     }
-                    None if stop.load(std::sync::atomic::Ordering::Relaxed) => {}
-                    None => match opener.open(path) {
-                        Err(e) => {
-                            sizes = None;
-                            a.after_trace(f, Err(e))
+                    let r = match &mut mem {
+                        Some(Ok(m)) => {
+                            let mut h = m.trace_reader(path);
+                            hosts.into_iter().for_each(|p| h.absorb(p));
+                            Some(h.finish(Ok(scan)).map_err(|e| trace_failure(path, &e)))
                         }
-                        Ok(src) => {
-                            let mut rdr = ChunkReader::new(src, Some(f.size));
-                            let mut t = a.trace_builder();
-                            let res = for_each_indexed_event(
-                                &mut rdr,
-                                &path.into(),
-                                &mut on,
-                                &mut |ev, at| {
-                                    if let Some(s) = &mut sizes {
-                                        let _ = s.indexed_event(ev, at);
-                                    }
-                                    t.indexed_event(ev, at)
-                                },
-                            );
-                            a.after_trace(f, Ok(res.as_ref().map(|s| t.finish(s.clone()))));
-                        }
-                    },
+                        _ => None,
+                    };
+                    if let Some(r) = r {
+                        mem = mem.map(|m| m.and_then(|m| m.after_trace(path, r)));
+                    }
                 }
-                cancelled |= stop.load(std::sync::atomic::Ordering::Relaxed);
-            } else {
+            }
+            if one_reader {
                 match opener.open(path) {
                     Err(e) => {
                         sizes = None;
@@ -225,41 +238,49 @@ pub fn read_rank_cut(
         }
         Some(_) => {}
     }
-    // 3. operator_memory.csv
-    let memory = mem.map(|m| match m {
-        Err(done) => done,
-        Ok(m) if cancelled => m.cancelled(),
-        Ok(m) => {
-            let r = m.finish(opener, &mut prog);
-            cancelled |= r.status == RankStatus::Cancelled;
-            r
-        }
-    });
-    // 4. side files, analysis
-    let comm =
-        super::comm::planned(plan.comm, cancelled, folder, opener, None, &mut prog).map(|r| {
-            cancelled |= r.is_err();
-            r.map(|mut c| {
-                if let (Some(a), Some(ops)) = (&mut anom, c.comm_ops.take()) {
-                    a.use_comm_read(ops);
-                }
-                if let Some(s) = &sizes {
-                    c.tables.op_bytes = s.bytes.clone();
-                    c.tables.has_sizes = true;
-                }
-                Arc::new(c)
-            })
-        });
-    if let (Some(a), Some(s)) = (&mut anom, sizes) {
-        a.use_op_sizes(s.bytes);
+    // The op sizes go to the anomaly's comm ops now (it may finish on a thread of its own) and
+    // to the communication tables when they are read.
+    if let (Some(a), Some(s)) = (&mut anom, &sizes) {
+        a.use_op_sizes(s.bytes.clone());
     }
-    let anomaly = anom.map(|a| {
-        if cancelled {
-            Err(Cancelled)
-        } else {
-            Ok(a.finish(opener))
+    let sizes = sizes.as_ref();
+    // With spare threads (and both analyses to finish), the anomaly's side files and analysis
+    // run on a thread of their own beside operator_memory.csv and the matching (each analysis
+    // keeps its own problems; the communication files, which the anomaly takes, are read
+    // first).
+    let beside = cut
+        .filter(|(_, r)| r.threads > 1 && !cancelled && matches!(mem, Some(Ok(_))))
+        .filter(|_| anom.is_some())
+        .map(|(o, _)| o);
+    let (memory, comm, anomaly) = match beside {
+        Some(sync) => {
+            // 4. (the communication files first), then the anomaly beside 3.
+            let comm = comm_phase(plan, &mut cancelled, folder, opener, &mut anom, sizes, &mut prog);
+            match anom.take().filter(|_| !cancelled) {
+                None => {
+                    let memory = finish_memory(mem, opener, &mut cancelled, &mut prog);
+                    (memory, comm, Some(Err(Cancelled)))
+                }
+                Some(a) => std::thread::scope(|s| {
+                    let h = s.spawn(move || a.finish(sync));
+                    let memory = finish_memory(mem, opener, &mut cancelled, &mut prog);
+                    let r = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+                    let anomaly = Some(if cancelled { Err(Cancelled) } else { Ok(r) });
+                    (memory, comm, anomaly)
+                }),
+            }
         }
-    });
+        None => {
+            let memory = finish_memory(mem, opener, &mut cancelled, &mut prog);
+            // 4. side files, analysis
+            let comm = comm_phase(plan, &mut cancelled, folder, opener, &mut anom, sizes, &mut prog);
+            let anomaly = anom.map(|a| match cancelled {
+                true => Err(Cancelled),
+                false => Ok(a.finish(opener)),
+            });
+            (memory, comm, anomaly)
+        }
+    };
     RankEntry {
         memory: memory.map(Arc::new),
         anomaly,
@@ -267,30 +288,123 @@ pub fn read_rank_cut(
     }
 }
 
-/// The anomaly trace tables of `f` read in byte ranges, with the op sizes when `sizes`
-/// (`None`: one reader reads it).
-fn timeline_cut(
-    a: &AnomalyPass,
-    (opener, ranges): (
-        &(dyn Opener + Sync),
-        crate::parse::trace_json::ranges::Ranges,
-    ),
-    f: &crate::ingest::inventory::RankFile,
-    sizes: bool,
-    prog: &mut dyn FnMut(crate::ingest::Progress) -> ControlFlow<()>,
-) -> Option<(
-    (
-        crate::model::trace_events::HostEventTable,
-        crate::parse::trace_json::timeline::TimelineInfo,
-    ),
+/// 3. `operator_memory.csv` and the matching, unless the rank has failed or is cancelled.
+fn finish_memory(
+    mem: Option<Result<MemoryPass<'_>, crate::analysis::memory_result::RankMemory>>,
+    opener: &dyn Opener,
+    cancelled: &mut bool,
+    prog: &mut dyn FnMut(&str, crate::ingest::Progress) -> ControlFlow<()>,
+) -> Option<crate::analysis::memory_result::RankMemory> {
+    mem.map(|m| match m {
+        Err(done) => done,
+        Ok(m) if *cancelled => m.cancelled(),
+        Ok(m) => {
+            let r = m.finish(opener, prog);
+            *cancelled |= r.status == RankStatus::Cancelled;
+            r
+        }
+    })
+}
+
+/// The communication files of the rank when planned (their ops handed to the anomaly, the
+/// trace pass's op `sizes` added to the tables), or a cancelled result.
+fn comm_phase(
+    plan: &RankPlan<'_>,
+    cancelled: &mut bool,
+    folder: &RankFolder,
+    opener: &dyn Opener,
+    anom: &mut Option<AnomalyPass<'_>>,
+    sizes: Option<&HcclSizes>,
+    prog: &mut dyn FnMut(&str, crate::ingest::Progress) -> ControlFlow<()>,
+) -> Option<Result<Arc<super::comm::RankCommRead>, Cancelled>> {
+    super::comm::planned(plan.comm, *cancelled, folder, opener, None, prog).map(|r| {
+        *cancelled |= r.is_err();
+        r.map(|mut c| {
+            if let (Some(a), Some(ops)) = (anom.as_mut(), c.comm_ops.take()) {
+                a.use_comm_read(ops);
+            }
+            if let Some(s) = sizes {
+                c.tables.op_bytes = s.bytes.clone();
+                c.tables.has_sizes = true;
+            }
+            Arc::new(c)
+        })
+    })
+}
+
+/// The consumers of one byte range of the trace pass: the call-stack index's reader, the
+/// anomaly's trace tables and the HCCL op sizes, each of its own, fed the range's events in
+/// turn.
+struct RangeReaders {
+    host: Option<HostOpsReader<'static>>,
+    tl: Option<TimelineBuilder>,
+    sizes: Option<HcclSizes>,
+}
+
+impl RangeSink for RangeReaders {
+    fn member(&mut self, _: &[u8], _: &[u8], _: u64) {}
+    fn indexed_event(&mut self, ev: Event<'_>, at: u64) -> ControlFlow<()> {
+        if let Some(h) = &mut self.host {
+            let _ = RangeSink::indexed_event(h, ev, at);
+        }
+        if let Some(t) = &mut self.tl {
+            let _ = t.indexed_event(ev, at);
+        }
+        if let Some(s) = &mut self.sizes {
+            let _ = s.indexed_event(ev, at);
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// The trace pass over `f` in byte ranges (formats.md §8.2), each range read once for both
+/// consumers: the call-stack index's range readers in file order (when `host_mode` is
+/// given), to be absorbed into the rank's reader, the anomaly's trace tables merged (with
+/// `prefix`), the HCCL op sizes merged (with `sizes`), and the splitter's report of the whole
+/// pass. `None`: one reader reads it.
+type TraceCut = (
+    Vec<HostOpsReader<'static>>,
+    Option<(HostEventTable, TimelineInfo)>,
     Option<HcclSizes>,
-)> {
-    use crate::parse::trace_json::{ranges, timeline};
+    TraceScan,
+);
+
+fn trace_cut(
+    host_mode: Option<TraceMode>,
+    prefix: Option<&str>,
+    sizes: bool,
+    (opener, ranges): (&(dyn Opener + Sync), Ranges),
+    f: &RankFile,
+    prog: &mut dyn FnMut(crate::ingest::Progress) -> ControlFlow<()>,
+) -> Option<TraceCut> {
     let n = ranges.count(f.size).max(1);
     let starts = ranges::even_starts(f.size, n);
-    let pre = a.custom_prefix();
-    let (b, s, scan) = timeline::read_cut(opener, &f.path, f.size, &starts, pre, sizes, prog)?;
-    Some((b.finish(scan), s))
+    let path = f.path.as_str();
+    let make = |start: Option<u64>, _: u64| RangeReaders {
+        host: host_mode.map(|m| HostOpsReader::range(path, m)),
+        tl: prefix.map(|p| match start {
+            None => TimelineBuilder::new(p),
+            Some(_) => TimelineBuilder::new(p).deferring(),
+        }),
+        sizes: sizes.then(HcclSizes::default),
+    };
+    let (parts, scan) = ranges::read_cut(opener, path, f.size, &starts, &make, prog)?;
+    let mut hosts = Vec::with_capacity(parts.len());
+    let mut tl: Option<TimelineBuilder> = None;
+    let mut merged: Option<HcclSizes> = None;
+    for p in parts {
+        hosts.extend(p.host);
+        match (&mut tl, p.tl) {
+            (Some(t), Some(next)) => t.absorb(next),
+            (t, next) => *t = t.take().or(next),
+        }
+        match (&mut merged, p.sizes) {
+            (Some(m), Some(next)) => m.absorb(next),
+            (m, next) => *m = m.take().or(next),
+        }
+    }
+    let tl = tl.map(|t| t.finish(scan.clone()));
+    Some((hosts, tl, merged, scan))
 }
 
 /// The DB export of `folder` when it has one: `Ok` is the rank read from it; `Err(None)` no

@@ -90,9 +90,9 @@ pub fn read_host_ops<R: Read>(
 pub struct HostOpsReader<'a> {
     file: Arc<str>,
     mode: TraceMode,
-    strings: &'a mut StringPool,
-    stacks: &'a mut StackPool,
-    problems: &'a mut Problems,
+    strings: Slot<'a, StringPool>,
+    stacks: Slot<'a, StackPool>,
+    problems: Slot<'a, Problems>,
     host: HostOpTable,
     stats: TraceStats,
     fatal: Option<ParseError>,
@@ -115,6 +115,17 @@ impl<'a> HostOpsReader<'a> {
         strings: &'a mut StringPool,
         stacks: &'a mut StackPool,
         problems: &'a mut Problems,
+    ) -> Self {
+        let (strings, stacks) = (Slot::Lent(strings), Slot::Lent(stacks));
+        Self::with_slots(file, mode, strings, stacks, Slot::Lent(problems))
+    }
+
+    fn with_slots(
+        file: &str,
+        mode: TraceMode,
+        strings: Slot<'a, StringPool>,
+        stacks: Slot<'a, StackPool>,
+        problems: Slot<'a, Problems>,
     ) -> Self {
         HostOpsReader {
             file: file.into(),
@@ -338,7 +349,7 @@ impl<'a> HostOpsReader<'a> {
         let HostOpsReader {
             file,
             mode,
-            problems,
+            mut problems,
             host,
             mut stats,
             fatal,
@@ -382,12 +393,38 @@ impl<'a> HostOpsReader<'a> {
             problems.push(Problem::new(Severity::Warning, "MEM-TV-001", pos(),
                 "trace_view.json is wrapped in an object; RL-Insight would find no call stacks here"));
         }
-        diag::push_problems(&file, &scan, &diag::MEMORY, problems);
+        diag::push_problems(&file, &scan, &diag::MEMORY, &mut problems);
         let first = out_of_range.first_at.first().copied().unwrap_or(0);
         let what = format!("trace_view.json: cpu_op events dropped, ts or ts + dur outside the representable time range ({}); count and byte offsets", crate::base::arith::Tally::time_limit_text());
         problems.push_some(out_of_range.problem("MEM-TV-010", pos().at_byte(first), &what));
         stats.scan = scan;
         Ok((host, stats))
+    }
+}
+
+/// A pool or problem list a [`HostOpsReader`] writes to: the rank's, lent for one pass, or
+/// its own (a byte range's reader, [`HostOpsReader::range`]).
+enum Slot<'a, T> {
+    Lent(&'a mut T),
+    Own(T),
+}
+
+impl<T> std::ops::Deref for Slot<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        match self {
+            Slot::Lent(t) => t,
+            Slot::Own(t) => t,
+        }
+    }
+}
+
+impl<T> std::ops::DerefMut for Slot<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        match self {
+            Slot::Lent(t) => t,
+            Slot::Own(t) => t,
+        }
     }
 }
 
@@ -489,5 +526,9 @@ fn extract(obj: &[u8]) -> Option<Ev<'_>> {
     }
 }
 
+mod merge;
+
+#[cfg(test)]
+mod ranges_tests;
 #[cfg(test)]
 mod tests;
