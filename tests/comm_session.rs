@@ -164,6 +164,14 @@ fn joined_over_two_sessions_equals_the_cli_and_the_golden_values() {
         );
         assert_eq!(ov.ranks, vec![0, 1, 3]);
         assert_eq!(ov.time.len(), 17);
+        // Every Ascend table of --csv-dir is offered, no GPU one.
+        assert_eq!(
+            ov.csv_tables,
+            proflens::report::comm::NAMES[..9]
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+        );
         // §5.1: rank 1 of the default group: elapse 2.92572, transit 0.00658, ratios.
         let t = ov
             .time
@@ -338,6 +346,8 @@ fn gpu_collectives_of_a_trace_join_as_the_cli_writes_them() {
         panic!("no overview")
     };
     assert!(!ov.collectives.is_empty());
+    // A GPU drop's export offers its collectives only.
+    assert_eq!(ov.csv_tables, ["collectives"]);
     let exp = send(
         &mut s,
         &o,

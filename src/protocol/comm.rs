@@ -315,6 +315,10 @@ pub struct CommOverviewDto {
     /// MindStudio Insight's slow rank list.
     #[serde(default)]
     pub msi_slow_ranks: Vec<CommMsiSlowRankDto>,
+    /// The CSV tables the export offers (`proflens comm --csv-dir`'s file stems, those with
+    /// something to hold: the Ascend tables with Ascend ranks, `collectives` with GPU ones).
+    #[serde(default)]
+    pub csv_tables: Vec<String>,
     /// Op rows the slow-link rule saw (one per op and rank).
     #[serde(default)]
     pub slow_link_rows: u64,

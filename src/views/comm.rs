@@ -352,6 +352,8 @@ pub fn overview(rep: &CommReport, ix: &MatrixIndex, parity: bool) -> CommOvervie
                 ops: m.ops.clone(),
             })
             .collect(),
+        // The engine fills it (the report's table names are not a view's to know).
+        csv_tables: Vec::new(),
         slow_link_rows: rep.slow_link_rows as u64,
         slow_link_rows_sized: rep.slow_link_rows_sized as u64,
         collectives: rep

@@ -255,7 +255,15 @@ pub fn read_rank_cut(
     let (memory, comm, anomaly) = match beside {
         Some(sync) => {
             // 4. (the communication files first), then the anomaly beside 3.
-            let comm = comm_phase(plan, &mut cancelled, folder, opener, &mut anom, sizes, &mut prog);
+            let comm = comm_phase(
+                plan,
+                &mut cancelled,
+                folder,
+                opener,
+                &mut anom,
+                sizes,
+                &mut prog,
+            );
             match anom.take().filter(|_| !cancelled) {
                 None => {
                     let memory = finish_memory(mem, opener, &mut cancelled, &mut prog);
@@ -273,7 +281,15 @@ pub fn read_rank_cut(
         None => {
             let memory = finish_memory(mem, opener, &mut cancelled, &mut prog);
             // 4. side files, analysis
-            let comm = comm_phase(plan, &mut cancelled, folder, opener, &mut anom, sizes, &mut prog);
+            let comm = comm_phase(
+                plan,
+                &mut cancelled,
+                folder,
+                opener,
+                &mut anom,
+                sizes,
+                &mut prog,
+            );
             let anomaly = anom.map(|a| match cancelled {
                 true => Err(Cancelled),
                 false => Ok(a.finish(opener)),

@@ -38,6 +38,15 @@ impl CommHeld {
     /// The page's overview of the report.
     pub fn overview(&self) -> CommOverviewDto {
         let mut o = overview(&self.report, &self.index, self.opts.parity);
+        let rep = &self.report;
+        o.csv_tables = crate::report::comm::NAMES
+            .iter()
+            .filter(|&&n| match n {
+                "collectives" => !rep.collectives.is_empty(),
+                _ => !rep.ranks.is_empty(),
+            })
+            .map(|n| n.to_string())
+            .collect();
         o.problems = self
             .report
             .problems

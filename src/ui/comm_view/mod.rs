@@ -35,20 +35,6 @@ pub fn CommView() -> impl IntoView {
     }
 }
 
-/// The CSV tables of an Ascend drop the tab exports (`proflens comm --csv-dir`'s files but the
-/// GPU `collectives`, offered when the drop has GPU collectives).
-const ASCEND_TABLES: [&str; 9] = [
-    "time_summary",
-    "bandwidth_summary",
-    "matrix",
-    "matrix_by_kind",
-    "dropped_links",
-    "slow_links",
-    "slow_ranks",
-    "msi_slow_ranks",
-    "partial_ops",
-];
-
 /// The group's label in the selector: `name (hash) · n ranks`.
 fn group_label(o: &CommOverviewDto, g: &str) -> String {
     match o.groups.iter().find(|x| x.group == g) {
@@ -208,10 +194,11 @@ fn Comm(view: Arc<CommOverviewDto>) -> impl IntoView {
             busy.set(false);
         });
     };
-    let csv_button = move |table: &'static str| {
+    let csv_button = move |table: String| {
+        let name = table.clone();
         view! {
             <button class="button" data-testid=format!("comm-export-{table}") disabled=move || busy.get()
-                on:click=move |_| export(CommExportKind::Csv(table.to_string()))>{format!("{table}.csv")}</button>
+                on:click=move |_| export(CommExportKind::Csv(name.clone()))>{format!("{table}.csv")}</button>
         }
     };
     let has_ascend = !view.ranks.is_empty();
@@ -238,8 +225,7 @@ fn Comm(view: Arc<CommOverviewDto>) -> impl IntoView {
                 <div class="exports">
                     <span>"Export: "</span>
                     <button class="button" data-testid="comm-export-json" disabled=move || busy.get() on:click=move |_| export(CommExportKind::Json)>"comm.json (as the CLI)"</button>
-                    {has_ascend.then(|| ASCEND_TABLES.iter().map(|t| csv_button(t)).collect_view())}
-                    {has_gpu.then(|| csv_button("collectives"))}
+                    {view.csv_tables.iter().map(|t| csv_button(t.clone())).collect_view()}
                 </div>
             })}
             {has_ascend.then(|| view! {
