@@ -216,7 +216,7 @@ pub struct CommSlowRankDto {
     pub mean_us: f64,
 }
 
-/// One slow rank of MindStudio Insight's slow rank list (communication.md §3.3).
+/// One slow rank of MindStudio Insight's slow rank list (communication.md §3).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CommMsiSlowRankDto {
     /// Step key.

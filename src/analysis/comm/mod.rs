@@ -8,7 +8,7 @@
 //! * [`slow`]: slow ranks (Dixon / 3σ) and slow links (3σ) (communication.md §2.4, §2.5);
 //! * [`nccl`]: the GPU collectives of NCCL kernels (communication.md §4);
 //! * [`ops`]: per-op duration across ranks, who arrived last (a proflens extension);
-//! * [`msi`]: MindStudio Insight's slow rank list (communication.md §3.3).
+//! * [`msi`]: MindStudio Insight's slow rank list (communication.md §3).
 //!
 //! Ranks are taken in ascending rank order whatever the input order (communication.md §6).
 

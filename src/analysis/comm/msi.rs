@@ -1,6 +1,5 @@
-//! MindStudio Insight's "slow rank list" (communication.md §3.3; docs/rules/communication.md
-//! §3): per step and group, the rank that waited most (the largest `Total Op Info` elapse) is
-//! the fast rank, and each of the three ranks with the smallest elapse is slow when it spent at
+//! MindStudio Insight's "slow rank list" (docs/rules/communication.md §3): per step and
+//! group, the rank that waited most (the largest `Total Op Info` elapse) is the fast rank, and each of the three ranks with the smallest elapse is slow when it spent at
 //! least 10 % less time in the group's collectives than the fast rank, with the ops where the
 //! difference is largest. A different rule from msprof-analyze's Dixon / 3σ slow ranks
 //! ([`super::slow`]): it compares totals, not one op at a time, and so answers on 2–4 ranks

@@ -96,7 +96,7 @@ fn squared_deviations(v: &[f64], mean: f64) -> f64 {
 /// summation: below 8 values in order; up to 128 in eight interleaved partial sums combined
 /// as `((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7))`, then the rest in order; above, the two halves
 /// split at a multiple of 8). msprof-analyze's means and standard deviations are numpy's and
-/// pandas', so the same order of additions gives the same last bits (communication.md §5.5).
+/// pandas', so the same order of additions gives the same last bits (communication.md §2.4.1).
 pub fn pairwise_sum(a: &[f64]) -> f64 {
     let n = a.len();
     if n < 8 {

@@ -379,7 +379,7 @@ pub fn Collectives(view: Arc<CommOverviewDto>) -> impl IntoView {
     })
 }
 
-/// MindStudio Insight's slow rank list (communication.md §3.3): per step and group, the ranks
+/// MindStudio Insight's slow rank list (communication.md §3): per step and group, the ranks
 /// that spent at least 10 % less time in the group's collectives than the rank that waited most.
 #[component]
 fn MsiSlowRanks(view: Arc<CommOverviewDto>) -> impl IntoView {
