@@ -259,8 +259,8 @@ pub fn analyze(ranks: &[&RankComm], kernels: &[NcclKernel], opts: &CommOptions) 
     gpu_ranks.sort_unstable();
     gpu_ranks.dedup();
     for r in gpu_ranks {
-        let of: Vec<NcclKernel> = kernels.iter().filter(|k| k.rank == r).cloned().collect();
-        let (unnamed, other) = nccl::untabulated(&of);
+        let of = || kernels.iter().filter(move |k| k.rank == r);
+        let (unnamed, other) = nccl::untabulated(of());
         if unnamed + other == 0 {
             continue;
         }
@@ -278,7 +278,7 @@ pub fn analyze(ranks: &[&RankComm], kernels: &[NcclKernel], opts: &CommOptions) 
             format!(
                 "{} of its {} NCCL/RCCL kernel(s) are not in the collectives table: {}",
                 unnamed + other,
-                of.len(),
+                of().count(),
                 why.join("; ")
             ),
         ));

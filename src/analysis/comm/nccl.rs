@@ -76,17 +76,14 @@ pub fn bus_factor(category: &str, n: i64) -> Option<f64> {
 
 /// The collective kernels of `kernels` no collective row can hold: `(without a `Collective
 /// name` argument, of a kind outside the implicit-sync categories)` (send/recv, broadcast, …).
-pub fn untabulated(kernels: &[NcclKernel]) -> (usize, usize) {
-    let unnamed = kernels.iter().filter(|k| k.collective.is_none()).count();
-    let other = kernels
-        .iter()
-        .filter(|k| {
-            k.collective
-                .as_deref()
-                .is_some_and(|c| category(c).is_none())
-        })
-        .count();
-    (unnamed, other)
+pub fn untabulated<'a>(kernels: impl Iterator<Item = &'a NcclKernel>) -> (usize, usize) {
+    kernels.fold((0, 0), |(unnamed, other), k| {
+        match k.collective.as_deref() {
+            None => (unnamed + 1, other),
+            Some(c) if category(c).is_none() => (unnamed, other + 1),
+            Some(_) => (unnamed, other),
+        }
+    })
 }
 
 /// The collectives of `kernels` (every rank), in order of first appearance of their id; only
