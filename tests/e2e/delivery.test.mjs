@@ -123,6 +123,19 @@ test('zero network requests during analysis (served page and single file)', asyn
   await page.waitForFunction(() => !!navigator.serviceWorker.controller);
   const own = (u) => u.startsWith(server.url) || u.startsWith('blob:') || u.startsWith('data:');
   assert.deepEqual(seen.filter((r) => !own(r.url)), [], 'before the drop: same-origin files only');
+  // The page starts its warm workers at load, one after the other. One started before the
+  // service worker took control loads its wasm from the network, and on a loaded machine that
+  // load can still be in flight at the drop: it belongs to the page load, not the analysis. So
+  // the drop waits until every warm worker has its wasm (its message handler is installed).
+  const warm = await page.evaluate(() => Math.min(2, navigator.hardwareConcurrency || 1));
+  const readyWorkers = async () => {
+    const ready = await Promise.all(page.workers().map((w) => w.evaluate(() => typeof self.onmessage === 'function').catch(() => false)));
+    return ready.filter(Boolean).length;
+  };
+  for (const t0 = Date.now(); (await readyWorkers()) < warm; ) {
+    assert.ok(Date.now() - t0 < 30000, `the page's ${warm} warm workers were not ready in 30 s`);
+    await page.waitForTimeout(50);
+  }
   phase = 'analysis';
   const atDrop = server.requests.length;
   await analyseLevel1(p);
