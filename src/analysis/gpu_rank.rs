@@ -24,9 +24,35 @@ pub struct GpuSummary {
 /// Runs the three analyses; `steps` are the rank's step windows (`analysis::steps`, device
 /// side when the device lags), `(step id, window)` in time order.
 pub fn summarise(t: &GpuTrace, steps: &[(String, Interval)]) -> GpuSummary {
+    summarise_with(t, steps, hta(t))
+}
+
+/// HTA's breakdowns of `t`, the part of [`summarise`] that needs no step window: the largest,
+/// so a caller with a spare thread runs it beside the anomaly analysis.
+pub fn hta(t: &GpuTrace) -> HtaBreakdowns {
+    gpu_breakdown::analyse(&gpu_breakdown::hta_events(t))
+}
+
+/// [`summarise`] with HTA's breakdowns `hta` already computed by [`hta`] on the same trace.
+pub fn summarise_with(
+    t: &GpuTrace,
+    steps: &[(String, Interval)],
+    hta: HtaBreakdowns,
+) -> GpuSummary {
     GpuSummary {
-        hta: gpu_breakdown::analyse(&gpu_breakdown::hta_events(t)),
+        hta,
         kernels: gpu_kernels::summarise(t, steps),
         memory: gpu_memory::per_device(t),
     }
+}
+
+/// The step windows the GPU analyses of a rank use: its anomaly steps' windows (device side
+/// when the device lags), `(step id, window)` in time order.
+pub fn step_windows(
+    steps: &[crate::analysis::anomaly::result::StepResult],
+) -> Vec<(String, Interval)> {
+    steps
+        .iter()
+        .map(|s| (s.step_id.clone(), s.window))
+        .collect()
 }

@@ -4,6 +4,7 @@
 
 pub mod arith;
 pub mod format;
+pub mod par;
 pub mod position;
 pub mod problem;
 pub mod pyfloat;

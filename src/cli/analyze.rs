@@ -351,25 +351,42 @@ pub fn print_outcomes(store: &Store) -> (u64, u64) {
 /// The paths written, in order, and the error that stopped the writing.
 type Written = (Vec<PathBuf>, Result<(), String>);
 
-/// Writes the anomaly's files (`anomaly.json`, the reports, the GPU kernel tables) into `dir`.
-fn anomaly_files(dir: &Path, inv: &Inventory, store: &Store) -> Written {
+/// Writes the anomaly's files (`anomaly.json`, the reports, the GPU kernel tables) into `dir`;
+/// with two threads or more, `anomaly.json` beside the reports (the same files, and the same
+/// paths in the same order; when `anomaly.json` cannot be written the reports may have been
+/// written too).
+fn anomaly_files(dir: &Path, inv: &Inventory, store: &Store, threads: usize) -> Written {
+    if store.plan().anomaly.is_none() {
+        return (Vec::new(), Ok(()));
+    }
+    let p = dir.join("anomaly.json");
+    let json = || write_file(&p, |w| export::write(store, inv, Export::AnomalyJson, w));
     let mut out = Vec::new();
-    let r = anomaly_files_into(dir, inv, store, &mut out);
-    (out, r)
+    let (json, reports) = match threads > 1 {
+        true => std::thread::scope(|s| {
+            let j = s.spawn(json);
+            let r = reports_into(dir, inv, store, &mut out);
+            (j.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), r)
+        }),
+        false => match json() {
+            Ok(()) => (Ok(()), reports_into(dir, inv, store, &mut out)),
+            Err(e) => return (Vec::new(), Err(e)),
+        },
+    };
+    if let Err(e) = json {
+        return (Vec::new(), Err(e));
+    }
+    out.insert(0, p);
+    (out, reports)
 }
 
-fn anomaly_files_into(
+/// The anomaly's reports and GPU kernel tables under `dir/reports`, their paths pushed on `out`.
+fn reports_into(
     dir: &Path,
     inv: &Inventory,
     store: &Store,
     out: &mut Vec<PathBuf>,
 ) -> Result<(), String> {
-    if store.plan().anomaly.is_none() {
-        return Ok(());
-    }
-    let p = dir.join("anomaly.json");
-    write_file(&p, |w| export::write(store, inv, Export::AnomalyJson, w))?;
-    out.push(p);
     let reports = dir.join("reports");
     std::fs::create_dir_all(&reports)
         .map_err(|e| format!("cannot create {}: {e}", reports.display()))?;
@@ -436,13 +453,13 @@ fn write_outputs(
     let (mem, anomaly) = match threads > 1 && plan.anomaly.is_some() {
         true => std::thread::scope(|s| {
             let m = s.spawn(memory);
-            let a = anomaly_files(dir, inv, store);
+            let a = anomaly_files(dir, inv, store, threads);
             let m = m.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
             (m, a)
         }),
         false => match memory() {
             (m, Err(e)) => ((m, Err(e)), (Vec::new(), Ok(()))),
-            m => (m, anomaly_files(dir, inv, store)),
+            m => (m, anomaly_files(dir, inv, store, threads)),
         },
     };
     for (written, r) in [mem, anomaly] {

@@ -28,6 +28,12 @@ use crate::model::kernels::{KernelTable, TaskClass};
 
 /// Runs §3–§5 (and the §4 breakdown) on one rank.
 pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
+    analyse_on(input, cfg, 1)
+}
+
+/// [`analyse`] with the per-step metrics and structure of the steps computed on up to
+/// `threads` threads natively (`base::par`): the same result.
+pub fn analyse_on(input: &RankInput<'_>, cfg: &AnomalyConfig, threads: usize) -> AnomalyResult {
     let k = input.kernels;
     let markers = input.trace.map(|t| t.markers.as_slice()).unwrap_or(&[]);
     let annotations = input
@@ -49,36 +55,33 @@ pub fn analyse(input: &RankInput<'_>, cfg: &AnomalyConfig) -> AnomalyResult {
     let capture_ns = global.capture.len_ns();
 
     // Per-step metrics and structure.
-    let mut results: Vec<StepResult> = raw_steps
-        .iter()
-        .map(|s| {
-            let m = window_metrics(&segs, s.window);
-            let main = structure::main_stream(k, s.kernels.clone());
-            let seg = structure::segment_step(k, s.kernels.clone(), &segs, m.service_ns, cfg);
-            let small = ops::small_ops(k, s.kernels.clone(), main, m.busy_ns, &m.bubbles, cfg);
-            StepResult {
-                step_id: s.step_id.clone(),
-                group_id: raw_groups
-                    .get(s.group)
-                    .map(|g| g.group_id.clone())
-                    .unwrap_or_default(),
-                window: s.window,
-                kernels: s.kernels.clone(),
-                inventory: steps::inventory(k, s),
-                perspectives: structure::perspectives(k, s.kernels.clone()),
-                tags: tags::severity_tags(&m, cfg),
-                labels: Vec::new(),
-                small_ops: small,
-                truncated: false,
-                polluted_wait_share: 0.0,
-                segmentation: seg,
-                main_stream: main.map(|m| k.text(m).to_string()),
-                top_internal: Vec::new(),
-                comm_ops: Vec::new(),
-                metrics: m,
-            }
-        })
-        .collect();
+    let mut results: Vec<StepResult> = crate::base::par::map(threads, &raw_steps, |s| {
+        let m = window_metrics(&segs, s.window);
+        let main = structure::main_stream(k, s.kernels.clone());
+        let seg = structure::segment_step(k, s.kernels.clone(), &segs, m.service_ns, cfg);
+        let small = ops::small_ops(k, s.kernels.clone(), main, m.busy_ns, &m.bubbles, cfg);
+        StepResult {
+            step_id: s.step_id.clone(),
+            group_id: raw_groups
+                .get(s.group)
+                .map(|g| g.group_id.clone())
+                .unwrap_or_default(),
+            window: s.window,
+            kernels: s.kernels.clone(),
+            inventory: steps::inventory(k, s),
+            perspectives: structure::perspectives(k, s.kernels.clone()),
+            tags: tags::severity_tags(&m, cfg),
+            labels: Vec::new(),
+            small_ops: small,
+            truncated: false,
+            polluted_wait_share: 0.0,
+            segmentation: seg,
+            main_stream: main.map(|m| k.text(m).to_string()),
+            top_internal: Vec::new(),
+            comm_ops: Vec::new(),
+            metrics: m,
+        }
+    });
 
     // Truncated first/last steps (§5.10.3).
     for g in &raw_groups {

@@ -19,11 +19,7 @@ use crate::report::gpu_md::GpuReportInput;
 /// The step windows the GPU analyses of `r` use: the anomaly steps' windows (device-side
 /// when the device lags), `(step id, window)` in time order.
 pub fn step_windows(r: &RankAnalysis) -> Vec<(String, Interval)> {
-    r.result
-        .steps
-        .iter()
-        .map(|s| (s.step_id.clone(), s.window))
-        .collect()
+    gpu_rank::step_windows(&r.result.steps)
 }
 
 /// The GPU analyses of `r` (`analysis::gpu_rank`) with its trace; `None` for an Ascend rank.

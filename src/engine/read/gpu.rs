@@ -23,12 +23,14 @@ use std::sync::Arc;
 use super::anomaly::RankAnalysis;
 use crate::analysis::anomaly::{self as analysis, CaptureInfo, RankInput};
 use crate::analysis::anomaly_config::AnomalyConfig;
-use crate::analysis::gpu_tables;
+use crate::analysis::{gpu_rank, gpu_tables};
 use crate::base::{Position, Problem, Problems, Severity};
 use crate::engine::contract::Cancelled;
 use crate::ingest::inventory::{FileKind, RankFile, RankFolder, RANK_FROM_ORDER};
 use crate::ingest::{Opener, Progress};
 use crate::model::gpu::GpuTrace;
+use crate::model::kernels::KernelTable;
+use crate::model::trace_events::HostEventTable;
 use crate::parse::kineto::{self, Traces};
 use crate::report::anomaly_json::RankMeta;
 
@@ -54,13 +56,14 @@ pub fn read_rank(
     cfg: &AnomalyConfig,
     on_progress: &mut dyn FnMut(&str, Progress) -> ControlFlow<()>,
 ) -> Result<RankAnalysis, Cancelled> {
-    read_rank_with(rank, cfg, on_progress, &mut |f, prog, problems| {
+    read_rank_with(rank, cfg, 1, on_progress, &mut |f, prog, problems| {
         kineto::read_located(opener, &f.path, Some(f.size), prog, problems)
     })
 }
 
 /// [`read_rank`] with the trace cut into byte ranges read on `ranges.threads` threads
-/// (formats.md §8.2; a plain file large enough): the same result.
+/// (formats.md §8.2; a plain file large enough), and HTA's breakdowns computed beside the
+/// anomaly analysis (kept in `RankAnalysis::gpu_summary`): the same result.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn read_rank_ranges(
     rank: &RankFolder,
@@ -69,9 +72,15 @@ pub fn read_rank_ranges(
     cfg: &AnomalyConfig,
     on_progress: &mut dyn FnMut(&str, Progress) -> ControlFlow<()>,
 ) -> Result<RankAnalysis, Cancelled> {
-    read_rank_with(rank, cfg, on_progress, &mut |f, prog, problems| {
-        kineto::read_located_ranges(opener, &f.path, f.size, ranges, prog, problems)
-    })
+    read_rank_with(
+        rank,
+        cfg,
+        ranges.threads,
+        on_progress,
+        &mut |f, prog, problems| {
+            kineto::read_located_ranges(opener, &f.path, f.size, ranges, prog, problems)
+        },
+    )
 }
 
 /// The read of one trace file: `(file, on_progress, problems)` → what `read_located` gives.
@@ -85,6 +94,7 @@ type ReadTrace<'a> = dyn FnMut(
 fn read_rank_with(
     rank: &RankFolder,
     cfg: &AnomalyConfig,
+    threads: usize,
     on_progress: &mut dyn FnMut(&str, Progress) -> ControlFlow<()>,
     read_trace: &mut ReadTrace<'_>,
 ) -> Result<RankAnalysis, Cancelled> {
@@ -152,17 +162,21 @@ fn read_rank_with(
         } else {
             Problems::new()
         };
-        analyse(rank, path, rank_id, trace, p, cfg)
+        analyse(rank, path, rank_id, trace, p, cfg, threads)
     });
-    let mut first = all
-        .next()
-        .unwrap_or_else(|| analyse(rank, path, None, GpuTrace::default(), Problems::new(), cfg));
+    let mut first = all.next().unwrap_or_else(|| {
+        let none = GpuTrace::default();
+        analyse(rank, path, None, none, Problems::new(), cfg, 1)
+    });
     first.parts = all.collect();
     Ok(first)
 }
 
 /// The analysis of one rank's trace `trace` from file `path` of inventory entry `rank`
-/// (`rank_id`: the rank of a split merged trace, else the inventory's).
+/// (`rank_id`: the rank of a split merged trace, else the inventory's). With `threads` > 1
+/// (natively), HTA's breakdowns — the GPU summary's largest part, and it needs no step — run
+/// on a second thread beside the tables and the anomaly analysis, and the GPU summary is kept
+/// ready for the exports: the values the exports would compute later.
 fn analyse(
     rank: &RankFolder,
     path: &str,
@@ -170,28 +184,14 @@ fn analyse(
     trace: GpuTrace,
     mut problems: Problems,
     cfg: &AnomalyConfig,
+    threads: usize,
 ) -> RankAnalysis {
     let file = rank.file(FileKind::KinetoTrace);
-    let kernels = gpu_tables::kernel_table(&trace);
-    let host = gpu_tables::host_table(&trace, &kernels);
-    let input = RankInput {
-        kernels: &kernels,
-        trace: Some(&host),
-        comm_ops: &[],
-        step_trace: &[],
-        info: CaptureInfo {
-            // The options the trace states at its top level (anomaly.md §1.1.1).
-            record_shapes: trace.facts.flags.record_shapes,
-            with_stack: trace.facts.flags.with_stack,
-            profile_memory: trace.facts.flags.profile_memory,
-            with_flops: trace.facts.flags.with_flops,
-            with_modules: trace.facts.flags.with_modules,
-            kernels_from_trace: true,
-            gpu_trace: true,
-            ..Default::default()
-        },
-    };
-    let mut result = analysis::analyse(&input, cfg);
+    let (hta, (kernels, host, mut result)) = super::beside(
+        threads,
+        || gpu_rank::hta(&trace),
+        || anomaly_tables(&trace, cfg, threads),
+    );
     let used = problems.count(codes::NOT_A_TRACE) == 0;
     if used && !trace.has_device_ops() {
         let of = rank_id
@@ -226,6 +226,11 @@ fn analyse(
             .map(|p| format!("{} [{}] {}", p.at, p.code, p.message))
             .collect(),
     };
+    let gpu_summary = std::sync::OnceLock::new();
+    if let Some(hta) = hta {
+        let steps = gpu_rank::step_windows(&result.steps);
+        let _ = gpu_summary.set(gpu_rank::summarise_with(&trace, &steps, hta));
+    }
     RankAnalysis {
         meta,
         dir_name,
@@ -237,7 +242,37 @@ fn analyse(
         problems,
         cross_check: Vec::new(),
         gpu: Some(Arc::new(trace)),
-        gpu_summary: std::sync::OnceLock::new(),
+        gpu_summary,
         parts: Vec::new(),
     }
+}
+
+/// The anomaly pipeline's tables of `trace` (kernels, host events) and its analysis (its
+/// steps on up to `threads` threads).
+fn anomaly_tables(
+    trace: &GpuTrace,
+    cfg: &AnomalyConfig,
+    threads: usize,
+) -> (KernelTable, HostEventTable, analysis::AnomalyResult) {
+    let kernels = gpu_tables::kernel_table(trace);
+    let host = gpu_tables::host_table(trace, &kernels);
+    let input = RankInput {
+        kernels: &kernels,
+        trace: Some(&host),
+        comm_ops: &[],
+        step_trace: &[],
+        info: CaptureInfo {
+            // The options the trace states at its top level (anomaly.md §1.1.1).
+            record_shapes: trace.facts.flags.record_shapes,
+            with_stack: trace.facts.flags.with_stack,
+            profile_memory: trace.facts.flags.profile_memory,
+            with_flops: trace.facts.flags.with_flops,
+            with_modules: trace.facts.flags.with_modules,
+            kernels_from_trace: true,
+            gpu_trace: true,
+            ..Default::default()
+        },
+    };
+    let result = analysis::analyse_on(&input, cfg, threads);
+    (kernels, host, result)
 }
