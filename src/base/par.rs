@@ -1,4 +1,5 @@
-//! An order-keeping parallel map: natively, the items are cut into `threads` runs of
+//! Work on spare threads, natively, with the result of the sequential code: [`beside`] runs
+//! a second closure on its own thread; [`map`] is an order-keeping parallel map: natively, the items are cut into `threads` runs of
 //! consecutive items, each mapped on its own scoped thread, and the results are joined in item
 //! order; on wasm32 (no threads in a worker) and for one thread it is the plain sequential map.
 //! The result is the same either way: `f` sees each item once and the order never depends on
@@ -29,9 +30,36 @@ pub fn map<T: Sync, R: Send>(threads: usize, items: &[T], f: impl Fn(&T) -> R + 
     items.iter().map(f).collect()
 }
 
+/// Runs `spare` on a second thread beside `main` when `threads` > 1 (natively), else not at
+/// all: `(Some(spare's value), main's value)` or `(None, main's value)`. For work whose value
+/// is the same computed now or later (a cache the exports would otherwise fill).
+pub fn beside<A: Send, B>(
+    threads: usize,
+    spare: impl FnOnce() -> A + Send,
+    main: impl FnOnce() -> B,
+) -> (Option<A>, B) {
+    #[cfg(not(target_arch = "wasm32"))]
+    if threads > 1 {
+        return std::thread::scope(|s| {
+            let h = s.spawn(spare);
+            let b = main();
+            let a = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (Some(a), b)
+        });
+    }
+    let _ = (threads, spare);
+    (None, main())
+}
+
 #[cfg(test)]
 mod tests {
-    use super::map;
+    use super::{beside, map};
+
+    #[test]
+    fn beside_runs_the_spare_work_only_with_a_spare_thread() {
+        assert_eq!(beside(1, || 1, || 2), (None, 2));
+        assert_eq!(beside(2, || 1, || 2), (Some(1), 2));
+    }
 
     #[test]
     fn same_as_the_sequential_map_for_any_thread_count() {

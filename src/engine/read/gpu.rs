@@ -187,7 +187,7 @@ fn analyse(
     threads: usize,
 ) -> RankAnalysis {
     let file = rank.file(FileKind::KinetoTrace);
-    let (hta, (kernels, host, mut result)) = super::beside(
+    let (hta, (kernels, host, mut result)) = crate::base::par::beside(
         threads,
         || gpu_rank::hta(&trace),
         || anomaly_tables(&trace, cfg, threads),

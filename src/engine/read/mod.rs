@@ -83,27 +83,6 @@ pub fn run_target_ranges(
     }
 }
 
-/// Runs `spare` on a second thread beside `main` when `threads` > 1 (natively), else not at
-/// all: `(Some(spare's value), main's value)` or `(None, main's value)`. For work whose result
-/// is the same computed now or later (a cache the exports would fill).
-pub(crate) fn beside<A: Send, B>(
-    threads: usize,
-    spare: impl FnOnce() -> A + Send,
-    main: impl FnOnce() -> B,
-) -> (Option<A>, B) {
-    #[cfg(not(target_arch = "wasm32"))]
-    if threads > 1 {
-        return std::thread::scope(|s| {
-            let h = s.spawn(spare);
-            let b = main();
-            let a = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-            (Some(a), b)
-        });
-    }
-    let _ = (threads, spare);
-    (None, main())
-}
-
 /// Runs target `t` of `inv` with `plan` (one read per file) without storing it: the unit of
 /// work of [`Store::run_target`] and of parallel drivers. `None` for an index outside `inv`.
 pub fn run_target(
