@@ -450,6 +450,9 @@ fn write_outputs(
     // With two threads or more, memory.csv is written beside the anomaly's files: the same
     // files and `wrote` lines in the same order (when memory.csv cannot be written, the
     // anomaly's files may have been written too, unannounced).
+    if let (true, Ok(ranks)) = (threads > 1, store.anomaly_ranks()) {
+        export::gpu_report::warm_summaries(&ranks, threads);
+    }
     let (mem, anomaly) = match threads > 1 && plan.anomaly.is_some() {
         true => std::thread::scope(|s| {
             let m = s.spawn(memory);

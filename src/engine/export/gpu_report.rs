@@ -32,6 +32,22 @@ pub fn rank_summary(r: &RankAnalysis) -> Option<(&GpuTrace, &GpuSummary)> {
     Some((t, s))
 }
 
+/// Computes the GPU summary of every GPU rank of `ranks` not yet computed, on up to `threads`
+/// threads natively (`base::par`): the exports then find them ready instead of computing them
+/// one rank after the other. The same values either way.
+pub fn warm_summaries(ranks: &[&RankAnalysis], threads: usize) {
+    let todo: Vec<&RankAnalysis> = ranks
+        .iter()
+        .copied()
+        .filter(|r| r.gpu.is_some() && r.gpu_summary.get().is_none())
+        .collect();
+    if threads > 1 && todo.len() > 1 {
+        crate::base::par::map(threads, &todo, |r| {
+            rank_summary(r);
+        });
+    }
+}
+
 /// The straggler views over the GPU ranks of `ranks`, one per role when they hold more than
 /// one role (`analysis::gpu_straggler::stragglers_by_role`); `at` is indexed by the position in
 /// `ranks` (`None` for Ascend ranks and ranks alone in their role).
