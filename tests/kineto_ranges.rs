@@ -1,7 +1,7 @@
 //! One large Kineto trace read on several threads (formats.md §8.2): `proflens anomaly` and
 //! `proflens analyze` write the same bytes with `--threads 1` and `--threads 4`, on a
 //! generated trace cut into ranges of 64 KiB (`PROFLENS_MIN_RANGE_BYTES`), plain and
-//! pretty-printed.
+//! pretty-printed; and several GPU ranks side by side.
 
 mod ranges_common;
 
@@ -41,6 +41,24 @@ fn one_trace_on_four_threads_writes_the_same_bytes() {
     text = text.replacen("\"ts\": ", "\"ts\": \"bad\", \"t0\": ", 2);
     std::fs::write(dir.join("rank2.pt.trace.json"), text).unwrap();
     same_bytes(&dir, "pretty");
+}
+
+/// Several GPU ranks on four threads: the ranks side by side, and `analyze` computes their
+/// GPU summaries on the threads before writing (`export::gpu_report::warm_summaries`).
+#[test]
+fn several_gpu_ranks_on_four_threads_write_the_same_bytes() {
+    let dir = scratch("ranges", "ranks");
+    for rank in 0..3 {
+        let mut v = Vec::new();
+        let spec = KinetoSpec {
+            kernels: 400 + 300 * rank,
+            steps: 3 + rank,
+            rank,
+        };
+        write_kineto_trace(&mut v, &spec).unwrap();
+        std::fs::write(dir.join(format!("rank{rank}.pt.trace.json")), &v).unwrap();
+    }
+    same_bytes(&dir, "ranks");
 }
 
 /// Counts the opens at an offset (range readers) over a [`MemOpener`].
