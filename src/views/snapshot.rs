@@ -23,6 +23,8 @@ pub mod allocator;
 pub mod bands;
 pub mod live;
 
+use std::sync::OnceLock;
+
 use crate::analysis::snapshot::allocator::fragmentation::{of_end_segment, Fragmentation};
 use crate::analysis::snapshot::allocator::AllocatorHistory;
 use crate::analysis::snapshot::device::{AnalysisOptions, DeviceAnalysis, PointKind};
@@ -66,8 +68,9 @@ pub struct SnapshotData<'a> {
     pub times: &'a [Option<Vec<f64>>],
     /// Per device slot: [`fragmentation_series`].
     pub frag: &'a [(Vec<i64>, i64)],
-    /// Per device slot: [`allocator::histories`].
-    pub allocs: &'a [Option<AllocatorHistory>],
+    /// Per device slot: [`allocator::histories`], built by the first [`Self::allocator`] call
+    /// (most views never need them).
+    pub allocs: &'a OnceLock<Vec<Option<AllocatorHistory>>>,
 }
 
 /// Time in ms between the device's first `time_us` and `t_us`.

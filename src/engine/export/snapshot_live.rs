@@ -86,7 +86,7 @@ pub fn live_at(
         settings,
         times: &[],
         frag: &[],
-        allocs: &[],
+        allocs: &std::sync::OnceLock::new(),
     };
     let q = SnapLiveQuery {
         target: 0,

@@ -1,6 +1,7 @@
 //! The snapshot tab's session state (torch-snapshot.md §6.3, §7): one analysed
 //! snapshot ([`SnapshotRun`]) kept in the worker with its settings and the per-device series
-//! computed once (time axes, reserved − active, allocator histories). It lives in the session,
+//! computed once (time axes, reserved − active; the allocator histories at the first allocator
+//! query, since most drops never ask for one). It lives in the session,
 //! not in `views`, because it holds an engine run, re-analyses it and writes the exports; every
 //! payload is built by the pure functions of [`crate::views::snapshot`] from the run's analysis
 //! types, lent as a [`SnapshotData`] (labels from [`crate::analysis::snapshot::labels`], the
@@ -14,13 +15,15 @@
 //! * [`SnapshotView::export`]: the Markdown report and the JSON, the bytes `proflens snapshot`
 //!   writes with the same settings.
 
+use std::sync::OnceLock;
+
 use crate::analysis::snapshot::allocator::AllocatorHistory;
 use crate::engine::read::snapshot::{SnapshotOptions, SnapshotRun};
 use crate::protocol::snapshot::{
     SnapExportKind, SnapQuery, SnapReply, SnapshotSettingsDto, SnapshotSummaryDto,
 };
 use crate::report::snapshot_md;
-use crate::views::snapshot::{allocator, fragmentation_series, times_ms, SnapshotData};
+use crate::views::snapshot::{fragmentation_series, times_ms, SnapshotData};
 
 /// What the snapshot tab keeps beside one analysed snapshot (the run itself stays in the
 /// session's store): its settings and the per-device series computed once. Every query takes
@@ -32,8 +35,9 @@ pub struct ViewState {
     /// Per device slot (parallel to `run.devices`): ms since the first `time_us`, when recorded.
     times: Vec<Option<Vec<f64>>>,
     /// Per device slot: the allocator history (checkpoints of the backward walk), for devices
-    /// with a trace ([`allocator`]).
-    allocs: Vec<Option<AllocatorHistory>>,
+    /// with a trace ([`crate::views::snapshot::allocator`]); built at the first allocator query (about a tenth of the
+    /// drop's time, and memory of its own, for a view many never open).
+    allocs: OnceLock<Vec<Option<AllocatorHistory>>>,
     /// Per device slot: `reserved − active` after each entry and before the first (§7.3
     /// fragmentation), the curve's fourth series.
     frag: Vec<(Vec<i64>, i64)>,
@@ -50,7 +54,7 @@ impl ViewState {
         ViewState {
             target,
             times: times_ms(&run.snapshot, &run.devices),
-            allocs: allocator::histories(&run.snapshot, &run.devices),
+            allocs: OnceLock::new(),
             frag: fragmentation_series(&run.devices),
             settings,
             opts,

@@ -83,7 +83,10 @@ impl SnapshotData<'_> {
     pub fn allocator(&self, q: &SnapAllocatorQuery) -> Result<SnapAllocatorDto, String> {
         let d = self.device(q.slot)?;
         let t = trace(self.snap, d);
-        let hist = self.allocs.get(q.slot as usize).and_then(|h| h.as_ref());
+        let allocs = self
+            .allocs
+            .get_or_init(|| histories(self.snap, self.devices));
+        let hist = allocs.get(q.slot as usize).and_then(|h| h.as_ref());
         let (index, state) = match (t, hist) {
             (Some(t), Some(h)) => {
                 let i = q.index.map(|i| (i as usize).min(t.entries.len() - 1));

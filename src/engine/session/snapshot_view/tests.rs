@@ -394,3 +394,35 @@ fn allocator_state_at_any_entry() {
     assert_eq!(at2.oom, None);
     assert_eq!(end.replay_mismatches, 0);
 }
+
+#[test]
+fn allocator_histories_are_built_at_the_first_allocator_query_only() {
+    use crate::protocol::snapshot_allocator::SnapAllocatorQuery;
+    let mut v = view(SnapshotSettingsDto::default());
+    let _ = v.data().summary();
+    let c = SnapCurveQuery {
+        target: 3,
+        slot: 0,
+        axis: SnapAxis::Index,
+        range: None,
+        width_px: 7,
+    };
+    v.data().curve(&c).unwrap();
+    assert!(
+        v.state.allocs.get().is_none(),
+        "not built for the summary or the curve"
+    );
+    let q = SnapAllocatorQuery {
+        target: 3,
+        slot: 0,
+        index: Some(2),
+        context: 2,
+    };
+    let first = v.data().allocator(&q).unwrap();
+    assert!(v.state.allocs.get().is_some_and(|a| a[0].is_some()));
+    // A new setting re-analyses the run and keeps the histories (they do not depend on it).
+    let mut s = SnapshotSettingsDto::default();
+    s.top_n = 1;
+    v.set_settings(s).unwrap();
+    assert_eq!(v.data().allocator(&q).unwrap(), first);
+}
