@@ -40,7 +40,7 @@ use crate::protocol::snapshot::{
     SnapPointDto, SnapSegmentDto, SnapSegmentsDto, SnapSeriesDto, SnapshotSettingsDto,
     SnapshotSummaryDto,
 };
-use crate::views::snapshot_axis::{min_max, time_axis_ms, Axis};
+use crate::views::snapshot_axis::{min_max_levels, time_axis_ms, Axis, Levels};
 
 /// What the snapshot tab's queries read: one analysed snapshot, the options it was analysed
 /// with, and the per-device series computed once when the view was made.
@@ -66,8 +66,6 @@ pub struct SnapshotData<'a> {
     pub settings: &'a SnapshotSettingsDto,
     /// Per device slot: [`times_ms`].
     pub times: &'a [Option<Vec<f64>>],
-    /// Per device slot: [`fragmentation_series`].
-    pub frag: &'a [(Vec<i64>, i64)],
     /// Per device slot: [`allocator::histories`], built by the first [`Self::allocator`] call
     /// (most views never need them).
     pub allocs: &'a OnceLock<Vec<Option<AllocatorHistory>>>,
@@ -106,19 +104,6 @@ fn window(full: (f64, f64), asked: Option<(f64, f64)>) -> (f64, f64) {
         Some((a, b)) if b > a && a.is_finite() && b.is_finite() => (a, b),
         _ => full,
     }
-}
-
-/// Per device slot: `reserved − active` after each entry and before the first (§7.3
-/// fragmentation), the curve's fourth series.
-pub fn fragmentation_series(devices: &[DeviceAnalysis]) -> Vec<(Vec<i64>, i64)> {
-    devices
-        .iter()
-        .map(|d| {
-            let c = &d.curves;
-            let v = (0..c.reserved.len()).map(|i| c.fragmentation(i)).collect();
-            (v, c.baseline_reserved - c.baseline_active)
-        })
-        .collect()
 }
 
 impl<'a> SnapshotData<'a> {
@@ -325,15 +310,18 @@ impl<'a> SnapshotData<'a> {
         let full = axis.full();
         let (x0, x1) = window(full, q.range);
         let c = &d.curves;
-        let frag = &self.frag[q.slot as usize];
-        let curves: [(&[i64], i64); 4] = [
-            (&c.allocated, c.baseline_allocated),
-            (&c.active, c.baseline_active),
-            (&c.reserved, c.baseline_reserved),
-            (&frag.0, frag.1),
+        // The fourth series, reserved − active (§7.3 fragmentation), read from the two curves.
+        let curves = [
+            (Levels::Values(&c.allocated), c.baseline_allocated),
+            (Levels::Values(&c.active), c.baseline_active),
+            (Levels::Values(&c.reserved), c.baseline_reserved),
+            (
+                Levels::Difference(&c.reserved, &c.active),
+                c.baseline_reserved - c.baseline_active,
+            ),
         ];
         let width = q.width_px.clamp(1, 8192) as usize;
-        let cols = min_max(&axis, &curves, x0, x1, width);
+        let cols = min_max_levels(&axis, &curves, x0, x1, width);
         let y_max = cols
             .curves
             .iter()

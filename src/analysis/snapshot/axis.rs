@@ -124,6 +124,73 @@ pub fn min_max(
     x1: f64,
     width: usize,
 ) -> Columns {
+    let levels: Vec<(Levels<'_>, i64)> = curves
+        .iter()
+        .map(|&(v, base)| (Levels::Values(v), base))
+        .collect();
+    min_max_levels(axis, &levels, x0, x1, width)
+}
+
+/// The levels of one step curve after each entry: stored, or the difference of two stored
+/// curves computed as it is read (the fragmentation curve, reserved − active, §7.3), so a
+/// derived curve costs no memory per entry.
+#[derive(Clone, Copy, Debug)]
+pub enum Levels<'a> {
+    /// `values[i]`.
+    Values(&'a [i64]),
+    /// `minuend[i] − subtrahend[i]` (a missing value counts 0).
+    Difference(&'a [i64], &'a [i64]),
+}
+
+impl Levels<'_> {
+    /// Number of levels.
+    pub fn len(&self) -> usize {
+        match *self {
+            Levels::Values(v) => v.len(),
+            Levels::Difference(a, b) => a.len().max(b.len()),
+        }
+    }
+    /// True when there is no level.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The level after entry `i` (`None` past the end).
+    pub fn get(&self, i: usize) -> Option<i64> {
+        match *self {
+            Levels::Values(v) => v.get(i).copied(),
+            Levels::Difference(a, b) => (i < self.len())
+                .then(|| a.get(i).copied().unwrap_or(0) - b.get(i).copied().unwrap_or(0)),
+        }
+    }
+    /// `(min, max)` of `lo`, `hi` and the levels of entries `a..b` (clamped to the levels).
+    fn fold(&self, a: usize, b: usize, (mut lo, mut hi): (i64, i64)) -> (i64, i64) {
+        let b = b.min(self.len());
+        match *self {
+            Levels::Values(v) => {
+                for &x in v.get(a..b).unwrap_or(&[]) {
+                    lo = lo.min(x);
+                    hi = hi.max(x);
+                }
+            }
+            Levels::Difference(..) => {
+                for x in (a..b).filter_map(|i| self.get(i)) {
+                    lo = lo.min(x);
+                    hi = hi.max(x);
+                }
+            }
+        }
+        (lo, hi)
+    }
+}
+
+/// [`min_max`] over [`Levels`].
+pub fn min_max_levels(
+    axis: &Axis<'_>,
+    curves: &[(Levels<'_>, i64)],
+    x0: f64,
+    x1: f64,
+    width: usize,
+) -> Columns {
     let mut out = Columns {
         curves: curves
             .iter()
@@ -149,13 +216,9 @@ pub fn min_max(
             let carried = if a == 0 {
                 *baseline
             } else {
-                values.get(a - 1).copied().unwrap_or(*baseline)
+                values.get(a - 1).unwrap_or(*baseline)
             };
-            let (mut lo, mut hi) = (carried, carried);
-            for &v in values.get(a..b).unwrap_or(&[]) {
-                lo = lo.min(v);
-                hi = hi.max(v);
-            }
+            let (lo, hi) = values.fold(a, b, (carried, carried));
             out.curves[k].0.push(lo as f64);
             out.curves[k].1.push(hi as f64);
         }
@@ -167,6 +230,29 @@ pub fn min_max(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_difference_read_on_the_fly_equals_the_stored_difference() {
+        let n = 997usize;
+        let a: Vec<i64> = (0..n as i64).map(|i| (i * 7919) % 1000 + 500).collect();
+        let b: Vec<i64> = (0..n as i64).map(|i| (i * 104_729) % 700).collect();
+        let d: Vec<i64> = a.iter().zip(&b).map(|(x, y)| x - y).collect();
+        let ms: Vec<f64> = (0..n).map(|i| (i / 3) as f64 * 0.25).collect();
+        for axis in [Axis::Index { n }, Axis::Time { ms: &ms }] {
+            let (f0, f1) = axis.full();
+            for (x0, x1, w) in [
+                (f0, f1, 7),
+                (f0, f1, 1000),
+                (3.0, 40.5, 13),
+                (f1 - 1.0, f1, 3),
+            ] {
+                let stored = min_max(&axis, &[(&d, 42)], x0, x1, w);
+                let on_the_fly =
+                    min_max_levels(&axis, &[(Levels::Difference(&a, &b), 42)], x0, x1, w);
+                assert_eq!(stored, on_the_fly, "{axis:?} {x0}..{x1} / {w}");
+            }
+        }
+    }
 
     #[test]
     fn index_axis_columns_keep_every_spike_and_carry_levels() {

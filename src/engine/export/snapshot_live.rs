@@ -85,7 +85,6 @@ pub fn live_at(
         top: usize::MAX,
         settings,
         times: &[],
-        frag: &[],
         allocs: &std::sync::OnceLock::new(),
     };
     let q = SnapLiveQuery {

@@ -1,6 +1,6 @@
 //! The snapshot tab's session state (torch-snapshot.md §6.3, §7): one analysed
 //! snapshot ([`SnapshotRun`]) kept in the worker with its settings and the per-device series
-//! computed once (time axes, reserved − active; the allocator histories at the first allocator
+//! computed once (time axes; the allocator histories at the first allocator
 //! query, since most drops never ask for one). It lives in the session,
 //! not in `views`, because it holds an engine run, re-analyses it and writes the exports; every
 //! payload is built by the pure functions of [`crate::views::snapshot`] from the run's analysis
@@ -23,7 +23,7 @@ use crate::protocol::snapshot::{
     SnapExportKind, SnapQuery, SnapReply, SnapshotSettingsDto, SnapshotSummaryDto,
 };
 use crate::report::snapshot_md;
-use crate::views::snapshot::{fragmentation_series, times_ms, SnapshotData};
+use crate::views::snapshot::{times_ms, SnapshotData};
 
 /// What the snapshot tab keeps beside one analysed snapshot (the run itself stays in the
 /// session's store): its settings and the per-device series computed once. Every query takes
@@ -38,9 +38,6 @@ pub struct ViewState {
     /// with a trace ([`crate::views::snapshot::allocator`]); built at the first allocator query (about a tenth of the
     /// drop's time, and memory of its own, for a view many never open).
     allocs: OnceLock<Vec<Option<AllocatorHistory>>>,
-    /// Per device slot: `reserved − active` after each entry and before the first (§7.3
-    /// fragmentation), the curve's fourth series.
-    frag: Vec<(Vec<i64>, i64)>,
 }
 
 impl ViewState {
@@ -55,7 +52,6 @@ impl ViewState {
             target,
             times: times_ms(&run.snapshot, &run.devices),
             allocs: OnceLock::new(),
-            frag: fragmentation_series(&run.devices),
             settings,
             opts,
         }
@@ -102,7 +98,6 @@ impl ViewState {
             top: self.opts.report.top_contributors,
             settings: &self.settings,
             times: &self.times,
-            frag: &self.frag,
             allocs: &self.allocs,
         }
     }
