@@ -237,6 +237,11 @@ impl EntryTable {
     pub fn stream_values(&self) -> &[i64] {
         &self.stream_values
     }
+    /// The `time_us` column as stored: one per entry when the trace records times (empty
+    /// otherwise), [`NO_TIME`] where an entry has none.
+    pub fn time_us_column(&self) -> &[i64] {
+        &self.time_us
+    }
     /// `time_us` of entry `i` (µs since the Unix epoch), if recorded.
     pub fn time_us(&self, i: usize) -> Option<i64> {
         self.time_us.get(i).copied().filter(|&t| t != NO_TIME)

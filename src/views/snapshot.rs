@@ -34,13 +34,13 @@ use crate::analysis::snapshot::labels::{
 use crate::analysis::snapshot::links::LinkOptions;
 use crate::analysis::snapshot::reference::segments_summary;
 use crate::base::format::bytes_exact;
-use crate::model::snapshot::{DeviceTrace, Snapshot};
+use crate::model::snapshot::{DeviceTrace, Snapshot, NO_TIME};
 use crate::protocol::snapshot::{
     SnapAxis, SnapCurveDto, SnapCurveQuery, SnapDeviceDto, SnapLevelDto, SnapMarkDto, SnapNoteDto,
     SnapPointDto, SnapSegmentDto, SnapSegmentsDto, SnapSeriesDto, SnapshotSettingsDto,
     SnapshotSummaryDto,
 };
-use crate::views::snapshot_axis::{min_max_levels, time_axis_ms, Axis, Levels};
+use crate::views::snapshot_axis::{min_max_levels, raw_time_origin, time_axis_ms, Axis, Levels};
 
 /// What the snapshot tab's queries read: one analysed snapshot, the options it was analysed
 /// with, and the per-device series computed once when the view was made.
@@ -65,7 +65,7 @@ pub struct SnapshotData<'a> {
     /// The settings, echoed in the summary.
     pub settings: &'a SnapshotSettingsDto,
     /// Per device slot: [`times_ms`].
-    pub times: &'a [Option<Vec<f64>>],
+    pub times: &'a [Option<DeviceTimes>],
     /// Per device slot: [`allocator::histories`], built by the first [`Self::allocator`] call
     /// (most views never need them).
     pub allocs: &'a OnceLock<Vec<Option<AllocatorHistory>>>,
@@ -83,9 +83,23 @@ pub fn trace<'a>(snap: &'a Snapshot, d: &DeviceAnalysis) -> Option<&'a DeviceTra
         .filter(|t| t.device == d.device && !t.entries.is_empty())
 }
 
+/// A device's time axis as kept beside its analysis ([`times_ms`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum DeviceTimes {
+    /// The trace's own `time_us` column is the axis ([`Axis::TimeUs`]): nothing kept per entry.
+    Raw {
+        /// The first entry's `time_us`.
+        t0: i64,
+    },
+    /// ms since the first `time_us`, per entry ([`time_axis_ms`]): the column misses times or
+    /// goes back somewhere.
+    Ms(Vec<f64>),
+}
+
 /// Per device slot: the time axis in ms since the first `time_us` (`time_us` made
-/// non-decreasing), when the trace records times.
-pub fn times_ms(snap: &Snapshot, devices: &[DeviceAnalysis]) -> Vec<Option<Vec<f64>>> {
+/// non-decreasing), when the trace records times; the trace's own column when it is already
+/// that axis.
+pub fn times_ms(snap: &Snapshot, devices: &[DeviceAnalysis]) -> Vec<Option<DeviceTimes>> {
     devices
         .iter()
         .map(|d| {
@@ -93,7 +107,12 @@ pub fn times_ms(snap: &Snapshot, devices: &[DeviceAnalysis]) -> Vec<Option<Vec<f
             if !t.entries.has_time() {
                 return None;
             }
-            time_axis_ms((0..t.entries.len()).map(|i| t.entries.time_us(i)))
+            let col = t.entries.time_us_column();
+            match raw_time_origin(col, NO_TIME).filter(|_| col.len() == t.entries.len()) {
+                Some(t0) => Some(DeviceTimes::Raw { t0 }),
+                None => time_axis_ms((0..t.entries.len()).map(|i| t.entries.time_us(i)))
+                    .map(DeviceTimes::Ms),
+            }
         })
         .collect()
 }
@@ -126,9 +145,15 @@ impl<'a> SnapshotData<'a> {
         asked: SnapAxis,
     ) -> Result<(&'a DeviceAnalysis, Axis<'a>, SnapAxis), String> {
         let d = self.device(slot)?;
-        let times = self.times.get(slot as usize).and_then(|t| t.as_deref());
-        Ok(match (asked, times) {
-            (SnapAxis::Time, Some(ms)) => (d, Axis::Time { ms }, SnapAxis::Time),
+        let times = self.times.get(slot as usize).and_then(|t| t.as_ref());
+        Ok(match (asked, times, trace(self.snap, d)) {
+            (SnapAxis::Time, Some(DeviceTimes::Ms(ms)), _) => {
+                (d, Axis::Time { ms }, SnapAxis::Time)
+            }
+            (SnapAxis::Time, Some(&DeviceTimes::Raw { t0 }), Some(t)) => {
+                let us = t.entries.time_us_column();
+                (d, Axis::TimeUs { us, t0 }, SnapAxis::Time)
+            }
             _ => (d, Axis::Index { n: d.n_entries }, SnapAxis::Index),
         })
     }

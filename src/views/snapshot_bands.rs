@@ -202,7 +202,7 @@ pub fn layout(
         slot: 0,
         axis: match axis {
             Axis::Index { .. } => SnapAxis::Index,
-            Axis::Time { .. } => SnapAxis::Time,
+            Axis::Time { .. } | Axis::TimeUs { .. } => SnapAxis::Time,
         },
         x0: p.x0,
         x1: p.x1,

@@ -20,6 +20,28 @@ pub enum Axis<'a> {
         /// ms since the first `time_us`, one per entry.
         ms: &'a [f64],
     },
+    /// Entry `i` at `(us[i] − t0) / 1000` ms: the same axis as [`Axis::Time`], read from a
+    /// trace's own `time_us` column when every entry has a time and they never go back (the
+    /// common case), so the axis costs no memory per entry ([`raw_time_origin`]).
+    TimeUs {
+        /// `time_us` of each entry, non-decreasing.
+        us: &'a [i64],
+        /// The first entry's `time_us`.
+        t0: i64,
+    },
+}
+
+/// The origin of a [`Axis::TimeUs`] over `us`: its first value, when `us` is not empty, holds
+/// no missing time (`missing`) and never goes back; `None` otherwise ([`time_axis_ms`] then
+/// makes the axis).
+pub fn raw_time_origin(us: &[i64], missing: i64) -> Option<i64> {
+    let ok = us.iter().all(|&t| t != missing) && us.windows(2).all(|w| w[0] <= w[1]);
+    us.first().copied().filter(|_| ok)
+}
+
+/// ms between `t0` and `t` µs, as [`time_axis_ms`] computes them.
+fn us_to_ms(t: i64, t0: i64) -> f64 {
+    (t - t0) as f64 / 1000.0
 }
 
 impl Axis<'_> {
@@ -28,6 +50,7 @@ impl Axis<'_> {
         match self {
             Axis::Index { n } => *n,
             Axis::Time { ms } => ms.len(),
+            Axis::TimeUs { us, .. } => us.len(),
         }
     }
     /// True when there is no entry.
@@ -39,6 +62,7 @@ impl Axis<'_> {
         match self {
             Axis::Index { .. } => i as f64,
             Axis::Time { ms } => ms.get(i).copied().unwrap_or(0.0),
+            Axis::TimeUs { us, t0 } => us.get(i).map_or(0.0, |&t| us_to_ms(t, *t0)),
         }
     }
     /// Number of entries whose position is `< x`.
@@ -52,6 +76,7 @@ impl Axis<'_> {
                 }
             }
             Axis::Time { ms } => ms.partition_point(|&t| t < x),
+            Axis::TimeUs { us, t0 } => us.partition_point(|&t| us_to_ms(t, *t0) < x),
         }
     }
     /// The entry the user means at position `x`: the last entry at or before `x`
@@ -70,6 +95,7 @@ impl Axis<'_> {
                 }
             }
             Axis::Time { ms } => ms.partition_point(|&t| t <= x),
+            Axis::TimeUs { us, t0 } => us.partition_point(|&t| us_to_ms(t, *t0) <= x),
         };
         Some(at_or_before.saturating_sub(1))
     }
@@ -77,8 +103,8 @@ impl Axis<'_> {
     pub fn full(&self) -> (f64, f64) {
         match self {
             Axis::Index { n } => (0.0, (*n).max(1) as f64),
-            Axis::Time { ms } => {
-                let last = ms.last().copied().unwrap_or(0.0).max(0.0);
+            Axis::Time { .. } | Axis::TimeUs { .. } => {
+                let last = self.pos(self.len().saturating_sub(1)).max(0.0);
                 (0.0, last + (last * 1e-6).max(1e-3))
             }
         }
@@ -97,7 +123,7 @@ pub fn time_axis_ms(times_us: impl Iterator<Item = Option<i64>>) -> Option<Vec<f
             .into_iter()
             .map(|t| {
                 last = last.max(t.unwrap_or(last));
-                (last - t0) as f64 / 1000.0
+                us_to_ms(last, t0)
             })
             .collect(),
     )
@@ -230,6 +256,46 @@ pub fn min_max_levels(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_raw_time_column_is_the_same_axis_as_its_ms() {
+        let us: Vec<i64> = [5_000, 5_000, 5_250, 7_001, 7_001, 9_999, 12_345]
+            .iter()
+            .map(|t| t + 1_700_000_000_000_000)
+            .collect();
+        let t0 = raw_time_origin(&us, i64::MIN).unwrap();
+        let ms = time_axis_ms(us.iter().map(|&t| Some(t))).unwrap();
+        let (raw, kept) = (Axis::TimeUs { us: &us, t0 }, Axis::Time { ms: &ms });
+        assert_eq!(raw.full(), kept.full());
+        for i in 0..us.len() {
+            assert_eq!(raw.pos(i), kept.pos(i));
+        }
+        for x in [
+            -1.0,
+            0.0,
+            0.1,
+            0.25,
+            2.0,
+            2.001,
+            4.999,
+            7.345,
+            8.0,
+            f64::NAN,
+        ] {
+            assert_eq!(raw.count_before(x), kept.count_before(x), "{x}");
+            assert_eq!(raw.entry_at(x), kept.entry_at(x), "{x}");
+        }
+        let v: Vec<i64> = (0..us.len() as i64).map(|i| i * i - 3 * i).collect();
+        let (f0, f1) = kept.full();
+        assert_eq!(
+            min_max(&raw, &[(&v, 1)], f0, f1, 5),
+            min_max(&kept, &[(&v, 1)], f0, f1, 5)
+        );
+        // A missing time or a step back: the ms axis is made instead.
+        assert_eq!(raw_time_origin(&[3, i64::MIN, 4], i64::MIN), None);
+        assert_eq!(raw_time_origin(&[3, 5, 4], i64::MIN), None);
+        assert_eq!(raw_time_origin(&[], i64::MIN), None);
+    }
 
     #[test]
     fn a_difference_read_on_the_fly_equals_the_stored_difference() {

@@ -23,7 +23,7 @@ use crate::protocol::snapshot::{
     SnapExportKind, SnapQuery, SnapReply, SnapshotSettingsDto, SnapshotSummaryDto,
 };
 use crate::report::snapshot_md;
-use crate::views::snapshot::{times_ms, SnapshotData};
+use crate::views::snapshot::{times_ms, DeviceTimes, SnapshotData};
 
 /// What the snapshot tab keeps beside one analysed snapshot (the run itself stays in the
 /// session's store): its settings and the per-device series computed once. Every query takes
@@ -33,7 +33,7 @@ pub struct ViewState {
     settings: SnapshotSettingsDto,
     opts: SnapshotOptions,
     /// Per device slot (parallel to `run.devices`): ms since the first `time_us`, when recorded.
-    times: Vec<Option<Vec<f64>>>,
+    times: Vec<Option<DeviceTimes>>,
     /// Per device slot: the allocator history (checkpoints of the backward walk), for devices
     /// with a trace ([`crate::views::snapshot::allocator`]); built at the first allocator query (about a tenth of the
     /// drop's time, and memory of its own, for a view many never open).
