@@ -40,6 +40,16 @@ pub fn analyse_on(input: &RankInput<'_>, cfg: &AnomalyConfig, threads: usize) ->
         .trace
         .map(super::step_annotations::top_level_annotations)
         .unwrap_or_default();
+    // The busy union, the capture's gaps and the kernels' neighbours need only the kernels:
+    // beside the step detection when a thread is spare.
+    let kernel_facts = || {
+        let segs = kernel_union(k, |_| true);
+        let global = bubbles::global_gaps(&segs, cfg.top_n_windows);
+        (segs, global, Neighbours::new(k))
+    };
+    let (facts, step_set) = crate::base::par::beside(threads, kernel_facts, || {
+        steps::detect(k, markers, &annotations, input.step_trace, cfg)
+    });
     let StepSet {
         method,
         steps: raw_steps,
@@ -48,10 +58,9 @@ pub fn analyse_on(input: &RankInput<'_>, cfg: &AnomalyConfig, threads: usize) ->
         device_lag,
         template_hashes,
         annotation,
-    } = steps::detect(k, markers, &annotations, input.step_trace, cfg);
+    } = step_set;
     drop(annotations);
-    let segs = kernel_union(k, |_| true);
-    let global = bubbles::global_gaps(&segs, cfg.top_n_windows);
+    let (segs, global, nb) = facts.unwrap_or_else(kernel_facts);
     let capture_ns = global.capture.len_ns();
 
     // Per-step metrics and structure.
@@ -104,7 +113,6 @@ pub fn analyse_on(input: &RankInput<'_>, cfg: &AnomalyConfig, threads: usize) ->
     }
 
     // Windows, host evidence, labels.
-    let nb = Neighbours::new(k);
     let main_ids: Vec<Option<u32>> = results
         .iter()
         .map(|s| structure::main_stream(k, s.kernels.clone()))
