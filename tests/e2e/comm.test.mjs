@@ -145,6 +145,22 @@ test('communication tab: inventory, time summary and heatmap equal the CLI; URL 
   const hover = await p.page.getByTestId('comm-heatmap-hover').textContent();
   assert.match(hover, /^rank 0 → rank 1 · HCCS · size \(MB\) 1127\.447040 · time \(ms\) 59\.51352 · bandwidth \(GB\/s\) 18\.9444/);
   await p.page.locator('.comm-matrix').screenshot({ path: path.join(OUT, 'comm-heatmap.png') });
+  // The same cell from the keyboard: the canvas takes focus (its first cell is shown), the
+  // arrows move the cell, Escape hides it; + zooms, Home shows the whole matrix again.
+  await p.page.mouse.move(0, 0);
+  await p.page.getByTestId('comm-heatmap').focus();
+  assert.match(await p.page.getByTestId('comm-heatmap-hover').textContent(), /^rank 0 → rank 0 /);
+  await p.page.keyboard.press('ArrowDown');
+  assert.equal(await p.page.getByTestId('comm-heatmap-hover').textContent(), hover);
+  await p.page.keyboard.press('ArrowRight');
+  assert.match(await p.page.getByTestId('comm-heatmap-hover').textContent(), /^rank 1 → rank 1 /);
+  await p.page.locator('.comm-matrix').screenshot({ path: path.join(OUT, 'comm-heatmap-keys.png') });
+  await p.page.keyboard.press('Escape');
+  assert.equal(await p.page.getByTestId('comm-heatmap-hover').count(), 0);
+  await p.page.keyboard.press('+');
+  await p.page.waitForFunction(() => /#.*comm\.win=/.test(location.href) || location.hash.includes('win'));
+  await p.page.keyboard.press('Home');
+  await p.page.waitForFunction(() => !location.hash.includes('win'));
 
   // The default group with rank 2 missing: hatched row and column, 4 × 4 with labels.
   await p.page.getByTestId('comm-group').selectOption(DEFAULT_GROUP);

@@ -3,7 +3,8 @@
 //! most [`MAX_BLOCKS`]² blocks with the mean, min, max and count of their links; a block is
 //! coloured by its worst link: the lowest bandwidth, the longest time, the mean size), so
 //! 1024 × 1024 ranks draw as fast as 16 × 16. Wheel zooms around the pointer, drag pans,
-//! double-click resets. Links recovered from `parallel_group_info` are outlined (dashed),
+//! double-click resets; from the keyboard (the canvas is a tab stop) arrows move a cell shown
+//! as the hover, panning at the window's edge, + and − zoom around it, Home resets. Links recovered from `parallel_group_info` are outlined (dashed),
 //! ranks missing from the input are hatched; values are written in the cells when at most 16
 //! ranks are visible. The hover names the cell or block with its values; `data-cells` on the
 //! canvas holds the window's links (`src,dst,value;…`) when one link is one cell.
@@ -15,37 +16,28 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use super::heatmap_draw::{cursor_hover, describe, draw, plot_side, unit, value_text};
 use crate::protocol::comm::{
     CommMatrixDto, CommMatrixQuery, CommMetric, CommOverviewDto, CommQuery, CommReply,
 };
 use crate::ui::client::client;
 use crate::ui::route::{use_route, COMM_KIND, COMM_METRIC, COMM_WIN};
-use crate::ui::widgets::chart::context;
-use crate::ui::widgets::palette::palette;
-use crate::views::comm_table::{block_ranks, cell_px, hit, labels_shown};
+use crate::views::comm_table::{cell_px, hit};
 use crate::views::format;
 use crate::views::heatmap::ramp;
 
 /// Most blocks a side.
 pub const MAX_BLOCKS: u32 = 128;
 /// Plot margins, px: left (dst ranks), top, bottom (src ranks).
-const MARGIN: (f64, f64, f64) = (64.0, 8.0, 36.0);
+pub(super) const MARGIN: (f64, f64, f64) = (64.0, 8.0, 36.0);
 /// Largest plot side, px.
-const PLOT_MAX: f64 = 520.0;
+pub(super) const PLOT_MAX: f64 = 520.0;
 
 fn metric_of(s: &str) -> CommMetric {
     match s {
         "size" => CommMetric::Size,
         "time" => CommMetric::Time,
         _ => CommMetric::Bandwidth,
-    }
-}
-
-fn unit(m: CommMetric) -> &'static str {
-    match m {
-        CommMetric::Bandwidth => "GB/s",
-        CommMetric::Size => "MB",
-        CommMetric::Time => "ms",
     }
 }
 
@@ -73,6 +65,8 @@ pub fn Matrix(
     let data = RwSignal::new(None::<CommMatrixDto>);
     let error = RwSignal::new(None::<String>);
     let hover = RwSignal::new(None::<(f64, f64, String)>);
+    // The keyboard's cell (column, row of the window), shown as the hover.
+    let cursor = StoredValue::new(None::<(u32, u32)>);
     let draw_ms = RwSignal::new(0.0f64);
     let dark = crate::ui::theme::use_theme().dark;
     let v = view.clone();
@@ -130,7 +124,15 @@ pub fn Matrix(
             match client().comm_query(CommQuery::Matrix(q)).await {
                 Ok(CommReply::Matrix(m)) => {
                     error.set(None);
-                    hover.set(None);
+                    // The keyboard's cell stays shown over the new window (it moved with it).
+                    let side = canvas
+                        .get_untracked()
+                        .map(|c| plot_side(c.client_width() as f64));
+                    let kept = cursor.get_value().zip(side).and_then(|((c, r), w)| {
+                        let metric = metric_of(&metric.get_untracked());
+                        (c < m.cols && r < m.rows).then(|| cursor_hover(&m, c, r, w, metric))
+                    });
+                    hover.set(kept);
                     data.set(Some(m));
                 }
                 Ok(_) => error.set(Some("unexpected reply".into())),
@@ -224,6 +226,85 @@ pub fn Matrix(
             Some(describe(m, col, row, metric_of(&metric.get_untracked())))
         });
         hover.set(text.map(|t| (x, y, t)));
+    };
+    // Keyboard (the canvas is a tab stop): arrows move a cell cursor, shown as the hover
+    // (at an edge they pan the window by a block); + and − zoom around it; Home shows the
+    // whole matrix; Escape hides the cursor.
+    let show_cursor = move |col: u32, row: u32| {
+        let Some(c) = canvas.get_untracked() else {
+            return;
+        };
+        let w = plot_side(c.client_width() as f64);
+        cursor.set_value(Some((col, row)));
+        let metric = metric_of(&metric.get_untracked());
+        hover
+            .set(data.with_untracked(|m| m.as_ref().map(|m| cursor_hover(m, col, row, w, metric))));
+    };
+    let on_key = move |ev: ev::KeyboardEvent| {
+        let (Some((x0, y0, span, n, block)), Some((cols, rows))) = (
+            win_of(),
+            data.with_untracked(|m| m.as_ref().map(|m| (m.cols, m.rows))),
+        ) else {
+            return;
+        };
+        let (col, row) = cursor.get_value().unwrap_or((0, 0));
+        let (col, row) = (
+            col.min(cols.saturating_sub(1)),
+            row.min(rows.saturating_sub(1)),
+        );
+        let pan = |o: u32, d: i64| {
+            (o as i64 + d * block as i64).clamp(0, n.saturating_sub(span) as i64) as u32
+        };
+        let mv = |c: u32, last: u32, d: i64| (c as i64 + d).clamp(0, last as i64) as u32;
+        let step = |dc: i64, dr: i64| {
+            let (nc, nr) = (
+                mv(col, cols.saturating_sub(1), dc),
+                mv(row, rows.saturating_sub(1), dr),
+            );
+            let (px, py) = (
+                if nc == col && dc != 0 {
+                    pan(x0, dc)
+                } else {
+                    x0
+                },
+                if nr == row && dr != 0 {
+                    pan(y0, dr)
+                } else {
+                    y0
+                },
+            );
+            if (px, py) != (x0, y0) {
+                win.set(format!("{px},{py},{span}"));
+            }
+            show_cursor(nc, nr);
+        };
+        let zoom = |f: f64| {
+            let new = ((span as f64 * f).round() as u32).clamp(1, n.max(1));
+            let at = |o: u32, c: u32| o as f64 + (c as f64 + 0.5) * block as f64;
+            let keep = |a: f64| (a - new as f64 / 2.0).round().clamp(0.0, (n - new) as f64) as u32;
+            if new != span {
+                cursor.set_value(None);
+                win.set(format!("{},{},{new}", keep(at(x0, col)), keep(at(y0, row)),));
+            }
+        };
+        match ev.key().as_str() {
+            "ArrowLeft" => step(-1, 0),
+            "ArrowRight" => step(1, 0),
+            "ArrowUp" => step(0, -1),
+            "ArrowDown" => step(0, 1),
+            "+" | "=" => zoom(0.7),
+            "-" | "_" => zoom(1.0 / 0.7),
+            "Home" => {
+                cursor.set_value(None);
+                win.set(String::new());
+            }
+            "Escape" => {
+                cursor.set_value(None);
+                hover.set(None);
+            }
+            _ => return,
+        }
+        ev.prevent_default();
     };
     // No link of this step and group (no rank has communication_matrix.json for it): a line
     // saying so instead of an empty canvas.
@@ -325,7 +406,7 @@ pub fn Matrix(
                 {radio("size", " size MB")}
                 {radio("time", " time ms")}
                 <button class="button" data-testid="comm-matrix-reset" on:click=move |_| win.set(String::new())>"Whole matrix"</button>
-                <span class="muted">"Wheel to zoom, drag to pan, double-click to reset. Dashed outline: a link recovered from parallel_group_info; hatched: a rank missing from the input."</span>
+                <span class="muted">"Wheel or + and − to zoom, drag or arrow keys to move, double-click or Home to reset. Dashed outline: a link recovered from parallel_group_info; hatched: a rank missing from the input."</span>
             </div>
             <div class="hm-wrap">
                 <canvas
@@ -342,6 +423,11 @@ pub fn Matrix(
                     on:mousemove=on_move
                     on:dblclick=move |_| win.set(String::new())
                     on:mouseleave=move |_| { hover.set(None); drag.set_value(None); }
+                    tabindex="0"
+                    aria-label="Communication matrix: arrow keys move between cells, + and − zoom, Home shows the whole matrix"
+                    on:keydown=on_key
+                    on:focus=move |_| { let (c, r) = cursor.get_value().unwrap_or((0, 0)); show_cursor(c, r); }
+                    on:blur=move |_| hover.set(None)
                 ></canvas>
                 {move || hover.get().map(|(x, y, t)| view! {
                     <div class="hm-hover" data-testid="comm-heatmap-hover" style=format!("left:{}px;top:{}px", x + 12.0, y + 12.0)>{t}</div>
@@ -377,194 +463,4 @@ fn now() -> f64 {
     web_sys::window()
         .and_then(|w| w.performance())
         .map_or(0.0, |p| p.now())
-}
-
-/// The value a block is coloured by: its worst link, so a slow link is never averaged away
-/// (the lowest bandwidth, the longest time; sizes: the mean). One link: its value.
-fn shade(m: &CommMatrixDto, i: usize, metric: CommMetric) -> f64 {
-    match metric {
-        _ if m.block == 1 => m.mean[i],
-        CommMetric::Bandwidth => m.min[i],
-        CommMetric::Time => m.max[i],
-        CommMetric::Size => m.mean[i],
-    }
-}
-
-/// A cell's value: 4 decimals (MindStudio Insight's `ROUND(x, 4)`), 6 below 0.01 so a
-/// small size is not shown as 0.0001.
-fn value_text(v: f64) -> String {
-    if v != 0.0 && v.abs() < 0.01 {
-        format::fixed(v, 6)
-    } else {
-        format::fixed(v, 4)
-    }
-}
-
-/// The plot's side for a canvas `w` px wide.
-fn plot_side(w: f64) -> f64 {
-    (w - MARGIN.0 - 8.0).clamp(40.0, PLOT_MAX)
-}
-
-/// The hover text of block `(col, row)`.
-fn describe(m: &CommMatrixDto, col: u32, row: u32, metric: CommMetric) -> String {
-    let i = (row * m.cols + col) as usize;
-    let u = unit(metric);
-    let (s, d) = (block_ranks(m, m.x0, col), block_ranks(m, m.y0, row));
-    let range = |r: Option<(i64, i64)>| match r {
-        Some((a, b)) if a == b => a.to_string(),
-        Some((a, b)) => format!("{a}–{b}"),
-        None => "?".into(),
-    };
-    let mut t = format!("rank {} → rank {}", range(s), range(d));
-    if m.count[i] == 0 {
-        t.push_str(" · no link");
-    } else if m.block == 1 {
-        if let Some((size, time, bw, tr)) = m.detail.get(i) {
-            t.push_str(&format!(
-                " · {tr} · size (MB) {} · time (ms) {} · bandwidth (GB/s) {}",
-                format::fixed(*size, 6),
-                format::fixed(*time, 5),
-                format::fixed(*bw, 4)
-            ));
-        }
-    } else {
-        t.push_str(&format!(
-            " · {} links · {u}: mean {} · min {} · max {}",
-            m.count[i],
-            format::fixed(m.mean[i], 4),
-            format::fixed(m.min[i], 4),
-            format::fixed(m.max[i], 4)
-        ));
-    }
-    if m.recovered[i] > 0 {
-        t.push_str(&format!(
-            " · {} recovered from parallel_group_info",
-            m.recovered[i]
-        ));
-    }
-    if m.missing_cell[i] {
-        t.push_str(" · a rank missing from the input");
-    }
-    t
-}
-
-/// Draws window `m` on `canvas`.
-fn draw(canvas: &web_sys::HtmlCanvasElement, m: &CommMatrixDto, metric: CommMetric) {
-    let Some((ctx, w, h)) = context(canvas) else {
-        return;
-    };
-    let pal = palette();
-    ctx.clear_rect(0.0, 0.0, w, h);
-    let side = plot_side(w);
-    let cell = cell_px(m, side, side);
-    let (ml, mt, _) = MARGIN;
-    let (lo, hi) = m.scale;
-    let frac = |v: f64| {
-        if hi > lo {
-            ((v - lo) / (hi - lo)).clamp(0.0, 1.0)
-        } else {
-            0.5
-        }
-    };
-    let labels = labels_shown(m);
-    ctx.set_font("11px system-ui, sans-serif");
-    ctx.set_text_align("center");
-    ctx.set_text_baseline("middle");
-    for r in 0..m.rows {
-        for c in 0..m.cols {
-            let i = (r * m.cols + c) as usize;
-            let (x, y) = (ml + c as f64 * cell, mt + r as f64 * cell);
-            if m.missing_cell[i] {
-                ctx.set_fill_style_str(&pal.grid);
-                ctx.fill_rect(x, y, cell, cell);
-                ctx.set_stroke_style_str(&pal.frame);
-                ctx.save();
-                ctx.begin_path();
-                ctx.rect(x, y, cell, cell);
-                ctx.clip();
-                ctx.begin_path();
-                let mut k = -cell;
-                while k < cell {
-                    ctx.move_to(x + k, y + cell);
-                    ctx.line_to(x + k + cell, y);
-                    k += 5.0;
-                }
-                ctx.stroke();
-                ctx.restore();
-            }
-            if m.count[i] == 0 {
-                continue;
-            }
-            let [rr, gg, bb] = ramp(frac(shade(m, i, metric)));
-            ctx.set_fill_style_str(&format!("rgb({rr},{gg},{bb})"));
-            let gap = if cell >= 6.0 { 1.0 } else { 0.0 };
-            ctx.fill_rect(x, y, cell - gap, cell - gap);
-            if m.recovered[i] > 0 && cell >= 4.0 {
-                ctx.set_stroke_style_str(&pal.peak);
-                ctx.set_line_width(if cell >= 12.0 { 2.0 } else { 1.0 });
-                let _ = ctx.set_line_dash(&js_sys::Array::of2(&4.0.into(), &3.0.into()));
-                ctx.stroke_rect(x + 1.5, y + 1.5, cell - 4.0, cell - 4.0);
-                let _ = ctx.set_line_dash(&js_sys::Array::new());
-                ctx.set_line_width(1.0);
-            }
-            if labels && cell >= 28.0 {
-                let light = 0.299 * rr as f64 + 0.587 * gg as f64 + 0.114 * bb as f64 > 140.0;
-                ctx.set_fill_style_str(if light { "#111" } else { "#fff" });
-                let _ = ctx.fill_text(&value_text(m.mean[i]), x + cell / 2.0, y + cell / 2.0);
-            }
-        }
-    }
-    // axes: every rank when few are shown, else every few blocks' first rank; a rank missing
-    // from the input is marked (its links, recovered from another rank's file, still show)
-    let every = ((28.0 / cell.max(1e-9)).ceil() as u32).max(1);
-    let missing = |start: u32, k: u32| {
-        m.missing
-            .iter()
-            .any(|&p| p >= start + k * m.block && p < start + (k + 1) * m.block)
-    };
-    let label = |start: u32, k: u32| {
-        let (a, _) = block_ranks(m, start, k)?;
-        Some(match (m.block == 1, missing(start, k)) {
-            (true, true) => (format!("{a} missing"), true),
-            (_, miss) => (a.to_string(), miss),
-        })
-    };
-    for k in (0..m.cols).step_by(every as usize) {
-        if let Some((t, miss)) = label(m.x0, k) {
-            ctx.set_fill_style_str(if miss { &pal.peak } else { &pal.text });
-            let _ = ctx.fill_text(
-                &t,
-                ml + (k as f64 + 0.5) * cell,
-                mt + m.rows as f64 * cell + 10.0,
-            );
-        }
-    }
-    ctx.set_text_align("right");
-    for k in (0..m.rows).step_by(every as usize) {
-        if let Some((t, miss)) = label(m.y0, k) {
-            ctx.set_fill_style_str(if miss { &pal.peak } else { &pal.text });
-            let _ = ctx.fill_text(&t, ml - 6.0, mt + (k as f64 + 0.5) * cell);
-        }
-    }
-    ctx.set_fill_style_str(&pal.text);
-    ctx.set_text_align("center");
-    let _ = ctx.fill_text(
-        &format!(
-            "source rank →   (colour: {} {})",
-            match metric {
-                CommMetric::Bandwidth => "bandwidth",
-                CommMetric::Size => "size",
-                CommMetric::Time => "time",
-            },
-            unit(metric)
-        ),
-        ml + m.cols as f64 * cell / 2.0,
-        mt + m.rows as f64 * cell + 26.0,
-    );
-    let _ = ctx.save();
-    let _ = ctx.translate(12.0, mt + m.rows as f64 * cell / 2.0);
-    let _ = ctx.rotate(-std::f64::consts::FRAC_PI_2);
-    let _ = ctx.fill_text("destination rank →", 0.0, 0.0);
-    ctx.restore();
-    let _ = h;
 }

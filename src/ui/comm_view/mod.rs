@@ -6,6 +6,7 @@
 //! ranks sent (`CommOverviewDto`, `CommMatrixDto`); this module only renders.
 
 mod heatmap;
+mod heatmap_draw;
 mod tables;
 
 use std::sync::Arc;
