@@ -66,7 +66,7 @@ pub fn Matrix(
     let error = RwSignal::new(None::<String>);
     let hover = RwSignal::new(None::<(f64, f64, String)>);
     // The keyboard's cell (column, row of the window), shown as the hover.
-    let cursor = StoredValue::new(None::<(u32, u32)>);
+    let cursor = RwSignal::new(None::<(u32, u32)>);
     let draw_ms = RwSignal::new(0.0f64);
     let dark = crate::ui::theme::use_theme().dark;
     let v = view.clone();
@@ -128,7 +128,7 @@ pub fn Matrix(
                     let side = canvas
                         .get_untracked()
                         .map(|c| plot_side(c.client_width() as f64));
-                    let kept = cursor.get_value().zip(side).and_then(|((c, r), w)| {
+                    let kept = cursor.get_untracked().zip(side).and_then(|((c, r), w)| {
                         let metric = metric_of(&metric.get_untracked());
                         (c < m.cols && r < m.rows).then(|| cursor_hover(&m, c, r, w, metric))
                     });
@@ -146,7 +146,7 @@ pub fn Matrix(
         let metric = metric_of(&metric.get_untracked());
         if let (Some(c), Some(m)) = (canvas.get(), m) {
             let t0 = now();
-            draw(&c, &m, metric);
+            draw(&c, &m, metric, cursor.get());
             draw_ms.set(now() - t0);
         }
     });
@@ -235,7 +235,7 @@ pub fn Matrix(
             return;
         };
         let w = plot_side(c.client_width() as f64);
-        cursor.set_value(Some((col, row)));
+        cursor.set(Some((col, row)));
         let metric = metric_of(&metric.get_untracked());
         hover
             .set(data.with_untracked(|m| m.as_ref().map(|m| cursor_hover(m, col, row, w, metric))));
@@ -247,7 +247,7 @@ pub fn Matrix(
         ) else {
             return;
         };
-        let (col, row) = cursor.get_value().unwrap_or((0, 0));
+        let (col, row) = cursor.get_untracked().unwrap_or((0, 0));
         let (col, row) = (
             col.min(cols.saturating_sub(1)),
             row.min(rows.saturating_sub(1)),
@@ -283,7 +283,7 @@ pub fn Matrix(
             let at = |o: u32, c: u32| o as f64 + (c as f64 + 0.5) * block as f64;
             let keep = |a: f64| (a - new as f64 / 2.0).round().clamp(0.0, (n - new) as f64) as u32;
             if new != span {
-                cursor.set_value(None);
+                cursor.set(None);
                 win.set(format!("{},{},{new}", keep(at(x0, col)), keep(at(y0, row)),));
             }
         };
@@ -295,11 +295,11 @@ pub fn Matrix(
             "+" | "=" => zoom(0.7),
             "-" | "_" => zoom(1.0 / 0.7),
             "Home" => {
-                cursor.set_value(None);
+                cursor.set(None);
                 win.set(String::new());
             }
             "Escape" => {
-                cursor.set_value(None);
+                cursor.set(None);
                 hover.set(None);
             }
             _ => return,
@@ -426,8 +426,8 @@ pub fn Matrix(
                     tabindex="0"
                     aria-label="Communication matrix: arrow keys move between cells, + and − zoom, Home shows the whole matrix"
                     on:keydown=on_key
-                    on:focus=move |_| { let (c, r) = cursor.get_value().unwrap_or((0, 0)); show_cursor(c, r); }
-                    on:blur=move |_| hover.set(None)
+                    on:focus=move |_| { let (c, r) = cursor.get_untracked().unwrap_or((0, 0)); show_cursor(c, r); }
+                    on:blur=move |_| { cursor.set(None); hover.set(None); }
                 ></canvas>
                 {move || hover.get().map(|(x, y, t)| view! {
                     <div class="hm-hover" data-testid="comm-heatmap-hover" style=format!("left:{}px;top:{}px", x + 12.0, y + 12.0)>{t}</div>

@@ -105,8 +105,13 @@ pub(super) fn describe(m: &CommMatrixDto, col: u32, row: u32, metric: CommMetric
     t
 }
 
-/// Draws window `m` on `canvas`.
-pub(super) fn draw(canvas: &web_sys::HtmlCanvasElement, m: &CommMatrixDto, metric: CommMetric) {
+/// Draws window `m` on `canvas`, with the keyboard's cell `at` (column, row) outlined.
+pub(super) fn draw(
+    canvas: &web_sys::HtmlCanvasElement,
+    m: &CommMatrixDto,
+    metric: CommMetric,
+    at: Option<(u32, u32)>,
+) {
     let Some((ctx, w, h)) = context(canvas) else {
         return;
     };
@@ -170,6 +175,19 @@ pub(super) fn draw(canvas: &web_sys::HtmlCanvasElement, m: &CommMatrixDto, metri
                 let _ = ctx.fill_text(&value_text(m.mean[i]), x + cell / 2.0, y + cell / 2.0);
             }
         }
+    }
+    // the keyboard's cell: a frame in the text colour, inside the cell
+    if let Some((c, r)) = at.filter(|&(c, r)| c < m.cols && r < m.rows) {
+        ctx.set_stroke_style_str(&pal.text);
+        ctx.set_line_width(2.0);
+        let inset = (cell / 8.0).min(3.0);
+        ctx.stroke_rect(
+            ml + c as f64 * cell + inset,
+            mt + r as f64 * cell + inset,
+            (cell - 2.0 * inset - 1.0).max(1.0),
+            (cell - 2.0 * inset - 1.0).max(1.0),
+        );
+        ctx.set_line_width(1.0);
     }
     // axes: every rank when few are shown, else every few blocks' first rank; a rank missing
     // from the input is marked (its links, recovered from another rank's file, still show)
