@@ -1,5 +1,5 @@
-//! Work on spare threads, natively, with the result of the sequential code: [`beside`] runs
-//! a second closure on its own thread; [`map`] is an order-keeping parallel map: natively, the items are cut into `threads` runs of
+//! Work on spare threads, natively, with the result of the sequential code: [`join`] runs two
+//! closures at once, [`beside`] a second one only when a thread is spare; [`map`] is an order-keeping parallel map: natively, the items are cut into `threads` runs of
 //! consecutive items, each mapped on its own scoped thread, and the results are joined in item
 //! order; on wasm32 (no threads in a worker) and for one thread it is the plain sequential map.
 //! The result is the same either way: `f` sees each item once and the order never depends on
@@ -38,27 +38,42 @@ pub fn beside<A: Send, B>(
     spare: impl FnOnce() -> A + Send,
     main: impl FnOnce() -> B,
 ) -> (Option<A>, B) {
-    #[cfg(not(target_arch = "wasm32"))]
-    if threads > 1 {
-        return std::thread::scope(|s| {
-            let h = s.spawn(spare);
-            let b = main();
-            let a = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-            (Some(a), b)
-        });
+    if threads > 1 && cfg!(not(target_arch = "wasm32")) {
+        let (a, b) = join(spare, main);
+        return (Some(a), b);
     }
-    let _ = (threads, spare);
     (None, main())
+}
+
+/// Runs `a` on a scoped thread of its own and `b` on this one, and gives both values (a panic
+/// in `a` is resumed here); on wasm32 (no threads in a worker) `a` then `b`. The callers choose
+/// it when they have a spare thread.
+pub fn join<A: Send, B>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
+    #[cfg(not(target_arch = "wasm32"))]
+    return std::thread::scope(|s| {
+        let h = s.spawn(a);
+        let b = b();
+        (h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), b)
+    });
+    #[cfg(target_arch = "wasm32")]
+    (a(), b())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{beside, map};
+    use super::{beside, join, map};
 
     #[test]
     fn beside_runs_the_spare_work_only_with_a_spare_thread() {
         assert_eq!(beside(1, || 1, || 2), (None, 2));
         assert_eq!(beside(2, || 1, || 2), (Some(1), 2));
+        let here = std::thread::current().id();
+        let (there, b) = join(
+            || std::thread::current().id(),
+            || std::thread::current().id(),
+        );
+        assert_ne!(there, here, "the first closure runs on a thread of its own");
+        assert_eq!(b, here);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use super::fs_opener::FsOpener;
-use crate::base::Severity;
+use crate::base::{par, Severity};
 use crate::engine::contract::Progress;
 use crate::engine::export::{self, Export};
 use crate::engine::parallel;
@@ -363,11 +363,7 @@ fn anomaly_files(dir: &Path, inv: &Inventory, store: &Store, threads: usize) -> 
     let json = || write_file(&p, |w| export::write(store, inv, Export::AnomalyJson, w));
     let mut out = Vec::new();
     let (json, reports) = match threads > 1 {
-        true => std::thread::scope(|s| {
-            let j = s.spawn(json);
-            let r = reports_into(dir, inv, store, &mut out);
-            (j.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), r)
-        }),
+        true => par::join(json, || reports_into(dir, inv, store, &mut out)),
         false => match json() {
             Ok(()) => (Ok(()), reports_into(dir, inv, store, &mut out)),
             Err(e) => return (Vec::new(), Err(e)),
@@ -450,16 +446,11 @@ fn write_outputs(
     // With two threads or more, memory.csv is written beside the anomaly's files: the same
     // files and `wrote` lines in the same order (when memory.csv cannot be written, the
     // anomaly's files may have been written too, unannounced).
-    if let (true, Ok(ranks)) = (threads > 1, store.anomaly_ranks()) {
+    if let Ok(ranks) = store.anomaly_ranks() {
         export::gpu_report::warm_summaries(&ranks, threads);
     }
     let (mem, anomaly) = match threads > 1 && plan.anomaly.is_some() {
-        true => std::thread::scope(|s| {
-            let m = s.spawn(memory);
-            let a = anomaly_files(dir, inv, store, threads);
-            let m = m.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-            (m, a)
-        }),
+        true => par::join(memory, || anomaly_files(dir, inv, store, threads)),
         false => match memory() {
             (m, Err(e)) => ((m, Err(e)), (Vec::new(), Ok(()))),
             m => (m, anomaly_files(dir, inv, store, threads)),

@@ -335,15 +335,11 @@ impl<'a> SnapshotData<'a> {
         let full = axis.full();
         let (x0, x1) = window(full, q.range);
         let c = &d.curves;
-        // The fourth series, reserved − active (§7.3 fragmentation), read from the two curves.
         let curves = [
             (Levels::Values(&c.allocated), c.baseline_allocated),
             (Levels::Values(&c.active), c.baseline_active),
             (Levels::Values(&c.reserved), c.baseline_reserved),
-            (
-                Levels::Difference(&c.reserved, &c.active),
-                c.baseline_reserved - c.baseline_active,
-            ),
+            c.fragmentation(),
         ];
         let width = q.width_px.clamp(1, 8192) as usize;
         let cols = min_max_levels(&axis, &curves, x0, x1, width);

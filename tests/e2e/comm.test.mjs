@@ -158,9 +158,9 @@ test('communication tab: inventory, time summary and heatmap equal the CLI; URL 
   await p.page.keyboard.press('Escape');
   assert.equal(await p.page.getByTestId('comm-heatmap-hover').count(), 0);
   await p.page.keyboard.press('+');
-  await p.page.waitForFunction(() => /#.*comm\.win=/.test(location.href) || location.hash.includes('win'));
+  await p.page.waitForFunction(() => location.hash.includes('comm.win='));
   await p.page.keyboard.press('Home');
-  await p.page.waitForFunction(() => !location.hash.includes('win'));
+  await p.page.waitForFunction(() => !location.hash.includes('comm.win='));
 
   // The default group with rank 2 missing: hatched row and column, 4 × 4 with labels.
   await p.page.getByTestId('comm-group').selectOption(DEFAULT_GROUP);

@@ -7,6 +7,7 @@
 
 use crate::model::snapshot::{Action, DeviceTrace, Snapshot};
 
+use super::axis::Levels;
 use super::lifetimes::{Lifetimes, Semantics};
 
 /// The three curves of one device, one value per entry (bytes).
@@ -65,9 +66,13 @@ impl Curves {
             CurveKind::Reserved => self.baseline_reserved,
         }
     }
-    /// `reserved − active` after entry `i`.
-    pub fn fragmentation(&self, i: usize) -> i64 {
-        self.reserved.get(i).copied().unwrap_or(0) - self.active.get(i).copied().unwrap_or(0)
+    /// `reserved − active` (§7.3 fragmentation) after each entry, read from the two curves as
+    /// it is drawn, and before the first: the chart's fourth series, kept nowhere.
+    pub fn fragmentation(&self) -> (Levels<'_>, i64) {
+        (
+            Levels::Difference(&self.reserved, &self.active),
+            self.baseline_reserved - self.baseline_active,
+        )
     }
     /// `(max value, first index reaching it)` of curve `k`; `(baseline, None)` for an empty trace.
     pub fn max(&self, k: CurveKind) -> (i64, Option<usize>) {

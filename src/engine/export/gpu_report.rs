@@ -41,11 +41,7 @@ pub fn warm_summaries(ranks: &[&RankAnalysis], threads: usize) {
         .copied()
         .filter(|r| r.gpu.is_some() && r.gpu_summary.get().is_none())
         .collect();
-    if threads > 1 && todo.len() > 1 {
-        crate::base::par::map(threads, &todo, |r| {
-            rank_summary(r);
-        });
-    }
+    crate::base::par::map(threads, &todo, |r| rank_summary(r).is_some());
 }
 
 /// The straggler views over the GPU ranks of `ranks`, one per role when they hold more than

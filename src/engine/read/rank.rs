@@ -269,13 +269,14 @@ pub fn read_rank_cut(
                     let memory = finish_memory(mem, opener, &mut cancelled, &mut prog);
                     (memory, comm, Some(Err(Cancelled)))
                 }
-                Some(a) => std::thread::scope(|s| {
-                    let h = s.spawn(move || a.finish(sync));
-                    let memory = finish_memory(mem, opener, &mut cancelled, &mut prog);
-                    let r = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+                Some(a) => {
+                    let (r, memory) = crate::base::par::join(
+                        move || a.finish(sync),
+                        || finish_memory(mem, opener, &mut cancelled, &mut prog),
+                    );
                     let anomaly = Some(if cancelled { Err(Cancelled) } else { Ok(r) });
                     (memory, comm, anomaly)
-                }),
+                }
             }
         }
         None => {

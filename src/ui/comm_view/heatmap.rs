@@ -67,6 +67,16 @@ pub fn Matrix(
     let hover = RwSignal::new(None::<(f64, f64, String)>);
     // The keyboard's cell (column, row of the window), shown as the hover.
     let cursor = RwSignal::new(None::<(u32, u32)>);
+    // The hover of the keyboard's cell, when it is inside the window shown.
+    let cursor_text = move || {
+        let (col, row) = cursor.get_untracked()?;
+        let w = plot_side(canvas.get_untracked()?.client_width() as f64);
+        let metric = metric_of(&metric.get_untracked());
+        data.with_untracked(|m| {
+            let m = m.as_ref()?;
+            (col < m.cols && row < m.rows).then(|| cursor_hover(m, col, row, w, metric))
+        })
+    };
     let draw_ms = RwSignal::new(0.0f64);
     let dark = crate::ui::theme::use_theme().dark;
     let v = view.clone();
@@ -124,16 +134,9 @@ pub fn Matrix(
             match client().comm_query(CommQuery::Matrix(q)).await {
                 Ok(CommReply::Matrix(m)) => {
                     error.set(None);
-                    // The keyboard's cell stays shown over the new window (it moved with it).
-                    let side = canvas
-                        .get_untracked()
-                        .map(|c| plot_side(c.client_width() as f64));
-                    let kept = cursor.get_untracked().zip(side).and_then(|((c, r), w)| {
-                        let metric = metric_of(&metric.get_untracked());
-                        (c < m.cols && r < m.rows).then(|| cursor_hover(&m, c, r, w, metric))
-                    });
-                    hover.set(kept);
                     data.set(Some(m));
+                    // The keyboard's cell stays shown over the new window (it moved with it).
+                    hover.set(cursor_text());
                 }
                 Ok(_) => error.set(Some("unexpected reply".into())),
                 Err(e) => error.set(Some(e)),
@@ -231,14 +234,8 @@ pub fn Matrix(
     // (at an edge they pan the window by a block); + and − zoom around it; Home shows the
     // whole matrix; Escape hides the cursor.
     let show_cursor = move |col: u32, row: u32| {
-        let Some(c) = canvas.get_untracked() else {
-            return;
-        };
-        let w = plot_side(c.client_width() as f64);
         cursor.set(Some((col, row)));
-        let metric = metric_of(&metric.get_untracked());
-        hover
-            .set(data.with_untracked(|m| m.as_ref().map(|m| cursor_hover(m, col, row, w, metric))));
+        hover.set(cursor_text());
     };
     let on_key = move |ev: ev::KeyboardEvent| {
         let (Some((x0, y0, span, n, block)), Some((cols, rows))) = (
