@@ -211,7 +211,7 @@ impl ByName {
             }
         }
         let mut names: Vec<StrId> = groups.keys().copied().collect();
-        names.sort();
+        crate::base::sort::sort(&mut names);
         let mut out = ByName::default();
         for n in names {
             let mut g = groups.remove(&n).unwrap_or_default();
