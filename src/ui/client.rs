@@ -314,7 +314,9 @@ impl EngineClient {
         }
         // Largest inputs first, each to the least loaded worker.
         let mut order = runnable;
-        order.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.target.cmp(&b.target)));
+        crate::base::sort::sort_by(&mut order, |a, b| {
+            b.bytes.cmp(&a.bytes).then(a.target.cmp(&b.target))
+        });
         let mut load = vec![0u64; n];
         let mut assign: Vec<Vec<Work>> = (0..n).map(|_| Vec::new()).collect();
         for w in order {
@@ -324,7 +326,7 @@ impl EngineClient {
         }
         for (k, mut work) in assign.into_iter().enumerate() {
             let slot = slots[k];
-            work.sort_by_key(|w| w.target);
+            crate::base::sort::sort_by_key(&mut work, |w| w.target);
             {
                 let mut inner = self.inner.borrow_mut();
                 let jobs: Vec<Job> = work
@@ -437,7 +439,11 @@ impl EngineClient {
             return seq;
         };
         let msg = Object::new();
-        let env = serde_wasm_bindgen::to_value(&Envelope { seq, body }).unwrap_or(JsValue::NULL);
+        // The envelope as bytes (`protocol::codec`): one `Uint8Array`.
+        let env: JsValue = match crate::protocol::codec::to_bytes(&Envelope { seq, body }) {
+            Ok(b) => js_sys::Uint8Array::from(b.as_slice()).into(),
+            Err(_) => JsValue::NULL,
+        };
         let _ = Reflect::set(&msg, &"env".into(), &env);
         if let Some(f) = files {
             let _ = Reflect::set(&msg, &"files".into(), &f);
@@ -555,4 +561,13 @@ pub fn snap_reply_name(r: &crate::protocol::snapshot::SnapReply) -> &'static str
         SnapReply::Segments(_) => "Reply(Snapshot(Segments))",
         SnapReply::Allocator(_) => "Reply(Snapshot(Allocator))",
     }
+}
+
+/// The envelope of a worker message (`env`, bytes of `protocol::codec`).
+pub fn read_envelope(data: &JsValue) -> Result<Envelope<Response>, String> {
+    let env = Reflect::get(data, &"env".into()).unwrap_or(JsValue::UNDEFINED);
+    let bytes = env
+        .dyn_ref::<js_sys::Uint8Array>()
+        .map(js_sys::Uint8Array::to_vec);
+    crate::protocol::codec::from_bytes(bytes.as_deref().unwrap_or_default()).map_err(|e| e.0)
 }
