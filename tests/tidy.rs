@@ -46,6 +46,7 @@ const ALLOW: &[(&str, &[&str])] = &[
         "ui",
         &[
             "protocol",
+            "base::sort",
             "views::format",
             "views::view_state",
             "views::timeline_axis",

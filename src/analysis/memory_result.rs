@@ -389,7 +389,7 @@ impl MemoryRun {
         }
         let key =
             |(k, i): (u32, u32)| ranks[k as usize].events.alloc_time_us()[i as usize] / 1000.0;
-        order.sort_by(|a, b| key(*a).total_cmp(&key(*b)));
+        crate::base::sort::sort_by(&mut order, |a, b| key(*a).total_cmp(&key(*b)));
         MemoryRun { ranks, order }
     }
     /// Total rows.

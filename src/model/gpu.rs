@@ -406,7 +406,7 @@ impl GpuTraceBuilder {
             .sort_by(|a, b| (a.start_ns, a.stream).cmp(&(b.start_ns, b.stream)));
         t.host_ops
             .sort_by(|a, b| a.start_ns.cmp(&b.start_ns).then(b.dur_ns.cmp(&a.dur_ns)));
-        t.gpu_annotations.sort_by_key(|a| (a.1, a.0));
+        crate::base::sort::sort_by_key(&mut t.gpu_annotations, |a| (a.1, a.0));
         // A user annotation and a cpu_op of the same step at the same start: keep one
         // (the user annotation sorts first: UserAnnotation > CpuOp in declaration order, so
         // sort it before by putting it first explicitly).

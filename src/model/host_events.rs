@@ -211,7 +211,7 @@ impl ByName {
             }
         }
         let mut names: Vec<StrId> = groups.keys().copied().collect();
-        names.sort();
+        crate::base::sort::sort(&mut names);
         let mut out = ByName::default();
         for n in names {
             let mut g = groups.remove(&n).unwrap_or_default();
@@ -258,8 +258,10 @@ impl CallStackIndex {
         let parity = ByName::build(t, has_stack, |g| {
             g.sort_by(|a, b| t.ts_us[*a as usize].total_cmp(&t.ts_us[*b as usize]))
         });
-        let exact = ByName::build(t, has_stack, |g| g.sort_by_key(|i| t.ts_ns[*i as usize]));
-        let all = ByName::build(t, |_| true, |g| g.sort_by_key(|i| t.ts_ns[*i as usize]));
+        // One sorter for both (one instantiation of the standard sort in the wasm).
+        let by_ts = |g: &mut [u32]| g.sort_by_key(|i| t.ts_ns[*i as usize]);
+        let exact = ByName::build(t, has_stack, by_ts);
+        let all = ByName::build(t, |_| true, by_ts);
         let mut max_dur_by_name: HashMap<StrId, i64> = HashMap::new();
         let mut max_dur_with_stack: HashMap<StrId, i64> = HashMap::new();
         for i in 0..t.len() {

@@ -44,7 +44,7 @@ pub fn ops_of(rc: &RankComm) -> Vec<CommOp> {
     for (i, o) in rc.ops.iter().enumerate() {
         let Some(start_us) = o.start_us else { continue };
         let mut bw: Vec<&crate::model::comm::CommBandRow> = bands[i].clone();
-        bw.sort_by(|a, b| a.transport.cmp(&b.transport));
+        crate::base::sort::sort_by(&mut bw, |a, b| a.transport.cmp(&b.transport));
         bw.dedup_by(|a, b| a.transport == b.transport);
         let size = |k: &str| {
             bw.iter()
@@ -84,7 +84,7 @@ pub fn ops_of(rc: &RankComm) -> Vec<CommOp> {
         };
         out.push((o.step.clone(), (kind == Section::P2p) as u8, key, op));
     }
-    out.sort_by(|a, b| (&a.0, a.1, &a.2).cmp(&(&b.0, b.1, &b.2)));
+    crate::base::sort::sort_by(&mut out, |a, b| (&a.0, a.1, &a.2).cmp(&(&b.0, b.1, &b.2)));
     out.into_iter().map(|t| t.3).collect()
 }
 

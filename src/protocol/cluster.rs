@@ -42,6 +42,10 @@ pub const MAX_OUTLIERS: usize = 1000;
 
 /// `null` in a float field reads as NaN (serde_json writes a NaN or infinity as `null`).
 fn f64_or_nan<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    // The page's message codec (not human-readable) carries the `f64` itself, NaN included.
+    if !d.is_human_readable() {
+        return f64::deserialize(d);
+    }
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 

@@ -26,6 +26,7 @@ pub mod anomaly;
 pub mod cluster;
 pub mod cluster_comm;
 pub mod cluster_view;
+pub mod codec;
 pub mod comm;
 pub mod compare;
 pub mod gpu;

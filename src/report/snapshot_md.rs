@@ -459,7 +459,7 @@ fn oom_section(o: &mut String, e: &crate::report::snapshot_json::OomJson) {
         exact(e.peak_reserved_bytes as i64)
     );
     let mut segs: Vec<_> = e.segments.iter().collect();
-    segs.sort_by(|a, b| {
+    crate::base::sort::sort_by(&mut segs, |a, b| {
         b.largest_free_bytes
             .cmp(&a.largest_free_bytes)
             .then(a.address.cmp(&b.address))

@@ -314,7 +314,9 @@ impl EngineClient {
         }
         // Largest inputs first, each to the least loaded worker.
         let mut order = runnable;
-        order.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.target.cmp(&b.target)));
+        crate::base::sort::sort_by(&mut order, |a, b| {
+            b.bytes.cmp(&a.bytes).then(a.target.cmp(&b.target))
+        });
         let mut load = vec![0u64; n];
         let mut assign: Vec<Vec<Work>> = (0..n).map(|_| Vec::new()).collect();
         for w in order {
@@ -324,7 +326,7 @@ impl EngineClient {
         }
         for (k, mut work) in assign.into_iter().enumerate() {
             let slot = slots[k];
-            work.sort_by_key(|w| w.target);
+            crate::base::sort::sort_by_key(&mut work, |w| w.target);
             {
                 let mut inner = self.inner.borrow_mut();
                 let jobs: Vec<Job> = work
@@ -400,7 +402,8 @@ impl EngineClient {
             }
             Ok(other) => {
                 self.state().phase.set(Phase::Failed(format!(
-                    "unexpected reply to Open: {other:?}"
+                    "unexpected reply to Open: {}",
+                    reply_name(&other)
                 )));
                 None
             }
@@ -436,7 +439,11 @@ impl EngineClient {
             return seq;
         };
         let msg = Object::new();
-        let env = serde_wasm_bindgen::to_value(&Envelope { seq, body }).unwrap_or(JsValue::NULL);
+        // The envelope as bytes (`protocol::codec`): one `Uint8Array`.
+        let env: JsValue = match crate::protocol::codec::to_bytes(&Envelope { seq, body }) {
+            Ok(b) => js_sys::Uint8Array::from(b.as_slice()).into(),
+            Err(_) => JsValue::NULL,
+        };
         let _ = Reflect::set(&msg, &"env".into(), &env);
         if let Some(f) = files {
             let _ = Reflect::set(&msg, &"files".into(), &f);
@@ -471,8 +478,96 @@ impl EngineClient {
         match self.wait(seq).await {
             Ok(Response::Reply(r)) => Ok(r),
             Ok(Response::Failed(f)) => Err(f.message),
-            Ok(other) => Err(format!("unexpected reply to a query: {other:?}")),
+            Ok(other) => Err(format!(
+                "unexpected reply to a query: {}",
+                reply_name(&other)
+            )),
             Err(_) => Err("the worker stopped (cancelled or reloaded)".into()),
         }
     }
+}
+
+/// The name of a reply the caller did not expect, for its error message: the variant, not its
+/// contents (a `{:?}` of the whole reply puts every protocol type's `Debug` into the page's
+/// wasm).
+pub fn reply_name(r: &Response) -> &'static str {
+    match r {
+        Response::Ready => "Ready",
+        Response::Inventory(_) => "Inventory",
+        Response::Progress(_) => "Progress",
+        Response::Done { .. } => "Done",
+        Response::TargetFailed { .. } => "TargetFailed",
+        Response::Problems(_) => "Problems",
+        Response::RunDone { .. } => "RunDone",
+        Response::Reply(r) => query_reply_name(r),
+        Response::ExportChunk { .. } => "ExportChunk",
+        Response::ExportDone { .. } => "ExportDone",
+        Response::ExportPart { .. } => "ExportPart",
+        Response::WorkerStats { .. } => "WorkerStats",
+        Response::Failed(_) => "Failed",
+    }
+}
+
+/// [`reply_name`] for the answer to a query.
+pub fn query_reply_name(r: &Reply) -> &'static str {
+    match r {
+        Reply::Memory(m) => memory_reply_name(m),
+        Reply::Anomaly(a) => anomaly_reply_name(a),
+        Reply::Snapshot(s) => snap_reply_name(s),
+        Reply::Compare(_) => "Reply(Compare)",
+        Reply::Comm(_) => "Reply(Comm)",
+    }
+}
+
+/// [`reply_name`] for the answer to a memory query.
+pub fn memory_reply_name(r: &crate::protocol::memory::MemoryReply) -> &'static str {
+    use crate::protocol::memory::MemoryReply;
+    match r {
+        MemoryReply::Rows(_) => "Reply(Memory(Rows))",
+        MemoryReply::Curve(_) => "Reply(Memory(Curve))",
+        MemoryReply::LiveAt(_) => "Reply(Memory(LiveAt))",
+        MemoryReply::Sites(_) => "Reply(Memory(Sites))",
+        MemoryReply::Stack(_) => "Reply(Memory(Stack))",
+    }
+}
+
+/// [`reply_name`] for the answer to an anomaly query.
+pub fn anomaly_reply_name(r: &crate::protocol::anomaly::AnomalyReply) -> &'static str {
+    use crate::protocol::anomaly::AnomalyReply;
+    match r {
+        AnomalyReply::Steps { .. } => "Reply(Anomaly(Steps))",
+        AnomalyReply::Bubbles(_) => "Reply(Anomaly(Bubbles))",
+        AnomalyReply::Bubble(_) => "Reply(Anomaly(Bubble))",
+        AnomalyReply::Structure(_) => "Reply(Anomaly(Structure))",
+        AnomalyReply::Ops(_) => "Reply(Anomaly(Ops))",
+        AnomalyReply::Gpu(_) => "Reply(Anomaly(Gpu))",
+        AnomalyReply::Collectives(_) => "Reply(Anomaly(Collectives))",
+        AnomalyReply::Timeline(_) => "Reply(Anomaly(Timeline))",
+        AnomalyReply::KernelAt(_) => "Reply(Anomaly(KernelAt))",
+        AnomalyReply::Search(_) => "Reply(Anomaly(Search))",
+        AnomalyReply::Flows(_) => "Reply(Anomaly(Flows))",
+    }
+}
+
+/// [`reply_name`] for the answer to a snapshot query.
+pub fn snap_reply_name(r: &crate::protocol::snapshot::SnapReply) -> &'static str {
+    use crate::protocol::snapshot::SnapReply;
+    match r {
+        SnapReply::Summary(_) => "Reply(Snapshot(Summary))",
+        SnapReply::Curve(_) => "Reply(Snapshot(Curve))",
+        SnapReply::Live(_) => "Reply(Snapshot(Live))",
+        SnapReply::Bands(_) => "Reply(Snapshot(Bands))",
+        SnapReply::Stack(_) => "Reply(Snapshot(Stack))",
+        SnapReply::Segments(_) => "Reply(Snapshot(Segments))",
+        SnapReply::Allocator(_) => "Reply(Snapshot(Allocator))",
+    }
+}
+
+/// The envelope of a worker message (`env`, bytes of `protocol::codec`).
+pub fn read_envelope(data: &JsValue) -> Result<Envelope<Response>, String> {
+    let env = Reflect::get(data, &"env".into()).unwrap_or(JsValue::UNDEFINED);
+    let bytes = env
+        .dyn_ref::<js_sys::Uint8Array>()
+        .map(js_sys::Uint8Array::to_vec);
+    crate::protocol::codec::from_bytes(bytes.as_deref().unwrap_or_default()).map_err(|e| e.0)
 }

@@ -66,7 +66,9 @@ pub fn ProblemsView() -> impl IntoView {
             list.splice(0..0, inv.problems);
         }
         list.extend(failure_problems(&state));
-        list.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.file.cmp(&b.file)));
+        crate::base::sort::sort_by(&mut list, |a, b| {
+            b.severity.cmp(&a.severity).then(a.file.cmp(&b.file))
+        });
         list.into_iter()
             .filter(|p| {
                 needle.is_empty()

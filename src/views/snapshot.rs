@@ -239,7 +239,7 @@ impl<'a> SnapshotData<'a> {
             .filter(|p| p.kind == PointKind::End)
             .find_map(|p| p.time_us);
         let mut actions = dev.map(|t| t.action_counts()).unwrap_or_default();
-        actions.sort();
+        crate::base::sort::sort(&mut actions);
         SnapDeviceDto {
             slot,
             device: d.device,

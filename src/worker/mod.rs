@@ -27,7 +27,7 @@ pub use blob_reader::{BlobReader, FileOpener};
 
 use crate::engine::session::warmup;
 use crate::engine::session::{Session, Sink};
-use crate::protocol::{Envelope, Failure, Request, Response};
+use crate::protocol::{codec, Envelope, Failure, Request, Response};
 
 struct WorkerState {
     session: Session,
@@ -131,22 +131,17 @@ fn scope() -> DedicatedWorkerGlobalScope {
 
 /// Posts one response; `bytes` travel as a transferred `ArrayBuffer`.
 fn post(seq: u32, body: &Response, bytes: Option<&[u8]>) {
-    let env = Envelope {
-        seq,
-        body: body.clone(),
-    };
+    // The envelope as bytes (`protocol::codec`), one `Uint8Array` copied out of wasm memory.
+    let encoded = codec::to_bytes(&Envelope { seq, body }).or_else(|e| {
+        let body = Response::Failed(Failure {
+            message: format!("worker could not encode its reply: {e}"),
+        });
+        codec::to_bytes(&Envelope { seq, body })
+    });
     let msg = Object::new();
-    let value = match serde_wasm_bindgen::to_value(&env) {
-        Ok(v) => v,
-        Err(e) => {
-            let fail = Envelope {
-                seq,
-                body: Response::Failed(Failure {
-                    message: format!("worker could not encode its reply: {e}"),
-                }),
-            };
-            serde_wasm_bindgen::to_value(&fail).unwrap_or(JsValue::NULL)
-        }
+    let value: JsValue = match encoded {
+        Ok(b) => Uint8Array::from(b.as_slice()).into(),
+        Err(_) => JsValue::NULL,
     };
     let _ = Reflect::set(&msg, &"env".into(), &value);
     match bytes {
@@ -185,7 +180,8 @@ fn wasm_memory_bytes() -> u64 {
 fn on_message(data: JsValue) {
     ADOPTED.with(|a| a.set(true));
     let env = Reflect::get(&data, &"env".into()).unwrap_or(JsValue::UNDEFINED);
-    let env: Envelope<Request> = match serde_wasm_bindgen::from_value(env) {
+    let env = env.dyn_ref::<Uint8Array>().map(Uint8Array::to_vec);
+    let env: Envelope<Request> = match codec::from_bytes(env.as_deref().unwrap_or_default()) {
         Ok(env) => env,
         Err(e) => {
             post(

@@ -204,7 +204,7 @@ pub fn analyse_on(input: &RankInput<'_>, cfg: &AnomalyConfig, threads: usize) ->
     let comm_win = ops::comm_windows(k, &json_ivs);
     let mut comm_per_step = vec![(0.0, 0.0); results.len()];
     let mut ops_by_start: Vec<usize> = (0..input.comm_ops.len()).collect();
-    ops_by_start.sort_by_key(|&i| input.comm_ops[i].start_ns);
+    crate::base::sort::sort_by_key(&mut ops_by_start, |&i| input.comm_ops[i].start_ns);
     let mut comm_kernel_wait = vec![(0i64, 0i64); results.len()];
     for (si, s) in results.iter_mut().enumerate() {
         let lo =

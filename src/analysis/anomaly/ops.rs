@@ -152,7 +152,7 @@ pub fn wait_anchors(
             }
         })
         .collect();
-    ops.sort_by(|a, b| {
+    crate::base::sort::sort_by(&mut ops, |a, b| {
         b.duration_us_avg
             .total_cmp(&a.duration_us_avg)
             .then(b.call_count.cmp(&a.call_count))
@@ -161,7 +161,7 @@ pub fn wait_anchors(
     for (r, o) in ops.iter_mut().enumerate() {
         o.duration_rank = r + 1;
     }
-    ops.sort_by(|a, b| {
+    crate::base::sort::sort_by(&mut ops, |a, b| {
         b.total_cost_us_avg
             .total_cmp(&a.total_cost_us_avg)
             .then(b.call_count.cmp(&a.call_count))
@@ -263,7 +263,7 @@ pub fn aicpu_ops(
             }
         })
         .collect();
-    v.sort_by(|a, b| {
+    crate::base::sort::sort_by(&mut v, |a, b| {
         b.exposed_ns
             .cmp(&a.exposed_ns)
             .then_with(|| a.op_name.cmp(&b.op_name))

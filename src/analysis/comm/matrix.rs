@@ -114,7 +114,9 @@ pub fn build(
         }
     }
     let mut order: Vec<Key> = index.keys().copied().collect();
-    order.sort_by(|a, b| (step_order(a.0), a.1).cmp(&(step_order(b.0), b.1)));
+    crate::base::sort::sort_by(&mut order, |a, b| {
+        (step_order(a.0), a.1).cmp(&(step_order(b.0), b.1))
+    });
     let mut out = Built::default();
     for (step, group) in order {
         let kinds = &index[&(step, group)];

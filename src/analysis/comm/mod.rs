@@ -166,7 +166,9 @@ pub fn metadata_groups(ranks: &[&RankComm]) -> BTreeMap<String, (String, String,
 /// ([`RANK_TWICE`]) names the others, so the CLI and the page keep the same one.
 pub fn analyze(ranks: &[&RankComm], kernels: &[NcclKernel], opts: &CommOptions) -> CommReport {
     let mut sorted: Vec<&RankComm> = ranks.to_vec();
-    sorted.sort_by(|a, b| (a.rank, &a.label).cmp(&(b.rank, &b.label)));
+    crate::base::sort::sort_by(&mut sorted, |a, b| {
+        (a.rank, &a.label).cmp(&(b.rank, &b.label))
+    });
     let mut twice: Vec<Problem> = Vec::new(); // the input checks, first in the problems
     for w in sorted.windows(2).filter(|w| w[0].rank == w[1].rank) {
         twice.push(Problem::new(

@@ -114,7 +114,7 @@ pub fn slow_rank_list(
             continue;
         }
         // Descending time; ties by the rank id's text ascending (MSI sorts rank id strings).
-        v.sort_by(|a, b| {
+        crate::base::sort::sort_by(&mut v, |a, b| {
             b.1.total_cmp(&a.1)
                 .then_with(|| a.0.to_string().cmp(&b.0.to_string()))
         });
@@ -136,7 +136,7 @@ pub fn slow_rank_list(
                     }
                 }
             }
-            ops.sort_by(|a, b| b.1.total_cmp(&a.1));
+            crate::base::sort::sort_by(&mut ops, |a, b| b.1.total_cmp(&a.1));
             let keep = ops.iter().take_while(|o| o.1 > 0.0).count().min(TOP_OPS);
             ops.truncate(keep);
             out.push(MsiSlowRank {

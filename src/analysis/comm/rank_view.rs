@@ -107,7 +107,7 @@ pub fn cross_rank(ranks: &[(i64, &[CommOp])]) -> Option<CrossRankComm> {
     if with.len() < 2 {
         return None;
     }
-    with.sort_by_key(|r| r.0);
+    crate::base::sort::sort_by_key(&mut with, |r| r.0);
     let mut times = Vec::new();
     let mut links = Vec::new();
     for (rank, ops) in &with {

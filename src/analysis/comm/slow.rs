@@ -46,7 +46,7 @@ pub fn dixon_r(times: &[f64]) -> Option<(f64, f64)> {
         return None;
     }
     let mut x = times.to_vec();
-    x.sort_by(f64::total_cmp);
+    crate::base::sort::sort_by(&mut x, f64::total_cmp);
     let mut distinct = x.clone();
     distinct.dedup();
     if distinct.len() <= 3 {
@@ -263,7 +263,7 @@ pub fn slow_ranks(rows: &[OpTimeRow]) -> (Vec<SlowRankRow>, usize) {
             });
         }
     }
-    out.sort_by(|a, b| a.start_us.total_cmp(&b.start_us));
+    crate::base::sort::sort_by(&mut out, |a, b| a.start_us.total_cmp(&b.start_us));
     (out, order.len())
 }
 
@@ -387,7 +387,7 @@ pub fn slow_links(rows: &[LinkOpRow], top: usize) -> Vec<SlowLinkRow> {
         let n = v.len() as f64;
         let std = (squared_deviations(&v, mean) / (n - 1.0)).sqrt();
         let mut s = v.clone();
-        s.sort_by(f64::total_cmp);
+        crate::base::sort::sort_by(&mut s, f64::total_cmp);
         let (min, max) = (s[0], s[s.len() - 1]);
         let far = if (max - mean).abs() >= (min - mean).abs() {
             max
@@ -415,7 +415,7 @@ pub fn slow_links(rows: &[LinkOpRow], top: usize) -> Vec<SlowLinkRow> {
             ops,
         });
     }
-    out.sort_by(|a, b| b.offset_ratio.total_cmp(&a.offset_ratio));
+    crate::base::sort::sort_by(&mut out, |a, b| b.offset_ratio.total_cmp(&a.offset_ratio));
     out.truncate(top);
     out
 }

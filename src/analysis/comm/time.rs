@@ -224,10 +224,10 @@ pub fn summarize(
         }
     }
     let step_ord = |s: &str| step_order(s);
-    times.sort_by(|a, b| {
+    crate::base::sort::sort_by(&mut times, |a, b| {
         (step_ord(&a.step), a.rank, &a.group).cmp(&(step_ord(&b.step), b.rank, &b.group))
     });
-    bands.sort_by(|a, b| {
+    crate::base::sort::sort_by(&mut bands, |a, b| {
         (step_ord(&a.step), a.rank, &a.group).cmp(&(step_ord(&b.step), b.rank, &b.group))
     });
     (times, bands, Vec::new())

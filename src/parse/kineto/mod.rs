@@ -568,7 +568,7 @@ impl KinetoBuilder {
         info.scan.diag.merge(&diag);
         info.unpaired_flows = (flow_starts.len() + flow_ends.len()) as u64;
         let mut nk: Vec<(String, u64)> = not_kept.into_iter().collect();
-        nk.sort();
+        crate::base::sort::sort(&mut nk);
         info.not_kept = nk;
         (b, origins, info)
     }

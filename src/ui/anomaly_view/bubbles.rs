@@ -71,7 +71,10 @@ pub fn BubbleList(rank: u32, labels: Vec<(String, u32)>, t0_us: f64) -> impl Int
         spawn_local(async move {
             let res = match ask(AnomalyQuery::Bubbles(q)).await {
                 Ok(AnomalyReply::Bubbles(p)) => Ok(p),
-                Ok(other) => Err(format!("unexpected reply {other:?}")),
+                Ok(other) => Err(format!(
+                    "unexpected reply {}",
+                    crate::ui::client::anomaly_reply_name(&other)
+                )),
                 Err(e) => Err(e),
             };
             if generation.try_get_value() == Some(g) {
@@ -234,7 +237,10 @@ pub fn BubblePanel(rank: u32, t0_us: f64, gpu: bool) -> impl IntoView {
         spawn_local(async move {
             let res = match ask(AnomalyQuery::Bubble { rank, index }).await {
                 Ok(AnomalyReply::Bubble(d)) => Ok(d),
-                Ok(other) => Err(format!("unexpected reply {other:?}")),
+                Ok(other) => Err(format!(
+                    "unexpected reply {}",
+                    crate::ui::client::anomaly_reply_name(&other)
+                )),
                 Err(e) => Err(e),
             };
             if state.anomaly_bubble.try_get_untracked() == Some(Some(index)) {

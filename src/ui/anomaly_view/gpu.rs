@@ -53,7 +53,10 @@ pub fn GpuPanel(rank: u32) -> impl IntoView {
         spawn_local(async move {
             let res = match ask(AnomalyQuery::Gpu { rank, width_px }).await {
                 Ok(AnomalyReply::Gpu(p)) => Ok(*p),
-                Ok(other) => Err(format!("unexpected reply {other:?}")),
+                Ok(other) => Err(format!(
+                    "unexpected reply {}",
+                    crate::ui::client::anomaly_reply_name(&other)
+                )),
                 Err(e) => Err(e),
             };
             let _ = panel.try_set(Some(res));
@@ -318,7 +321,10 @@ fn Stragglers() -> impl IntoView {
                 match ask(AnomalyQuery::Collectives { rank: r }).await {
                     Ok(AnomalyReply::Collectives(c)) => got.push(c),
                     Ok(other) => {
-                        let _ = view_.try_set(Some(Err(format!("unexpected reply {other:?}"))));
+                        let _ = view_.try_set(Some(Err(format!(
+                            "unexpected reply {}",
+                            crate::ui::client::anomaly_reply_name(&other)
+                        ))));
                         return;
                     }
                     Err(e) => {

@@ -28,7 +28,10 @@ use crate::views::format;
 pub(crate) async fn ask(q: AnomalyQuery) -> Result<AnomalyReply, String> {
     match client().query(Query::Anomaly(q)).await? {
         Reply::Anomaly(r) => Ok(r),
-        other => Err(format!("unexpected reply {other:?}")),
+        other => Err(format!(
+            "unexpected reply {}",
+            crate::ui::client::query_reply_name(&other)
+        )),
     }
 }
 

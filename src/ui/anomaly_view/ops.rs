@@ -14,7 +14,10 @@ pub fn OpTables(rank: u32) -> impl IntoView {
     spawn_local(async move {
         let res = match ask(AnomalyQuery::Ops { rank }).await {
             Ok(AnomalyReply::Ops(o)) => Ok(o),
-            Ok(other) => Err(format!("unexpected reply {other:?}")),
+            Ok(other) => Err(format!(
+                "unexpected reply {}",
+                crate::ui::client::anomaly_reply_name(&other)
+            )),
             Err(e) => Err(e),
         };
         let _ = ops.try_set(Some(res));

@@ -21,7 +21,10 @@ pub fn StepsTable(rank: u32) -> impl IntoView {
     spawn_local(async move {
         let res = match ask(AnomalyQuery::Steps { rank }).await {
             Ok(AnomalyReply::Steps { steps, .. }) => Ok(steps),
-            Ok(other) => Err(format!("unexpected reply {other:?}")),
+            Ok(other) => Err(format!(
+                "unexpected reply {}",
+                crate::ui::client::anomaly_reply_name(&other)
+            )),
             Err(e) => Err(e),
         };
         // `try_`: the table may have been unmounted while the query ran.

@@ -79,7 +79,10 @@ pub fn StructureTree(rank: u32) -> impl IntoView {
         spawn_local(async move {
             let res = match ask(AnomalyQuery::Structure { rank, step }).await {
                 Ok(AnomalyReply::Structure(t)) => Ok(t),
-                Ok(other) => Err(format!("unexpected reply {other:?}")),
+                Ok(other) => Err(format!(
+                    "unexpected reply {}",
+                    crate::ui::client::anomaly_reply_name(&other)
+                )),
                 Err(e) => Err(e),
             };
             if state

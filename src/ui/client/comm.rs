@@ -116,7 +116,12 @@ impl EngineClient {
                             );
                         }
                         Ok(Response::Failed(f)) => return Err(f.message),
-                        Ok(other) => return Err(format!("unexpected reply to a part: {other:?}")),
+                        Ok(other) => {
+                            return Err(format!(
+                                "unexpected reply to a part: {}",
+                                super::reply_name(&other)
+                            ))
+                        }
                         Err(_) => return Err("the worker stopped (cancelled or reloaded)".into()),
                     }
                 }
@@ -133,7 +138,10 @@ impl EngineClient {
                 Ok(*o)
             }
             Ok(Response::Failed(f)) => Err(f.message),
-            Ok(other) => Err(format!("unexpected reply to the join: {other:?}")),
+            Ok(other) => Err(format!(
+                "unexpected reply to the join: {}",
+                super::reply_name(&other)
+            )),
             Err(_) => Err("the worker stopped (cancelled or reloaded)".into()),
         }
     }
@@ -147,7 +155,10 @@ impl EngineClient {
         match self.wait(seq).await {
             Ok(Response::Reply(Reply::Comm(r))) => Ok(r),
             Ok(Response::Failed(f)) => Err(f.message),
-            Ok(other) => Err(format!("unexpected reply to a query: {other:?}")),
+            Ok(other) => Err(format!(
+                "unexpected reply to a query: {}",
+                super::reply_name(&other)
+            )),
             Err(_) => Err("the worker stopped (cancelled or reloaded)".into()),
         }
     }

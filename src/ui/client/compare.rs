@@ -131,7 +131,8 @@ impl EngineClient {
             }
             Ok(Response::Failed(f)) => set(CompareStatus::Failed(f.message)),
             Ok(other) => set(CompareStatus::Failed(format!(
-                "unexpected reply to Compare: {other:?}"
+                "unexpected reply to Compare: {}",
+                super::reply_name(&other)
             ))),
             Err(_) => set(CompareStatus::Failed(
                 "the worker stopped (cancelled or reloaded)".into(),
@@ -157,7 +158,10 @@ impl EngineClient {
                 Ok(())
             }
             Ok(Response::Failed(f)) => Err(f.message),
-            Ok(other) => Err(format!("unexpected reply to CompareAgain: {other:?}")),
+            Ok(other) => Err(format!(
+                "unexpected reply to CompareAgain: {}",
+                super::reply_name(&other)
+            )),
             Err(_) => Err("the worker stopped (cancelled or reloaded)".into()),
         }
     }

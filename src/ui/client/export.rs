@@ -92,7 +92,10 @@ impl EngineClient {
                     }
                     Ok(Response::Failed(f)) => return Err(f.message),
                     Ok(other) => {
-                        return Err(format!("unexpected reply to an export part: {other:?}"))
+                        return Err(format!(
+                            "unexpected reply to an export part: {}",
+                            super::reply_name(&other)
+                        ))
                     }
                     Err(_) => return Err("the worker stopped (cancelled or reloaded)".into()),
                 }
@@ -170,7 +173,10 @@ impl EngineClient {
                 inner.export_done = None;
                 match reply {
                     Ok(Response::Failed(f)) => Err(f.message),
-                    Ok(other) => Err(format!("unexpected reply to the export: {other:?}")),
+                    Ok(other) => Err(format!(
+                        "unexpected reply to the export: {}",
+                        super::reply_name(&other)
+                    )),
                     Err(_) => Err("the worker stopped (cancelled or reloaded)".into()),
                 }
             }

@@ -21,7 +21,7 @@ pub(super) fn with_meta(files: Vec<(String, File)>) -> Vec<(FileMeta, File)> {
             )
         })
         .collect();
-    files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+    crate::base::sort::sort_by(&mut files, |a, b| a.0.path.cmp(&b.0.path));
     files
 }
 

@@ -4,7 +4,6 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use js_sys::Reflect;
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -129,11 +128,10 @@ impl EngineClient {
 
     /// A message from a warm worker no load has adopted: only its `Ready` matters.
     pub(super) fn on_warm_message(&self, bind: &Rc<Cell<Option<(u32, usize)>>>, ev: MessageEvent) {
-        let env = Reflect::get(&ev.data(), &"env".into()).unwrap_or(JsValue::UNDEFINED);
         if let Ok(Envelope {
             body: Response::Ready,
             ..
-        }) = serde_wasm_bindgen::from_value::<Envelope<Response>>(env)
+        }) = super::read_envelope(&ev.data())
         {
             {
                 let mut inner = self.inner.borrow_mut();

@@ -54,8 +54,7 @@ impl EngineClient {
             return;
         }
         let data = ev.data();
-        let env = Reflect::get(&data, &"env".into()).unwrap_or(JsValue::UNDEFINED);
-        let env: Envelope<Response> = match serde_wasm_bindgen::from_value(env) {
+        let env: Envelope<Response> = match super::read_envelope(&data) {
             Ok(e) => e,
             Err(e) => {
                 self.state()

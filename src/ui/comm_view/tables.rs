@@ -300,7 +300,7 @@ pub fn Slow(view: Arc<CommOverviewDto>) -> impl IntoView {
             *per.entry(s.rank).or_default() += 1;
         }
         let mut v: Vec<(i64, usize)> = per.into_iter().collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        crate::base::sort::sort_by(&mut v, |a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         let parts: Vec<String> = v
             .iter()
             .map(|(r, n)| format!("rank {r}: {n} of {tested} ops"))

@@ -55,7 +55,10 @@ pub fn MemoryChart(rank: u32, t0_ms: f64, pool: RwSignal<Option<String>>) -> imp
                     curve.set(Some(c));
                 }
                 Ok(MemoryReply::Curve(_)) => {}
-                Ok(other) => error.set(Some(format!("unexpected reply {other:?}"))),
+                Ok(other) => error.set(Some(format!(
+                    "unexpected reply {}",
+                    crate::ui::client::memory_reply_name(&other)
+                ))),
                 Err(e) => error.set(Some(e)),
             }
         });

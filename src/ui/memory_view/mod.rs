@@ -24,7 +24,10 @@ use crate::views::format;
 pub async fn query(q: MemoryQuery) -> Result<MemoryReply, String> {
     match client().query(Query::Memory(q)).await? {
         Reply::Memory(r) => Ok(r),
-        other => Err(format!("unexpected reply {other:?}")),
+        other => Err(format!(
+            "unexpected reply {}",
+            crate::ui::client::query_reply_name(&other)
+        )),
     }
 }
 
@@ -273,7 +276,10 @@ fn StackPanel(rank: u32, selected: RwSignal<Option<u32>>) -> impl IntoView {
         spawn_local(async move {
             let res = match query(MemoryQuery::Stack { rank, row }).await {
                 Ok(MemoryReply::Stack(s)) => Ok(s),
-                Ok(other) => Err(format!("unexpected reply {other:?}")),
+                Ok(other) => Err(format!(
+                    "unexpected reply {}",
+                    crate::ui::client::memory_reply_name(&other)
+                )),
                 Err(e) => Err(e),
             };
             // `try_`: the panel may have been unmounted while the query ran.

@@ -22,7 +22,10 @@ pub fn SitesTable(rank: u32) -> impl IntoView {
             .await
             {
                 Ok(MemoryReply::Sites(s)) => Ok(s),
-                Ok(other) => Err(format!("unexpected reply {other:?}")),
+                Ok(other) => Err(format!(
+                    "unexpected reply {}",
+                    crate::ui::client::memory_reply_name(&other)
+                )),
                 Err(e) => Err(e),
             };
             // `try_`: the view may have been unmounted while the query ran.

@@ -134,7 +134,10 @@ pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> im
                         page.set(Some(p));
                     }
                 }
-                Ok(other) => error.set(Some(format!("unexpected reply {other:?}"))),
+                Ok(other) => error.set(Some(format!(
+                    "unexpected reply {}",
+                    crate::ui::client::memory_reply_name(&other)
+                ))),
                 Err(e) => error.set(Some(e)),
             }
         });

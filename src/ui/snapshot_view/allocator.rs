@@ -61,7 +61,10 @@ pub fn AllocatorPanel(
             };
             let res = match snap(SnapQuery::Allocator(q)).await {
                 Ok(SnapReply::Allocator(a)) => Ok(a),
-                Ok(other) => Err(format!("unexpected reply {other:?}")),
+                Ok(other) => Err(format!(
+                    "unexpected reply {}",
+                    crate::ui::client::snap_reply_name(&other)
+                )),
                 Err(e) => Err(e),
             };
             if generation.try_get_value() == Some(g) {

@@ -124,7 +124,10 @@ pub fn ActiveTimeline(
                         let _ = version.try_update(|v| *v += 1);
                     }
                     Ok(other) => {
-                        let _ = error.try_set(Some(format!("unexpected reply {other:?}")));
+                        let _ = error.try_set(Some(format!(
+                            "unexpected reply {}",
+                            crate::ui::client::snap_reply_name(&other)
+                        )));
                     }
                     Err(e) => {
                         let _ = error.try_set(Some(e));

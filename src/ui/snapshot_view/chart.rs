@@ -79,7 +79,10 @@ pub fn SnapChart(
                         curve.set(Some(c));
                     }
                 }
-                Ok(other) => error.set(Some(format!("unexpected reply {other:?}"))),
+                Ok(other) => error.set(Some(format!(
+                    "unexpected reply {}",
+                    crate::ui::client::snap_reply_name(&other)
+                ))),
                 Err(e) => {
                     let _ = error.try_set(Some(e));
                 }

@@ -89,7 +89,10 @@ pub fn LivePanel(
             .await
             {
                 Ok(SnapReply::Stack(s)) => Ok(s),
-                Ok(other) => Err(format!("unexpected reply {other:?}")),
+                Ok(other) => Err(format!(
+                    "unexpected reply {}",
+                    crate::ui::client::snap_reply_name(&other)
+                )),
                 Err(e) => Err(e),
             };
             if record.try_get_untracked() == Some(Some(r)) {

@@ -54,7 +54,10 @@ impl Selected {
 pub async fn snap(q: SnapQuery) -> Result<crate::protocol::SnapReply, String> {
     match client().query(Query::Snapshot(q)).await? {
         Reply::Snapshot(r) => Ok(r),
-        other => Err(format!("unexpected reply {other:?}")),
+        other => Err(format!(
+            "unexpected reply {}",
+            crate::ui::client::query_reply_name(&other)
+        )),
     }
 }
 
@@ -216,7 +219,10 @@ fn DeviceView(
             };
             let res = match snap(SnapQuery::Live(q)).await {
                 Ok(crate::protocol::SnapReply::Live(l)) => Ok(l),
-                Ok(other) => Err(format!("unexpected reply {other:?}")),
+                Ok(other) => Err(format!(
+                    "unexpected reply {}",
+                    crate::ui::client::snap_reply_name(&other)
+                )),
                 Err(e) => Err(e),
             };
             if generation.try_get_value() == Some(g) {

@@ -154,7 +154,10 @@ pub fn SegmentsPanel(target: u32, dslot: u32) -> impl IntoView {
         .await
         {
             Ok(SnapReply::Segments(s)) => Ok(s),
-            Ok(other) => Err(format!("unexpected reply {other:?}")),
+            Ok(other) => Err(format!(
+                "unexpected reply {}",
+                crate::ui::client::snap_reply_name(&other)
+            )),
             Err(e) => Err(e),
         };
         let _ = data.try_set(Some(res));
@@ -259,7 +262,10 @@ pub fn SettingsPanel(target: u32, current: SnapshotSettingsDto) -> impl IntoView
                         .set("Settings applied: report re-computed.".into());
                 }
                 Ok(other) => {
-                    let _ = error.try_set(Some(format!("unexpected reply {other:?}")));
+                    let _ = error.try_set(Some(format!(
+                        "unexpected reply {}",
+                        crate::ui::client::snap_reply_name(&other)
+                    )));
                 }
                 Err(e) => {
                     let _ = error.try_set(Some(e));

@@ -162,7 +162,7 @@ fn comm_slow_links(ranks: &[RankSummary]) -> Vec<CommSlowLink> {
         .iter()
         .filter_map(|r| Some((r.rank_id?, r.comm.as_ref()?)))
         .collect();
-    with.sort_by_key(|r| r.0);
+    crate::base::sort::sort_by_key(&mut with, |r| r.0);
     let rows: Vec<LinkOpRow> = with
         .iter()
         .flat_map(|(rank, c)| {
@@ -200,7 +200,7 @@ fn comm_slow_ranks(ranks: &[RankSummary]) -> Vec<CommSlowRank> {
         .iter()
         .filter_map(|r| Some((r.rank_id?, r.comm.as_ref()?)))
         .collect();
-    with.sort_by_key(|r| r.0);
+    crate::base::sort::sort_by_key(&mut with, |r| r.0);
     let rows: Vec<OpTimeRow> = with
         .iter()
         .flat_map(|(rank, c)| {

@@ -295,7 +295,7 @@ pub fn join(parts: &[Vec<u8>]) -> Result<(Vec<RankComm>, Vec<NcclKernel>), Strin
             gpu.push((i, id, ks));
         }
     }
-    gpu.sort_by_key(|g| view_order(g.0));
+    crate::base::sort::sort_by_key(&mut gpu, |g| view_order(g.0));
     let mut kernels = Vec::new();
     for (k, (_, id, ks)) in gpu.into_iter().enumerate() {
         let rank = id.unwrap_or(k as i64);

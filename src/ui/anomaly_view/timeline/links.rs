@@ -31,7 +31,10 @@ pub(super) fn install(tl: Tl) {
                     let _ = flows.try_set(Some((s.rank, f)));
                 }
                 Ok(other) => {
-                    let _ = error.try_set(Some(format!("unexpected reply {other:?}")));
+                    let _ = error.try_set(Some(format!(
+                        "unexpected reply {}",
+                        crate::ui::client::anomaly_reply_name(&other)
+                    )));
                 }
                 Err(e) => {
                     let _ = error.try_set(Some(e));

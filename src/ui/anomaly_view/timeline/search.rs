@@ -81,7 +81,10 @@ fn submit(tl: Tl, text: String, dir: i64) {
                     items.extend(f.matches.into_iter().map(|m| (m.start_ms - off, r, m)));
                 }
                 Ok(other) => {
-                    let _ = error.try_set(Some(format!("unexpected reply {other:?}")));
+                    let _ = error.try_set(Some(format!(
+                        "unexpected reply {}",
+                        crate::ui::client::anomaly_reply_name(&other)
+                    )));
                     return;
                 }
                 Err(e) => {
@@ -90,7 +93,7 @@ fn submit(tl: Tl, text: String, dir: i64) {
                 }
             }
         }
-        items.sort_by(|a, b| a.0.total_cmp(&b.0));
+        crate::base::sort::sort_by(&mut items, |a, b| a.0.total_cmp(&b.0));
         let items = items.into_iter().map(|(_, r, m)| (r, m)).collect();
         let _ = cur.try_set(None);
         let _ = found.try_set(Some(Matches { text, total, items }));
