@@ -586,6 +586,50 @@ fn modules_stay_small() {
     assert!(big.is_empty(), "{}", big.join("\n"));
 }
 
+/// The page's message codec (`protocol::codec`) is not self-describing: a field that
+/// `skip_serializing_if` leaves out travels as "absent" and is read back as its
+/// `#[serde(default)]`. A protocol field left out without a default would fail to decode at
+/// run time, so every such field names its default (on the field or on its struct).
+#[test]
+fn protocol_fields_left_out_have_a_default() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src/protocol"), &mut files);
+    let mut bad = Vec::new();
+    for f in &files {
+        let text = fs::read_to_string(f).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            if !l.contains("skip_serializing_if") || l.trim_start().starts_with("//") {
+                continue;
+            }
+            let attr = |j: &usize| lines[*j].trim_start().starts_with("#[");
+            let first = (0..i).rev().take_while(attr).last().unwrap_or(i);
+            let last = (i + 1..lines.len()).take_while(attr).last().unwrap_or(i);
+            let field_default = lines[first..=last].iter().any(|a| a.contains("default"));
+            // The struct's own attributes, above its `struct` line.
+            let head = (0..i).rev().find(|&j| lines[j].contains("struct "));
+            let container_default = head.is_some_and(|h| {
+                (0..h)
+                    .rev()
+                    .take_while(|j| {
+                        lines[*j].trim_start().starts_with("#[")
+                            || lines[*j].trim_start().starts_with("///")
+                    })
+                    .any(|j| lines[j].contains("serde(default"))
+            });
+            if !field_default && !container_default {
+                let rel = f.strip_prefix(root()).unwrap_or(f);
+                bad.push(format!(
+                    "{}:{}: skip_serializing_if without #[serde(default)]: the page's codec could not read the message back",
+                    rel.display(),
+                    i + 1
+                ));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
 // The checker itself: it must fail on banned text, and only on that.
 
 fn check(rel: &str, text: &str) -> Vec<String> {
