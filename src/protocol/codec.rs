@@ -13,6 +13,11 @@
 //! malformed bytes are an error in words. Both ends are built from the same source, so there is
 //! no version field.
 //!
+//! Why not `postcard` or `bincode` themselves: the protocol's types are also written as JSON
+//! (exports, the Python package) and leave empty fields out (`skip_serializing_if`); those
+//! formats have no way to say a field is absent and fail on such a struct. The presence byte
+//! is that way; `tests/tidy.rs` holds that every field left out has a default to read back.
+//!
 //! [`super::cluster`]'s `f64_or_nan` reads a plain `f64` here ([`serde::Deserializer::is_human_readable`]
 //! is false), `Option<f64>` from JSON files.
 
