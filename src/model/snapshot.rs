@@ -197,6 +197,24 @@ impl EntryTable {
             self.device_free.push((n as u32, f));
         }
     }
+    /// Makes room for `extra` more entries in every column in use (one allocation each
+    /// instead of growth by doubling: each doubling copies the column, and in wasm memory
+    /// both copies stay in the high-water mark).
+    pub fn reserve(&mut self, extra: usize) {
+        self.action.reserve(extra);
+        self.addr.reserve(extra);
+        self.size.reserve(extra);
+        self.stream.reserve(extra);
+        self.stack.reserve(extra);
+        for col in [&mut self.compile_ctx, &mut self.user_meta] {
+            if !col.is_empty() {
+                col.reserve(extra);
+            }
+        }
+        if !self.time_us.is_empty() {
+            self.time_us.reserve(extra);
+        }
+    }
     /// Releases spare capacity of every column (called once the trace is complete).
     pub fn shrink_to_fit(&mut self) {
         self.action.shrink_to_fit();

@@ -198,6 +198,14 @@ impl Levels<'_> {
                     hi = hi.max(x);
                 }
             }
+            // Both curves cover the window (always, for the stored curves): one pass over
+            // the two slices, no per-entry lookup.
+            Levels::Difference(m, s) if a <= b && b <= m.len() && b <= s.len() => {
+                for (&x, &y) in m[a..b].iter().zip(&s[a..b]) {
+                    lo = lo.min(x - y);
+                    hi = hi.max(x - y);
+                }
+            }
             Levels::Difference(..) => {
                 for x in (a..b).filter_map(|i| self.get(i)) {
                     lo = lo.min(x);

@@ -24,6 +24,7 @@ enum Int {
     TooWide,
 }
 
+#[inline]
 fn int(v: Val, bigs: &[i128]) -> Int {
     match v {
         Val::Int(i) => Int::Ok(i as i128),
@@ -35,6 +36,7 @@ fn int(v: Val, bigs: &[i128]) -> Int {
     }
 }
 
+#[inline]
 fn u64_of(v: Val, bigs: &[i128]) -> Option<u64> {
     match int(v, bigs) {
         Int::Ok(i) => u64::try_from(i).ok(),
@@ -42,6 +44,7 @@ fn u64_of(v: Val, bigs: &[i128]) -> Option<u64> {
     }
 }
 
+#[inline]
 fn i64_of(v: Val, bigs: &[i128]) -> Option<i64> {
     match int(v, bigs) {
         Int::Ok(i) => i64::try_from(i).ok(),
@@ -323,6 +326,10 @@ impl AnnotationObj {
 /// Key sets compared by a scan before [`DevBuild`] builds a hash index (real traces have 1–3).
 const KEY_SET_SCAN: usize = 8;
 
+/// Entries of a device trace after which its columns are reserved for the rest of the file
+/// ([`DevBuild::reserve_rest`]).
+pub(crate) const RESERVE_AFTER: usize = 1 << 16;
+
 /// One device trace under construction.
 #[derive(Debug)]
 pub(crate) struct DevBuild {
@@ -332,6 +339,8 @@ pub(crate) struct DevBuild {
     key_index: HashSet<(u32, Vec<StrId>)>,
     unknown_actions: Vec<(StrId, u64)>,
     unknown_index: HashMap<StrId, usize>,
+    /// Byte offset of the first entry (for [`DevBuild::reserve_rest`]).
+    first_at: u64,
 }
 
 impl DevBuild {
@@ -345,6 +354,25 @@ impl DevBuild {
             key_index: HashSet::new(),
             unknown_actions: Vec::new(),
             unknown_index: HashMap::new(),
+            first_at: 0,
+        }
+    }
+    /// Called before each entry is pushed, at byte `at` of a file of `total` bytes: at the
+    /// first entry notes where the trace starts; after [`RESERVE_AFTER`] entries reserves the
+    /// columns for the rest of the file at the density seen so far (+1/16), so a long trace
+    /// grows its columns once instead of by doubling. A trace that ends early keeps spare
+    /// room until [`DevBuild::finish`] shrinks the columns.
+    #[inline]
+    pub fn reserve_rest(&mut self, at: u64, total: u64) {
+        let n = self.trace.entries.len();
+        if n == 0 {
+            self.first_at = at;
+        } else if n == RESERVE_AFTER && at > self.first_at && total > at {
+            let per = (at - self.first_at) as u128;
+            let rest = (total - at) as u128 * n as u128 / per;
+            // At least 8 bytes of pickle per entry, whatever the density said.
+            let rest = rest.min(((total - at) / 8) as u128) as usize;
+            self.trace.entries.reserve(rest + rest / 16);
         }
     }
     /// Notes the key set of one entry (hashed: a file whose every entry has its own key set

@@ -70,12 +70,14 @@ enum Scalar<'a> {
 
 impl JsonMachine {
     pub fn new(file: &str, total: u64) -> Self {
+        let mut b = Builder::new(file);
+        b.total = total;
         JsonMachine {
             open: Vec::with_capacity(16),
             expect: Expect::Value,
             memo: Memo::default(),
             bigs: Vec::new(),
-            b: Builder::new(file),
+            b,
             result: None,
             stats: DecodeStats::default(),
             invalid_json_strings: 0,

@@ -23,13 +23,32 @@ pub(super) struct Memo {
     entries: usize,
 }
 
+/// File bytes per dense memo slot reserved up front ([`Memo::for_file`]): a snapshot
+/// memoizes every trace entry dict, one every ≈ 75 bytes in generated and real files.
+const BYTES_PER_SLOT: u64 = 64;
+
+/// Most dense slots reserved up front (16 Mi, 256–384 MB of handles).
+const MAX_RESERVED: u64 = 1 << 24;
+
 impl Memo {
+    /// A memo for a pickle of `total` bytes: room for one dense slot per [`BYTES_PER_SLOT`]
+    /// bytes, reserved once, so the memo of a large snapshot does not grow by doubling (each
+    /// step a copy of every slot, and both copies alive at once).
+    pub fn for_file(total: u64) -> Self {
+        let n = (total / BYTES_PER_SLOT).min(MAX_RESERVED) as usize;
+        Memo {
+            dense: Vec::with_capacity(n),
+            ..Memo::default()
+        }
+    }
+
     /// Number of distinct indices stored (the index `MEMOIZE` writes next, as in CPython).
     pub fn len(&self) -> usize {
         self.entries
     }
 
     /// Stores `v` under `idx` (a new entry or an overwrite).
+    #[inline]
     pub fn put(&mut self, idx: u32, v: Val) {
         let i = idx as usize;
         if i == self.dense.len() && self.sparse.is_empty() {
@@ -38,6 +57,13 @@ impl Memo {
             self.entries += 1;
             return;
         }
+        self.put_other(idx, v);
+    }
+
+    /// [`Memo::put`] off the common case: an overwrite, a gap or a sparse index.
+    #[inline(never)]
+    fn put_other(&mut self, idx: u32, v: Val) {
+        let i = idx as usize;
         if let Some(slot) = self.dense.get_mut(i) {
             if *slot == Val::Missing {
                 self.entries += 1;
@@ -68,6 +94,7 @@ impl Memo {
     }
 
     /// The value under `idx` ([`Val::Missing`] if never stored).
+    #[inline]
     pub fn get(&self, idx: u32) -> Val {
         match self.dense.get(idx as usize) {
             Some(&v) => v,
@@ -77,6 +104,7 @@ impl Memo {
 
     /// Rewrites an existing entry (a consumed container becomes an id or a tombstone);
     /// an index never stored stays absent.
+    #[inline]
     pub fn replace(&mut self, idx: u32, v: Val) {
         if let Some(slot) = self.dense.get_mut(idx as usize) {
             if *slot != Val::Missing {

@@ -86,7 +86,9 @@ pub fn read_snapshot_bytes(file: &str, bytes: &[u8]) -> Result<Decoded, PickleEr
 /// # Cost
 ///
 /// One pass, O(file) time. Memory: the entry columns (≈ 33–45 bytes per
-/// entry), the pools, and the memo (16 bytes per memoized object) while decoding.
+/// entry), the pools, and the memo (16 bytes per memoized object) while decoding. Both are
+/// sized once from `total` instead of growing by doubling: the memo with one slot per 64
+/// bytes, a device's columns after its first 65,536 entries at the density seen so far.
 pub fn read_snapshot(
     file: &str,
     src: &mut dyn Read,

@@ -107,6 +107,8 @@ pub(super) const MAX_OPEN: usize = 1 << 16;
 pub(crate) struct Builder {
     pub pools: SnapPools,
     pub offset: u64,
+    /// The file's size in bytes when known (0 otherwise): sizes the entry columns.
+    pub total: u64,
     pub invalid_utf8: u64,
     pub file: String,
     pub k: Keys,
@@ -177,6 +179,7 @@ impl Builder {
         Builder {
             pools,
             offset: 0,
+            total: 0,
             invalid_utf8: 0,
             file: file.to_string(),
             k,
@@ -352,6 +355,7 @@ impl Builder {
     }
 
     /// Notes that memo slot `idx` refers to `v` (so it can be rewritten when `v` is consumed).
+    #[inline]
     pub fn memoized(&mut self, v: Val, idx: u32) {
         if let Val::Obj(o) = v {
             let (s, g) = (o.slot, o.gen);
@@ -410,6 +414,7 @@ impl Builder {
         }
     }
 
+    #[inline]
     fn note_obj_push(&mut self, o: Obj, pos: usize) {
         {
             let (s, g) = (o.slot, o.gen);
@@ -431,6 +436,7 @@ impl Builder {
         }
     }
 
+    #[inline]
     fn min_pos(&self, role: Role, slot: u32) -> u32 {
         match role {
             Role::Entry => self.entries.min_pos(slot),

@@ -62,6 +62,7 @@ impl<T: Default> Slab<T> {
     }
 
     /// The live slot `slot` of generation `gen`.
+    #[inline]
     pub fn get(&mut self, slot: u32, gen: u32) -> Result<&mut Slot<T>, String> {
         match self.slots.get_mut(slot as usize) {
             Some(s) if s.live && s.gen == gen => Ok(s),
@@ -70,6 +71,7 @@ impl<T: Default> Slab<T> {
     }
 
     /// The lowest stack position of a handle to the live `slot` (`u32::MAX` if freed).
+    #[inline]
     pub fn min_pos(&self, slot: u32) -> u32 {
         self.slots
             .get(slot as usize)
@@ -78,6 +80,7 @@ impl<T: Default> Slab<T> {
     }
 
     /// Marks the live `slot` as scheduled for release; false if it already was (or is not live).
+    #[inline]
     pub fn mark_deferred(&mut self, slot: u32) -> bool {
         match self.slots.get_mut(slot as usize) {
             Some(s) if s.live && !s.deferred => {

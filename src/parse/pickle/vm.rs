@@ -116,13 +116,15 @@ pub const MAX_MARKS: usize = 1 << 12;
 
 impl Machine {
     pub fn new(file: &str, total: u64) -> Self {
+        let mut b = Builder::new(file);
+        b.total = total;
         Machine {
             stack: Vec::with_capacity(64),
             marks: Vec::with_capacity(16),
-            memo: Memo::default(),
+            memo: Memo::for_file(total),
             bigs: Vec::new(),
             tmp: Vec::new(),
-            b: Builder::new(file),
+            b,
             histogram: vec![0; 256],
             protocol: 0,
             result: None,
@@ -318,14 +320,10 @@ impl Machine {
             op::NEWTRUE => self.stack.push(Val::Bool(true)),
             op::NEWFALSE => self.stack.push(Val::Bool(false)),
             op::BININT1 => self.stack.push(Val::Int(arg[0] as i64)),
-            op::BININT2 => self
-                .stack
-                .push(Val::Int(u16::from_le_bytes([arg[0], arg[1]]) as i64)),
-            op::BININT => {
-                self.stack.push(Val::Int(
-                    i32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]]) as i64,
-                ))
-            }
+            op::BININT2 => self.stack.push(Val::Int(le_u16(arg) as i64)),
+            op::BININT => self.stack.push(Val::Int(le_u32(arg) as i32 as i64)),
+            // The usual LONG1 (an address or a time, ≤ 8 bytes) without the 128-bit path.
+            op::LONG1 if arg.len() <= 9 => self.stack.push(Val::Int(le_i64(&arg[1..]))),
             op::LONG1 | op::LONG4 => {
                 let digits = if code == op::LONG1 {
                     &arg[1..]
@@ -454,7 +452,7 @@ impl Machine {
                 let idx = if code == op::BINPUT {
                     arg[0] as u32
                 } else {
-                    u32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]])
+                    le_u32(arg)
                 };
                 let v = self.top(off)?;
                 self.memo.put(idx, v);
@@ -464,7 +462,7 @@ impl Machine {
                 let idx = if code == op::BINGET {
                     arg[0] as u32
                 } else {
-                    u32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]])
+                    le_u32(arg)
                 };
                 match self.memo.get(idx) {
                     Val::Missing => {
@@ -511,5 +509,59 @@ impl Machine {
             .add_items(kind, target, items, &mut self.memo, &self.bigs);
         self.b.end_op(self.stack.len());
         r.map_err(|what| self.malformed(off, what))
+    }
+}
+
+/// The first 2 bytes of an operand as a little-endian `u16` (one bounds check, one load; the
+/// fast path's table guarantees the length).
+#[inline(always)]
+fn le_u16(arg: &[u8]) -> u16 {
+    arg.first_chunk::<2>().map_or(0, |b| u16::from_le_bytes(*b))
+}
+
+/// The first 4 bytes of an operand as a little-endian `u32` (see [`le_u16`]).
+#[inline(always)]
+fn le_u32(arg: &[u8]) -> u32 {
+    arg.first_chunk::<4>().map_or(0, |b| u32::from_le_bytes(*b))
+}
+
+/// A little-endian two's-complement integer of 0–8 bytes (`LONG1`'s digits), sign-extended:
+/// what [`decode_long`] gives for these lengths, in 64-bit arithmetic.
+#[inline(always)]
+fn le_i64(digits: &[u8]) -> i64 {
+    let n = digits.len().min(8);
+    if n == 0 {
+        return 0;
+    }
+    let mut v = 0u64;
+    for (i, &b) in digits[..n].iter().enumerate() {
+        v |= (b as u64) << (8 * i);
+    }
+    let shift = 64 - 8 * n as u32;
+    ((v << shift) as i64) >> shift
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{decode_long, le_i64};
+
+    #[test]
+    fn le_i64_is_decode_long_up_to_8_bytes() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for n in 0..=8 {
+            for _ in 0..200 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let mut d = x.to_le_bytes()[..n].to_vec();
+                assert_eq!(Some(le_i64(&d) as i128), decode_long(&d), "{d:?}");
+                if n > 0 {
+                    d[n - 1] |= 0x80;
+                    assert_eq!(Some(le_i64(&d) as i128), decode_long(&d), "{d:?}");
+                    d[n - 1] = 0;
+                    assert_eq!(Some(le_i64(&d) as i128), decode_long(&d), "{d:?}");
+                }
+            }
+        }
     }
 }

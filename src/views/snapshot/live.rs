@@ -38,6 +38,9 @@ pub const TREE_MAX_NODES: usize = 4000;
 pub struct Frames<'a> {
     labeler: Labeler<'a>,
     attr: Attributor<'a>,
+    /// [`memoryviz_hidden`] by frame, computed once per frame (a live view names the same
+    /// few hundred frames thousands of times).
+    hidden: rustc_hash::FxHashMap<FrameId, bool>,
 }
 
 impl<'a> Frames<'a> {
@@ -47,6 +50,7 @@ impl<'a> Frames<'a> {
             labeler: data.labeler(),
             attr: Attributor::new(&data.snap.pools, &data.analysis.rule)
                 .with_root(data.analysis.project_root.as_deref()),
+            hidden: Default::default(),
         }
     }
 
@@ -56,7 +60,10 @@ impl<'a> Frames<'a> {
         SnapFrameDto {
             label: self.labeler.frame(f),
             link: self.labeler.frame_link(f),
-            hidden: memoryviz_hidden(name, file),
+            hidden: *self
+                .hidden
+                .entry(f)
+                .or_insert_with(|| memoryviz_hidden(name, file)),
             native: is_native(file),
             project: self.attr.is_project_frame(f),
         }

@@ -14,6 +14,7 @@ use crate::parse::pickle::vm::{Obj, Val};
 use super::{Builder, Kind, Role, GENERIC_CAP};
 
 impl Builder {
+    #[inline]
     fn consumed(memo: &mut Memo, memo_idx: u32, replacement: Val) {
         if memo_idx != NONE {
             memo.replace(memo_idx, replacement);
@@ -238,6 +239,7 @@ impl Builder {
         self.defer(Role::Entry, o.slot);
         let r = e.to_row(&self.k, bigs, &mut self.ranges, self.offset);
         let n_frames = e.stack.map(|s| self.pools.stacks.get(s).len()).unwrap_or(0) as u32;
+        let (at, total) = (self.offset, self.total);
         let dev = self.device_mut(d);
         dev.note_keys(e.mask, &e.unknown_keys);
         match r {
@@ -246,6 +248,7 @@ impl Builder {
                     dev.note_unknown_action(name);
                 }
                 dev.trace.max_frames = dev.trace.max_frames.max(n_frames);
+                dev.reserve_rest(at, total);
                 dev.trace.entries.push(&row);
             }
             Err(what) => {
@@ -338,9 +341,11 @@ impl Builder {
     }
 
     /// Scratch access for `fields.rs`.
+    #[inline]
     pub(in crate::parse::pickle) fn entry(&mut self, o: Obj) -> Result<&mut EntryObj, String> {
         Ok(&mut self.entries.get(o.slot, o.gen)?.val)
     }
+    #[inline]
     pub(in crate::parse::pickle) fn frame(&mut self, o: Obj) -> Result<&mut FrameObj, String> {
         Ok(&mut self.frames.get(o.slot, o.gen)?.val)
     }
