@@ -4,8 +4,8 @@
 //! [`Response`]. Both travel inside an [`Envelope`] whose `seq` pairs a reply with its request
 //! (progress and problems carry the `seq` of the `Run` that caused them).
 //!
-//! Transport (the `worker` and `ui` edges): the envelope is converted with
-//! `serde-wasm-bindgen` and posted with `postMessage`. `File` objects travel beside an
+//! Transport (the `worker` and `ui` edges): the envelope is encoded as bytes by [`codec`]
+//! and posted with `postMessage` as one `Uint8Array` (`{ env }`). `File` objects travel beside an
 //! [`Request::Open`] message, in the order of its `files`. Export bytes travel beside a
 //! [`Response::ExportChunk`] as a transferred `ArrayBuffer`, never as one JS string. Byte
 //! buffers made by the core travel the same way in both directions: beside

@@ -8,7 +8,8 @@
 //! the [`BlobReader`] itself while the core reads. A worker busy in a request cannot receive
 //! messages, so Cancel is the UI terminating the worker and starting a new one.
 //!
-//! Wire shape (JS objects): UI → worker `{ env, files?, bufs? }` with `files` an `Array` of
+//! Wire shape: UI → worker `{ env, files?, bufs? }` with `env` the envelope's bytes
+//! (`protocol::codec`, a `Uint8Array`), `files` an `Array` of
 //! `File` and `bufs` an `Array` of `ArrayBuffer` (a side-file bundle beside `Open`, export
 //! parts beside `ExportPart` / `ExportJoin`); worker → UI `{ env, buf? }` with `buf` a
 //! transferred `ArrayBuffer` (export chunks and parts, the side-file bundle).

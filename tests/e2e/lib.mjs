@@ -24,6 +24,35 @@ const TYPES = {
 
 /** Serves `root` on 127.0.0.1 (random port) under the path `prefix` (e.g. '/proflens/', as a
  * GitHub project site would). Returns { url, close, requests }; `requests` lists every path asked. */
+// The head of a page <-> worker message, `{ env: Uint8Array }` (src/protocol/codec.rs: a
+// presence byte before each struct field, a u32 variant index, u32 counts, little-endian):
+// the envelope's body variant by name, and for a Run its targets as [variant, index] pairs
+// (variant 0 = Rank). Source text, for scripts injected into a page or a worker loader. The
+// variant lists follow the declaration order of `Request` and `Response` in src/protocol/mod.rs.
+export const ENVELOPE_JS = `
+const PROFLENS_REQUESTS = ['Open', 'Run', 'Query', 'Export', 'ExportPart', 'ExportJoin', 'Compare', 'CompareAgain'];
+const PROFLENS_RESPONSES = ['Ready', 'Inventory', 'Progress', 'Done', 'TargetFailed', 'Problems', 'RunDone', 'Reply',
+  'ExportChunk', 'ExportDone', 'ExportPart', 'WorkerStats', 'Failed'];
+const proflensEnvelope = (data, names) => {
+  const b = data && data.env;
+  if (!(b instanceof Uint8Array) || b.length < 10 || b[0] !== 1 || b[5] !== 1) return null;
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const variant = dv.getUint32(6, true);
+  const out = { name: names[variant] || String(variant), targets: [] };
+  if (names === PROFLENS_REQUESTS && out.name === 'Run' && b.length >= 15) {
+    // Run { analyses: Vec<AnalysisKind>, targets: Vec<Target> }
+    let at = 11;
+    at += 4 + 4 * dv.getUint32(at, true) + 1;
+    const n = dv.getUint32(at, true);
+    at += 4;
+    for (let i = 0; i < n && at + 8 <= b.length; i++, at += 8) {
+      out.targets.push([dv.getUint32(at, true), dv.getUint32(at + 4, true)]);
+    }
+  }
+  return out;
+};
+`;
+
 export async function serveStatic(root = DIST, prefix = '/') {
   if (!fs.existsSync(path.join(root, 'index.html'))) {
     throw new Error(`${root}/index.html missing: run \`trunk build --release\` first`);

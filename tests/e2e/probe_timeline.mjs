@@ -1,6 +1,6 @@
 // Timeline of one drop: every message between the page and its workers, in ms from the drop
 // (a diagnostic, not a test): node tests/e2e/probe_timeline.mjs FOLDER [SETTLE_MS]
-import { serveStatic, launch, ProflensPage } from './lib.mjs';
+import { ENVELOPE_JS, serveStatic, launch, ProflensPage } from './lib.mjs';
 const input = process.argv[2];
 const settle = Number(process.argv[3] || 3000);
 const server = await serveStatic();
@@ -9,21 +9,21 @@ const context = await browser.newContext({ viewport: { width: 1400, height: 900 
 const page = await context.newPage();
 const lines = [];
 page.on('console', (m) => { const s = m.text(); if (s.startsWith('probe ')) lines.push(s.slice(6)); });
-await page.addInitScript(() => {
+await page.addInitScript(ENVELOPE_JS + `(() => {
   const t = () => Math.round(performance.timeOrigin + performance.now());
-  const kind = (d) => { try { const b = d.env.body; return typeof b === 'string' ? b : Object.keys(b)[0]; } catch (x) { return '?'; } };
+  const kind = (d, names) => (proflensEnvelope(d, names) || { name: '?' }).name;
   const W = self.Worker;
   let n = 0;
   self.Worker = function (url, opts) {
     const w = new W(url, opts); const id = n++;
     console.debug('probe ' + t() + ' w' + id + ' new ' + url);
     const post = w.postMessage.bind(w);
-    w.postMessage = (m, tr) => { console.debug('probe ' + t() + ' w' + id + ' in ' + kind(m)); return post(m, tr); };
-    w.addEventListener('message', (e) => { const k = kind(e.data); if (k !== 'Progress') console.debug('probe ' + t() + ' w' + id + ' out ' + k); });
+    w.postMessage = (m, tr) => { console.debug('probe ' + t() + ' w' + id + ' in ' + kind(m, PROFLENS_REQUESTS)); return post(m, tr); };
+    w.addEventListener('message', (e) => { const k = kind(e.data, PROFLENS_RESPONSES); if (k !== 'Progress') console.debug('probe ' + t() + ' w' + id + ' out ' + k); });
     return w;
   };
   self.Worker.prototype = W.prototype;
-});
+})();`);
 const p = new ProflensPage(page, server.url);
 const tl = Date.now();
 await p.open();

@@ -10,17 +10,17 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { REPO, DIST, serveStatic, launch, ProflensPage } from './lib.mjs';
+import { REPO, DIST, ENVELOPE_JS, serveStatic, launch, ProflensPage } from './lib.mjs';
 
-const FAULT = `
+const FAULT = ENVELOPE_JS + `
 let handler = null;
 let dead = false;
 Object.defineProperty(self, 'onmessage', { configurable: true, get() { return handler; }, set(f) { handler = f; } });
 self.addEventListener('message', (ev) => {
   if (dead) return;
-  const text = JSON.stringify(ev.data, (k, v) => (v instanceof Map ? Object.fromEntries(v) : v));
-  // A Run naming rank folder 1: Target::Rank(1) ({"Rank":1}), or the index alone in older builds.
-  if (text.includes('"Run"') && (text.includes('{"Rank":1}') || /"targets":\\[1[,\\]]/.test(text))) {
+  const req = proflensEnvelope(ev.data, PROFLENS_REQUESTS);
+  // A Run naming rank folder 1: Target::Rank(1).
+  if (req && req.name === 'Run' && req.targets.some(([v, i]) => v === 0 && i === 1)) {
     dead = true;
     throw new Error('simulated out of memory (wasm memory.grow failed)');
   }
