@@ -15,6 +15,18 @@
 
 use std::fmt;
 
+/// Rows the rest of a file holds at the density seen so far: `rows × bytes_left / bytes_read`
+/// (0 when nothing was read), in 128-bit arithmetic, saturating at `usize::MAX`. For sizing
+/// tables once instead of growing them by doubling; callers add their margin and reserve with
+/// `try_reserve`, so an estimate the allocator refuses is skipped, never fatal.
+pub fn rows_for_rest(rows: usize, bytes_read: u64, bytes_left: u64) -> usize {
+    if bytes_read == 0 {
+        return 0;
+    }
+    let n = rows as u128 * bytes_left as u128 / bytes_read as u128;
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
 /// An input-derived computation left the `i64` range (or produced a negative duration/size
 /// where none can exist).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,6 +203,16 @@ impl Tally {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The density extrapolation: exact where it fits, 0 with nothing read, saturating past
+    /// `usize`.
+    #[test]
+    fn rows_for_rest_extrapolates_the_density_seen() {
+        assert_eq!(rows_for_rest(100, 4 << 20, 36 << 20), 900);
+        assert_eq!(rows_for_rest(3, 10, 5), 1);
+        assert_eq!(rows_for_rest(100, 0, 1 << 30), 0);
+        assert_eq!(rows_for_rest(usize::MAX, 1, u64::MAX), usize::MAX);
+    }
 
     /// Property: every helper agrees with exact `i128` arithmetic on values drawn
     /// around the interesting points (0, ±1, the time limit, the i64 limits) and at random,

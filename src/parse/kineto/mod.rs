@@ -237,9 +237,9 @@ impl KinetoBuilder {
         }
         self.sized_for = None;
         let rest = total.saturating_sub(at);
-        let more = |len: usize| -> usize {
-            let n = len as u128 * rest as u128 * 21 / (at as u128 * 20);
-            usize::try_from(n).unwrap_or(usize::MAX)
+        let more = |len: usize| {
+            let n = crate::base::arith::rows_for_rest(len, at, rest);
+            n.saturating_add(n / 20)
         };
         let t = &mut self.b.t;
         let _ = t.device_ops.try_reserve(more(t.device_ops.len()));

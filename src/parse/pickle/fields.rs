@@ -368,11 +368,11 @@ impl DevBuild {
         if n == 0 {
             self.first_at = at;
         } else if n == RESERVE_AFTER && at > self.first_at && total > at {
-            let per = (at - self.first_at) as u128;
-            let rest = (total - at) as u128 * n as u128 / per;
+            let left = total - at;
+            let rest = crate::base::arith::rows_for_rest(n, at - self.first_at, left);
             // At least 8 bytes of pickle per entry, whatever the density said.
-            let rest = rest.min(((total - at) / 8) as u128) as usize;
-            self.trace.entries.reserve(rest + rest / 16);
+            let rest = rest.min(usize::try_from(left / 8).unwrap_or(usize::MAX));
+            self.trace.entries.reserve(rest.saturating_add(rest / 16));
         }
     }
     /// Notes the key set of one entry (hashed: a file whose every entry has its own key set

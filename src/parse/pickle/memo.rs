@@ -36,10 +36,10 @@ impl Memo {
     /// step a copy of every slot, and both copies alive at once).
     pub fn for_file(total: u64) -> Self {
         let n = (total / BYTES_PER_SLOT).min(MAX_RESERVED) as usize;
-        Memo {
-            dense: Vec::with_capacity(n),
-            ..Memo::default()
-        }
+        let mut memo = Memo::default();
+        // An estimate: room the allocator refuses is left to growth.
+        let _ = memo.dense.try_reserve(n);
+        memo
     }
 
     /// Number of distinct indices stored (the index `MEMOIZE` writes next, as in CPython).

@@ -160,21 +160,31 @@ struct Items<'a, 'de> {
     left: usize,
 }
 
-impl<'de> de::SeqAccess<'de> for Items<'_, 'de> {
-    type Error = CodecError;
-    fn next_element_seed<T: DeserializeSeed<'de>>(
-        &mut self,
-        seed: T,
-    ) -> Result<Option<T::Value>, CodecError> {
+impl<'de> Items<'_, 'de> {
+    /// The next item, or `None` after the last.
+    fn next<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, CodecError> {
         if self.left == 0 {
             return Ok(None);
         }
         self.left -= 1;
         seed.deserialize(&mut *self.d).map(Some)
     }
-    fn size_hint(&self) -> Option<usize> {
-        // Never more than the bytes left: a broken count does not size an allocation.
+    /// Never more than the bytes left: a broken count does not size an allocation.
+    fn hint(&self) -> Option<usize> {
         Some(self.left.min(self.d.b.len() - self.d.at))
+    }
+}
+
+impl<'de> de::SeqAccess<'de> for Items<'_, 'de> {
+    type Error = CodecError;
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, CodecError> {
+        self.next(seed)
+    }
+    fn size_hint(&self) -> Option<usize> {
+        self.hint()
     }
 }
 
@@ -184,11 +194,7 @@ impl<'de> de::MapAccess<'de> for Items<'_, 'de> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, CodecError> {
-        if self.left == 0 {
-            return Ok(None);
-        }
-        self.left -= 1;
-        seed.deserialize(&mut *self.d).map(Some)
+        self.next(seed)
     }
     fn next_value_seed<V: DeserializeSeed<'de>>(
         &mut self,
@@ -197,7 +203,7 @@ impl<'de> de::MapAccess<'de> for Items<'_, 'de> {
         seed.deserialize(&mut *self.d)
     }
     fn size_hint(&self) -> Option<usize> {
-        Some(self.left.min(self.d.b.len() - self.d.at))
+        self.hint()
     }
 }
 

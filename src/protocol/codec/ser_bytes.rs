@@ -166,49 +166,28 @@ impl<'a> ser::Serializer for &'a mut Enc {
     }
 }
 
-impl ser::SerializeSeq for Compound<'_> {
-    type Ok = ();
-    type Error = CodecError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), CodecError> {
-        self.item(v)
-    }
-    fn end(self) -> Result<(), CodecError> {
-        self.close()
-    }
+/// The counted and positional compounds: every element is an item (sequences, tuples).
+macro_rules! items {
+    ($($tr:ident::$m:ident),*) => {$(
+        impl ser::$tr for Compound<'_> {
+            type Ok = ();
+            type Error = CodecError;
+            fn $m<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), CodecError> {
+                self.item(v)
+            }
+            fn end(self) -> Result<(), CodecError> {
+                self.close()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Compound<'_> {
-    type Ok = ();
-    type Error = CodecError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), CodecError> {
-        self.item(v)
-    }
-    fn end(self) -> Result<(), CodecError> {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleStruct for Compound<'_> {
-    type Ok = ();
-    type Error = CodecError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), CodecError> {
-        self.item(v)
-    }
-    fn end(self) -> Result<(), CodecError> {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleVariant for Compound<'_> {
-    type Ok = ();
-    type Error = CodecError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), CodecError> {
-        self.item(v)
-    }
-    fn end(self) -> Result<(), CodecError> {
-        self.close()
-    }
-}
+items!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl ser::SerializeMap for Compound<'_> {
     type Ok = ();
@@ -224,40 +203,28 @@ impl ser::SerializeMap for Compound<'_> {
     }
 }
 
-impl ser::SerializeStruct for Compound<'_> {
-    type Ok = ();
-    type Error = CodecError;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        _: &'static str,
-        v: &T,
-    ) -> Result<(), CodecError> {
-        self.field(v)
-    }
-    fn skip_field(&mut self, _: &'static str) -> Result<(), CodecError> {
-        self.e.buf.push(0);
-        Ok(())
-    }
-    fn end(self) -> Result<(), CodecError> {
-        self.close()
-    }
+/// Structs and struct variants: a presence byte before each field, 0 for one left out.
+macro_rules! fields {
+    ($($tr:ident),*) => {$(
+        impl ser::$tr for Compound<'_> {
+            type Ok = ();
+            type Error = CodecError;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                _: &'static str,
+                v: &T,
+            ) -> Result<(), CodecError> {
+                self.field(v)
+            }
+            fn skip_field(&mut self, _: &'static str) -> Result<(), CodecError> {
+                self.e.buf.push(0);
+                Ok(())
+            }
+            fn end(self) -> Result<(), CodecError> {
+                self.close()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeStructVariant for Compound<'_> {
-    type Ok = ();
-    type Error = CodecError;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        _: &'static str,
-        v: &T,
-    ) -> Result<(), CodecError> {
-        self.field(v)
-    }
-    fn skip_field(&mut self, _: &'static str) -> Result<(), CodecError> {
-        self.e.buf.push(0);
-        Ok(())
-    }
-    fn end(self) -> Result<(), CodecError> {
-        self.close()
-    }
-}
+fields!(SerializeStruct, SerializeStructVariant);
