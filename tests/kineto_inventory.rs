@@ -304,3 +304,51 @@ fn rank_cards_list_only_their_platforms_fields() {
         assert_eq!(card[4].1.as_deref(), Some("CUDA 12.8"));
     }
 }
+
+/// A file named like a PyTorch profiler trace that is not one (empty, not JSON, a `.gz` that is
+/// not gzip) is an error of the drop (`GPU-FILE-002`), which the page's problems and the CLI
+/// show, naming why and where; it is said once, not again among the files not used. A plain
+/// JSON that is not a trace stays an info (`DROP-001`).
+#[test]
+fn a_trace_named_file_that_is_not_a_trace_is_an_error_said_once() {
+    let mut o = MemOpener::new();
+    o.add("run/empty.pt.trace.json", "");
+    o.add("run/notjson.pt.trace.json", "this is not json at all\n");
+    o.add("run/notgzip.pt.trace.json.gz", "not gzip\n");
+    o.add("run/config.json", r#"{"lr": 0.1}"#);
+    let mut inv = Inventory::from_paths(&o.list());
+    read_side_files(&mut inv, &o);
+    let errors: Vec<(String, String)> = inv
+        .problems()
+        .kept()
+        .iter()
+        .filter(|p| p.code == "GPU-FILE-002")
+        .map(|p| (p.at.file.to_string(), p.message.clone()))
+        .collect();
+    let start = "named like a PyTorch profiler trace (*.pt.trace.json), but not a trace: ";
+    assert_eq!(
+        errors,
+        vec![
+            (
+                "run/empty.pt.trace.json".into(),
+                format!("{start}empty.pt.trace.json (byte 0): file is empty; not used")
+            ),
+            (
+                "run/notgzip.pt.trace.json.gz".into(),
+                format!("{start}named .gz but not gzip-compressed (it does not start with the bytes 1F 8B), read as plain text: notgzip.pt.trace.json.gz (byte 0): expected `[` or `{{` at the start of a trace; not used")
+            ),
+            (
+                "run/notjson.pt.trace.json".into(),
+                format!("{start}notjson.pt.trace.json (byte 0): expected `[` or `{{` at the start of a trace; not used")
+            ),
+        ]
+    );
+    let not_used: Vec<(&str, String)> = inv
+        .not_used()
+        .into_iter()
+        .map(|n| (n.code, n.file))
+        .collect();
+    assert_eq!(not_used, vec![("DROP-001", "run/config.json".to_string())]);
+    // Every file is still listed among those not used (the page's list), with its reason.
+    assert_eq!(inv.ignored.len(), 4);
+}

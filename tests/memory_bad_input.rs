@@ -500,17 +500,23 @@ fn garbage_mid_array_and_utf16_are_reported_in_words() {
     let path = "run/bad/g_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json";
     let at = cut + 2;
     assert_eq!((p.code, p.at.byte), ("MEM-TV-004", Some(at as u64)));
+    assert_eq!(&*p.at.file, path);
     assert_eq!(
         p.message,
-        format!("{path} (byte {at}): expected an event, `,` or `]`; 1 event before it is used (the last one ends at byte {cut}); the rest of the file is not read")
+        format!("expected an event, `,` or `]`; 1 event before it is used (the last one ends at byte {cut}); the rest of the file is not read")
     );
     assert_eq!(r.row(0).call_stack(), "x.py(1): f");
     let r = rank(&run, "run/bad/u_ascend_pt");
     let p = &r.problems.kept()[0];
     assert_eq!(p.code, "MEM-TV-004");
+    // Where is the problem's position (with the byte), what is the message: said once.
+    assert_eq!(
+        p.at.to_string(),
+        "run/bad/u_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json (byte 0)"
+    );
     assert_eq!(
         p.message,
-        "run/bad/u_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json (byte 0): the text is UTF-16 LE (byte-order mark FF FE), not supported: re-save the file as UTF-8; rows get no call stacks"
+        "the text is UTF-16 LE (byte-order mark FF FE), not supported: re-save the file as UTF-8; rows get no call stacks"
     );
     assert_eq!(r.len(), 1);
 }

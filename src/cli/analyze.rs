@@ -476,10 +476,8 @@ fn write_outputs(
                         say(&p);
                     }
                 }
-                Some(Err(e)) => {
-                    eprintln!("proflens analyze: snapshot {}: {e}", inv.snapshots[i].path)
-                }
-                None => {}
+                // A failed snapshot is said once, with the other failures (`print_outcomes`).
+                Some(Err(_)) | None => {}
             }
         }
     }

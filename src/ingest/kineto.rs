@@ -52,6 +52,10 @@ pub struct KinetoHead {
     pub undecided: bool,
 }
 
+/// Code of a file that is not a PyTorch profiler trace after all: a rank's run that finds no
+/// trace in it, or a `*.pt.trace.json(.gz)` file whose head is not one (error, formats.md §8.1).
+pub const NOT_A_TRACE: &str = "GPU-FILE-002";
+
 /// True for a name the PyTorch profiler writes (`*.pt.trace.json`, optionally `.gz`).
 pub fn is_trace_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();

@@ -61,16 +61,24 @@ impl ParseError {
     pub fn position(&self) -> &Position {
         &self.0.at
     }
-    /// What happened.
+    /// What happened. Its `Display` says it in words without the position: the message of a
+    /// problem placed at [`Self::position`], whose own text names where (said once, not twice).
     pub fn kind(&self) -> &ParseErrorKind {
         &self.0.kind
     }
 }
 
 impl fmt::Display for ParseError {
+    /// `where: what`, e.g. `trace.json (byte 12): expected `,` or `]``.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: ", self.0.at)?;
-        match &self.0.kind {
+        write!(f, "{}: {}", self.0.at, self.0.kind)
+    }
+}
+
+impl fmt::Display for ParseErrorKind {
+    /// What went wrong, without where (see [`ParseError::kind`]).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             ParseErrorKind::Empty => f.write_str("file is empty"),
             ParseErrorKind::Read(e) => write!(f, "read failed: {e}"),
             ParseErrorKind::TooLarge { limit } => {

@@ -73,7 +73,7 @@ fn file_problem(problems: &mut Problems, e: &ParseError) {
         Severity::Error,
         codes::FILE,
         e.position().clone(),
-        format!("{e}; file not used"),
+        format!("{}; file not used", e.kind()),
     ));
 }
 

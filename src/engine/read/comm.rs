@@ -190,15 +190,14 @@ fn read_with(
         }
         if let Err(e) = &res {
             // The position is the problem's own: the message is what was found and expected.
-            let text = e.to_string();
-            let what = text
-                .strip_prefix(&format!("{}: ", e.position()))
-                .unwrap_or(&text);
             out.problems.push(Problem::new(
                 Severity::Error,
                 COMM_FILE,
                 e.position().clone(),
-                format!("{what}; this rank's communication file is not used, the other ranks are"),
+                format!(
+                    "{}; this rank's communication file is not used, the other ranks are",
+                    e.kind()
+                ),
             ));
         }
         if kind == FileKind::Communication {

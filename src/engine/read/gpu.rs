@@ -41,7 +41,7 @@ pub mod codes {
     /// The trace could not be read at all.
     pub const FILE: &str = "GPU-FILE-001";
     /// A file the inventory kept undecided holds no PyTorch profiler mark (formats.md §8.1).
-    pub const NOT_A_TRACE: &str = "GPU-FILE-002";
+    pub const NOT_A_TRACE: &str = crate::ingest::kineto::NOT_A_TRACE;
 }
 
 /// Analyses GPU rank `rank` (a `CaptureKind::Kineto` inventory entry). `on_progress` gets the
@@ -139,7 +139,7 @@ fn read_rank_with(
                 Severity::Error,
                 codes::FILE,
                 e.position().clone(),
-                format!("{e}; file not used"),
+                format!("{}; file not used", e.kind()),
             ));
             vec![(None, GpuTrace::default())]
         }

@@ -244,7 +244,7 @@ impl<'o> MemoryPass<'o> {
     pub fn after_trace(
         mut self,
         path: &str,
-        res: Result<(HostOpTable, TraceStats), String>,
+        res: Result<(HostOpTable, TraceStats), (Position, String)>,
     ) -> Result<Self, RankMemory> {
         let parity = self.parity();
         match res {
@@ -256,20 +256,17 @@ impl<'o> MemoryPass<'o> {
                 };
                 self.host = h;
             }
-            Err(msg) => {
+            Err((at, msg)) => {
                 if parity {
-                    self.problems.push(Problem::new(
-                        Severity::Error,
-                        "MEM-TV-004",
-                        Position::file(path),
-                        msg.clone(),
-                    ));
-                    return Err(self.fail(format!("trace_view.json unusable: {msg}")));
+                    let why = format!("trace_view.json unusable: {at}: {msg}");
+                    self.problems
+                        .push(Problem::new(Severity::Error, "MEM-TV-004", at, msg));
+                    return Err(self.fail(why));
                 }
                 self.problems.push(Problem::new(
                     Severity::Error,
                     "MEM-TV-004",
-                    Position::file(path),
+                    at,
                     format!("{msg}; rows get no call stacks"),
                 ));
             }
@@ -372,11 +369,11 @@ impl<'o> MemoryPass<'o> {
 }
 
 /// The text of a trace read failure as memory reports it (`MEM-TV-004`).
-pub fn trace_failure(path: &str, e: &crate::parse::ParseError) -> String {
+pub fn trace_failure(path: &str, e: &crate::parse::ParseError) -> (Position, String) {
     if matches!(e.kind(), ParseErrorKind::Empty) {
-        format!("File is empty: {path}")
+        (Position::file(path), format!("File is empty: {path}"))
     } else {
-        e.to_string()
+        (e.position().clone(), e.kind().to_string())
     }
 }
 

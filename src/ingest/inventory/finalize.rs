@@ -212,6 +212,17 @@ impl Inventory {
                 .and_then(|h| h.not_trace_reason)
                 .unwrap_or_else(|| "not a PyTorch profiler trace".into());
             for f in r.files {
+                // A file the user named as a trace is said to be unusable, not only listed.
+                if kineto::is_trace_name(&f.path) {
+                    self.notes.push(Note::new(
+                        Severity::Error,
+                        kineto::NOT_A_TRACE,
+                        &f.path,
+                        format!(
+                            "named like a PyTorch profiler trace (*.pt.trace.json), but {reason}; not used"
+                        ),
+                    ));
+                }
                 self.ignored.push(IgnoredFile {
                     path: f.path,
                     size: f.size,

@@ -84,11 +84,19 @@ impl RankFolder {
 impl Inventory {
     /// One finding per file outside every rank folder (`DROP-001`, with the reason the
     /// inventory gave) and one per rank folder holding files no analysis reads (`DROP-003`:
-    /// how many, their bytes, the first [`OTHER_NAMES`] named), in inventory order.
+    /// how many, their bytes, the first [`OTHER_NAMES`] named), in inventory order. A file
+    /// that already has its error among the drop's notes (a `*.pt.trace.json` that is not a
+    /// trace, `GPU-FILE-002`) is not said again.
     pub fn not_used(&self) -> Vec<Note> {
+        let has_error = |path: &str| {
+            self.notes
+                .iter()
+                .any(|n| n.severity == Severity::Error && n.file == path)
+        };
         let mut out: Vec<Note> = self
             .ignored
             .iter()
+            .filter(|f| !has_error(&f.path))
             .map(|f| {
                 Note::new(
                     Severity::Info,

@@ -192,10 +192,17 @@ pub fn sniff_within<'a>(
         head.undecided = true;
     }
     if !head.is_trace {
+        // A `.gz` name over bytes without the gzip magic was read as plain text: said first,
+        // since it is the likelier cause of what follows.
+        let plain_gz = if !head.gzip && name.to_ascii_lowercase().ends_with(".gz") {
+            "named .gz but not gzip-compressed (it does not start with the bytes 1F 8B), read as plain text: "
+        } else {
+            ""
+        };
         head.not_trace_reason = Some(match &res {
-            Err(e) => format!("not a trace: a JSON file that is not a PyTorch profiler trace ({e})"),
+            Err(e) => format!("not a trace: {plain_gz}{e}"),
             Ok(scan) if scan.error.is_some() => format!(
-                "not a trace: the JSON is damaged before any PyTorch profiler mark ({})",
+                "not a trace: {plain_gz}the JSON is damaged before any PyTorch profiler mark ({})",
                 scan.error.as_ref().map(|e| e.to_string()).unwrap_or_default()
             ),
             Ok(_) if !has_events => "not a trace: a JSON file without trace events".into(),

@@ -307,7 +307,8 @@ pub fn push_problems(file: &str, scan: &TraceScan, codes: &TraceCodes, problems:
             codes.stopped,
             e.position().clone(),
             format!(
-                "{e}; {} before it {} used ({last}); the rest of the file is not read",
+                "{}; {} before it {} used ({last}); the rest of the file is not read",
+                e.kind(),
                 events(scan.events),
                 if scan.events == 1 { "is" } else { "are" }
             ),
