@@ -249,6 +249,46 @@ impl AppState {
     }
 }
 
+impl AppState {
+    /// What a tab says for rank folder `rank` while analysis `kind` has no result for it, as
+    /// `(is_error, text)`: its failure; that the folder cannot run `kind` (what it lacks, from
+    /// the inventory), so another folder must be picked; that the run was cancelled or ended
+    /// without it; or, only while the run goes on, that it is being analysed.
+    pub fn no_result(&self, kind: AnalysisKind, rank: u32) -> (bool, String) {
+        if let Some(m) = self.failures.with(|f| f.get(&(kind, rank)).cloned()) {
+            return (true, format!("This rank folder failed: {m}"));
+        }
+        let lacks = self.inventory.with(|inv| {
+            let r = inv.as_ref()?.ranks.iter().find(|r| r.index == rank)?;
+            let cap = r.analyses.iter().find(|a| a.analysis == kind);
+            match cap {
+                Some(c) if c.can_run => None,
+                Some(c) if !c.missing.is_empty() => {
+                    Some(format!("{}: {}", r.dir, c.missing.join("; ")))
+                }
+                _ => Some(format!("{}: not this kind of capture", r.dir)),
+            }
+        });
+        if let Some(why) = lacks {
+            return (
+                false,
+                format!("This analysis does not run on the selected rank folder ({why}). Pick a rank folder in the list above."),
+            );
+        }
+        let text = match self.phase.get() {
+            Phase::Cancelled => {
+                "Not analysed: the run was cancelled before this rank folder finished. Run again to analyse it."
+            }
+            Phase::Done { .. } | Phase::Failed(_) => "No result for this rank folder.",
+            _ if self.finished.with(|f| f.contains(&(kind, rank))) => {
+                "No result for this rank folder."
+            }
+            _ => "Analysing this rank folder…",
+        };
+        (false, text.to_string())
+    }
+}
+
 impl Default for AppState {
     fn default() -> Self {
         Self::new()

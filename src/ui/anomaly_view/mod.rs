@@ -84,13 +84,10 @@ pub fn AnomalyView() -> impl IntoView {
                     {if s.gpu { view! { <gpu::GpuPanel rank=rank/> }.into_any() } else { view! { <ops::OpTables rank=rank/> }.into_any() }}
                 }
                 .into_any(),
-                (Some(rank), None) => {
-                    let failed = state.failures.with(|f| f.get(&(AnalysisKind::Anomaly, rank)).cloned());
-                    match failed {
-                        Some(m) => view! { <p class="notice error" data-testid="anomaly-failed">{format!("This rank folder failed: {m}")}</p> }.into_any(),
-                        None => view! { <p class="muted">"Analysing this rank folder…"</p> }.into_any(),
-                    }
-                }
+                (Some(rank), None) => match state.no_result(AnalysisKind::Anomaly, rank) {
+                    (true, m) => view! { <p class="notice error" data-testid="anomaly-failed">{m}</p> }.into_any(),
+                    (false, m) => view! { <p class="muted" data-testid="anomaly-pending">{m}</p> }.into_any(),
+                },
                 (None, _) => view! { <p class="muted">"No rank folder with kernel_details.csv, op_summary*.csv or trace_view.json device lanes."</p> }.into_any(),
             }}
         </section>

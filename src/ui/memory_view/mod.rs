@@ -73,16 +73,40 @@ pub fn MemoryView() -> impl IntoView {
                     <sites::SitesTable rank=rank/>
                 }
                 .into_any(),
-                (Some(rank), None) => {
-                    let failed = state.failures.with(|f| f.get(&(AnalysisKind::Memory, rank)).cloned());
-                    match failed {
-                        Some(m) => view! { <p class="notice error">{format!("This rank folder failed: {m}")}</p> }.into_any(),
-                        None => view! { <p class="muted">"Analysing this rank folder…"</p> }.into_any(),
-                    }
-                }
+                (Some(rank), None) => match state.no_result(AnalysisKind::Memory, rank) {
+                    (true, m) => view! { <p class="notice error">{m}</p> }.into_any(),
+                    (false, m) => view! { <p class="muted" data-testid="memory-pending">{m}</p> }.into_any(),
+                },
                 (None, _) => view! { <p class="muted">"No rank folder with operator_memory.csv."</p> }.into_any(),
             }}
         </section>
+    }
+}
+
+/// The rows of a rank: how many allocate (size > 0), how many of those the capture saw
+/// released (a torch_npu row carries its own release time), and rows with a negative size, named
+/// only when there are any (torch_npu writes none; a row is an allocation with its release).
+fn event_counts(s: &MemorySummaryDto) -> String {
+    let released = s.rows.saturating_sub(s.unreleased_rows);
+    let mut t = format!(
+        "{} rows: {} allocations (size > 0), {released} released inside the capture",
+        s.rows, s.alloc_count
+    );
+    if s.free_count > 0 {
+        t.push_str(&format!(", {} with size < 0", s.free_count));
+    }
+    t
+}
+
+/// Σ positive sizes, and Σ |negative sizes| when any row has one.
+fn allocated_text(s: &MemorySummaryDto) -> String {
+    match s.free_count {
+        0 => format::kib(s.alloc_kb),
+        _ => format!(
+            "{} (rows with size < 0: {})",
+            format::kib(s.alloc_kb),
+            format::kib(s.free_kb)
+        ),
     }
 }
 
@@ -219,8 +243,8 @@ fn SummaryCard(s: MemorySummaryDto, pool: RwSignal<Option<String>>) -> impl Into
                 <p class="notice warning">"No call stacks: re-profile with "<code>"with_stack=True"</code>" to see where memory was allocated."</p>
             })}
             <dl class="facts">
-                <dt>"events"</dt><dd>{format!("{} ({} allocations, {} frees)", s.rows, s.alloc_count, s.free_count)}</dd>
-                <dt>"allocated / freed"</dt><dd>{format!("{} / {}", format::kib(s.alloc_kb), format::kib(s.free_kb))}</dd>
+                <dt>"events"</dt><dd>{event_counts(&s)}</dd>
+                <dt>"allocated"</dt><dd>{allocated_text(&s)}</dd>
                 <dt>"match quality"</dt><dd>{matches}</dd>
                 <dt>"operator rows' own live peak"</dt><dd>{format!("{}{}", format::mib(s.peak_live_mb), s.peak_live_time_ms.map(|t| format!(" at {}", format::offset_ms(t, t0))).unwrap_or_default())}</dd>
                 <dt>"never released"</dt><dd>{s.unreleased_rows.to_string()}</dd>
