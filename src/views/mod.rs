@@ -21,6 +21,8 @@
 //! * [`cluster`], [`cluster_table`], [`heatmap`], [`virtual_list`]: the cluster view of a
 //!   cluster summary: its payload, the rank table's order, the rank × step heatmap,
 //!   the windowing of virtual lists.
+//! * [`worker_stop`]: the words for a worker that stopped mid-job (a trap on a large input is
+//!   said as out of memory, with the CLI as the way out).
 //! * [`compare`], [`compare_table`]: the Compare tab: the diff document laid out as
 //!   figures, delta tables and overlaid curves; the tables' sort, filter and cell texts.
 
@@ -52,4 +54,5 @@ pub mod timeline_lod;
 pub mod timeline_multi;
 pub mod view_state;
 pub mod virtual_list;
+pub mod worker_stop;
 pub mod zoom;

@@ -10,8 +10,8 @@ use wasm_bindgen::JsCast;
 use web_sys::{MessageEvent, Worker};
 
 use super::{pool_limit, worker_url, EngineClient, Slot, WARM_WORKERS, WORKER_DB_NAME};
-use crate::protocol::{Envelope, Response};
-use crate::ui::state::Phase;
+use crate::protocol::{AnalysisKind, Envelope, Response};
+use crate::ui::state::{AppState, Phase};
 
 impl EngineClient {
     pub(super) fn terminate_all(&self) {
@@ -157,10 +157,12 @@ impl EngineClient {
             s.alive = false;
             s.jobs.clone()
         };
+        let held = state.wasm_memory.with_untracked(|m| m.get(&idx).copied());
         state.failures.update(|f| {
             for job in &jobs {
                 if !state.finished.with_untracked(|s| s.contains(job)) {
-                    f.insert(*job, format!("worker stopped: {message}"));
+                    let input = job_input_bytes(&state, *job);
+                    f.insert(*job, crate::views::worker_stop::worker_stopped(&message, input, held));
                 }
             }
         });
@@ -169,4 +171,20 @@ impl EngineClient {
         }
         self.check_all_done();
     }
+}
+
+/// The bytes of the files job `(kind, target)` reads: its snapshot file, or its rank folder's
+/// files (0 when the inventory does not name it).
+fn job_input_bytes(state: &AppState, (kind, target): (AnalysisKind, u32)) -> u64 {
+    state.inventory.with_untracked(|inv| {
+        let Some(inv) = inv else { return 0 };
+        match kind {
+            AnalysisKind::Snapshot => inv.snapshots.get(target as usize).map_or(0, |f| f.size),
+            _ => inv
+                .ranks
+                .iter()
+                .find(|r| r.index == target)
+                .map_or(0, |r| r.files.iter().map(|f| f.size).sum()),
+        }
+    })
 }
