@@ -126,7 +126,7 @@ struct Inner {
     files: Vec<(FileMeta, File)>,
     owner: BTreeMap<Job, usize>,
     export: Option<ExportAcc>,
-    export_done: Option<oneshot::Sender<Result<(), String>>>,
+    export_done: Option<oneshot::Sender<Result<String, String>>>,
     /// Buffers that came beside a reply routed by `seq` (a side-file bundle, an export part).
     beside: HashMap<u32, JsValue>,
     /// The side-file bundle of the first worker's `Open`, posted beside the others'.

@@ -220,7 +220,7 @@ fn export_button(kind: CompareExportKind, label: &'static str, id: &'static str)
     let on = move |_| {
         spawn_local(async move {
             match client().export(ExportRequest::Compare(kind)).await {
-                Ok(()) => state.status.set(format!("{label} downloaded")),
+                Ok(line) => state.status.set(line),
                 Err(e) => state.status.set(format!("export failed: {e}")),
             }
         })

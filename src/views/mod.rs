@@ -21,8 +21,9 @@
 //! * [`cluster`], [`cluster_table`], [`heatmap`], [`virtual_list`]: the cluster view of a
 //!   cluster summary: its payload, the rank table's order, the rank × step heatmap,
 //!   the windowing of virtual lists.
-//! * [`worker_stop`]: the words for a worker that stopped mid-job (a trap on a large input is
-//!   said as out of memory, with the CLI as the way out).
+//! * [`notices`]: the words where the browser sets the limit: a worker that stopped mid-job (a
+//!   trap on a large input is said as out of memory, with the CLI as the way out), a download
+//!   past 2 GiB.
 //! * [`compare`], [`compare_table`]: the Compare tab: the diff document laid out as
 //!   figures, delta tables and overlaid curves; the tables' sort, filter and cell texts.
 
@@ -42,6 +43,7 @@ pub mod format;
 pub mod gpu;
 pub mod heatmap;
 pub mod memory;
+pub mod notices;
 pub mod snapshot;
 pub mod snapshot_axis;
 pub mod snapshot_bands;
@@ -54,5 +56,4 @@ pub mod timeline_lod;
 pub mod timeline_multi;
 pub mod view_state;
 pub mod virtual_list;
-pub mod worker_stop;
 pub mod zoom;

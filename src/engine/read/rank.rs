@@ -188,7 +188,10 @@ pub fn read_rank_cut(
                 match opener.open(path) {
                     Err(e) => {
                         sizes = None;
-                        let msg = (crate::base::Position::file(path), format!("cannot open: {e}"));
+                        let msg = (
+                            crate::base::Position::file(path),
+                            format!("cannot open: {e}"),
+                        );
                         mem = mem.map(|m| m.and_then(|m| m.after_trace(path, Err(msg))));
                         if let Some(a) = &mut anom {
                             a.after_trace(f, Err(e));

@@ -361,7 +361,10 @@ fn gzip_cut_mid_stream_keeps_the_events_before() {
         .find(|p| p.code == "GPU-TV-004")
         .expect("a located stop");
     // Where is the problem's position, said once: the message starts with what happened.
-    assert_eq!(stop.at.to_string(), format!("t.json.gz (byte {})", stop.at.byte.unwrap()));
+    assert_eq!(
+        stop.at.to_string(),
+        format!("t.json.gz (byte {})", stop.at.byte.unwrap())
+    );
     assert!(
         stop.message
             .starts_with("read failed: the gzip stream is cut short"),

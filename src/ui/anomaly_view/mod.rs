@@ -327,7 +327,7 @@ fn Exports() -> impl IntoView {
         state.status.set(format!("Writing {what:?}…"));
         spawn_local(async move {
             match client().export(ExportRequest::Anomaly { what, rank }).await {
-                Ok(()) => state.status.set(format!("{what:?} written.")),
+                Ok(line) => state.status.set(line),
                 Err(e) => state.status.set(format!("Export failed: {e}")),
             }
             busy.set(false);

@@ -18,7 +18,7 @@ impl EngineClient {
     /// [`ExportRequest::part_rounds`] (the buffers of a round go beside the next round's
     /// requests) and the first holder joins the last round's parts ([`Self::gather`]).
     /// A snapshot export is written by the worker that holds the snapshot (its settings).
-    pub async fn export(&self, req: ExportRequest) -> Result<(), String> {
+    pub async fn export(&self, req: ExportRequest) -> Result<String, String> {
         if let ExportRequest::Snapshot { target, .. } = req {
             return self.export_from(AnalysisKind::Snapshot, target, req).await;
         }
@@ -49,7 +49,7 @@ impl EngineClient {
 
     /// The export over the pool workers that ran `analysis` ([`Request::ExportPart`] rounds,
     /// then [`Request::ExportJoin`] on the first of them). The parts stay `ArrayBuffer`s here.
-    async fn gather(&self, analysis: AnalysisKind, req: ExportRequest) -> Result<(), String> {
+    async fn gather(&self, analysis: AnalysisKind, req: ExportRequest) -> Result<String, String> {
         let holders: Vec<usize> = {
             let inner = self.inner.borrow();
             let mut v: Vec<usize> = inner
@@ -121,7 +121,7 @@ impl EngineClient {
     }
 
     /// Starts collecting export chunks; the receiver gets the download's outcome.
-    fn begin_export(&self) -> Result<oneshot::Receiver<Result<(), String>>, String> {
+    fn begin_export(&self) -> Result<oneshot::Receiver<Result<String, String>>, String> {
         let (tx, rx) = oneshot::channel();
         let mut inner = self.inner.borrow_mut();
         if inner.export_done.is_some() {
@@ -141,7 +141,7 @@ impl EngineClient {
         analysis: AnalysisKind,
         target: u32,
         req: ExportRequest,
-    ) -> Result<(), String> {
+    ) -> Result<String, String> {
         let slot = self.inner.borrow().owner.get(&(analysis, target)).copied();
         let Some(slot) = slot else {
             return Err(format!("{analysis:?} target {target} is not loaded"));
@@ -156,7 +156,7 @@ impl EngineClient {
         slot: usize,
         body: Request,
         bufs: Option<Array>,
-    ) -> Result<(), String> {
+    ) -> Result<String, String> {
         let rx = self.begin_export()?;
         // The join's parts are not used again here: moved, not copied.
         let seq = self.post_with(slot, body, None, bufs, true);
@@ -184,8 +184,9 @@ impl EngineClient {
     }
 }
 
-/// Joins `parts` into a `Blob` and starts a download named `file_name`.
-pub(super) fn download(parts: &Array, file_name: &str, mime: &str) -> Result<(), String> {
+/// Joins `parts` into a `Blob` and starts a download named `file_name`; returns the status
+/// line to show ([`crate::views::notices::export_status`]: whether the browser keeps the file is the browser's).
+pub(super) fn download(parts: &Array, file_name: &str, mime: &str) -> Result<String, String> {
     let opts = web_sys::BlobPropertyBag::new();
     opts.set_type(mime);
     let blob = web_sys::Blob::new_with_buffer_source_sequence_and_options(parts, &opts)
@@ -203,5 +204,8 @@ pub(super) fn download(parts: &Array, file_name: &str, mime: &str) -> Result<(),
     a.set_download(file_name);
     a.click();
     let _ = web_sys::Url::revoke_object_url(&url);
-    Ok(())
+    Ok(crate::views::notices::export_status(
+        file_name,
+        blob.size() as u64,
+    ))
 }

@@ -162,7 +162,10 @@ impl EngineClient {
             for job in &jobs {
                 if !state.finished.with_untracked(|s| s.contains(job)) {
                     let input = job_input_bytes(&state, *job);
-                    f.insert(*job, crate::views::worker_stop::worker_stopped(&message, input, held));
+                    f.insert(
+                        *job,
+                        crate::views::notices::worker_stopped(&message, input, held),
+                    );
                 }
             }
         });

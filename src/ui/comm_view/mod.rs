@@ -189,7 +189,7 @@ fn Comm(view: Arc<CommOverviewDto>) -> impl IntoView {
         state.status.set(format!("Writing {label}…"));
         spawn_local(async move {
             match client().export(ExportRequest::Comm(what)).await {
-                Ok(()) => state.status.set(format!("{label} written.")),
+                Ok(line) => state.status.set(line),
                 Err(e) => state.status.set(format!("Export failed: {e}")),
             }
             busy.set(false);

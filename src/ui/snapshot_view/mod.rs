@@ -275,7 +275,7 @@ fn Exports(target: u32) -> impl IntoView {
                 .export(ExportRequest::Snapshot { target, what })
                 .await
             {
-                Ok(()) => state.status.set(format!("{what:?} written.")),
+                Ok(line) => state.status.set(line),
                 Err(e) => state.status.set(format!("Export failed: {e}")),
             }
             let _ = busy.try_set(false);

@@ -1,7 +1,9 @@
-//! What the page says when a worker stops in the middle of a job (an uncaught error, a wasm
-//! trap): the browser's message, and, when the stop looks like running out of memory, why and
-//! what to do instead.
+//! What the page says where the browser, not proflens, sets the limit: a worker that stops in
+//! the middle of a job ([`worker_stopped`]) and a download the browser may refuse
+//! ([`export_status`]).
 //!
+//! A worker's stop (an uncaught error, a wasm trap) is said with the browser's message, and,
+//! when it looks like running out of memory, why and what to do instead.
 //! A wasm32 worker has at most 4 GiB of memory. When an allocation fails, Rust aborts and the
 //! browser reports only a trap (`RuntimeError: unreachable`), which tells a user nothing. A
 //! trap, or a message that names memory, on a job whose input is large ([`LARGE_INPUT`]) or
@@ -28,7 +30,12 @@ pub fn worker_stopped(message: &str, input: u64, held: Option<u64>) -> String {
     }
     let held = held
         .filter(|&h| h > 0)
-        .map(|h| format!(", and the worker held {} at its last report", bytes(h as f64)))
+        .map(|h| {
+            format!(
+                ", and the worker held {} at its last report",
+                bytes(h as f64)
+            )
+        })
         .unwrap_or_default();
     format!(
         "worker stopped: {message}. It most likely ran out of memory: a browser worker has at most 4 GiB, this input is {}{held}. Analyse it with the CLI (`proflens analyze FOLDER`), which has no such limit.",
@@ -36,9 +43,36 @@ pub fn worker_stopped(message: &str, input: u64, held: Option<u64>) -> String {
     )
 }
 
+/// A download over this many bytes may be refused by the browser without a word to the page
+/// (Chromium drops a `Blob` download past 2 GiB).
+pub const LARGE_DOWNLOAD: u64 = 2 << 30;
+
+/// The status line after the export file `name` handed `bytes` to the browser: its size, and
+/// past [`LARGE_DOWNLOAD`] that the browser may refuse it and what to do then.
+pub fn export_status(name: &str, bytes: u64) -> String {
+    let size = crate::base::format::bytes(bytes as f64);
+    if bytes > LARGE_DOWNLOAD {
+        format!("{name}: {size} handed to the browser. A browser may refuse a download over 2 GiB without saying so: if no file arrives, use a smaller export (CSV) or the CLI (`proflens`), which writes any size.")
+    } else {
+        format!("{name} written ({size}).")
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::worker_stopped;
+    use super::{export_status, worker_stopped};
+
+    #[test]
+    fn a_download_past_2_gib_says_the_browser_may_refuse_it() {
+        assert_eq!(
+            export_status("memory.csv", 2_080_000_000),
+            "memory.csv written (1.94 GiB)."
+        );
+        assert_eq!(
+            export_status("memory.json", 2_700_000_000),
+            "memory.json: 2.51 GiB handed to the browser. A browser may refuse a download over 2 GiB without saying so: if no file arrives, use a smaller export (CSV) or the CLI (`proflens`), which writes any size."
+        );
+    }
 
     #[test]
     fn a_trap_on_a_large_input_is_said_as_memory_with_the_way_out() {
@@ -47,15 +81,21 @@ mod tests {
             "worker stopped: Uncaught RuntimeError: unreachable. It most likely ran out of memory: a browser worker has at most 4 GiB, this input is 4.21 GiB, and the worker held 2.86 MiB at its last report. Analyse it with the CLI (`proflens analyze FOLDER`), which has no such limit."
         );
         // A worker that last reported 3 GiB on a small input: memory too.
-        assert!(worker_stopped("Uncaught RuntimeError: unreachable", 10, Some(3 << 30))
-            .contains("ran out of memory"));
+        assert!(
+            worker_stopped("Uncaught RuntimeError: unreachable", 10, Some(3 << 30))
+                .contains("ran out of memory")
+        );
     }
 
     #[test]
     fn other_stops_keep_the_browsers_words() {
         // A small input: a trap is not guessed to be memory.
         assert_eq!(
-            worker_stopped("Uncaught RuntimeError: unreachable", 5 << 20, Some(40 << 20)),
+            worker_stopped(
+                "Uncaught RuntimeError: unreachable",
+                5 << 20,
+                Some(40 << 20)
+            ),
             "worker stopped: Uncaught RuntimeError: unreachable"
         );
         // A large input that stopped for another reason.
