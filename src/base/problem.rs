@@ -92,6 +92,27 @@ impl Problems {
             }
         }
     }
+    /// [`Self::extend`], leaving out each kept problem of `other` whose text (code, position,
+    /// message) is in `said`, and adding the others' texts to it. A rank folder's own findings
+    /// are reported by each of its analyses (each analysis's output stands alone); a list over
+    /// the analyses (the page's problems of a run) says each once. The counts leave the
+    /// repeats out too.
+    pub fn extend_unsaid(&mut self, other: Problems, said: &mut std::collections::HashSet<String>) {
+        // What `other` only counted: its counts by code less its kept problems.
+        let mut counted_only = other.by_code;
+        for p in other.kept {
+            if let Some(n) = counted_only.get_mut(p.code) {
+                *n = n.saturating_sub(1);
+            }
+            if said.insert(format!("{}\u{0}{}\u{0}{}", p.code, p.at, p.message)) {
+                self.push(p);
+            }
+        }
+        for (code, n) in counted_only.into_iter().filter(|&(_, n)| n > 0) {
+            self.total += n;
+            *self.by_code.entry(code).or_default() += n;
+        }
+    }
     /// The problems kept in full, in the order found.
     pub fn kept(&self) -> &[Problem] {
         &self.kept
@@ -144,5 +165,40 @@ mod tests {
         assert_eq!(a.total(), 3);
         assert_eq!(a.count("X-2"), 2);
         assert_eq!(a.kept().len(), 3);
+    }
+
+    #[test]
+    fn extend_unsaid_says_a_finding_of_two_analyses_once() {
+        let p = |code, file: &str, m: &str| {
+            Problem::new(Severity::Error, code, Position::file(file), m)
+        };
+        let mut said = std::collections::HashSet::new();
+        let mut run = Problems::new();
+        // The memory analysis of a rank: its folder's note and one of its own.
+        let mut memory = Problems::new();
+        memory.push(p("ASC-DB-003", "r/x.db", "not read"));
+        memory.push(p("MEM-CSV-001", "r/m.csv", "bad row"));
+        run.extend_unsaid(memory, &mut said);
+        // Its anomaly analysis: the same note, a finding at another place with the same
+        // words (said), and a count beyond the kept ones (only counted: stays counted).
+        let mut anomaly = Problems::new();
+        anomaly.push(p("ASC-DB-003", "r/x.db", "not read"));
+        anomaly.push(p("MEM-CSV-001", "r/other.csv", "bad row"));
+        anomaly.total += 5;
+        *anomaly.by_code.entry("ANOM-X").or_default() += 5;
+        run.extend_unsaid(anomaly, &mut said);
+        let kept: Vec<(&str, &str)> = run.kept().iter().map(|p| (p.code, &*p.at.file)).collect();
+        assert_eq!(
+            kept,
+            [
+                ("ASC-DB-003", "r/x.db"),
+                ("MEM-CSV-001", "r/m.csv"),
+                ("MEM-CSV-001", "r/other.csv")
+            ]
+        );
+        assert_eq!(
+            (run.total(), run.count("ASC-DB-003"), run.count("ANOM-X")),
+            (8, 1, 5)
+        );
     }
 }

@@ -493,6 +493,8 @@ impl Session {
         self.store
             .run_target_only(inv, Target::Rank(i), &run, opener, &mut no_progress);
         let (mut out, mut parts) = (Vec::new(), Vec::new());
+        // Each analysis reports the folder's own findings: the run's list says each once.
+        let mut said = std::collections::HashSet::new();
         for &k in kinds {
             let outcome = match k {
                 _ if !run.contains(&k) => Err(format!(
@@ -508,7 +510,7 @@ impl Session {
                 AnalysisKind::Comm => match self.store.comm_of(i) {
                     None | Some(Err(_)) => Err("cancelled".into()),
                     Some(Ok(c)) => {
-                        problems.extend(c.problems.clone());
+                        problems.extend_unsaid(c.problems.clone(), &mut said);
                         Ok(Summary::Comm(crate::protocol::comm::CommRankDto {
                             rank: c.tables.rank,
                             ops: c.tables.ops.len() as u64,
@@ -521,7 +523,7 @@ impl Session {
                 AnalysisKind::Memory => match self.store.memory_shared(i) {
                     None => Err("no result".into()),
                     Some(m) => {
-                        problems.extend(m.problems.clone());
+                        problems.extend_unsaid(m.problems.clone(), &mut said);
                         memory::rank_view(i, &m).map(|(rows, summary)| {
                             self.memory_rows.insert(i, rows);
                             Summary::Memory(summary)
@@ -531,7 +533,7 @@ impl Session {
                 _ => match self.store.anomaly(i) {
                     None => Err("cancelled".into()),
                     Some(a) => {
-                        problems.extend(a.problems.clone());
+                        problems.extend_unsaid(a.problems.clone(), &mut said);
                         for (n, p) in a.parts.iter().enumerate() {
                             if let Some(v) = crate::engine::store::part_index(i, n + 1) {
                                 let s = anomaly::summary_of(v, folder, p);

@@ -484,7 +484,7 @@ fn db_first(
         severity: crate::base::Severity::Error,
         code: "ASC-DB-003",
         file: path.clone(),
-        message: format!("{path}: this build does not read the DB export; its text files are read if there are any"),
+        message: format!("this page (the single file `proflens.html`) does not read the DB export: open the hosted page or use the CLI (`proflens analyze`) to read it; the folder's text files are read if there are any"),
     });
     Err(Some(f))
 }
