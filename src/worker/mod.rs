@@ -171,6 +171,10 @@ impl Sink for PostSink {
     }
 }
 
+/// Growth of the wasm memory between two reports during a read (bytes): a 2 GiB read sends
+/// about 32 of them.
+const MEMORY_STEP: u64 = 64 << 20;
+
 /// Current size of this instance's wasm linear memory, bytes.
 fn wasm_memory_bytes() -> u64 {
     let mem: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
@@ -225,8 +229,20 @@ fn on_message(data: JsValue) {
                 return;
             }
             let seq = state.seq.clone();
-            let progress: blob_reader::ProgressSink =
-                Rc::new(move |p| post(seq.get(), &Response::Progress(p), None));
+            // The page's memory meter moves during a long read too: with a progress report,
+            // the wasm memory whenever it grew by MEMORY_STEP since the last report.
+            let reported = Cell::new(wasm_memory_bytes());
+            let progress: blob_reader::ProgressSink = Rc::new(move |p| {
+                post(seq.get(), &Response::Progress(p), None);
+                let now = wasm_memory_bytes();
+                if now >= reported.get() + MEMORY_STEP {
+                    reported.set(now);
+                    let stats = Response::WorkerStats {
+                        wasm_memory_bytes: now,
+                    };
+                    post(seq.get(), &stats, None);
+                }
+            });
             let opener = FileOpener::new(files.clone(), handles, Some(progress));
             if matches!(env.body, Request::Compare(_)) {
                 state.compare_opener = opener;
