@@ -250,3 +250,28 @@ fn an_unreadable_folder_is_named_and_the_rest_goes_on() {
     );
     assert!(err.contains("368 rows from 2 of 2 rank folder(s)"), "{err}");
 }
+
+/// Argument and output-folder mistakes are said before any input is read: `--threads 0` is
+/// refused by every command that takes it, an `--out-dir` that cannot be made stops `analyze`
+/// with its name (it read the whole input first).
+#[test]
+fn mistakes_are_said_before_the_read() {
+    let input = fixture(LEVEL1);
+    for cmd in ["analyze", "anomaly", "memory", "summarize"] {
+        let (code, _, err) = proflens(&[cmd, s(&input), "--threads", "0"]);
+        assert_eq!(code, 2, "{cmd}: {err}");
+        assert!(err.contains("at least 1 thread is needed"), "{cmd}: {err}");
+    }
+    let d = temp("outdir");
+    let blocked = d.join("a_file");
+    std::fs::write(&blocked, "x").unwrap();
+    let out = blocked.join("out");
+    let (code, _, err) = proflens(&["analyze", s(&input), "--out-dir", s(&out)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!("proflens analyze: cannot create {}: ", s(&out))),
+        "{err}"
+    );
+    assert!(!err.contains("wrote"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -13,7 +13,7 @@
 //! The single commands run the same store ([`run_store`]), so the bytes agree by construction.
 
 use std::collections::HashMap;
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
@@ -40,7 +40,7 @@ pub struct Args {
     pub out_dir: PathBuf,
     /// Threads to run targets on (default: every core); a large GPU trace is read on the
     /// spare ones (formats.md §8.2). The output does not depend on it.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::threads_arg)]
     pub threads: Option<usize>,
     /// Do not print progress and the written files on stderr.
     #[arg(long)]
@@ -154,6 +154,8 @@ pub fn run_store(
     show_progress: bool,
 ) -> Store {
     let mut store = Store::new(plan);
+    // Progress rewrites one line (`\r`): only for a person at a terminal, never into a log.
+    let show_progress = show_progress && io::stderr().is_terminal();
     let progress = |p: &Progress<'_>| {
         if show_progress {
             if let Some(t) = p.bytes.bytes_total.filter(|t| *t > 64 << 20) {
@@ -275,6 +277,15 @@ pub fn run(args: Args) -> i32 {
         }
         eprint!("inventory: ");
         super::print_problem(p);
+    }
+    // The output folder before the read: a folder that cannot be made fails now, not after
+    // the whole input was read.
+    if let Err(e) = std::fs::create_dir_all(&args.out_dir) {
+        eprintln!(
+            "proflens analyze: cannot create {}: {e}",
+            args.out_dir.display()
+        );
+        return super::EXIT_NOTHING;
     }
     // The traces' heads read by the inventory are not read again (`Resume`).
     let store = run_store(

@@ -40,7 +40,7 @@ pub struct Args {
     pub format: Option<TableFormat>,
     /// Threads (default: every core): ranks run side by side, and a large GPU trace is read
     /// on the spare ones (formats.md §8.2); the output does not depend on it.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::threads_arg)]
     pub threads: Option<usize>,
     /// Options of every command (`--strict`).
     #[command(flatten)]

@@ -82,7 +82,7 @@ pub struct Args {
     pub sources: Option<String>,
     /// Threads to run ranks on (default: every core); a large `trace_view.json` is read on
     /// the spare ones (formats.md §8.2). The output does not depend on it.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::threads_arg)]
     pub threads: Option<usize>,
     /// Do not print the progress line on stderr.
     #[arg(long)]

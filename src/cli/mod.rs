@@ -73,6 +73,15 @@ pub fn print_problems(problems: &crate::base::Problems) -> u64 {
     n + problems.total() - problems.kept().len() as u64
 }
 
+/// `--threads N`: a whole number of at least 1 (0 threads would run nothing).
+pub fn threads_arg(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("at least 1 thread is needed (leave --threads out to use every core)".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("expected a whole number of threads, got {s:?}")),
+    }
+}
+
 /// Writes `text` to `path`, or to stdout when `path` is `-`; `Err` is the message for stderr.
 pub fn write_out(path: &std::path::Path, text: &str) -> Result<(), String> {
     if path.as_os_str() == "-" {

@@ -31,7 +31,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Threads to run targets on (default: every core).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::threads_arg)]
     pub threads: Option<usize>,
     /// Options of every command (`--strict`).
     #[command(flatten)]
