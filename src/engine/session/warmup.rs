@@ -335,17 +335,11 @@ mod tests {
         assert!(o.ranks.is_empty(), "{o:?}");
         assert_eq!(o.snapshots, vec!["warmup/snapshot.pickle".to_string()]);
         assert_eq!(o.run_done, (1, 0), "{o:?}");
-        // The generator's end state (one segment holding only the live weights) does not add
-        // up with its segment events: the quality checks say so, and run.
+        // The generator's end state adds up with its trace (its one segment reserved first, its
+        // blocks the allocations live at the cut and the gaps between them): the quality checks
+        // run and find nothing.
         let codes: Vec<&str> = o.problems.iter().map(|(c, _)| c.as_str()).collect();
-        assert_eq!(
-            codes,
-            [
-                "SNAP-CHECK-ACTIVE",
-                "SNAP-CHECK-RESERVED",
-                "SNAP-CHECK-SEGMENT"
-            ]
-        );
+        assert!(codes.is_empty(), "{codes:?}");
         let [Summary::Snapshot(snap)] = &o.done[..] else {
             panic!("{o:?}")
         };

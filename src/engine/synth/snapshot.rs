@@ -174,19 +174,17 @@ pub fn write_snapshot(out: &mut dyn Write, spec: &SnapshotSpec) -> io::Result<u6
     let seg_base: u64 = 0x7f00_0000_0000;
     let mut t: u64 = 1_730_000_000_000_000;
     // The end state is written before the trace (`segments` comes first in the dict), so the
-    // steps are simulated first and the live set kept.
-    let mut live: Vec<(u64, u64, usize)> = Vec::new(); // (addr, size, stack) of persistent weights
+    // steps are simulated first, then replayed for what is live at the end.
     let mut next_addr = seg_base;
-    let mut ops: Vec<Op> = Vec::with_capacity(events as usize);
+    // The one segment is reserved first (its size, the run's extent, is known at the end).
+    let mut ops: Vec<Op> = vec![(3, seg_base, 0, 0, 0)];
+    ops.reserve(events as usize);
     // Weights: allocated once, live to the end.
     for i in 0..2000u64 {
         let size = 4096 * (1 + rng.below(2048));
         ops.push((0, next_addr, size, 0, (i % 40) as usize));
-        live.push((next_addr, size, (i % 40) as usize));
         next_addr += size.next_multiple_of(512);
     }
-    let mut seg_total = next_addr - seg_base;
-    ops.push((3, seg_base, seg_total, 0, 0));
     while (ops.len() as u64) < events {
         // One step: forward allocations, backward frees (some on stream 1 with delayed completion).
         let n = 200 + rng.below(200);
@@ -198,10 +196,6 @@ pub fn write_snapshot(out: &mut dyn Write, spec: &SnapshotSpec) -> io::Result<u6
             ops.push((0, next_addr, size, 0, stack));
             acts.push((next_addr, size, stack));
             next_addr += size.next_multiple_of(512);
-        }
-        if next_addr - seg_base > seg_total {
-            ops.push((3, start, next_addr - start, 0, 0));
-            seg_total = next_addr - seg_base;
         }
         for (a, s, st) in acts.into_iter().rev() {
             let stream = if rng.below(10) == 0 { 1 } else { 0 };
@@ -217,10 +211,36 @@ pub fn write_snapshot(out: &mut dyn Write, spec: &SnapshotSpec) -> io::Result<u6
         }
         next_addr = start;
     }
-    ops.truncate(events as usize);
+    ops.truncate(events.max(1) as usize);
+    // A free requested but not completed at the cut would leave a block pending: the cut
+    // ends on whole frees, and small live allocations after the run's extent fill the count.
+    let mut live: std::collections::BTreeMap<u64, (u64, usize)> = Default::default();
+    let mut end = seg_base;
+    for &(action, a, size, _, st) in &ops {
+        match action {
+            0 => {
+                live.insert(a, (size, st));
+                end = end.max(a + size.next_multiple_of(512));
+            }
+            2 => {
+                live.remove(&a);
+            }
+            _ => {}
+        }
+    }
+    if matches!(ops.last(), Some(&(1, ..))) {
+        ops.pop();
+    }
+    while (ops.len() as u64) < events {
+        ops.push((0, end, 512, 0, 0));
+        live.insert(end, (512, 0));
+        end += 512;
+    }
+    let seg_total = end - seg_base;
+    ops[0].2 = seg_total;
     w.dict()?;
     w.mark()?;
-    // segments: one big segment holding the live weights, then an inactive tail.
+    // segments: one segment, its live blocks and the inactive gaps between them.
     k.put(&mut w, "segments")?;
     w.list()?;
     w.dict()?;
@@ -233,10 +253,15 @@ pub fn write_snapshot(out: &mut dyn Write, spec: &SnapshotSpec) -> io::Result<u6
         k.put(&mut w, key)?;
         w.int(v as i128)?;
     }
-    let live_bytes: u64 = live.iter().map(|l| l.1.next_multiple_of(512)).sum();
-    for key in ["allocated_size", "active_size", "requested_size"] {
+    let live_bytes: u64 = live.values().map(|l| l.0.next_multiple_of(512)).sum();
+    let requested: u64 = live.values().map(|l| l.0).sum();
+    for (key, v) in [
+        ("allocated_size", live_bytes),
+        ("active_size", live_bytes),
+        ("requested_size", requested),
+    ] {
         k.put(&mut w, key)?;
-        w.int(live_bytes as i128)?;
+        w.int(v as i128)?;
     }
     k.put(&mut w, "stream")?;
     w.int(0)?;
@@ -245,20 +270,61 @@ pub fn write_snapshot(out: &mut dyn Write, spec: &SnapshotSpec) -> io::Result<u6
     k.put(&mut w, "blocks")?;
     w.list()?;
     w.mark()?;
-    for (a, s, st) in &live {
+    let mut at = seg_base;
+    // One block: its address, size, requested size, and the stack of an active one.
+    let block = |w: &mut Pw<'_>,
+                 k: &mut Strings,
+                 fr: &mut Frames,
+                 (a, size, req): (u64, u64, u64),
+                 st: Option<usize>|
+     -> io::Result<()> {
         w.dict()?;
         w.mark()?;
-        k.put(&mut w, "address")?;
-        w.int(*a as i128)?;
-        k.put(&mut w, "size")?;
-        w.int(s.next_multiple_of(512) as i128)?;
-        k.put(&mut w, "requested_size")?;
-        w.int(*s as i128)?;
-        k.put(&mut w, "state")?;
-        k.put(&mut w, "active_allocated")?;
-        k.put(&mut w, "frames")?;
-        fr.put_stack(&mut w, &mut k, *st)?;
-        w.setitems()?;
+        k.put(w, "address")?;
+        w.int(a as i128)?;
+        k.put(w, "size")?;
+        w.int(size as i128)?;
+        k.put(w, "requested_size")?;
+        w.int(req as i128)?;
+        k.put(w, "state")?;
+        k.put(
+            w,
+            if st.is_some() {
+                "active_allocated"
+            } else {
+                "inactive"
+            },
+        )?;
+        k.put(w, "frames")?;
+        match st {
+            Some(st) => fr.put_stack(w, k, st)?,
+            None => {
+                w.list()?;
+            }
+        }
+        w.setitems()
+    };
+    for (&a, &(size, st)) in &live {
+        if a > at {
+            block(&mut w, &mut k, &mut fr, (at, a - at, 0), None)?;
+        }
+        block(
+            &mut w,
+            &mut k,
+            &mut fr,
+            (a, size.next_multiple_of(512), size),
+            Some(st),
+        )?;
+        at = a + size.next_multiple_of(512);
+    }
+    if at < seg_base + seg_total {
+        block(
+            &mut w,
+            &mut k,
+            &mut fr,
+            (at, seg_base + seg_total - at, 0),
+            None,
+        )?;
     }
     w.appends()?;
     w.setitems()?;
