@@ -47,11 +47,12 @@ struct Ev {
 
 /// Host events split into the classes of §5.7.1, each sorted by start with a running max of ends.
 #[derive(Clone, Debug, Default)]
-pub struct HostIndex {
+pub struct HostIndex<'a> {
     general: ClassIndex,
     sync: ClassIndex,
     comm: ClassIndex,
-    flows: Vec<i64>,
+    /// The table's flow points (`HostEventTable::h2d_flow_ends_ns`), borrowed.
+    flows: &'a [i64],
     compat: Compat,
     /// Start times (ns, ascending) of the host events kept in any class, for the §9 density.
     kept_starts: Vec<i64>,
@@ -69,6 +70,7 @@ struct ClassIndex {
 
 impl ClassIndex {
     fn finish(mut ev: Vec<Ev>) -> Self {
+        ev.shrink_to_fit();
         ev.sort_by_key(|e| (e.iv.start_ns, e.iv.end_ns));
         let mut m = i64::MIN;
         let max_end = ev
@@ -122,11 +124,11 @@ fn starts_with_ci(name: &str, prefix: &str) -> bool {
 /// mode-independent part of hygiene (marker exclusion, leaf flags; §5.7.3). `step_annotation`
 /// is the family key of the user annotations that are the step markers (anomaly.md §3.1.1),
 /// when they are: events of that family are markers too.
-pub fn build_index(
-    host: &HostEventTable,
+pub fn build_index<'a>(
+    host: &'a HostEventTable,
     cfg: &AnomalyConfig,
     step_annotation: Option<&str>,
-) -> HostIndex {
+) -> HostIndex<'a> {
     let rule = cfg.compat == Compat::Rulebook;
     let n_text = host.text_count();
     // Per-name class flags, computed once per distinct name: (sync, comm, marker).
@@ -155,6 +157,7 @@ pub fn build_index(
             }
         }
     }
+    drop(by_thread);
     let (mut g, mut s, mut c) = (Vec::new(), Vec::new(), Vec::new());
     let mut kept_starts = Vec::new();
     let mut excluded = 0;
@@ -256,11 +259,13 @@ pub fn build_index(
         }
     }
     kept_starts.sort_unstable();
+    // Grown by doubling while the classes were dealt: each keeps only its events.
+    kept_starts.shrink_to_fit();
     HostIndex {
         general: ClassIndex::finish(g),
         sync: ClassIndex::finish(s),
         comm: ClassIndex::finish(c),
-        flows: host.h2d_flow_ends_ns.clone(),
+        flows: &host.h2d_flow_ends_ns,
         compat: cfg.compat,
         kept_events: kept_starts.len(),
         kept_starts,
@@ -268,7 +273,7 @@ pub fn build_index(
     }
 }
 
-impl HostIndex {
+impl HostIndex<'_> {
     /// Number of kept host events (any class) whose start lies in `w` (`start ≤ ts < end`),
     /// the per-window count behind §9's "host events per 100 kernels".
     pub fn events_starting_in(&self, w: Interval) -> usize {
@@ -304,7 +309,7 @@ fn ratio(t: Interval, pieces: Vec<Interval>) -> Option<f64> {
 
 /// Evidence for window `t`; `service_ns` is the service of the step holding it
 /// (capture span for global windows), used by the long-event hygiene rule.
-pub fn evidence(ix: &HostIndex, t: Interval, service_ns: i64, cfg: &AnomalyConfig) -> Evidence {
+pub fn evidence(ix: &HostIndex<'_>, t: Interval, service_ns: i64, cfg: &AnomalyConfig) -> Evidence {
     let rule = ix.compat == Compat::Rulebook;
     let long = rule.then(|| (cfg.host_long_event_frac * service_ns as f64) as i64);
     let general = ix.general.clipped(t, long, rule);

@@ -35,14 +35,21 @@ impl Interval {
 pub fn merge(mut v: Vec<Interval>) -> Vec<Interval> {
     v.retain(|i| i.end_ns > i.start_ns);
     v.sort_unstable();
-    let mut out: Vec<Interval> = Vec::with_capacity(v.len());
-    for i in v {
-        match out.last_mut() {
-            Some(cur) if i.start_ns <= cur.end_ns => cur.end_ns = cur.end_ns.max(i.end_ns),
-            _ => out.push(i),
+    // In place: `v[..kept]` is the union so far (no second buffer of the input's size).
+    let mut kept = 0;
+    for j in 0..v.len() {
+        let i = v[j];
+        if kept > 0 && i.start_ns <= v[kept - 1].end_ns {
+            v[kept - 1].end_ns = v[kept - 1].end_ns.max(i.end_ns);
+        } else {
+            v[kept] = i;
+            kept += 1;
         }
     }
-    out
+    v.truncate(kept);
+    // The union keeps only what it holds, not the input's room.
+    v.shrink_to_fit();
+    v
 }
 
 /// The `n` longest of `v` (ties: earlier start first), longest first: a selection of the `n`,
@@ -170,11 +177,14 @@ pub fn window_metrics(segs: &[Interval], w: Interval) -> WindowMetrics {
     let underfeed = (service - busy).max(0);
     let first = m[0];
     let last = m[m.len() - 1];
-    let bubbles = m
-        .windows(2)
-        .filter(|p| p[1].start_ns > p[0].end_ns)
-        .map(|p| Interval::new(p[0].end_ns, p[1].start_ns))
-        .collect();
+    // Sized exactly (kept with the window's metrics, one list per step, structure and part).
+    let gaps = |p: &&[Interval]| p[1].start_ns > p[0].end_ns;
+    let mut bubbles = Vec::with_capacity(m.windows(2).filter(gaps).count());
+    bubbles.extend(
+        m.windows(2)
+            .filter(gaps)
+            .map(|p| Interval::new(p[0].end_ns, p[1].start_ns)),
+    );
     WindowMetrics {
         window: w,
         service_ns: service,

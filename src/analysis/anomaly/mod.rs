@@ -514,7 +514,7 @@ fn sparse_host(
     bubbles: &[BubbleResult],
     steps: &[StepResult],
     groups: &[steps::StepGroup],
-    host: Option<&host_evidence::HostIndex>,
+    host: Option<&host_evidence::HostIndex<'_>>,
     input: &RankInput<'_>,
     cfg: &AnomalyConfig,
 ) -> bool {
