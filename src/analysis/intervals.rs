@@ -139,20 +139,33 @@ pub struct WindowMetrics {
     pub prelaunch_ns: i64,
     /// `max(0, E − M[last].end)` (0 when nothing is busy).
     pub tail_ns: i64,
-    /// Internal bubbles `[L.end, R.start]` between consecutive merged segments.
+    /// Internal bubbles `[L.end, R.start]` between consecutive merged segments (empty once
+    /// [`WindowMetrics::without_bubble_list`] dropped them: the counts below stay).
     pub bubbles: Vec<Interval>,
     /// First and last busy segment bounds, when any.
     pub busy_extent: Option<Interval>,
+    /// Number, Σ length and largest length of the internal bubbles, ns.
+    gaps: (usize, i64, i64),
 }
 
 impl WindowMetrics {
+    /// Number of internal bubbles.
+    pub fn bubble_count(&self) -> usize {
+        self.gaps.0
+    }
     /// Σ internal bubble durations, ns.
     pub fn internal_total_ns(&self) -> i64 {
-        total_len(&self.bubbles)
+        self.gaps.1
     }
     /// Largest internal bubble, ns (0 if none).
     pub fn largest_internal_ns(&self) -> i64 {
-        self.bubbles.iter().map(Interval::len_ns).max().unwrap_or(0)
+        self.gaps.2
+    }
+    /// The same metrics without the list of bubbles (their count, total and largest stay):
+    /// for windows whose bubbles no view or export lists (structures and their parts).
+    pub fn without_bubble_list(mut self) -> Self {
+        self.bubbles = Vec::new();
+        self
     }
 }
 
@@ -171,6 +184,7 @@ pub fn window_metrics(segs: &[Interval], w: Interval) -> WindowMetrics {
             tail_ns: 0,
             bubbles: Vec::new(),
             busy_extent: None,
+            gaps: (0, 0, 0),
         };
     }
     let busy = total_len(&m);
@@ -197,6 +211,11 @@ pub fn window_metrics(segs: &[Interval], w: Interval) -> WindowMetrics {
         },
         prelaunch_ns: (first.start_ns - w.start_ns).max(0),
         tail_ns: (w.end_ns - last.end_ns).max(0),
+        gaps: (
+            bubbles.len(),
+            total_len(&bubbles),
+            bubbles.iter().map(Interval::len_ns).max().unwrap_or(0),
+        ),
         bubbles,
         busy_extent: Some(Interval::new(first.start_ns, last.end_ns)),
     }

@@ -201,7 +201,7 @@ pub fn aggregate(
     let n = members.len();
     let with_bubbles = members
         .iter()
-        .filter(|&&i| !steps[i].metrics.bubbles.is_empty())
+        .filter(|&&i| steps[i].metrics.bubble_count() > 0)
         .count();
     let frac = if n > 0 {
         with_bubbles as f64 / n as f64
