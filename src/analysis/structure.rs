@@ -369,7 +369,9 @@ fn summarise(
     }
 }
 
-fn part_summary(k: &KernelTable, kernels: Vec<usize>, cfg: &AnomalyConfig) -> PartSummary {
+fn part_summary(k: &KernelTable, mut kernels: Vec<usize>, cfg: &AnomalyConfig) -> PartSummary {
+    // Grown by pushing while the structure was dealt into block and side; kept as is.
+    kernels.shrink_to_fit();
     let p = perspectives(k, kernels.iter().copied());
     let own = merge(
         kernels

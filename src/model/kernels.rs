@@ -62,7 +62,7 @@ pub struct KernelTable {
     name: Vec<NameId>,
     op_type: Filled<NameId>,
     core_raw: Vec<NameId>,
-    shapes: Vec<NameId>,
+    shapes: Filled<NameId>,
     step_tag: Filled<Option<i64>>,
     /// Launch time per kernel, [`NO_LAUNCH`] for none (empty when no kernel has one).
     launch_ns: Vec<i64>,
@@ -86,20 +86,18 @@ struct Filled<T> {
 }
 
 impl<T: Copy + PartialEq + Default> Filled<T> {
-    /// The column of `rows`, as one value when they are all equal.
-    fn of(mut rows: Vec<T>) -> Self {
-        match rows.first().copied() {
-            Some(first) if rows.iter().all(|&r| r == first) => Filled {
+    /// The column of `rows`, as one value when they are all equal (then nothing is allocated).
+    fn collect<I: Iterator<Item = T> + Clone>(rows: I) -> Self {
+        let mut all = rows.clone();
+        match all.next() {
+            Some(first) if all.all(|r| r == first) => Filled {
                 rows: Vec::new(),
                 fill: first,
             },
-            _ => {
-                rows.shrink_to_fit();
-                Filled {
-                    rows,
-                    fill: T::default(),
-                }
-            }
+            _ => Filled {
+                rows: rows.collect(),
+                fill: T::default(),
+            },
         }
     }
 
@@ -113,7 +111,8 @@ impl<T: Copy + PartialEq + Default> Filled<T> {
 }
 
 /// The rows of one [`KernelTable`] column that may be stored as one value
-/// ([`KernelTable::wait_ns`], [`KernelTable::op_type`], [`KernelTable::step_tag`]):
+/// ([`KernelTable::wait_ns`], [`KernelTable::op_type`], [`KernelTable::shapes`],
+/// [`KernelTable::step_tag`]):
 /// indexed like a slice (`col[i]`, panics past the table's end).
 #[derive(Clone, Copy, Debug)]
 pub struct Column<'a, T> {
@@ -274,8 +273,8 @@ impl KernelTable {
         &self.core_raw
     }
     /// `Input Shapes` ids (empty string when absent).
-    pub fn shapes(&self) -> &[NameId] {
-        &self.shapes
+    pub fn shapes(&self) -> Column<'_, NameId> {
+        self.shapes.view(self.len())
     }
     /// `Step Id` per kernel.
     pub fn step_tag(&self) -> Column<'_, Option<i64>> {
@@ -360,7 +359,7 @@ impl KernelTable {
     }
     /// True when any kernel has a non-empty `Input Shapes` cell.
     pub fn has_shapes(&self) -> bool {
-        self.shapes
+        self.shapes()
             .iter()
             .any(|&s| !matches!(self.text(s).trim(), "" | "N/A"))
     }

@@ -392,7 +392,7 @@ pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyC
                 .collect(),
             capture_start_us: ExactUs(g.capture.start_ns),
             capture_end_us: ExactUs(g.capture.end_ns),
-            gap_count: g.gaps.len(),
+            gap_count: g.gap_count,
         },
         step_group_anomalies: groups,
         bubble_windows: bubbles,
