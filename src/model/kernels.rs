@@ -46,9 +46,10 @@ impl<'a, F: Fn(&str) -> bool> NameTest<'a, F> {
 /// One rank's kernels, one column per field.
 ///
 /// Invariants (set by [`KernelTableBuilder::finish`]): all columns have the same
-/// length; rows are sorted by `start_ns`, ties by stream key then source row;
-/// `dur_ns ≥ 0`, `wait_ns ≥ 0`; `start_ns` and `start_ns + dur_ns` within
-/// `±base::arith::TIME_LIMIT_NS`; Σ (`dur_ns` + `wait_ns`) over the table ≤ `i64::MAX`. Every `NameId` indexes [`KernelTable::text`].
+/// length (a [`Column`] stored as one value counts as that value on every row); rows are
+/// sorted by `start_ns`, ties by stream key then source row; `dur_ns ≥ 0`, `wait_ns ≥ 0`;
+/// `start_ns` and `start_ns + dur_ns` within `±base::arith::TIME_LIMIT_NS`; Σ (`dur_ns` +
+/// `wait_ns`) over the table ≤ `i64::MAX`. Every `NameId` indexes [`KernelTable::text`].
 #[derive(Clone, Debug, Default)]
 pub struct KernelTable {
     pool: Vec<String>,
