@@ -84,7 +84,7 @@ fn step_metrics_match_spec_13_1() {
                 0.001,
                 &format!("{what} largest"),
             );
-            assert_eq!(m.bubbles.len(), g.8, "{what} bubble count");
+            assert_eq!(m.bubble_count(), g.8, "{what} bubble count");
             assert_eq!(s.inventory.total_kernel_count, 191, "{what} kernels");
         }
     }

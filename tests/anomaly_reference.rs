@@ -136,7 +136,7 @@ fn check(mode: &str, cfg: &AnomalyConfig) {
                 &format!("{what} largest"),
             );
             assert_eq!(
-                m.bubbles.len() as u64,
+                m.bubble_count() as u64,
                 w["bubble_count"].as_u64().unwrap(),
                 "{what} bubbles"
             );

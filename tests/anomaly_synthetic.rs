@@ -26,7 +26,7 @@ fn touching_intervals_merge_and_no_zero_length_bubbles() {
     let r = run_rank(k, Some(trace(&[(1, 1000.0, 40.0)], &[])), &rb());
     let s = &r.result.steps[0];
     assert_eq!(s.metrics.busy_ns, 25_000);
-    assert_eq!(s.metrics.bubbles.len(), 1);
+    assert_eq!(s.metrics.bubble_count(), 1);
     assert_eq!(s.metrics.bubbles[0].len_ns(), 5_000);
     assert_eq!(s.metrics.service_ns, 30_000); // E = last kernel end
 }
@@ -452,7 +452,7 @@ fn markerless_capture_with_repetition_becomes_macro_steps() {
     let g = &res.groups[0];
     assert_eq!(g.steps.len(), 8);
     assert!(g.recurring_bubble_pattern);
-    assert_eq!(res.steps[3].metrics.bubbles.len(), 1);
+    assert_eq!(res.steps[3].metrics.bubble_count(), 1);
     assert_eq!(res.steps[3].metrics.largest_internal_ns(), 1_000_000);
     assert!(res.limitations.iter().any(|l| l.contains("macro-steps")));
 }

@@ -39,10 +39,21 @@ pub struct GlobalGaps {
     pub capture: Interval,
     /// Union of all kernels, ns.
     pub busy_ns: i64,
-    /// Every gap between consecutive merged global segments, in time order.
-    pub gaps: Vec<Interval>,
+    /// Number of gaps between consecutive merged global segments (the gaps themselves are
+    /// [`gaps`] of the busy segments, kept once as `AnomalyResult::busy_segments`).
+    pub gap_count: usize,
+    /// Largest global gap, ns.
+    largest_ns: i64,
     /// The top-N gaps by duration (ties: earlier first).
     pub top: Vec<Interval>,
+}
+
+/// Every gap between consecutive segments of sorted disjoint `segs` (a merged union: touching
+/// segments are merged, so every gap has a length), in time order.
+pub fn gaps(segs: &[Interval]) -> impl Iterator<Item = Interval> + '_ {
+    segs.windows(2)
+        .map(|p| Interval::new(p[0].end_ns, p[1].start_ns))
+        .filter(|g| g.len_ns() > 0)
 }
 
 impl GlobalGaps {
@@ -52,7 +63,7 @@ impl GlobalGaps {
     }
     /// Largest global gap, ns.
     pub fn largest_ns(&self) -> i64 {
-        self.gaps.iter().map(Interval::len_ns).max().unwrap_or(0)
+        self.largest_ns
     }
 }
 
@@ -61,16 +72,13 @@ pub fn global_gaps(segs: &[Interval], top_n: usize) -> GlobalGaps {
     let (Some(first), Some(last)) = (segs.first(), segs.last()) else {
         return GlobalGaps::default();
     };
-    let gaps: Vec<Interval> = segs
-        .windows(2)
-        .map(|p| Interval::new(p[0].end_ns, p[1].start_ns))
-        .filter(|g| g.len_ns() > 0)
-        .collect();
-    let top = super::intervals::longest(&gaps, top_n);
+    let all: Vec<Interval> = gaps(segs).collect();
+    let top = super::intervals::longest(&all, top_n);
     GlobalGaps {
         capture: Interval::new(first.start_ns, last.end_ns),
         busy_ns: total_len(segs),
-        gaps,
+        gap_count: all.len(),
+        largest_ns: all.iter().map(Interval::len_ns).max().unwrap_or(0),
         top,
     }
 }

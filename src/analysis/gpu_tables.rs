@@ -158,6 +158,10 @@ pub fn launch_points(kernels: &KernelTable) -> impl Iterator<Item = i64> + '_ {
 /// [`launch_points`] of its kernel table `kernels` (built by [`kernel_table`] from `t`).
 pub fn host_table(t: &GpuTrace, kernels: &KernelTable) -> HostEventTable {
     let mut h = HostEventTable::new();
+    // Sized once for the events it keeps (those with a duration) and the launch points.
+    h.reserve_events(t.host_ops.iter().filter(|e| e.dur_ns > 0).count());
+    let launches = (0..kernels.len()).filter(|&i| kernels.launch_ns(i).is_some());
+    let _ = h.h2d_flow_ends_ns.try_reserve_exact(launches.count());
     // The table's ids of the trace's threads and texts, each looked up once (the same ids, in
     // the same order, as interning every event's key, name and cat).
     let mut threads: FxHashMap<(StrId, StrId), u32> = FxHashMap::default();

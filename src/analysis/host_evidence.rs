@@ -6,7 +6,7 @@ use super::anomaly_config::{AnomalyConfig, Compat};
 use super::intervals::{merge, total_len, Interval};
 use super::step_annotations::annotation_family;
 use super::steps::is_step_marker_name;
-use crate::model::trace_events::{HostEventTable, Lane};
+use crate::model::trace_events::{HostEvent, HostEventTable, Lane};
 
 /// Soft-attribution label (§5.8). Never a unique root cause.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -39,19 +39,19 @@ impl Label {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Ev {
-    iv: Interval,
-    leaf: bool,
-}
-
-/// Host events split into the classes of §5.7.1, each sorted by start with a running max of ends.
+/// Host events split into the classes of §5.7.1, each sorted by start with a running max of
+/// ends. The classes hold the indices of the table's events (borrowed), not copies of them.
 #[derive(Clone, Debug, Default)]
-pub struct HostIndex {
+pub struct HostIndex<'a> {
+    /// The table's events (`HostEventTable::events`).
+    events: &'a [HostEvent],
+    /// Per event: no other event of its thread strictly inside (§5.7.3).
+    leaf: Vec<bool>,
     general: ClassIndex,
     sync: ClassIndex,
     comm: ClassIndex,
-    flows: Vec<i64>,
+    /// The table's flow points (`HostEventTable::h2d_flow_ends_ns`), borrowed.
+    flows: &'a [i64],
     compat: Compat,
     /// Start times (ns, ascending) of the host events kept in any class, for the §9 density.
     kept_starts: Vec<i64>,
@@ -61,39 +61,56 @@ pub struct HostIndex {
     pub excluded_markers: usize,
 }
 
+/// One class: indices into the table's events, sorted by start, and the running max of ends.
 #[derive(Clone, Debug, Default)]
 struct ClassIndex {
-    ev: Vec<Ev>,
+    ev: Vec<usize>,
     max_end: Vec<i64>,
 }
 
 impl ClassIndex {
-    fn finish(mut ev: Vec<Ev>) -> Self {
-        ev.sort_by_key(|e| (e.iv.start_ns, e.iv.end_ns));
+    fn finish(mut ev: Vec<usize>, events: &[HostEvent]) -> Self {
+        ev.shrink_to_fit();
+        // The table's events come sorted by start (`HostEventTable::finish`); the order among
+        // equal starts does not matter (every reader of `clipped` sums or merges).
+        if !ev
+            .windows(2)
+            .all(|p| events[p[0]].start_ns <= events[p[1]].start_ns)
+        {
+            ev.sort_by_key(|&i| (events[i].start_ns, events[i].end_ns()));
+        }
         let mut m = i64::MIN;
         let max_end = ev
             .iter()
-            .map(|e| {
-                m = m.max(e.iv.end_ns);
+            .map(|&i| {
+                m = m.max(events[i].end_ns());
                 m
             })
             .collect();
         ClassIndex { ev, max_end }
     }
 
-    /// Events overlapping `t` with `dur ≤ long_ns` (and leaf-only when asked), clipped to `t`.
-    fn clipped(&self, t: Interval, long_ns: Option<i64>, leaf_only: bool) -> Vec<Interval> {
-        let hi = self.ev.partition_point(|e| e.iv.start_ns < t.end_ns);
+    /// Events overlapping `t` with `dur ≤ long_ns` (and leaf-only when asked, `leaf` per
+    /// event), clipped to `t`, in no particular order.
+    fn clipped(
+        &self,
+        (events, leaf): (&[HostEvent], &[bool]),
+        t: Interval,
+        long_ns: Option<i64>,
+        leaf_only: bool,
+    ) -> Vec<Interval> {
+        let hi = self.ev.partition_point(|&i| events[i].start_ns < t.end_ns);
         let mut out = Vec::new();
-        for i in (0..hi).rev() {
-            if self.max_end[i] <= t.start_ns {
+        for k in (0..hi).rev() {
+            if self.max_end[k] <= t.start_ns {
                 break;
             }
-            let e = self.ev[i];
-            if long_ns.is_some_and(|l| e.iv.len_ns() > l) || (leaf_only && !e.leaf) {
+            let i = self.ev[k];
+            let iv = Interval::new(events[i].start_ns, events[i].end_ns());
+            if long_ns.is_some_and(|l| iv.len_ns() > l) || (leaf_only && !leaf[i]) {
                 continue;
             }
-            if let Some(c) = e.iv.clip(t) {
+            if let Some(c) = iv.clip(t) {
                 out.push(c);
             }
         }
@@ -122,11 +139,11 @@ fn starts_with_ci(name: &str, prefix: &str) -> bool {
 /// mode-independent part of hygiene (marker exclusion, leaf flags; §5.7.3). `step_annotation`
 /// is the family key of the user annotations that are the step markers (anomaly.md §3.1.1),
 /// when they are: events of that family are markers too.
-pub fn build_index(
-    host: &HostEventTable,
+pub fn build_index<'a>(
+    host: &'a HostEventTable,
     cfg: &AnomalyConfig,
     step_annotation: Option<&str>,
-) -> HostIndex {
+) -> HostIndex<'a> {
     let rule = cfg.compat == Compat::Rulebook;
     let n_text = host.text_count();
     // Per-name class flags, computed once per distinct name: (sync, comm, marker).
@@ -155,6 +172,7 @@ pub fn build_index(
             }
         }
     }
+    drop(by_thread);
     let (mut g, mut s, mut c) = (Vec::new(), Vec::new(), Vec::new());
     let mut kept_starts = Vec::new();
     let mut excluded = 0;
@@ -238,29 +256,29 @@ pub fn build_index(
             matches!(cat, "cpu_op" | "python_function" | "user_annotation")
                 || starts_with_ci(name, "AscendCL@")
         };
-        let ev = Ev {
-            iv: Interval::new(e.start_ns, e.end_ns()),
-            leaf: leaf[i],
-        };
         if general || sync || comm {
             kept_starts.push(e.start_ns);
         }
         if general {
-            g.push(ev);
+            g.push(i);
         }
         if sync {
-            s.push(ev);
+            s.push(i);
         }
         if comm {
-            c.push(ev);
+            c.push(i);
         }
     }
     kept_starts.sort_unstable();
+    // Grown by doubling while the classes were dealt: each keeps only its events.
+    kept_starts.shrink_to_fit();
     HostIndex {
-        general: ClassIndex::finish(g),
-        sync: ClassIndex::finish(s),
-        comm: ClassIndex::finish(c),
-        flows: host.h2d_flow_ends_ns.clone(),
+        general: ClassIndex::finish(g, events),
+        sync: ClassIndex::finish(s, events),
+        comm: ClassIndex::finish(c, events),
+        events,
+        leaf,
+        flows: &host.h2d_flow_ends_ns,
         compat: cfg.compat,
         kept_events: kept_starts.len(),
         kept_starts,
@@ -268,7 +286,7 @@ pub fn build_index(
     }
 }
 
-impl HostIndex {
+impl HostIndex<'_> {
     /// Number of kept host events (any class) whose start lies in `w` (`start ≤ ts < end`),
     /// the per-window count behind §9's "host events per 100 kernels".
     pub fn events_starting_in(&self, w: Interval) -> usize {
@@ -304,10 +322,11 @@ fn ratio(t: Interval, pieces: Vec<Interval>) -> Option<f64> {
 
 /// Evidence for window `t`; `service_ns` is the service of the step holding it
 /// (capture span for global windows), used by the long-event hygiene rule.
-pub fn evidence(ix: &HostIndex, t: Interval, service_ns: i64, cfg: &AnomalyConfig) -> Evidence {
+pub fn evidence(ix: &HostIndex<'_>, t: Interval, service_ns: i64, cfg: &AnomalyConfig) -> Evidence {
     let rule = ix.compat == Compat::Rulebook;
     let long = rule.then(|| (cfg.host_long_event_frac * service_ns as f64) as i64);
-    let general = ix.general.clipped(t, long, rule);
+    let table = (ix.events, ix.leaf.as_slice());
+    let general = ix.general.clipped(table, t, long, rule);
     let hint = if rule && t.len_ns() > 0 {
         let sum: i64 = general.iter().map(Interval::len_ns).sum();
         let uni = total_len(&merge(general.clone()));
@@ -319,8 +338,8 @@ pub fn evidence(ix: &HostIndex, t: Interval, service_ns: i64, cfg: &AnomalyConfi
     let b = ix.flows.partition_point(|&f| f < t.end_ns);
     Evidence {
         host: ratio(t, general),
-        sync: ratio(t, ix.sync.clipped(t, long, false)),
-        comm: ratio(t, ix.comm.clipped(t, long, false)),
+        sync: ratio(t, ix.sync.clipped(table, t, long, false)),
+        comm: ratio(t, ix.comm.clipped(table, t, long, false)),
         hint,
         h2d_flow_count: b.saturating_sub(a),
     }

@@ -35,14 +35,21 @@ impl Interval {
 pub fn merge(mut v: Vec<Interval>) -> Vec<Interval> {
     v.retain(|i| i.end_ns > i.start_ns);
     v.sort_unstable();
-    let mut out: Vec<Interval> = Vec::with_capacity(v.len());
-    for i in v {
-        match out.last_mut() {
-            Some(cur) if i.start_ns <= cur.end_ns => cur.end_ns = cur.end_ns.max(i.end_ns),
-            _ => out.push(i),
+    // In place: `v[..kept]` is the union so far (no second buffer of the input's size).
+    let mut kept = 0;
+    for j in 0..v.len() {
+        let i = v[j];
+        if kept > 0 && i.start_ns <= v[kept - 1].end_ns {
+            v[kept - 1].end_ns = v[kept - 1].end_ns.max(i.end_ns);
+        } else {
+            v[kept] = i;
+            kept += 1;
         }
     }
-    out
+    v.truncate(kept);
+    // The union keeps only what it holds, not the input's room.
+    v.shrink_to_fit();
+    v
 }
 
 /// The `n` longest of `v` (ties: earlier start first), longest first: a selection of the `n`,
@@ -132,20 +139,33 @@ pub struct WindowMetrics {
     pub prelaunch_ns: i64,
     /// `max(0, E − M[last].end)` (0 when nothing is busy).
     pub tail_ns: i64,
-    /// Internal bubbles `[L.end, R.start]` between consecutive merged segments.
+    /// Internal bubbles `[L.end, R.start]` between consecutive merged segments (empty once
+    /// [`WindowMetrics::without_bubble_list`] dropped them: the counts below stay).
     pub bubbles: Vec<Interval>,
     /// First and last busy segment bounds, when any.
     pub busy_extent: Option<Interval>,
+    /// Number, Σ length and largest length of the internal bubbles, ns.
+    gaps: (usize, i64, i64),
 }
 
 impl WindowMetrics {
+    /// Number of internal bubbles.
+    pub fn bubble_count(&self) -> usize {
+        self.gaps.0
+    }
     /// Σ internal bubble durations, ns.
     pub fn internal_total_ns(&self) -> i64 {
-        total_len(&self.bubbles)
+        self.gaps.1
     }
     /// Largest internal bubble, ns (0 if none).
     pub fn largest_internal_ns(&self) -> i64 {
-        self.bubbles.iter().map(Interval::len_ns).max().unwrap_or(0)
+        self.gaps.2
+    }
+    /// The same metrics without the list of bubbles (their count, total and largest stay):
+    /// for windows whose bubbles no view or export lists (structures and their parts).
+    pub fn without_bubble_list(mut self) -> Self {
+        self.bubbles = Vec::new();
+        self
     }
 }
 
@@ -164,17 +184,21 @@ pub fn window_metrics(segs: &[Interval], w: Interval) -> WindowMetrics {
             tail_ns: 0,
             bubbles: Vec::new(),
             busy_extent: None,
+            gaps: (0, 0, 0),
         };
     }
     let busy = total_len(&m);
     let underfeed = (service - busy).max(0);
     let first = m[0];
     let last = m[m.len() - 1];
-    let bubbles = m
-        .windows(2)
-        .filter(|p| p[1].start_ns > p[0].end_ns)
-        .map(|p| Interval::new(p[0].end_ns, p[1].start_ns))
-        .collect();
+    // Sized exactly (kept with the window's metrics, one list per step, structure and part).
+    let gaps = |p: &&[Interval]| p[1].start_ns > p[0].end_ns;
+    let mut bubbles = Vec::with_capacity(m.windows(2).filter(gaps).count());
+    bubbles.extend(
+        m.windows(2)
+            .filter(gaps)
+            .map(|p| Interval::new(p[0].end_ns, p[1].start_ns)),
+    );
     WindowMetrics {
         window: w,
         service_ns: service,
@@ -187,6 +211,11 @@ pub fn window_metrics(segs: &[Interval], w: Interval) -> WindowMetrics {
         },
         prelaunch_ns: (first.start_ns - w.start_ns).max(0),
         tail_ns: (w.end_ns - last.end_ns).max(0),
+        gaps: (
+            bubbles.len(),
+            total_len(&bubbles),
+            bubbles.iter().map(Interval::len_ns).max().unwrap_or(0),
+        ),
         bubbles,
         busy_extent: Some(Interval::new(first.start_ns, last.end_ns)),
     }

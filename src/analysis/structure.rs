@@ -359,7 +359,8 @@ fn summarise(
         span,
         perspectives: p,
         class_pct: [frac(class_sum[0]), frac(class_sum[1]), frac(class_sum[2])],
-        metrics: window_metrics(segs, span),
+        // Structures list no bubbles (their count, total and largest only).
+        metrics: window_metrics(segs, span).without_bubble_list(),
         inter_structure_gap_ns,
         block,
         side,
@@ -368,7 +369,9 @@ fn summarise(
     }
 }
 
-fn part_summary(k: &KernelTable, kernels: Vec<usize>, cfg: &AnomalyConfig) -> PartSummary {
+fn part_summary(k: &KernelTable, mut kernels: Vec<usize>, cfg: &AnomalyConfig) -> PartSummary {
+    // Grown by pushing while the structure was dealt into block and side; kept as is.
+    kernels.shrink_to_fit();
     let p = perspectives(k, kernels.iter().copied());
     let own = merge(
         kernels
@@ -377,7 +380,9 @@ fn part_summary(k: &KernelTable, kernels: Vec<usize>, cfg: &AnomalyConfig) -> Pa
             .collect(),
     );
     let metrics = match (own.first(), own.last()) {
-        (Some(a), Some(b)) => window_metrics(&own, Interval::new(a.start_ns, b.end_ns)),
+        (Some(a), Some(b)) => {
+            window_metrics(&own, Interval::new(a.start_ns, b.end_ns)).without_bubble_list()
+        }
         _ => WindowMetrics::default(),
     };
     // By text id (one id per distinct text); ties go to the lexically smaller text.

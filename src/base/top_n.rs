@@ -14,6 +14,8 @@ pub fn top_n_by<T: Clone>(v: &[T], n: usize, mut order: impl FnMut(&T, &T) -> Or
         }
         top.select_nth_unstable_by(n - 1, &mut order);
         top.truncate(n);
+        // The copy of the whole slice is not kept: the result holds its `n` items only.
+        top.shrink_to_fit();
     }
     top.sort_unstable_by(&mut order);
     top

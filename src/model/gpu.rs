@@ -402,6 +402,10 @@ impl GpuTraceBuilder {
     /// Sorts every table (see [`GpuTrace`]) and drops duplicate step markers.
     pub fn finish(self) -> GpuTrace {
         let mut t = self.t;
+        // The tables were reserved for an estimate of the whole file: keep what was read.
+        t.device_ops.shrink_to_fit();
+        t.host_ops.shrink_to_fit();
+        t.flows.shrink_to_fit();
         t.device_ops
             .sort_by(|a, b| (a.start_ns, a.stream).cmp(&(b.start_ns, b.stream)));
         t.host_ops

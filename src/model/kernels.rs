@@ -46,31 +46,105 @@ impl<'a, F: Fn(&str) -> bool> NameTest<'a, F> {
 /// One rank's kernels, one column per field.
 ///
 /// Invariants (set by [`KernelTableBuilder::finish`]): all columns have the same
-/// length; rows are sorted by `start_ns`, ties by stream key then source row;
-/// `dur_ns ≥ 0`, `wait_ns ≥ 0`; `start_ns` and `start_ns + dur_ns` within
-/// `±base::arith::TIME_LIMIT_NS`; Σ (`dur_ns` + `wait_ns`) over the table ≤ `i64::MAX`. Every `NameId` indexes [`KernelTable::text`].
+/// length (a [`Column`] stored as one value counts as that value on every row); rows are
+/// sorted by `start_ns`, ties by stream key then source row; `dur_ns ≥ 0`, `wait_ns ≥ 0`;
+/// `start_ns` and `start_ns + dur_ns` within `±base::arith::TIME_LIMIT_NS`; Σ (`dur_ns` +
+/// `wait_ns`) over the table ≤ `i64::MAX`. Every `NameId` indexes [`KernelTable::text`].
 #[derive(Clone, Debug, Default)]
 pub struct KernelTable {
     pool: Vec<String>,
     start_ns: Vec<i64>,
     dur_ns: Vec<i64>,
-    wait_ns: Vec<i64>,
+    wait_ns: Filled<i64>,
     stream: Vec<NameId>,
     class: Vec<TaskClass>,
     inferred: Vec<bool>,
     comm: Vec<bool>,
     name: Vec<NameId>,
-    op_type: Vec<NameId>,
+    op_type: Filled<NameId>,
     core_raw: Vec<NameId>,
-    shapes: Vec<NameId>,
-    step_tag: Vec<Option<i64>>,
-    /// Launch time per kernel (empty when no kernel has one).
-    launch_ns: Vec<Option<i64>>,
+    shapes: Filled<NameId>,
+    step_tag: Filled<Option<i64>>,
+    /// Launch time per kernel, [`NO_LAUNCH`] for none (empty when no kernel has one).
+    launch_ns: Vec<i64>,
     row: Vec<u64>,
     pmu: Vec<[Option<f32>; 3]>,
     /// Busy end per kernel (empty when no kernel overruns: then it is `end_ns`).
     busy_end: Vec<i64>,
     overruns: Vec<Overrun>,
+}
+
+/// [`KernelTable`]'s `launch_ns` of a kernel without a launch time (never a time of the model:
+/// those lie within `±base::arith::TIME_LIMIT_NS`).
+const NO_LAUNCH: i64 = i64::MIN;
+
+/// A column whose rows are often all one value (a GPU trace's waits, op types and step tags):
+/// then stored as that value only, else one value per row.
+#[derive(Clone, Debug, Default)]
+struct Filled<T> {
+    rows: Vec<T>,
+    fill: T,
+}
+
+impl<T: Copy + PartialEq + Default> Filled<T> {
+    /// The column of `rows`, as one value when they are all equal (then nothing is allocated).
+    fn collect<I: Iterator<Item = T> + Clone>(rows: I) -> Self {
+        let mut all = rows.clone();
+        match all.next() {
+            Some(first) if all.all(|r| r == first) => Filled {
+                rows: Vec::new(),
+                fill: first,
+            },
+            _ => Filled {
+                rows: rows.collect(),
+                fill: T::default(),
+            },
+        }
+    }
+
+    fn view(&self, len: usize) -> Column<'_, T> {
+        Column {
+            rows: &self.rows,
+            fill: &self.fill,
+            len,
+        }
+    }
+}
+
+/// The rows of one [`KernelTable`] column that may be stored as one value
+/// ([`KernelTable::wait_ns`], [`KernelTable::op_type`], [`KernelTable::shapes`],
+/// [`KernelTable::step_tag`]):
+/// indexed like a slice (`col[i]`, panics past the table's end).
+#[derive(Clone, Copy, Debug)]
+pub struct Column<'a, T> {
+    rows: &'a [T],
+    fill: &'a T,
+    len: usize,
+}
+
+impl<'a, T> Column<'a, T> {
+    /// Number of rows (the table's).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// True for an empty table.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The rows in order.
+    pub fn iter(&self) -> impl Iterator<Item = &'a T> + 'a {
+        let (rows, fill, len) = (self.rows, self.fill, self.len);
+        (0..len).map(move |i| rows.get(i).unwrap_or(fill))
+    }
+}
+
+impl<T> std::ops::Index<usize> for Column<'_, T> {
+    type Output = T;
+    #[inline]
+    fn index(&self, i: usize) -> &T {
+        assert!(i < self.len, "row {i} of a table of {}", self.len);
+        self.rows.get(i).unwrap_or(self.fill)
+    }
 }
 
 /// A kernel that runs past the start of the next kernel on the same known stream (a stall
@@ -163,8 +237,8 @@ impl KernelTable {
         &self.dur_ns
     }
     /// Waits in ns.
-    pub fn wait_ns(&self) -> &[i64] {
-        &self.wait_ns
+    pub fn wait_ns(&self) -> Column<'_, i64> {
+        self.wait_ns.view(self.len())
     }
     /// End (start + dur) of kernel `i` in ns.
     #[inline]
@@ -192,24 +266,24 @@ impl KernelTable {
         &self.name
     }
     /// `Type` ids.
-    pub fn op_type(&self) -> &[NameId] {
-        &self.op_type
+    pub fn op_type(&self) -> Column<'_, NameId> {
+        self.op_type.view(self.len())
     }
     /// Raw core text ids.
     pub fn core_raw(&self) -> &[NameId] {
         &self.core_raw
     }
     /// `Input Shapes` ids (empty string when absent).
-    pub fn shapes(&self) -> &[NameId] {
-        &self.shapes
+    pub fn shapes(&self) -> Column<'_, NameId> {
+        self.shapes.view(self.len())
     }
     /// `Step Id` per kernel.
-    pub fn step_tag(&self) -> &[Option<i64>] {
-        &self.step_tag
+    pub fn step_tag(&self) -> Column<'_, Option<i64>> {
+        self.step_tag.view(self.len())
     }
     /// Start (ns) of the host op that launched kernel `i`, when known.
     pub fn launch_ns(&self, i: usize) -> Option<i64> {
-        self.launch_ns.get(i).copied().flatten()
+        self.launch_ns.get(i).copied().filter(|&l| l != NO_LAUNCH)
     }
 
     /// True when at least one kernel knows its launch time.
@@ -286,7 +360,7 @@ impl KernelTable {
     }
     /// True when any kernel has a non-empty `Input Shapes` cell.
     pub fn has_shapes(&self) -> bool {
-        self.shapes
+        self.shapes()
             .iter()
             .any(|&s| !matches!(self.text(s).trim(), "" | "N/A"))
     }

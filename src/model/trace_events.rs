@@ -243,6 +243,12 @@ impl HostEventTable {
         self.push_ids(name, cat, thread, lane, start_ns, dur_ns);
     }
 
+    /// Room for `n` more events, reserved exactly when the allocator grants it (a source
+    /// that knows how many it will push: no doubling, no old buffer beside the new one).
+    pub fn reserve_events(&mut self, n: usize) {
+        let _ = self.events.try_reserve_exact(n);
+    }
+
     /// Adds one host event by already-interned ids (durations ≤ 0 are ignored).
     pub fn push_ids(
         &mut self,

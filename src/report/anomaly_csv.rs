@@ -182,7 +182,7 @@ pub fn step_cells<'a>(rk: &CsvRank<'a>, s: &'a StepResult) -> Vec<Cell<'a>> {
         ms(m.tail_ns),
         ms(m.internal_total_ns()),
         ms(m.largest_internal_ns()),
-        count(m.bubbles.len()),
+        count(m.bubble_count()),
         count(inv.total_kernel_count),
         count(inv.ai_core_count),
         count(inv.ai_cpu_count),

@@ -361,7 +361,7 @@ pub fn render_with(
                 (
                     x.structure_id.as_str(),
                     x.metrics.largest_internal_ns(),
-                    x.metrics.bubbles.len(),
+                    x.metrics.bubble_count(),
                 )
             })
             .collect();
@@ -409,7 +409,7 @@ pub fn render_with(
                 x.class_pct[1] * 100.0,
                 x.class_pct[2] * 100.0,
                 if s.metrics.service_ns > 0 { p.wall_ns as f64 * 100.0 / s.metrics.service_ns as f64 } else { 0.0 },
-                x.metrics.bubbles.len(),
+                x.metrics.bubble_count(),
                 ns_to_ms(x.metrics.largest_internal_ns()),
                 ns_to_ms(x.inter_structure_gap_ns)
             );
@@ -531,7 +531,7 @@ pub fn render_with(
             ns_to_ms(m.tail_ns),
             ns_to_ms(m.internal_total_ns()),
             ns_to_ms(m.largest_internal_ns()),
-            m.bubbles.len(),
+            m.bubble_count(),
             tags.join(", ")
         );
     }

@@ -218,7 +218,7 @@ pub fn steps(r: &AnomalyResult) -> Vec<StepRowDto> {
                 tail_gap_ms: ns_to_ms(m.tail_ns),
                 internal_bubble_total_ms: ns_to_ms(m.internal_total_ns()),
                 largest_internal_bubble_ms: ns_to_ms(m.largest_internal_ns()),
-                bubble_count: m.bubbles.len() as u32,
+                bubble_count: m.bubble_count() as u32,
                 kernel_count: inv.total_kernel_count as u32,
                 class_counts: [
                     inv.ai_core_count as u32,

@@ -67,7 +67,7 @@ pub fn row_of(id: i64, r: &AnomalyResult) -> RankRow {
             .communication_json_ms
             .unwrap_or(r.comm.kernel_details_ms),
         comm_wait_ratio_weighted: r.comm.wait_ratio_weighted,
-        bubble_count_avg: sum(&|s| s.metrics.bubbles.len() as f64),
+        bubble_count_avg: sum(&|s| s.metrics.bubble_count() as f64),
         dominant_idle_pattern: r
             .groups
             .first()

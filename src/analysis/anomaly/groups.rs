@@ -158,6 +158,8 @@ pub struct GroupCtx<'a> {
     pub bubbles: &'a [BubbleResult],
     /// Global gaps (for `inter_step`).
     pub global: &'a GlobalGaps,
+    /// The merged busy segments of all kernels (their gaps are the global gaps).
+    pub segs: &'a [Interval],
     /// Step windows of all steps (for inter-step gap detection).
     pub all_windows: &'a [Interval],
     /// Per step: `(Σ elapse ms, Σ elapse × wait ratio)` of its comm ops.
@@ -201,7 +203,7 @@ pub fn aggregate(
     let n = members.len();
     let with_bubbles = members
         .iter()
-        .filter(|&&i| !steps[i].metrics.bubbles.is_empty())
+        .filter(|&&i| steps[i].metrics.bubble_count() > 0)
         .count();
     let frac = if n > 0 {
         with_bubbles as f64 / n as f64
@@ -506,10 +508,7 @@ fn idle_pattern(
                 .unwrap_or(0);
             let span = Interval::new(lo, hi);
             let windows = crate::analysis::intervals::merge(ctx.all_windows.to_vec());
-            let inter: i64 = ctx
-                .global
-                .gaps
-                .iter()
+            let inter: i64 = crate::analysis::bubbles::gaps(ctx.segs)
                 .filter_map(|g| g.clip(span))
                 .filter(|g| crate::analysis::intervals::covered_ns(&windows, *g) == 0)
                 .map(|g| g.len_ns())

@@ -303,6 +303,7 @@ pub fn analyse_on(input: &RankInput<'_>, cfg: &AnomalyConfig, threads: usize) ->
     let ctx = GroupCtx {
         bubbles: &bubble_results,
         global: &global,
+        segs: &segs,
         all_windows: &all_windows,
         comm_per_step: &comm_per_step,
         comm_kernel_wait: &comm_kernel_wait,
@@ -514,7 +515,7 @@ fn sparse_host(
     bubbles: &[BubbleResult],
     steps: &[StepResult],
     groups: &[steps::StepGroup],
-    host: Option<&host_evidence::HostIndex>,
+    host: Option<&host_evidence::HostIndex<'_>>,
     input: &RankInput<'_>,
     cfg: &AnomalyConfig,
 ) -> bool {

@@ -60,7 +60,7 @@ impl StepFigures {
             service_ns: m.service_ns,
             busy_ns: m.busy_ns,
             underfeed_ns: m.underfeed_ns,
-            bubble_count: m.bubbles.len(),
+            bubble_count: m.bubble_count(),
             bubble_total_ns: m.internal_total_ns(),
         }
     }

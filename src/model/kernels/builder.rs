@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::{is_comm_kernel, KernelTable, NameId, TaskClass};
+use super::{is_comm_kernel, Filled, KernelTable, NameId, TaskClass, NO_LAUNCH};
 use crate::base::arith::{self, OutOfRange, Tally};
 
 /// One kernel as a parser hands it to the builder (§1.2.1 normalised record).
@@ -242,56 +242,71 @@ impl KernelTableBuilder {
         let unknown = self.intern("unknown");
         let pool = self.pool;
         let key = |r: &RawRow| r.stream.unwrap_or(if r.comm { hccl } else { unknown });
-        self.rows.sort_by(|a, b| {
+        let rows = &self.rows;
+        let n = rows.len();
+        // The order of the rows, sorted (stable, like a sort of the rows themselves) as indices:
+        // no copy of the rows, whose sort buffer would be half of them.
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| {
+            let (a, b) = (&rows[a], &rows[b]);
             a.start_ns
                 .cmp(&b.start_ns)
                 .then_with(|| pool[key(a) as usize].cmp(&pool[key(b) as usize]))
                 .then(a.row.cmp(&b.row))
         });
-        let n = self.rows.len();
+        let sorted = || order.iter().map(|&i| &rows[i]);
+        let has_pmu = rows.iter().any(|r| r.pmu.iter().any(Option::is_some));
+        let has_launch = rows.iter().any(|r| r.launch_ns.is_some());
+        // The columns that are often one value for the whole table (`Filled`).
+        let wait_ns = Filled::collect(sorted().map(|r| r.wait_ns));
+        let op_type = Filled::collect(sorted().map(|r| r.op_type));
+        let step_tag = Filled::collect(sorted().map(|r| r.step_tag));
+        let shapes = Filled::collect(sorted().map(|r| r.shapes));
         let mut t = KernelTable {
             pool,
             start_ns: Vec::with_capacity(n),
             dur_ns: Vec::with_capacity(n),
-            wait_ns: Vec::with_capacity(n),
+            wait_ns,
             stream: Vec::with_capacity(n),
             class: Vec::with_capacity(n),
             inferred: Vec::with_capacity(n),
             comm: Vec::with_capacity(n),
             name: Vec::with_capacity(n),
-            op_type: Vec::with_capacity(n),
+            op_type,
             core_raw: Vec::with_capacity(n),
-            shapes: Vec::with_capacity(n),
-            step_tag: Vec::with_capacity(n),
+            shapes,
+            step_tag,
             launch_ns: Vec::new(),
             row: Vec::with_capacity(n),
             pmu: Vec::new(),
             busy_end: Vec::new(),
             overruns: Vec::new(),
         };
-        let has_pmu = self.rows.iter().any(|r| r.pmu.iter().any(Option::is_some));
-        let has_launch = self.rows.iter().any(|r| r.launch_ns.is_some());
-        for r in &self.rows {
+        if has_pmu {
+            t.pmu.reserve_exact(n);
+        }
+        if has_launch {
+            t.launch_ns.reserve_exact(n);
+        }
+        for r in sorted() {
             t.start_ns.push(r.start_ns);
             t.dur_ns.push(r.dur_ns);
-            t.wait_ns.push(r.wait_ns);
             t.stream.push(key(r));
             t.class.push(r.class);
             t.inferred.push(r.inferred);
             t.comm.push(r.comm);
             t.name.push(r.name);
-            t.op_type.push(r.op_type);
             t.core_raw.push(r.core_raw);
-            t.shapes.push(r.shapes);
-            t.step_tag.push(r.step_tag);
             t.row.push(r.row);
             if has_pmu {
                 t.pmu.push(r.pmu);
             }
             if has_launch {
-                t.launch_ns.push(r.launch_ns);
+                t.launch_ns.push(r.launch_ns.unwrap_or(NO_LAUNCH));
             }
         }
+        drop(order);
+        drop(self.rows);
         t.clip_stream_overruns();
         t
     }

@@ -98,7 +98,7 @@ pub fn step_json(s: &StepResult) -> StepJson {
         tail_gap_ms: ns_to_ms(m.tail_ns),
         internal_bubble_total_ms: ns_to_ms(m.internal_total_ns()),
         largest_internal_bubble_ms: ns_to_ms(m.largest_internal_ns()),
-        bubble_count: m.bubbles.len(),
+        bubble_count: m.bubble_count(),
         bubble_intervals: m.bubbles.iter().map(|b| window(*b)).collect(),
         total_kernel_count: s.inventory.total_kernel_count,
         ai_core_count: s.inventory.ai_core_count,
@@ -153,7 +153,7 @@ fn part(k: &KernelTable, p: &PartSummary) -> PartJson {
         total_cost_ms: ns_to_ms(p.perspectives.total_cost_ns),
         internal_bubble_total_ms: ns_to_ms(p.metrics.internal_total_ns()),
         largest_internal_bubble_ms: ns_to_ms(p.metrics.largest_internal_ns()),
-        bubble_count: p.metrics.bubbles.len(),
+        bubble_count: p.metrics.bubble_count(),
     }
 }
 
@@ -185,7 +185,7 @@ pub fn structure_json(k: &KernelTable, step: &StepResult, s: &Structure) -> Stru
         tail_gap_ms: ns_to_ms(s.metrics.tail_ns),
         internal_bubble_total_ms: ns_to_ms(s.metrics.internal_total_ns()),
         largest_internal_bubble_ms: ns_to_ms(s.metrics.largest_internal_ns()),
-        bubble_count: s.metrics.bubbles.len(),
+        bubble_count: s.metrics.bubble_count(),
         inter_structure_gap_ms: ns_to_ms(s.inter_structure_gap_ns),
         opens_with_gap: s.inter_structure_gap_ns > 0,
         block: part(k, &s.block),
@@ -392,7 +392,7 @@ pub fn build(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta, cfg: &AnomalyC
                 .collect(),
             capture_start_us: ExactUs(g.capture.start_ns),
             capture_end_us: ExactUs(g.capture.end_ns),
-            gap_count: g.gaps.len(),
+            gap_count: g.gap_count,
         },
         step_group_anomalies: groups,
         bubble_windows: bubbles,
