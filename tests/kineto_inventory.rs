@@ -352,3 +352,50 @@ fn a_trace_named_file_that_is_not_a_trace_is_an_error_said_once() {
     // Every file is still listed among those not used (the page's list), with its reason.
     assert_eq!(inv.ignored.len(), 4);
 }
+
+/// A GPU trace and an Ascend rank under one parent folder are not peers: the GPU rank's role
+/// becomes `<role> (GPU)` (with an info note), so the cross-rank rules, which compare the ranks
+/// of one role, never put a CUDA trace and an NPU rank in one median. A drop of GPU traces only
+/// keeps its roles.
+#[test]
+fn a_gpu_trace_beside_an_ascend_rank_is_not_its_peer() {
+    let trace = r#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1}]}"#;
+    let mut o = MemOpener::new();
+    o.add("mixed/rank0.pt.trace.json", trace);
+    o.add(
+        "mixed/r0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+        "x",
+    );
+    let mut inv = Inventory::from_paths(&o.list());
+    read_side_files(&mut inv, &o);
+    let mut roles: Vec<(CaptureKind, String)> =
+        inv.ranks.iter().map(|r| (r.kind, r.role.clone())).collect();
+    roles.sort_by_key(|r| r.1.clone());
+    assert_eq!(
+        roles,
+        vec![
+            (CaptureKind::AscendPt, "mixed".to_string()),
+            (CaptureKind::Kineto, "mixed (GPU)".to_string())
+        ]
+    );
+    let gpu = inv
+        .ranks
+        .iter()
+        .find(|r| r.kind == CaptureKind::Kineto)
+        .unwrap();
+    assert!(
+        gpu.notes.iter().any(|n| n.code == "GPU-DISC-004"),
+        "{:?}",
+        gpu.notes
+    );
+    // GPU traces alone keep the folder's role.
+    let mut o = MemOpener::new();
+    o.add("mixed/rank0.pt.trace.json", trace);
+    o.add("mixed/rank1.pt.trace.json", trace);
+    let mut inv = Inventory::from_paths(&o.list());
+    read_side_files(&mut inv, &o);
+    assert!(inv
+        .ranks
+        .iter()
+        .all(|r| r.role == "mixed" && r.notes.iter().all(|n| n.code != "GPU-DISC-004")));
+}

@@ -134,6 +134,7 @@ impl Inventory {
             }
             r.analyses = vec![memory_readiness(r), anomaly_readiness(r), comm_readiness(r)];
         }
+        separate_platforms(&mut self.ranks);
         // Ordering (§3.2): by (role, rank), then the timestamp key, then the relative path.
         crate::base::sort::sort_by(&mut self.ranks, |a, b| {
             (a.rank_id.is_none(), &a.role, a.rank_id, &a.sort_key, &a.dir).cmp(&(
@@ -233,6 +234,31 @@ impl Inventory {
         crate::base::sort::sort_by(&mut self.ignored, |a, b| a.path.cmp(&b.path));
         crate::base::sort::sort_by(&mut self.snapshots, |a, b| a.path.cmp(&b.path));
         self.finalize();
+    }
+}
+
+/// Ranks of two platforms are not peers (formats.md §8.1): a GPU trace whose role is also an
+/// Ascend rank's gets the role `<role> (GPU)`, so that every cross-rank rule, which compares
+/// the ranks of one role, compares it only with GPU ranks; an info note (`GPU-DISC-004`) says so.
+fn separate_platforms(ranks: &mut [RankFolder]) {
+    let ascend: std::collections::BTreeSet<String> = ranks
+        .iter()
+        .filter(|r| r.kind != CaptureKind::Kineto)
+        .map(|r| r.role.clone())
+        .collect();
+    for r in ranks.iter_mut().filter(|r| r.kind == CaptureKind::Kineto) {
+        // (`kineto_finalize` clears the GPU-DISC notes and sets the role from the folder first.)
+        if ascend.contains(&r.role) {
+            let label = r.label().to_string();
+            let msg = format!(
+                "{label} (a GPU trace) shares the role {:?} with Ascend ranks: it is compared only with GPU ranks, as role {:?}",
+                r.role,
+                format!("{} (GPU)", r.role)
+            );
+            r.role = format!("{} (GPU)", r.role);
+            r.notes
+                .push(Note::new(Severity::Info, "GPU-DISC-004", &label, msg));
+        }
     }
 }
 
