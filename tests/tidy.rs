@@ -61,6 +61,7 @@ const ALLOW: &[(&str, &[&str])] = &[
             "views::snapshot_segmap",
             "views::compare_table",
             "views::comm_table",
+            "views::notices",
         ],
     ),
 ];
