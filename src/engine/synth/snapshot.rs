@@ -129,6 +129,15 @@ impl Frames {
 /// One trace entry: `(action index, addr, size, stream, stack)`.
 type Op = (u8, u64, u64, u64, usize);
 
+/// Writes `key: value` for each pair, inside an open dict (between its MARK and SETITEMS).
+fn ints(w: &mut Pw<'_>, k: &mut Strings, pairs: &[(&str, u64)]) -> io::Result<()> {
+    for &(key, v) in pairs {
+        k.put(w, key)?;
+        w.int(v as i128)?;
+    }
+    Ok(())
+}
+
 fn entry(w: &mut Pw<'_>, k: &mut Strings, fr: &mut Frames, op: Op, t: u64) -> io::Result<()> {
     let (action, addr, size, stream, stack) = op;
     let action = ["alloc", "free_requested", "free_completed", "segment_alloc"][action as usize];
@@ -136,14 +145,16 @@ fn entry(w: &mut Pw<'_>, k: &mut Strings, fr: &mut Frames, op: Op, t: u64) -> io
     w.mark()?;
     k.put(w, "action")?;
     k.put(w, action)?;
-    k.put(w, "addr")?;
-    w.int(addr as i128)?;
-    k.put(w, "size")?;
-    w.int(size as i128)?;
-    k.put(w, "stream")?;
-    w.int(stream as i128)?;
-    k.put(w, "time_us")?;
-    w.int(t as i128)?;
+    ints(
+        w,
+        k,
+        &[
+            ("addr", addr),
+            ("size", size),
+            ("stream", stream),
+            ("time_us", t),
+        ],
+    )?;
     k.put(w, "frames")?;
     fr.put_stack(w, k, stack)?;
     k.put(w, "compile_context")?;
@@ -245,24 +256,20 @@ pub fn write_snapshot(out: &mut dyn Write, spec: &SnapshotSpec) -> io::Result<u6
     w.list()?;
     w.dict()?;
     w.mark()?;
-    for (key, v) in [
-        ("device", 0u64),
-        ("address", seg_base),
-        ("total_size", seg_total),
-    ] {
-        k.put(&mut w, key)?;
-        w.int(v as i128)?;
-    }
     let live_bytes: u64 = live.values().map(|l| l.0.next_multiple_of(512)).sum();
     let requested: u64 = live.values().map(|l| l.0).sum();
-    for (key, v) in [
-        ("allocated_size", live_bytes),
-        ("active_size", live_bytes),
-        ("requested_size", requested),
-    ] {
-        k.put(&mut w, key)?;
-        w.int(v as i128)?;
-    }
+    ints(
+        &mut w,
+        &mut k,
+        &[
+            ("device", 0),
+            ("address", seg_base),
+            ("total_size", seg_total),
+            ("allocated_size", live_bytes),
+            ("active_size", live_bytes),
+            ("requested_size", requested),
+        ],
+    )?;
     k.put(&mut w, "stream")?;
     w.int(0)?;
     k.put(&mut w, "segment_type")?;
@@ -280,12 +287,11 @@ pub fn write_snapshot(out: &mut dyn Write, spec: &SnapshotSpec) -> io::Result<u6
      -> io::Result<()> {
         w.dict()?;
         w.mark()?;
-        k.put(w, "address")?;
-        w.int(a as i128)?;
-        k.put(w, "size")?;
-        w.int(size as i128)?;
-        k.put(w, "requested_size")?;
-        w.int(req as i128)?;
+        ints(
+            w,
+            k,
+            &[("address", a), ("size", size), ("requested_size", req)],
+        )?;
         k.put(w, "state")?;
         k.put(
             w,
