@@ -75,6 +75,7 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
     // The platform's own fields only (no Ascend rows on a GPU card, no GPU rows on an Ascend card).
     let facts = crate::views::gpu::rank_card_facts(&rank);
     let analyses = rank.analyses.clone();
+    let kineto = rank.kineto;
     // Memos, like the file rows': a finished target changes one card, not all of them.
     // Each tracks this rank's notices only (`Ticks`), and reads the shared maps untracked.
     let status = Memo::new(move |_| {
@@ -120,7 +121,7 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
                     })
                     .collect_view()}
             </dl>
-            <ul class="capabilities">{move || capabilities(found.get(), &analyses)}</ul>
+            <ul class="capabilities">{move || capabilities(found.get(), &analyses, kineto)}</ul>
             {rank
                 .notes
                 .iter()
@@ -158,14 +159,20 @@ fn found_by_analyses(state: AppState, idx: u32) -> (Option<(u64, u64)>, Option<b
 /// The analyses of a rank folder as the inventory read them, corrected by what the analyses
 /// found once they ran (`found`, from [`found_by_analyses`]): a trace without device kernels
 /// makes "Steps and anomalies" unable to run; call stacks found in the trace overrule a
-/// `with_stack=False` in the metadata.
+/// `with_stack=False` in the metadata. On a GPU rank (`kineto`) the Ascend memory events are
+/// not a missing input but another platform's analysis: said in grey, not as an error.
 fn capabilities(
     (memory, no_kernels): (Option<(u64, u64)>, Option<bool>),
     analyses: &[crate::protocol::CapabilityDto],
+    kineto: bool,
 ) -> Vec<AnyView> {
     analyses
         .iter()
         .map(|a| {
+            if kineto && a.analysis == AnalysisKind::Memory && !a.can_run {
+                let text = format!("Memory events: Ascend only ({})", a.missing.join("; "));
+                return view! { <li class="na" data-testid="capability">{text}</li> }.into_any();
+            }
             let name = match a.analysis {
                 AnalysisKind::Memory => "Memory events",
                 AnalysisKind::Anomaly => "Steps and anomalies",
