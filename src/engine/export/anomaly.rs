@@ -18,14 +18,28 @@ pub fn config() -> AnomalyConfig {
     AnomalyConfig::spec_defaults()
 }
 
-/// The stem of the anomaly exports' file names: the dropped root folder, else `proflens`.
+/// The stem of the anomaly exports' file names: the dropped root folder or file ([`root_stem`]), else `proflens`.
 pub fn export_stem(inv: &Inventory) -> String {
+    root_stem(inv).unwrap_or_else(|| "proflens".to_string())
+}
+
+/// The dropped root as a file-name stem: the root folder's name, or a dropped file's name
+/// without its profiler extensions (`rank0.pt.trace.json.gz` → `rank0`, not
+/// `anomaly_rank0.pt.trace.json.gz.json`); `None` for loose files of several roots.
+fn root_stem(inv: &Inventory) -> Option<String> {
     let root = inv.root_label();
     if root == "the dropped files" || root.is_empty() {
-        "proflens".to_string()
-    } else {
-        root
+        return None;
     }
+    let mut stem = root.as_str();
+    for ext in [".gz", ".json", ".pt.trace", ".pickle", ".pkl"] {
+        stem = stem.strip_suffix(ext).unwrap_or(stem);
+    }
+    Some(if stem.is_empty() {
+        root.clone()
+    } else {
+        stem.to_string()
+    })
 }
 
 /// The per-rank report files of `proflens anomaly --report-dir` (§1.6): for rank `i` of
@@ -97,12 +111,7 @@ pub fn report_stem(
     n: usize,
     several_roles: bool,
 ) -> (String, String) {
-    let root = inv.root_label();
-    let base = if root == "the dropped files" || root.is_empty() {
-        r.dir_name.clone()
-    } else {
-        root
-    };
+    let base = root_stem(inv).unwrap_or_else(|| r.dir_name.clone());
     let id = r.meta.rank_id.unwrap_or(position as i64);
     let suffix = match r.meta.role.as_deref() {
         Some(role) if several_roles && n > 1 => format!("_{role}_rank{id}"),
@@ -258,4 +267,36 @@ pub fn write_json_elements<'e>(
     }
     w.write_all(if any { b"\n]\n" } else { b"[]\n" })?;
     w.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::export_stem;
+    use crate::ingest::inventory::Inventory;
+    use crate::ingest::InputFile;
+
+    #[test]
+    fn a_dropped_file_names_the_exports_without_its_extensions() {
+        let stem = |paths: &[&str]| {
+            let files: Vec<InputFile> = paths
+                .iter()
+                .map(|p| InputFile {
+                    path: (*p).into(),
+                    size: 1,
+                })
+                .collect();
+            export_stem(&Inventory::from_paths(&files))
+        };
+        assert_eq!(stem(&["rank0.pt.trace.json.gz"]), "rank0");
+        assert_eq!(stem(&["worker0.1234.pt.trace.json"]), "worker0.1234");
+        assert_eq!(stem(&["trace.json"]), "trace");
+        assert_eq!(
+            stem(&["level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv"]),
+            "level1"
+        );
+        assert_eq!(
+            stem(&["a/x.pt.trace.json", "b/y.pt.trace.json"]),
+            "proflens"
+        );
+    }
 }
