@@ -128,7 +128,7 @@ pub(super) fn SearchBar(tl: Tl) -> impl IntoView {
     };
     view! {
         <span class="timeline-search">
-            <input type="search" data-testid="timeline-search" placeholder="Find a kernel or event (Enter: next, Shift+Enter: previous)"
+            <input type="search" data-testid="timeline-search" placeholder="Find a kernel or event (Enter ▼, Shift+Enter ▲)"
                 prop:value=move || search_text.get()
                 on:input=move |ev| search_text.set(event_target_value(&ev))
                 on:keydown=move |ev: ev::KeyboardEvent| {
