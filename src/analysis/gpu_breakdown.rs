@@ -26,7 +26,8 @@
 //!   else `kernel_wait` when the gap is < 30 µs (`consecutive_kernel_delay`), else `other`.
 //!   The first op of a stream is always `other` with no gap, so `other_us` is always present.
 
-use std::collections::{BTreeMap, HashSet};
+use rustc_hash::FxHashSet as HashSet;
+use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 

@@ -5,7 +5,7 @@
 //! Rows are in file order. `ts_ns` is exact (from the decimal text);
 //! `ts_us` is Python `float()` of the same text, for parity ordering.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::stacks::StackId;
 use super::strings::{StrId, StringPool};
@@ -204,7 +204,7 @@ struct ByName {
 
 impl ByName {
     fn build(t: &HostOpTable, keep: impl Fn(usize) -> bool, sort: impl Fn(&mut [u32])) -> ByName {
-        let mut groups: HashMap<StrId, Vec<u32>> = HashMap::new();
+        let mut groups: HashMap<StrId, Vec<u32>> = HashMap::default();
         for i in 0..t.len() {
             if keep(i) {
                 groups.entry(t.name[i]).or_default().push(i as u32);
@@ -262,8 +262,8 @@ impl CallStackIndex {
         let by_ts = |g: &mut [u32]| g.sort_by_key(|i| t.ts_ns[*i as usize]);
         let exact = ByName::build(t, has_stack, by_ts);
         let all = ByName::build(t, |_| true, by_ts);
-        let mut max_dur_by_name: HashMap<StrId, i64> = HashMap::new();
-        let mut max_dur_with_stack: HashMap<StrId, i64> = HashMap::new();
+        let mut max_dur_by_name: HashMap<StrId, i64> = HashMap::default();
+        let mut max_dur_with_stack: HashMap<StrId, i64> = HashMap::default();
         for i in 0..t.len() {
             let e = max_dur_by_name.entry(t.name[i]).or_insert(0);
             *e = (*e).max(t.dur_ns[i]);
@@ -273,7 +273,7 @@ impl CallStackIndex {
             }
         }
         // nesting per thread: sort by (ts asc, dur desc, file order), keep a stack of open ops
-        let mut by_thread: HashMap<u32, Vec<u32>> = HashMap::new();
+        let mut by_thread: HashMap<u32, Vec<u32>> = HashMap::default();
         for i in 0..t.len() {
             by_thread.entry(t.thread[i]).or_default().push(i as u32);
         }
@@ -303,7 +303,7 @@ impl CallStackIndex {
                 open.push(i);
             }
         }
-        let mut forward_by_seq: HashMap<i64, u32> = HashMap::new();
+        let mut forward_by_seq: HashMap<i64, u32> = HashMap::default();
         for i in 0..t.len() {
             if let (Some(s), true) = (t.seq(i), has_stack(i)) {
                 if s < 0 {
@@ -315,8 +315,8 @@ impl CallStackIndex {
                 }
             }
         }
-        let mut flow_start_by_id = HashMap::new();
-        let mut flow_finish_by_thread: HashMap<u32, Vec<usize>> = HashMap::new();
+        let mut flow_start_by_id = HashMap::default();
+        let mut flow_finish_by_thread: HashMap<u32, Vec<usize>> = HashMap::default();
         for (k, f) in t.flows.iter().enumerate() {
             if f.is_start {
                 flow_start_by_id.entry(f.id).or_insert(k);
