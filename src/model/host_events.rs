@@ -9,6 +9,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::stacks::StackId;
 use super::strings::{StrId, StringPool};
+use crate::base::sort::{f64_key, sort_by_i64_key, sort_by_i64_pair};
 
 const NONE_U32: u32 = u32::MAX;
 const NONE_I64: i64 = i64::MIN;
@@ -256,10 +257,10 @@ impl CallStackIndex {
     pub fn build(t: &HostOpTable) -> CallStackIndex {
         let has_stack = |i: usize| t.stack[i] != NONE_U32;
         let parity = ByName::build(t, has_stack, |g| {
-            g.sort_by(|a, b| t.ts_us[*a as usize].total_cmp(&t.ts_us[*b as usize]))
+            sort_by_i64_key(g, |i| f64_key(t.ts_us[i as usize]))
         });
         // One sorter for both (one instantiation of the standard sort in the wasm).
-        let by_ts = |g: &mut [u32]| g.sort_by_key(|i| t.ts_ns[*i as usize]);
+        let by_ts = |g: &mut [u32]| sort_by_i64_key(g, |i| t.ts_ns[i as usize]);
         let exact = ByName::build(t, has_stack, by_ts);
         let all = ByName::build(t, |_| true, by_ts);
         let mut max_dur_by_name: HashMap<StrId, i64> = HashMap::default();
@@ -279,13 +280,8 @@ impl CallStackIndex {
         }
         let mut parent = vec![NONE_U32; t.len()];
         for ops in by_thread.values_mut() {
-            ops.sort_by(|a, b| {
-                let (a, b) = (*a as usize, *b as usize);
-                t.ts_ns[a]
-                    .cmp(&t.ts_ns[b])
-                    .then(t.dur_ns[b].cmp(&t.dur_ns[a]))
-                    .then(a.cmp(&b))
-            });
+            // `ops` is in file order, so ties on (ts, dur) keep it; `!dur` orders as dur desc.
+            sort_by_i64_pair(ops, |i| (t.ts_ns[i as usize], !t.dur_ns[i as usize]));
             let mut open: Vec<u32> = Vec::new();
             for &i in ops.iter() {
                 let end = t.ts_ns[i as usize].saturating_add(t.dur_ns[i as usize]);
@@ -325,7 +321,7 @@ impl CallStackIndex {
             }
         }
         for v in flow_finish_by_thread.values_mut() {
-            v.sort_by_key(|k| t.flows[*k].ts_ns);
+            sort_by_i64_key(v, |k| t.flows[k].ts_ns);
         }
         CallStackIndex {
             parity,

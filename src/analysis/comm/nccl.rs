@@ -7,6 +7,7 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeMap;
 
+use crate::base::sort::{f64_key, sort_by_i64_key};
 use crate::model::comm::NcclKernel;
 
 /// One collective across its ranks.
@@ -101,7 +102,7 @@ pub fn collectives(kernels: &[NcclKernel]) -> Vec<CollectiveRow> {
         };
     // index within (PG, rank) by time (stable: first wins on ties)
     let mut idx: Vec<usize> = (0..kernels.len()).collect();
-    idx.sort_by(|&a, &b| kernels[a].ts_us.total_cmp(&kernels[b].ts_us));
+    sort_by_i64_key(&mut idx, |i| f64_key(kernels[i].ts_us));
     let mut next: HashMap<(String, i64), usize> = HashMap::default();
     let mut ids: Vec<String> = vec![String::new(); kernels.len()];
     for &i in &idx {

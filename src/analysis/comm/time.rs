@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use super::round::{compute_ratio, round4};
 use super::CommOptions;
+use crate::base::sort::sort_by_i64_key;
 use crate::base::Problem;
 use crate::model::comm::{PacketBin, RankComm, Section};
 
@@ -133,7 +134,7 @@ pub fn summarize(
             let o = &r.ops[*i];
             key_order[&(o.step.as_str(), o.section, o.op.as_str(), o.group.as_str())]
         };
-        idx.sort_by_key(ord);
+        sort_by_i64_key(&mut idx, |i| ord(&i) as i64);
         let mut by_op: Vec<Vec<usize>> = vec![Vec::new(); r.ops.len()];
         for (bi, b) in r.bands.iter().enumerate() {
             if let Some(v) = by_op.get_mut(b.op as usize) {
