@@ -9,9 +9,11 @@
 //!
 //! The result is exactly `slice::sort_by`'s: a stable sort (elements equal under the
 //! comparator keep their order; anomaly.md §0.4 relies on it). The price is an indirect call
-//! per comparison and `size_of::<usize>()` bytes of scratch per element, so sorts on a hot path
-//! over events, kernels or blocks keep the standard library's sort (ARCHITECTURE.md, "Release
-//! wasm sizes", lists them); everything sorted once per step, group, rank or report uses these.
+//! per comparison and `size_of::<usize>()` bytes of scratch per element, so everything sorted
+//! once per step, group, rank or report uses these. A hot sort (events, kernels, blocks) by one
+//! or two integers (or an `f64` through [`f64_key`]) uses [`sort_by_i64_key`] /
+//! [`sort_by_i64_pair`]: no indirect call, and all of them share two instantiations of the
+//! standard sort; the other hot sorts keep the standard library's sort.
 
 use std::cmp::Ordering;
 
