@@ -23,7 +23,7 @@
 //! starts before `S_i` (it overlaps the previous step's tail on another stream) therefore stays
 //! in the earlier range; [`DeviceLag::moved_kernels`] counts them and the note says so.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 use super::anomaly_config::AnomalyConfig;
 use super::intervals::{percentile, Interval};

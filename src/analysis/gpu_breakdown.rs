@@ -26,11 +26,13 @@
 //!   else `kernel_wait` when the gap is < 30 µs (`consecutive_kernel_delay`), else `other`.
 //!   The first op of a stream is always `other` with no gap, so `other_us` is always present.
 
-use std::collections::{BTreeMap, HashSet};
+use rustc_hash::FxHashSet as HashSet;
+use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
 use super::gpu_kernel_class::KernelClass;
+use crate::base::sort::sort_by_i64_pair;
 use crate::model::gpu::GpuTrace;
 
 /// HTA's `consecutive_kernel_delay` default, µs (its docstring says ns; its frames hold µs).
@@ -323,7 +325,8 @@ pub fn analyse(events: &[HtaEvent<'_>]) -> HtaBreakdowns {
     let idle_by_stream = by_stream
         .into_iter()
         .map(|(stream, mut ix)| {
-            ix.sort_by_key(|&i| (us[i].0, us[i].1, i));
+            // `ix` ascends, so a tie on (start, end) keeps `i` ascending.
+            sort_by_i64_pair(&mut ix, |i| us[i]);
             let mut s = StreamIdle {
                 stream,
                 host_wait_us: None,

@@ -109,7 +109,7 @@ pub fn summarize_with(r: &RankMemory, pools: &[PoolSeries]) -> RankSummary {
         top_sites: Vec::new(),
         distinct_names: 0,
     };
-    let mut names = std::collections::HashSet::new();
+    let mut names = rustc_hash::FxHashSet::default();
     for i in 0..n {
         let row = r.row(i);
         let kb = row.size_kb();

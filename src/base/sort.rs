@@ -9,9 +9,11 @@
 //!
 //! The result is exactly `slice::sort_by`'s: a stable sort (elements equal under the
 //! comparator keep their order; anomaly.md §0.4 relies on it). The price is an indirect call
-//! per comparison and `size_of::<usize>()` bytes of scratch per element, so sorts on a hot path
-//! over events, kernels or blocks keep the standard library's sort (ARCHITECTURE.md, "Release
-//! wasm sizes", lists them); everything sorted once per step, group, rank or report uses these.
+//! per comparison and `size_of::<usize>()` bytes of scratch per element, so everything sorted
+//! once per step, group, rank or report uses these. A hot sort (events, kernels, blocks) by one
+//! or two integers (or an `f64` through [`f64_key`]) uses [`sort_by_i64_key`] /
+//! [`sort_by_i64_pair`]: no indirect call, and all of them share two instantiations of the
+//! standard sort; the other hot sorts keep the standard library's sort.
 
 use std::cmp::Ordering;
 
@@ -33,6 +35,77 @@ pub fn sort_by_key<T, K: Ord>(v: &mut [T], mut key: impl FnMut(&T) -> K) {
 /// Sorts `v` stably in ascending order — the same order as `v.sort()`.
 pub fn sort<T: Ord>(v: &mut [T]) {
     sort_by(v, T::cmp);
+}
+
+/// Sorts `v` stably by an `i64` key computed once per element — the same order as
+/// `v.sort_by_key(|&x| key(x))`. The keys and positions are sorted as `(key, position)` pairs,
+/// all call sites sharing the one instantiation of the standard sort of `(i64, u32)`; the
+/// position breaks ties, which is what makes it stable. For the hot sorts of `Copy` items
+/// (indices, mostly) by a number: no indirect call per comparison, the key read once per item
+/// (not twice per comparison), 16 bytes of scratch per item. `f64` keys go through [`f64_key`].
+pub fn sort_by_i64_key<T: Copy>(v: &mut [T], mut key: impl FnMut(T) -> i64) {
+    if v.len() < 2 {
+        return;
+    }
+    assert!(
+        v.len() <= u32::MAX as usize,
+        "sort_by_i64_key: over 2^32 items"
+    );
+    let mut keyed: Vec<(i64, u32)> = v
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| (key(x), i as u32))
+        .collect();
+    sort_i64_pairs(&mut keyed);
+    let old = v.to_vec();
+    for (d, &(_, p)) in v.iter_mut().zip(&keyed) {
+        *d = old[p as usize];
+    }
+}
+
+/// [`sort_by_i64_key`] with a key of two `i64` (compared first by the first): the same order as
+/// `v.sort_by_key(|&x| key(x))`, through the one sort of `(i64, i64, u32)`.
+pub fn sort_by_i64_pair<T: Copy>(v: &mut [T], mut key: impl FnMut(T) -> (i64, i64)) {
+    if v.len() < 2 {
+        return;
+    }
+    assert!(
+        v.len() <= u32::MAX as usize,
+        "sort_by_i64_pair: over 2^32 items"
+    );
+    let mut keyed: Vec<(i64, i64, u32)> = v
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            let (a, b) = key(x);
+            (a, b, i as u32)
+        })
+        .collect();
+    sort_i64_triples(&mut keyed);
+    let old = v.to_vec();
+    for (d, &(_, _, p)) in v.iter_mut().zip(&keyed) {
+        *d = old[p as usize];
+    }
+}
+
+/// An `i64` whose order is `f64::total_cmp`'s: `f64_key(a).cmp(&f64_key(b)) ==
+/// a.total_cmp(&b)` for every `a`, `b` (the transform `total_cmp` itself applies).
+pub fn f64_key(x: f64) -> i64 {
+    let b = x.to_bits() as i64;
+    b ^ (((b >> 63) as u64) >> 1) as i64
+}
+
+/// The one instantiation of the standard sort behind [`sort_by_i64_key`] (items distinct:
+/// the unstable sort gives the one order).
+#[inline(never)]
+fn sort_i64_pairs(v: &mut [(i64, u32)]) {
+    v.sort_unstable();
+}
+
+/// The one instantiation behind [`sort_by_i64_pair`].
+#[inline(never)]
+fn sort_i64_triples(v: &mut [(i64, i64, u32)]) {
+    v.sort_unstable();
 }
 
 /// The stable order of `n` items under `cmp` (which compares items by index): `order[i]` is the
@@ -68,7 +141,7 @@ fn permute(mut order: Vec<usize>, swap: &mut dyn FnMut(usize, usize)) {
 
 #[cfg(test)]
 mod tests {
-    use super::{sort, sort_by, sort_by_key};
+    use super::{f64_key, sort, sort_by, sort_by_i64_key, sort_by_i64_pair, sort_by_key};
 
     /// Xorshift: deterministic inputs with many ties (so stability is exercised).
     fn inputs() -> Vec<Vec<(u8, u32)>> {
@@ -132,5 +205,46 @@ mod tests {
             .to_vec();
         sort_by(&mut v, |a, b| a.len().cmp(&b.len()));
         assert_eq!(v, ["fig", "fig", "pear", "kiwi", "apple"]);
+    }
+
+    #[test]
+    fn keyed_sorts_equal_the_standard_stable_sort() {
+        for v in inputs() {
+            let mut std_sorted = v.clone();
+            std_sorted.sort_by_key(|e| e.0);
+            let mut ours = v.clone();
+            sort_by_i64_key(&mut ours, |e| e.0 as i64);
+            assert_eq!(ours, std_sorted, "sort_by_i64_key, len {}", v.len());
+
+            let mut std_sorted = v.clone();
+            std_sorted.sort_by_key(|e| (e.0 % 3, u8::MAX - e.0));
+            let mut ours = v.clone();
+            sort_by_i64_pair(&mut ours, |e| ((e.0 % 3) as i64, (u8::MAX - e.0) as i64));
+            assert_eq!(ours, std_sorted, "sort_by_i64_pair, len {}", v.len());
+        }
+    }
+
+    #[test]
+    fn f64_key_orders_as_total_cmp() {
+        let xs = [
+            f64::NEG_INFINITY,
+            -1e300,
+            -1.5,
+            -0.0,
+            0.0,
+            5e-324,
+            1.0,
+            2.5,
+            f64::INFINITY,
+            f64::NAN,
+            -f64::NAN,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE,
+        ];
+        for a in xs {
+            for b in xs {
+                assert_eq!(f64_key(a).cmp(&f64_key(b)), a.total_cmp(&b), "{a} {b}");
+            }
+        }
     }
 }

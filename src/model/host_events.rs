@@ -5,10 +5,11 @@
 //! Rows are in file order. `ts_ns` is exact (from the decimal text);
 //! `ts_us` is Python `float()` of the same text, for parity ordering.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::stacks::StackId;
 use super::strings::{StrId, StringPool};
+use crate::base::sort::{f64_key, sort_by_i64_key, sort_by_i64_pair};
 
 const NONE_U32: u32 = u32::MAX;
 const NONE_I64: i64 = i64::MIN;
@@ -204,7 +205,7 @@ struct ByName {
 
 impl ByName {
     fn build(t: &HostOpTable, keep: impl Fn(usize) -> bool, sort: impl Fn(&mut [u32])) -> ByName {
-        let mut groups: HashMap<StrId, Vec<u32>> = HashMap::new();
+        let mut groups: HashMap<StrId, Vec<u32>> = HashMap::default();
         for i in 0..t.len() {
             if keep(i) {
                 groups.entry(t.name[i]).or_default().push(i as u32);
@@ -256,14 +257,14 @@ impl CallStackIndex {
     pub fn build(t: &HostOpTable) -> CallStackIndex {
         let has_stack = |i: usize| t.stack[i] != NONE_U32;
         let parity = ByName::build(t, has_stack, |g| {
-            g.sort_by(|a, b| t.ts_us[*a as usize].total_cmp(&t.ts_us[*b as usize]))
+            sort_by_i64_key(g, |i| f64_key(t.ts_us[i as usize]))
         });
         // One sorter for both (one instantiation of the standard sort in the wasm).
-        let by_ts = |g: &mut [u32]| g.sort_by_key(|i| t.ts_ns[*i as usize]);
+        let by_ts = |g: &mut [u32]| sort_by_i64_key(g, |i| t.ts_ns[i as usize]);
         let exact = ByName::build(t, has_stack, by_ts);
         let all = ByName::build(t, |_| true, by_ts);
-        let mut max_dur_by_name: HashMap<StrId, i64> = HashMap::new();
-        let mut max_dur_with_stack: HashMap<StrId, i64> = HashMap::new();
+        let mut max_dur_by_name: HashMap<StrId, i64> = HashMap::default();
+        let mut max_dur_with_stack: HashMap<StrId, i64> = HashMap::default();
         for i in 0..t.len() {
             let e = max_dur_by_name.entry(t.name[i]).or_insert(0);
             *e = (*e).max(t.dur_ns[i]);
@@ -273,19 +274,14 @@ impl CallStackIndex {
             }
         }
         // nesting per thread: sort by (ts asc, dur desc, file order), keep a stack of open ops
-        let mut by_thread: HashMap<u32, Vec<u32>> = HashMap::new();
+        let mut by_thread: HashMap<u32, Vec<u32>> = HashMap::default();
         for i in 0..t.len() {
             by_thread.entry(t.thread[i]).or_default().push(i as u32);
         }
         let mut parent = vec![NONE_U32; t.len()];
         for ops in by_thread.values_mut() {
-            ops.sort_by(|a, b| {
-                let (a, b) = (*a as usize, *b as usize);
-                t.ts_ns[a]
-                    .cmp(&t.ts_ns[b])
-                    .then(t.dur_ns[b].cmp(&t.dur_ns[a]))
-                    .then(a.cmp(&b))
-            });
+            // `ops` is in file order, so ties on (ts, dur) keep it; `!dur` orders as dur desc.
+            sort_by_i64_pair(ops, |i| (t.ts_ns[i as usize], !t.dur_ns[i as usize]));
             let mut open: Vec<u32> = Vec::new();
             for &i in ops.iter() {
                 let end = t.ts_ns[i as usize].saturating_add(t.dur_ns[i as usize]);
@@ -303,7 +299,7 @@ impl CallStackIndex {
                 open.push(i);
             }
         }
-        let mut forward_by_seq: HashMap<i64, u32> = HashMap::new();
+        let mut forward_by_seq: HashMap<i64, u32> = HashMap::default();
         for i in 0..t.len() {
             if let (Some(s), true) = (t.seq(i), has_stack(i)) {
                 if s < 0 {
@@ -315,8 +311,8 @@ impl CallStackIndex {
                 }
             }
         }
-        let mut flow_start_by_id = HashMap::new();
-        let mut flow_finish_by_thread: HashMap<u32, Vec<usize>> = HashMap::new();
+        let mut flow_start_by_id = HashMap::default();
+        let mut flow_finish_by_thread: HashMap<u32, Vec<usize>> = HashMap::default();
         for (k, f) in t.flows.iter().enumerate() {
             if f.is_start {
                 flow_start_by_id.entry(f.id).or_insert(k);
@@ -325,7 +321,7 @@ impl CallStackIndex {
             }
         }
         for v in flow_finish_by_thread.values_mut() {
-            v.sort_by_key(|k| t.flows[*k].ts_ns);
+            sort_by_i64_key(v, |k| t.flows[k].ts_ns);
         }
         CallStackIndex {
             parity,

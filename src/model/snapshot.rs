@@ -136,7 +136,7 @@ pub struct EntryTable {
     stream_values: Vec<i64>,
     /// Index of `stream_values`, built once there are more than [`STREAM_SCAN`] streams (a
     /// hostile file with a distinct stream per entry stays linear).
-    stream_index: std::collections::HashMap<i64, u32>,
+    stream_index: rustc_hash::FxHashMap<i64, u32>,
     time_us: Vec<i64>,
     stack: Vec<StackId>,
     compile_ctx: Vec<StrId>,

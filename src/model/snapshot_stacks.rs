@@ -7,7 +7,7 @@
 //! every stack once by its frame-id sequence. Stacks are **innermost first**:
 //! index 0 is the deepest call (spec README "call stack order").
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Interned UTF-8 string of one snapshot; index into its [`SnapStrings`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -32,7 +32,7 @@ impl Default for SnapStrings {
     fn default() -> Self {
         let mut s = SnapStrings {
             texts: Vec::new(),
-            index: HashMap::new(),
+            index: HashMap::default(),
         };
         s.intern("");
         s
@@ -126,7 +126,7 @@ impl Default for StackPool {
         StackPool {
             flat: Vec::new(),
             starts: vec![0],
-            index: HashMap::new(),
+            index: HashMap::default(),
         }
     }
 }

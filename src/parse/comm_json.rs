@@ -73,7 +73,10 @@ fn walk_in<R: Read, E: DeserializeOwned>(
             Top { on }.deserialize(&mut de).and_then(|_| de.end())
         }
         Ok(false) => {
-            let mut de = serde_json::Deserializer::from_reader(head.as_slice().chain(&mut rdr));
+            // The reader type of the cluster summary's read (`engine::session::cluster`): one
+            // instantiation of serde_json's streaming parser for both in the wasm.
+            let rest: Box<dyn Read + '_> = Box::new(head.as_slice().chain(&mut rdr));
+            let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(rest));
             Top { on }.deserialize(&mut de).and_then(|_| de.end())
         }
         Err(e) => Err(serde_json::Error::io(e)),

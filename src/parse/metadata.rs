@@ -83,7 +83,7 @@ pub fn read_side_files_keeping_heads(inv: &mut Inventory, opener: &dyn Opener) -
 /// bytes of `bundle` (what step 2 read; the runs of those targets read the same files from
 /// their start). A snapshot pickle has no head: step 2 never opens one.
 pub fn heads_of_traces(bundle: SideBundle, inv: &Inventory) -> Heads {
-    let traces: std::collections::HashSet<&str> = inv
+    let traces: rustc_hash::FxHashSet<&str> = inv
         .ranks
         .iter()
         .filter_map(|r| r.file(FileKind::KinetoTrace))

@@ -4,7 +4,7 @@
 //! `total_cost_ms`). Step, structure and part timings are the analysis' own; op timings are
 //! §4.5 applied to the op's kernels ([`perspectives`]).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::analysis::anomaly::AnomalyResult;
 use crate::analysis::structure::{perspectives, PartSummary, Perspectives};
@@ -32,7 +32,7 @@ fn node(kind: &str, label: String, detail: String, n: usize, p: &Perspectives) -
 
 /// Ops of a block or side: kernels grouped by name, largest `kernel_sum` first (ties: name).
 fn ops(k: &KernelTable, kernels: &[usize]) -> (Vec<TreeNodeDto>, (u32, u32)) {
-    let mut by_name: HashMap<u32, Vec<usize>> = HashMap::new();
+    let mut by_name: HashMap<u32, Vec<usize>> = HashMap::default();
     for &i in kernels {
         by_name.entry(k.name()[i]).or_default().push(i);
     }

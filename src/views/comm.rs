@@ -18,7 +18,8 @@
 //! * **Recovered links** (an end mapped from `parallel_group_info`, §2.3.2) are counted per
 //!   block, so the page can mark them.
 
-use std::collections::{BTreeSet, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeSet;
 
 use crate::analysis::comm::{CommReport, MatrixRow};
 use crate::protocol::comm::{
@@ -42,8 +43,8 @@ impl MatrixIndex {
     /// The index of `rep`'s matrices.
     pub fn of(rep: &CommReport) -> MatrixIndex {
         let mut ix = MatrixIndex::default();
-        let mut kinds_at: HashMap<(String, String), usize> = HashMap::new();
-        let mut axes: HashMap<&str, BTreeSet<i64>> = HashMap::new();
+        let mut kinds_at: HashMap<(String, String), usize> = HashMap::default();
+        let mut axes: HashMap<&str, BTreeSet<i64>> = HashMap::default();
         for g in &rep.groups {
             axes.entry(&g.group)
                 .or_default()

@@ -6,7 +6,7 @@
 //! `base::units`' (the `gpu` block of `proflens anomaly` uses the same ones), so the panel
 //! shows the JSON's numbers.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::analysis::gpu_breakdown::HtaWindow;
 use crate::analysis::gpu_kernels::Category;
@@ -270,7 +270,7 @@ pub fn panel(rank: u32, t: &GpuTrace, s: &GpuSummary, width_px: u32) -> GpuPanel
 
 /// The collectives of rank folder `rank` (rank id `rank_id`, role `role`) for [`straggler_view`].
 pub fn collectives(rank: u32, rank_id: i64, role: &str, t: &GpuTrace) -> CollectivesDto {
-    let mut ix: HashMap<&str, u32> = HashMap::new();
+    let mut ix: HashMap<&str, u32> = HashMap::default();
     let mut names: Vec<String> = Vec::new();
     let mut starts_ns = Vec::new();
     let mut name_ix = Vec::new();

@@ -27,6 +27,7 @@
 use std::collections::BTreeMap;
 
 use crate::analysis::snapshot::lifetimes::{Lifetimes, Semantics};
+use crate::base::sort::{sort_by_i64_key, sort_by_i64_pair};
 use crate::protocol::snapshot::{SnapAxis, SnapBandDto, SnapBandsDto};
 use crate::views::snapshot_axis::Axis;
 
@@ -146,7 +147,7 @@ pub fn layout(
         }
     }
     let key = |r: u32| (lt.start(r as usize), r);
-    drawn.sort_by_key(|&r| key(r));
+    sort_by_i64_pair(&mut drawn, |r| (lt.start(r as usize), r as i64));
     let mut bands: Vec<SnapBandDto> = drawn
         .iter()
         .map(|&r| {
@@ -165,9 +166,11 @@ pub fn layout(
         .collect();
     // Sweep the columns: add bands whose start ≤ rep, drop those whose end ≤ rep.
     let mut by_start: Vec<usize> = (0..drawn.len()).collect();
-    by_start.sort_by_key(|&b| lt.start(drawn[b] as usize));
+    sort_by_i64_key(&mut by_start, |b| lt.start(drawn[b] as usize));
     let mut by_end: Vec<usize> = (0..drawn.len()).collect();
-    by_end.sort_by_key(|&b| lt.end(drawn[b] as usize, Semantics::Active));
+    sort_by_i64_key(&mut by_end, |b| {
+        lt.end(drawn[b] as usize, Semantics::Active)
+    });
     let (mut si, mut ei) = (0, 0);
     let mut live: BTreeMap<(i64, u32), usize> = BTreeMap::new();
     let mut summarised = Vec::with_capacity(reps.len());

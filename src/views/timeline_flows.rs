@@ -21,6 +21,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::timeline::{Items, TimelineIndex, TimelineSource};
+use crate::base::sort::sort_by_i64_pair;
 use crate::model::gpu::{FlowKind, GpuTrace, LaunchIndex};
 use crate::model::trace_events::{Lane as HostLane, TraceFlow};
 use crate::protocol::{FlowDto, TimelineFlowsDto};
@@ -90,8 +91,9 @@ impl FlowIndex {
         } else if let Some(t) = src.trace {
             let flows = t.flows();
             ix.by_end = (0..flows.len() as u32).collect();
-            ix.by_end
-                .sort_by_key(|&i| (flows[i as usize].end_ns, flows[i as usize].start_ns));
+            sort_by_i64_pair(&mut ix.by_end, |i| {
+                (flows[i as usize].end_ns, flows[i as usize].start_ns)
+            });
             for f in flows {
                 ix.tid_text.entry(f.end_thread).or_insert_with(|| {
                     let key = t.thread_text(f.end_thread);

@@ -1,7 +1,7 @@
 //! Group aggregation and decision tables (anomaly.md §5.10.2, §5.10.3 group
 //! risk tags, §5.10.5, §5.11, §5.16).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::tags::Tag;
 use super::{BubbleResult, StepResult};
@@ -278,7 +278,7 @@ pub fn aggregate(
         group_tags.push(Tag::CommSyncRisk);
     }
     if ctx.record_shapes && n >= 2 {
-        let mut by_t: HashMap<u64, Vec<u64>> = HashMap::new();
+        let mut by_t: HashMap<u64, Vec<u64>> = HashMap::default();
         for &i in &members {
             by_t.entry(ctx.shape_hashes[i].0)
                 .or_default()
@@ -298,7 +298,7 @@ pub fn aggregate(
         }
     }
     // §5.10.5 dominant tags: carried by ≥ 50 % of steps, plus group tags.
-    let mut count: HashMap<Tag, usize> = HashMap::new();
+    let mut count: HashMap<Tag, usize> = HashMap::default();
     for &i in &members {
         for &t in &steps[i].tags {
             *count.entry(t).or_default() += 1;
@@ -418,11 +418,11 @@ fn stable_positions(
     // with the number of steps that have each: the most frequent wins, a tie goes to the first
     // seen (§0.4: ties broken as stated, output deterministic).
     let mut sig: Vec<(&(String, String), usize)> = Vec::new();
-    let mut at: HashMap<&(String, String), usize> = HashMap::new();
+    let mut at: HashMap<&(String, String), usize> = HashMap::default();
     let mut bins: Vec<Vec<i64>> = Vec::new();
     for &i in members {
         let s = &steps[i];
-        let mut seen_sig = std::collections::HashSet::new();
+        let mut seen_sig = rustc_hash::FxHashSet::default();
         let mut b = Vec::new();
         for t in &s.top_internal {
             if seen_sig.insert(&t.signature) {

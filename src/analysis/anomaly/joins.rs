@@ -4,7 +4,7 @@
 //! Level0 stream join, and the `step_trace_time.csv` comparison. Pure functions of the model
 //! tables; the engine's rank read calls them in this order.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::AnomalyResult;
 use crate::base::units::ns_to_us;
@@ -84,11 +84,11 @@ pub fn join_streams(
     kernel_file: &str,
 ) -> Problem {
     let missing = builder.missing_streams();
-    let mut map: HashMap<(u32, i64), u32> = HashMap::new();
+    let mut map: HashMap<(u32, i64), u32> = HashMap::default();
     for d in t.device_events.iter().filter(|d| !d.hccl_lane) {
         map.insert((d.name, d.ts_ns), d.stream);
     }
-    let mut by_name: HashMap<&str, u32> = HashMap::new();
+    let mut by_name: HashMap<&str, u32> = HashMap::default();
     for id in 0..t.text_count() as u32 {
         by_name.insert(t.text(id), id);
     }

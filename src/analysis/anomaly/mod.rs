@@ -12,7 +12,7 @@ pub mod result;
 pub mod summary;
 pub mod tags;
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use self::groups::{GroupCtx, GroupResult};
 pub use self::result::*;
@@ -292,7 +292,7 @@ pub fn analyse_on(input: &RankInput<'_>, cfg: &AnomalyConfig, threads: usize) ->
         .map(|(s, &h)| (h, shapes_hash(k, s.kernels.clone())))
         .collect();
     let multi_shape = |members: &[usize]| -> bool {
-        let mut m: HashMap<u32, HashSet<u32>> = HashMap::new();
+        let mut m: HashMap<u32, HashSet<u32>> = HashMap::default();
         for &si in members {
             for i in results[si].kernels.clone() {
                 m.entry(k.name()[i]).or_default().insert(k.shapes()[i]);

@@ -177,11 +177,11 @@ pub fn build(
         };
         // 2.–3. merge per kind, convert
         let mut totals: Vec<((i64, i64), MatrixRow)> = Vec::new();
-        let mut total_at: std::collections::HashMap<(i64, i64), usize> = Default::default();
+        let mut total_at: rustc_hash::FxHashMap<(i64, i64), usize> = Default::default();
         let mut dropped_here = 0usize;
         for (kind, entries) in kinds {
             let mut merged: Vec<((&str, &str), Merged)> = Vec::new();
-            let mut at: std::collections::HashMap<(&str, &str), usize> = Default::default();
+            let mut at: rustc_hash::FxHashMap<(&str, &str), usize> = Default::default();
             for (ri, i) in links_of(entries.as_slice()) {
                 let r = ranks[ri];
                 {

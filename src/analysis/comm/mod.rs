@@ -145,7 +145,7 @@ pub fn metadata_groups(ranks: &[&RankComm]) -> BTreeMap<String, (String, String,
     // group's rank list is copied once, not once per rank naming it (the world group's list on
     // every rank would make this quadratic in ranks).
     let mut out = BTreeMap::new();
-    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut seen: rustc_hash::FxHashSet<&str> = rustc_hash::FxHashSet::default();
     for r in ranks.iter().rev() {
         for g in r.groups.iter().rev() {
             if !seen.insert(g.id.as_str()) {
@@ -357,7 +357,7 @@ fn partial_ops(ranks: &[&RankComm], groups: &[GroupRow], opts: &CommOptions) -> 
         .map(|g| (g.group.as_str(), g.present.as_slice()))
         .collect();
     let mut order: Vec<(&str, &str, &str)> = Vec::new();
-    let mut have: std::collections::HashMap<(&str, &str, &str), Vec<i64>> = Default::default();
+    let mut have: rustc_hash::FxHashMap<(&str, &str, &str), Vec<i64>> = Default::default();
     for r in ranks {
         for o in r.ops.iter().filter(|o| opts.selects(&o.step)) {
             let k = (o.step.as_str(), o.group.as_str(), o.op.as_str());

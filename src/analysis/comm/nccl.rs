@@ -4,8 +4,10 @@
 //! `algbw = (MiB / 1024) / (latency / 1e6)` GiB/s, `busbw = algbw × factor(n)`. Sizes are MiB,
 //! bandwidths GiB/s (not the Ascend decimal units).
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 
+use crate::base::sort::{f64_key, sort_by_i64_key};
 use crate::model::comm::NcclKernel;
 
 /// One collective across its ranks.
@@ -93,15 +95,15 @@ pub fn collectives(kernels: &[NcclKernel]) -> Vec<CollectiveRow> {
         .iter()
         .all(|k| k.pg_name.as_deref().unwrap_or("Unknown_Group") == "Unknown_Group")
         && {
-            let mut streams: HashMap<i64, i64> = HashMap::new();
+            let mut streams: HashMap<i64, i64> = HashMap::default();
             kernels
                 .iter()
                 .all(|k| *streams.entry(k.rank).or_insert(k.stream) == k.stream)
         };
     // index within (PG, rank) by time (stable: first wins on ties)
     let mut idx: Vec<usize> = (0..kernels.len()).collect();
-    idx.sort_by(|&a, &b| kernels[a].ts_us.total_cmp(&kernels[b].ts_us));
-    let mut next: HashMap<(String, i64), usize> = HashMap::new();
+    sort_by_i64_key(&mut idx, |i| f64_key(kernels[i].ts_us));
+    let mut next: HashMap<(String, i64), usize> = HashMap::default();
     let mut ids: Vec<String> = vec![String::new(); kernels.len()];
     for &i in &idx {
         let k = &kernels[i];

@@ -18,7 +18,7 @@
 //! Ranks are visited in ascending order, ops in first appearance (step, group, op) order; an op
 //! seen on one rank only gets a row with a spread of 0 (`n_ranks = 1`).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::CommOptions;
 use crate::model::comm::RankComm;
@@ -62,7 +62,7 @@ struct Acc {
 /// The per-op arrival rows of `ranks` (ascending rank order) for the steps `opts` selects.
 pub fn arrivals(ranks: &[&RankComm], opts: &CommOptions) -> Vec<OpArrival> {
     let mut order: Vec<(&str, &str, &str)> = Vec::new();
-    let mut acc: HashMap<(&str, &str, &str), Acc> = HashMap::new();
+    let mut acc: HashMap<(&str, &str, &str), Acc> = HashMap::default();
     for r in ranks {
         for o in r.ops.iter().filter(|o| opts.selects(&o.step)) {
             let k = (o.step.as_str(), o.group.as_str(), o.op.as_str());

@@ -209,23 +209,23 @@ pub struct OpTimeRow {
 /// The slow-rank rows of a set of op rows (ranks ascending, then file order); also returns
 /// how many ops were tested.
 pub fn slow_ranks(rows: &[OpTimeRow]) -> (Vec<SlowRankRow>, usize) {
-    use std::collections::HashMap;
+    use rustc_hash::FxHashMap as HashMap;
     let kept: Vec<&OpTimeRow> = rows
         .iter()
         .filter(|r| !r.op.contains("send") && !r.op.contains("receive"))
         .collect();
     // Groups whose ops do not all occur the same number of times are dropped whole.
-    let mut counts: HashMap<(&str, &str), usize> = HashMap::new();
+    let mut counts: HashMap<(&str, &str), usize> = HashMap::default();
     for r in &kept {
         *counts.entry((r.group.as_str(), r.op.as_str())).or_default() += 1;
     }
-    let mut per_group: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut per_group: HashMap<&str, Vec<usize>> = HashMap::default();
     for ((g, _), c) in &counts {
         per_group.entry(g).or_default().push(*c);
     }
     let uneven = |g: &str| per_group[g].iter().any(|&c| c != per_group[g][0]);
     let mut order: Vec<(&str, &str)> = Vec::new();
-    let mut by_op: HashMap<(&str, &str), Vec<&OpTimeRow>> = HashMap::new();
+    let mut by_op: HashMap<(&str, &str), Vec<&OpTimeRow>> = HashMap::default();
     for r in &kept {
         if uneven(r.group.as_str()) {
             continue;
@@ -340,9 +340,9 @@ pub fn quantile(x: &[f64], q: f64) -> f64 {
 
 /// The flagged slow-link groups of `rows`, by offset ratio descending, at most `top`.
 pub fn slow_links(rows: &[LinkOpRow], top: usize) -> Vec<SlowLinkRow> {
-    use std::collections::HashMap;
+    use rustc_hash::FxHashMap as HashMap;
     // 1. per (group, op): min time and rank count, on every non send/receive row
-    let mut per_op: HashMap<(&str, &str), (i64, usize)> = HashMap::new();
+    let mut per_op: HashMap<(&str, &str), (i64, usize)> = HashMap::default();
     for r in rows
         .iter()
         .filter(|r| !r.op.contains("send") && !r.op.contains("receive"))
@@ -356,7 +356,7 @@ pub fn slow_links(rows: &[LinkOpRow], top: usize) -> Vec<SlowLinkRow> {
     // 2. group every row by (op type, data size, ranks)
     let mut order: Vec<(&str, u64, usize)> = Vec::new();
     type GroupKey<'a> = (&'a str, u64, usize);
-    let mut groups: HashMap<GroupKey, Vec<(f64, &str)>> = HashMap::new();
+    let mut groups: HashMap<GroupKey, Vec<(f64, &str)>> = HashMap::default();
     for r in rows {
         let Some(size) = r.data_size else { continue };
         let (t, n) = per_op

@@ -6,11 +6,12 @@
 //! `compute_ratio(size, time)`. Sums follow msprof-analyze's order: op keys in order of first
 //! appearance (ranks ascending, then file order), each rank over its own ops in that order.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use super::round::{compute_ratio, round4};
 use super::CommOptions;
+use crate::base::sort::sort_by_i64_key;
 use crate::base::Problem;
 use crate::model::comm::{PacketBin, RankComm, Section};
 
@@ -94,7 +95,7 @@ pub fn summarize(
     opts: &CommOptions,
 ) -> (Vec<TimeSummaryRow>, Vec<BandwidthRow>, Vec<Problem>) {
     // Rank sets per (section, group), over both files and every step, shared by the rows.
-    let mut seen: HashMap<(Option<Section>, &str), Vec<i64>> = HashMap::new();
+    let mut seen: HashMap<(Option<Section>, &str), Vec<i64>> = HashMap::default();
     for r in ranks {
         let ops = r.ops.iter().map(|o| (o.section, o.group.as_str()));
         let links = r.links.iter().map(|l| (l.section, l.group.as_str()));
@@ -114,7 +115,7 @@ pub fn summarize(
         })
         .collect();
     // Op key order per step: first appearance over ranks ascending, then file order.
-    let mut key_order: HashMap<(&str, Option<Section>, &str, &str), usize> = HashMap::new();
+    let mut key_order: HashMap<(&str, Option<Section>, &str, &str), usize> = HashMap::default();
     for r in ranks {
         for o in &r.ops {
             let n = key_order.len();
@@ -133,7 +134,7 @@ pub fn summarize(
             let o = &r.ops[*i];
             key_order[&(o.step.as_str(), o.section, o.op.as_str(), o.group.as_str())]
         };
-        idx.sort_by_key(ord);
+        sort_by_i64_key(&mut idx, |i| ord(&i) as i64);
         let mut by_op: Vec<Vec<usize>> = vec![Vec::new(); r.ops.len()];
         for (bi, b) in r.bands.iter().enumerate() {
             if let Some(v) = by_op.get_mut(b.op as usize) {

@@ -6,12 +6,13 @@
 //! O(R log K + Σ|live|) for R records and K points.
 
 use super::lifetimes::{Lifetimes, Semantics};
+use crate::base::sort::sort_by_i64_key;
 
 /// The live records (record ids, ascending) after each entry index of `points`
 /// (any order; the result is parallel to `points`).
 pub fn live_sets(lt: &Lifetimes, points: &[usize], sem: Semantics) -> Vec<Vec<u32>> {
     let mut order: Vec<usize> = (0..points.len()).collect();
-    order.sort_by_key(|&i| points[i]);
+    sort_by_i64_key(&mut order, |i| points[i] as i64);
     let sorted: Vec<i64> = order.iter().map(|&i| points[i] as i64).collect();
     let mut out: Vec<Vec<u32>> = vec![Vec::new(); points.len()];
     for r in 0..lt.len() {

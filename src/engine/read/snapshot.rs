@@ -1,7 +1,7 @@
 //! The snapshot pipeline: one pickle through an [`Opener`] → decode → per-device analysis
 //! → JSON / Markdown (torch-snapshot.md). Used by the CLI and (later) the web worker.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 use std::ops::ControlFlow;
 
 use crate::analysis::snapshot::curves::CurveKind;

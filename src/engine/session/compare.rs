@@ -305,7 +305,7 @@ fn snapshot_documents(
         snapshot_side(rb, options.b_device),
     );
     add_overlays(&mut j, &sa, &sb, &overlay)?;
-    let doc = serde_json::to_value(&j).map_err(|e| format!("JSON encoding failed: {e}"))?;
+    let doc = value_of(&pretty(&j)?)?;
     let names = |r: &SnapshotRun, dev: Option<u32>| -> Vec<String> {
         let mut v: Vec<String> = Vec::new();
         for d in r
@@ -454,7 +454,7 @@ fn run_documents(
         steps: j.steps.len() as u32,
         ..CompareChoicesDto::default()
     };
-    let doc = serde_json::to_value(&j).map_err(|e| format!("JSON encoding failed: {e}"))?;
+    let doc = value_of(&json)?;
     Ok((json, md, doc, choices))
 }
 
@@ -490,6 +490,48 @@ fn pretty<T: serde::Serialize>(j: &T) -> Result<String, String> {
     serde_json::to_string_pretty(j).map_err(|e| format!("JSON encoding failed: {e}"))
 }
 
+/// The document's tree for the view, read back from its text: the same `Value` as
+/// `serde_json::to_value` (floats round-trip exactly: `float_roundtrip`), without a second
+/// serialiser of every document type in the wasm (the one `Value` reader is shared).
+fn value_of(json: &str) -> Result<serde_json::Value, String> {
+    serde_json::from_slice(json.as_bytes()).map_err(|e| format!("JSON encoding failed: {e}"))
+}
+
 fn dto_problems(p: &Problems) -> crate::protocol::ProblemsDto {
     super::dto::problems(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{pretty, value_of};
+
+    #[test]
+    fn the_value_read_back_is_to_value_s() {
+        #[derive(serde::Serialize)]
+        struct Doc {
+            floats: Vec<f64>,
+            ints: (i64, u64, i32),
+            text: &'static str,
+            none: Option<u8>,
+            nested: Vec<(String, f64)>,
+        }
+        let d = Doc {
+            floats: vec![
+                0.1,
+                1e-7,
+                -0.0,
+                1.0,
+                f64::NAN,
+                1.7976931348623157e308,
+                5e-324,
+                2.0 / 3.0,
+            ],
+            ints: (-5, u64::MAX, 7),
+            text: "a \"quoted\" \u{1F600}\n",
+            none: None,
+            nested: vec![("x".into(), 123456.789)],
+        };
+        let want = serde_json::to_value(&d).unwrap();
+        assert_eq!(value_of(&pretty(&d).unwrap()).unwrap(), want);
+    }
 }

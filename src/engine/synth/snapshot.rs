@@ -1,7 +1,7 @@
 //! Synthetic memory-snapshot pickles (torch-snapshot.md §8.4), as `examples/snapshot_gen`
 //! writes them.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::io::{self, Write};
 
 use super::XorShift;

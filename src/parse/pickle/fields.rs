@@ -3,7 +3,7 @@
 //! One scratch struct per typed dict; `Builder::set_field` routes each key/value
 //! pair; the `to_*` methods produce model rows with the §5.2 type checks.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::model::snapshot::{
     Action, Annotation, Block, BlockState, DeviceTrace, EntryRow, Frame, Segment, SnapStrings,
@@ -351,9 +351,9 @@ impl DevBuild {
                 ..Default::default()
             },
             key_sets: Vec::new(),
-            key_index: HashSet::new(),
+            key_index: HashSet::default(),
             unknown_actions: Vec::new(),
-            unknown_index: HashMap::new(),
+            unknown_index: HashMap::default(),
             first_at: 0,
         }
     }

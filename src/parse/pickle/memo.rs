@@ -7,7 +7,7 @@
 //! dense part at least half full go into a `Vec`; any other index goes into a hash map. So the
 //! memo holds at most `2 × entries + 64` dense slots plus one map entry per sparse index.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::vm::Val;
 

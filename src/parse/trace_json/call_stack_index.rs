@@ -13,7 +13,7 @@
 //!   `Fwd thread id`, and the `fwdbwd` flows; tolerates the wrapper
 //!   (`MEM-TV-001`) and truncation (`MEM-TV-002`, with the byte offset).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::io::Read;
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -140,7 +140,7 @@ impl<'a> HostOpsReader<'a> {
             // category values; most events (device kernels, counters, python_function) do not.
             cpu_op: memchr::memmem::Finder::new(b"cpu_op\""),
             fwdbwd: memchr::memmem::Finder::new(b"fwdbwd\""),
-            raw_stacks: HashMap::new(),
+            raw_stacks: HashMap::default(),
             diag: TraceDiagnostics::default(),
             last_thread: None,
             out_of_range: Default::default(),

@@ -3,7 +3,7 @@
 //! device when the view is made (one backward walk), so a click undoes fewer than `K` entries
 //! from a checkpoint and never replays from zero nor reads the file again.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::analysis::snapshot::allocator::fragmentation::{classify, largest_recent_request};
 use crate::analysis::snapshot::allocator::oom::explain;
@@ -162,7 +162,7 @@ impl SnapshotData<'_> {
     fn segment_rows(&self, d: &DeviceAnalysis, map: &SegmentMap) -> Vec<SnapSegmentMapDto> {
         let lt = &d.lifetimes;
         let mut fr = Frames::new(self);
-        let mut sites: HashMap<StackId, String> = HashMap::new();
+        let mut sites: HashMap<StackId, String> = HashMap::default();
         map.segments
             .iter()
             .map(|s| {

@@ -7,7 +7,7 @@
 //! O(records)), then O(|live| log |live|) for the sort and the groups. Measured on a
 //! 1.5M-entry generated snapshot with `examples/snapshot_bench --views` (see ARCHITECTURE.md).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::analysis::snapshot::attribution::{
     contributors, prefix_tree, Attributor, Contributor, TreeNode,
@@ -265,7 +265,7 @@ pub fn layout(nodes: &[TreeNode], fr: &mut Frames<'_>) -> Vec<SnapTreeNodeDto> {
         return Vec::new();
     };
     let min = (root.bytes as f64 * TREE_MIN_FRACTION).ceil() as u64;
-    let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut children: HashMap<u32, Vec<u32>> = HashMap::default();
     for (i, n) in nodes.iter().enumerate().skip(1) {
         if n.bytes >= min.max(1) {
             children.entry(n.parent).or_default().push(i as u32);

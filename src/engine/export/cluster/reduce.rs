@@ -11,7 +11,8 @@
 //!
 //! Memory: the kept ranks (each ≤ 64 KiB) and, at `finish`, the matrices (ranks × steps × 5).
 
-use std::collections::{BTreeMap, HashSet};
+use rustc_hash::FxHashSet as HashSet;
+use std::collections::BTreeMap;
 
 use crate::analysis::anomaly::cross_rank::{flag_slow, robust_z, RankRow};
 use crate::analysis::anomaly_config::AnomalyConfig;
