@@ -431,10 +431,9 @@ mod tests {
             (x % m) as i64
         };
         for _ in 0..700 {
-            let (start, dur) = (
-                next(100_000),
-                1 + next(if next(10) == 0 { 20_000 } else { 500 }),
-            );
+            let long = next(10) == 0;
+            let start = next(100_000);
+            let dur = 1 + next(if long { 20_000 } else { 500 });
             let cat = ["cpu_op", "python_function", "cuda_runtime", "Trace"][next(4) as usize];
             let name = [
                 "aten::mm",
@@ -461,7 +460,7 @@ mod tests {
                     [(&ix.general, true), (&ix.sync, false), (&ix.comm, false)]
                 {
                     let long = Some(1_000);
-                    let mut got = class.clipped((events, &ix.leaf), w, long, leaf_only);
+                    let mut got = class.clipped((events, ix.leaf.as_slice()), w, long, leaf_only);
                     let mut want: Vec<Interval> = class
                         .ev
                         .iter()
