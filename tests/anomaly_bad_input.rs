@@ -272,7 +272,7 @@ fn bom_crlf_quoted_tab_block_num_communication_device_id_variants() {
     assert_eq!(r.kernels.start_ns()[0], 100_250);
     assert_eq!(r.kernels.stream_of(1), "hccl");
     assert_eq!(r.kernels.class()[1].as_str(), "HCCL");
-    assert_eq!(r.kernels.row()[1], 3);
+    assert_eq!(r.kernels.row_of(1), 3);
 }
 
 #[test]

@@ -100,6 +100,8 @@ pub fn kernel_table(t: &GpuTrace) -> KernelTable {
         };
         b.push_texts(&row, texts);
     }
+    // Not alive beside the table `finish` builds from the rows.
+    drop((launches, op_shapes, shape_ids, names, collective));
     b.finish()
 }
 

@@ -53,41 +53,50 @@ pub struct HostIndex<'a> {
     /// The table's flow points (`HostEventTable::h2d_flow_ends_ns`), borrowed.
     flows: &'a [i64],
     compat: Compat,
-    /// Start times (ns, ascending) of the host events kept in any class, for the §9 density.
-    kept_starts: Vec<i64>,
+    /// Start times (ns, ascending) of the host events kept in a class but not in the general
+    /// one (none in the rulebook, whose general class holds the other two); with the general
+    /// class's, those of every kept event, for the §9 density.
+    extra_starts: Vec<i64>,
     /// Number of host events kept in any class (density, §9).
     pub kept_events: usize,
     /// Number of step-marker events excluded by hygiene.
     pub excluded_markers: usize,
 }
 
-/// One class: indices into the table's events, sorted by start, and the running max of ends.
+/// One class: indices into the table's events, sorted by start, and the running max of ends
+/// at the end of every block of [`BLOCK`] indices (one per block, not one per event: a scan
+/// stops at the first block whose running max is at or before the window, so it reads at most
+/// one block more than a per-event max would, and only events that end before the window).
 #[derive(Clone, Debug, Default)]
 struct ClassIndex {
-    ev: Vec<usize>,
-    max_end: Vec<i64>,
+    /// Indices into the table's events (`u32`: [`build_index`] refuses a longer table).
+    ev: Vec<u32>,
+    block_max_end: Vec<i64>,
 }
 
+/// Events per running-max entry of a [`ClassIndex`].
+const BLOCK: usize = 32;
+
 impl ClassIndex {
-    fn finish(mut ev: Vec<usize>, events: &[HostEvent]) -> Self {
+    fn finish(mut ev: Vec<u32>, events: &[HostEvent]) -> Self {
         ev.shrink_to_fit();
         // The table's events come sorted by start (`HostEventTable::finish`); the order among
         // equal starts does not matter (every reader of `clipped` sums or merges).
         if !ev
             .windows(2)
-            .all(|p| events[p[0]].start_ns <= events[p[1]].start_ns)
+            .all(|p| events[p[0] as usize].start_ns <= events[p[1] as usize].start_ns)
         {
-            ev.sort_by_key(|&i| (events[i].start_ns, events[i].end_ns()));
+            ev.sort_by_key(|&i| (events[i as usize].start_ns, events[i as usize].end_ns()));
         }
         let mut m = i64::MIN;
-        let max_end = ev
-            .iter()
-            .map(|&i| {
-                m = m.max(events[i].end_ns());
+        let block_max_end = ev
+            .chunks(BLOCK)
+            .map(|b| {
+                m = b.iter().fold(m, |m, &i| m.max(events[i as usize].end_ns()));
                 m
             })
             .collect();
-        ClassIndex { ev, max_end }
+        ClassIndex { ev, block_max_end }
     }
 
     /// Events overlapping `t` with `dur ≤ long_ns` (and leaf-only when asked, `leaf` per
@@ -99,13 +108,17 @@ impl ClassIndex {
         long_ns: Option<i64>,
         leaf_only: bool,
     ) -> Vec<Interval> {
-        let hi = self.ev.partition_point(|&i| events[i].start_ns < t.end_ns);
+        let hi = self
+            .ev
+            .partition_point(|&i| events[i as usize].start_ns < t.end_ns);
         let mut out = Vec::new();
         for k in (0..hi).rev() {
-            if self.max_end[k] <= t.start_ns {
+            // The running max of ends at the end of `k`'s block is at least that at `k`: when it
+            // is at or before the window, no event up to `k` reaches into it.
+            if self.block_max_end[k / BLOCK] <= t.start_ns {
                 break;
             }
-            let i = self.ev[k];
+            let i = self.ev[k] as usize;
             let iv = Interval::new(events[i].start_ns, events[i].end_ns());
             if long_ns.is_some_and(|l| iv.len_ns() > l) || (leaf_only && !leaf[i]) {
                 continue;
@@ -149,17 +162,26 @@ pub fn build_index<'a>(
     // Per-name class flags, computed once per distinct name: (sync, comm, marker).
     let mut name_flags: Vec<Option<(bool, bool, bool)>> = vec![None; n_text];
     let events = host.events();
+    // Event indices are held as `u32`, half a `usize` natively (wasm32's `usize` is one).
+    // A table past 2^32 events would hold 128 GiB of them (`HostEvent` is 32 bytes), beyond
+    // any memory this runs in; it is refused by name, never wrapped.
+    assert!(
+        u32::try_from(events.len()).is_ok(),
+        "{} host events: more than the 2^32 the host-evidence index addresses",
+        events.len()
+    );
     // Leaf flags: no other event of the same thread strictly inside (events sorted by start, longer first).
     let mut leaf = vec![true; events.len()];
-    let mut by_thread: rustc_hash::FxHashMap<u32, Vec<usize>> = Default::default();
+    let mut by_thread: rustc_hash::FxHashMap<u32, Vec<u32>> = Default::default();
     for (i, e) in events.iter().enumerate() {
-        by_thread.entry(e.thread).or_default().push(i);
+        by_thread.entry(e.thread).or_default().push(i as u32);
     }
     for idx in by_thread.values() {
         for (p, &i) in idx.iter().enumerate() {
+            let i = i as usize;
             let ei = events[i];
             for &j in &idx[p + 1..] {
-                let ej = events[j];
+                let ej = events[j as usize];
                 if ej.start_ns >= ei.end_ns() {
                     break;
                 }
@@ -174,7 +196,7 @@ pub fn build_index<'a>(
     }
     drop(by_thread);
     let (mut g, mut s, mut c) = (Vec::new(), Vec::new(), Vec::new());
-    let mut kept_starts = Vec::new();
+    let mut extra_starts = Vec::new();
     let mut excluded = 0;
     for (i, e) in events.iter().enumerate() {
         let name = host.text(e.name);
@@ -256,22 +278,24 @@ pub fn build_index<'a>(
             matches!(cat, "cpu_op" | "python_function" | "user_annotation")
                 || starts_with_ci(name, "AscendCL@")
         };
-        if general || sync || comm {
-            kept_starts.push(e.start_ns);
+        if !general && (sync || comm) {
+            extra_starts.push(e.start_ns);
         }
+        // `i < 2^32`: checked above.
         if general {
-            g.push(i);
+            g.push(i as u32);
         }
         if sync {
-            s.push(i);
+            s.push(i as u32);
         }
         if comm {
-            c.push(i);
+            c.push(i as u32);
         }
     }
-    kept_starts.sort_unstable();
+    extra_starts.sort_unstable();
     // Grown by doubling while the classes were dealt: each keeps only its events.
-    kept_starts.shrink_to_fit();
+    extra_starts.shrink_to_fit();
+    let kept_events = g.len() + extra_starts.len();
     HostIndex {
         general: ClassIndex::finish(g, events),
         sync: ClassIndex::finish(s, events),
@@ -280,8 +304,8 @@ pub fn build_index<'a>(
         leaf,
         flows: &host.h2d_flow_ends_ns,
         compat: cfg.compat,
-        kept_events: kept_starts.len(),
-        kept_starts,
+        kept_events,
+        extra_starts,
         excluded_markers: excluded,
     }
 }
@@ -290,9 +314,12 @@ impl HostIndex<'_> {
     /// Number of kept host events (any class) whose start lies in `w` (`start ≤ ts < end`),
     /// the per-window count behind §9's "host events per 100 kernels".
     pub fn events_starting_in(&self, w: Interval) -> usize {
-        let a = self.kept_starts.partition_point(|&t| t < w.start_ns);
-        let b = self.kept_starts.partition_point(|&t| t < w.end_ns);
-        b.saturating_sub(a)
+        let a = self.extra_starts.partition_point(|&t| t < w.start_ns);
+        let b = self.extra_starts.partition_point(|&t| t < w.end_ns);
+        let ev = &self.general.ev;
+        let ga = ev.partition_point(|&i| self.events[i as usize].start_ns < w.start_ns);
+        let gb = ev.partition_point(|&i| self.events[i as usize].start_ns < w.end_ns);
+        b.saturating_sub(a) + gb.saturating_sub(ga)
     }
 }
 
@@ -390,6 +417,91 @@ pub fn labels(ev: &Evidence, capture_boundary: bool, cfg: &AnomalyConfig) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The class scan (one running max per block of events) and the density count (the
+    /// general class plus the other kept events) give what a scan of every event gives.
+    #[test]
+    fn class_scan_and_density_match_every_event() {
+        let mut t = HostEventTable::new();
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % m) as i64
+        };
+        for _ in 0..700 {
+            let long = next(10) == 0;
+            let start = next(100_000);
+            let dur = 1 + next(if long { 20_000 } else { 500 });
+            let cat = ["cpu_op", "python_function", "cuda_runtime", "Trace"][next(4) as usize];
+            let name = [
+                "aten::mm",
+                "aten::copy_",
+                "cudaLaunchKernel",
+                "c10d::allreduce",
+            ][next(4) as usize];
+            let lane = [Lane::Python, Lane::Cann, Lane::OtherHost][next(3) as usize];
+            t.push(name, cat, next(3) as u32, lane, start, dur);
+        }
+        t.finish();
+        for compat in [Compat::Rulebook, Compat::Script] {
+            let cfg = AnomalyConfig {
+                compat,
+                ..Default::default()
+            };
+            let ix = build_index(&t, &cfg, None);
+            let events = t.events();
+            let mut kept = 0;
+            for _ in 0..300 {
+                let from = next(110_000) - 5_000;
+                let w = Interval::new(from, from + 1 + next(3_000));
+                for (class, leaf_only) in
+                    [(&ix.general, true), (&ix.sync, false), (&ix.comm, false)]
+                {
+                    let long = Some(1_000);
+                    let mut got = class.clipped((events, ix.leaf.as_slice()), w, long, leaf_only);
+                    let mut want: Vec<Interval> = class
+                        .ev
+                        .iter()
+                        .map(|&i| i as usize)
+                        .filter(|&i| events[i].dur_ns <= 1_000 && (!leaf_only || ix.leaf[i]))
+                        .filter_map(|i| {
+                            Interval::new(events[i].start_ns, events[i].end_ns()).clip(w)
+                        })
+                        .collect();
+                    got.sort_unstable();
+                    want.sort_unstable();
+                    assert_eq!(got, want);
+                }
+                let want = events
+                    .iter()
+                    .filter(|e| {
+                        e.start_ns >= w.start_ns
+                            && e.start_ns < w.end_ns
+                            && kept_in_any(&ix, events, e)
+                    })
+                    .count();
+                assert_eq!(ix.events_starting_in(w), want);
+                kept += want;
+            }
+            assert!(kept > 0);
+            assert_eq!(
+                ix.kept_events,
+                events
+                    .iter()
+                    .filter(|e| kept_in_any(&ix, events, e))
+                    .count()
+            );
+        }
+    }
+
+    fn kept_in_any(ix: &HostIndex<'_>, events: &[HostEvent], e: &HostEvent) -> bool {
+        let i = events.iter().position(|x| std::ptr::eq(x, e)).unwrap() as u32;
+        [&ix.general, &ix.sync, &ix.comm]
+            .iter()
+            .any(|c| c.ev.contains(&i))
+    }
 
     fn ev(host: Option<f64>, sync: f64, comm: f64, hint: Option<f64>) -> Evidence {
         Evidence {

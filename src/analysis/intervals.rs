@@ -71,10 +71,15 @@ pub fn total_len(segs: &[Interval]) -> i64 {
 /// A kernel overrunning the next kernel of its stream counts up to that start
 /// (`KernelTable::busy_end_ns`, a Decision), so busy never exceeds the window.
 pub fn kernel_union(t: &KernelTable, mut keep: impl FnMut(usize) -> bool) -> Vec<Interval> {
-    let v = (0..t.len())
-        .filter(|&i| keep(i))
-        .map(|i| Interval::new(t.start_ns()[i], t.busy_end_ns(i)))
-        .collect();
+    // Sized once for the kernels kept (a filtered collect grows by doubling, to up to twice
+    // their room, before `merge` shrinks it).
+    let n = (0..t.len()).filter(|&i| keep(i)).count();
+    let mut v = Vec::with_capacity(n);
+    v.extend(
+        (0..t.len())
+            .filter(|&i| keep(i))
+            .map(|i| Interval::new(t.start_ns()[i], t.busy_end_ns(i))),
+    );
     merge(v)
 }
 

@@ -358,6 +358,8 @@ impl GpuTrace {
             .collect();
         by_correlation.sort_unstable();
         by_correlation.dedup_by_key(|&mut (c, _)| c);
+        // Grown by doubling while the calls were filtered: keeps only its entries.
+        by_correlation.shrink_to_fit();
         LaunchIndex { by_correlation }
     }
 }

@@ -46,7 +46,8 @@ impl<'a, F: Fn(&str) -> bool> NameTest<'a, F> {
 /// One rank's kernels, one column per field.
 ///
 /// Invariants (set by [`KernelTableBuilder::finish`]): all columns have the same
-/// length (a [`Column`] stored as one value counts as that value on every row); rows are
+/// length (a [`Column`] stored as one value counts as that value on every row, the source
+/// rows may be stored as those that are not the index + 1, [`KernelTable::row_of`]); rows are
 /// sorted by `start_ns`, ties by stream key then source row; `dur_ns ≥ 0`, `wait_ns ≥ 0`;
 /// `start_ns` and `start_ns + dur_ns` within `±base::arith::TIME_LIMIT_NS`; Σ (`dur_ns` +
 /// `wait_ns`) over the table ≤ `i64::MAX`. Every `NameId` indexes [`KernelTable::text`].
@@ -67,7 +68,13 @@ pub struct KernelTable {
     step_tag: Filled<Option<i64>>,
     /// Launch time per kernel, [`NO_LAUNCH`] for none (empty when no kernel has one).
     launch_ns: Vec<i64>,
+    /// Source row per kernel; empty when most kernels' is their index + 1 (a GPU trace's
+    /// device ops, in the table's order but for ties): then [`row_moved`](Self::row_moved)
+    /// lists the others. See [`row_of`](Self::row_of).
     row: Vec<u64>,
+    /// When `row` is empty: `(kernel, source row)` of the kernels whose source row is not their
+    /// index + 1, by kernel.
+    row_moved: Vec<(usize, u64)>,
     pmu: Vec<[Option<f32>; 3]>,
     /// Busy end per kernel (empty when no kernel overruns: then it is `end_ns`).
     busy_end: Vec<i64>,
@@ -291,9 +298,22 @@ impl KernelTable {
         !self.launch_ns.is_empty()
     }
 
-    /// Source line per kernel (0 for trace-derived kernels).
-    pub fn row(&self) -> &[u64] {
-        &self.row
+    /// Source line of kernel `i` (0 for trace-derived kernels; a GPU trace's device op's
+    /// index + 1). Panics when `i` is not a row of the table.
+    pub fn row_of(&self, i: usize) -> u64 {
+        assert!(i < self.len(), "row {i} of a table of {}", self.len());
+        if let Some(&r) = self.row.get(i) {
+            return r;
+        }
+        match self.row_moved.binary_search_by_key(&i, |m| m.0) {
+            Ok(k) => self.row_moved[k].1,
+            Err(_) => i as u64 + 1,
+        }
+    }
+
+    /// [`row_of`](Self::row_of) of every kernel, in order.
+    pub fn rows(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..self.len()).map(|i| self.row_of(i))
     }
     /// PMU `[aic_mac_ratio, aic_mte2_ratio, memory_bound]` per kernel; empty when no PMU column exists.
     pub fn pmu(&self) -> &[[Option<f32>; 3]] {

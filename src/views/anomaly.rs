@@ -44,7 +44,7 @@ pub fn kernel(k: &KernelTable, i: usize) -> KernelDto {
         dur_us: ns_to_us(k.dur_ns()[i]),
         wait_us: ns_to_us(k.wait_ns()[i]),
         stream: k.stream_of(i).to_string(),
-        row: k.row()[i],
+        row: k.row_of(i),
     }
 }
 

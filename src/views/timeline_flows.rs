@@ -64,7 +64,7 @@ impl FlowIndex {
         let mut ix = FlowIndex::default();
         if let Some(g) = gpu {
             ix.kernel_of_op = vec![u32::MAX; g.device_ops.len()];
-            for (k, &row) in src.kernels.row().iter().enumerate() {
+            for (k, row) in src.kernels.rows().enumerate() {
                 if let Some(slot) = (row as usize)
                     .checked_sub(1)
                     .and_then(|i| ix.kernel_of_op.get_mut(i))
@@ -181,7 +181,7 @@ impl FlowIndex {
         g: &GpuTrace,
         k: u32,
     ) -> Vec<Link> {
-        let row = src.kernels.row()[k as usize] as usize;
+        let row = src.kernels.row_of(k as usize) as usize;
         let Some(op) = row.checked_sub(1).and_then(|i| g.device_ops.get(i)) else {
             return Vec::new();
         };

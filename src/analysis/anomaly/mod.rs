@@ -172,6 +172,21 @@ pub fn analyse_on(input: &RankInput<'_>, cfg: &AnomalyConfig, threads: usize) ->
             }
         }
     }
+    // The host index's last use (§9 density, the policy counts): dropped before the later
+    // stages allocate.
+    let sparse_host = sparse_host(
+        &bubble_results,
+        &results,
+        &raw_groups,
+        host_ix.as_ref(),
+        input,
+        cfg,
+    );
+    let host_policy = host_ix
+        .as_ref()
+        .map(|h| (h.kept_events, h.excluded_markers))
+        .unwrap_or((0, 0));
+    drop(host_ix);
     for s in &mut results {
         crate::base::sort::sort(&mut s.labels);
         // Top-5 internal bubbles for stable positions.
@@ -194,6 +209,8 @@ pub fn analyse_on(input: &RankInput<'_>, cfg: &AnomalyConfig, threads: usize) ->
             })
             .collect();
     }
+    // The kernels' neighbours are read by the windows and their signatures only.
+    drop(nb);
 
     // Communication: totals, per-step ops, wait pollution.
     let json_ivs: Vec<Interval> = input
@@ -238,7 +255,13 @@ pub fn analyse_on(input: &RankInput<'_>, cfg: &AnomalyConfig, threads: usize) ->
     }
 
     // AICPU (§5.14) and its step escalation.
-    let ai_core = kernel_union(k, |i| k.class()[i] == TaskClass::AiCore);
+    // Only AICPU kernels read the AI Core union (none on a GPU trace: not built there).
+    let has_aicpu = k.class().iter().any(|&c| c == TaskClass::AiCpu);
+    let ai_core = if has_aicpu {
+        kernel_union(k, |i| k.class()[i] == TaskClass::AiCore)
+    } else {
+        Vec::new()
+    };
     let aicpu_ops = ops::aicpu_ops(k, 0..k.len(), &ai_core, cfg);
     let adj = (cfg.aicpu_adjacent_us * 1000.0) as i64;
     for s in &mut results {
@@ -259,30 +282,20 @@ pub fn analyse_on(input: &RankInput<'_>, cfg: &AnomalyConfig, threads: usize) ->
 
     // Wait anchors over the dominant group (pseudo-step: whole capture).
     let scope: Vec<usize> = match raw_groups.first() {
-        Some(g) if !matches!(method, StepMethod::Pseudo | StepMethod::Macro) => g
-            .steps
-            .iter()
-            .flat_map(|&i| results[i].kernels.clone())
-            .collect(),
+        Some(g) if !matches!(method, StepMethod::Pseudo | StepMethod::Macro) => {
+            // Sized once: a flattened collect would grow by doubling.
+            let n = g.steps.iter().map(|&i| results[i].kernels.len()).sum();
+            let mut v = Vec::with_capacity(n);
+            v.extend(g.steps.iter().flat_map(|&i| results[i].kernels.clone()));
+            v
+        }
         _ => (0..k.len()).collect(),
     };
     let wait_anchor_ops = ops::wait_anchors(k, &scope, &comm_win, cfg);
     let pmu = ops::pmu_verdicts(k, &wait_anchor_ops, cfg);
 
     // Capabilities and host density.
-    let caps = capabilities(
-        input,
-        k,
-        host_ix.as_ref().map(|h| h.kept_events).unwrap_or(0),
-    );
-    let sparse_host = sparse_host(
-        &bubble_results,
-        &results,
-        &raw_groups,
-        host_ix.as_ref(),
-        input,
-        cfg,
-    );
+    let caps = capabilities(input, k, host_policy.0);
 
     // Groups.
     let all_windows: Vec<Interval> = results.iter().map(|s| s.window).collect();
@@ -396,10 +409,7 @@ pub fn analyse_on(input: &RankInput<'_>, cfg: &AnomalyConfig, threads: usize) ->
         capabilities: caps,
         top_tags,
         limitations,
-        host_policy: host_ix
-            .as_ref()
-            .map(|h| (h.kept_events, h.excluded_markers))
-            .unwrap_or((0, 0)),
+        host_policy,
         busy_segments: segs,
     };
     bubble_results.shrink_to_fit();

@@ -493,7 +493,7 @@ fn overrun_problems(
     problems: &mut Problems,
 ) {
     for o in k.overruns() {
-        let row = k.row()[o.kernel];
+        let row = k.row_of(o.kernel);
         let at = match kernel_files.first() {
             Some(f) if row > 0 => Position::file(f.path.as_str()).at_line(row),
             _ => Position::file(
@@ -502,7 +502,7 @@ fn overrun_problems(
                     .unwrap_or(rank.label()),
             ),
         };
-        let next_row = k.row()[o.next];
+        let next_row = k.row_of(o.next);
         problems.push(Problem::new(
             Severity::Warning,
             "ANOM-KD-012",

@@ -257,6 +257,13 @@ impl KernelTableBuilder {
         let sorted = || order.iter().map(|&i| &rows[i]);
         let has_pmu = rows.iter().any(|r| r.pmu.iter().any(Option::is_some));
         let has_launch = rows.iter().any(|r| r.launch_ns.is_some());
+        // Source rows that are the kernel's index + 1 are not stored when at most a quarter
+        // are not (`row_of`): those are listed, at twice the room of a row each.
+        let moved = sorted()
+            .enumerate()
+            .filter(|&(i, r)| r.row != i as u64 + 1)
+            .count();
+        let counted_rows = moved <= n / 4;
         // The columns that are often one value for the whole table (`Filled`).
         let wait_ns = Filled::collect(sorted().map(|r| r.wait_ns));
         let op_type = Filled::collect(sorted().map(|r| r.op_type));
@@ -277,7 +284,8 @@ impl KernelTableBuilder {
             shapes,
             step_tag,
             launch_ns: Vec::new(),
-            row: Vec::with_capacity(n),
+            row: Vec::new(),
+            row_moved: Vec::new(),
             pmu: Vec::new(),
             busy_end: Vec::new(),
             overruns: Vec::new(),
@@ -288,7 +296,12 @@ impl KernelTableBuilder {
         if has_launch {
             t.launch_ns.reserve_exact(n);
         }
-        for r in sorted() {
+        if counted_rows {
+            t.row_moved.reserve_exact(moved);
+        } else {
+            t.row.reserve_exact(n);
+        }
+        for (i, r) in sorted().enumerate() {
             t.start_ns.push(r.start_ns);
             t.dur_ns.push(r.dur_ns);
             t.stream.push(key(r));
@@ -297,7 +310,11 @@ impl KernelTableBuilder {
             t.comm.push(r.comm);
             t.name.push(r.name);
             t.core_raw.push(r.core_raw);
-            t.row.push(r.row);
+            if !counted_rows {
+                t.row.push(r.row);
+            } else if r.row != i as u64 + 1 {
+                t.row_moved.push((i, r.row));
+            }
             if has_pmu {
                 t.pmu.push(r.pmu);
             }

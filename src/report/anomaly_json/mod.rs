@@ -38,7 +38,7 @@ fn kernel(k: &KernelTable, i: usize) -> KernelJson {
         wait_us: ns_to_us(k.wait_ns()[i]),
         stream: k.stream_of(i).to_string(),
         start_us: ExactUs(k.start_ns()[i]),
-        row: k.row()[i],
+        row: k.row_of(i),
     }
 }
 
@@ -68,7 +68,7 @@ pub fn overruns(k: &KernelTable) -> Vec<OverrunJson> {
     k.overruns()
         .iter()
         .map(|o| OverrunJson {
-            row: k.row()[o.kernel],
+            row: k.row_of(o.kernel),
             name: k.name_of(o.kernel).to_string(),
             task_type: k.core_of(o.kernel).to_string(),
             stream: k.stream_of(o.kernel).to_string(),
@@ -76,7 +76,7 @@ pub fn overruns(k: &KernelTable) -> Vec<OverrunJson> {
             end_us: ExactUs(k.end_ns(o.kernel)),
             clipped_at_us: ExactUs(k.busy_end_ns(o.kernel)),
             overrun_us: ExactUs(o.overrun_ns),
-            next_row: k.row()[o.next],
+            next_row: k.row_of(o.next),
             next_name: k.name_of(o.next).to_string(),
         })
         .collect()

@@ -28,7 +28,7 @@ pub(super) fn write_overruns(o: &mut String, k: &KernelTable, r: &AnomalyResult)
         let _ = writeln!(
             o,
             "| {} | `{}` | {} | {} | {} | {} | {} | {} | `{}` ({}) |",
-            k.row()[i],
+            k.row_of(i),
             k.name_of(i),
             k.core_of(i),
             k.stream_of(i),
@@ -37,7 +37,7 @@ pub(super) fn write_overruns(o: &mut String, k: &KernelTable, r: &AnomalyResult)
             ns_to_us_text(k.busy_end_ns(i)),
             ns_to_us_text(x.overrun_ns),
             k.name_of(x.next),
-            k.row()[x.next]
+            k.row_of(x.next)
         );
     }
     let _ = writeln!(

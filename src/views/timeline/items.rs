@@ -141,7 +141,7 @@ impl TimelineIndex {
                         "N/A" => String::new(),
                         s => s.to_string(),
                     },
-                    source_row: k.row()[ix],
+                    source_row: k.row_of(ix),
                     ..base
                 }
             }
