@@ -64,12 +64,18 @@ fn memory_on_a_gpu_trace_says_which_command_reads_it_and_no_empty_location() {
         env!("CARGO_MANIFEST_DIR"),
         "/../shared/fixtures/ascend/facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz"
     );
+    let out = std::env::temp_dir().join(format!("proflens_mem_none_{}.csv", std::process::id()));
+    let _ = std::fs::remove_file(&out);
     let o = Command::new(env!("CARGO_BIN_EXE_proflens"))
-        .args(["memory", trace])
+        .args(["memory", trace, "--out", out.to_str().unwrap()])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("holds no Ascend rank folder"), "{err}");
+    // Nothing collected: no table, not an empty one (no --out file holding only a header).
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!out.exists(), "{err}");
+    assert!(err.contains("nothing written"), "{err}");
     assert!(
         err.contains("`proflens snapshot`") && err.contains("`proflens anomaly`"),
         "{err}"

@@ -203,6 +203,12 @@ pub fn run(args: Args) -> i32 {
         let analysed = run.ranks.iter().filter(|r| !r.is_empty()).count();
         return super::exit_code(analysed > 0, n_problems, args.common.strict);
     }
+    // Nothing collected from any rank (`MEM-RUN-001`): no table, not an empty one
+    // (ascend-memory.md §9.0), so no `--out` file holding only a header.
+    if run.ranks.iter().all(|r| r.is_empty()) {
+        eprintln!("proflens memory: nothing written: no rank folder gave memory rows");
+        return super::exit_code(false, n_problems, args.common.strict);
+    }
     let mut buf: Box<dyn Write> = match &args.out {
         Some(p) => match std::fs::File::create(p) {
             Ok(f) => Box::new(std::io::BufWriter::with_capacity(1 << 20, f)),
