@@ -47,20 +47,16 @@ pub fn sort_by_i64_key<T: Copy>(v: &mut [T], mut key: impl FnMut(T) -> i64) {
     if v.len() < 2 {
         return;
     }
-    assert!(
-        v.len() <= u32::MAX as usize,
-        "sort_by_i64_key: over 2^32 items"
-    );
+    if u32::try_from(v.len()).is_err() {
+        return sort_by_key(v, |&x| key(x));
+    }
     let mut keyed: Vec<(i64, u32)> = v
         .iter()
         .enumerate()
         .map(|(i, &x)| (key(x), i as u32))
         .collect();
     sort_i64_pairs(&mut keyed);
-    let old = v.to_vec();
-    for (d, &(_, p)) in v.iter_mut().zip(&keyed) {
-        *d = old[p as usize];
-    }
+    place(v, keyed.iter().map(|k| k.1));
 }
 
 /// [`sort_by_i64_key`] with a key of two `i64` (compared first by the first): the same order as
@@ -69,10 +65,9 @@ pub fn sort_by_i64_pair<T: Copy>(v: &mut [T], mut key: impl FnMut(T) -> (i64, i6
     if v.len() < 2 {
         return;
     }
-    assert!(
-        v.len() <= u32::MAX as usize,
-        "sort_by_i64_pair: over 2^32 items"
-    );
+    if u32::try_from(v.len()).is_err() {
+        return sort_by_key(v, |&x| key(x));
+    }
     let mut keyed: Vec<(i64, i64, u32)> = v
         .iter()
         .enumerate()
@@ -82,8 +77,14 @@ pub fn sort_by_i64_pair<T: Copy>(v: &mut [T], mut key: impl FnMut(T) -> (i64, i6
         })
         .collect();
     sort_i64_triples(&mut keyed);
+    place(v, keyed.iter().map(|k| k.2));
+}
+
+/// Puts the item that was at position `from[i]` at position `i` (the keyed sorts' last step;
+/// past 2^32 items, beyond what their `u32` positions address, they use [`sort_by_key`]).
+fn place<T: Copy>(v: &mut [T], from: impl Iterator<Item = u32>) {
     let old = v.to_vec();
-    for (d, &(_, _, p)) in v.iter_mut().zip(&keyed) {
+    for (d, p) in v.iter_mut().zip(from) {
         *d = old[p as usize];
     }
 }

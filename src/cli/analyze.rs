@@ -423,7 +423,7 @@ fn write_outputs(
     quiet: bool,
     threads: usize,
 ) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    // `dir` was made before the read (`analyze`).
     let say = |p: &Path| {
         if !quiet {
             eprintln!("wrote {}", p.display());
