@@ -93,22 +93,7 @@ struct Filled<T> {
     fill: T,
 }
 
-impl<T: Copy + PartialEq + Default> Filled<T> {
-    /// The column of `rows`, as one value when they are all equal (then nothing is allocated).
-    fn collect<I: Iterator<Item = T> + Clone>(rows: I) -> Self {
-        let mut all = rows.clone();
-        match all.next() {
-            Some(first) if all.all(|r| r == first) => Filled {
-                rows: Vec::new(),
-                fill: first,
-            },
-            _ => Filled {
-                rows: rows.collect(),
-                fill: T::default(),
-            },
-        }
-    }
-
+impl<T> Filled<T> {
     fn view(&self, len: usize) -> Column<'_, T> {
         Column {
             rows: &self.rows,

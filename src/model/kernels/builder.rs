@@ -59,34 +59,132 @@ pub struct RowTexts {
 }
 
 /// Accumulates [`KernelRow`]s; [`finish`](Self::finish) sorts and freezes them.
-#[derive(Debug, Default)]
+///
+/// The rows are kept as the table's columns (no row struct): `finish` sorts an order of them
+/// and moves one column at a time into that order, so the rows are never held twice.
+#[derive(Debug)]
 pub struct KernelTableBuilder {
     pool: Vec<String>,
     index: HashMap<String, NameId>,
-    rows: Vec<RawRow>,
+    /// Room reserved for each column ([`with_capacity`](Self::with_capacity)), also when a
+    /// column kept as one value starts to hold one value per row.
+    capacity: usize,
+    start_ns: Vec<i64>,
+    dur_ns: Vec<i64>,
+    wait_ns: Lazy<i64>,
+    /// [`NO_STREAM`] = not yet known.
+    stream: Vec<NameId>,
+    class: Vec<TaskClass>,
+    inferred: Vec<bool>,
+    comm: Vec<bool>,
+    name: Vec<NameId>,
+    op_type: Lazy<NameId>,
+    core_raw: Vec<NameId>,
+    shapes: Lazy<NameId>,
+    step_tag: Lazy<Option<i64>>,
+    /// Kept as one value ([`NO_LAUNCH`]) until a kernel has a launch time.
+    launch_ns: Lazy<i64>,
+    /// Source rows; empty while every row pushed is its index + 1 (a GPU trace's device ops).
+    row: Vec<u64>,
+    /// Kept as one value (no PMU) until a kernel has one.
+    pmu: Lazy<[Option<f32>; 3]>,
     rejected: Tally,
     /// Σ (duration + wait) of the rows kept, ns: bounded by `i64::MAX`, so every sum of
     /// durations, waits or both over any subset of the table fits (§3.4 sums, op totals, cost).
     cost_sum: i64,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct RawRow {
-    start_ns: i64,
-    dur_ns: i64,
-    wait_ns: i64,
-    stream: Option<NameId>,
-    class: TaskClass,
-    inferred: bool,
-    comm: bool,
-    name: NameId,
-    op_type: NameId,
-    core_raw: NameId,
-    shapes: NameId,
-    step_tag: Option<i64>,
-    launch_ns: Option<i64>,
-    row: u64,
-    pmu: [Option<f32>; 3],
+/// The builder's stream of a row whose stream key is not yet known.
+const NO_STREAM: NameId = NameId::MAX;
+
+/// A column of the builder kept as one value (`fill`) while every row pushed holds it, then
+/// as one value per row.
+#[derive(Debug, Default)]
+struct Lazy<T> {
+    rows: Vec<T>,
+    fill: T,
+}
+
+impl<T: Copy + PartialEq + Default> Lazy<T> {
+    /// A column that is `fill` until a row holds another value.
+    fn of(fill: T) -> Self {
+        Lazy {
+            rows: Vec::new(),
+            fill,
+        }
+    }
+
+    /// Pushes the value of row `i` (the rows before it were pushed); `first`: the first row's
+    /// value becomes the fill. `capacity`: the room of a column that starts to hold rows.
+    fn push(&mut self, i: usize, v: T, first: bool, capacity: usize) {
+        if self.rows.is_empty() {
+            if i == 0 && first {
+                self.fill = v;
+                return;
+            }
+            if v == self.fill {
+                return;
+            }
+            self.rows.reserve_exact(capacity.max(i + 1));
+            self.rows.resize(i, self.fill);
+        }
+        self.rows.push(v);
+    }
+
+    /// Reorders the rows (row `k` becomes `order[k]`'s).
+    fn permute(&mut self, order: &[usize]) {
+        if !self.rows.is_empty() {
+            permute(&mut self.rows, order);
+        }
+    }
+
+    /// The table's column of `len` rows.
+    fn into_filled(self) -> Filled<T> {
+        if self.rows.is_empty() {
+            Filled {
+                rows: Vec::new(),
+                fill: self.fill,
+            }
+        } else {
+            Filled {
+                rows: self.rows,
+                fill: T::default(),
+            }
+        }
+    }
+}
+
+/// `v` in `order` (row `k` becomes `v[order[k]]`), one column's room more while it is copied.
+fn permute<T: Copy>(v: &mut Vec<T>, order: &[usize]) {
+    let sorted: Vec<T> = order.iter().map(|&i| v[i]).collect();
+    *v = sorted;
+}
+
+impl Default for KernelTableBuilder {
+    fn default() -> Self {
+        KernelTableBuilder {
+            pool: Vec::new(),
+            index: HashMap::default(),
+            capacity: 0,
+            start_ns: Vec::new(),
+            dur_ns: Vec::new(),
+            wait_ns: Lazy::default(),
+            stream: Vec::new(),
+            class: Vec::new(),
+            inferred: Vec::new(),
+            comm: Vec::new(),
+            name: Vec::new(),
+            op_type: Lazy::default(),
+            core_raw: Vec::new(),
+            shapes: Lazy::default(),
+            step_tag: Lazy::default(),
+            launch_ns: Lazy::of(NO_LAUNCH),
+            row: Vec::new(),
+            pmu: Lazy::of([None; 3]),
+            rejected: Tally::default(),
+            cost_sum: 0,
+        }
+    }
 }
 
 impl KernelTableBuilder {
@@ -99,7 +197,15 @@ impl KernelTableBuilder {
     /// regrowth copies, which in wasm are a `memcpy` of the whole table each time).
     pub fn with_capacity(rows: usize) -> Self {
         let mut b = Self::default();
-        b.rows.reserve_exact(rows);
+        b.capacity = rows;
+        b.start_ns.reserve_exact(rows);
+        b.dur_ns.reserve_exact(rows);
+        b.stream.reserve_exact(rows);
+        b.class.reserve_exact(rows);
+        b.inferred.reserve_exact(rows);
+        b.comm.reserve_exact(rows);
+        b.name.reserve_exact(rows);
+        b.core_raw.reserve_exact(rows);
         b
     }
 
@@ -115,12 +221,12 @@ impl KernelTableBuilder {
 
     /// Number of rows pushed so far.
     pub fn len(&self) -> usize {
-        self.rows.len()
+        self.start_ns.len()
     }
 
     /// True when no row was pushed.
     pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
+        self.start_ns.is_empty()
     }
 
     /// Adds one kernel; its task class is derived from `core_raw` and `name` (§1.2.2).
@@ -181,38 +287,45 @@ impl KernelTableBuilder {
         let name = &self.pool[texts.name as usize];
         let (class, inferred) = TaskClass::classify(&self.pool[texts.core_raw as usize], name);
         let comm = is_comm_kernel(class, name);
-        let raw = RawRow {
-            start_ns: k.start_ns,
-            dur_ns: dur,
-            wait_ns: wait,
-            stream: texts.stream,
-            class,
-            inferred,
-            comm,
-            name: texts.name,
-            op_type: texts.op_type,
-            core_raw: texts.core_raw,
-            shapes: texts.shapes,
-            step_tag: k.step_tag,
-            // A launch time outside the model's time range is dropped, never kept.
-            launch_ns: k.launch_ns.filter(|&l| arith::time_ns(l).is_ok()),
-            row: k.row,
-            pmu: [k.pmu_mac_ratio, k.pmu_mte2_ratio, k.pmu_memory_bound],
-        };
-        self.rows.push(raw);
+        let (i, cap) = (self.start_ns.len(), self.capacity);
+        self.start_ns.push(k.start_ns);
+        self.dur_ns.push(dur);
+        self.wait_ns.push(i, wait, true, cap);
+        self.stream.push(texts.stream.unwrap_or(NO_STREAM));
+        self.class.push(class);
+        self.inferred.push(inferred);
+        self.comm.push(comm);
+        self.name.push(texts.name);
+        self.op_type.push(i, texts.op_type, true, cap);
+        self.core_raw.push(texts.core_raw);
+        self.shapes.push(i, texts.shapes, true, cap);
+        self.step_tag.push(i, k.step_tag, true, cap);
+        // A launch time outside the model's time range is dropped, never kept.
+        let launch = k.launch_ns.filter(|&l| arith::time_ns(l).is_ok());
+        self.launch_ns.push(i, launch.unwrap_or(NO_LAUNCH), false, cap);
+        if self.row.is_empty() && k.row != i as u64 + 1 {
+            self.row.reserve_exact(cap.max(i + 1));
+            self.row.extend(1..=i as u64);
+        }
+        if !self.row.is_empty() {
+            self.row.push(k.row);
+        }
+        let pmu = [k.pmu_mac_ratio, k.pmu_mte2_ratio, k.pmu_memory_bound];
+        self.pmu.push(i, pmu, false, cap);
         Ok(())
     }
 
     /// Smallest start pushed so far, ns.
     pub fn min_start_ns(&self) -> Option<i64> {
-        self.rows.iter().map(|r| r.start_ns).min()
+        self.start_ns.iter().copied().min()
     }
 
     /// Number of non-comm rows still without a stream key.
     pub fn missing_streams(&self) -> usize {
-        self.rows
+        self.stream
             .iter()
-            .filter(|r| r.stream.is_none() && !r.comm)
+            .zip(&self.comm)
+            .filter(|&(&s, &comm)| s == NO_STREAM && !comm)
             .count()
     }
 
@@ -220,15 +333,13 @@ impl KernelTableBuilder {
     /// join with trace device lanes, §1.2.4). Returns how many rows were joined.
     pub fn join_streams(&mut self, mut lookup: impl FnMut(&str, i64) -> Option<String>) -> usize {
         let mut n = 0;
-        for r in 0..self.rows.len() {
-            let row = self.rows[r];
-            if row.stream.is_some() || row.comm {
+        for r in 0..self.start_ns.len() {
+            if self.stream[r] != NO_STREAM || self.comm[r] {
                 continue;
             }
-            let name = self.pool[row.name as usize].clone();
-            if let Some(s) = lookup(&name, row.start_ns) {
-                let id = self.intern(&s);
-                self.rows[r].stream = Some(id);
+            let name = self.pool[self.name[r] as usize].clone();
+            if let Some(s) = lookup(&name, self.start_ns[r]) {
+                self.stream[r] = self.intern(&s);
                 n += 1;
             }
         }
@@ -240,90 +351,102 @@ impl KernelTableBuilder {
     pub fn finish(mut self) -> KernelTable {
         let hccl = self.intern("hccl");
         let unknown = self.intern("unknown");
-        let pool = self.pool;
-        let key = |r: &RawRow| r.stream.unwrap_or(if r.comm { hccl } else { unknown });
-        let rows = &self.rows;
-        let n = rows.len();
-        // The order of the rows, sorted (stable, like a sort of the rows themselves) as indices:
-        // no copy of the rows, whose sort buffer would be half of them.
+        for (s, &comm) in self.stream.iter_mut().zip(&self.comm) {
+            if *s == NO_STREAM {
+                *s = if comm { hccl } else { unknown };
+            }
+        }
+        let n = self.start_ns.len();
+        // The order of the rows, sorted (stable, like a sort of the rows themselves) as indices.
         let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by(|&a, &b| {
-            let (a, b) = (&rows[a], &rows[b]);
-            a.start_ns
-                .cmp(&b.start_ns)
-                .then_with(|| pool[key(a) as usize].cmp(&pool[key(b) as usize]))
-                .then(a.row.cmp(&b.row))
-        });
-        let sorted = || order.iter().map(|&i| &rows[i]);
-        let has_pmu = rows.iter().any(|r| r.pmu.iter().any(Option::is_some));
-        let has_launch = rows.iter().any(|r| r.launch_ns.is_some());
+        {
+            let (pool, start, stream, row) = (&self.pool, &self.start_ns, &self.stream, &self.row);
+            let row_at = |i: usize| row.get(i).copied().unwrap_or(i as u64 + 1);
+            order.sort_by(|&a, &b| {
+                start[a]
+                    .cmp(&start[b])
+                    .then_with(|| pool[stream[a] as usize].cmp(&pool[stream[b] as usize]))
+                    .then_with(|| row_at(a).cmp(&row_at(b)))
+            });
+        }
         // Source rows that are the kernel's index + 1 are not stored when at most a quarter
         // are not (`row_of`): those are listed, at twice the room of a row each.
-        let moved = sorted()
+        let row_at = |i: usize| self.row.get(i).copied().unwrap_or(i as u64 + 1);
+        let moved = order
+            .iter()
             .enumerate()
-            .filter(|&(i, r)| r.row != i as u64 + 1)
+            .filter(|&(k, &i)| row_at(i) != k as u64 + 1)
             .count();
         let counted_rows = moved <= n / 4;
-        // The columns that are often one value for the whole table (`Filled`).
-        let wait_ns = Filled::collect(sorted().map(|r| r.wait_ns));
-        let op_type = Filled::collect(sorted().map(|r| r.op_type));
-        let step_tag = Filled::collect(sorted().map(|r| r.step_tag));
-        let shapes = Filled::collect(sorted().map(|r| r.shapes));
+        let (mut row, mut row_moved) = (Vec::new(), Vec::new());
+        if counted_rows {
+            row_moved.reserve_exact(moved);
+            for (k, &i) in order.iter().enumerate() {
+                if row_at(i) != k as u64 + 1 {
+                    row_moved.push((k, row_at(i)));
+                }
+            }
+        } else {
+            row.reserve_exact(n);
+            row.extend(order.iter().map(|&i| row_at(i)));
+        }
+        drop(self.row);
+        // Each column moved into the order in turn (nothing to move when the rows came sorted).
+        if order.iter().enumerate().any(|(k, &i)| k != i) {
+            permute(&mut self.start_ns, &order);
+            permute(&mut self.dur_ns, &order);
+            self.wait_ns.permute(&order);
+            permute(&mut self.stream, &order);
+            permute(&mut self.class, &order);
+            permute(&mut self.inferred, &order);
+            permute(&mut self.comm, &order);
+            permute(&mut self.name, &order);
+            self.op_type.permute(&order);
+            permute(&mut self.core_raw, &order);
+            self.shapes.permute(&order);
+            self.step_tag.permute(&order);
+            self.launch_ns.permute(&order);
+            self.pmu.permute(&order);
+        } else {
+            // Builders without a known row count grew their columns: kept at their length.
+            self.start_ns.shrink_to_fit();
+            self.dur_ns.shrink_to_fit();
+            self.wait_ns.rows.shrink_to_fit();
+            self.stream.shrink_to_fit();
+            self.class.shrink_to_fit();
+            self.inferred.shrink_to_fit();
+            self.comm.shrink_to_fit();
+            self.name.shrink_to_fit();
+            self.op_type.rows.shrink_to_fit();
+            self.core_raw.shrink_to_fit();
+            self.shapes.rows.shrink_to_fit();
+            self.step_tag.rows.shrink_to_fit();
+            self.launch_ns.rows.shrink_to_fit();
+            self.pmu.rows.shrink_to_fit();
+        }
+        drop(order);
+        // The columns as the table keeps them (launch times and PMU: empty when none has one).
         let mut t = KernelTable {
-            pool,
-            start_ns: Vec::with_capacity(n),
-            dur_ns: Vec::with_capacity(n),
-            wait_ns,
-            stream: Vec::with_capacity(n),
-            class: Vec::with_capacity(n),
-            inferred: Vec::with_capacity(n),
-            comm: Vec::with_capacity(n),
-            name: Vec::with_capacity(n),
-            op_type,
-            core_raw: Vec::with_capacity(n),
-            shapes,
-            step_tag,
-            launch_ns: Vec::new(),
-            row: Vec::new(),
-            row_moved: Vec::new(),
-            pmu: Vec::new(),
+            pool: self.pool,
+            start_ns: self.start_ns,
+            dur_ns: self.dur_ns,
+            wait_ns: self.wait_ns.into_filled(),
+            stream: self.stream,
+            class: self.class,
+            inferred: self.inferred,
+            comm: self.comm,
+            name: self.name,
+            op_type: self.op_type.into_filled(),
+            core_raw: self.core_raw,
+            shapes: self.shapes.into_filled(),
+            step_tag: self.step_tag.into_filled(),
+            launch_ns: self.launch_ns.rows,
+            row,
+            row_moved,
+            pmu: self.pmu.rows,
             busy_end: Vec::new(),
             overruns: Vec::new(),
         };
-        if has_pmu {
-            t.pmu.reserve_exact(n);
-        }
-        if has_launch {
-            t.launch_ns.reserve_exact(n);
-        }
-        if counted_rows {
-            t.row_moved.reserve_exact(moved);
-        } else {
-            t.row.reserve_exact(n);
-        }
-        for (i, r) in sorted().enumerate() {
-            t.start_ns.push(r.start_ns);
-            t.dur_ns.push(r.dur_ns);
-            t.stream.push(key(r));
-            t.class.push(r.class);
-            t.inferred.push(r.inferred);
-            t.comm.push(r.comm);
-            t.name.push(r.name);
-            t.core_raw.push(r.core_raw);
-            if !counted_rows {
-                t.row.push(r.row);
-            } else if r.row != i as u64 + 1 {
-                t.row_moved.push((i, r.row));
-            }
-            if has_pmu {
-                t.pmu.push(r.pmu);
-            }
-            if has_launch {
-                t.launch_ns.push(r.launch_ns.unwrap_or(NO_LAUNCH));
-            }
-        }
-        drop(order);
-        drop(self.rows);
         t.clip_stream_overruns();
         t
     }

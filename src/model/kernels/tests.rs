@@ -156,3 +156,54 @@ fn finish_sorts_by_start_then_stream_then_row_and_fills_stream_keys() {
     assert_eq!(t.stream_of(3), "hccl");
     assert_eq!(t.starting_in(10, 20), 1..4);
 }
+
+#[test]
+fn columns_kept_as_one_value_until_a_row_differs_come_out_in_the_sorted_order() {
+    // Pushed out of order: the first rows are their index + 1 with one wait, op type, shapes
+    // and step tag and no launch or PMU; later rows differ in each, so every column the builder
+    // keeps as one value starts to hold rows part-way.
+    let mut b = KernelTableBuilder::new();
+    let mut rows = Vec::new();
+    for i in 0..12u64 {
+        let mut r = row(&format!("k{}", i % 5), "AI_CORE", 1000 - 10 * (i as i64 % 7), "2", i + 1);
+        if i >= 4 {
+            r.wait_ns = i as i64;
+            r.op_type = format!("T{}", i % 3);
+            r.input_shapes = format!("[{i}]");
+            r.step_tag = Some(i as i64 / 4);
+        }
+        if i >= 6 {
+            r.launch_ns = Some(500 + i as i64);
+            r.pmu_mac_ratio = Some(i as f32);
+        }
+        if i == 9 {
+            r.row = 40; // one source row that is not the index + 1
+        }
+        b.push(&r);
+        rows.push(r);
+    }
+    let t = b.finish();
+    let mut want = rows.clone();
+    want.sort_by(|a, b| a.start_ns.cmp(&b.start_ns).then(a.row.cmp(&b.row)));
+    assert_eq!(t.len(), want.len());
+    for (i, r) in want.iter().enumerate() {
+        assert_eq!(t.start_ns()[i], r.start_ns);
+        assert_eq!(t.name_of(i), r.name);
+        assert_eq!(t.wait_ns()[i], r.wait_ns);
+        assert_eq!(t.text(t.op_type()[i]), r.op_type);
+        assert_eq!(t.text(t.shapes()[i]), r.input_shapes);
+        assert_eq!(t.step_tag()[i], r.step_tag);
+        assert_eq!(t.launch_ns(i), r.launch_ns);
+        assert_eq!(t.pmu()[i][0], r.pmu_mac_ratio);
+        assert_eq!(t.row_of(i), r.row);
+    }
+    // Rows pushed in order, all one value: nothing stored per row for those columns.
+    let mut b = KernelTableBuilder::with_capacity(3);
+    for i in 0..3 {
+        b.push(&row("k", "AI_CORE", i * 10, "2", i as u64 + 1));
+    }
+    let t = b.finish();
+    assert!(!t.has_launch_times() && t.pmu().is_empty());
+    assert_eq!(t.rows().collect::<Vec<_>>(), [1, 2, 3]);
+    assert_eq!(t.wait_ns().iter().copied().collect::<Vec<_>>(), [0, 0, 0]);
+}
