@@ -129,6 +129,30 @@ pub fn analyse_on(input: &RankInput<'_>, cfg: &AnomalyConfig, threads: usize) ->
         .collect();
     let windows = bubbles::emit_windows(&sw, &global, &nb, cfg);
     drop(sw);
+    for s in &mut results {
+        // Top-5 internal bubbles for stable positions.
+        let top = super::intervals::longest(&s.metrics.bubbles, cfg.top_n_windows);
+        let service = s.metrics.service_ns.max(1) as f64;
+        s.top_internal = top
+            .iter()
+            .map(|b| {
+                let name =
+                    |i: Option<usize>| i.map(|i| k.name_of(i).to_string()).unwrap_or_default();
+                TopBubble {
+                    signature: (
+                        name(nb.before(b.start_ns, None)),
+                        name(nb.after(b.end_ns, None)),
+                    ),
+                    bin: (((b.start_ns - s.window.start_ns) as f64 / service)
+                        / cfg.stable_position_bin)
+                        .floor() as i64,
+                }
+            })
+            .collect();
+    }
+    // The kernels' neighbours are read by the windows and their signatures only: dropped
+    // before the host index is built.
+    drop(nb);
     let host_ix = input
         .trace
         .map(|t| host_evidence::build_index(t, cfg, annotation.as_deref()));
@@ -189,28 +213,7 @@ pub fn analyse_on(input: &RankInput<'_>, cfg: &AnomalyConfig, threads: usize) ->
     drop(host_ix);
     for s in &mut results {
         crate::base::sort::sort(&mut s.labels);
-        // Top-5 internal bubbles for stable positions.
-        let top = super::intervals::longest(&s.metrics.bubbles, cfg.top_n_windows);
-        let service = s.metrics.service_ns.max(1) as f64;
-        s.top_internal = top
-            .iter()
-            .map(|b| {
-                let name =
-                    |i: Option<usize>| i.map(|i| k.name_of(i).to_string()).unwrap_or_default();
-                TopBubble {
-                    signature: (
-                        name(nb.before(b.start_ns, None)),
-                        name(nb.after(b.end_ns, None)),
-                    ),
-                    bin: (((b.start_ns - s.window.start_ns) as f64 / service)
-                        / cfg.stable_position_bin)
-                        .floor() as i64,
-                }
-            })
-            .collect();
     }
-    // The kernels' neighbours are read by the windows and their signatures only.
-    drop(nb);
 
     // Communication: totals, per-step ops, wait pollution.
     let json_ivs: Vec<Interval> = input
@@ -280,16 +283,13 @@ pub fn analyse_on(input: &RankInput<'_>, cfg: &AnomalyConfig, threads: usize) ->
         }
     }
 
-    // Wait anchors over the dominant group (pseudo-step: whole capture).
-    let scope: Vec<usize> = match raw_groups.first() {
+    // Wait anchors over the dominant group (pseudo-step: whole capture): its steps' kernel
+    // ranges, not a list of their kernels.
+    let scope: Vec<std::ops::Range<usize>> = match raw_groups.first() {
         Some(g) if !matches!(method, StepMethod::Pseudo | StepMethod::Macro) => {
-            // Sized once: a flattened collect would grow by doubling.
-            let n = g.steps.iter().map(|&i| results[i].kernels.len()).sum();
-            let mut v = Vec::with_capacity(n);
-            v.extend(g.steps.iter().flat_map(|&i| results[i].kernels.clone()));
-            v
+            g.steps.iter().map(|&i| results[i].kernels.clone()).collect()
         }
-        _ => (0..k.len()).collect(),
+        _ => vec![0..k.len()],
     };
     let wait_anchor_ops = ops::wait_anchors(k, &scope, &comm_win, cfg);
     let pmu = ops::pmu_verdicts(k, &wait_anchor_ops, cfg);

@@ -78,10 +78,11 @@ pub fn polluted_wait_ns(k: &KernelTable, i: usize, comm: &[Interval], cfg: &Anom
     }
 }
 
-/// §5.12 over the kernels `scope`; returns all ops sorted by total-cost rank.
+/// §5.12 over the kernels of the ranges `scope`, in order; returns all ops sorted by
+/// total-cost rank.
 pub fn wait_anchors(
     k: &KernelTable,
-    scope: &[usize],
+    scope: &[std::ops::Range<usize>],
     comm: &[Interval],
     cfg: &AnomalyConfig,
 ) -> Vec<WaitAnchorOp> {
@@ -95,7 +96,7 @@ pub fn wait_anchors(
         first: usize,
     }
     let mut by: HashMap<u32, Acc> = HashMap::default();
-    for &i in scope {
+    for i in scope.iter().flat_map(Clone::clone) {
         let a = by.entry(k.name()[i]).or_insert_with(|| Acc {
             n: 0,
             dur: 0,
