@@ -171,7 +171,7 @@ pub fn build_index<'a>(
     let mut leaf = vec![true; events.len()];
     let mut by_thread: rustc_hash::FxHashMap<u32, Vec<u32>> = Default::default();
     for (i, e) in events.iter().enumerate() {
-        by_thread.entry(e.thread).or_default().push(i as u32);
+        by_thread.entry(host.thread_of(e)).or_default().push(i as u32);
     }
     for idx in by_thread.values() {
         for (p, &i) in idx.iter().enumerate() {
@@ -197,7 +197,8 @@ pub fn build_index<'a>(
     let mut excluded = 0;
     for (i, e) in events.iter().enumerate() {
         let name = host.text(e.name);
-        let cat = host.text(e.cat);
+        let cat = host.text(host.cat_of(e));
+        let lane = host.lane_of(e);
         let (is_sync, is_comm_name, is_marker) =
             *name_flags[e.name as usize].get_or_insert_with(|| {
                 let sync = if rule {
@@ -262,13 +263,13 @@ pub fn build_index<'a>(
         // annotation a collective (neither cat occurs in Ascend traces).
         let sync = is_sync || (rule && cat == "HostToDevice") || cat == "cuda_sync";
         let comm = is_comm_name
-            || (rule && e.lane == Lane::HcclDevice)
+            || (rule && lane == Lane::HcclDevice)
             || (cat == "user_annotation" && starts_with_ci(name, "nccl:"));
         let general = if rule {
             matches!(
                 cat,
                 "cpu_op" | "python_function" | "user_annotation" | "enqueue" | "dequeue"
-            ) || e.lane == Lane::Cann
+            ) || lane == Lane::Cann
                 || sync
                 || comm
         } else {

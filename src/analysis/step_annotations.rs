@@ -37,21 +37,22 @@ pub fn top_level_annotations(trace: &HostEventTable) -> Vec<Annotation> {
     let mut open: HashMap<u32, Vec<i64>> = HashMap::default();
     let mut out = Vec::new();
     for e in trace.events() {
-        let ann = match is_annotation.get_mut(e.cat as usize) {
-            Some(slot) => *slot.get_or_insert_with(|| trace.text(e.cat) == "user_annotation"),
+        let cat = trace.cat_of(e);
+        let ann = match is_annotation.get_mut(cat as usize) {
+            Some(slot) => *slot.get_or_insert_with(|| trace.text(cat) == "user_annotation"),
             None => false,
         };
         if !ann {
             continue;
         }
-        let stack = open.entry(e.thread).or_default();
+        let stack = open.entry(trace.thread_of(e)).or_default();
         while stack.last().is_some_and(|&end| end <= e.start_ns) {
             stack.pop();
         }
         if stack.is_empty() {
             out.push(Annotation {
                 name: trace.text(e.name).to_string(),
-                thread: e.thread,
+                thread: trace.thread_of(e),
                 ts_ns: e.start_ns,
                 dur_ns: e.dur_ns,
             });

@@ -22,21 +22,25 @@ pub enum Lane {
 pub type TextId = u32;
 
 /// One host event with a duration (`X` with `dur > 0`, or a matched `B`/`E` pair).
+///
+/// Its category, thread and lane are one id of the owning table's (`kind`; few distinct
+/// triples, so 24 bytes an event instead of 32): [`HostEventTable::cat_of`],
+/// [`HostEventTable::thread_of`], [`HostEventTable::lane_of`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HostEvent {
-    /// Event name id.
-    pub name: TextId,
-    /// Category id (empty string when the event has no `cat`).
-    pub cat: TextId,
-    /// Interned `(pid, tid)` thread key.
-    pub thread: u32,
-    /// Lane of its process.
-    pub lane: Lane,
     /// Start in ns.
     pub start_ns: i64,
     /// Duration in ns (> 0).
     pub dur_ns: i64,
+    /// Event name id.
+    pub name: TextId,
+    /// Id of the `(category, thread, lane)` of the event in its table.
+    kind: u32,
 }
+
+/// A host event's category id (empty string when the event has no `cat`), interned
+/// `(pid, tid)` thread key and the lane of its process.
+type Kind = (TextId, u32, Lane);
 
 impl HostEvent {
     /// End in ns.
@@ -172,6 +176,9 @@ pub struct HostEventTable {
     threads: Vec<String>,
     thread_index: HashMap<String, u32>,
     events: Vec<HostEvent>,
+    /// The `(category, thread, lane)` of [`HostEvent`]'s `kind` ids.
+    kinds: Vec<Kind>,
+    kind_index: HashMap<Kind, u32>,
     /// Step-marker candidates, in file order.
     pub markers: Vec<MarkerEvent>,
     /// `ts` (ns) of the points `h2d_flow_count` counts (§5.6): on Ascend the flow end points
@@ -265,13 +272,20 @@ impl HostEventTable {
         if crate::base::arith::interval_ns(start_ns, dur_ns).is_err() {
             self.rejected += 1;
         } else {
+            let key = (cat, thread, lane);
+            // Runs of events share a kind (one thread's ops): the last one is checked first.
+            let kind = match self.events.last() {
+                Some(e) if self.kinds.get(e.kind as usize) == Some(&key) => e.kind,
+                _ => *self.kind_index.entry(key).or_insert_with(|| {
+                    self.kinds.push(key);
+                    (self.kinds.len() - 1) as u32
+                }),
+            };
             self.events.push(HostEvent {
-                name,
-                cat,
-                thread,
-                lane,
                 start_ns,
                 dur_ns,
+                name,
+                kind,
             });
         }
     }
@@ -308,6 +322,31 @@ impl HostEventTable {
     /// Host events, sorted by start after [`finish`](Self::finish).
     pub fn events(&self) -> &[HostEvent] {
         &self.events
+    }
+
+    fn kind_of(&self, e: &HostEvent) -> Kind {
+        self.kinds
+            .get(e.kind as usize)
+            .copied()
+            .unwrap_or((0, 0, Lane::OtherHost))
+    }
+
+    /// Category id of event `e` of this table (empty string when the event has no `cat`).
+    #[inline]
+    pub fn cat_of(&self, e: &HostEvent) -> TextId {
+        self.kind_of(e).0
+    }
+
+    /// Interned `(pid, tid)` thread key of event `e` of this table.
+    #[inline]
+    pub fn thread_of(&self, e: &HostEvent) -> u32 {
+        self.kind_of(e).1
+    }
+
+    /// Lane of the process of event `e` of this table.
+    #[inline]
+    pub fn lane_of(&self, e: &HostEvent) -> Lane {
+        self.kind_of(e).2
     }
 
     /// The `"<pid>/<tid>"` key of an interned thread id (`""` when unknown).

@@ -160,14 +160,15 @@ impl TimelineIndex {
                 .collect();
             let mut by_thread: HashMap<u32, (HostLane, Vec<u32>)> = HashMap::default();
             for (i, e) in t.events().iter().enumerate() {
-                if !matches!(e.lane, HostLane::Python | HostLane::Cann)
+                let lane = t.lane_of(e);
+                if !matches!(lane, HostLane::Python | HostLane::Cann)
                     || is_step_marker(t.text(e.name), &step_ids)
                 {
                     continue;
                 }
                 by_thread
-                    .entry(e.thread)
-                    .or_insert((e.lane, Vec::new()))
+                    .entry(t.thread_of(e))
+                    .or_insert((lane, Vec::new()))
                     .1
                     .push(i as u32);
             }

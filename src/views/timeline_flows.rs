@@ -210,7 +210,7 @@ impl FlowIndex {
             .find(|&e| {
                 trace.events().get(e as usize).is_some_and(|ev| {
                     ev.dur_ns == h.dur_ns
-                        && ev.lane == HostLane::Cann
+                        && trace.lane_of(ev) == HostLane::Cann
                         && trace.text(ev.name) == name
                 })
             });
@@ -280,7 +280,7 @@ impl FlowIndex {
             let Some(call) = trace.events().get(e as usize) else {
                 continue;
             };
-            if call.lane != HostLane::Cann || call.end_ns() > ev.end_ns() {
+            if trace.lane_of(call) != HostLane::Cann || call.end_ns() > ev.end_ns() {
                 continue;
             }
             // The host op of this event: same start, duration and name.
@@ -374,7 +374,7 @@ impl FlowIndex {
         let flows = t.flows();
         let a = flows.partition_point(|f| f.start_ns < ev.start_ns);
         for f in flows[a..].iter().take_while(|f| f.start_ns < ev.end_ns()) {
-            if f.start_thread != ev.thread {
+            if f.start_thread != t.thread_of(&ev) {
                 continue;
             }
             let device = self

@@ -148,9 +148,9 @@ impl TimelineIndex {
             (Items::Host, Some(t)) => match t.events().get(ix) {
                 Some(ev) => TimelineItemDto {
                     name: t.text(ev.name).to_string(),
-                    stream: t.thread_text(ev.thread).to_string(),
-                    op_type: t.text(ev.cat).to_string(),
-                    core: if ev.lane == HostLane::Python {
+                    stream: t.thread_text(t.thread_of(ev)).to_string(),
+                    op_type: t.text(t.cat_of(ev)).to_string(),
+                    core: if t.lane_of(ev) == HostLane::Python {
                         "Python"
                     } else {
                         src.runtime
