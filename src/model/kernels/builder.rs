@@ -303,11 +303,11 @@ impl KernelTableBuilder {
         // A launch time outside the model's time range is dropped, never kept.
         let launch = k.launch_ns.filter(|&l| arith::time_ns(l).is_ok());
         self.launch_ns.push(i, launch.unwrap_or(NO_LAUNCH), false, cap);
-        if self.row.is_empty() && k.row != i as u64 + 1 {
-            self.row.reserve_exact(cap.max(i + 1));
-            self.row.extend(1..=i as u64);
-        }
-        if !self.row.is_empty() {
+        if !self.row.is_empty() || k.row != i as u64 + 1 {
+            if self.row.is_empty() {
+                self.row.reserve_exact(cap.max(i + 1));
+                self.row.extend(1..=i as u64);
+            }
             self.row.push(k.row);
         }
         let pmu = [k.pmu_mac_ratio, k.pmu_mte2_ratio, k.pmu_memory_bound];

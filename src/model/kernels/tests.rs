@@ -206,4 +206,10 @@ fn columns_kept_as_one_value_until_a_row_differs_come_out_in_the_sorted_order() 
     assert!(!t.has_launch_times() && t.pmu().is_empty());
     assert_eq!(t.rows().collect::<Vec<_>>(), [1, 2, 3]);
     assert_eq!(t.wait_ns().iter().copied().collect::<Vec<_>>(), [0, 0, 0]);
+    // A CSV's rows: physical lines from 2, the first already not its index + 1.
+    let mut b = KernelTableBuilder::new();
+    for i in 0..3 {
+        b.push(&row("k", "AI_CORE", i * 10, "2", i as u64 + 2));
+    }
+    assert_eq!(b.finish().rows().collect::<Vec<_>>(), [2, 3, 4]);
 }
