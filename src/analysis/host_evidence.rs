@@ -69,7 +69,8 @@ pub struct HostIndex<'a> {
 /// one block more than a per-event max would, and only events that end before the window).
 #[derive(Clone, Debug, Default)]
 struct ClassIndex {
-    /// Indices into the table's events (`u32`: [`build_index`] refuses a longer table).
+    /// Indices into the table's events (`u32`: [`build_index`] indexes only the first
+    /// 2^32 − 1 events of a longer table, never a wrapped index).
     ev: Vec<u32>,
     block_max_end: Vec<i64>,
 }
@@ -162,7 +163,7 @@ pub fn build_index<'a>(
     // Per-name class flags, computed once per distinct name: (sync, comm, marker).
     let mut name_flags: Vec<Option<(bool, bool, bool)>> = vec![None; n_text];
     // Event indices are held as `u32`, half a `usize` natively (wasm32's `usize` is one).
-    // A table past 2^32 events would hold 128 GiB of them (`HostEvent` is 32 bytes), beyond
+    // A table past 2^32 events would hold 96 GiB of them (`HostEvent` is 24 bytes), beyond
     // any memory this runs in: the index addresses the first 2^32 − 1, never a wrapped index
     // and never a panic on input.
     let all = host.events();
