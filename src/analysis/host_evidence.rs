@@ -172,7 +172,10 @@ pub fn build_index<'a>(
     let mut leaf = vec![true; events.len()];
     let mut by_thread: rustc_hash::FxHashMap<u32, Vec<u32>> = Default::default();
     for (i, e) in events.iter().enumerate() {
-        by_thread.entry(host.thread_of(e)).or_default().push(i as u32);
+        by_thread
+            .entry(host.thread_of(e))
+            .or_default()
+            .push(i as u32);
     }
     for idx in by_thread.values() {
         for (p, &i) in idx.iter().enumerate() {

@@ -150,8 +150,7 @@ pub fn analyse_on(input: &RankInput<'_>, cfg: &AnomalyConfig, threads: usize) ->
             })
             .collect();
     }
-    // The kernels' neighbours are read by the windows and their signatures only: dropped
-    // before the host index is built.
+    // Read by the windows and their signatures only: not alive beside the host index.
     drop(nb);
     let host_ix = input
         .trace
@@ -286,10 +285,12 @@ pub fn analyse_on(input: &RankInput<'_>, cfg: &AnomalyConfig, threads: usize) ->
     // Wait anchors over the dominant group (pseudo-step: whole capture): its steps' kernel
     // ranges, not a list of their kernels.
     let scope: Vec<std::ops::Range<usize>> = match raw_groups.first() {
-        Some(g) if !matches!(method, StepMethod::Pseudo | StepMethod::Macro) => {
-            g.steps.iter().map(|&i| results[i].kernels.clone()).collect()
-        }
-        _ => vec![0..k.len()],
+        Some(g) if !matches!(method, StepMethod::Pseudo | StepMethod::Macro) => g
+            .steps
+            .iter()
+            .map(|&i| results[i].kernels.clone())
+            .collect(),
+        _ => std::iter::once(0..k.len()).collect(),
     };
     let wait_anchor_ops = ops::wait_anchors(k, &scope, &comm_win, cfg);
     let pmu = ops::pmu_verdicts(k, &wait_anchor_ops, cfg);

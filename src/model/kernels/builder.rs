@@ -196,8 +196,10 @@ impl KernelTableBuilder {
     /// An empty builder with room for `rows` kernels (sources that know their row count: no
     /// regrowth copies, which in wasm are a `memcpy` of the whole table each time).
     pub fn with_capacity(rows: usize) -> Self {
-        let mut b = Self::default();
-        b.capacity = rows;
+        let mut b = Self {
+            capacity: rows,
+            ..Self::default()
+        };
         b.start_ns.reserve_exact(rows);
         b.dur_ns.reserve_exact(rows);
         b.stream.reserve_exact(rows);
@@ -302,7 +304,8 @@ impl KernelTableBuilder {
         self.step_tag.push(i, k.step_tag, true, cap);
         // A launch time outside the model's time range is dropped, never kept.
         let launch = k.launch_ns.filter(|&l| arith::time_ns(l).is_ok());
-        self.launch_ns.push(i, launch.unwrap_or(NO_LAUNCH), false, cap);
+        self.launch_ns
+            .push(i, launch.unwrap_or(NO_LAUNCH), false, cap);
         if !self.row.is_empty() || k.row != i as u64 + 1 {
             if self.row.is_empty() {
                 self.row.reserve_exact(cap.max(i + 1));

@@ -165,7 +165,13 @@ fn columns_kept_as_one_value_until_a_row_differs_come_out_in_the_sorted_order() 
     let mut b = KernelTableBuilder::new();
     let mut rows = Vec::new();
     for i in 0..12u64 {
-        let mut r = row(&format!("k{}", i % 5), "AI_CORE", 1000 - 10 * (i as i64 % 7), "2", i + 1);
+        let mut r = row(
+            &format!("k{}", i % 5),
+            "AI_CORE",
+            1000 - 10 * (i as i64 % 7),
+            "2",
+            i + 1,
+        );
         if i >= 4 {
             r.wait_ns = i as i64;
             r.op_type = format!("T{}", i % 3);
