@@ -158,6 +158,59 @@ fn identifying_members_at_the_end_and_gpu_events_deep_in_the_file() {
     assert_each_byte_read_once(&counts, &o);
 }
 
+/// Older PyTorch (the HTA test traces) writes `distributedInfo` after `traceEvents`, past the
+/// head the inventory reads: two traces named without a rank are numbered by their order (0, 1).
+/// Before, both said "no distributedInfo" (`GPU-DISC-001`), though each file has one. Now the
+/// run checks the number against the late `distributedInfo`: `b` (late rank 1, numbered 1)
+/// gets an info note that they agree; `a` (late rank 1, numbered 0) a warning naming both and
+/// how to number it; neither keeps the order's note.
+#[test]
+fn distributed_info_after_the_events_is_checked_by_the_run() {
+    let trace = |late: i64| {
+        let mut ev: Vec<String> = vec![r#"{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 5, "dur": 4, "args": {"correlation": 7}}"#.into()];
+        ev.extend((0..2500u64).map(|i| x("cpu_op", "aten::add", 10 + i * 10, 5)));
+        ev.push(r#"{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 30010, "dur": 20, "args": {"correlation": 7, "device": 0, "stream": 7}}"#.into());
+        format!(
+            r#"{{"schemaVersion": 1, "traceEvents": [{}], "distributedInfo": {{"backend": "nccl", "rank": {late}, "world_size": 2}}}}"#,
+            ev.join(",\n")
+        )
+    };
+    let mut o = MemOpener::new();
+    o.add("run/a.pt.trace.json", trace(1));
+    o.add("run/b.pt.trace.json", trace(1));
+    let (inv, store, counts) = analyse(&o, &o.list());
+    let ranks: Vec<(Option<i64>, RankSource)> =
+        inv.ranks.iter().map(|r| (r.rank_id, r.rank_source)).collect();
+    assert_eq!(ranks, vec![(Some(0), RankSource::Order), (Some(1), RankSource::Order)]);
+    let notes = |i: usize| -> Vec<(&'static str, Severity, String)> {
+        let a = store.anomaly(i).unwrap();
+        assert_eq!(a.gpu.as_ref().unwrap().facts.distributed.as_ref().unwrap().rank, Some(1));
+        a.problems
+            .kept()
+            .iter()
+            .filter(|p| p.code.starts_with("GPU-DISC"))
+            .map(|p| (p.code, p.severity, p.message.clone()))
+            .collect()
+    };
+    assert_eq!(
+        notes(0),
+        vec![(
+            "GPU-DISC-005",
+            Severity::Warning,
+            "run/a.pt.trace.json says distributedInfo.rank 1 after its trace events (past the head the inventory reads), but it was numbered rank 0 from the order of the traces (no distributedInfo in the head, no rank in the name) before the read: this run keeps rank 0; name the file with rank1 (rank1.pt.trace.json) to number it 1".to_string()
+        )]
+    );
+    assert_eq!(
+        notes(1),
+        vec![(
+            "GPU-DISC-005",
+            Severity::Info,
+            "Rank 1 of run/b.pt.trace.json taken from the order of the traces (no distributedInfo in the head, no rank in the name); its distributedInfo, written after the trace events (past the head the inventory reads), says the same rank".to_string()
+        )]
+    );
+    assert_each_byte_read_once(&counts, &o);
+}
+
 /// A `metadata` member larger than the head's bound (15 MiB) before the events: the head
 /// cannot decide, the file is kept (`GPU-DISC-003`) and the run judges it by its content. With
 /// `cpu_op` events it is a host-only trace; with events of no PyTorch category it is "not a

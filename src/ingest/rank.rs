@@ -55,7 +55,7 @@ impl RankSource {
             RankSource::DistributedInfo => "distributedInfo.rank of the trace",
             RankSource::FileName => "the trace file name",
             RankSource::Order => {
-                "the order of the traces (no distributedInfo, no rank in the name)"
+                "the order of the traces (no distributedInfo in the head, no rank in the name)"
             }
             RankSource::Unknown => "nowhere",
         }

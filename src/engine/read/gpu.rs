@@ -27,6 +27,7 @@ use crate::analysis::{gpu_rank, gpu_tables};
 use crate::base::{Position, Problem, Problems, Severity};
 use crate::engine::contract::Cancelled;
 use crate::ingest::inventory::{FileKind, RankFile, RankFolder, RANK_FROM_ORDER};
+use crate::ingest::rank::RankSource;
 use crate::ingest::{Opener, Progress};
 use crate::model::gpu::GpuTrace;
 use crate::model::kernels::KernelTable;
@@ -42,6 +43,9 @@ pub mod codes {
     pub const FILE: &str = "GPU-FILE-001";
     /// A file the inventory kept undecided holds no PyTorch profiler mark (formats.md §8.1).
     pub const NOT_A_TRACE: &str = crate::ingest::kineto::NOT_A_TRACE;
+    /// `distributedInfo` found by the run after the trace events, past the head the inventory
+    /// read: the rank it was numbered by agrees (info) or not (warning) (formats.md §8).
+    pub const LATE_RANK: &str = "GPU-DISC-005";
 }
 
 /// Analyses GPU rank `rank` (a `CaptureKind::Kineto` inventory entry). `on_progress` gets the
@@ -147,11 +151,18 @@ fn read_rank_with(
     // The inventory's notes first; a rank id taken from the order of the files does not
     // apply to a split trace, whose ranks carry their own ids.
     let split = traces.first().is_some_and(|(r, _)| r.is_some());
+    let late = (!split)
+        .then(|| late_rank(rank, path, &traces[0].1))
+        .flatten();
     let mut file_problems = Problems::new();
     for n in &rank.notes {
-        if !(split && n.code == RANK_FROM_ORDER) {
+        // The order's note says the trace has no distributedInfo: the late one replaces it.
+        if !((split || late.is_some()) && n.code == RANK_FROM_ORDER) {
             file_problems.push(n.to_problem());
         }
+    }
+    if let Some(p) = late {
+        file_problems.push(p);
     }
     file_problems.extend(problems);
     let mut problems = file_problems;
@@ -170,6 +181,39 @@ fn read_rank_with(
     });
     first.parts = all.collect();
     Ok(first)
+}
+
+/// The check of a rank numbered before the read against the `distributedInfo` the read found
+/// (formats.md §8): older PyTorch writes `distributedInfo` after `traceEvents`, past the head
+/// the inventory reads, so a rank it numbered by the file name or by the order of the traces
+/// is checked here. `None` when the inventory read `distributedInfo` itself or the trace has
+/// none; else an info note when the ranks agree and a warning naming both when they do not
+/// (the run keeps the inventory's number: every view and export is keyed by it).
+fn late_rank(rank: &RankFolder, path: &str, trace: &GpuTrace) -> Option<Problem> {
+    if !matches!(rank.rank_source, RankSource::Order | RankSource::FileName) {
+        return None;
+    }
+    let late = trace.facts.distributed.as_ref()?.rank?;
+    let given = rank.rank_id?;
+    let label = rank.label();
+    let from = rank.rank_source.describe();
+    let (severity, message) = if late == given {
+        (
+            Severity::Info,
+            format!("Rank {given} of {label} taken from {from}; its distributedInfo, written after the trace events (past the head the inventory reads), says the same rank"),
+        )
+    } else {
+        (
+            Severity::Warning,
+            format!("{label} says distributedInfo.rank {late} after its trace events (past the head the inventory reads), but it was numbered rank {given} from {from} before the read: this run keeps rank {given}; name the file with rank{late} (rank{late}.pt.trace.json) to number it {late}"),
+        )
+    };
+    Some(Problem::new(
+        severity,
+        codes::LATE_RANK,
+        Position::file(path),
+        message,
+    ))
 }
 
 /// The analysis of one rank's trace `trace` from file `path` of inventory entry `rank`
