@@ -179,12 +179,28 @@ fn distributed_info_after_the_events_is_checked_by_the_run() {
     o.add("run/a.pt.trace.json", trace(1));
     o.add("run/b.pt.trace.json", trace(1));
     let (inv, store, counts) = analyse(&o, &o.list());
-    let ranks: Vec<(Option<i64>, RankSource)> =
-        inv.ranks.iter().map(|r| (r.rank_id, r.rank_source)).collect();
-    assert_eq!(ranks, vec![(Some(0), RankSource::Order), (Some(1), RankSource::Order)]);
-    let notes = |i: usize| -> Vec<(&'static str, Severity, String)> {
+    let ranks: Vec<(Option<i64>, RankSource)> = inv
+        .ranks
+        .iter()
+        .map(|r| (r.rank_id, r.rank_source))
+        .collect();
+    assert_eq!(
+        ranks,
+        vec![(Some(0), RankSource::Order), (Some(1), RankSource::Order)]
+    );
+    let notes = |i: u32| -> Vec<(&'static str, Severity, String)> {
         let a = store.anomaly(i).unwrap();
-        assert_eq!(a.gpu.as_ref().unwrap().facts.distributed.as_ref().unwrap().rank, Some(1));
+        assert_eq!(
+            a.gpu
+                .as_ref()
+                .unwrap()
+                .facts
+                .distributed
+                .as_ref()
+                .unwrap()
+                .rank,
+            Some(1)
+        );
         a.problems
             .kept()
             .iter()
