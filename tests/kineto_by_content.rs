@@ -385,6 +385,33 @@ fn the_real_h100_trace_with_a_metadata_member_first() {
     assert_eq!(t.facts.devices[0].name, "NVIDIA H100 80GB HBM3");
     assert_eq!(t.facts.cuda_runtime_version, Some(12040));
     assert_eq!(a.result.steps.len(), 1);
+    // The inventory's head ends before those members, so its card rows were "—"; once the
+    // run is done the card takes them from the rank's summary (`views::gpu::rank_card_facts`).
+    assert!(head.devices.is_empty() && head.runtime.is_none());
+    let summary = proflens::engine::session::anomaly::summary_of(0, r, a);
+    assert_eq!(
+        (
+            summary.gpu_device.as_deref(),
+            summary.gpu_runtime.as_deref()
+        ),
+        (Some("NVIDIA H100 80GB HBM3"), Some("CUDA 12.4"))
+    );
+    let dto = proflens::engine::session::dto::inventory(&inv, &[]);
+    let card = |read| -> Vec<Option<String>> {
+        proflens::views::gpu::rank_card_facts(&dto.ranks[0], read)
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("GPU"))
+            .map(|(_, v)| v)
+            .collect()
+    };
+    assert_eq!(card(None), vec![None, None]);
+    assert_eq!(
+        card(Some(&summary)),
+        vec![
+            Some("NVIDIA H100 80GB HBM3".to_string()),
+            Some("CUDA 12.4".to_string())
+        ]
+    );
 }
 
 /// The CLI on only such a file: nothing was analysed, so `anomaly` and `analyze` exit 2 (they

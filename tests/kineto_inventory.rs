@@ -271,7 +271,7 @@ fn rank_cards_list_only_their_platforms_fields() {
         dto::inventory(&inventory(dir), &[])
             .ranks
             .iter()
-            .map(rank_card_facts)
+            .map(|r| rank_card_facts(r, None))
             .collect()
     };
     let ascend = keys("ascend/Ascend__msinsight/test/data/pytorch/text/level1");

@@ -77,6 +77,36 @@ pub fn rank_from_file_name(name: &str) -> Option<i64> {
     rank_from_folder_name(name)
 }
 
+/// The runtime a trace names (a GPU card's "GPU runtime"): `ROCm` when a device is AMD's or
+/// the runtime calls are `hip…` (`hip_calls`); else `CUDA <major>.<minor>` from
+/// `cuda_runtime_version`; else `CUDA` without a version when a device is NVIDIA's or the calls
+/// are `cuda…` (older Kineto and HTA's traces have no version key); else `None`.
+pub fn runtime_text(
+    devices: &[String],
+    cuda_runtime_version: Option<i64>,
+    hip_calls: bool,
+    cuda_calls: bool,
+) -> Option<String> {
+    if hip_calls || devices.iter().any(|d| d.starts_with("AMD")) {
+        return Some("ROCm".into());
+    }
+    let nvidia = devices.iter().any(|d| d.starts_with("NVIDIA"));
+    cuda_runtime_version
+        .map(cuda_version_text)
+        .or_else(|| (cuda_calls || nvidia).then(|| "CUDA".into()))
+}
+
+/// `deviceProperties[].name` of a trace, distinct, in file order.
+pub fn device_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        if !out.iter().any(|o| o == n) {
+            out.push(n.to_string());
+        }
+    }
+    out
+}
+
 /// `CUDA <major>.<minor>` from Kineto's `cuda_runtime_version` integer (12080 → `CUDA 12.8`).
 pub fn cuda_version_text(v: i64) -> String {
     format!("CUDA {}.{}", v / 1000, (v % 1000) / 10)

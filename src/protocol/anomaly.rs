@@ -85,6 +85,15 @@ pub struct AnomalySummaryDto {
     /// True for a GPU rank (a PyTorch profiler trace).
     #[serde(default)]
     pub gpu: bool,
+    /// A GPU rank's devices as the whole trace names them (`deviceProperties[].name`,
+    /// distinct, `", "`-joined): the member may follow the events, past the head the
+    /// inventory read, so the rank card takes it from here when its own is empty.
+    #[serde(default)]
+    pub gpu_device: Option<String>,
+    /// A GPU rank's runtime as the whole trace's members name it
+    /// (`ingest::kineto::runtime_text`), for the same use.
+    #[serde(default)]
+    pub gpu_runtime: Option<String>,
     /// The origin of every relative time of the tab (tables, bubble panel, timeline), µs on the
     /// kernel clock: `views::anomaly::time_origin_ns`. `None` without steps and kernels.
     #[serde(default)]

@@ -72,8 +72,15 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
             .map(|r| r.to_string())
             .unwrap_or_else(|| "?".into())
     );
-    // The platform's own fields only (no Ascend rows on a GPU card, no GPU rows on an Ascend card).
-    let facts = crate::views::gpu::rank_card_facts(&rank);
+    // The platform's own fields only (no Ascend rows on a GPU card, no GPU rows on an Ascend
+    // card); a GPU row the head could not fill takes the whole trace's value once the run is done.
+    let card = rank.clone();
+    let facts = Memo::new(move |_| {
+        state.rank_ticks.track(idx);
+        state
+            .anomaly
+            .with_untracked(|m| crate::views::gpu::rank_card_facts(&card, m.get(&idx)))
+    });
     let analyses = rank.analyses.clone();
     let kineto = rank.kineto;
     // Memos, like the file rows': a finished target changes one card, not all of them.
@@ -111,15 +118,18 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
             <h3>{title}</h3>
             <p class="rank-status">{move || status.get()}</p>
             <dl class="facts">
-                {facts
-                    .into_iter()
-                    .map(|(k, v)| {
-                        view! {
-                            <dt>{k}</dt>
-                            <dd>{v.unwrap_or_else(|| "—".into())}</dd>
-                        }
-                    })
-                    .collect_view()}
+                {move || {
+                    facts
+                        .get()
+                        .into_iter()
+                        .map(|(k, v)| {
+                            view! {
+                                <dt>{k}</dt>
+                                <dd>{v.unwrap_or_else(|| "—".into())}</dd>
+                            }
+                        })
+                        .collect_view()
+                }}
             </dl>
             <ul class="capabilities">{move || capabilities(found.get(), &analyses, kineto)}</ul>
             {rank

@@ -176,6 +176,8 @@ pub fn summary(id: &RankIdentity, k: &KernelTable, r: &AnomalyResult) -> Anomaly
         largest_gap_ms: ns_to_ms(r.global.largest_ns()),
         capture_us: (!k.is_empty()).then(|| (ns_to_us(cap.start_ns), ns_to_us(cap.end_ns))),
         gpu: id.gpu,
+        gpu_device: None,
+        gpu_runtime: None,
         origin_us: time_origin_ns(r, k).map(ns_to_us),
         comm_total_ms: row.comm_total_ms,
         comm_wait_ratio_weighted: row.comm_wait_ratio_weighted,

@@ -118,6 +118,8 @@ mod tests {
             largest_gap_ms: 0.0,
             capture_us: None,
             gpu: false,
+            gpu_device: None,
+            gpu_runtime: None,
             origin_us: None,
             comm_total_ms: 0.0,
             comm_wait_ratio_weighted: None,

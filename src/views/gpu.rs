@@ -29,8 +29,11 @@ const NS_PER_S: i64 = 1_000_000_000;
 /// shown as "—"). The platform's own fields only: a GPU rank (PyTorch profiler trace) never
 /// lists the Ascend fields (`level`, `export`, `torch_npu`, `CANN`) and an Ascend rank never
 /// lists the GPU ones (`GPU`, `GPU runtime`), so neither card shows a row that cannot be filled.
+/// `read`: the rank's anomaly summary once its run is done; a GPU row the inventory's head could
+/// not fill (`deviceProperties` after the events) takes what the whole trace names.
 pub fn rank_card_facts(
     rank: &crate::protocol::RankFolderDto,
+    read: Option<&crate::protocol::anomaly::AnomalySummaryDto>,
 ) -> Vec<(&'static str, Option<String>)> {
     let (n_other, other_bytes) = rank.other_files;
     let ascend_only = ["level", "export", "torch_npu", "CANN"];
@@ -51,8 +54,14 @@ pub fn rank_card_facts(
         ("export", rank.export_type.clone()),
         ("torch_npu", rank.torch_npu_version.clone()),
         ("CANN", rank.cann_version.clone()),
-        ("GPU", rank.gpu_device.clone()),
-        ("GPU runtime", rank.gpu_runtime.clone()),
+        (
+            "GPU",
+            (rank.gpu_device.clone()).or_else(|| read.and_then(|s| s.gpu_device.clone())),
+        ),
+        (
+            "GPU runtime",
+            (rank.gpu_runtime.clone()).or_else(|| read.and_then(|s| s.gpu_runtime.clone())),
+        ),
     ]
     .into_iter()
     .filter(|(k, _)| {

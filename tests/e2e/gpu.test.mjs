@@ -18,12 +18,13 @@ const RLI = path.join(REPO, '../shared/fixtures/rl_insight/data/recipe/torch_dat
 const NCCL = path.join(REPO, '../shared/fixtures/ascend/facebookresearch__HolisticTraceAnalysis/tests/data/nccl_parser_config');
 const TF = path.join(REPO, '../shared/fixtures/ascend/facebookresearch__HolisticTraceAnalysis/tests/data/trace_filter');
 const TB = path.join(REPO, '../shared/fixtures/ascend/xiaobingling93-pixel__Ascend-mstt/plugins/tensorboard-plugins/tb_plugin/samples/resnet50_num_workers_0');
+const H100 = path.join(REPO, '../shared/fixtures/real_world/AMD-AGI__TraceLens/tests/traces/h100');
 
 let server;
 let browser;
 
 before(async () => {
-  for (const d of [RLI, NCCL, TF, TB]) assert.ok(fs.existsSync(d), `fixture missing: ${d}`);
+  for (const d of [RLI, NCCL, TF, TB, H100]) assert.ok(fs.existsSync(d), `fixture missing: ${d}`);
   server = await serveStatic();
   browser = await launch();
 });
@@ -89,6 +90,19 @@ test('rl_insight torch_profile: every role and rank, steps view of host-only tra
   assert.doesNotMatch(steps, /trace_view\.json|kernel_details|ANOM-FILE-002/);
   assert.deepEqual(p.consoleErrors, []);
   await page.context().close();
+});
+
+test('a real H100 trace whose deviceProperties follow the events: the card names the GPU once the run is done', async () => {
+  // The inventory's head ends long before the members at the file's end, so the card's GPU
+  // rows start as "—"; the run reads them and the card takes them.
+  const p = await openPage(H100);
+  const card = p.page.getByTestId('rank-card').first();
+  await p.page.waitForFunction(() => /NVIDIA H100 80GB HBM3/.test(document.querySelector('[data-testid=rank-card]').innerText));
+  const rows = await card.locator('dl.facts dd').allInnerTexts();
+  assert.deepEqual(rows.slice(3), ['NVIDIA H100 80GB HBM3', 'CUDA 12.4']);
+  await p.screenshot('gpu-05-h100-card');
+  assert.deepEqual(p.consoleErrors, []);
+  await p.page.context().close();
 });
 
 test('HTA nccl trace: steps, a bubble selected with its next-kernel launch timing', async () => {

@@ -12,6 +12,7 @@ use crate::engine::read::RankAnalysis;
 use crate::engine::store::cross_rows;
 use crate::engine::store::Store;
 use crate::ingest::inventory::{Inventory, RankFolder};
+use crate::ingest::kineto::{device_names, runtime_text};
 
 use crate::protocol::anomaly::{AnomalyExportKind, AnomalyQuery, AnomalyReply, AnomalySummaryDto};
 use crate::report::anomaly_csv::{write_bubbles, write_steps, CsvRank};
@@ -31,7 +32,14 @@ pub fn summary_of(index: u32, folder: &RankFolder, a: &RankAnalysis) -> AnomalyS
         dir: folder.label().to_string(),
         gpu: a.gpu.is_some(),
     };
-    summary(&id, &a.kernels, &a.result)
+    let mut s = summary(&id, &a.kernels, &a.result);
+    // What the whole trace names, for a rank card whose head had not reached it.
+    if let Some(t) = &a.gpu {
+        let devices = device_names(t.facts.devices.iter().map(|d| d.name.as_str()));
+        s.gpu_runtime = runtime_text(&devices, t.facts.cuda_runtime_version, false, false);
+        s.gpu_device = (!devices.is_empty()).then(|| devices.join(", "));
+    }
+    s
 }
 
 /// Answers one query about the ranks held in `store`; `Err` names what is missing (rank not

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::marks::{is_pytorch_category, is_pytorch_name};
 use super::members::read_member;
 use crate::ingest::gzip::maybe_gunzip;
-use crate::ingest::kineto::{cuda_version_text, is_trace_name, KinetoHead};
+use crate::ingest::kineto::{device_names, is_trace_name, runtime_text, KinetoHead};
 use crate::ingest::replay::MAX_HEAD_BYTES;
 use crate::ingest::ChunkReader;
 use crate::model::gpu::TraceFacts;
@@ -213,22 +213,8 @@ pub fn sniff_within<'a>(
         head.rank = d.rank;
         head.world_size = d.world_size;
     }
-    for d in &facts.devices {
-        if !head.devices.contains(&d.name) {
-            head.devices.push(d.name.clone());
-        }
-    }
-    head.runtime = if hip || head.devices.iter().any(|d| d.starts_with("AMD")) {
-        Some("ROCm".into())
-    } else {
-        // Without `cuda_runtime_version` (older Kineto, HTA's traces) `cuda…` runtime calls
-        // or an NVIDIA device say CUDA, as `hip…` calls or an AMD device say ROCm; no version.
-        let nvidia = head.devices.iter().any(|d| d.starts_with("NVIDIA"));
-        facts
-            .cuda_runtime_version
-            .map(cuda_version_text)
-            .or_else(|| (cuda || nvidia).then(|| "CUDA".into()))
-    };
+    head.devices = device_names(facts.devices.iter().map(|d| d.name.as_str()));
+    head.runtime = runtime_text(&head.devices, facts.cuda_runtime_version, hip, cuda);
     head
 }
 
