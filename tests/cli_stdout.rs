@@ -86,3 +86,59 @@ fn memory_on_a_gpu_trace_says_which_command_reads_it_and_no_empty_location() {
     );
     assert!(!err.contains(": : "), "{err}");
 }
+
+/// Two traces of one rank in one folder (the real TraceLens B200 and MI300X traces, both
+/// `distributedInfo.rank` 0: `GPU-DISC-002`, each analysed on its own). Their report files were
+/// named alike (`…_rank0.md`, `kernels_…_rank0.csv`), so the second overwrote the first without
+/// a word; now each name adds the trace's own, and every file is kept.
+#[test]
+fn two_traces_of_one_rank_keep_their_own_report_files() {
+    let fix = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/fixtures/real_world/AMD-AGI__TraceLens/tests/traces"
+    );
+    let dir = std::env::temp_dir().join(format!("proflens_dup_rank_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let drop = dir.join("run");
+    std::fs::create_dir_all(&drop).unwrap();
+    for f in [
+        "b200/eager_trace.json.gz",
+        "mi300/resnet_act_checkpoint.json.gz",
+    ] {
+        let name = f.rsplit('/').next().unwrap();
+        std::fs::copy(format!("{fix}/{f}"), drop.join(name)).unwrap();
+    }
+    let out = dir.join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_proflens"))
+        .args(["analyze", "--quiet", "--out-dir"])
+        .arg(&out)
+        .arg(&drop)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut names: Vec<String> = std::fs::read_dir(out.join("reports"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "anomaly_report_run_rank0_eager_trace.md",
+            "anomaly_report_run_rank0_resnet_act_checkpoint.md",
+            "kernels_run_rank0_eager_trace.csv",
+            "kernels_run_rank0_resnet_act_checkpoint.csv",
+            "model_architecture_report_run_rank0_eager_trace.md",
+            "model_architecture_report_run_rank0_resnet_act_checkpoint.md",
+        ]
+    );
+    // Each report is its own trace's: the B200 one names its NCCL-free all-reduce kernels.
+    let b200 =
+        std::fs::read_to_string(out.join("reports/kernels_run_rank0_eager_trace.csv")).unwrap();
+    let mi300 =
+        std::fs::read_to_string(out.join("reports/kernels_run_rank0_resnet_act_checkpoint.csv"))
+            .unwrap();
+    assert!(b200.contains("multimem_all_reduce"), "B200 kernels");
+    assert!(mi300.contains("ncclDevKernel_Generic"), "MI300X kernels");
+    let _ = std::fs::remove_dir_all(&dir);
+}

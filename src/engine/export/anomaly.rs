@@ -103,21 +103,36 @@ pub fn rank_reports_with<R: Borrow<RankAnalysis>>(
 /// dropped root folder (else the rank folder); the suffix is `_rank<N>` when `n` > 1, and
 /// `_<role>_rank<N>` when the analysed ranks hold several roles (`several_roles`: the grouping
 /// of `cross_rank::role_groups`), since two roles of an RL run hold the same rank ids and
-/// their reports would otherwise overwrite each other.
+/// their reports would otherwise overwrite each other. Both come from `cross`, the cross-rank
+/// rows of every analysed rank in position order (`store::cross_rows`): several roles ⇔ the
+/// rows are grouped. When another rank of its group has the same id (two traces of one rank
+/// in a folder, `GPU-DISC-002`), the suffix adds the rank's own trace or folder name
+/// (`_rank0_eager_trace`), so no rank's files overwrite another's.
 pub fn report_stem(
     inv: &Inventory,
     r: &RankAnalysis,
     position: usize,
     n: usize,
-    several_roles: bool,
+    cross: &[RankRow],
 ) -> (String, String) {
     let base = root_stem(inv).unwrap_or_else(|| r.dir_name.clone());
     let id = r.meta.rank_id.unwrap_or(position as i64);
-    let suffix = match r.meta.role.as_deref() {
+    let several_roles = cross.iter().any(|c| c.group.is_some());
+    let mut suffix = match r.meta.role.as_deref() {
         Some(role) if several_roles && n > 1 => format!("_{role}_rank{id}"),
         _ if n > 1 => format!("_rank{id}"),
         _ => String::new(),
     };
+    let shared = cross.get(position).is_some_and(|me| {
+        cross
+            .iter()
+            .filter(|c| c.rank_id == me.rank_id && c.group == me.group)
+            .count()
+            > 1
+    });
+    if shared && n > 1 {
+        suffix = format!("{suffix}_{}", r.dir_name);
+    }
     (base, suffix)
 }
 
@@ -129,10 +144,10 @@ pub fn kernel_csv_of(
     r: &RankAnalysis,
     position: usize,
     n: usize,
-    several_roles: bool,
+    cross: &[RankRow],
 ) -> Option<(String, Vec<u8>)> {
     let t = r.gpu.as_deref()?;
-    let (base, suffix) = report_stem(inv, r, position, n, several_roles);
+    let (base, suffix) = report_stem(inv, r, position, n, cross);
     let mut out = Vec::new();
     crate::report::gpu_kernels_csv::write_kernels(
         &crate::analysis::gpu_kernels::name_table(t),
@@ -170,9 +185,7 @@ pub fn reports_with(
     comm: Option<&CrossRankComm>,
     cfg: &AnomalyConfig,
 ) -> (String, String, String, String) {
-    // Several roles ⇔ the cross-rank rows were grouped (the one rule, `role_groups`).
-    let several_roles = cross.iter().any(|c| c.group.is_some());
-    let (base, suffix) = report_stem(inv, r, position, n, several_roles);
+    let (base, suffix) = report_stem(inv, r, position, n, cross);
     let view = crate::analysis::comm::rank_view::rank_view(&r.comm_ops);
     let section = view.as_ref().map(|view| CommSection { view, cross: comm });
     let md = crate::report::anomaly_md::render_with(

@@ -20,7 +20,7 @@ use std::io::{self, Write};
 
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::engine::contract::Cancelled;
-use crate::engine::store::{cross_rows, roles, Store};
+use crate::engine::store::{cross_rows, Store};
 use crate::ingest::inventory::Inventory;
 use crate::report::memory_rows::{self, Columns};
 
@@ -70,12 +70,17 @@ pub fn gpu_kernel_tables(
     store: &Store,
     inv: &Inventory,
 ) -> Result<Vec<(String, Vec<u8>)>, Cancelled> {
+    let cfg = store
+        .plan()
+        .anomaly
+        .clone()
+        .unwrap_or_else(AnomalyConfig::spec_defaults);
     let ranks = store.anomaly_ranks()?;
-    let several_roles = crate::analysis::anomaly::cross_rank::role_groups(&roles(&ranks)).is_some();
+    let cross = cross_rows(&ranks, &cfg);
     Ok(ranks
         .iter()
         .enumerate()
-        .filter_map(|(i, r)| anomaly::kernel_csv_of(inv, r, i, ranks.len(), several_roles))
+        .filter_map(|(i, r)| anomaly::kernel_csv_of(inv, r, i, ranks.len(), &cross))
         .collect())
 }
 

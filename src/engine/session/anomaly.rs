@@ -147,13 +147,12 @@ pub fn export(
         AnomalyExportKind::KernelsCsv => {
             let i = chosen("kernel table")?;
             let dir = ranks[i].meta.rank_dir.clone();
-            let several_roles = cross.iter().any(|c| c.group.is_some());
             let (name, csv) = crate::engine::export::anomaly::kernel_csv_of(
                 inv,
                 &ranks[i],
                 i,
                 ranks.len(),
-                several_roles,
+                &cross,
             )
             .ok_or_else(|| io::Error::other(format!("{dir}: not a GPU rank, no kernel table")))?;
             w.write_all(&csv)?;

@@ -309,14 +309,12 @@ pub fn pieces(
                 if rank != Some(index) {
                     continue;
                 }
-                // Several roles ⇔ grouped cross rows (`role_groups`, as `Store::gpu_kernel_tables`).
-                let several_roles = ctx.cross.iter().any(|c| c.group.is_some());
                 (name, body) = crate::engine::export::anomaly::kernel_csv_of(
                     inv,
                     r,
                     pos,
                     ctx.order.len(),
-                    several_roles,
+                    &ctx.cross,
                 )
                 .ok_or_else(|| format!("rank folder {index} is not a GPU rank: no kernel table"))?;
             }
