@@ -56,7 +56,7 @@ pub fn sort_by_i64_key<T: Copy>(v: &mut [T], mut key: impl FnMut(T) -> i64) {
         .map(|(i, &x)| (key(x), i as u32))
         .collect();
     sort_i64_pairs(&mut keyed);
-    place(v, keyed.iter().map(|k| k.1));
+    place(v, keyed.iter().map(|k| k.1 as usize));
 }
 
 /// [`sort_by_i64_key`] with a key of two `i64` (compared first by the first): the same order as
@@ -77,15 +77,20 @@ pub fn sort_by_i64_pair<T: Copy>(v: &mut [T], mut key: impl FnMut(T) -> (i64, i6
         })
         .collect();
     sort_i64_triples(&mut keyed);
-    place(v, keyed.iter().map(|k| k.2));
+    place(v, keyed.iter().map(|k| k.2 as usize));
 }
 
-/// Puts the item that was at position `from[i]` at position `i` (the keyed sorts' last step;
-/// past 2^32 items, beyond what their `u32` positions address, they use [`sort_by_key`]).
-fn place<T: Copy>(v: &mut [T], from: impl Iterator<Item = u32>) {
+/// Puts the item that was at position `from[i]` at position `i`, for the first
+/// `min(v.len(), from's length)` positions (the keyed sorts' last step, a table's columns moved
+/// into a sorted order). Holds one copy of `v` while it moves; `from` must name positions of `v`
+/// (an out-of-range position panics: a caller's bug, never an input's).
+pub fn place<T: Copy>(v: &mut [T], from: impl Iterator<Item = usize>) {
+    if v.is_empty() {
+        return;
+    }
     let old = v.to_vec();
     for (d, p) in v.iter_mut().zip(from) {
-        *d = old[p as usize];
+        *d = old[p];
     }
 }
 

@@ -86,11 +86,45 @@ pub struct KernelTable {
 const NO_LAUNCH: i64 = i64::MIN;
 
 /// A column whose rows are often all one value (a GPU trace's waits, op types and step tags):
-/// then stored as that value only, else one value per row.
+/// then stored as that value only (`rows` empty), else one value per row. The builder fills it
+/// row by row ([`push`](Self::push)) and the table reads it ([`view`](Self::view)).
 #[derive(Clone, Debug, Default)]
 struct Filled<T> {
     rows: Vec<T>,
     fill: T,
+}
+
+impl<T: Copy + PartialEq> Filled<T> {
+    /// A column that is `fill` until a row holds another value.
+    fn of(fill: T) -> Self {
+        Filled {
+            rows: Vec::new(),
+            fill,
+        }
+    }
+
+    /// Pushes the value of row `i` (the rows before it were pushed); `first`: the first row's
+    /// value becomes the fill. `capacity`: the room of a column that starts to hold rows.
+    fn push(&mut self, i: usize, v: T, first: bool, capacity: usize) {
+        if self.rows.is_empty() {
+            if i == 0 && first {
+                self.fill = v;
+                return;
+            }
+            if v == self.fill {
+                return;
+            }
+            self.rows.reserve_exact(capacity.max(i + 1));
+            self.rows.resize(i, self.fill);
+        }
+        self.rows.push(v);
+    }
+
+    /// Reorders the rows (row `k` becomes `order[k]`'s; nothing to move while stored as one
+    /// value).
+    fn permute(&mut self, order: &[usize]) {
+        crate::base::sort::place(&mut self.rows, order.iter().copied());
+    }
 }
 
 impl<T> Filled<T> {

@@ -324,7 +324,17 @@ impl HostEventTable {
         &self.events
     }
 
+    /// The (category, thread, lane) triple of `e`. Every event of this table holds the id of one
+    /// of its triples; an event of another table (a caller's bug, never an input's) fails a debug
+    /// build's check and reads as no category, the first thread, [`Lane::OtherHost`] in a release
+    /// build, which keeps a page from stopping on it.
     fn kind_of(&self, e: &HostEvent) -> Kind {
+        debug_assert!(
+            (e.kind as usize) < self.kinds.len(),
+            "host event of kind {} read by a table of {} kinds",
+            e.kind,
+            self.kinds.len()
+        );
         self.kinds
             .get(e.kind as usize)
             .copied()

@@ -6,6 +6,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::{is_comm_kernel, Filled, KernelTable, NameId, TaskClass, NO_LAUNCH};
 use crate::base::arith::{self, OutOfRange, Tally};
+use crate::base::sort::place;
 
 /// One kernel as a parser hands it to the builder (§1.2.1 normalised record).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -71,23 +72,23 @@ pub struct KernelTableBuilder {
     capacity: usize,
     start_ns: Vec<i64>,
     dur_ns: Vec<i64>,
-    wait_ns: Lazy<i64>,
+    wait_ns: Filled<i64>,
     /// [`NO_STREAM`] = not yet known.
     stream: Vec<NameId>,
     class: Vec<TaskClass>,
     inferred: Vec<bool>,
     comm: Vec<bool>,
     name: Vec<NameId>,
-    op_type: Lazy<NameId>,
+    op_type: Filled<NameId>,
     core_raw: Vec<NameId>,
-    shapes: Lazy<NameId>,
-    step_tag: Lazy<Option<i64>>,
+    shapes: Filled<NameId>,
+    step_tag: Filled<Option<i64>>,
     /// Kept as one value ([`NO_LAUNCH`]) until a kernel has a launch time.
-    launch_ns: Lazy<i64>,
+    launch_ns: Filled<i64>,
     /// Source rows; empty while every row pushed is its index + 1 (a GPU trace's device ops).
     row: Vec<u64>,
     /// Kept as one value (no PMU) until a kernel has one.
-    pmu: Lazy<[Option<f32>; 3]>,
+    pmu: Filled<[Option<f32>; 3]>,
     rejected: Tally,
     /// Σ (duration + wait) of the rows kept, ns: bounded by `i64::MAX`, so every sum of
     /// durations, waits or both over any subset of the table fits (§3.4 sums, op totals, cost).
@@ -97,69 +98,6 @@ pub struct KernelTableBuilder {
 /// The builder's stream of a row whose stream key is not yet known.
 const NO_STREAM: NameId = NameId::MAX;
 
-/// A column of the builder kept as one value (`fill`) while every row pushed holds it, then
-/// as one value per row.
-#[derive(Debug, Default)]
-struct Lazy<T> {
-    rows: Vec<T>,
-    fill: T,
-}
-
-impl<T: Copy + PartialEq + Default> Lazy<T> {
-    /// A column that is `fill` until a row holds another value.
-    fn of(fill: T) -> Self {
-        Lazy {
-            rows: Vec::new(),
-            fill,
-        }
-    }
-
-    /// Pushes the value of row `i` (the rows before it were pushed); `first`: the first row's
-    /// value becomes the fill. `capacity`: the room of a column that starts to hold rows.
-    fn push(&mut self, i: usize, v: T, first: bool, capacity: usize) {
-        if self.rows.is_empty() {
-            if i == 0 && first {
-                self.fill = v;
-                return;
-            }
-            if v == self.fill {
-                return;
-            }
-            self.rows.reserve_exact(capacity.max(i + 1));
-            self.rows.resize(i, self.fill);
-        }
-        self.rows.push(v);
-    }
-
-    /// Reorders the rows (row `k` becomes `order[k]`'s).
-    fn permute(&mut self, order: &[usize]) {
-        if !self.rows.is_empty() {
-            permute(&mut self.rows, order);
-        }
-    }
-
-    /// The table's column of `len` rows.
-    fn into_filled(self) -> Filled<T> {
-        if self.rows.is_empty() {
-            Filled {
-                rows: Vec::new(),
-                fill: self.fill,
-            }
-        } else {
-            Filled {
-                rows: self.rows,
-                fill: T::default(),
-            }
-        }
-    }
-}
-
-/// `v` in `order` (row `k` becomes `v[order[k]]`), one column's room more while it is copied.
-fn permute<T: Copy>(v: &mut Vec<T>, order: &[usize]) {
-    let sorted: Vec<T> = order.iter().map(|&i| v[i]).collect();
-    *v = sorted;
-}
-
 impl Default for KernelTableBuilder {
     fn default() -> Self {
         KernelTableBuilder {
@@ -168,19 +106,19 @@ impl Default for KernelTableBuilder {
             capacity: 0,
             start_ns: Vec::new(),
             dur_ns: Vec::new(),
-            wait_ns: Lazy::default(),
+            wait_ns: Filled::default(),
             stream: Vec::new(),
             class: Vec::new(),
             inferred: Vec::new(),
             comm: Vec::new(),
             name: Vec::new(),
-            op_type: Lazy::default(),
+            op_type: Filled::default(),
             core_raw: Vec::new(),
-            shapes: Lazy::default(),
-            step_tag: Lazy::default(),
-            launch_ns: Lazy::of(NO_LAUNCH),
+            shapes: Filled::default(),
+            step_tag: Filled::default(),
+            launch_ns: Filled::of(NO_LAUNCH),
             row: Vec::new(),
-            pmu: Lazy::of([None; 3]),
+            pmu: Filled::of([None; 3]),
             rejected: Tally::default(),
             cost_sum: 0,
         }
@@ -394,38 +332,38 @@ impl KernelTableBuilder {
             row.extend(order.iter().map(|&i| row_at(i)));
         }
         drop(self.row);
+        // Columns kept at their length (builders sized from a file's size reserved more), before
+        // they move: a move holds one copy of its column.
+        self.start_ns.shrink_to_fit();
+        self.dur_ns.shrink_to_fit();
+        self.wait_ns.rows.shrink_to_fit();
+        self.stream.shrink_to_fit();
+        self.class.shrink_to_fit();
+        self.inferred.shrink_to_fit();
+        self.comm.shrink_to_fit();
+        self.name.shrink_to_fit();
+        self.op_type.rows.shrink_to_fit();
+        self.core_raw.shrink_to_fit();
+        self.shapes.rows.shrink_to_fit();
+        self.step_tag.rows.shrink_to_fit();
+        self.launch_ns.rows.shrink_to_fit();
+        self.pmu.rows.shrink_to_fit();
         // Each column moved into the order in turn (nothing to move when the rows came sorted).
         if order.iter().enumerate().any(|(k, &i)| k != i) {
-            permute(&mut self.start_ns, &order);
-            permute(&mut self.dur_ns, &order);
+            place(&mut self.start_ns, order.iter().copied());
+            place(&mut self.dur_ns, order.iter().copied());
             self.wait_ns.permute(&order);
-            permute(&mut self.stream, &order);
-            permute(&mut self.class, &order);
-            permute(&mut self.inferred, &order);
-            permute(&mut self.comm, &order);
-            permute(&mut self.name, &order);
+            place(&mut self.stream, order.iter().copied());
+            place(&mut self.class, order.iter().copied());
+            place(&mut self.inferred, order.iter().copied());
+            place(&mut self.comm, order.iter().copied());
+            place(&mut self.name, order.iter().copied());
             self.op_type.permute(&order);
-            permute(&mut self.core_raw, &order);
+            place(&mut self.core_raw, order.iter().copied());
             self.shapes.permute(&order);
             self.step_tag.permute(&order);
             self.launch_ns.permute(&order);
             self.pmu.permute(&order);
-        } else {
-            // Builders without a known row count grew their columns: kept at their length.
-            self.start_ns.shrink_to_fit();
-            self.dur_ns.shrink_to_fit();
-            self.wait_ns.rows.shrink_to_fit();
-            self.stream.shrink_to_fit();
-            self.class.shrink_to_fit();
-            self.inferred.shrink_to_fit();
-            self.comm.shrink_to_fit();
-            self.name.shrink_to_fit();
-            self.op_type.rows.shrink_to_fit();
-            self.core_raw.shrink_to_fit();
-            self.shapes.rows.shrink_to_fit();
-            self.step_tag.rows.shrink_to_fit();
-            self.launch_ns.rows.shrink_to_fit();
-            self.pmu.rows.shrink_to_fit();
         }
         drop(order);
         // The columns as the table keeps them (launch times and PMU: empty when none has one).
@@ -433,16 +371,16 @@ impl KernelTableBuilder {
             pool: self.pool,
             start_ns: self.start_ns,
             dur_ns: self.dur_ns,
-            wait_ns: self.wait_ns.into_filled(),
+            wait_ns: self.wait_ns,
             stream: self.stream,
             class: self.class,
             inferred: self.inferred,
             comm: self.comm,
             name: self.name,
-            op_type: self.op_type.into_filled(),
+            op_type: self.op_type,
             core_raw: self.core_raw,
-            shapes: self.shapes.into_filled(),
-            step_tag: self.step_tag.into_filled(),
+            shapes: self.shapes,
+            step_tag: self.step_tag,
             launch_ns: self.launch_ns.rows,
             row,
             row_moved,
