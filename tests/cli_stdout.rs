@@ -87,26 +87,20 @@ fn memory_on_a_gpu_trace_says_which_command_reads_it_and_no_empty_location() {
     assert!(!err.contains(": : "), "{err}");
 }
 
-/// Two traces of one rank in one folder (the real TraceLens B200 and MI300X traces, both
-/// `distributedInfo.rank` 0: `GPU-DISC-002`, each analysed on its own). Their report files were
-/// named alike (`…_rank0.md`, `kernels_…_rank0.csv`), so the second overwrote the first without
-/// a word; now each name adds the trace's own, and every file is kept.
-#[test]
-fn two_traces_of_one_rank_keep_their_own_report_files() {
+/// `proflens analyze --quiet --out-dir OUT` on a folder `run` holding the real TraceLens traces
+/// `files` (source path under the fixtures, name in the folder): the report files written,
+/// sorted, and the output folder.
+fn reports_of_traces(tag: &str, files: &[(&str, &str)]) -> (Vec<String>, std::path::PathBuf) {
     let fix = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../shared/fixtures/real_world/AMD-AGI__TraceLens/tests/traces"
     );
-    let dir = std::env::temp_dir().join(format!("proflens_dup_rank_{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("proflens_{tag}_{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let drop = dir.join("run");
     std::fs::create_dir_all(&drop).unwrap();
-    for f in [
-        "b200/eager_trace.json.gz",
-        "mi300/resnet_act_checkpoint.json.gz",
-    ] {
-        let name = f.rsplit('/').next().unwrap();
-        std::fs::copy(format!("{fix}/{f}"), drop.join(name)).unwrap();
+    for (from, name) in files {
+        std::fs::copy(format!("{fix}/{from}"), drop.join(name)).unwrap();
     }
     let out = dir.join("out");
     let o = Command::new(env!("CARGO_BIN_EXE_proflens"))
@@ -121,24 +115,74 @@ fn two_traces_of_one_rank_keep_their_own_report_files() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
+    (names, dir)
+}
+
+/// Two traces of one rank of one run in one folder (the real TraceLens B200 trace under two
+/// names, both `distributedInfo.rank` 0: `GPU-DISC-002`, each analysed on its own). Their report
+/// files were named alike (`…_rank0.md`, `kernels_…_rank0.csv`), so the second overwrote the
+/// first without a word; now each name adds the trace's own, and every file is kept.
+#[test]
+fn two_traces_of_one_rank_keep_their_own_report_files() {
+    let b200 = "b200/eager_trace.json.gz";
+    let (names, dir) = reports_of_traces(
+        "dup_rank",
+        &[(b200, "eager_trace.json.gz"), (b200, "again.json.gz")],
+    );
     assert_eq!(
         names,
         [
+            "anomaly_report_run_rank0_again.md",
             "anomaly_report_run_rank0_eager_trace.md",
-            "anomaly_report_run_rank0_resnet_act_checkpoint.md",
+            "kernels_run_rank0_again.csv",
             "kernels_run_rank0_eager_trace.csv",
-            "kernels_run_rank0_resnet_act_checkpoint.csv",
+            "model_architecture_report_run_rank0_again.md",
             "model_architecture_report_run_rank0_eager_trace.md",
-            "model_architecture_report_run_rank0_resnet_act_checkpoint.md",
         ]
     );
-    // Each report is its own trace's: the B200 one names its NCCL-free all-reduce kernels.
-    let b200 =
-        std::fs::read_to_string(out.join("reports/kernels_run_rank0_eager_trace.csv")).unwrap();
-    let mi300 =
-        std::fs::read_to_string(out.join("reports/kernels_run_rank0_resnet_act_checkpoint.csv"))
-            .unwrap();
-    assert!(b200.contains("multimem_all_reduce"), "B200 kernels");
-    assert!(mi300.contains("ncclDevKernel_Generic"), "MI300X kernels");
+    let kernels = |n: &str| std::fs::read_to_string(dir.join("out/reports").join(n)).unwrap();
+    let first = kernels("kernels_run_rank0_eager_trace.csv");
+    assert!(first.contains("multimem_all_reduce"), "B200 kernels");
+    assert_eq!(first, kernels("kernels_run_rank0_again.csv"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Traces of two runs in one folder (the real TraceLens B200 and MI300X traces, both rank 0 of
+/// world 8) are not peers: each is its own role (`GPU-DISC-006`), named in its files, and each
+/// file holds its own trace's kernels.
+#[test]
+fn traces_of_two_runs_in_one_folder_are_reported_as_two_roles() {
+    let (names, dir) = reports_of_traces(
+        "two_runs",
+        &[
+            ("b200/eager_trace.json.gz", "eager_trace.json.gz"),
+            (
+                "mi300/resnet_act_checkpoint.json.gz",
+                "resnet_act_checkpoint.json.gz",
+            ),
+        ],
+    );
+    let b = "run_run_NVIDIA_B200_world_8_rank0";
+    let m = "run_run_AMD_Instinct_MI300X_world_8_rank0";
+    assert_eq!(
+        names,
+        [
+            format!("anomaly_report_{m}.md"),
+            format!("anomaly_report_{b}.md"),
+            format!("kernels_{m}.csv"),
+            format!("kernels_{b}.csv"),
+            format!("model_architecture_report_{m}.md"),
+            format!("model_architecture_report_{b}.md"),
+        ]
+    );
+    let kernels = |n: String| std::fs::read_to_string(dir.join("out/reports").join(n)).unwrap();
+    assert!(
+        kernels(format!("kernels_{b}.csv")).contains("multimem_all_reduce"),
+        "B200 kernels"
+    );
+    assert!(
+        kernels(format!("kernels_{m}.csv")).contains("ncclDevKernel_Generic"),
+        "MI300X kernels"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -399,3 +399,79 @@ fn a_gpu_trace_beside_an_ascend_rank_is_not_its_peer() {
         .iter()
         .all(|r| r.role == "mixed" && r.notes.iter().all(|n| n.code != "GPU-DISC-004")));
 }
+
+/// Traces of one folder whose heads state different devices or world sizes are of different
+/// runs, not peers (formats.md §8): each gets the role `<folder> (<device>, world <N>)` and a
+/// `GPU-DISC-006` note. Traces of one run, and a trace whose head states neither, keep the
+/// folder's role; an empty device name states nothing.
+#[test]
+fn traces_of_different_runs_in_one_folder_are_not_peers() {
+    let head = |device: &str, world: u32, rank: u32| {
+        format!(
+            r#"{{"deviceProperties": [{{"id": 0, "name": "{device}"}}], "distributedInfo": {{"backend": "nccl", "rank": {rank}, "world_size": {world}}}, "traceEvents": [{{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1}}]}}"#
+        )
+    };
+    let bare = r#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1}]}"#;
+    let mut o = MemOpener::new();
+    o.add("mix/b200.pt.trace.json", head("NVIDIA B200", 8, 0).as_str());
+    o.add(
+        "mix/mi300.pt.trace.json",
+        head("AMD Instinct MI300X", 8, 0).as_str(),
+    );
+    o.add("mix/late.pt.trace.json", bare);
+    o.add(
+        "same/a.pt.trace.json",
+        head("NVIDIA H100 80GB HBM3", 2, 0).as_str(),
+    );
+    o.add(
+        "same/b.pt.trace.json",
+        head("NVIDIA H100 80GB HBM3", 2, 1).as_str(),
+    );
+    o.add("unnamed/a.pt.trace.json", head("", 2, 0).as_str());
+    o.add("unnamed/b.pt.trace.json", bare);
+    let mut inv = Inventory::from_paths(&o.list());
+    read_side_files(&mut inv, &o);
+    let mut roles: Vec<(String, String, bool)> = inv
+        .ranks
+        .iter()
+        .map(|r| {
+            let note = r.notes.iter().any(|n| n.code == "GPU-DISC-006");
+            (r.files[0].path.clone(), r.role.clone(), note)
+        })
+        .collect();
+    roles.sort();
+    let row = |f: &str, role: &str, note| (f.to_string(), role.to_string(), note);
+    assert_eq!(
+        roles,
+        vec![
+            row("mix/b200.pt.trace.json", "mix (NVIDIA B200, world 8)", true),
+            row("mix/late.pt.trace.json", "mix", false),
+            row(
+                "mix/mi300.pt.trace.json",
+                "mix (AMD Instinct MI300X, world 8)",
+                true
+            ),
+            row("same/a.pt.trace.json", "same", false),
+            row("same/b.pt.trace.json", "same", false),
+            row("unnamed/a.pt.trace.json", "unnamed", false),
+            row("unnamed/b.pt.trace.json", "unnamed", false),
+        ]
+    );
+    // Rank 0 of each run: no GPU-DISC-002 (two traces of one rank) across runs.
+    let b200 = inv
+        .ranks
+        .iter()
+        .find(|r| r.files[0].path == "mix/b200.pt.trace.json")
+        .unwrap();
+    assert_eq!(b200.rank_id, Some(0));
+    assert!(b200.notes.iter().all(|n| n.code != "GPU-DISC-002"));
+    let note = b200
+        .notes
+        .iter()
+        .find(|n| n.code == "GPU-DISC-006")
+        .unwrap();
+    assert_eq!(
+        note.message,
+        "mix/b200.pt.trace.json states NVIDIA B200, world 8, unlike other traces of the folder \"mix\" (2 runs): it is compared only with the traces of its own run, as role \"mix (NVIDIA B200, world 8)\""
+    );
+}

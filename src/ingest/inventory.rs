@@ -30,6 +30,10 @@ pub const OUTPUT_DIR: &str = "ASCEND_PROFILER_OUTPUT";
 /// Note code: a GPU trace's rank id taken from the order of the traces (no `distributedInfo`).
 pub const RANK_FROM_ORDER: &str = "GPU-DISC-001";
 
+/// Note code: a GPU trace set apart from the other traces of its folder, as a role of its own,
+/// because its head states another device or world size (another run, not a peer).
+pub const SEPARATE_RUN: &str = "GPU-DISC-006";
+
 /// Known file kinds inside a rank folder (formats.md §11, anomaly.md §1.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]

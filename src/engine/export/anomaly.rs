@@ -101,7 +101,8 @@ pub fn rank_reports_with<R: Borrow<RankAnalysis>>(
 
 /// `(<base>, <suffix>)` of rank `r`'s report file names ([`rank_reports`]): `<base>` is the
 /// dropped root folder (else the rank folder); the suffix is `_rank<N>` when `n` > 1, and
-/// `_<role>_rank<N>` when the analysed ranks hold several roles (`several_roles`: the grouping
+/// `_<role>_rank<N>` (the role as a file name's part, [`file_part`]) when the analysed ranks hold
+/// several roles (`several_roles`: the grouping
 /// of `cross_rank::role_groups`), since two roles of an RL run hold the same rank ids and
 /// their reports would otherwise overwrite each other. Both come from `cross`, the cross-rank
 /// rows of every analysed rank in position order (`store::cross_rows`): several roles ⇔ the
@@ -119,7 +120,7 @@ pub fn report_stem(
     let id = r.meta.rank_id.unwrap_or(position as i64);
     let several_roles = cross.iter().any(|c| c.group.is_some());
     let mut suffix = match r.meta.role.as_deref() {
-        Some(role) if several_roles && n > 1 => format!("_{role}_rank{id}"),
+        Some(role) if several_roles && n > 1 => format!("_{}_rank{id}", file_part(role)),
         _ if n > 1 => format!("_rank{id}"),
         _ => String::new(),
     };
@@ -134,6 +135,21 @@ pub fn report_stem(
         suffix = format!("{suffix}_{}", r.dir_name);
     }
     (base, suffix)
+}
+
+/// `role` as part of a file name: runs of characters other than ASCII letters, digits, `-`,
+/// `.` and `_` become one `_`, none at either end (`"mix (NVIDIA B200, world 8)"` →
+/// `"mix_NVIDIA_B200_world_8"`).
+fn file_part(role: &str) -> String {
+    let mut out = String::with_capacity(role.len());
+    for c in role.chars() {
+        if c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_') {
+            out.push(c);
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    out.trim_matches('_').to_string()
 }
 
 /// The kernel table of GPU rank `r` (rank `position` of `n`) as `(kernels_<base><suffix>.csv,

@@ -262,8 +262,40 @@ fn separate_platforms(ranks: &mut [RankFolder]) {
     }
 }
 
+/// What a trace's head states of the run it belongs to (formats.md §8): its first named device
+/// and its world size, as a role suffix (`"NVIDIA H100 80GB HBM3, world 8"`); `None` when the head
+/// states neither.
+fn run_of(r: &RankFolder) -> Option<String> {
+    let head = r.side.kineto.as_ref()?;
+    let parts: Vec<String> = head
+        .devices
+        .iter()
+        .find(|d| !d.trim().is_empty())
+        .cloned()
+        .into_iter()
+        .chain(head.world_size.map(|w| format!("world {w}")))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// The role of a Kineto trace: its parent folder's name.
+fn folder_role(r: &RankFolder) -> (String, RoleSource) {
+    match r.facts.parent_name.as_ref().filter(|p| !p.is_empty()) {
+        Some(p) => (p.clone(), RoleSource::ParentFolder),
+        None => ("unknown".to_string(), RoleSource::Unknown),
+    }
+}
+
 /// Rank, role, notes and readiness of the Kineto ranks (`ingest::kineto` rules).
 fn kineto_finalize(ranks: &mut [RankFolder]) {
+    // Traces of one folder whose heads state different devices or world sizes are of different
+    // runs, not peers (formats.md §8): each run gets its own role.
+    let mut runs: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for r in ranks.iter().filter(|r| r.kind == CaptureKind::Kineto) {
+        if let Some(run) = run_of(r) {
+            runs.entry(folder_role(r).0).or_default().insert(run);
+        }
+    }
     let mut used: BTreeMap<String, Vec<i64>> = BTreeMap::new();
     let mut pending: Vec<usize> = Vec::new();
     for (i, r) in ranks.iter_mut().enumerate() {
@@ -271,10 +303,19 @@ fn kineto_finalize(ranks: &mut [RankFolder]) {
             continue;
         }
         r.notes.retain(|n| !n.code.starts_with("GPU-DISC"));
-        (r.role, r.role_source) = match r.facts.parent_name.as_ref().filter(|p| !p.is_empty()) {
-            Some(p) => (p.clone(), RoleSource::ParentFolder),
-            None => ("unknown".to_string(), RoleSource::Unknown),
-        };
+        (r.role, r.role_source) = folder_role(r);
+        let runs_of_role = runs.get(&r.role).map_or(0, |s| s.len());
+        if let Some(run) = run_of(r).filter(|_| runs_of_role > 1) {
+            let label = r.label().to_string();
+            let role = format!("{} ({run})", r.role);
+            let msg = format!(
+                "{label} states {run}, unlike other traces of the folder {:?} ({runs_of_role} runs): it is compared only with the traces of its own run, as role {role:?}",
+                r.role
+            );
+            r.role = role;
+            r.notes
+                .push(Note::new(Severity::Info, super::SEPARATE_RUN, &label, msg));
+        }
         let head = r.side.kineto.as_ref();
         let name = r.files.first().map(|f| f.rel.as_str()).unwrap_or("");
         let (rank, source) = match (head.and_then(|h| h.rank), kineto::rank_from_file_name(name)) {
