@@ -40,6 +40,7 @@ fn kernels() -> Vec<NcclKernel> {
                 stream: a["stream"].as_i64().unwrap_or(-1),
                 ts_us: e["ts"].as_f64().unwrap(),
                 dur_us: e["dur"].as_f64().unwrap(),
+                ..NcclKernel::default()
             }
         })
         .collect()

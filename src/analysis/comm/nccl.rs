@@ -88,55 +88,75 @@ pub fn untabulated<'a>(kernels: impl Iterator<Item = &'a NcclKernel>) -> (usize,
     })
 }
 
-/// The collectives of `kernels` (every rank), in order of first appearance of their id; only
-/// the implicit-sync categories (allreduce, reducescatter, allgather, alltoall).
+/// The order of a process group name: numeric names by their value, before the others by text.
+fn pg_order(pg: &str) -> (u8, u64, &str) {
+    match pg.parse::<u64>() {
+        Ok(v) => (0, v, pg),
+        Err(_) => (1, 0, pg),
+    }
+}
+
+/// The collectives of `kernels` (every rank), ordered by scope (first appearance), process
+/// group (numeric names by value) and index (numerically); only the implicit-sync categories
+/// (allreduce, reducescatter, allgather, alltoall). Kernels are matched across ranks of one
+/// [`NcclKernel::scope`] only; the id of a collective of a non-empty scope is
+/// `"<scope>/<PG name>_<index>"`.
 pub fn collectives(kernels: &[NcclKernel]) -> Vec<CollectiveRow> {
-    let simplified = kernels
+    let mut scopes: Vec<&str> = Vec::new();
+    let mut scope_ix: HashMap<&str, usize> = HashMap::default();
+    let sc: Vec<usize> = kernels
         .iter()
-        .all(|k| k.pg_name.as_deref().unwrap_or("Unknown_Group") == "Unknown_Group")
-        && {
-            let mut streams: HashMap<i64, i64> = HashMap::default();
-            kernels
-                .iter()
-                .all(|k| *streams.entry(k.rank).or_insert(k.stream) == k.stream)
-        };
-    // index within (PG, rank) by time (stable: first wins on ties)
+        .map(|k| {
+            *scope_ix.entry(&k.scope).or_insert_with(|| {
+                scopes.push(&k.scope);
+                scopes.len() - 1
+            })
+        })
+        .collect();
+    // Per scope: no group names and one stream per rank → the index runs over the rank.
+    let mut simplified = vec![true; scopes.len()];
+    let mut streams: HashMap<(usize, i64), i64> = HashMap::default();
+    for (k, &s) in kernels.iter().zip(&sc) {
+        let unnamed = k.pg_name.as_deref().unwrap_or("Unknown_Group") == "Unknown_Group";
+        if !unnamed || *streams.entry((s, k.rank)).or_insert(k.stream) != k.stream {
+            simplified[s] = false;
+        }
+    }
+    // index within (scope, PG, rank) by time (stable: first wins on ties)
     let mut idx: Vec<usize> = (0..kernels.len()).collect();
     sort_by_i64_key(&mut idx, |i| f64_key(kernels[i].ts_us));
-    let mut next: HashMap<(String, i64), usize> = HashMap::default();
-    let mut ids: Vec<String> = vec![String::new(); kernels.len()];
+    let mut next: HashMap<(usize, &str, i64), usize> = HashMap::default();
+    let mut keys: Vec<(usize, &str, usize)> = vec![(0, "", 0); kernels.len()];
     for &i in &idx {
         let k = &kernels[i];
-        let pg = if simplified {
-            String::new()
-        } else {
-            k.pg_name
-                .clone()
-                .unwrap_or_else(|| "Unknown_Group".to_string())
+        let s = sc[i];
+        let pg = match (simplified[s], k.pg_name.as_deref()) {
+            (true, _) => "",
+            (false, Some(pg)) => pg,
+            (false, None) => "Unknown_Group",
         };
-        let n = next.entry((pg.clone(), k.rank)).or_default();
-        ids[i] = if simplified {
+        let n = next.entry((s, pg, k.rank)).or_default();
+        keys[i] = (s, pg, *n);
+        *n += 1;
+    }
+    let mut by_id: BTreeMap<(usize, (u8, u64, &str), usize), Vec<usize>> = BTreeMap::new();
+    for (i, &(s, pg, n)) in keys.iter().enumerate() {
+        by_id.entry((s, pg_order(pg), n)).or_default().push(i);
+    }
+    let mut out = Vec::new();
+    for members in by_id.values() {
+        let ks: Vec<&NcclKernel> = members.iter().map(|&i| &kernels[i]).collect();
+        let first = ks[0];
+        let (s, pg, n) = keys[members[0]];
+        let local = if simplified[s] {
             n.to_string()
         } else {
             format!("{pg}_{n}")
         };
-        *n += 1;
-    }
-    let mut order: Vec<&str> = Vec::new();
-    let mut by_id: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (i, id) in ids.iter().enumerate() {
-        by_id
-            .entry(id)
-            .or_insert_with(|| {
-                order.push(id);
-                Vec::new()
-            })
-            .push(i);
-    }
-    let mut out = Vec::new();
-    for id in order {
-        let ks: Vec<&NcclKernel> = by_id[id].iter().map(|&i| &kernels[i]).collect();
-        let first = ks[0];
+        let id = match scopes[s] {
+            "" => local,
+            scope => format!("{scope}/{local}"),
+        };
         let Some(cat) = first.collective.as_deref().and_then(category) else {
             continue;
         };
@@ -167,7 +187,7 @@ pub fn collectives(kernels: &[NcclKernel]) -> Vec<CollectiveRow> {
             ends.clone().fold(f64::NEG_INFINITY, f64::max) - ends.fold(f64::INFINITY, f64::min);
         let algo = (lat != 0.0).then(|| (full / 1024.0) / (lat / 1e6));
         out.push(CollectiveRow {
-            collective_id: id.to_string(),
+            collective_id: id,
             collective: cat.to_string(),
             group_size: first.group_size.unwrap_or(0),
             ranks: ks.iter().map(|k| k.rank).collect(),
@@ -199,6 +219,7 @@ mod tests {
             stream: 7,
             ts_us: ts,
             dur_us: dur,
+            ..NcclKernel::default()
         }
     }
 
