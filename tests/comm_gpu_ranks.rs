@@ -19,7 +19,7 @@ const MI300: &str = concat!(
 
 /// The collectives and the untabulated-kernel notes of a drop of `paths`, each holding the
 /// MI300 trace; from one store (the CLI) and from two gathered parts (the page).
-fn run(paths: &[&str]) -> (Vec<CollectiveRow>, Vec<Problem>, Vec<CollectiveRow>) {
+fn run(paths: &[&str]) -> (Vec<CollectiveRow>, Vec<Problem>, Vec<CollectiveRow>, String) {
     let bytes = std::fs::read(MI300).expect("fixture");
     let mut m = MemOpener::new();
     for p in paths {
@@ -36,6 +36,7 @@ fn run(paths: &[&str]) -> (Vec<CollectiveRow>, Vec<Problem>, Vec<CollectiveRow>)
     let store = proflens::engine::run(&inv, &m, plan, &mut |_| ControlFlow::Continue(()));
     let kernels = proflens::engine::export::comm::gpu_kernels(&store);
     let (rep, _) = proflens::engine::export::comm::report(&store, &kernels, &opts).unwrap();
+    let json = proflens::engine::export::comm::json(&rep, &opts);
     let notes = rep
         .problems
         .iter()
@@ -46,7 +47,7 @@ fn run(paths: &[&str]) -> (Vec<CollectiveRow>, Vec<Problem>, Vec<CollectiveRow>)
     let (ranks, joined) = proflens::engine::export::gather::comm::join(&[part]).unwrap();
     let refs: Vec<_> = ranks.iter().collect();
     let page = proflens::analysis::comm::analyze(&refs, &joined, &opts);
-    (rep.collectives, notes, page.collectives)
+    (rep.collectives, notes, page.collectives, json)
 }
 
 fn ids(rows: &[CollectiveRow]) -> Vec<&str> {
@@ -57,18 +58,23 @@ const ONE: [&str; 6] = ["0_2", "0_3", "0_6", "0_7", "0_10", "0_11"];
 
 #[test]
 fn one_trace_gives_its_six_collectives_in_numeric_order() {
-    let (rows, notes, page) = run(&["run/rank0.pt.trace.json.gz"]);
+    let (rows, notes, page, json) = run(&["run/rank0.pt.trace.json.gz"]);
     assert_eq!(ids(&rows), ONE);
     assert_eq!(rows, page);
     assert_eq!(rows[0].ranks, [0]);
     assert_eq!(rows[4].comm_latency_us, 6748.72);
+    // One rank of the group of 8: the skews cannot be measured (never 0).
+    assert!(rows
+        .iter()
+        .all(|r| (r.skew_start_us, r.skew_end_us, r.earliest_arrival_rank) == (None, None, None)));
+    assert!(json.contains(r#""collective_id": "0_2", "collective": "allreduce", "group_size": 8, "full_msg_mb": 5.4804229736328125, "comm_latency_us": 6911.678, "skew_start_us": null, "skew_end_us": null,"#), "{json}");
     assert_eq!(notes.len(), 1);
     assert!(notes[0].message.starts_with("11 of its 17 NCCL/RCCL kernel(s)"));
 }
 
 #[test]
 fn two_roles_holding_rank_0_keep_their_own_collectives() {
-    let (rows, notes, page) = run(&["run/a/t.pt.trace.json.gz", "run/b/t.pt.trace.json.gz"]);
+    let (rows, notes, page, _) = run(&["run/a/t.pt.trace.json.gz", "run/b/t.pt.trace.json.gz"]);
     let want: Vec<String> = ["a", "b"]
         .iter()
         .flat_map(|s| ONE.iter().map(move |i| format!("{s}/{i}")))
@@ -87,7 +93,7 @@ fn two_roles_holding_rank_0_keep_their_own_collectives() {
 
 #[test]
 fn two_traces_of_rank_0_in_one_folder_keep_their_own_collectives() {
-    let (rows, notes, page) = run(&["run/x.pt.trace.json.gz", "run/y.pt.trace.json.gz"]);
+    let (rows, notes, page, _) = run(&["run/x.pt.trace.json.gz", "run/y.pt.trace.json.gz"]);
     let want: Vec<String> = ["x.pt.trace", "y.pt.trace"]
         .iter()
         .flat_map(|s| ONE.iter().map(move |i| format!("{s}/{i}")))

@@ -13,7 +13,7 @@ use crate::model::comm::NcclKernel;
 /// One collective across its ranks.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CollectiveRow {
-    /// `"<PG name>_<index>"`.
+    /// `"<PG name>_<index>"` (`"<scope>/<PG name>_<index>"` in a non-empty scope).
     pub collective_id: String,
     /// The collective category (`allreduce`, `reducescatter`, `allgather`, `alltoall`).
     pub collective: String,
@@ -25,12 +25,13 @@ pub struct CollectiveRow {
     pub full_msg_mb: f64,
     /// min over ranks of the duration (µs).
     pub comm_latency_us: f64,
-    /// Latest start − earliest start (µs).
-    pub skew_start_us: f64,
-    /// Latest end − earliest end (µs).
-    pub skew_end_us: f64,
-    /// The rank that started first (largest wait).
-    pub earliest_arrival_rank: i64,
+    /// Latest start − earliest start (µs); `None` when fewer than two ranks hold it (a skew
+    /// across ranks cannot be measured on one).
+    pub skew_start_us: Option<f64>,
+    /// Latest end − earliest end (µs); `None` as [`Self::skew_start_us`].
+    pub skew_end_us: Option<f64>,
+    /// The rank that started first (largest wait); `None` as [`Self::skew_start_us`].
+    pub earliest_arrival_rank: Option<i64>,
     /// GiB/s; `None` when the latency is 0.
     pub algo_bw_gbps: Option<f64>,
     /// `algo_bw × factor(group size)`.
@@ -186,6 +187,8 @@ pub fn collectives(kernels: &[NcclKernel]) -> Vec<CollectiveRow> {
         let skew_end =
             ends.clone().fold(f64::NEG_INFINITY, f64::max) - ends.fold(f64::INFINITY, f64::min);
         let algo = (lat != 0.0).then(|| (full / 1024.0) / (lat / 1e6));
+        // Skews compare ranks: with one rank present they are unmeasurable, not 0.
+        let measured = ks.iter().any(|k| k.rank != first.rank);
         out.push(CollectiveRow {
             collective_id: id,
             collective: cat.to_string(),
@@ -193,9 +196,9 @@ pub fn collectives(kernels: &[NcclKernel]) -> Vec<CollectiveRow> {
             ranks: ks.iter().map(|k| k.rank).collect(),
             full_msg_mb: full,
             comm_latency_us: lat,
-            skew_start_us: wait,
-            skew_end_us: skew_end,
-            earliest_arrival_rank: wait_rank,
+            skew_start_us: measured.then_some(wait),
+            skew_end_us: measured.then_some(skew_end),
+            earliest_arrival_rank: measured.then_some(wait_rank),
             algo_bw_gbps: algo,
             bus_bw_gbps: algo.map(|a| a * factor),
         });
@@ -236,8 +239,8 @@ mod tests {
         assert_eq!(c[0].collective_id, "0_1");
         assert_eq!(c[0].ranks, [0, 1]);
         assert_eq!(c[0].comm_latency_us, 3300.0);
-        assert_eq!(c[0].skew_start_us, 2.0);
-        assert_eq!(c[0].earliest_arrival_rank, 0);
+        assert_eq!(c[0].skew_start_us, Some(2.0));
+        assert_eq!(c[0].earliest_arrival_rank, Some(0));
         assert!((c[0].full_msg_mb - 7.8163).abs() < 1e-4);
         let algo = c[0].algo_bw_gbps.unwrap();
         assert_eq!(c[0].bus_bw_gbps, Some(algo));
