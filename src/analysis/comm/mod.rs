@@ -285,7 +285,12 @@ pub fn analyze(ranks: &[&RankComm], kernels: &[NcclKernel], opts: &CommOptions) 
         rep.problems.push(Problem::new(
             Severity::Info,
             GPU_UNTABULATED,
-            Position::file(format!("GPU rank {r}")),
+            // The rank's trace file, as every GPU-* problem (a kernel list built without one:
+            // the rank's number).
+            Position::file(match of().next().map(|k| k.trace.as_str()) {
+                Some(t) if !t.is_empty() => t.to_string(),
+                _ => format!("GPU rank {r}"),
+            }),
             format!(
                 "{} of its {} NCCL/RCCL kernel(s) are not in the collectives table: {}",
                 unnamed + other,
