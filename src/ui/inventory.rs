@@ -88,6 +88,15 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
     let status = Memo::new(move |_| {
         state.rank_ticks.track(idx);
         let mut parts = Vec::new();
+        // A GPU trace cut before its first device event: the card leads with the cut.
+        let cut = state.anomaly.with_untracked(|m| {
+            m.get(&idx).is_some_and(|s| {
+                crate::views::notices::no_device_events(&s.limitations).is_some_and(|c| c.0)
+            })
+        });
+        if cut {
+            parts.push("cut trace: the file ends before its first device event (Problems: GPU-TV-001 says where)".to_string());
+        }
         if let Some(s) = state
             .summaries
             .with_untracked(|m| m.get(&idx).map(|s| s.rows))
