@@ -245,4 +245,31 @@ mod tests {
         let algo = c[0].algo_bw_gbps.unwrap();
         assert_eq!(c[0].bus_bw_gbps, Some(algo));
     }
+
+    #[test]
+    fn rows_are_ordered_by_scope_then_group_and_index_numerically() {
+        // Group "10" first in the input, then "2"; 12 allreduces each, one rank.
+        let mut ks = Vec::new();
+        for pg in ["10", "2"] {
+            for n in 0..12 {
+                let mut x = k(0, "allreduce", 100.0 * n as f64, 1.0);
+                x.pg_name = Some(pg.into());
+                ks.push(x);
+            }
+        }
+        // A second scope (another trace of rank 0), last in the input: its rows come after,
+        // whatever its times.
+        let mut other = k(0, "allreduce", -5.0, 1.0);
+        other.scope = "b".into();
+        ks.push(other);
+        let ids: Vec<String> = collectives(&ks).into_iter().map(|c| c.collective_id).collect();
+        let mut want: Vec<String> = Vec::new();
+        for pg in ["2", "10"] {
+            want.extend((0..12).map(|n| format!("{pg}_{n}")));
+        }
+        want.push("b/0_0".into());
+        assert_eq!(ids, want);
+        // One rank: no skew.
+        assert_eq!(collectives(&ks)[0].skew_start_us, None);
+    }
 }
