@@ -40,6 +40,7 @@ fn kernels() -> Vec<NcclKernel> {
                 stream: a["stream"].as_i64().unwrap_or(-1),
                 ts_us: e["ts"].as_f64().unwrap(),
                 dur_us: e["dur"].as_f64().unwrap(),
+                ..NcclKernel::default()
             }
         })
         .collect()
@@ -69,8 +70,9 @@ fn hta_nccl_trace_gives_tracelens_collective_rows() {
     close(r.algo_bw_gbps.unwrap(), 2.3082, 5e-5, "0_2 algbw");
     // factor 2·(2−1)/2 = 1
     assert_eq!(r.bus_bw_gbps, r.algo_bw_gbps);
-    // One rank: no skew.
-    assert_eq!((r.skew_start_us, r.skew_end_us), (0.0, 0.0));
+    // One rank: the skews are unmeasurable (none), never 0.
+    assert_eq!((r.skew_start_us, r.skew_end_us), (None, None));
+    assert_eq!(r.earliest_arrival_rank, None);
     let r = find("0_3");
     close(r.full_msg_mb, 30.043, 5e-4, "0_3 MiB");
     close(r.comm_latency_us, 2424.415, 1e-6, "0_3 latency");

@@ -10,6 +10,28 @@ use super::gpu_memory::{self, DeviceMemory};
 use super::intervals::Interval;
 use crate::model::gpu::GpuTrace;
 
+/// How the limitation of a GPU rank whose trace has no device events starts (formats.md §8.1):
+/// a trace that has none at all.
+pub const HOST_ONLY: &str = "host-only trace";
+/// The same for a trace whose file is cut (or whose read stopped) before its first device
+/// event: nothing is known of how it was captured.
+pub const CUT_BEFORE_DEVICE: &str = "cut trace";
+
+/// `(cut, text)` of the first of `limitations` saying a GPU rank has no device events
+/// ([`CUT_BEFORE_DEVICE`] or [`HOST_ONLY`]); `None` when none does. The terminal headline and
+/// the page's cards read it from here.
+pub fn no_device_events(limitations: &[String]) -> Option<(bool, &str)> {
+    limitations.iter().find_map(|l| {
+        if l.starts_with(CUT_BEFORE_DEVICE) {
+            Some((true, l.as_str()))
+        } else if l.starts_with(HOST_ONLY) {
+            Some((false, l.as_str()))
+        } else {
+            None
+        }
+    })
+}
+
 /// The GPU analyses of one rank.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GpuSummary {

@@ -208,6 +208,14 @@ pub struct NcclKernel {
     pub ts_us: f64,
     /// Duration (µs).
     pub dur_us: f64,
+    /// What tells the analysed rank holding this kernel apart from another of the same rank
+    /// id (communication.md §4.2): its role when the GPU ranks hold several, and its trace's
+    /// name when another trace of its role has the same rank id; empty otherwise. Collectives
+    /// are matched across ranks of one scope only.
+    pub scope: String,
+    /// The trace file it was read from (relative to the drop; empty when not known), where
+    /// the rank's notes are located.
+    pub trace: String,
 }
 
 /// `double_hash(s)` of msprof-analyze (communication.md §1.6): two 32-bit rolling hashes,

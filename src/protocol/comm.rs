@@ -254,12 +254,12 @@ pub struct CommCollectiveDto {
     pub full_msg_mb: f64,
     /// Min duration over ranks (µs).
     pub comm_latency_us: f64,
-    /// Spread of the starts (µs).
-    pub skew_start_us: f64,
-    /// Spread of the ends (µs).
-    pub skew_end_us: f64,
-    /// The rank that started first.
-    pub earliest_arrival_rank: i64,
+    /// Spread of the starts (µs); `None` with one rank present (unmeasurable).
+    pub skew_start_us: Option<f64>,
+    /// Spread of the ends (µs); `None` with one rank present.
+    pub skew_end_us: Option<f64>,
+    /// The rank that started first; `None` with one rank present.
+    pub earliest_arrival_rank: Option<i64>,
     /// Algorithm bandwidth (GiB/s).
     pub algo_bw_gbps: Option<f64>,
     /// Bus bandwidth (GiB/s).

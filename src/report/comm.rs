@@ -332,8 +332,8 @@ pub fn table<'a>(rep: &'a CommReport, name: &str) -> Option<Table<'a>> {
             Cell::I64(c.group_size),
             num(c.full_msg_mb),
             num(c.comm_latency_us),
-            num(c.skew_start_us),
-            num(c.skew_end_us),
+            opt(c.skew_start_us),
+            opt(c.skew_end_us),
             opt(c.algo_bw_gbps),
             opt(c.bus_bw_gbps),
         ]

@@ -88,6 +88,15 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
     let status = Memo::new(move |_| {
         state.rank_ticks.track(idx);
         let mut parts = Vec::new();
+        // A GPU trace cut before its first device event: the card leads with the cut.
+        let cut = state.anomaly.with_untracked(|m| {
+            m.get(&idx).is_some_and(|s| {
+                crate::views::notices::no_device_events(&s.limitations).is_some_and(|c| c.0)
+            })
+        });
+        if cut {
+            parts.push("cut trace: the file ends before its first device event (Problems: GPU-TV-001 says where)".to_string());
+        }
         if let Some(s) = state
             .summaries
             .with_untracked(|m| m.get(&idx).map(|s| s.rows))
@@ -155,14 +164,18 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
 
 /// What the analyses of rank folder `idx` found that corrects the inventory's capabilities:
 /// the memory rows and those matched to an op (once memory ran), and whether the anomaly
-/// analysis found no device kernel (`Some(gpu)`: `gpu` for a PyTorch profiler trace).
-fn found_by_analyses(state: AppState, idx: u32) -> (Option<(u64, u64)>, Option<bool>) {
+/// analysis found no device kernel (`Some((gpu, cut))`: `gpu` for a PyTorch profiler trace,
+/// `cut` when its file ends before its first device event).
+fn found_by_analyses(state: AppState, idx: u32) -> (Option<(u64, u64)>, Option<(bool, bool)>) {
     let memory = state
         .summaries
         .with_untracked(|m| m.get(&idx).map(|s| (s.rows, s.rows - s.matches.none)));
-    let no_kernels = state
-        .anomaly
-        .with_untracked(|m| m.get(&idx).filter(|s| s.kernels == 0).map(|s| s.gpu));
+    let no_kernels = state.anomaly.with_untracked(|m| {
+        m.get(&idx).filter(|s| s.kernels == 0).map(|s| {
+            let cut = crate::views::notices::no_device_events(&s.limitations).is_some_and(|c| c.0);
+            (s.gpu, cut)
+        })
+    });
     (memory, no_kernels)
 }
 
@@ -172,7 +185,7 @@ fn found_by_analyses(state: AppState, idx: u32) -> (Option<(u64, u64)>, Option<b
 /// `with_stack=False` in the metadata. On a GPU rank (`kineto`) the Ascend memory events are
 /// not a missing input but another platform's analysis: said in grey, not as an error.
 fn capabilities(
-    (memory, no_kernels): (Option<(u64, u64)>, Option<bool>),
+    (memory, no_kernels): (Option<(u64, u64)>, Option<(bool, bool)>),
     analyses: &[crate::protocol::CapabilityDto],
     kineto: bool,
 ) -> Vec<AnyView> {
@@ -193,9 +206,12 @@ fn capabilities(
             let mut ok = a.can_run;
             let mut missing = a.missing.clone();
             let mut degraded = a.degraded.clone();
-            if let (AnalysisKind::Anomaly, true, Some(gpu)) = (a.analysis, ok, no_kernels) {
+            if let (AnalysisKind::Anomaly, true, Some((gpu, cut))) = (a.analysis, ok, no_kernels) {
                 ok = false;
-                missing.push(if gpu {
+                missing.push(if cut {
+                    // The file ends before its first device event: how it was captured is unknown.
+                    "device events: the trace is cut before its first one (Problems: GPU-TV-001 says where the file ends); open the whole file"
+                } else if gpu {
                     // A PyTorch profiler trace has no trace_view.json or kernel_details.csv.
                     "device events: a host-only trace, no kernel, gpu_memcpy or gpu_memset (Problems: GPU-RUN-001; the Steps tab says how to capture them)"
                 } else {

@@ -1,6 +1,7 @@
 //! What the page says where the browser, not proflens, sets the limit: a worker that stops in
 //! the middle of a job ([`worker_stopped`]) and a download the browser may refuse
-//! ([`export_status`]).
+//! ([`export_status`]); and whether a GPU rank without device events is a cut file
+//! ([`no_device_events`]).
 //!
 //! A worker's stop (an uncaught error, a wasm trap) is said with the browser's message, and,
 //! when it looks like running out of memory, why and what to do instead.
@@ -11,6 +12,11 @@
 //! memory, with the input's size and the CLI (which has no such limit) as the way out.
 
 use crate::base::format::bytes;
+
+/// Whether a GPU rank without device events had its file cut before the first one, and the
+/// limitation that says so (`analysis::gpu_rank::no_device_events`): the page's rank card and
+/// Steps tab lead with the cut, never with capture advice.
+pub use crate::analysis::gpu_rank::no_device_events;
 
 /// Input bytes of a job from which a trap is most likely out of memory: a GPU rank holds
 /// about its input's size in the worker (docs/perf), so 1 GiB of input is a quarter of the

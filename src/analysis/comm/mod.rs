@@ -257,11 +257,20 @@ pub fn analyze(ranks: &[&RankComm], kernels: &[NcclKernel], opts: &CommOptions) 
     rep.slow_links = slow::slow_links(&link_rows, slow::TOP_NUM);
     rep.collectives = nccl::collectives(kernels);
     // Per GPU rank: the collective kernels no row holds, and why (never dropped silently).
-    let mut gpu_ranks: Vec<i64> = kernels.iter().map(|k| k.rank).collect();
-    gpu_ranks.sort_unstable();
-    gpu_ranks.dedup();
-    for r in gpu_ranks {
-        let of = || kernels.iter().filter(move |k| k.rank == r);
+    // One analysed rank is one (scope, rank) (two traces of one rank have their own scope).
+    let mut gpu_ranks: Vec<(&str, i64)> = Vec::new();
+    let mut seen: rustc_hash::FxHashSet<(&str, i64)> = Default::default();
+    for k in kernels {
+        if seen.insert((&k.scope, k.rank)) {
+            gpu_ranks.push((&k.scope, k.rank));
+        }
+    }
+    for (scope, r) in gpu_ranks {
+        let of = || {
+            kernels
+                .iter()
+                .filter(move |k| k.rank == r && k.scope == scope)
+        };
         let (unnamed, other) = nccl::untabulated(of());
         if unnamed + other == 0 {
             continue;
@@ -276,7 +285,12 @@ pub fn analyze(ranks: &[&RankComm], kernels: &[NcclKernel], opts: &CommOptions) 
         rep.problems.push(Problem::new(
             Severity::Info,
             GPU_UNTABULATED,
-            Position::file(format!("GPU rank {r}")),
+            // The rank's trace file, as every GPU-* problem (a kernel list built without one:
+            // the rank's number).
+            Position::file(match of().next().map(|k| k.trace.as_str()) {
+                Some(t) if !t.is_empty() => t.to_string(),
+                _ => format!("GPU rank {r}"),
+            }),
             format!(
                 "{} of its {} NCCL/RCCL kernel(s) are not in the collectives table: {}",
                 unnamed + other,

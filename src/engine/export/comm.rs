@@ -37,20 +37,70 @@ pub fn report(
 }
 
 /// The NCCL kernels of every GPU rank of `store` (read by the GPU rank pass with the anomaly
-/// analysis), each with its rank id (a rank without one: its position among the GPU ranks).
+/// analysis), each with its rank id (a rank without one: its position among the GPU ranks),
+/// scope and trace ([`scoped_kernels`]).
 pub fn gpu_kernels(store: &Store) -> Vec<NcclKernel> {
     let Ok(ranks) = store.anomaly_ranks() else {
         return Vec::new();
     };
+    let held: Vec<GpuRankKernels<'_>> = ranks
+        .iter()
+        .filter_map(|r| Some((r, r.gpu.as_deref()?)))
+        .enumerate()
+        .map(|(k, (r, g))| GpuRankKernels {
+            rank: r.meta.rank_id.unwrap_or(k as i64),
+            role: r.meta.role.as_deref().unwrap_or(""),
+            dir_name: &r.dir_name,
+            trace: r.meta.inputs.first().map_or("", String::as_str),
+            kernels: &g.nccl,
+        })
+        .collect();
+    scoped_kernels(&held)
+}
+
+/// One analysed GPU rank's NCCL kernels and what names it.
+pub struct GpuRankKernels<'a> {
+    /// Its rank id (else its position among the GPU ranks).
+    pub rank: i64,
+    /// Its role (`""`: none).
+    pub role: &'a str,
+    /// Its trace's name, as in its report file names (`engine::export::anomaly::report_stem`).
+    pub dir_name: &'a str,
+    /// Its trace file, relative to the drop.
+    pub trace: &'a str,
+    /// Its kernels, as read.
+    pub kernels: &'a [NcclKernel],
+}
+
+/// The kernels of `ranks` (in the store's GPU rank order) with their rank, trace and scope
+/// (communication.md §4.2): the scope is the parts of the rank's report suffix that are not
+/// its rank id (`engine::export::anomaly::report_stem`): the role when the ranks hold several
+/// (`cross_rank::role_groups`), and the trace's name when another rank of its role has the
+/// same id (two traces of one rank, `GPU-DISC-002`), joined by `_`. So two traces of one rank
+/// each keep their own collectives. The CLI and the gathered page export both use it.
+pub fn scoped_kernels(ranks: &[GpuRankKernels<'_>]) -> Vec<NcclKernel> {
+    let roles: Vec<&str> = ranks.iter().map(|r| r.role).collect();
+    let several_roles = crate::analysis::anomaly::cross_rank::role_groups(&roles).is_some();
+    let mut count: std::collections::BTreeMap<(&str, i64), usize> = Default::default();
+    for r in ranks {
+        *count.entry((r.role, r.rank)).or_default() += 1;
+    }
     let mut out = Vec::new();
-    for (k, r) in ranks.iter().filter(|r| r.gpu.is_some()).enumerate() {
-        let rank = r.meta.rank_id.unwrap_or(k as i64);
-        if let Some(g) = &r.gpu {
-            out.extend(g.nccl.iter().cloned().map(|mut n| {
-                n.rank = rank;
-                n
-            }));
+    for r in ranks {
+        let mut parts: Vec<&str> = Vec::new();
+        if several_roles {
+            parts.push(r.role);
         }
+        if count[&(r.role, r.rank)] > 1 {
+            parts.push(r.dir_name);
+        }
+        let scope = parts.join("_");
+        out.extend(r.kernels.iter().map(|k| NcclKernel {
+            rank: r.rank,
+            scope: scope.clone(),
+            trace: r.trace.to_string(),
+            ..k.clone()
+        }));
     }
     out
 }

@@ -241,11 +241,31 @@ fn analyse(
         let of = rank_id
             .map(|r| format!(" (rank {r} of a merged trace)"))
             .unwrap_or_default();
-        let why = format!(
-            "host-only trace{of}: no device events (kernel, gpu_memcpy, gpu_memset) among its {} host events and {} steps — profiled without CUDA/ROCm activities or on a process that launched no GPU work; steps and host events only, no busy union and no bubbles",
-            trace.host_ops.len(),
-            trace.steps.len()
-        );
+        // A file cut (or a read stopped) before the first device event says nothing of how
+        // the profile was captured: the cut leads (formats.md §8.1).
+        let kineto = crate::parse::trace_json::diag::KINETO;
+        let cut = [kineto.truncated, kineto.stopped]
+            .into_iter()
+            .find(|c| problems.count(c) > 0)
+            .map(|c| {
+                let at = problems.kept().iter().find(|p| p.code == c);
+                let at = at.and_then(|p| p.at.byte).map(|b| format!(" at byte {b}"));
+                (c, at.unwrap_or_default())
+            });
+        let why = match cut {
+            Some((code, at)) => format!(
+                "{}{of}: the file ends{at} ({code}) before any device event (kernel, gpu_memcpy, gpu_memset) was read — PyTorch's profiler may write its device events after the host events, so the cut can have lost them all, and nothing is known of how it was captured; read the whole file again (a copy or download cut short); {} host events and {} steps read, no busy union and no bubbles",
+                gpu_rank::CUT_BEFORE_DEVICE,
+                trace.host_ops.len(),
+                trace.steps.len()
+            ),
+            None => format!(
+                "{}{of}: no device events (kernel, gpu_memcpy, gpu_memset) among its {} host events and {} steps — profiled without CUDA/ROCm activities or on a process that launched no GPU work; steps and host events only, no busy union and no bubbles",
+                gpu_rank::HOST_ONLY,
+                trace.host_ops.len(),
+                trace.steps.len()
+            ),
+        };
         problems.push(Problem::new(
             Severity::Info,
             codes::HOST_ONLY,

@@ -387,7 +387,7 @@ fn kineto_finalize(ranks: &mut [RankFolder]) {
                 "GPU-DISC-002",
                 &label,
                 format!(
-                    "rank {} of role {} has {n} traces; each is analysed on its own",
+                    "rank {} of role {} has {n} traces; each is analysed on its own: its own reports and its own collectives (communication.md §4.1)",
                     r.rank_id.unwrap_or(-1),
                     r.role
                 ),

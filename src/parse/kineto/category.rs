@@ -15,8 +15,10 @@ pub(super) enum Cat {
 
 /// Every `cat` text [`category`] names: [`cat_text`] matches these as raw JSON bytes (no
 /// decoding). A text missing here is decoded the general way, with the same result.
-pub(super) const CATS: [&str; 18] = [
+pub(super) const CATS: [&str; 20] = [
     "kernel",
+    "mtia_ccp_events",
+    "mtia_runtime",
     "Kernel",
     "gpu_memcpy",
     "Memcpy",
@@ -49,12 +51,14 @@ pub(super) fn cat_text(raw: Option<&[u8]>) -> Cow<'_, str> {
 
 pub(super) fn category(cat: &str, name: &str) -> Cat {
     match cat {
-        "kernel" | "Kernel" => Cat::Device(DeviceOpKind::Kernel),
+        // Meta's MTIA writes its device ops (kernels and `dma_*` transfers, told apart by name as
+        // HTA does) as `mtia_ccp_events` and its launches (`runFunction`) as `mtia_runtime`.
+        "kernel" | "Kernel" | "mtia_ccp_events" => Cat::Device(DeviceOpKind::Kernel),
         "gpu_memcpy" | "Memcpy" => Cat::Device(DeviceOpKind::Memcpy),
         "gpu_memset" | "Memset" => Cat::Device(DeviceOpKind::Memset),
         "cpu_op" | "Operator" => Cat::Host(HostKind::CpuOp),
         "cuda_runtime" | "Runtime" if name.starts_with("hip") => Cat::Host(HostKind::HipRuntime),
-        "cuda_runtime" | "Runtime" => Cat::Host(HostKind::CudaRuntime),
+        "cuda_runtime" | "Runtime" | "mtia_runtime" => Cat::Host(HostKind::CudaRuntime),
         "cuda_driver" => Cat::Host(HostKind::CudaDriver),
         "user_annotation" => Cat::Host(HostKind::UserAnnotation),
         "gpu_user_annotation" => Cat::Host(HostKind::GpuUserAnnotation),

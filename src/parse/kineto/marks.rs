@@ -6,8 +6,10 @@ use crate::model::gpu::{GpuTrace, HostKind};
 
 /// The event categories the PyTorch profiler (Kineto) writes, 2023+ and 2021 names: one of
 /// them on any event marks a PyTorch profiler trace, with or without GPU events.
-pub const PYTORCH_CATS: [&str; 18] = [
+pub const PYTORCH_CATS: [&str; 20] = [
     "kernel",
+    "mtia_ccp_events",
+    "mtia_runtime",
     "gpu_memcpy",
     "gpu_memset",
     "cpu_op",
@@ -28,8 +30,10 @@ pub const PYTORCH_CATS: [&str; 18] = [
 ];
 
 /// The device-side categories (a GPU capture; the rest are host categories).
-pub const GPU_CATS: [&str; 10] = [
+pub const GPU_CATS: [&str; 12] = [
     "kernel",
+    "mtia_ccp_events",
+    "mtia_runtime",
     "gpu_memcpy",
     "gpu_memset",
     "cuda_runtime",

@@ -10,7 +10,9 @@
 //! Categories: 2023+ names (`kernel`, `gpu_memcpy`, `gpu_memset`, `cpu_op`, `cuda_runtime`,
 //! `cuda_driver`, `user_annotation`, `gpu_user_annotation`, `python_function`, `cuda_sync`,
 //! `ac2g`, `async_cpu_to_gpu`) and the 2021 ones (`Kernel`, `Memcpy`, `Memset`, `Operator`,
-//! `Runtime`, `async`). ROCm traces use the same categories (`hip…` runtime names).
+//! `Runtime`, `async`). ROCm traces use the same categories (`hip…` runtime names); Meta's MTIA
+//! traces write device ops as `mtia_ccp_events` and launches as `mtia_runtime` (read as
+//! `kernel` and `cuda_runtime`, as HTA does).
 //!
 //! Damage: a string with a raw backslash that is not a JSON escape (a Windows path
 //! `"D:\work\train.py"`) is kept **verbatim** (no escape of it decoded) and located by line,

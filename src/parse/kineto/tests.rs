@@ -355,27 +355,31 @@ fn gzip_cut_mid_stream_keeps_the_events_before() {
     assert_eq!(info.compressed_bytes, Some(cut.len() as u64));
     let mut p = Problems::new();
     push_problems("t.json.gz", &info, &[], &mut p);
-    let stop = p
+    // A cut `.gz` is a cut trace (formats.md §8): the plain file's warning, at the byte where
+    // the inflated text ends, with the compressed bytes read; no read error.
+    assert_eq!(p.count("GPU-TV-004"), 0);
+    let cut = p
         .kept()
         .iter()
-        .find(|p| p.code == "GPU-TV-004")
-        .expect("a located stop");
-    // Where is the problem's position, said once: the message starts with what happened.
-    assert_eq!(
-        stop.at.to_string(),
-        format!("t.json.gz (byte {})", stop.at.byte.unwrap())
+        .find(|p| p.code == "GPU-TV-001")
+        .expect("a located cut");
+    assert_eq!(cut.severity, crate::base::Severity::Warning);
+    assert_eq!(cut.at.byte, info.scan.truncated_at);
+    let end = cut.at.byte.unwrap();
+    assert!(
+        cut.message.starts_with(&format!(
+            "t.json.gz ends early (at byte {end} of its inflated text, inside the event that starts at byte "
+        )),
+        "{}",
+        cut.message
     );
     assert!(
-        stop.message
-            .starts_with("read failed: the gzip stream is cut short"),
+        cut.message.contains(&format!(
+            "): the gzip stream is cut short (the file ends before the compressed data does), after {0} compressed bytes of {0}; events read so far are used ({n} events;",
+            gz.len() / 2
+        )),
         "{}",
-        stop.message
-    );
-    assert!(
-        stop.message
-            .contains(&format!("{n} events before it are used")),
-        "{}",
-        stop.message
+        cut.message
     );
 }
 

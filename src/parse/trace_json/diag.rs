@@ -319,12 +319,18 @@ pub fn push_problems(file: &str, scan: &TraceScan, codes: &TraceCodes, problems:
             Some(at) => format!(", inside the event that starts at byte {at}"),
             None => String::new(),
         };
+        // A cut `.gz` says where its text ends, in the inflated bytes, and what the
+        // compressed stream said (its size); a plain file's text ends with the file.
+        let (text, how) = match &scan.cut_source {
+            Some(why) => (" of its inflated text", format!(": {why}")),
+            None => ("", String::new()),
+        };
         problems.push(Problem::new(
             Severity::Warning,
             codes.truncated,
             pos().at_byte(end),
             format!(
-                "{name} ends early (at byte {end}{inside}); events read so far are used ({}; {last})",
+                "{name} ends early (at byte {end}{text}{inside}){how}; events read so far are used ({}; {last})",
                 events(scan.events)
             ),
         ));

@@ -220,6 +220,7 @@ fn merge_scans<B>(parts: &[Part<B>]) -> TraceScan {
         s.no_trace_events = q.no_trace_events;
         s.truncated_at = q.truncated_at;
         s.cut_event_at = q.cut_event_at;
+        s.cut_source = q.cut_source.clone();
         s.last_event_end = q.last_event_end.or(s.last_event_end);
         s.diag.merge(&q.diag);
         s.stopped |= q.stopped;

@@ -47,6 +47,10 @@ pub struct TraceScan {
     pub truncated_at: Option<u64>,
     /// When the file ended inside an event: the byte offset where that event starts.
     pub cut_event_at: Option<u64>,
+    /// When the source, not the text, ended early (a `.gz` whose compressed stream is cut
+    /// short): what it said, with its compressed byte counts; [`Self::truncated_at`] is then
+    /// the offset in the inflated text.
+    pub cut_source: Option<String>,
     /// Byte offset just past the last event delivered.
     pub last_event_end: Option<u64>,
     /// The error that stopped the read after its start (events before it were delivered).
@@ -518,6 +522,24 @@ pub fn scan_range<R: Read>(
             return Ok((scan, None));
         }
         if let Err(e) = reader.fill() {
+            // A source that ends before its data does (a `.gz` whose compressed stream is cut
+            // short) is a cut file, as a plain file ending inside the array: formats.md §8.
+            if let (crate::ingest::chunk_reader::FillError::Io { source, .. }, false) =
+                (&e, matches!(state, State::Root | State::Done))
+            {
+                if source.kind() == std::io::ErrorKind::UnexpectedEof {
+                    scan.truncated_at = Some(reader.offset() + reader.buffer().len() as u64);
+                    scan.cut_source = Some(source.to_string());
+                    if let Some((start, _, _)) = skipping {
+                        scan.cut_event_at = Some(start);
+                        scan.diag.note(Issue::Oversized, start, None);
+                    } else if matches!(state, State::Array(_)) && pending.scanned() > 0 {
+                        scan.cut_event_at = Some(reader.offset());
+                    }
+                    scan.bytes = reader.progress().bytes_done;
+                    return Ok((scan, None));
+                }
+            }
             let e = ParseError::from_fill(file, e);
             if let State::Root = state {
                 return Err(e);

@@ -19,11 +19,7 @@ pub fn headline(k: &KernelTable, r: &AnomalyResult, meta: &RankMeta) -> String {
     if !r.enabled || k.is_empty() {
         // A GPU trace without device events says why itself (problem GPU-RUN-001, an info the
         // CLI does not print); ANOM-FILE-002 is the Ascend rank folder's problem.
-        if let Some(why) = r
-            .limitations
-            .iter()
-            .find(|l| l.starts_with("host-only trace:"))
-        {
+        if let Some((_, why)) = crate::analysis::gpu_rank::no_device_events(&r.limitations) {
             let _ = write!(o, "steps & bubbles cannot run (GPU-RUN-001): {why}");
             return o;
         }

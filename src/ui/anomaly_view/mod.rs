@@ -251,13 +251,22 @@ fn SummaryCards(s: AnomalySummaryDto) -> impl IntoView {
 #[component]
 fn NoKernels(s: AnomalySummaryDto) -> impl IntoView {
     if s.gpu {
-        // A PyTorch profiler trace without device events: a host-only trace.
-        let why = s
-            .limitations
-            .iter()
-            .find(|l| l.starts_with("host-only trace"))
-            .cloned()
+        let (cut, why) = crate::views::notices::no_device_events(&s.limitations)
+            .map(|(c, w)| (c, w.to_string()))
             .unwrap_or_default();
+        if cut {
+            // The file ends before its first device event: the cut leads, no capture advice.
+            return view! {
+                <section class="notice warning anom-empty" data-testid="anomaly-no-kernels">
+                    <h3>"A cut trace: the file ends before its first GPU kernel"</h3>
+                    <p>{format!("{}: {why}", s.dir)}</p>
+                    <p>"Open the whole file: copy or download it again (a .json.gz must end with its gzip trailer)."</p>
+                    <p class="muted">"The Problems tab says where it ends (GPU-TV-001) and lists this as GPU-RUN-001."</p>
+                </section>
+            }
+            .into_any();
+        }
+        // A PyTorch profiler trace without device events: a host-only trace.
         return view! {
             <section class="notice warning anom-empty" data-testid="anomaly-no-kernels">
                 <h3>"A host-only trace: no GPU kernels to analyse"</h3>

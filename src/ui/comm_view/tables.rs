@@ -352,6 +352,11 @@ pub fn Collectives(view: Arc<CommOverviewDto>) -> impl IntoView {
             .iter()
             .map(|c| {
                 let bw = |x: Option<f64>| x.map(|v| format::fixed(v, 3)).unwrap_or_else(|| "—".into());
+                // One rank present: no skew to measure (an empty cell, never 0).
+                let skew = |x: Option<f64>| match x {
+                    Some(v) => num(format::fixed(v, 3), v).into_any(),
+                    None => view! { <td class="num">"—"</td> }.into_any(),
+                };
                 view! {
                     <tr data-testid="comm-collective">
                         <td><code>{c.collective_id.clone()}</code></td>
@@ -360,9 +365,9 @@ pub fn Collectives(view: Arc<CommOverviewDto>) -> impl IntoView {
                         <td>{c.ranks.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ")}</td>
                         {num(format::fixed(c.full_msg_mb, 3), c.full_msg_mb)}
                         {num(format::fixed(c.comm_latency_us, 3), c.comm_latency_us)}
-                        {num(format::fixed(c.skew_start_us, 3), c.skew_start_us)}
-                        {num(format::fixed(c.skew_end_us, 3), c.skew_end_us)}
-                        <td class="num">{c.earliest_arrival_rank}</td>
+                        {skew(c.skew_start_us)}
+                        {skew(c.skew_end_us)}
+                        <td class="num">{c.earliest_arrival_rank.map_or_else(|| "—".to_string(), |r| r.to_string())}</td>
                         <td class="num">{bw(c.algo_bw_gbps)}</td>
                         <td class="num">{bw(c.bus_bw_gbps)}</td>
                     </tr>

@@ -12,7 +12,7 @@ use crate::model::comm::{
     CommBandRow, CommLinkRow, CommTimeRow, NcclKernel, PacketBin, ParallelGroup, RankComm, Section,
 };
 
-pub(crate) const TABLES: &[u8] = b"PLCOMM1\n";
+pub(crate) const TABLES: &[u8] = b"PLCOMM2\n";
 
 fn section(e: &mut Enc, s: Option<Section>) {
     e.u8(match s {
@@ -140,12 +140,15 @@ pub fn part(store: &Store) -> Result<Vec<u8>, String> {
         .anomaly_indexed()
         .into_iter()
         .filter_map(|(i, r)| Some((i, r.ok()?)))
-        .filter_map(|(i, r)| Some((i, r.meta.rank_id, r.gpu.as_ref()?)))
+        .filter_map(|(i, r)| Some((i, r, r.gpu.as_ref()?)))
         .collect();
     e.u64(gpu.len() as u64);
-    for (i, rank_id, g) in gpu {
+    for (i, r, g) in gpu {
         e.u32(i);
-        e.opt_i64(rank_id);
+        e.opt_i64(r.meta.rank_id);
+        opt_str(&mut e, r.meta.role.as_deref());
+        e.str(&r.dir_name);
+        e.str(r.meta.inputs.first().map_or("", String::as_str));
         e.u64(g.nccl.len() as u64);
         g.nccl.iter().for_each(|k| kernel(&mut e, k));
     }
@@ -268,6 +271,8 @@ fn dec_kernel(d: &mut Dec<'_>) -> DecResult<NcclKernel> {
         stream: d.i64()?,
         ts_us: d.f64()?,
         dur_us: d.f64()?,
+        scope: String::new(),
+        trace: String::new(),
     })
 }
 
@@ -279,8 +284,10 @@ fn dec_kernel(d: &mut Dec<'_>) -> DecResult<NcclKernel> {
 ///
 /// A part that is not a communication part, or cut.
 pub fn join(parts: &[Vec<u8>]) -> Result<(Vec<RankComm>, Vec<NcclKernel>), String> {
+    /// One GPU rank of a part: view index, rank id, role, trace name, trace file, kernels.
+    type Held = (u32, Option<i64>, Option<String>, String, String, Vec<NcclKernel>);
     let mut ranks = Vec::new();
-    let mut gpu: Vec<(u32, Option<i64>, Vec<NcclKernel>)> = Vec::new();
+    let mut gpu: Vec<Held> = Vec::new();
     for p in parts {
         let mut d = Dec::new(p, TABLES)?;
         for _ in 0..d.count(26)? {
@@ -289,20 +296,26 @@ pub fn join(parts: &[Vec<u8>]) -> Result<(Vec<RankComm>, Vec<NcclKernel>), Strin
         for _ in 0..d.count(13)? {
             let i = d.u32()?;
             let id = d.opt_i64()?;
+            let role = dec_opt_str(&mut d)?;
+            let dir_name = d.str()?.to_string();
+            let trace = d.str()?.to_string();
             let ks = (0..d.count(38)?)
                 .map(|_| dec_kernel(&mut d))
                 .collect::<DecResult<Vec<_>>>()?;
-            gpu.push((i, id, ks));
+            gpu.push((i, id, role, dir_name, trace, ks));
         }
     }
     crate::base::sort::sort_by_key(&mut gpu, |g| view_order(g.0));
-    let mut kernels = Vec::new();
-    for (k, (_, id, ks)) in gpu.into_iter().enumerate() {
-        let rank = id.unwrap_or(k as i64);
-        kernels.extend(ks.into_iter().map(|mut n| {
-            n.rank = rank;
-            n
-        }));
-    }
-    Ok((ranks, kernels))
+    let held: Vec<_> = gpu
+        .iter()
+        .enumerate()
+        .map(|(k, g)| crate::engine::export::comm::GpuRankKernels {
+            rank: g.1.unwrap_or(k as i64),
+            role: g.2.as_deref().unwrap_or(""),
+            dir_name: &g.3,
+            trace: &g.4,
+            kernels: &g.5,
+        })
+        .collect();
+    Ok((ranks, crate::engine::export::comm::scoped_kernels(&held)))
 }
