@@ -48,6 +48,7 @@ const ALLOW: &[(&str, &[&str])] = &[
             "protocol",
             "base::sort",
             "views::format",
+            "views::cells",
             "views::view_state",
             "views::timeline_axis",
             "views::timeline_multi",
