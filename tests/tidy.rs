@@ -48,7 +48,6 @@ const ALLOW: &[(&str, &[&str])] = &[
             "protocol",
             "base::sort",
             "views::format",
-            "views::cells",
             "views::view_state",
             "views::timeline_axis",
             "views::timeline_multi",

@@ -5,8 +5,6 @@ use leptos::prelude::*;
 
 use super::state::AppState;
 use crate::protocol::{AnalysisKind, ProblemDto, SeverityDto};
-use crate::ui::widgets::table::live_table;
-use crate::views::cells::{Cell, Head, Row, Table};
 
 /// Problem code of an analysis that stopped for a whole target (a worker that died — out of
 /// memory, a trap — or a target the worker refused): listed beside the file problems.
@@ -100,16 +98,17 @@ pub fn ProblemsView() -> impl IntoView {
                     }
                     place.push_str(&format!("column '{c}'"));
                 }
-                Row::new(vec![
-                    Cell::text(sev).class("sev"),
-                    Cell::code(p.code),
-                    Cell::code(p.file),
-                    Cell::text(place),
-                    Cell::text(p.message),
-                ])
-                .class(Some(sev))
+                view! {
+                    <tr class=sev>
+                        <td class="sev">{sev}</td>
+                        <td><code>{p.code}</code></td>
+                        <td><code>{p.file}</code></td>
+                        <td>{place}</td>
+                        <td>{p.message}</td>
+                    </tr>
+                }
             })
-            .collect()
+            .collect_view()
     };
     view! {
         <section class="problems" data-testid="problems">
@@ -131,10 +130,12 @@ pub fn ProblemsView() -> impl IntoView {
                 placeholder="filter problems"
                 on:input=move |ev| filter.set(event_target_value(&ev))
             />
-            {live_table(
-                const { &Table::new("grid", const { &[Head::new("severity"), Head::new("code"), Head::new("file"), Head::new("where"), Head::new("message")] }) },
-                rows,
-            )}
+            <table class="grid">
+                <thead>
+                    <tr><th>"severity"</th><th>"code"</th><th>"file"</th><th>"where"</th><th>"message"</th></tr>
+                </thead>
+                <tbody>{rows}</tbody>
+            </table>
         </section>
     }
 }

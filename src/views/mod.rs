@@ -3,8 +3,7 @@
 //! browser types. The worker turns these into [`crate::protocol`] payloads.
 //!
 //! * [`curve`]: per-pixel-column min/max of step series (so 1M samples draw as ~1000 columns).
-//! * [`table`]: the row order of a big table for one sort + filter, computed once and paged;
-//!   [`cells`]: the header and rows of a plain table as data, rendered by one UI widget.
+//! * [`table`]: the row order of a big table for one sort + filter, computed once and paged.
 //! * [`anomaly`], [`anomaly_bubbles`], [`anomaly_structure`]: the steps / bubbles view ;
 //!   [`cross_rank`]: the cross-rank table over every worker's rank summaries (anomaly.md §13.4).
 //! * [`format`]: human units for display.
@@ -32,7 +31,6 @@ pub mod anomaly;
 pub mod anomaly_bubbles;
 pub mod anomaly_structure;
 pub mod band_grid;
-pub mod cells;
 pub mod cluster;
 pub mod cluster_table;
 pub mod comm;

@@ -17,8 +17,6 @@ use crate::protocol::gpu::{
 use crate::ui::state::AppState;
 use crate::ui::theme::use_theme;
 use crate::ui::widgets::chart::{self, plot_columns};
-use crate::ui::widgets::table::{data_table, tbody};
-use crate::views::cells::{Cell, Head, Row, Table};
 use crate::views::format;
 use crate::views::gpu::{kernel_rows, straggler_view, KernelSort};
 
@@ -158,34 +156,41 @@ fn Categories(p: GpuPanelDto) -> impl IntoView {
     view! {
         <h3>"Kernel categories"</h3>
         <p class="muted" data-testid="gpu-categories-note">{p.categories_note.clone()}</p>
-        {data_table(
-            const { &Table::new("grid", const { &[Head::new("category"), Head::num("kernels"), Head::num("Σ duration"), Head::num("busy union")] })
-                .testid("gpu-category-table") },
-            p.categories.into_iter().map(|c| Row::new(vec![
-                Cell::text(c.category),
-                Cell::num(format::thousands(c.count as i64)),
-                Cell::num(ms(c.sum_ms)),
-                Cell::num(ms(c.busy_ms)),
-            ]).testid("gpu-category-row")).collect(),
-        )}
+        <table class="grid" data-testid="gpu-category-table">
+            <thead><tr><th>"category"</th><th class="num">"kernels"</th><th class="num">"Σ duration"</th><th class="num">"busy union"</th></tr></thead>
+            <tbody>
+                {p.categories.into_iter().map(|c| view! {
+                    <tr data-testid="gpu-category-row">
+                        <td>{c.category}</td>
+                        <td class="num">{format::thousands(c.count as i64)}</td>
+                        <td class="num">{ms(c.sum_ms)}</td>
+                        <td class="num">{ms(c.busy_ms)}</td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
         {(!p.steps.is_empty()).then(|| view! {
             <h4>"Per step: busy union per category and communication overlap"</h4>
             <div class="anom-scroll">
-                {data_table(
-                    const { &Table::new("grid", const { &[
-                        Head::new("step"), Head::num("compute"), Head::num("communication"), Head::num("memory"),
-                        Head::num("comm hidden under compute").title("communication union ∩ compute union"),
-                        Head::num("exposed comm").title("communication not overlapped by compute"),
-                    ] }).testid("gpu-step-table") },
-                    p.steps.into_iter().map(|s| Row::new(vec![
-                        Cell::code(s.step_id),
-                        Cell::num(ms(s.busy_ms[0])),
-                        Cell::num(ms(s.busy_ms[1])),
-                        Cell::num(ms(s.busy_ms[2])),
-                        Cell::num(ms(s.comm_compute_overlap_ms)),
-                        Cell::num(ms(s.exposed_comm_ms)),
-                    ]).testid("gpu-step-row")).collect(),
-                )}
+                <table class="grid" data-testid="gpu-step-table">
+                    <thead><tr>
+                        <th>"step"</th><th class="num">"compute"</th><th class="num">"communication"</th><th class="num">"memory"</th>
+                        <th class="num" title="communication union ∩ compute union">"comm hidden under compute"</th>
+                        <th class="num" title="communication not overlapped by compute">"exposed comm"</th>
+                    </tr></thead>
+                    <tbody>
+                        {p.steps.into_iter().map(|s| view! {
+                            <tr data-testid="gpu-step-row">
+                                <td><code>{s.step_id}</code></td>
+                                <td class="num">{ms(s.busy_ms[0])}</td>
+                                <td class="num">{ms(s.busy_ms[1])}</td>
+                                <td class="num">{ms(s.busy_ms[2])}</td>
+                                <td class="num">{ms(s.comm_compute_overlap_ms)}</td>
+                                <td class="num">{ms(s.exposed_comm_ms)}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
             </div>
         })}
     }
@@ -224,14 +229,18 @@ fn Kernels(p: GpuPanelDto) -> impl IntoView {
                     {head("count", KernelSort::Count, true)}{head("Σ duration", KernelSort::Total, true)}
                     {head("mean", KernelSort::Mean, true)}<th class="num">"share"</th>
                 </tr></thead>
-                {move || tbody(rows.get().into_iter().map(|k| Row::new(vec![
-                        Cell::code_titled(k.name).class("gpu-kernel-name"),
-                        Cell::text(k.category),
-                        Cell::num(format::thousands(k.count as i64)),
-                        Cell::num(ms(k.total_ms)),
-                        Cell::num(ms(k.mean_us / 1000.0)),
-                        Cell::num(pct(Some(k.share_ratio))),
-                    ]).testid("gpu-kernel-row")).collect())}
+                <tbody>
+                    {move || rows.get().into_iter().map(|k| view! {
+                        <tr data-testid="gpu-kernel-row">
+                            <td class="gpu-kernel-name"><code title=k.name.clone()>{k.name.clone()}</code></td>
+                            <td>{k.category}</td>
+                            <td class="num">{format::thousands(k.count as i64)}</td>
+                            <td class="num">{ms(k.total_ms)}</td>
+                            <td class="num">{ms(k.mean_us / 1000.0)}</td>
+                            <td class="num">{pct(Some(k.share_ratio))}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
             </table>
         </div>
     }
@@ -339,22 +348,23 @@ fn Stragglers() -> impl IntoView {
                 } else {
                     format!("{} collectives matched on every rank by order and name; the rank that starts them last most often is the straggler (the others wait for it inside the collective).", v.matched)
                 }}</p>
-                {data_table(
-                    const { &Table::new("grid", const { &[
-                        Head::new("role"), Head::num("rank"), Head::num("collectives"), Head::num("matched"),
-                        Head::num("started last"), Head::num("mean start delay"), Head::num("max start delay"), Head::new(""),
-                    ] }).testid("gpu-straggler-table") },
-                    v.rows.into_iter().map(|r| Row::new(vec![
-                        Cell::text(state.anomaly.with_untracked(|m| m.get(&r.rank).map(|s| s.role.clone())).unwrap_or_default()),
-                        Cell::num(r.rank_id.to_string()),
-                        Cell::num(format::thousands(r.collectives as i64)),
-                        Cell::num(format::thousands(r.matched as i64)),
-                        Cell::num(format::thousands(r.started_last as i64)),
-                        Cell::num(ms(r.mean_start_delay_ms)),
-                        Cell::num(ms(r.max_start_delay_ms)),
-                        Cell::text(if r.is_straggler { "straggler" } else { "" }),
-                    ]).testid("gpu-straggler-row").class(r.is_straggler.then_some("slow"))).collect(),
-                )}
+                <table class="grid" data-testid="gpu-straggler-table">
+                    <thead><tr><th>"role"</th><th class="num">"rank"</th><th class="num">"collectives"</th><th class="num">"matched"</th><th class="num">"started last"</th><th class="num">"mean start delay"</th><th class="num">"max start delay"</th><th></th></tr></thead>
+                    <tbody>
+                        {v.rows.into_iter().map(|r| view! {
+                            <tr data-testid="gpu-straggler-row" class:slow=r.is_straggler>
+                                <td>{state.anomaly.with_untracked(|m| m.get(&r.rank).map(|s| s.role.clone())).unwrap_or_default()}</td>
+                                <td class="num">{r.rank_id.to_string()}</td>
+                                <td class="num">{format::thousands(r.collectives as i64)}</td>
+                                <td class="num">{format::thousands(r.matched as i64)}</td>
+                                <td class="num">{format::thousands(r.started_last as i64)}</td>
+                                <td class="num">{ms(r.mean_start_delay_ms)}</td>
+                                <td class="num">{ms(r.max_start_delay_ms)}</td>
+                                <td>{if r.is_straggler { "straggler" } else { "" }}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
             }
             .into_any(),
         }}

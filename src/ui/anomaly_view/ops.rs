@@ -6,8 +6,6 @@ use leptos::task::spawn_local;
 
 use super::{ask, pct};
 use crate::protocol::anomaly::{AnomalyOpsDto, AnomalyQuery, AnomalyReply};
-use crate::ui::widgets::table::data_table;
-use crate::views::cells::{Cell, Head, Row, Table};
 
 /// The op tables of `rank`.
 #[component]
@@ -36,55 +34,66 @@ pub fn OpTables(rank: u32) -> impl IntoView {
                         o.wait_anchor_total, o.wait_anchors.len()
                     )}</p>
                     <div class="anom-scroll anom-ops-scroll">
-                        {data_table(
-                            const { &Table::new("grid", const { &[
-                                Head::num("cost rank"), Head::num("duration rank"), Head::new("op"), Head::new("task"),
-                                Head::num("calls"), Head::num("duration (mean)"), Head::num("wait (mean)"),
-                                Head::num("total cost (mean)"), Head::num("wait ratio"), Head::new("flags"),
-                            ] }).testid("wait-anchor-table") },
-                            o.wait_anchors.into_iter().map(|w| {
-                                let mut flags = Vec::new();
-                                if w.is_false_hotspot_risk { flags.push("false hotspot"); }
-                                if w.wait_pollution { flags.push("wait pollution"); }
-                                Row::new(vec![
-                                    Cell::num(w.total_cost_rank.to_string()),
-                                    Cell::num(w.duration_rank.to_string()),
-                                    Cell::code(w.op_name),
-                                    Cell::text(w.task_type),
-                                    Cell::num(w.call_count.to_string()),
-                                    Cell::num(format!("{:.3} µs", w.duration_us_avg)),
-                                    Cell::num(format!("{:.3} µs", w.wait_us_avg)),
-                                    Cell::num(format!("{:.3} µs", w.total_cost_us_avg)),
-                                    Cell::num(format!("{:.4}", w.wait_ratio)),
-                                    Cell::text(flags.join(", ")).title("WAIT_ANCHOR_FALSE_HOTSPOT / WAIT_POLLUTION_RISK"),
-                                ]).testid("wait-anchor-row").class(w.is_false_hotspot_risk.then_some("flagged"))
-                            }).collect(),
-                        )}
+                        <table class="grid" data-testid="wait-anchor-table">
+                            <thead><tr>
+                                <th class="num">"cost rank"</th><th class="num">"duration rank"</th><th>"op"</th><th>"task"</th>
+                                <th class="num">"calls"</th><th class="num">"duration (mean)"</th><th class="num">"wait (mean)"</th>
+                                <th class="num">"total cost (mean)"</th><th class="num">"wait ratio"</th><th>"flags"</th>
+                            </tr></thead>
+                            <tbody>
+                                {o.wait_anchors.into_iter().map(|w| {
+                                    let mut flags = Vec::new();
+                                    if w.is_false_hotspot_risk { flags.push("false hotspot"); }
+                                    if w.wait_pollution { flags.push("wait pollution"); }
+                                    view! {
+                                        <tr data-testid="wait-anchor-row" class:flagged=w.is_false_hotspot_risk>
+                                            <td class="num">{w.total_cost_rank.to_string()}</td>
+                                            <td class="num">{w.duration_rank.to_string()}</td>
+                                            <td><code>{w.op_name}</code></td>
+                                            <td>{w.task_type}</td>
+                                            <td class="num">{w.call_count.to_string()}</td>
+                                            <td class="num">{format!("{:.3} µs", w.duration_us_avg)}</td>
+                                            <td class="num">{format!("{:.3} µs", w.wait_us_avg)}</td>
+                                            <td class="num">{format!("{:.3} µs", w.total_cost_us_avg)}</td>
+                                            <td class="num">{format!("{:.4}", w.wait_ratio)}</td>
+                                            <td title="WAIT_ANCHOR_FALSE_HOTSPOT / WAIT_POLLUTION_RISK">{flags.join(", ")}</td>
+                                        </tr>
+                                    }
+                                }).collect_view()}
+                            </tbody>
+                        </table>
                     </div>
                     <h3>"AICPU ops"</h3>
                     {if o.aicpu.is_empty() {
                         view! { <p class="muted" data-testid="aicpu-none">"No AI_CPU kernels in this rank."</p> }.into_any()
                     } else {
-                        data_table(
-                                const { &Table::new("grid", const { &[Head::new("op"), Head::num("calls"), Head::num("duration"), Head::num("masked by AI_CORE"), Head::num("exposed"), Head::new("class")] })
-                                    .testid("aicpu-table") },
-                                o.aicpu.into_iter().map(|a| Row::new(vec![
-                                    Cell::code(a.op_name),
-                                    Cell::num(a.call_count.to_string()),
-                                    Cell::num(format!("{:.3} ms", a.duration_ms)),
-                                    Cell::num(pct(Some(a.masked_ratio))),
-                                    Cell::num(format!("{:.3} ms", a.exposed_ms)),
-                                    Cell::text(a.class),
-                                ])).collect(),
-                            ).into_any()
+                        view! {
+                            <table class="grid" data-testid="aicpu-table">
+                                <thead><tr><th>"op"</th><th class="num">"calls"</th><th class="num">"duration"</th><th class="num">"masked by AI_CORE"</th><th class="num">"exposed"</th><th>"class"</th></tr></thead>
+                                <tbody>
+                                    {o.aicpu.into_iter().map(|a| view! {
+                                        <tr>
+                                            <td><code>{a.op_name}</code></td>
+                                            <td class="num">{a.call_count.to_string()}</td>
+                                            <td class="num">{format!("{:.3} ms", a.duration_ms)}</td>
+                                            <td class="num">{pct(Some(a.masked_ratio))}</td>
+                                            <td class="num">{format!("{:.3} ms", a.exposed_ms)}</td>
+                                            <td>{a.class}</td>
+                                        </tr>
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                        }.into_any()
                     }}
                     <h3>"PMU judgement"</h3>
                     {match o.pmu {
                         None => view! { <p class="muted">"PMU judgement unavailable"</p> }.into_any(),
-                        Some(v) => data_table(
-                                const { &Table::new("grid", const { &[Head::new("op (top 10 by duration)"), Head::new("verdict")] }).testid("pmu-table") },
-                                v.into_iter().map(|(n, verdict)| Row::new(vec![Cell::code(n), Cell::text(verdict)])).collect(),
-                            ).into_any(),
+                        Some(v) => view! {
+                            <table class="grid" data-testid="pmu-table">
+                                <thead><tr><th>"op (top 10 by duration)"</th><th>"verdict"</th></tr></thead>
+                                <tbody>{v.into_iter().map(|(n, verdict)| view! { <tr><td><code>{n}</code></td><td>{verdict}</td></tr> }).collect_view()}</tbody>
+                            </table>
+                        }.into_any(),
                     }}
                 }
                 .into_any(),

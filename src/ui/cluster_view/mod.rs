@@ -14,8 +14,6 @@ use leptos::prelude::*;
 
 use crate::protocol::cluster_view::ClusterViewDto;
 use crate::ui::state::AppState;
-use crate::ui::widgets::table::data_table;
-use crate::views::cells::{Cell, Head, Row, Table};
 use crate::views::format;
 
 use heatmap::Heatmap;
@@ -92,18 +90,19 @@ fn Cluster(view: Arc<ClusterViewDto>) -> impl IntoView {
         .take(OUTLIERS_SHOWN)
         .map(|o| {
             let unit = crate::views::heatmap::Unit::of_metric(&o.metric);
-            Row::new(vec![
-                Cell::num(o.rank_id.map(|x| x.to_string()).unwrap_or_else(|| "?".into())),
-                Cell::text(o.role.clone()),
-                Cell::text(o.step_id.clone()),
-                Cell::text(o.metric.clone()),
-                Cell::num(unit.label(o.value)),
-                Cell::num(unit.label(o.median)),
-                Cell::num(o.robust_z.map(|z| format::fixed(z, 1)).unwrap_or_else(|| "∞".into())),
-            ])
-            .testid("outlier")
+            view! {
+                <tr data-testid="outlier">
+                    <td class="num">{o.rank_id.map(|x| x.to_string()).unwrap_or_else(|| "?".into())}</td>
+                    <td>{o.role.clone()}</td>
+                    <td>{o.step_id.clone()}</td>
+                    <td>{o.metric.clone()}</td>
+                    <td class="num">{unit.label(o.value)}</td>
+                    <td class="num">{unit.label(o.median)}</td>
+                    <td class="num">{o.robust_z.map(|z| format::fixed(z, 1)).unwrap_or_else(|| "∞".into())}</td>
+                </tr>
+            }
         })
-        .collect();
+        .collect_view();
     let n_outliers = v.outliers_total;
     view! {
         <section class="cluster" data-testid="cluster-view">
@@ -138,10 +137,10 @@ fn Cluster(view: Arc<ClusterViewDto>) -> impl IntoView {
             <h3>"Ranks"</h3>
             <RankTable view=view.clone() selected=selected/>
             <h3>{format!("Outliers ({n_outliers}): one metric of one step far above the other ranks (robust z > 3)")}</h3>
-            {data_table(
-                const { &Table::new("plain outliers", const { &[Head::new("rank"), Head::new("role"), Head::new("step"), Head::new("metric"), Head::new("value"), Head::new("median"), Head::new("robust z")] }) },
-                outliers,
-            )}
+            <table class="plain outliers">
+                <thead><tr><th>"rank"</th><th>"role"</th><th>"step"</th><th>"metric"</th><th>"value"</th><th>"median"</th><th>"robust z"</th></tr></thead>
+                <tbody>{outliers}</tbody>
+            </table>
         </section>
     }
 }

@@ -11,8 +11,6 @@ use leptos::prelude::*;
 use crate::protocol::comm::CommOverviewDto;
 use crate::ui::route::{use_route, COMM_OSORT, COMM_Q, COMM_SORT};
 use crate::ui::widgets::palette::series_css;
-use crate::ui::widgets::table::{data_table, live_table, tbody};
-use crate::views::cells::{Cell, Head, Row, Table};
 use crate::views::comm_table::{arrival_order, stack, time_order, STACK_NAMES};
 use crate::views::format;
 
@@ -28,21 +26,8 @@ fn pct(v: f64) -> String {
 }
 
 /// A numeric cell: shown text, exact value in `data-v`.
-fn num(text: String, v: f64) -> Cell {
-    Cell::num(text).value(v)
-}
-
-/// [`num`] drawn by the caller (the time table, whose bars are drawn too).
-fn num_td(text: String, v: f64) -> impl IntoView {
+fn num(text: String, v: f64) -> impl IntoView {
     view! { <td class="num" data-v=v.to_string()>{text}</td> }
-}
-
-/// A number cell of a value that may be missing (a grey dash).
-fn num_or_dash(v: Option<f64>, text: impl Fn(f64) -> String) -> Cell {
-    match v {
-        Some(x) => num(text(x), x),
-        None => Cell::text("—").class("num muted"),
-    }
 }
 
 /// `(key, desc)` of a sort signal (`key` or `key,desc`; empty: `default`, descending when
@@ -125,13 +110,13 @@ pub fn TimeTable(
                         <td class="num">{t.rank}</td>
                         <td class="num">{t.n_ops}</td>
                         <td class="comm-bar-cell"><div class="comm-bar">{bar}</div></td>
-                        {num_td(ms(t.elapse_ms), t.elapse_ms)}
-                        {num_td(ms(t.transit_ms), t.transit_ms)}
-                        {num_td(ms(t.wait_ms), t.wait_ms)}
-                        {num_td(ms(t.sync_ms), t.sync_ms)}
-                        {num_td(ms(t.idle_ms), t.idle_ms)}
-                        {num_td(pct(t.wait_ratio), t.wait_ratio)}
-                        {num_td(pct(t.sync_ratio), t.sync_ratio)}
+                        {num(ms(t.elapse_ms), t.elapse_ms)}
+                        {num(ms(t.transit_ms), t.transit_ms)}
+                        {num(ms(t.wait_ms), t.wait_ms)}
+                        {num(ms(t.sync_ms), t.sync_ms)}
+                        {num(ms(t.idle_ms), t.idle_ms)}
+                        {num(pct(t.wait_ratio), t.wait_ratio)}
+                        {num(pct(t.sync_ratio), t.sync_ratio)}
                     </tr>
                 }
             })
@@ -175,27 +160,28 @@ pub fn BandTable(
                 } else {
                     b.transport.clone()
                 };
-                Row::new(vec![
-                    Cell::num(b.rank.to_string()),
-                    Cell::text(transport),
-                    num(format::fixed(b.size_mb, 6), b.size_mb),
-                    num(ms(b.time_ms), b.time_ms),
-                    num(format::fixed(b.bandwidth_gbps, 4), b.bandwidth_gbps),
-                    num_or_dash(b.large_packet_ratio, pct),
-                ])
-                .testid("comm-band-row")
+                view! {
+                    <tr data-testid="comm-band-row">
+                        <td class="num">{b.rank}</td>
+                        <td>{transport}</td>
+                        {num(format::fixed(b.size_mb, 6), b.size_mb)}
+                        {num(ms(b.time_ms), b.time_ms)}
+                        {num(format::fixed(b.bandwidth_gbps, 4), b.bandwidth_gbps)}
+                        {match b.large_packet_ratio {
+                            Some(r) => num(pct(r), r).into_any(),
+                            None => view! { <td class="num muted">"—"</td> }.into_any(),
+                        }}
+                    </tr>
+                }
             })
-            .collect()
+            .collect_view()
     };
     view! {
         <h3>"Bandwidth per transport"</h3>
-        {live_table(
-            const { &Table::new("plain", const { &[
-                Head::new("rank"), Head::new("transport"), Head::new("size MB"), Head::new("time ms"), Head::new("GB/s"),
-                Head::new("large-packet ratio (proflens)").title("packets above 0.5 MB (RDMA) or 32 MB (HCCS/PCIE/SIO): computed by proflens"),
-            ] }).testid("comm-band") },
-            rows,
-        )}
+        <table class="plain" data-testid="comm-band">
+            <thead><tr><th>"rank"</th><th>"transport"</th><th>"size MB"</th><th>"time ms"</th><th>"GB/s"</th><th title="packets above 0.5 MB (RDMA) or 32 MB (HCCS/PCIE/SIO): computed by proflens">"large-packet ratio (proflens)"</th></tr></thead>
+            <tbody>{rows}</tbody>
+        </table>
     }
 }
 
@@ -221,20 +207,24 @@ pub fn Arrivals(
             .take(OPS_SHOWN)
             .map(|i| {
                 let a = &view.arrivals[i];
-                Row::new(vec![
-                    Cell::code(a.op.clone()),
-                    Cell::num(a.n_ranks.to_string()),
-                    Cell::num(a.last_rank.to_string()).testid("comm-op-last"),
-                    num(ms(a.last_elapse_ms), a.last_elapse_ms),
-                    Cell::num(a.first_rank.to_string()),
-                    num(ms(a.max_elapse_ms), a.max_elapse_ms),
-                    num(ms(a.mean_elapse_ms), a.mean_elapse_ms),
-                    num(ms(a.spread_ms), a.spread_ms),
-                    num_or_dash(a.start_spread_us, |x| format::fixed(x, 3)),
-                ])
-                .testid("comm-op-row")
+                view! {
+                    <tr data-testid="comm-op-row">
+                        <td><code>{a.op.clone()}</code></td>
+                        <td class="num">{a.n_ranks}</td>
+                        <td class="num" data-testid="comm-op-last">{a.last_rank}</td>
+                        {num(ms(a.last_elapse_ms), a.last_elapse_ms)}
+                        <td class="num">{a.first_rank}</td>
+                        {num(ms(a.max_elapse_ms), a.max_elapse_ms)}
+                        {num(ms(a.mean_elapse_ms), a.mean_elapse_ms)}
+                        {num(ms(a.spread_ms), a.spread_ms)}
+                        {match a.start_spread_us {
+                            Some(x) => num(format::fixed(x, 3), x).into_any(),
+                            None => view! { <td class="num muted">"—"</td> }.into_any(),
+                        }}
+                    </tr>
+                }
             })
-            .collect();
+            .collect_view();
         let more = (n > OPS_SHOWN)
             .then(|| format!("{} more ops (filter by name to see them)", n - OPS_SHOWN));
         (rows, more)
@@ -251,7 +241,7 @@ pub fn Arrivals(
                 {h("op", "op")}{h("ranks", "ranks")}{h("last", "arrived last")}{h("last_elapse", "elapse ms (arrived last)")}
                 <th>"waited most"</th>{h("max_elapse", "elapse ms (waited most)")}{h("mean", "mean ms")}{h("spread", "spread ms")}{h("start_spread", "start spread µs")}
             </tr></thead>
-            {move || { let (rows, more) = body(); view! { {tbody(rows)}<caption class="muted">{more}</caption> } }}
+            {move || { let (rows, more) = body(); view! { <tbody>{rows}</tbody><caption class="muted">{more}</caption> } }}
         </table>
     }
 }
@@ -263,38 +253,40 @@ pub fn Slow(view: Arc<CommOverviewDto>) -> impl IntoView {
         .slow_links
         .iter()
         .map(|s| {
-            Row::new(vec![
-                Cell::code(s.name.clone()),
-                Cell::num(s.count.to_string()),
-                Cell::num(format::duration_ns(s.mean_ns as i64)),
-                Cell::num(format::duration_ns(s.std_ns as i64)),
-                Cell::num(format::duration_ns(s.min_ns as i64)),
-                Cell::num(format::duration_ns(s.median_ns as i64)),
-                Cell::num(format::duration_ns(s.max_ns as i64)),
-                num(format::fixed(s.offset_ratio, 4), s.offset_ratio),
-                Cell::text(s.ops.join(", ")),
-            ])
-            .testid("comm-slow-link")
+            view! {
+                <tr data-testid="comm-slow-link">
+                    <td><code>{s.name.clone()}</code></td>
+                    <td class="num">{s.count}</td>
+                    <td class="num">{format::duration_ns(s.mean_ns as i64)}</td>
+                    <td class="num">{format::duration_ns(s.std_ns as i64)}</td>
+                    <td class="num">{format::duration_ns(s.min_ns as i64)}</td>
+                    <td class="num">{format::duration_ns(s.median_ns as i64)}</td>
+                    <td class="num">{format::duration_ns(s.max_ns as i64)}</td>
+                    {num(format::fixed(s.offset_ratio, 4), s.offset_ratio)}
+                    <td>{s.ops.join(", ")}</td>
+                </tr>
+            }
         })
-        .collect::<Vec<_>>();
+        .collect_view();
     let ranks = view
         .slow_ranks
         .iter()
         .map(|s| {
-            Row::new(vec![
-                Cell::num(s.rank.to_string()),
-                Cell::code(s.op.clone()),
-                Cell::text(s.group.clone()),
-                Cell::num(s.n.to_string()),
-                Cell::text(s.test.clone()),
-                num(format::fixed(s.statistic, 4), s.statistic),
-                num(format::fixed(s.threshold, 4), s.threshold),
-                num(format::fixed(s.time_us, 3), s.time_us),
-                num(format::fixed(s.mean_us, 3), s.mean_us),
-            ])
-            .testid("comm-slow-rank")
+            view! {
+                <tr data-testid="comm-slow-rank">
+                    <td class="num">{s.rank}</td>
+                    <td><code>{s.op.clone()}</code></td>
+                    <td>{s.group.clone()}</td>
+                    <td class="num">{s.n}</td>
+                    <td>{s.test.clone()}</td>
+                    {num(format::fixed(s.statistic, 4), s.statistic)}
+                    {num(format::fixed(s.threshold, 4), s.threshold)}
+                    {num(format::fixed(s.time_us, 3), s.time_us)}
+                    {num(format::fixed(s.mean_us, 3), s.mean_us)}
+                </tr>
+            }
         })
-        .collect::<Vec<_>>();
+        .collect_view();
     let (nl, nr, tested) = (
         view.slow_links.len(),
         view.slow_ranks.len(),
@@ -328,11 +320,10 @@ pub fn Slow(view: Arc<CommOverviewDto>) -> impl IntoView {
         } else {
             view! {
                 <p class="muted" data-testid="comm-slow-link-rule">{format!("Over {sized} of {rows} op rows with a data size. {rule}")}</p>
-                {data_table(
-                    const { &Table::new("plain", const { &[Head::new("group"), Head::new("rows"), Head::new("mean"), Head::new("std"), Head::new("min"), Head::new("median"), Head::new("max"), Head::new("offset / std"), Head::new("ops")] })
-                        .testid("comm-slow-links") },
-                    links,
-                )}
+                <table class="plain" data-testid="comm-slow-links">
+                    <thead><tr><th>"group"</th><th>"rows"</th><th>"mean"</th><th>"std"</th><th>"min"</th><th>"median"</th><th>"max"</th><th>"offset / std"</th><th>"ops"</th></tr></thead>
+                    <tbody>{links}</tbody>
+                </table>
             }.into_any()
         }}
         <MsiSlowRanks view=view.clone()/>
@@ -343,11 +334,10 @@ pub fn Slow(view: Arc<CommOverviewDto>) -> impl IntoView {
             view! { <p class="muted" data-testid="comm-no-slow-rank">{format!("No slow rank over the {tested} ops tested (Dixon's test up to 100 ranks, 3σ above; an op needs more than 3 distinct times).")}</p> }.into_any()
         } else {
             view! {
-                {data_table(
-                    const { &Table::new("plain", const { &[Head::new("rank"), Head::new("op"), Head::new("group"), Head::new("ranks tested"), Head::new("test"), Head::new("statistic"), Head::new("threshold"), Head::new("its time µs"), Head::new("mean µs")] })
-                        .testid("comm-slow-ranks") },
-                    ranks,
-                )}
+                <table class="plain" data-testid="comm-slow-ranks">
+                    <thead><tr><th>"rank"</th><th>"op"</th><th>"group"</th><th>"ranks tested"</th><th>"test"</th><th>"statistic"</th><th>"threshold"</th><th>"its time µs"</th><th>"mean µs"</th></tr></thead>
+                    <tbody>{ranks}</tbody>
+                </table>
             }.into_any()
         }}
     }
@@ -362,29 +352,29 @@ pub fn Collectives(view: Arc<CommOverviewDto>) -> impl IntoView {
             .iter()
             .map(|c| {
                 let bw = |x: Option<f64>| x.map(|v| format::fixed(v, 3)).unwrap_or_else(|| "—".into());
-                Row::new(vec![
-                    Cell::code(c.collective_id.clone()),
-                    Cell::text(c.collective.clone()),
-                    Cell::num(c.group_size.to_string()),
-                    Cell::text(c.ranks.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ")),
-                    num(format::fixed(c.full_msg_mb, 3), c.full_msg_mb),
-                    num(format::fixed(c.comm_latency_us, 3), c.comm_latency_us),
-                    num(format::fixed(c.skew_start_us, 3), c.skew_start_us),
-                    num(format::fixed(c.skew_end_us, 3), c.skew_end_us),
-                    Cell::num(c.earliest_arrival_rank.to_string()),
-                    Cell::num(bw(c.algo_bw_gbps)),
-                    Cell::num(bw(c.bus_bw_gbps)),
-                ])
-                .testid("comm-collective")
+                view! {
+                    <tr data-testid="comm-collective">
+                        <td><code>{c.collective_id.clone()}</code></td>
+                        <td>{c.collective.clone()}</td>
+                        <td class="num">{c.group_size}</td>
+                        <td>{c.ranks.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ")}</td>
+                        {num(format::fixed(c.full_msg_mb, 3), c.full_msg_mb)}
+                        {num(format::fixed(c.comm_latency_us, 3), c.comm_latency_us)}
+                        {num(format::fixed(c.skew_start_us, 3), c.skew_start_us)}
+                        {num(format::fixed(c.skew_end_us, 3), c.skew_end_us)}
+                        <td class="num">{c.earliest_arrival_rank}</td>
+                        <td class="num">{bw(c.algo_bw_gbps)}</td>
+                        <td class="num">{bw(c.bus_bw_gbps)}</td>
+                    </tr>
+                }
             })
-            .collect();
+            .collect_view();
         view! {
             <h3>{format!("GPU collectives ({})", view.collectives.len())}</h3>
-            {data_table(
-                const { &Table::new("plain", const { &[Head::new("collective"), Head::new("kind"), Head::new("group size"), Head::new("ranks"), Head::new("message MiB"), Head::new("latency µs"), Head::new("start skew µs"), Head::new("end skew µs"), Head::new("first to arrive"), Head::new("algbw GiB/s"), Head::new("busbw GiB/s")] })
-                .testid("comm-collectives") },
-                rows,
-            )}
+            <table class="plain" data-testid="comm-collectives">
+                <thead><tr><th>"collective"</th><th>"kind"</th><th>"group size"</th><th>"ranks"</th><th>"message MiB"</th><th>"latency µs"</th><th>"start skew µs"</th><th>"end skew µs"</th><th>"first to arrive"</th><th>"algbw GiB/s"</th><th>"busbw GiB/s"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
         }
     })
 }
@@ -404,30 +394,30 @@ fn MsiSlowRanks(view: Arc<CommOverviewDto>) -> impl IntoView {
                 .map(|(o, d)| format!("{o} ({} µs)", format::fixed(*d, 3)))
                 .collect::<Vec<_>>()
                 .join(", ");
-            Row::new(vec![
-                Cell::text(m.step.clone()),
-                Cell::text(m.group.clone()),
-                Cell::num(m.rank.to_string()),
-                num(format::fixed(m.time_us, 3), m.time_us),
-                Cell::num(m.fast_rank.to_string()),
-                num(format::fixed(m.fast_us, 3), m.fast_us),
-                num(format::fixed(m.diff_us, 3), m.diff_us),
-                num(format::fixed(m.threshold_us, 3), m.threshold_us),
-                Cell::text(ops),
-            ])
-            .testid("comm-msi-slow-rank")
+            view! {
+                <tr data-testid="comm-msi-slow-rank">
+                    <td>{m.step.clone()}</td>
+                    <td>{m.group.clone()}</td>
+                    <td class="num">{m.rank}</td>
+                    {num(format::fixed(m.time_us, 3), m.time_us)}
+                    <td class="num">{m.fast_rank}</td>
+                    {num(format::fixed(m.fast_us, 3), m.fast_us)}
+                    {num(format::fixed(m.diff_us, 3), m.diff_us)}
+                    {num(format::fixed(m.threshold_us, 3), m.threshold_us)}
+                    <td>{ops}</td>
+                </tr>
+            }
         })
-        .collect::<Vec<_>>();
+        .collect_view();
     let rule = "MindStudio Insight's rule, per step and group (not pp groups, nor groups with send/receive or all-to-all-v ops): the rank with the largest total op time waited most; each of the three ranks with the smallest time is slow when it spent at least 10 % less.";
     view! {
         <h3>{format!("Slow rank list, MindStudio Insight ({n})")}</h3>
         <p class="muted">{rule}</p>
         {(n > 0).then(|| view! {
-            {data_table(
-                const { &Table::new("plain", const { &[Head::new("step"), Head::new("group"), Head::new("slow rank"), Head::new("its time µs"), Head::new("waited most"), Head::new("its time µs"), Head::new("difference µs"), Head::new("≥ 10 % µs"), Head::new("ops with the largest difference")] })
-                .testid("comm-msi-slow-ranks") },
-                rows,
-            )}
+            <table class="plain" data-testid="comm-msi-slow-ranks">
+                <thead><tr><th>"step"</th><th>"group"</th><th>"slow rank"</th><th>"its time µs"</th><th>"waited most"</th><th>"its time µs"</th><th>"difference µs"</th><th>"≥ 10 % µs"</th><th>"ops with the largest difference"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
         })}
     }
 }

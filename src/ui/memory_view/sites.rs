@@ -4,8 +4,6 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::protocol::{MemoryQuery, MemoryReply, SiteKey, SitesDto};
-use crate::ui::widgets::table::data_table;
-use crate::views::cells::{Cell, Head, Row, Table};
 use crate::views::format;
 
 /// The top-sites table.
@@ -60,19 +58,23 @@ pub fn SitesTable(rank: u32) -> impl IntoView {
                     let total = s.total_kb;
                     view! {
                         <p class="muted">{format!("{} distinct; allocations only (size > 0)", s.distinct)}</p>
-                        {data_table(
-                            const { &Table::new("grid", const { &[Head::num("allocated"), Head::num("share"), Head::num("count"), Head::new("site")] }) },
-                            s.groups.into_iter().map(|g| {
-                                let key = if g.key.is_empty() { "(none: no stack or no user frame)".to_string() } else { g.key };
-                                let share = if total > 0.0 { g.size_kb / total * 100.0 } else { 0.0 };
-                                Row::new(vec![
-                                    Cell::num(format::kib(g.size_kb)),
-                                    Cell::num(format::percent(Some(share / 100.0), 1)),
-                                    Cell::num(g.count.to_string()),
-                                    Cell::code(key),
-                                ])
-                            }).collect(),
-                        )}
+                        <table class="grid">
+                            <thead><tr><th class="num">"allocated"</th><th class="num">"share"</th><th class="num">"count"</th><th>"site"</th></tr></thead>
+                            <tbody>
+                                {s.groups.into_iter().map(|g| {
+                                    let key = if g.key.is_empty() { "(none: no stack or no user frame)".to_string() } else { g.key };
+                                    let share = if total > 0.0 { g.size_kb / total * 100.0 } else { 0.0 };
+                                    view! {
+                                        <tr>
+                                            <td class="num">{format::kib(g.size_kb)}</td>
+                                            <td class="num">{format::percent(Some(share / 100.0), 1)}</td>
+                                            <td class="num">{g.count.to_string()}</td>
+                                            <td><code>{key}</code></td>
+                                        </tr>
+                                    }
+                                }).collect_view()}
+                            </tbody>
+                        </table>
                     }
                     .into_any()
                 }

@@ -8,8 +8,6 @@ use crate::protocol::{
     SnapDeviceDto, SnapQuery, SnapReply, SnapSegmentsDto, SnapshotSettingsDto, SnapshotSummaryDto,
 };
 use crate::ui::state::AppState;
-use crate::ui::widgets::table::data_table;
-use crate::views::cells::{Cell, Head, Row, Table};
 use crate::views::format;
 
 use super::live::contributors_table;
@@ -171,29 +169,28 @@ pub fn SegmentsPanel(target: u32, dslot: u32) -> impl IntoView {
                 None => view! { <p class="muted">"…"</p> }.into_any(),
                 Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
                 Some(Ok(s)) => {
-                    let rows = s.segments.iter().map(|g| Row::new(vec![
-                        Cell::code(g.address.clone()),
-                        Cell::num(format::bytes(g.total_bytes as f64)),
-                        Cell::num(format::bytes(g.allocated_bytes as f64)),
-                        Cell::num(format::bytes(g.inactive_bytes as f64)),
-                        Cell::num(format::bytes(g.largest_inactive_bytes as f64)),
-                        Cell::num(g.blocks.to_string()),
-                        Cell::num(g.stream.to_string()),
-                        Cell::text(format!("{}{}{}", g.segment_type, if g.expandable { " expandable" } else { "" }, if g.pool != (0, 0) { format!(" pool {:?}", g.pool) } else { String::new() })),
-                    ])).collect();
+                    let rows = s.segments.iter().map(|g| view! {
+                        <tr>
+                            <td><code>{g.address.clone()}</code></td>
+                            <td class="num">{format::bytes(g.total_bytes as f64)}</td>
+                            <td class="num">{format::bytes(g.allocated_bytes as f64)}</td>
+                            <td class="num">{format::bytes(g.inactive_bytes as f64)}</td>
+                            <td class="num">{format::bytes(g.largest_inactive_bytes as f64)}</td>
+                            <td class="num">{g.blocks}</td>
+                            <td class="num">{g.stream}</td>
+                            <td>{format!("{}{}{}", g.segment_type, if g.expandable { " expandable" } else { "" }, if g.pool != (0, 0) { format!(" pool {:?}", g.pool) } else { String::new() })}</td>
+                        </tr>
+                    }).collect_view();
                     view! {
                         <p>{format!("{} segments: reserved {}, allocated {}, inactive {} (largest free block {}), external fragmentation {:.1}%, rounding waste {}",
                             s.total_segments, format::bytes(s.reserved_bytes as f64), format::bytes(s.allocated_bytes as f64),
                             format::bytes(s.inactive_bytes as f64), format::bytes(s.largest_inactive_bytes as f64),
                             s.external_fragmentation * 100.0, format::bytes(s.internal_waste_bytes as f64))}</p>
                         <div class="snap-scroll">
-                            {data_table(
-                                const { &Table::new("grid", const { &[
-                                    Head::new("address"), Head::num("reserved"), Head::num("allocated"), Head::num("inactive"),
-                                    Head::num("largest inactive"), Head::num("blocks"), Head::num("stream"), Head::new("type"),
-                                ] }) },
-                                rows,
-                            )}
+                            <table class="grid">
+                                <thead><tr><th>"address"</th><th class="num">"reserved"</th><th class="num">"allocated"</th><th class="num">"inactive"</th><th class="num">"largest inactive"</th><th class="num">"blocks"</th><th class="num">"stream"</th><th>"type"</th></tr></thead>
+                                <tbody>{rows}</tbody>
+                            </table>
                         </div>
                     }.into_any()
                 }
