@@ -28,9 +28,8 @@ use crate::views::format;
 pub(crate) async fn ask(q: AnomalyQuery) -> Result<AnomalyReply, String> {
     match client().query(Query::Anomaly(q)).await? {
         Reply::Anomaly(r) => Ok(r),
-        other => Err(format!(
-            "unexpected reply {}",
-            crate::ui::client::query_reply_name(&other)
+        other => Err(crate::ui::client::unexpected(
+            crate::ui::client::query_reply_name(&other),
         )),
     }
 }

@@ -7,6 +7,7 @@ mod chart;
 mod sites;
 mod table;
 
+use crate::ui::widgets::note::failed;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -24,9 +25,8 @@ use crate::views::format;
 pub async fn query(q: MemoryQuery) -> Result<MemoryReply, String> {
     match client().query(Query::Memory(q)).await? {
         Reply::Memory(r) => Ok(r),
-        other => Err(format!(
-            "unexpected reply {}",
-            crate::ui::client::query_reply_name(&other)
+        other => Err(crate::ui::client::unexpected(
+            crate::ui::client::query_reply_name(&other),
         )),
     }
 }
@@ -300,9 +300,8 @@ fn StackPanel(rank: u32, selected: RwSignal<Option<u32>>) -> impl IntoView {
         spawn_local(async move {
             let res = match query(MemoryQuery::Stack { rank, row }).await {
                 Ok(MemoryReply::Stack(s)) => Ok(s),
-                Ok(other) => Err(format!(
-                    "unexpected reply {}",
-                    crate::ui::client::memory_reply_name(&other)
+                Ok(other) => Err(crate::ui::client::unexpected(
+                    crate::ui::client::memory_reply_name(&other),
                 )),
                 Err(e) => Err(e),
             };
@@ -327,7 +326,7 @@ fn StackPanel(rank: u32, selected: RwSignal<Option<u32>>) -> impl IntoView {
             <h4>"Call stack"</h4>
             {move || match stack.get() {
                 None => view! { <p class="muted">"Click a row to see its full call stack (innermost frame first)."</p> }.into_any(),
-                Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
+                Some(Err(e)) => failed(e),
                 Some(Ok(s)) => {
                     let origin = if s.stack_origin.starts_with("forward:") {
                         format!("inherited from the forward op {}", &s.stack_origin["forward:".len()..])

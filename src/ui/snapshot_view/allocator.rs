@@ -5,6 +5,7 @@
 //! explanation. Renders a [`SnapAllocatorDto`] from the worker; the strips' layout is
 //! [`crate::views::snapshot_segmap`].
 
+use crate::ui::widgets::note::failed;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -61,9 +62,8 @@ pub fn AllocatorPanel(
             };
             let res = match snap(SnapQuery::Allocator(q)).await {
                 Ok(SnapReply::Allocator(a)) => Ok(a),
-                Ok(other) => Err(format!(
-                    "unexpected reply {}",
-                    crate::ui::client::snap_reply_name(&other)
+                Ok(other) => Err(crate::ui::client::unexpected(
+                    crate::ui::client::snap_reply_name(&other),
                 )),
                 Err(e) => Err(e),
             };
@@ -104,7 +104,7 @@ pub fn AllocatorPanel(
             <h3>"Allocator state"</h3>
             {move || match data.get() {
                 None => view! { <p class="muted">"Click an entry (the curve, the timeline or the entry list) to see the allocator's segments at that moment."</p> }.into_any(),
-                Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
+                Some(Err(e)) => failed(e),
                 Some(Ok(a)) => {
                     let a2 = a.clone();
                     let keys = move |ev: leptos::ev::KeyboardEvent| match ev.key().as_str() {

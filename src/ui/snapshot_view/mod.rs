@@ -54,9 +54,8 @@ impl Selected {
 pub async fn snap(q: SnapQuery) -> Result<crate::protocol::SnapReply, String> {
     match client().query(Query::Snapshot(q)).await? {
         Reply::Snapshot(r) => Ok(r),
-        other => Err(format!(
-            "unexpected reply {}",
-            crate::ui::client::query_reply_name(&other)
+        other => Err(crate::ui::client::unexpected(
+            crate::ui::client::query_reply_name(&other),
         )),
     }
 }
@@ -219,9 +218,8 @@ fn DeviceView(
             };
             let res = match snap(SnapQuery::Live(q)).await {
                 Ok(crate::protocol::SnapReply::Live(l)) => Ok(l),
-                Ok(other) => Err(format!(
-                    "unexpected reply {}",
-                    crate::ui::client::snap_reply_name(&other)
+                Ok(other) => Err(crate::ui::client::unexpected(
+                    crate::ui::client::snap_reply_name(&other),
                 )),
                 Err(e) => Err(e),
             };
