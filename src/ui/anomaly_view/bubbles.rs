@@ -3,7 +3,7 @@
 //! `evidence_ops` and the kernels just before and after. The selected bubble is
 //! `AppState::anomaly_bubble`, shared with the timeline.
 
-use crate::ui::widgets::note::failed;
+use crate::ui::widgets::note::{failed, muted};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -251,7 +251,7 @@ pub fn BubblePanel(rank: u32, t0_us: f64, gpu: bool) -> impl IntoView {
         <aside class="anom-bubble-panel" data-testid="bubble-panel">
             <h4>"Bubble"</h4>
             {move || match detail.get() {
-                None => view! { <p class="muted">"Click a bubble (in the list or on the timeline) to see its window, ratios, labels, evidence and the kernels around it."</p> }.into_any(),
+                None => muted("Click a bubble (in the list or on the timeline) to see its window, ratios, labels, evidence and the kernels around it."),
                 Some(Err(e)) => failed(e),
                 Some(Ok(d)) => {
                     let b = d.bubble.clone();

@@ -5,7 +5,7 @@
 //! ranks (their collectives come from whichever worker holds each rank). Every number comes
 //! from the worker (`views::gpu`); the UI renders.
 
-use crate::ui::widgets::note::{failed, pending};
+use crate::ui::widgets::note::{failed, muted, pending};
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -339,7 +339,7 @@ fn Stragglers() -> impl IntoView {
         <h3>"Straggler view across GPU ranks"</h3>
         {move || match (ranks.with(|r| r.len()), view_.get()) {
             (n, _) if n < 2 => view! { <p class="muted" data-testid="gpu-straggler-none">"One GPU rank: the straggler view compares the collectives of two or more ranks."</p> }.into_any(),
-            (_, None) => view! { <p class="muted">"Matching the collectives of every GPU rank…"</p> }.into_any(),
+            (_, None) => muted("Matching the collectives of every GPU rank…"),
             (_, Some(Err(e))) => failed(e),
             (_, Some(Ok(v))) => view! {
                 <p class="muted">{if v.grouped {

@@ -1,7 +1,7 @@
 //! Op tables of one rank: the wait-anchor ranking (anomaly.md §5.12: two rankings, false
 //! hotspots flagged), the AICPU classes (§5.14) and the PMU verdicts (§5.15).
 
-use crate::ui::widgets::note::{failed, pending};
+use crate::ui::widgets::note::{failed, muted, pending};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -87,7 +87,7 @@ pub fn OpTables(rank: u32) -> impl IntoView {
                     }}
                     <h3>"PMU judgement"</h3>
                     {match o.pmu {
-                        None => view! { <p class="muted">"PMU judgement unavailable"</p> }.into_any(),
+                        None => muted("PMU judgement unavailable"),
                         Some(v) => view! {
                             <table class="grid" data-testid="pmu-table">
                                 <thead><tr><th>"op (top 10 by duration)"</th><th>"verdict"</th></tr></thead>

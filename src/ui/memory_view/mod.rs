@@ -7,7 +7,7 @@ mod chart;
 mod sites;
 mod table;
 
-use crate::ui::widgets::note::failed;
+use crate::ui::widgets::note::{failed, muted};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -74,10 +74,10 @@ pub fn MemoryView() -> impl IntoView {
                 }
                 .into_any(),
                 (Some(rank), None) => match state.no_result(AnalysisKind::Memory, rank) {
-                    (true, m) => view! { <p class="notice error">{m}</p> }.into_any(),
+                    (true, m) => failed(m),
                     (false, m) => view! { <p class="muted" data-testid="memory-pending">{m}</p> }.into_any(),
                 },
-                (None, _) => view! { <p class="muted">"No rank folder with operator_memory.csv."</p> }.into_any(),
+                (None, _) => muted("No rank folder with operator_memory.csv."),
             }}
         </section>
     }
@@ -325,7 +325,7 @@ fn StackPanel(rank: u32, selected: RwSignal<Option<u32>>) -> impl IntoView {
         <aside class="stack-panel" data-testid="stack-panel">
             <h4>"Call stack"</h4>
             {move || match stack.get() {
-                None => view! { <p class="muted">"Click a row to see its full call stack (innermost frame first)."</p> }.into_any(),
+                None => muted("Click a row to see its full call stack (innermost frame first)."),
                 Some(Err(e)) => failed(e),
                 Some(Ok(s)) => {
                     let origin = if s.stack_origin.starts_with("forward:") {
@@ -340,7 +340,7 @@ fn StackPanel(rank: u32, selected: RwSignal<Option<u32>>) -> impl IntoView {
                         </p>
                         <p class="muted">{origin}</p>
                         {if s.frames.is_empty() {
-                            view! { <p class="muted">"No call stack matched this row."</p> }.into_any()
+                            muted("No call stack matched this row.")
                         } else {
                             view! {
                                 <ol class="frames">

@@ -1,7 +1,7 @@
 //! Side panels of the snapshot tab: device facts, peak list, warnings / leaks / delayed frees
 //! / allocator settings, segments and fragmentation, the settings form, file facts.
 
-use crate::ui::widgets::note::{failed, pending};
+use crate::ui::widgets::note::{failed, muted, pending};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -108,7 +108,7 @@ pub fn Warnings(d: SnapDeviceDto, s: SnapshotSummaryDto) -> impl IntoView {
         .map(|w| view! { <li>{w.code.clone()}": "{w.message.clone()}</li> })
         .collect_view();
     let settings = match &s.allocator_settings {
-        None => view! { <p class="muted">"No allocator settings in this snapshot."</p> }.into_any(),
+        None => muted("No allocator settings in this snapshot."),
         Some(v) => view! {
             <dl class="facts">{v.iter().map(|(k, val)| view! { <dt><code>{k.clone()}</code></dt><dd>{val.clone()}</dd> }).collect_view()}</dl>
         }.into_any(),
@@ -123,7 +123,7 @@ pub fn Warnings(d: SnapDeviceDto, s: SnapshotSummaryDto) -> impl IntoView {
     view! {
         <section class="snap-warnings" data-testid="snap-warnings">
             <h4>{format!("Data quality ({n_warn} warning(s))")}</h4>
-            {if n_warn == 0 { view! { <p class="muted">"No warnings: the trace and the end state agree."</p> }.into_any() } else { view! { <ul>{warnings}</ul> }.into_any() }}
+            {if n_warn == 0 { muted("No warnings: the trace and the end state agree.") } else { view! { <ul>{warnings}</ul> }.into_any() }}
             <h4>"Allocator settings"</h4>
             {settings}
             <details>
