@@ -508,6 +508,12 @@ pub fn reply_name(r: &Response) -> &'static str {
     }
 }
 
+/// The error message of a reply the caller did not expect, named by [`reply_name`] or one of
+/// its helpers (one formatting for every panel).
+pub fn unexpected(name: &str) -> String {
+    format!("unexpected reply {name}")
+}
+
 /// [`reply_name`] for the answer to a query.
 pub fn query_reply_name(r: &Reply) -> &'static str {
     match r {

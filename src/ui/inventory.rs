@@ -2,6 +2,7 @@
 //! sizes and per-file progress), which analyses can run and what is missing, and the files
 //! outside every rank folder. Shown right after the drop, before parsing.
 
+use crate::ui::widgets::note::muted;
 use leptos::prelude::*;
 
 use super::state::AppState;
@@ -14,7 +15,7 @@ pub fn InventoryView() -> impl IntoView {
     let state = expect_context::<AppState>();
     view! {
         {move || match state.inventory.get() {
-            None => view! { <p class="muted">"Listing the dropped files…"</p> }.into_any(),
+            None => muted("Listing the dropped files…"),
             Some(inv) => {
                 let n_files = state.files.with(|f| f.len());
                 let ranks = inv.ranks.clone();

@@ -3,6 +3,7 @@
 //! `evidence_ops` and the kernels just before and after. The selected bubble is
 //! `AppState::anomaly_bubble`, shared with the timeline.
 
+use crate::ui::widgets::note::{failed, muted};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -71,9 +72,8 @@ pub fn BubbleList(rank: u32, labels: Vec<(String, u32)>, t0_us: f64) -> impl Int
         spawn_local(async move {
             let res = match ask(AnomalyQuery::Bubbles(q)).await {
                 Ok(AnomalyReply::Bubbles(p)) => Ok(p),
-                Ok(other) => Err(format!(
-                    "unexpected reply {}",
-                    crate::ui::client::anomaly_reply_name(&other)
+                Ok(other) => Err(crate::ui::client::unexpected(
+                    crate::ui::client::anomaly_reply_name(&other),
                 )),
                 Err(e) => Err(e),
             };
@@ -177,7 +177,7 @@ pub fn BubbleList(rank: u32, labels: Vec<(String, u32)>, t0_us: f64) -> impl Int
                 {pager}
             </div>
             {move || match page.get() {
-                Some(Err(e)) => Some(view! { <p class="notice error">{e}</p> }),
+                Some(Err(e)) => Some(failed(e)),
                 _ => None,
             }}
             <div class="anom-scroll">
@@ -237,9 +237,8 @@ pub fn BubblePanel(rank: u32, t0_us: f64, gpu: bool) -> impl IntoView {
         spawn_local(async move {
             let res = match ask(AnomalyQuery::Bubble { rank, index }).await {
                 Ok(AnomalyReply::Bubble(d)) => Ok(d),
-                Ok(other) => Err(format!(
-                    "unexpected reply {}",
-                    crate::ui::client::anomaly_reply_name(&other)
+                Ok(other) => Err(crate::ui::client::unexpected(
+                    crate::ui::client::anomaly_reply_name(&other),
                 )),
                 Err(e) => Err(e),
             };
@@ -252,8 +251,8 @@ pub fn BubblePanel(rank: u32, t0_us: f64, gpu: bool) -> impl IntoView {
         <aside class="anom-bubble-panel" data-testid="bubble-panel">
             <h4>"Bubble"</h4>
             {move || match detail.get() {
-                None => view! { <p class="muted">"Click a bubble (in the list or on the timeline) to see its window, ratios, labels, evidence and the kernels around it."</p> }.into_any(),
-                Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
+                None => muted("Click a bubble (in the list or on the timeline) to see its window, ratios, labels, evidence and the kernels around it."),
+                Some(Err(e)) => failed(e),
                 Some(Ok(d)) => {
                     let b = d.bubble.clone();
                     let rel = d.step_window_us.map(|(s, e)| format!(" · {} into the step window ({} long)", format::offset_ms(b.start_us / 1000.0, s / 1000.0), format::duration_ms((e - s) / 1000.0))).unwrap_or_default();

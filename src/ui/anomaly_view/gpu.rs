@@ -5,6 +5,7 @@
 //! ranks (their collectives come from whichever worker holds each rank). Every number comes
 //! from the worker (`views::gpu`); the UI renders.
 
+use crate::ui::widgets::note::{failed, muted, pending};
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -53,9 +54,8 @@ pub fn GpuPanel(rank: u32) -> impl IntoView {
         spawn_local(async move {
             let res = match ask(AnomalyQuery::Gpu { rank, width_px }).await {
                 Ok(AnomalyReply::Gpu(p)) => Ok(*p),
-                Ok(other) => Err(format!(
-                    "unexpected reply {}",
-                    crate::ui::client::anomaly_reply_name(&other)
+                Ok(other) => Err(crate::ui::client::unexpected(
+                    crate::ui::client::anomaly_reply_name(&other),
                 )),
                 Err(e) => Err(e),
             };
@@ -65,8 +65,8 @@ pub fn GpuPanel(rank: u32) -> impl IntoView {
     view! {
         <section class="anom-gpu" data-testid="gpu-panel" node_ref=section>
             {move || match panel.get() {
-                None => view! { <p class="muted">"…"</p> }.into_any(),
-                Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
+                None => pending(),
+                Some(Err(e)) => failed(e),
                 Some(Ok(p)) => view! {
                     <h3>"GPU time (HTA temporal breakdown)"</h3>
                     <p class="muted" data-testid="gpu-window">{p.window_note.clone()}</p>
@@ -321,9 +321,8 @@ fn Stragglers() -> impl IntoView {
                 match ask(AnomalyQuery::Collectives { rank: r }).await {
                     Ok(AnomalyReply::Collectives(c)) => got.push(c),
                     Ok(other) => {
-                        let _ = view_.try_set(Some(Err(format!(
-                            "unexpected reply {}",
-                            crate::ui::client::anomaly_reply_name(&other)
+                        let _ = view_.try_set(Some(Err(crate::ui::client::unexpected(
+                            crate::ui::client::anomaly_reply_name(&other),
                         ))));
                         return;
                     }
@@ -340,8 +339,8 @@ fn Stragglers() -> impl IntoView {
         <h3>"Straggler view across GPU ranks"</h3>
         {move || match (ranks.with(|r| r.len()), view_.get()) {
             (n, _) if n < 2 => view! { <p class="muted" data-testid="gpu-straggler-none">"One GPU rank: the straggler view compares the collectives of two or more ranks."</p> }.into_any(),
-            (_, None) => view! { <p class="muted">"Matching the collectives of every GPU rank…"</p> }.into_any(),
-            (_, Some(Err(e))) => view! { <p class="notice error">{e}</p> }.into_any(),
+            (_, None) => muted("Matching the collectives of every GPU rank…"),
+            (_, Some(Err(e))) => failed(e),
             (_, Some(Ok(v))) => view! {
                 <p class="muted">{if v.grouped {
                     "Grouped by role (ranks of different roles run different collectives): each role's ranks are matched with each other by order and name; the rank of a role that starts them last most often is its straggler (the others wait for it inside the collective).".to_string()

@@ -12,6 +12,7 @@ mod steps;
 mod structure;
 mod timeline;
 
+use crate::ui::widgets::note::muted;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -28,9 +29,8 @@ use crate::views::format;
 pub(crate) async fn ask(q: AnomalyQuery) -> Result<AnomalyReply, String> {
     match client().query(Query::Anomaly(q)).await? {
         Reply::Anomaly(r) => Ok(r),
-        other => Err(format!(
-            "unexpected reply {}",
-            crate::ui::client::query_reply_name(&other)
+        other => Err(crate::ui::client::unexpected(
+            crate::ui::client::query_reply_name(&other),
         )),
     }
 }
@@ -88,7 +88,7 @@ pub fn AnomalyView() -> impl IntoView {
                     (true, m) => view! { <p class="notice error" data-testid="anomaly-failed">{m}</p> }.into_any(),
                     (false, m) => view! { <p class="muted" data-testid="anomaly-pending">{m}</p> }.into_any(),
                 },
-                (None, _) => view! { <p class="muted">"No rank folder with kernel_details.csv, op_summary*.csv or trace_view.json device lanes."</p> }.into_any(),
+                (None, _) => muted("No rank folder with kernel_details.csv, op_summary*.csv or trace_view.json device lanes."),
             }}
         </section>
     }

@@ -1,6 +1,7 @@
 //! Op tables of one rank: the wait-anchor ranking (anomaly.md §5.12: two rankings, false
 //! hotspots flagged), the AICPU classes (§5.14) and the PMU verdicts (§5.15).
 
+use crate::ui::widgets::note::{failed, muted, pending};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -14,9 +15,8 @@ pub fn OpTables(rank: u32) -> impl IntoView {
     spawn_local(async move {
         let res = match ask(AnomalyQuery::Ops { rank }).await {
             Ok(AnomalyReply::Ops(o)) => Ok(o),
-            Ok(other) => Err(format!(
-                "unexpected reply {}",
-                crate::ui::client::anomaly_reply_name(&other)
+            Ok(other) => Err(crate::ui::client::unexpected(
+                crate::ui::client::anomaly_reply_name(&other),
             )),
             Err(e) => Err(e),
         };
@@ -25,8 +25,8 @@ pub fn OpTables(rank: u32) -> impl IntoView {
     view! {
         <section class="anom-ops">
             {move || match ops.get() {
-                None => view! { <p class="muted">"…"</p> }.into_any(),
-                Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
+                None => pending(),
+                Some(Err(e)) => failed(e),
                 Some(Ok(o)) => view! {
                     <h3>"Wait anchors"</h3>
                     <p class="muted">{format!(
@@ -87,7 +87,7 @@ pub fn OpTables(rank: u32) -> impl IntoView {
                     }}
                     <h3>"PMU judgement"</h3>
                     {match o.pmu {
-                        None => view! { <p class="muted">"PMU judgement unavailable"</p> }.into_any(),
+                        None => muted("PMU judgement unavailable"),
                         Some(v) => view! {
                             <table class="grid" data-testid="pmu-table">
                                 <thead><tr><th>"op (top 10 by duration)"</th><th>"verdict"</th></tr></thead>

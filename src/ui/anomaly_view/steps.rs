@@ -2,6 +2,7 @@
 //! labels of each step. Clicking a row selects the step (`AppState::anomaly_step`): the bubble
 //! list, the structure tree and the timeline follow it.
 
+use crate::ui::widgets::note::{failed, pending};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -21,9 +22,8 @@ pub fn StepsTable(rank: u32) -> impl IntoView {
     spawn_local(async move {
         let res = match ask(AnomalyQuery::Steps { rank }).await {
             Ok(AnomalyReply::Steps { steps, .. }) => Ok(steps),
-            Ok(other) => Err(format!(
-                "unexpected reply {}",
-                crate::ui::client::anomaly_reply_name(&other)
+            Ok(other) => Err(crate::ui::client::unexpected(
+                crate::ui::client::anomaly_reply_name(&other),
             )),
             Err(e) => Err(e),
         };
@@ -76,8 +76,8 @@ pub fn StepsTable(rank: u32) -> impl IntoView {
         <section class="anom-steps" data-testid="steps-table">
             <h3>"Steps"</h3>
             {move || match steps.get() {
-                None => view! { <p class="muted">"…"</p> }.into_any(),
-                Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
+                None => pending(),
+                Some(Err(e)) => failed(e),
                 Some(Ok(rows)) => {
                     let n = rows.len();
                     let shown: Vec<StepRowDto> = if show_all.get() { rows } else { rows.into_iter().take(FIRST_ROWS).collect() };

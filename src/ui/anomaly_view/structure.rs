@@ -4,6 +4,7 @@
 //! [`OPEN_STRUCTURES_MAX`]; ops closed), and a node lists its first [`FIRST_CHILDREN`] children
 //! with a "show all" row for the rest.
 
+use crate::ui::widgets::note::{failed, pending};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -79,9 +80,8 @@ pub fn StructureTree(rank: u32) -> impl IntoView {
         spawn_local(async move {
             let res = match ask(AnomalyQuery::Structure { rank, step }).await {
                 Ok(AnomalyReply::Structure(t)) => Ok(t),
-                Ok(other) => Err(format!(
-                    "unexpected reply {}",
-                    crate::ui::client::anomaly_reply_name(&other)
+                Ok(other) => Err(crate::ui::client::unexpected(
+                    crate::ui::client::anomaly_reply_name(&other),
                 )),
                 Err(e) => Err(e),
             };
@@ -99,8 +99,8 @@ pub fn StructureTree(rank: u32) -> impl IntoView {
         <section class="anom-structure" data-testid="structure-tree">
             <h3>"Structure breakdown"</h3>
             {move || match tree.get() {
-                None => view! { <p class="muted">"…"</p> }.into_any(),
-                Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
+                None => pending(),
+                Some(Err(e)) => failed(e),
                 Some(Ok(t)) => view! {
                     <p class="muted">{format!("segmentation: {} · wall = first start to last end; busy union = merged kernel time over all streams; kernel sum = Σ durations; total cost = Σ (duration + wait)", t.method)}</p>
                     <div class="anom-tree">

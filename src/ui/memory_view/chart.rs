@@ -5,6 +5,7 @@
 //! A/D (←/→) pan ([`crate::ui::widgets::zoom`]). The zoom window is kept in the URL hash
 //! (`mem.x`). Curves are min/max per pixel column, computed in the worker for the visible window.
 
+use crate::ui::widgets::note::failed;
 use leptos::ev;
 use leptos::html::Canvas;
 use leptos::prelude::*;
@@ -55,9 +56,8 @@ pub fn MemoryChart(rank: u32, t0_ms: f64, pool: RwSignal<Option<String>>) -> imp
                     curve.set(Some(c));
                 }
                 Ok(MemoryReply::Curve(_)) => {}
-                Ok(other) => error.set(Some(format!(
-                    "unexpected reply {}",
-                    crate::ui::client::memory_reply_name(&other)
+                Ok(other) => error.set(Some(crate::ui::client::unexpected(
+                    crate::ui::client::memory_reply_name(&other),
                 ))),
                 Err(e) => error.set(Some(e)),
             }
@@ -226,7 +226,7 @@ pub fn MemoryChart(rank: u32, t0_ms: f64, pool: RwSignal<Option<String>>) -> imp
                 <span class="muted">{move || curve.with(|c| c.as_ref().map(|c| format!("{} samples · wheel or W/S to zoom, A/D to pan, drag to select, double-click or 0 to reset", c.samples)))}</span>
                 <button class="button" data-testid="reset-zoom" on:click=move |_| window.set(None)>"Reset zoom"</button>
             </div>
-            {move || error.get().map(|e| view! { <p class="notice error">{e}</p> })}
+            {move || error.get().map(failed)}
             <div class="chart-wrap">
                 <canvas
                     node_ref=canvas

@@ -7,6 +7,7 @@ mod chart;
 mod sites;
 mod table;
 
+use crate::ui::widgets::note::{failed, muted};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -24,9 +25,8 @@ use crate::views::format;
 pub async fn query(q: MemoryQuery) -> Result<MemoryReply, String> {
     match client().query(Query::Memory(q)).await? {
         Reply::Memory(r) => Ok(r),
-        other => Err(format!(
-            "unexpected reply {}",
-            crate::ui::client::query_reply_name(&other)
+        other => Err(crate::ui::client::unexpected(
+            crate::ui::client::query_reply_name(&other),
         )),
     }
 }
@@ -74,10 +74,10 @@ pub fn MemoryView() -> impl IntoView {
                 }
                 .into_any(),
                 (Some(rank), None) => match state.no_result(AnalysisKind::Memory, rank) {
-                    (true, m) => view! { <p class="notice error">{m}</p> }.into_any(),
+                    (true, m) => failed(m),
                     (false, m) => view! { <p class="muted" data-testid="memory-pending">{m}</p> }.into_any(),
                 },
-                (None, _) => view! { <p class="muted">"No rank folder with operator_memory.csv."</p> }.into_any(),
+                (None, _) => muted("No rank folder with operator_memory.csv."),
             }}
         </section>
     }
@@ -300,9 +300,8 @@ fn StackPanel(rank: u32, selected: RwSignal<Option<u32>>) -> impl IntoView {
         spawn_local(async move {
             let res = match query(MemoryQuery::Stack { rank, row }).await {
                 Ok(MemoryReply::Stack(s)) => Ok(s),
-                Ok(other) => Err(format!(
-                    "unexpected reply {}",
-                    crate::ui::client::memory_reply_name(&other)
+                Ok(other) => Err(crate::ui::client::unexpected(
+                    crate::ui::client::memory_reply_name(&other),
                 )),
                 Err(e) => Err(e),
             };
@@ -326,8 +325,8 @@ fn StackPanel(rank: u32, selected: RwSignal<Option<u32>>) -> impl IntoView {
         <aside class="stack-panel" data-testid="stack-panel">
             <h4>"Call stack"</h4>
             {move || match stack.get() {
-                None => view! { <p class="muted">"Click a row to see its full call stack (innermost frame first)."</p> }.into_any(),
-                Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
+                None => muted("Click a row to see its full call stack (innermost frame first)."),
+                Some(Err(e)) => failed(e),
                 Some(Ok(s)) => {
                     let origin = if s.stack_origin.starts_with("forward:") {
                         format!("inherited from the forward op {}", &s.stack_origin["forward:".len()..])
@@ -341,7 +340,7 @@ fn StackPanel(rank: u32, selected: RwSignal<Option<u32>>) -> impl IntoView {
                         </p>
                         <p class="muted">{origin}</p>
                         {if s.frames.is_empty() {
-                            view! { <p class="muted">"No call stack matched this row."</p> }.into_any()
+                            muted("No call stack matched this row.")
                         } else {
                             view! {
                                 <ol class="frames">

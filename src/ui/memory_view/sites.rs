@@ -1,5 +1,6 @@
 //! Top allocation sites of one rank, grouped by user frame, first listed frame or name.
 
+use crate::ui::widgets::note::{failed, pending};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -22,9 +23,8 @@ pub fn SitesTable(rank: u32) -> impl IntoView {
             .await
             {
                 Ok(MemoryReply::Sites(s)) => Ok(s),
-                Ok(other) => Err(format!(
-                    "unexpected reply {}",
-                    crate::ui::client::memory_reply_name(&other)
+                Ok(other) => Err(crate::ui::client::unexpected(
+                    crate::ui::client::memory_reply_name(&other),
                 )),
                 Err(e) => Err(e),
             };
@@ -52,8 +52,8 @@ pub fn SitesTable(rank: u32) -> impl IntoView {
                 {choice(SiteKey::Name, "operator name")}
             </div>
             {move || match sites.get() {
-                None => view! { <p class="muted">"…"</p> }.into_any(),
-                Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
+                None => pending(),
+                Some(Err(e)) => failed(e),
                 Some(Ok(s)) => {
                     let total = s.total_kb;
                     view! {

@@ -3,6 +3,7 @@
 //! sorted/filtered order of all rows. Works the same for 184 or 1M rows. Filters, sort and the
 //! selected row are kept in the URL hash (`mem.q`, `mem.kmin`, `mem.kmax`, `mem.sort`, `mem.row`).
 
+use crate::ui::widgets::note::failed;
 use leptos::ev;
 use leptos::html::Div;
 use leptos::prelude::*;
@@ -134,9 +135,8 @@ pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> im
                         page.set(Some(p));
                     }
                 }
-                Ok(other) => error.set(Some(format!(
-                    "unexpected reply {}",
-                    crate::ui::client::memory_reply_name(&other)
+                Ok(other) => error.set(Some(crate::ui::client::unexpected(
+                    crate::ui::client::memory_reply_name(&other),
                 ))),
                 Err(e) => error.set(Some(e)),
             }
@@ -318,7 +318,7 @@ pub fn EventsTable(rank: u32, selected: RwSignal<Option<u32>>, t0_ms: f64) -> im
                     {move || page.get().map(|p| format!("{} of {} rows", p.matching_rows, p.total_rows))}
                 </span>
             </div>
-            {move || error.get().map(|e| view! { <p class="notice error">{e}</p> })}
+            {move || error.get().map(failed)}
             {move || page.get().filter(|p| p.matching_rows == 0 && p.total_rows > 0).map(|p| view! {
                 <p class="notice" data-testid="row-filter-empty">{format!("No row matches this filter (of {} rows). Change or clear the filter above.", p.total_rows)}</p>
             })}

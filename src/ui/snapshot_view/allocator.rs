@@ -5,6 +5,7 @@
 //! explanation. Renders a [`SnapAllocatorDto`] from the worker; the strips' layout is
 //! [`crate::views::snapshot_segmap`].
 
+use crate::ui::widgets::note::{failed, muted};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -61,9 +62,8 @@ pub fn AllocatorPanel(
             };
             let res = match snap(SnapQuery::Allocator(q)).await {
                 Ok(SnapReply::Allocator(a)) => Ok(a),
-                Ok(other) => Err(format!(
-                    "unexpected reply {}",
-                    crate::ui::client::snap_reply_name(&other)
+                Ok(other) => Err(crate::ui::client::unexpected(
+                    crate::ui::client::snap_reply_name(&other),
                 )),
                 Err(e) => Err(e),
             };
@@ -103,8 +103,8 @@ pub fn AllocatorPanel(
         <section class="snap-allocator" data-testid="snap-allocator">
             <h3>"Allocator state"</h3>
             {move || match data.get() {
-                None => view! { <p class="muted">"Click an entry (the curve, the timeline or the entry list) to see the allocator's segments at that moment."</p> }.into_any(),
-                Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
+                None => muted("Click an entry (the curve, the timeline or the entry list) to see the allocator's segments at that moment."),
+                Some(Err(e)) => failed(e),
                 Some(Ok(a)) => {
                     let a2 = a.clone();
                     let keys = move |ev: leptos::ev::KeyboardEvent| match ev.key().as_str() {
@@ -220,7 +220,7 @@ fn BlockInfo(
     view! {
         <div class="snap-blockinfo" data-testid="snap-block-info">
             {move || match hovered.get() {
-                None => view! { <p class="muted">"Hover a block for its size, stream, pool and frames."</p> }.into_any(),
+                None => muted("Hover a block for its size, stream, pool and frames."),
                 Some((s, k)) => {
                     let size = if k.exact { b(k.bytes) } else { format!("≥ {} (request rounded to 512 B; the block may be larger)", b(k.bytes)) };
                     let frames = stack.get().map(|st| st.frames.into_iter().filter(|f| !f.hidden && !f.native).take(12).map(|f| view! { <li><code>{f.label}</code></li> }).collect_view());

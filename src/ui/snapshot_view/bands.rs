@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 
+use crate::ui::widgets::note::failed;
 use leptos::ev;
 use leptos::html::Canvas;
 use leptos::prelude::*;
@@ -124,9 +125,8 @@ pub fn ActiveTimeline(
                         let _ = version.try_update(|v| *v += 1);
                     }
                     Ok(other) => {
-                        let _ = error.try_set(Some(format!(
-                            "unexpected reply {}",
-                            crate::ui::client::snap_reply_name(&other)
+                        let _ = error.try_set(Some(crate::ui::client::unexpected(
+                            crate::ui::client::snap_reply_name(&other),
                         )));
                     }
                     Err(e) => {
@@ -417,7 +417,7 @@ pub fn ActiveTimeline(
                 <span class="muted">" one band per live allocation, stacked in allocation order; hover for size and stack, click to select"</span>
                 <span class="muted" data-testid="bands-info">{info}</span>
             </div>
-            {move || error.get().map(|e| view! { <p class="notice error">{e}</p> })}
+            {move || error.get().map(failed)}
             <div class="chart-wrap">
                 <canvas
                     node_ref=canvas

@@ -7,6 +7,7 @@
 //! (keyboard focus on the chart); double-click or "Reset zoom" = everything. The axis
 //! (entry index or time) is a toggle when the trace has `time_us`.
 
+use crate::ui::widgets::note::failed;
 use leptos::ev;
 use leptos::html::Canvas;
 use leptos::prelude::*;
@@ -79,9 +80,8 @@ pub fn SnapChart(
                         curve.set(Some(c));
                     }
                 }
-                Ok(other) => error.set(Some(format!(
-                    "unexpected reply {}",
-                    crate::ui::client::snap_reply_name(&other)
+                Ok(other) => error.set(Some(crate::ui::client::unexpected(
+                    crate::ui::client::snap_reply_name(&other),
                 ))),
                 Err(e) => {
                     let _ = error.try_set(Some(e));
@@ -230,7 +230,7 @@ pub fn SnapChart(
                 })}
                 <button class="button" data-testid="snap-reset-zoom" on:click=move |_| window.set(None)>"Reset zoom"</button>
             </div>
-            {move || error.get().map(|e| view! { <p class="notice error">{e}</p> })}
+            {move || error.get().map(failed)}
             <div class="chart-wrap">
                 <canvas
                     node_ref=canvas

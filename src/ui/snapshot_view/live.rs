@@ -2,6 +2,7 @@
 //! chains), the largest live tensors (click one for its full stack) and the icicle of live
 //! bytes by stack. Renders a [`SnapLiveDto`] computed by the worker.
 
+use crate::ui::widgets::note::{failed, muted};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -89,9 +90,8 @@ pub fn LivePanel(
             .await
             {
                 Ok(SnapReply::Stack(s)) => Ok(s),
-                Ok(other) => Err(format!(
-                    "unexpected reply {}",
-                    crate::ui::client::snap_reply_name(&other)
+                Ok(other) => Err(crate::ui::client::unexpected(
+                    crate::ui::client::snap_reply_name(&other),
                 )),
                 Err(e) => Err(e),
             };
@@ -103,8 +103,8 @@ pub fn LivePanel(
     view! {
         <section class="snap-live" data-testid="snap-live">
             {move || match live.get() {
-                None => view! { <p class="muted">"Click a point of the curve to see what is live there."</p> }.into_any(),
-                Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
+                None => muted("Click a point of the curve to see what is live there."),
+                Some(Err(e)) => failed(e),
                 Some(Ok(l)) => {
                     let when = match l.time_ms {
                         _ if l.entry.starts_with("end state") => "the end state".to_string(),
@@ -174,8 +174,8 @@ fn StackPanel(stack: RwSignal<Option<Result<SnapStackDto, String>>>) -> impl Int
                 </label>
             </h4>
             {move || match stack.get() {
-                None => view! { <p class="muted">"Click a tensor or a band of the timeline to see its full stack (innermost frame first)."</p> }.into_any(),
-                Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
+                None => muted("Click a tensor or a band of the timeline to see its full stack (innermost frame first)."),
+                Some(Err(e)) => failed(e),
                 Some(Ok(s)) => {
                     let head = format!("{} ({} bytes) at {} · stack from: {}", format::bytes(s.bytes as f64), s.bytes, s.addr, s.stack_kind.replace('_', " "));
                     if s.frames.is_empty() {

@@ -15,6 +15,7 @@ mod panels;
 
 use chart::SnapChart;
 
+use crate::ui::widgets::note::muted;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -54,9 +55,8 @@ impl Selected {
 pub async fn snap(q: SnapQuery) -> Result<crate::protocol::SnapReply, String> {
     match client().query(Query::Snapshot(q)).await? {
         Reply::Snapshot(r) => Ok(r),
-        other => Err(format!(
-            "unexpected reply {}",
-            crate::ui::client::query_reply_name(&other)
+        other => Err(crate::ui::client::unexpected(
+            crate::ui::client::query_reply_name(&other),
         )),
     }
 }
@@ -78,10 +78,10 @@ pub fn SnapshotTab() -> impl IntoView {
                     let failed = state.failures.with(|f| f.get(&(AnalysisKind::Snapshot, t)).cloned());
                     match failed {
                         Some(m) => view! { <p class="notice error" data-testid="snap-failed">{format!("This snapshot could not be analysed: {m}")}</p> }.into_any(),
-                        None => view! { <p class="muted">"Decoding and analysing this snapshot…"</p> }.into_any(),
+                        None => muted("Decoding and analysing this snapshot…"),
                     }
                 }
-                (None, _) => view! { <p class="muted">"Drop a snapshot pickle (.pickle / .pkl) or its JSON form to see its memory curves."</p> }.into_any(),
+                (None, _) => muted("Drop a snapshot pickle (.pickle / .pkl) or its JSON form to see its memory curves."),
             }}
         </section>
     }
@@ -183,7 +183,7 @@ fn SnapshotFile(s: SnapshotSummaryDto) -> impl IntoView {
                 let sl = slot.get();
                 match devices.iter().find(|d| d.slot == sl).cloned() {
                     Some(d) => view! { <DeviceView target=target s=s2.clone() d=d/> }.into_any(),
-                    None => view! { <p class="muted">"This snapshot has no trace and no segments."</p> }.into_any(),
+                    None => muted("This snapshot has no trace and no segments."),
                 }
             }}
             <panels::SettingsPanel target=target current=s.settings.clone()/>
@@ -219,9 +219,8 @@ fn DeviceView(
             };
             let res = match snap(SnapQuery::Live(q)).await {
                 Ok(crate::protocol::SnapReply::Live(l)) => Ok(l),
-                Ok(other) => Err(format!(
-                    "unexpected reply {}",
-                    crate::ui::client::snap_reply_name(&other)
+                Ok(other) => Err(crate::ui::client::unexpected(
+                    crate::ui::client::snap_reply_name(&other),
                 )),
                 Err(e) => Err(e),
             };

@@ -1,6 +1,7 @@
 //! Side panels of the snapshot tab: device facts, peak list, warnings / leaks / delayed frees
 //! / allocator settings, segments and fragmentation, the settings form, file facts.
 
+use crate::ui::widgets::note::{failed, muted, pending};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -107,7 +108,7 @@ pub fn Warnings(d: SnapDeviceDto, s: SnapshotSummaryDto) -> impl IntoView {
         .map(|w| view! { <li>{w.code.clone()}": "{w.message.clone()}</li> })
         .collect_view();
     let settings = match &s.allocator_settings {
-        None => view! { <p class="muted">"No allocator settings in this snapshot."</p> }.into_any(),
+        None => muted("No allocator settings in this snapshot."),
         Some(v) => view! {
             <dl class="facts">{v.iter().map(|(k, val)| view! { <dt><code>{k.clone()}</code></dt><dd>{val.clone()}</dd> }).collect_view()}</dl>
         }.into_any(),
@@ -122,7 +123,7 @@ pub fn Warnings(d: SnapDeviceDto, s: SnapshotSummaryDto) -> impl IntoView {
     view! {
         <section class="snap-warnings" data-testid="snap-warnings">
             <h4>{format!("Data quality ({n_warn} warning(s))")}</h4>
-            {if n_warn == 0 { view! { <p class="muted">"No warnings: the trace and the end state agree."</p> }.into_any() } else { view! { <ul>{warnings}</ul> }.into_any() }}
+            {if n_warn == 0 { muted("No warnings: the trace and the end state agree.") } else { view! { <ul>{warnings}</ul> }.into_any() }}
             <h4>"Allocator settings"</h4>
             {settings}
             <details>
@@ -154,9 +155,8 @@ pub fn SegmentsPanel(target: u32, dslot: u32) -> impl IntoView {
         .await
         {
             Ok(SnapReply::Segments(s)) => Ok(s),
-            Ok(other) => Err(format!(
-                "unexpected reply {}",
-                crate::ui::client::snap_reply_name(&other)
+            Ok(other) => Err(crate::ui::client::unexpected(
+                crate::ui::client::snap_reply_name(&other),
             )),
             Err(e) => Err(e),
         };
@@ -166,8 +166,8 @@ pub fn SegmentsPanel(target: u32, dslot: u32) -> impl IntoView {
         <details class="snap-segments" data-testid="snap-segments">
             <summary>"Segments and fragmentation (end state)"</summary>
             {move || match data.get() {
-                None => view! { <p class="muted">"…"</p> }.into_any(),
-                Some(Err(e)) => view! { <p class="notice error">{e}</p> }.into_any(),
+                None => pending(),
+                Some(Err(e)) => failed(e),
                 Some(Ok(s)) => {
                     let rows = s.segments.iter().map(|g| view! {
                         <tr>
@@ -262,9 +262,8 @@ pub fn SettingsPanel(target: u32, current: SnapshotSettingsDto) -> impl IntoView
                         .set("Settings applied: report re-computed.".into());
                 }
                 Ok(other) => {
-                    let _ = error.try_set(Some(format!(
-                        "unexpected reply {}",
-                        crate::ui::client::snap_reply_name(&other)
+                    let _ = error.try_set(Some(crate::ui::client::unexpected(
+                        crate::ui::client::snap_reply_name(&other),
                     )));
                 }
                 Err(e) => {
@@ -294,7 +293,7 @@ pub fn SettingsPanel(target: u32, current: SnapshotSettingsDto) -> impl IntoView
                 <label>"Peaks (top N)"</label>{input(top_n, "snap-top-n", "6")}
             </div>
             <button class="button" data-testid="snap-apply-settings" disabled=move || busy.get() on:click=apply>"Apply"</button>
-            {move || error.get().map(|e| view! { <p class="notice error">{e}</p> })}
+            {move || error.get().map(failed)}
         </details>
     }
 }

@@ -68,9 +68,8 @@ fn fetch(tl: Tl, pos: usize, want: Option<(f64, f64)>, width_px: u32) {
                     }
                 }
                 Ok(other) => {
-                    let _ = error.try_set(Some(format!(
-                        "unexpected reply {}",
-                        crate::ui::client::anomaly_reply_name(&other)
+                    let _ = error.try_set(Some(crate::ui::client::unexpected(
+                        crate::ui::client::anomaly_reply_name(&other),
                     )));
                 }
                 Err(e) => {

@@ -31,9 +31,8 @@ pub(super) fn install(tl: Tl) {
                     let _ = flows.try_set(Some((s.rank, f)));
                 }
                 Ok(other) => {
-                    let _ = error.try_set(Some(format!(
-                        "unexpected reply {}",
-                        crate::ui::client::anomaly_reply_name(&other)
+                    let _ = error.try_set(Some(crate::ui::client::unexpected(
+                        crate::ui::client::anomaly_reply_name(&other),
                     )));
                 }
                 Err(e) => {

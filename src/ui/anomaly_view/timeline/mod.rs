@@ -32,6 +32,7 @@ mod pointer;
 mod search;
 mod state;
 
+use crate::ui::widgets::note::failed;
 use leptos::prelude::*;
 
 use self::detail::{Detail, Legend, MultiBar};
@@ -175,7 +176,7 @@ pub fn Timeline(
                 <button class="button" data-testid="timeline-reset" on:click=move |_| view.set(None)>"Reset"</button>
             </div>
             <div class="timeline-legend"><Legend gpu=gpu/></div>
-            {move || error.get().map(|e| view! { <p class="notice error">{e}</p> })}
+            {move || error.get().map(failed)}
             // Test hooks of the stacked mode and the selection (the canvas holds the rest; an
             // element takes at most 26 attributes).
             <div class="chart-wrap" data-testid="timeline-state"

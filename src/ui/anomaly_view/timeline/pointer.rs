@@ -135,9 +135,8 @@ fn click(tl: Tl, x: f64, y: f64) {
                         let _ = item.try_set(k.map(|item| Sel { rank: r, item }));
                     }
                     Ok(other) => {
-                        let _ = error.try_set(Some(format!(
-                            "unexpected reply {}",
-                            crate::ui::client::anomaly_reply_name(&other)
+                        let _ = error.try_set(Some(crate::ui::client::unexpected(
+                            crate::ui::client::anomaly_reply_name(&other),
                         )));
                     }
                     Err(e) => {

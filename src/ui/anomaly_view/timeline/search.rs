@@ -81,9 +81,8 @@ fn submit(tl: Tl, text: String, dir: i64) {
                     items.extend(f.matches.into_iter().map(|m| (m.start_ms - off, r, m)));
                 }
                 Ok(other) => {
-                    let _ = error.try_set(Some(format!(
-                        "unexpected reply {}",
-                        crate::ui::client::anomaly_reply_name(&other)
+                    let _ = error.try_set(Some(crate::ui::client::unexpected(
+                        crate::ui::client::anomaly_reply_name(&other),
                     )));
                     return;
                 }
