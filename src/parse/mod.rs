@@ -14,6 +14,7 @@ pub mod comm_matrix;
 pub mod comm_time;
 pub mod communication;
 pub mod csv;
+pub mod json_cut;
 pub mod error;
 pub mod kineto;
 pub mod metadata;
