@@ -44,7 +44,18 @@ fn cut_read(text: &[u8], sizes: Vec<usize>, cap: usize) -> Result<Value, CutErro
 }
 
 const PIECES: [&str; 12] = [
-    "a", "\\\"", "\\\\", "\\n", "\\u00e9", "\\ud83d\\ude00", "é", "{", "}", "[", "]", ",",
+    "a",
+    "\\\"",
+    "\\\\",
+    "\\n",
+    "\\u00e9",
+    "\\ud83d\\ude00",
+    "é",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
 ];
 
 fn string(rng: &mut XorShift) -> String {
@@ -79,7 +90,15 @@ fn value(rng: &mut XorShift, depth: u32) -> String {
         _ => {
             let n = rng.next_u64() % 4;
             let items: Vec<String> = (0..n)
-                .map(|i| format!("{}\"k{i}\"{}:{}{}", ws(rng), ws(rng), ws(rng), value(rng, depth + 1)))
+                .map(|i| {
+                    format!(
+                        "{}\"k{i}\"{}:{}{}",
+                        ws(rng),
+                        ws(rng),
+                        ws(rng),
+                        value(rng, depth + 1)
+                    )
+                })
                 .collect();
             format!("{{{}}}", items.join(","))
         }
@@ -97,7 +116,14 @@ fn document(rng: &mut XorShift) -> String {
                 value(rng, 0)
             };
             // `string`'s text without its opening quote: a key `m<i>…` with escapes.
-            format!("{}\"m{i}{}{}:{}{}", ws(rng), &string(rng)[1..], ws(rng), ws(rng), v)
+            format!(
+                "{}\"m{i}{}{}:{}{}",
+                ws(rng),
+                &string(rng)[1..],
+                ws(rng),
+                ws(rng),
+                v
+            )
         })
         .collect();
     format!("{}{{{}}}{}", ws(rng), members.join(","), ws(rng))
@@ -121,8 +147,16 @@ fn cut_at_any_read_boundary_gives_what_from_slice_gives() {
             let e = cut_read(&doc.as_bytes()[..cut], vec![3], MAX_PIECE).unwrap_err();
             let whole = serde_json::from_slice::<Value>(&doc.as_bytes()[..cut]).unwrap_err();
             let at = (whole.line() as u64, whole.column() as u64);
-            assert_eq!((e.at.line, e.at.column), at, "round {round}, cut at {cut}: {e}\n{doc}");
-            assert_eq!(e.kind == CutKind::Eof, whole.is_eof(), "round {round}: {e}\n{doc}");
+            assert_eq!(
+                (e.at.line, e.at.column),
+                at,
+                "round {round}, cut at {cut}: {e}\n{doc}"
+            );
+            assert_eq!(
+                e.kind == CutKind::Eof,
+                whole.is_eof(),
+                "round {round}: {e}\n{doc}"
+            );
             if whole.is_eof() {
                 assert_eq!(e.at.byte, cut as u64, "round {round}: {e}\n{doc}");
             }
@@ -135,10 +169,16 @@ fn a_bad_value_is_located_in_the_file_and_a_long_one_refused_at_its_start() {
     let doc = b"{\"a\": [1, 2],\n \"b\": {\"x\": [\n  tru1]}}";
     for sizes in [vec![1], vec![1 << 20]] {
         let e = cut_read(doc, sizes, MAX_PIECE).unwrap_err();
-        assert!(matches!(&e.kind, CutKind::Syntax(s) if s == "expected ident"), "{e}");
+        assert!(
+            matches!(&e.kind, CutKind::Syntax(s) if s == "expected ident"),
+            "{e}"
+        );
         // serde_json's own place for it in the whole text.
         let whole = serde_json::from_slice::<Value>(doc).unwrap_err();
-        assert_eq!((e.at.line, e.at.column), (whole.line() as u64, whole.column() as u64));
+        assert_eq!(
+            (e.at.line, e.at.column),
+            (whole.line() as u64, whole.column() as u64)
+        );
         assert_eq!(e.to_string(), whole.to_string());
         assert_eq!(e.at.byte, 28 + whole.column() as u64);
     }

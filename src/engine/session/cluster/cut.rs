@@ -39,7 +39,8 @@ fn one<T: DeserializeOwned>(cut: &mut Cutter<'_>) -> Result<T, CutError> {
 /// Reads the summary that is `cut`'s whole document.
 pub(super) fn summary(cut: &mut Cutter<'_>) -> Result<ClusterSummary, CutError> {
     const LIST: &str = "a list";
-    let (mut format, mut version, mut generator, mut roots, mut run) = (None, None, None, None, None);
+    let (mut format, mut version, mut generator, mut roots, mut run) =
+        (None, None, None, None, None);
     let (mut rank_count, mut ranks, mut cross_rank, mut slow_ranks) = (None, None, None, None);
     let (mut matrices, mut outliers, mut outliers_dropped) = (None, None, None);
     let (mut problems_total, mut problems, mut problems_dropped) = (None, None, None);

@@ -35,7 +35,13 @@ fn read(text: &[u8], sizes: Vec<usize>) -> Result<ClusterSummary, CutError> {
     summary(&mut Cutter::with_chunk(&mut src, MAX_PIECE, chunk))
 }
 
-const TEXTS: [&str; 5] = ["plain", "a \"quoted\" \\ path", "é and 😀", "tab\tnew\nline", ""];
+const TEXTS: [&str; 5] = [
+    "plain",
+    "a \"quoted\" \\ path",
+    "é and 😀",
+    "tab\tnew\nline",
+    "",
+];
 
 fn rank(r: u64, rng: &mut XorShift) -> RankSummary {
     let text = |rng: &mut XorShift| TEXTS[(rng.next_u64() % 5) as usize].to_string();
@@ -140,7 +146,11 @@ fn a_summary_read_in_any_reads_is_the_summary_from_slice_reads() {
             for sizes in [vec![1], vec![3, 5, 2], vec![17], vec![4096], vec![1 << 20]] {
                 let got = read(&text, sizes.clone())
                     .unwrap_or_else(|e| panic!("{n} ranks, reads {sizes:?}: {e}"));
-                assert_eq!(serde_json::to_string(&got).unwrap(), want, "reads {sizes:?}");
+                assert_eq!(
+                    serde_json::to_string(&got).unwrap(),
+                    want,
+                    "reads {sizes:?}"
+                );
                 assert_eq!(got, whole);
             }
         }
@@ -165,7 +175,11 @@ fn members_in_any_order_unknown_ones_skipped_missing_and_twice_refused() {
     assert_eq!(got, whole);
     assert_eq!(got.ranks.len(), 3);
     let compact = serde_json::to_string(&s).unwrap();
-    let e = read(compact.replace(r#""ranks":"#, r#""cranks":"#).as_bytes(), vec![64]).unwrap_err();
+    let e = read(
+        compact.replace(r#""ranks":"#, r#""cranks":"#).as_bytes(),
+        vec![64],
+    )
+    .unwrap_err();
     assert_eq!(e.kind, CutKind::Syntax("missing field `ranks`".into()));
     assert_eq!(e.at.byte, compact.len() as u64 + 1);
     let twice = compact.replacen(r#""generator":"#, r#""roots":[],"generator":"#, 1);
@@ -177,7 +191,10 @@ fn members_in_any_order_unknown_ones_skipped_missing_and_twice_refused() {
     let e = read(bad.as_bytes(), vec![64]).unwrap_err();
     assert_eq!(
         e.to_string(),
-        format!("invalid type: integer `7`, expected struct RankSummary at line 1 column {}", at + 1)
+        format!(
+            "invalid type: integer `7`, expected struct RankSummary at line 1 column {}",
+            at + 1
+        )
     );
     assert_eq!(e.at.byte, at as u64 + 1);
 }
