@@ -61,7 +61,7 @@ pub struct NaiveCurve {
 /// Builds §11 steps 1–3 from `(row, start_ms, duration_ms, size_kb)` of one group (any order).
 pub fn naive_curve(rows: impl Iterator<Item = (u32, f64, f64, f64)>) -> NaiveCurve {
     let mut bars: Vec<(u32, f64, f64, f64)> = rows.filter(|r| r.3 > 0.0).collect();
-    crate::base::sort::sort_by(&mut bars, |a, b| a.1.total_cmp(&b.1));
+    crate::base::sort::sort_by_i64_key(&mut bars, |b| crate::base::sort::f64_key(b.1));
     let t_end = bars
         .iter()
         .map(|b| b.1 + b.2)
@@ -84,7 +84,7 @@ pub fn naive_curve(rows: impl Iterator<Item = (u32, f64, f64, f64)>) -> NaiveCur
         ev.push((py_round(b.start_ms - t_min, 2), b.size_kb));
         ev.push((py_round(b.end_ms - t_min, 2), -b.size_kb));
     }
-    crate::base::sort::sort_by(&mut ev, |a, b| a.0.total_cmp(&b.0));
+    crate::base::sort::sort_by_i64_key(&mut ev, |e| crate::base::sort::f64_key(e.0));
     let mut points: Vec<(f64, f64)> = Vec::new();
     let mut sums: Vec<(f64, f64)> = Vec::new();
     for (t, d) in ev {

@@ -152,10 +152,12 @@ pub fn summarize_with(r: &RankMemory, pools: &[PoolSeries]) -> RankSummary {
             rows: p.rows,
             peak: p.peak.clone().map(|peak| {
                 let mut largest = peak.live_rows.clone();
-                crate::base::sort::sort_by(&mut largest, |a, b| {
-                    ev.size_kb()[*b as usize]
-                        .total_cmp(&ev.size_kb()[*a as usize])
-                        .then(a.cmp(b))
+                // Largest first (`total_cmp` reversed), then by row.
+                crate::base::sort::sort_by_i64_pair(&mut largest, |r| {
+                    (
+                        !crate::base::sort::f64_key(ev.size_kb()[r as usize]),
+                        r as i64,
+                    )
                 });
                 largest.truncate(TOP_ROWS);
                 PeakSummary {

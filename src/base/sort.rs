@@ -101,6 +101,12 @@ pub fn f64_key(x: f64) -> i64 {
     b ^ (((b >> 63) as u64) >> 1) as i64
 }
 
+/// An `i64` whose order is `u64`'s: `u64_key(a).cmp(&u64_key(b)) == a.cmp(&b)` (the top bit
+/// flipped); `!u64_key(x)` orders largest first.
+pub fn u64_key(x: u64) -> i64 {
+    (x ^ (1 << 63)) as i64
+}
+
 /// The one instantiation of the standard sort behind [`sort_by_i64_key`] (items distinct:
 /// the unstable sort gives the one order).
 #[inline(never)]
@@ -147,7 +153,7 @@ fn permute(mut order: Vec<usize>, swap: &mut dyn FnMut(usize, usize)) {
 
 #[cfg(test)]
 mod tests {
-    use super::{f64_key, sort, sort_by, sort_by_i64_key, sort_by_i64_pair, sort_by_key};
+    use super::{f64_key, sort, sort_by, sort_by_i64_key, sort_by_i64_pair, sort_by_key, u64_key};
 
     /// Xorshift: deterministic inputs with many ties (so stability is exercised).
     fn inputs() -> Vec<Vec<(u8, u32)>> {
@@ -227,6 +233,27 @@ mod tests {
             let mut ours = v.clone();
             sort_by_i64_pair(&mut ours, |e| ((e.0 % 3) as i64, (u8::MAX - e.0) as i64));
             assert_eq!(ours, std_sorted, "sort_by_i64_pair, len {}", v.len());
+        }
+    }
+
+    #[test]
+    fn u64_key_orders_as_u64() {
+        let xs = [
+            0,
+            1,
+            2,
+            1 << 62,
+            (1 << 63) - 1,
+            1 << 63,
+            (1 << 63) + 1,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
+        for a in xs {
+            for b in xs {
+                assert_eq!(u64_key(a).cmp(&u64_key(b)), a.cmp(&b), "{a} {b}");
+                assert_eq!((!u64_key(a)).cmp(&!u64_key(b)), b.cmp(&a), "{a} {b}");
+            }
         }
     }
 

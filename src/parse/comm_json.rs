@@ -1,21 +1,21 @@
 //! The shared walk of torch_npu's two per-rank communication files (communication.md §1.2,
 //! §1.4): `{ "<step>": { "p2p"|"collective": { "<key>": ENTRY, … } } }`.
 //!
-//! Entries are decoded through serde's visitors, one at a time (a small typed struct), and
-//! each is handed to a callback in file order. A file up to [`WHOLE`] bytes is read whole and
-//! parsed from memory (fast); a larger one streams, holding only the entry being decoded. A type section may be `{}` or `[]` (both seen or documented). A step whose
-//! object holds neither `p2p` nor `collective` is not this layout (an unknown era): the
-//! file is refused with its line.
+//! The three levels of objects are cut by [`super::json_cut::Cutter`] over the bytes read in
+//! chunks; each entry is parsed from its own bytes as a small typed struct and handed to a
+//! callback in file order. Memory is one read chunk plus the entry being decoded (capped at
+//! [`MAX_ENTRY`]), whatever the file's size. A type section may be `{}` or `[]` (both seen
+//! or documented). A step whose object holds neither `p2p` nor `collective` is not this
+//! layout (an unknown era): the file is refused with its line.
 
 use std::fmt;
 use std::io::Read;
 use std::marker::PhantomData;
 
-use serde::de::{
-    self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor,
-};
+use serde::de::{self, DeserializeOwned, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
+use super::json_cut::{CutError, CutKind, Cutter, MAX_PIECE};
 use crate::base::Position;
 use crate::model::comm::Section;
 use crate::parse::{ParseError, ParseErrorKind};
@@ -24,8 +24,9 @@ use crate::parse::{ParseError, ParseErrorKind};
 /// rows kept, not the file), so the cap only bounds a runaway input.
 pub const MAX_COMM_JSON: u64 = 4 << 30;
 
-/// Largest communication file parsed from memory (bytes); larger ones stream.
-pub const WHOLE: u64 = 32 << 20;
+/// Largest entry of a communication file (bytes); a larger one refuses the file, located
+/// at the entry's first byte.
+pub const MAX_ENTRY: usize = MAX_PIECE;
 
 /// The callback: step key, section, entry key, decoded entry.
 pub type OnEntry<'a, E> = dyn FnMut(&str, Section, String, E) + 'a;
@@ -33,8 +34,9 @@ pub type OnEntry<'a, E> = dyn FnMut(&str, Section, String, E) + 'a;
 /// Walks `src` (`file` for positions), decoding every entry of every type section as `E` and
 /// handing it to `on` in file order. `what` names the expected layout in errors.
 ///
-/// Errors: [`ParseErrorKind::TooLarge`] past `cap`; [`ParseErrorKind::Syntax`] with the line
-/// for bytes that are not this layout, a cut file (`expected` then says the file ends early),
+/// Errors: [`ParseErrorKind::TooLarge`] past `cap` (the file) or past [`MAX_ENTRY`] (one
+/// entry, at its first byte); [`ParseErrorKind::Syntax`] with the line for bytes that are not
+/// this layout, a cut file (`expected` then says the file ends early, located at its end),
 /// or an unknown era.
 pub fn walk<R: Read, E: DeserializeOwned>(
     src: R,
@@ -43,47 +45,24 @@ pub fn walk<R: Read, E: DeserializeOwned>(
     what: &'static str,
     on: &mut OnEntry<'_, E>,
 ) -> Result<(), ParseError> {
-    walk_in(src, file, cap, WHOLE, what, on)
+    walk_in(src, file, cap, MAX_ENTRY, what, on)
 }
 
-/// [`walk`] with files up to `whole` bytes parsed from memory.
+/// [`walk`] with entries of at most `entry_cap` bytes.
 fn walk_in<R: Read, E: DeserializeOwned>(
     src: R,
     file: &str,
     cap: u64,
-    whole: u64,
+    entry_cap: usize,
     what: &'static str,
     on: &mut OnEntry<'_, E>,
 ) -> Result<(), ParseError> {
-    let mut rdr = std::io::BufReader::new(Counted {
-        inner: src.take(cap + 1),
-        n: 0,
-    });
-    // A file up to `WHOLE` bytes (every rank's file of a usual capture) is read whole and
-    // parsed from the slice, several times faster than serde_json's byte-by-byte reader; a
-    // larger one streams, one entry at a time.
-    let mut head = Vec::new();
-    let fits = (&mut rdr)
-        .take(whole.min(cap) + 1)
-        .read_to_end(&mut head)
-        .map(|n| n as u64 <= whole.min(cap));
-    let res = match fits {
-        Ok(true) => {
-            let mut de = serde_json::Deserializer::from_slice(&head);
-            Top { on }.deserialize(&mut de).and_then(|_| de.end())
-        }
-        Ok(false) => {
-            // The reader type of the cluster summary's read (`engine::session::cluster`): one
-            // instantiation of serde_json's streaming parser for both in the wasm.
-            let rest: Box<dyn Read + '_> = Box::new(head.as_slice().chain(&mut rdr));
-            let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(rest));
-            Top { on }.deserialize(&mut de).and_then(|_| de.end())
-        }
-        Err(e) => Err(serde_json::Error::io(e)),
+    let mut src = src.take(cap + 1);
+    let res = {
+        let mut cut = Cutter::new(&mut src, entry_cap);
+        cut_walk(&mut cut, on)
     };
-    drop(head);
-    let read = rdr.get_ref().n;
-    if rdr.get_ref().inner.limit() == 0 {
+    if src.limit() == 0 {
         return Err(ParseError::new(
             Position::file(file).at_byte(cap),
             ParseErrorKind::TooLarge {
@@ -92,138 +71,68 @@ fn walk_in<R: Read, E: DeserializeOwned>(
         ));
     }
     res.map_err(|e| {
-        let expected = match e.classify() {
-            serde_json::error::Category::Eof => "the rest of the file: it ends early (cut)",
-            serde_json::error::Category::Io => "readable bytes",
-            _ if e.to_string().starts_with(UNKNOWN_ERA) => {
-                "a step object with \"p2p\" or \"collective\" (this layout is not a known era)"
-            }
-            _ => what,
+        let at = Position::file(file).at_line(e.at.line);
+        let kind = match &e.kind {
+            // A cut file is located at its end (every byte was read).
+            CutKind::Eof => ParseErrorKind::Syntax {
+                expected: "the rest of the file: it ends early (cut)",
+            },
+            CutKind::Io(_) => ParseErrorKind::Syntax {
+                expected: "readable bytes",
+            },
+            CutKind::TooLarge { limit } => ParseErrorKind::TooLarge { limit: *limit },
+            CutKind::Syntax(s) if s == UNKNOWN_ERA => ParseErrorKind::Syntax {
+                expected:
+                    "a step object with \"p2p\" or \"collective\" (this layout is not a known era)",
+            },
+            CutKind::Syntax(_) => ParseErrorKind::Syntax { expected: what },
         };
-        // A cut file is located at its end (every byte was read); any other error at its line.
-        let at = Position::file(file).at_line(e.line() as u64);
-        let at = match e.classify() {
-            serde_json::error::Category::Eof => at.at_byte(read),
+        let at = match e.kind {
+            CutKind::Eof | CutKind::TooLarge { .. } => at.at_byte(e.at.byte),
             _ => at,
         };
-        ParseError::new(at, ParseErrorKind::Syntax { expected })
+        ParseError::new(at, kind)
     })
-}
-
-/// The source with a count of the bytes read from it.
-struct Counted<R> {
-    inner: std::io::Take<R>,
-    n: u64,
-}
-
-impl<R: Read> Read for Counted<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let k = self.inner.read(buf)?;
-        self.n += k as u64;
-        Ok(k)
-    }
 }
 
 const UNKNOWN_ERA: &str = "unknown era";
 
-struct Top<'a, 'b, E> {
-    on: &'a mut OnEntry<'b, E>,
-}
-
-impl<'de, E: DeserializeOwned> DeserializeSeed<'de> for Top<'_, '_, E> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de, E: DeserializeOwned> Visitor<'de> for Top<'_, '_, E> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object of steps")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
-        while let Some(step) = m.next_key::<String>()? {
-            m.next_value_seed(Step {
-                step: &step,
-                on: &mut *self.on,
-            })?;
-        }
-        Ok(())
-    }
-}
-
-struct Step<'a, 'b, E> {
-    step: &'a str,
-    on: &'a mut OnEntry<'b, E>,
-}
-
-impl<'de, E: DeserializeOwned> DeserializeSeed<'de> for Step<'_, '_, E> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de, E: DeserializeOwned> Visitor<'de> for Step<'_, '_, E> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a step object {\"p2p\": …, \"collective\": …}")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
+/// The three levels of objects, each entry parsed from its bytes.
+fn cut_walk<E: DeserializeOwned>(
+    cut: &mut Cutter<'_>,
+    on: &mut OnEntry<'_, E>,
+) -> Result<(), CutError> {
+    cut.begin_object("an object of steps")?;
+    while let Some(step) = cut.next_key()? {
+        cut.begin_object("a step object {\"p2p\": …, \"collective\": …}")?;
         let (mut keys, mut sections) = (0usize, 0usize);
-        while let Some(k) = m.next_key::<String>()? {
+        while let Some(k) = cut.next_key()? {
             keys += 1;
             match Section::of_key(&k) {
                 Some(section) => {
                     sections += 1;
-                    m.next_value_seed(Entries {
-                        step: self.step,
-                        section,
-                        on: &mut *self.on,
-                    })?
+                    if cut.peek()? == b'[' {
+                        cut.skip()?;
+                    } else {
+                        cut.begin_object("an object of \"<op>@<group>\" entries, or []")?;
+                        while let Some(key) = cut.next_key()? {
+                            let v: E = cut.value()?.parse()?;
+                            on(&step, section, key, v);
+                        }
+                    }
                 }
-                None => {
-                    m.next_value::<IgnoredAny>()?;
-                }
+                None => cut.skip()?,
             }
         }
         if keys > 0 && sections == 0 {
-            return Err(de::Error::custom(UNKNOWN_ERA));
+            // Located where the step object ends (just past its `}`).
+            return Err(CutError {
+                kind: CutKind::Syntax(UNKNOWN_ERA.into()),
+                at: cut.at(),
+            });
         }
-        Ok(())
     }
-}
-
-struct Entries<'a, 'b, E> {
-    step: &'a str,
-    section: Section,
-    on: &'a mut OnEntry<'b, E>,
-}
-
-impl<'de, E: DeserializeOwned> DeserializeSeed<'de> for Entries<'_, '_, E> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de, E: DeserializeOwned> Visitor<'de> for Entries<'_, '_, E> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object of \"<op>@<group>\" entries, or []")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<(), A::Error> {
-        while s.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(())
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
-        while let Some(k) = m.next_key::<String>()? {
-            let v: E = m.next_value()?;
-            (self.on)(self.step, self.section, k, v);
-        }
-        Ok(())
-    }
+    cut.end()
 }
 
 /// A JSON object decoded as its `(key, value)` pairs in file order (`[]` reads as empty).
@@ -272,13 +181,13 @@ pub fn split_key(key: &str) -> (&str, &str) {
 mod tests {
     use super::*;
 
-    fn entries(bytes: &[u8], whole: u64) -> Result<Vec<(String, String, u64)>, ParseError> {
+    fn entries(bytes: &[u8], entry_cap: usize) -> Result<Vec<(String, String, u64)>, ParseError> {
         let mut got = Vec::new();
         walk_in(
             bytes,
             "c.json",
             MAX_COMM_JSON,
-            whole,
+            entry_cap,
             "x",
             &mut |step: &str, _s: Section, key: String, v: u64| {
                 got.push((step.to_string(), key, v))
@@ -288,18 +197,18 @@ mod tests {
     }
 
     #[test]
-    fn from_memory_and_streamed_alike_and_a_cut_file_located_at_its_end() {
+    fn entries_in_file_order_a_cut_file_located_at_its_end_and_an_entry_past_the_cap() {
         let j = br#"{"step1": {"p2p": {"a@1": 1}, "collective": {"b@1": 2, "c@2": 3}},
-                     "step2": {"collective": {"b@1": 4}}}"#;
-        let whole = entries(j, WHOLE).unwrap();
-        assert_eq!(whole.len(), 4);
-        assert_eq!(whole[3], ("step2".into(), "b@1".into(), 4));
-        // 16 bytes in memory, the rest streamed: the same entries.
-        assert_eq!(entries(j, 16).unwrap(), whole);
-        for w in [WHOLE, 16] {
-            let e = entries(&j[..60], w).unwrap_err();
-            assert_eq!(e.position().byte, Some(60), "{e}");
-            assert!(e.to_string().contains("cut"), "{e}");
-        }
+                     "step2": {"collective": {"b@1": 4}, "p2p": []}}"#;
+        let got = entries(j, MAX_ENTRY).unwrap();
+        assert_eq!(got.len(), 4);
+        assert_eq!(got[3], ("step2".into(), "b@1".into(), 4));
+        let e = entries(&j[..60], MAX_ENTRY).unwrap_err();
+        assert_eq!(e.position().byte, Some(60), "{e}");
+        assert!(e.to_string().contains("cut"), "{e}");
+        let big = br#"{"s": {"p2p": {"a@1": 1, "b@1": 123456789}}}"#;
+        let e = entries(big, 6).unwrap_err();
+        assert_eq!(e.kind(), &ParseErrorKind::TooLarge { limit: 6 });
+        assert_eq!(e.position().byte, Some(32), "{e}");
     }
 }

@@ -15,6 +15,7 @@ pub mod comm_time;
 pub mod communication;
 pub mod csv;
 pub mod error;
+pub mod json_cut;
 pub mod kineto;
 pub mod metadata;
 pub mod number;

@@ -16,7 +16,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::curve::{step_min_max, value_at};
-use super::table::{cmp_f64, contains_ci, order_rows, page};
+use super::table::{cmp_f64, contains_ci, desc_f64_key, order_rows, page};
 use crate::analysis::memory_peak::is_live;
 use crate::analysis::memory_pool::{Component, PoolSeries};
 use crate::base::units::{ns_to_ms, NS_PER_MS};
@@ -457,7 +457,8 @@ impl MemoryRows {
             }
         }
         let live_rows = live.len() as u64;
-        live.sort_by(|&a, &b| cmp_f64(self.size_kb[b as usize], self.size_kb[a as usize]));
+        // Largest first, stable: `cmp_f64(b, a)`'s order.
+        crate::base::sort::sort_by_i64_key(&mut live, |r| desc_f64_key(self.size_kb[r as usize]));
         live.truncate(limit as usize);
         let totals = match (peak, p) {
             (Some((_, totals)), _) => Some(totals),

@@ -37,6 +37,17 @@ pub fn cmp_f64(a: f64, b: f64) -> Ordering {
     }
 }
 
+/// An `i64` key whose ascending order is `cmp_f64(b, a)`'s (largest first, NaN before every
+/// number, `-0.0 == 0.0`): for the keyed sorts of `base::sort`.
+pub fn desc_f64_key(x: f64) -> i64 {
+    if x.is_nan() {
+        i64::MIN
+    } else {
+        // `!` reverses the order; no number's key is `i64::MAX`, so none becomes `i64::MIN`.
+        !crate::base::sort::f64_key(if x == 0.0 { 0.0 } else { x })
+    }
+}
+
 /// Case-insensitive (ASCII) substring test; `needle_lower` must already be lowercase.
 /// An empty needle matches everything.
 pub fn contains_ci(haystack: &str, needle_lower: &str) -> bool {
@@ -62,6 +73,36 @@ pub fn page(order: &[u32], offset: u32, limit: u32) -> &[u32] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn desc_f64_key_orders_as_cmp_f64_reversed() {
+        let xs = [
+            f64::NEG_INFINITY,
+            -1e300,
+            -1.5,
+            -0.0,
+            0.0,
+            5e-324,
+            1.0,
+            2.5,
+            f64::INFINITY,
+            f64::NAN,
+            -f64::NAN,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE,
+            f64::MAX,
+            f64::MIN,
+        ];
+        for a in xs {
+            for b in xs {
+                assert_eq!(
+                    desc_f64_key(a).cmp(&desc_f64_key(b)),
+                    cmp_f64(b, a),
+                    "{a} {b}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn sorts_stably_both_ways_and_filters() {

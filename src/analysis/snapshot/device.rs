@@ -417,10 +417,8 @@ fn end_state_only(
 /// The `n` largest live records (ties by record id), with their sites.
 fn largest(lt: &Lifetimes, live: &[u32], attr: &mut Attributor<'_>, n: usize) -> Vec<Tensor> {
     let mut tensors = live.to_vec();
-    tensors.sort_by(|a, b| {
-        lt.size[*b as usize]
-            .cmp(&lt.size[*a as usize])
-            .then(a.cmp(b))
+    crate::base::sort::sort_by_i64_pair(&mut tensors, |r| {
+        (!crate::base::sort::u64_key(lt.size[r as usize]), r as i64)
     });
     tensors
         .iter()

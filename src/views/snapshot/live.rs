@@ -21,6 +21,7 @@ use crate::analysis::snapshot::labels::{
 use crate::analysis::snapshot::lifetimes::{Lifetimes, Semantics};
 use crate::analysis::snapshot::live::{bytes_of, live_sets};
 use crate::base::format::bytes_exact;
+use crate::base::sort::u64_key;
 use crate::model::snapshot::{FrameId, NO_STACK};
 use crate::protocol::snapshot::{
     SnapContributorDto, SnapFrameDto, SnapLiveDto, SnapLiveQuery, SnapStackDto, SnapTensorDto,
@@ -147,10 +148,9 @@ impl SnapshotData<'_> {
             .map(|c| fr.contributor(c, height))
             .collect();
         let mut order = live.clone();
-        order.sort_by(|a, b| {
-            lt.size[*b as usize]
-                .cmp(&lt.size[*a as usize])
-                .then(a.cmp(b))
+        // Largest first, then by record.
+        crate::base::sort::sort_by_i64_pair(&mut order, |r| {
+            (!u64_key(lt.size[r as usize]), r as i64)
         });
         let tensors = order
             .iter()
@@ -272,12 +272,8 @@ pub fn layout(nodes: &[TreeNode], fr: &mut Frames<'_>) -> Vec<SnapTreeNodeDto> {
         }
     }
     for v in children.values_mut() {
-        crate::base::sort::sort_by(v, |a, b| {
-            nodes[*b as usize]
-                .bytes
-                .cmp(&nodes[*a as usize].bytes)
-                .then(a.cmp(b))
-        });
+        // Largest first, then by node.
+        crate::base::sort::sort_by_i64_pair(v, |i| (!u64_key(nodes[i as usize].bytes), i as i64));
     }
     let mut out = vec![SnapTreeNodeDto {
         parent: 0,
