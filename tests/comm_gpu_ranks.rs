@@ -70,7 +70,9 @@ fn one_trace_gives_its_six_collectives_in_numeric_order() {
     assert!(json.contains(r#""collective_id": "0_2", "collective": "allreduce", "group_size": 8, "full_msg_mb": 5.4804229736328125, "comm_latency_us": 6911.678, "skew_start_us": null, "skew_end_us": null,"#), "{json}");
     assert_eq!(notes.len(), 1);
     assert_eq!(notes[0].at.to_string(), "run/rank0.pt.trace.json.gz");
-    assert!(notes[0].message.starts_with("11 of its 17 NCCL/RCCL kernel(s)"));
+    assert!(notes[0]
+        .message
+        .starts_with("11 of its 17 NCCL/RCCL kernel(s)"));
 }
 
 #[test]
@@ -87,9 +89,16 @@ fn two_roles_holding_rank_0_keep_their_own_collectives() {
     assert_eq!(rows[4].comm_latency_us, 6748.72);
     assert_eq!(rows[10].comm_latency_us, 6748.72);
     let files: Vec<String> = notes.iter().map(|n| n.at.to_string()).collect();
-    assert_eq!(files, ["run/a/t.pt.trace.json.gz", "run/b/t.pt.trace.json.gz"]);
+    assert_eq!(
+        files,
+        ["run/a/t.pt.trace.json.gz", "run/b/t.pt.trace.json.gz"]
+    );
     for n in &notes {
-        assert!(n.message.starts_with("11 of its 17 NCCL/RCCL kernel(s)"), "{}", n.message);
+        assert!(
+            n.message.starts_with("11 of its 17 NCCL/RCCL kernel(s)"),
+            "{}",
+            n.message
+        );
     }
 }
 

@@ -46,7 +46,11 @@ fn analyse(path: &str, bytes: Vec<u8>) -> (Problems, Vec<String>, usize) {
     let ranks = store.anomaly_ranks().unwrap();
     assert_eq!(ranks.len(), 1);
     let r = ranks[0];
-    (r.problems.clone(), r.result.limitations.clone(), r.kernels.len())
+    (
+        r.problems.clone(),
+        r.result.limitations.clone(),
+        r.kernels.len(),
+    )
 }
 
 #[test]
@@ -81,8 +85,9 @@ fn a_cut_gz_and_a_cut_plain_trace_get_the_same_warning_and_lead_with_the_cut() {
             c.message
         );
         assert!(
-            c.message
-                .ends_with("events read so far are used (1214 events; the last one ends at byte 484878)"),
+            c.message.ends_with(
+                "events read so far are used (1214 events; the last one ends at byte 484878)"
+            ),
             "{}",
             c.message
         );
@@ -93,11 +98,17 @@ fn a_cut_gz_and_a_cut_plain_trace_get_the_same_warning_and_lead_with_the_cut() {
         let (cut, why) = proflens::analysis::gpu_rank::no_device_events(&lim).expect(path);
         assert!(cut, "{why}");
         assert!(
-            why.starts_with("cut trace: the file ends at byte 485040 (GPU-TV-001) before any device event"),
+            why.starts_with(
+                "cut trace: the file ends at byte 485040 (GPU-TV-001) before any device event"
+            ),
             "{why}"
         );
         assert!(!why.contains("profiled without"), "{why}");
-        let run = problems.kept().iter().find(|p| p.code == "GPU-RUN-001").unwrap();
+        let run = problems
+            .kept()
+            .iter()
+            .find(|p| p.code == "GPU-RUN-001")
+            .unwrap();
         assert_eq!(&run.message, why);
     }
 }
@@ -108,6 +119,12 @@ fn a_whole_host_only_trace_keeps_its_capture_advice() {
     let (_, lim, _) = analyse("run/rank0.pt.trace.json", text.to_vec());
     let (cut, why) = proflens::analysis::gpu_rank::no_device_events(&lim).unwrap();
     assert!(!cut);
-    assert!(why.starts_with("host-only trace: no device events"), "{why}");
-    assert!(why.contains("profiled without CUDA/ROCm activities"), "{why}");
+    assert!(
+        why.starts_with("host-only trace: no device events"),
+        "{why}"
+    );
+    assert!(
+        why.contains("profiled without CUDA/ROCm activities"),
+        "{why}"
+    );
 }

@@ -38,7 +38,12 @@ fn mtia_device_events_are_device_ops_with_their_launch() {
     let store = proflens::engine::run(&inv, &m, plan, &mut |_| ControlFlow::Continue(()));
     let ranks = store.anomaly_ranks().unwrap();
     let r = ranks[0];
-    assert_eq!(r.problems.count("GPU-RUN-001"), 0, "{:?}", r.problems.kept());
+    assert_eq!(
+        r.problems.count("GPU-RUN-001"),
+        0,
+        "{:?}",
+        r.problems.kept()
+    );
     assert!(proflens::analysis::gpu_rank::no_device_events(&r.result.limitations).is_none());
     let t = r.gpu.as_deref().unwrap();
     assert_eq!(t.device_ops.len(), 3);
@@ -58,7 +63,12 @@ fn mtia_device_events_are_device_ops_with_their_launch() {
     assert_eq!(
         rows,
         vec![
-            ("customized_fba_mul_const-dtype_Float", Category::Compute, 1, 124_768),
+            (
+                "customized_fba_mul_const-dtype_Float",
+                Category::Compute,
+                1,
+                124_768
+            ),
             ("dma_request", Category::Memory, 2, 56_160),
         ]
     );

@@ -262,7 +262,10 @@ mod tests {
         let mut other = k(0, "allreduce", -5.0, 1.0);
         other.scope = "b".into();
         ks.push(other);
-        let ids: Vec<String> = collectives(&ks).into_iter().map(|c| c.collective_id).collect();
+        let ids: Vec<String> = collectives(&ks)
+            .into_iter()
+            .map(|c| c.collective_id)
+            .collect();
         let mut want: Vec<String> = Vec::new();
         for pg in ["2", "10"] {
             want.extend((0..12).map(|n| format!("{pg}_{n}")));

@@ -285,7 +285,14 @@ fn dec_kernel(d: &mut Dec<'_>) -> DecResult<NcclKernel> {
 /// A part that is not a communication part, or cut.
 pub fn join(parts: &[Vec<u8>]) -> Result<(Vec<RankComm>, Vec<NcclKernel>), String> {
     /// One GPU rank of a part: view index, rank id, role, trace name, trace file, kernels.
-    type Held = (u32, Option<i64>, Option<String>, String, String, Vec<NcclKernel>);
+    type Held = (
+        u32,
+        Option<i64>,
+        Option<String>,
+        String,
+        String,
+        Vec<NcclKernel>,
+    );
     let mut ranks = Vec::new();
     let mut gpu: Vec<Held> = Vec::new();
     for p in parts {
