@@ -1,7 +1,7 @@
 //! The paragraphs every panel shows while its query runs ("…"), when it failed (the error
 //! in words) and when it has nothing to show yet (a grey sentence): one view each, shared by
 //! every panel, where a `view!` per panel held the same
-//! DOM code many times over (docs/perf/2026-12-07-wasm-size-4.md).
+//! DOM code many times over (docs/perf/2026-12-06-wasm-size-4.md).
 
 use leptos::prelude::*;
 
