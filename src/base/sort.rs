@@ -152,7 +152,7 @@ fn permute(mut order: Vec<usize>, swap: &mut dyn FnMut(usize, usize)) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::{f64_key, sort, sort_by, sort_by_i64_key, sort_by_i64_pair, sort_by_key, u64_key};
 
     /// Xorshift: deterministic inputs with many ties (so stability is exercised).
@@ -257,23 +257,29 @@ mod tests {
         }
     }
 
+    /// Floats whose order is easy to get wrong: ±0, ±∞, NaNs of both signs, subnormals, the
+    /// extremes (also the keyed table sorts' tests).
+    pub(crate) const AWKWARD_F64: [f64; 15] = [
+        f64::NEG_INFINITY,
+        -1e300,
+        -1.5,
+        -0.0,
+        0.0,
+        5e-324,
+        1.0,
+        2.5,
+        f64::INFINITY,
+        f64::NAN,
+        -f64::NAN,
+        f64::MIN_POSITIVE,
+        -f64::MIN_POSITIVE,
+        f64::MAX,
+        f64::MIN,
+    ];
+
     #[test]
     fn f64_key_orders_as_total_cmp() {
-        let xs = [
-            f64::NEG_INFINITY,
-            -1e300,
-            -1.5,
-            -0.0,
-            0.0,
-            5e-324,
-            1.0,
-            2.5,
-            f64::INFINITY,
-            f64::NAN,
-            -f64::NAN,
-            f64::MIN_POSITIVE,
-            -f64::MIN_POSITIVE,
-        ];
+        let xs = AWKWARD_F64;
         for a in xs {
             for b in xs {
                 assert_eq!(f64_key(a).cmp(&f64_key(b)), a.total_cmp(&b), "{a} {b}");

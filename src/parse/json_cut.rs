@@ -404,4 +404,4 @@ impl<'r> Cutter<'r> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -5,11 +5,11 @@ use crate::engine::synth::XorShift;
 
 /// A source that hands out `sizes` bytes per read in turn (cycling); the cutter asks for
 /// `sizes[0]` bytes per fill: the reads cut the text anywhere, inside strings, escapes and
-/// numbers included.
-struct Chunks<'a> {
-    text: &'a [u8],
-    sizes: Vec<usize>,
-    k: usize,
+/// numbers included. Also the cluster summary reader's tests' source.
+pub(crate) struct Chunks<'a> {
+    pub(crate) text: &'a [u8],
+    pub(crate) sizes: Vec<usize>,
+    pub(crate) k: usize,
 }
 
 impl Read for Chunks<'_> {

@@ -1,33 +1,12 @@
-use std::io::Read;
-
 use super::*;
 use crate::engine::export::cluster::reduce::Reducer;
 use crate::engine::synth::XorShift;
+use crate::parse::json_cut::tests::Chunks;
 use crate::parse::json_cut::MAX_PIECE;
 use crate::protocol::cluster::{
     AnomalySummary, CommOpTime, CommSummary, ProblemCounts, ProblemSeverity, ProblemSummary,
     RankStatus, RankSummary, RunInfo, StepSummary, TargetKind,
 };
-
-/// Hands out the text in reads of `sizes` bytes in turn (the cutter asks for `sizes[0]`
-/// per fill): the cuts fall inside strings, escapes and numbers.
-struct Chunks<'a> {
-    text: &'a [u8],
-    sizes: Vec<usize>,
-    k: usize,
-}
-
-impl Read for Chunks<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.sizes[self.k % self.sizes.len()]
-            .min(buf.len())
-            .min(self.text.len());
-        self.k += 1;
-        buf[..n].copy_from_slice(&self.text[..n]);
-        self.text = &self.text[n..];
-        Ok(n)
-    }
-}
 
 fn read(text: &[u8], sizes: Vec<usize>) -> Result<ClusterSummary, CutError> {
     let chunk = sizes[0];
