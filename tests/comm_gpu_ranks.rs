@@ -75,10 +75,12 @@ fn one_trace_gives_its_six_collectives_in_numeric_order() {
         .starts_with("11 of its 17 NCCL/RCCL kernel(s)"));
 }
 
-#[test]
-fn two_roles_holding_rank_0_keep_their_own_collectives() {
-    let (rows, notes, page, _) = run(&["run/a/t.pt.trace.json.gz", "run/b/t.pt.trace.json.gz"]);
-    let want: Vec<String> = ["a", "b"]
+/// `run` over the two trace copies `paths`, whose collectives are scoped `scopes`: each scope
+/// holds the six collectives of one copy (ids `<scope>/<pg>_<n>`), the page's gathered rows
+/// are the CLI's, every collective holds rank 0 only, and one note names each trace file.
+fn two_scopes(paths: [&str; 2], scopes: [&str; 2]) -> (Vec<CollectiveRow>, Vec<Problem>) {
+    let (rows, notes, page, _) = run(&paths);
+    let want: Vec<String> = scopes
         .iter()
         .flat_map(|s| ONE.iter().map(move |i| format!("{s}/{i}")))
         .collect();
@@ -86,13 +88,19 @@ fn two_roles_holding_rank_0_keep_their_own_collectives() {
     assert_eq!(rows, page);
     // Each collective holds one kernel of its own trace: never the other copy's.
     assert!(rows.iter().all(|r| r.ranks == [0]));
+    let files: Vec<String> = notes.iter().map(|n| n.at.to_string()).collect();
+    assert_eq!(files, paths);
+    (rows, notes)
+}
+
+#[test]
+fn two_roles_holding_rank_0_keep_their_own_collectives() {
+    let (rows, notes) = two_scopes(
+        ["run/a/t.pt.trace.json.gz", "run/b/t.pt.trace.json.gz"],
+        ["a", "b"],
+    );
     assert_eq!(rows[4].comm_latency_us, 6748.72);
     assert_eq!(rows[10].comm_latency_us, 6748.72);
-    let files: Vec<String> = notes.iter().map(|n| n.at.to_string()).collect();
-    assert_eq!(
-        files,
-        ["run/a/t.pt.trace.json.gz", "run/b/t.pt.trace.json.gz"]
-    );
     for n in &notes {
         assert!(
             n.message.starts_with("11 of its 17 NCCL/RCCL kernel(s)"),
@@ -104,14 +112,8 @@ fn two_roles_holding_rank_0_keep_their_own_collectives() {
 
 #[test]
 fn two_traces_of_rank_0_in_one_folder_keep_their_own_collectives() {
-    let (rows, notes, page, _) = run(&["run/x.pt.trace.json.gz", "run/y.pt.trace.json.gz"]);
-    let want: Vec<String> = ["x.pt.trace", "y.pt.trace"]
-        .iter()
-        .flat_map(|s| ONE.iter().map(move |i| format!("{s}/{i}")))
-        .collect();
-    assert_eq!(ids(&rows), want);
-    assert_eq!(rows, page);
-    assert!(rows.iter().all(|r| r.ranks == [0]));
-    let files: Vec<String> = notes.iter().map(|n| n.at.to_string()).collect();
-    assert_eq!(files, ["run/x.pt.trace.json.gz", "run/y.pt.trace.json.gz"]);
+    two_scopes(
+        ["run/x.pt.trace.json.gz", "run/y.pt.trace.json.gz"],
+        ["x.pt.trace", "y.pt.trace"],
+    );
 }

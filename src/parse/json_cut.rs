@@ -279,17 +279,17 @@ impl<'r> Cutter<'r> {
 
     /// Enters the object that is the next value (`expected` names it in the error).
     pub fn begin_object(&mut self, expected: &str) -> Result<(), CutError> {
-        if self.peek()? != b'{' {
-            return Err(self.syntax(expected));
-        }
-        self.advance(1);
-        self.first.push(true);
-        Ok(())
+        self.begin(b'{', expected)
     }
 
     /// Enters the array that is the next value.
     pub fn begin_array(&mut self, expected: &str) -> Result<(), CutError> {
-        if self.peek()? != b'[' {
+        self.begin(b'[', expected)
+    }
+
+    /// Enters the container that the next value opens with `open`.
+    fn begin(&mut self, open: u8, expected: &str) -> Result<(), CutError> {
+        if self.peek()? != open {
             return Err(self.syntax(expected));
         }
         self.advance(1);
