@@ -155,3 +155,41 @@ pub fn flag_slow_by_role<S: AsRef<str>>(rows: &mut [RankRow], roles: &[S], cfg: 
         }
     }
 }
+
+/// What names a rank's report scope besides its rank id: its report file suffix
+/// (`_<role>_rank<N>_<trace>`, anomaly.md §1.6) without `rank<N>`, which is also the scope its
+/// GPU collectives are matched in (communication.md §4.2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// The ranks hold several roles ([`role_groups`]): the rank's role is part of its scope.
+    pub role: bool,
+    /// Another rank of its role has its id (two traces of one rank, `GPU-DISC-002`): the
+    /// rank's trace or folder name is part of its scope.
+    pub trace: bool,
+}
+
+/// The [`Scope`] of each of `ranks` (its role, `""` when unknown, and its rank id), in order:
+/// the one rule of the report file names (`engine::export::anomaly::report_stem`) and of the
+/// GPU collectives' scope (`engine::export::comm::scoped_kernels`).
+pub fn scopes<S: AsRef<str>>(ranks: &[(S, i64)]) -> Vec<Scope> {
+    let roles: Vec<&str> = ranks.iter().map(|(r, _)| r.as_ref()).collect();
+    let role = role_groups(&roles).is_some();
+    let mut count: std::collections::BTreeMap<(&str, i64), usize> = Default::default();
+    for (r, id) in ranks {
+        *count.entry((r.as_ref(), *id)).or_default() += 1;
+    }
+    ranks
+        .iter()
+        .map(|(r, id)| Scope {
+            role,
+            trace: count.get(&(r.as_ref(), *id)).is_some_and(|&c| c > 1),
+        })
+        .collect()
+}
+
+/// The key [`scopes`] decides a cross-rank row's scope by: its group (`""` with one role)
+/// and its rank id. The rows are grouped exactly when the ranks hold several roles
+/// ([`flag_slow_by_role`]), so the rows' keys give the scopes their ranks' roles give.
+pub fn scope_key(row: &RankRow) -> (&str, i64) {
+    (row.group.as_deref().unwrap_or(""), row.rank_id)
+}
