@@ -5,6 +5,7 @@
 //! store and in the page's gathered parts alike.
 
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use proflens::analysis::anomaly::cross_rank::{scope_key, scopes, Scope};
 use proflens::ingest::inventory::Inventory;
@@ -87,6 +88,14 @@ fn report_suffix_without_the_rank_id_is_the_collectives_scope() {
     let kernels = proflens::engine::export::comm::gpu_kernels(&store);
     assert_eq!(kernels.len(), 3 * 17);
     assert_eq!(distinct(&kernels), want);
+    // Each rank's 17 kernels share one scope and one trace name (never a copy per kernel).
+    for (rank, path) in kernels.chunks(17).zip(PATHS) {
+        assert_eq!(&*rank[0].trace, path);
+        assert!(rank.iter().all(
+            |k| Arc::ptr_eq(&k.scope, &rank[0].scope) && Arc::ptr_eq(&k.trace, &rank[0].trace)
+        ));
+    }
+    assert!(!Arc::ptr_eq(&kernels[0].scope, &kernels[17].scope));
 
     let part = proflens::engine::export::gather::comm::part(&store).unwrap();
     let (_, joined) = proflens::engine::export::gather::comm::join(&[part]).unwrap();

@@ -3,6 +3,8 @@
 //! document and CSV tables of `report::comm`. One writer for `proflens comm` and the
 //! `comm.json` of `analyze --out-dir`.
 
+use std::sync::Arc;
+
 use crate::analysis::comm::{self, CommOptions, CommReport};
 use crate::base::Problems;
 use crate::engine::contract::Cancelled;
@@ -90,11 +92,12 @@ pub fn scoped_kernels(ranks: &[GpuRankKernels<'_>]) -> Vec<NcclKernel> {
         if s.trace {
             parts.push(r.dir_name);
         }
-        let scope = parts.join("_");
+        let scope: Arc<str> = parts.join("_").into();
+        let trace: Arc<str> = r.trace.into();
         out.extend(r.kernels.iter().map(|k| NcclKernel {
             rank: r.rank,
-            scope: scope.clone(),
-            trace: r.trace.to_string(),
+            scope: Arc::clone(&scope),
+            trace: Arc::clone(&trace),
             ..k.clone()
         }));
     }
