@@ -203,7 +203,7 @@ fn gpu_section_and_kernel_table_at_ns_resolution() {
 /// trace_diff's control (rank 3, A100, world 8) and test (rank 1, V100 16 GB, world 2) and
 /// ns_resolution (rank 0, V100 32 GB, world 1); `train` the trace_filter pair (ranks 0 and 1,
 /// world 128). The three `infer` traces state three devices and world sizes: three runs, each
-/// its own role (`GPU-DISC-006`), named in its files, alone in its median (z 0.00).
+/// its own role (`GPU-DISC-006`), named in its files, alone: not compared (robust z "—").
 /// Services (ms): infer 77.5245, 124.2128, 96.7035; train 612.8915, 617.0415. One median over
 /// all five would flag both train ranks slow (median 124.2128, MAD 46.6883, z 7.06 and 7.12);
 /// within each role nothing is slow: train ±0.67.
@@ -263,7 +263,8 @@ fn slow_rank_rule_and_report_names_grouped_by_role() {
     let a = section(&md, "## Across ranks");
     has(&a, "The ranks hold several roles: the median, robust z and slow flag of each row are computed among the ranks of its role.");
     // (role, rank, service_ms avg, robust z, slow) per row, inventory order (service as the
-    // report prints it, `{:.3}` of the f64: 612.8915 prints 612.891).
+    // report prints it, `{:.3}` of the f64: 612.8915 prints 612.891). Each infer run is alone
+    // in its role: not compared, its robust z reads "—" (never 0.00).
     let rows: Vec<[String; 5]> = a
         .iter()
         .filter(|l| l.starts_with("| `"))
@@ -284,24 +285,9 @@ fn slow_rank_rule_and_report_names_grouped_by_role() {
     assert_eq!(
         rows,
         vec![
-            row(
-                "infer (NVIDIA A100-PG509-200, world 8)",
-                "3",
-                "77.525",
-                "0.00"
-            ),
-            row(
-                "infer (Tesla V100-SXM2-16GB, world 2)",
-                "1",
-                "124.213",
-                "0.00"
-            ),
-            row(
-                "infer (Tesla V100-SXM2-32GB, world 1)",
-                "0",
-                "96.704",
-                "0.00"
-            ),
+            row("infer (NVIDIA A100-PG509-200, world 8)", "3", "77.525", "—"),
+            row("infer (Tesla V100-SXM2-16GB, world 2)", "1", "124.213", "—"),
+            row("infer (Tesla V100-SXM2-32GB, world 1)", "0", "96.704", "—"),
             row("train", "0", "612.891", "-0.67"),
             row("train", "1", "617.042", "0.67"),
         ]

@@ -429,8 +429,12 @@ pub struct CrossRankRowDto {
     pub bubble_count_avg: f64,
     /// Dominant idle pattern.
     pub dominant_idle_pattern: String,
-    /// Robust z-score of `service_ms_avg`; `None` when MAD is 0 and the value is above the median.
+    /// Robust z-score of `service_ms_avg`; `None` when MAD is 0 and the value is above the
+    /// median, or when the rank was not compared (`compared`).
     pub robust_z: Option<f64>,
+    /// The rank had peers to be compared with: `false` for the only rank of its role, or of
+    /// the run (anomaly.md §13.4), whose robust z reads "—".
+    pub compared: bool,
     /// Slow rank: > 5 % above the median and robust z > 3.
     pub slow: bool,
     /// The role whose ranks the median and robust z were computed among, when the ranks hold
