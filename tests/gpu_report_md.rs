@@ -311,6 +311,40 @@ fn slow_rank_rule_and_report_names_grouped_by_role() {
     let _ = std::fs::remove_dir_all(&run);
 }
 
+/// Two real single-GPU traces of one folder (HTA's alexnet benchmark and simple-add trace,
+/// linked into a temporary folder): both state the A100-PG509-200 and no world size, so they
+/// are one run, two traces of rank 0 (`GPU-DISC-002`). Neither holds a communication kernel,
+/// so no collective is matched and each report says so (no straggler table).
+#[cfg(unix)]
+#[test]
+fn no_collective_matched_over_the_run() {
+    let run = std::env::temp_dir().join(format!("proflens_gpu_run_nomatch_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&run);
+    let hta = Path::new(HTA).canonicalize().unwrap();
+    let d = run.join("run");
+    std::fs::create_dir_all(&d).unwrap();
+    for f in [
+        "critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
+        "execution_trace/benchmark_simple_add_trace.json.gz",
+    ] {
+        let name = Path::new(f).file_name().unwrap();
+        std::os::unix::fs::symlink(hta.join(f), d.join(name)).unwrap();
+    }
+    let dir = run_reports(&d, "nomatch");
+    for trace in [
+        "benchmark_result_2869224_1695835535_trace",
+        "benchmark_simple_add_trace",
+    ] {
+        let md = read(&dir.join(format!("anomaly_report_run_rank0_{trace}.md")));
+        let g = section(&md, "## GPU (PyTorch profiler trace)");
+        has(&g, "### Stragglers");
+        has(&g, "No collective matched over every GPU rank of the run (communication kernels per rank: 0, 0): no straggler.");
+        assert!(!g.iter().any(|l| l.starts_with("| rank |")), "{g:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&run);
+}
+
 /// The real rl_insight torch_profile folder: three roles each holding ranks 0 and 1 (L20
 /// traces without device events). Every rank gets its own report and kernel table (before the
 /// role was in the names, the three roles' rank-0 reports overwrote each other), and each
