@@ -106,6 +106,11 @@ pub struct AnomalySummaryDto {
     pub streams: Vec<String>,
     /// §9 limitation notes (thin data: Level0, no stacks, one step…), for the UI's notes.
     pub limitations: Vec<String>,
+    /// The run's check of the rank number against the `distributedInfo` it read after the
+    /// trace events (formats.md §8), for the rank card: `(code of the inventory's note it
+    /// replaces, the check as `CODE: message`)`; `None` when the run checked nothing.
+    #[serde(default)]
+    pub rank_check: Option<(String, String)>,
 }
 
 /// One row of the step table: every §5.4 metric, §3.4 inventory, §4.5 perspectives and tags.

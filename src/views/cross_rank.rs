@@ -136,6 +136,7 @@ mod tests {
             comm_wait_ratio_weighted: None,
             streams: vec![],
             limitations: vec![],
+            rank_check: None,
         }
     }
 
