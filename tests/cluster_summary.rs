@@ -283,8 +283,14 @@ fn a_rank_with_nothing_usable_is_a_failed_line_and_bad_part_lines_are_located() 
     assert!(s.problems[0]
         .message
         .starts_with("not a rank summary (expected"));
-    // The failed rank is kept, not compared.
+    // The failed rank is kept, not compared; rank 0 is then alone: no peer, no robust z
+    // (`null`, never 0).
     assert_eq!(s.cross_rank.len(), 1);
+    assert_eq!(s.cross_rank[0].robust_z, None);
+    assert!(!s.cross_rank[0].slow);
+    let text = String::from_utf8(json.clone()).unwrap();
+    assert!(text.contains(r#""bubble_count_avg":"#), "{text}");
+    assert!(text.contains(r#""robust_z":null,"slow":false"#), "{text}");
     assert!(s.slow_ranks.is_empty());
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -203,7 +203,7 @@ fn gpu_section_and_kernel_table_at_ns_resolution() {
 /// trace_diff's control (rank 3, A100, world 8) and test (rank 1, V100 16 GB, world 2) and
 /// ns_resolution (rank 0, V100 32 GB, world 1); `train` the trace_filter pair (ranks 0 and 1,
 /// world 128). The three `infer` traces state three devices and world sizes: three runs, each
-/// its own role (`GPU-DISC-006`), named in its files, alone in its median (z 0.00).
+/// its own role (`GPU-DISC-006`), named in its files, alone: not compared (robust z "—").
 /// Services (ms): infer 77.5245, 124.2128, 96.7035; train 612.8915, 617.0415. One median over
 /// all five would flag both train ranks slow (median 124.2128, MAD 46.6883, z 7.06 and 7.12);
 /// within each role nothing is slow: train ±0.67.
@@ -263,7 +263,8 @@ fn slow_rank_rule_and_report_names_grouped_by_role() {
     let a = section(&md, "## Across ranks");
     has(&a, "The ranks hold several roles: the median, robust z and slow flag of each row are computed among the ranks of its role.");
     // (role, rank, service_ms avg, robust z, slow) per row, inventory order (service as the
-    // report prints it, `{:.3}` of the f64: 612.8915 prints 612.891).
+    // report prints it, `{:.3}` of the f64: 612.8915 prints 612.891). Each infer run is alone
+    // in its role: not compared, its robust z reads "—" (never 0.00).
     let rows: Vec<[String; 5]> = a
         .iter()
         .filter(|l| l.starts_with("| `"))
@@ -284,24 +285,9 @@ fn slow_rank_rule_and_report_names_grouped_by_role() {
     assert_eq!(
         rows,
         vec![
-            row(
-                "infer (NVIDIA A100-PG509-200, world 8)",
-                "3",
-                "77.525",
-                "0.00"
-            ),
-            row(
-                "infer (Tesla V100-SXM2-16GB, world 2)",
-                "1",
-                "124.213",
-                "0.00"
-            ),
-            row(
-                "infer (Tesla V100-SXM2-32GB, world 1)",
-                "0",
-                "96.704",
-                "0.00"
-            ),
+            row("infer (NVIDIA A100-PG509-200, world 8)", "3", "77.525", "—"),
+            row("infer (Tesla V100-SXM2-16GB, world 2)", "1", "124.213", "—"),
+            row("infer (Tesla V100-SXM2-32GB, world 1)", "0", "96.704", "—"),
             row("train", "0", "612.891", "-0.67"),
             row("train", "1", "617.042", "0.67"),
         ]
@@ -321,6 +307,40 @@ fn slow_rank_rule_and_report_names_grouped_by_role() {
     assert!(!g
         .iter()
         .any(|l| l.contains("ollective") || l.contains("straggler")));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+/// Two real single-GPU traces of one folder (HTA's alexnet benchmark and simple-add trace,
+/// linked into a temporary folder): both state the A100-PG509-200 and no world size, so they
+/// are one run, two traces of rank 0 (`GPU-DISC-002`). Neither holds a communication kernel,
+/// so no collective is matched and each report says so (no straggler table).
+#[cfg(unix)]
+#[test]
+fn no_collective_matched_over_the_run() {
+    let run = std::env::temp_dir().join(format!("proflens_gpu_run_nomatch_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&run);
+    let hta = Path::new(HTA).canonicalize().unwrap();
+    let d = run.join("run");
+    std::fs::create_dir_all(&d).unwrap();
+    for f in [
+        "critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
+        "execution_trace/benchmark_simple_add_trace.json.gz",
+    ] {
+        let name = Path::new(f).file_name().unwrap();
+        std::os::unix::fs::symlink(hta.join(f), d.join(name)).unwrap();
+    }
+    let dir = run_reports(&d, "nomatch");
+    for trace in [
+        "benchmark_result_2869224_1695835535_trace",
+        "benchmark_simple_add_trace",
+    ] {
+        let md = read(&dir.join(format!("anomaly_report_run_rank0_{trace}.md")));
+        let g = section(&md, "## GPU (PyTorch profiler trace)");
+        has(&g, "### Stragglers");
+        has(&g, "No collective matched over every GPU rank of the run (communication kernels per rank: 0, 0): no straggler.");
+        assert!(!g.iter().any(|l| l.starts_with("| rank |")), "{g:?}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&run);
 }

@@ -211,11 +211,12 @@ pub struct NcclKernel {
     /// What tells the analysed rank holding this kernel apart from another of the same rank
     /// id (communication.md §4.2): its role when the GPU ranks hold several, and its trace's
     /// name when another trace of its role has the same rank id; empty otherwise. Collectives
-    /// are matched across ranks of one scope only.
-    pub scope: String,
+    /// are matched across ranks of one scope only. One allocation per analysed rank, shared
+    /// by its kernels (empty: no allocation).
+    pub scope: std::sync::Arc<str>,
     /// The trace file it was read from (relative to the drop; empty when not known), where
-    /// the rank's notes are located.
-    pub trace: String,
+    /// the rank's notes are located; shared as [`NcclKernel::scope`].
+    pub trace: std::sync::Arc<str>,
 }
 
 /// `double_hash(s)` of msprof-analyze (communication.md §1.6): two 32-bit rolling hashes,

@@ -10,8 +10,10 @@
 
 use serde::{Deserialize, Serialize};
 
+mod cross_rank;
 mod timeline;
 
+pub use cross_rank::*;
 pub use timeline::*;
 
 /// One tag with where it was found (anomaly.md §5.10).
@@ -106,6 +108,11 @@ pub struct AnomalySummaryDto {
     pub streams: Vec<String>,
     /// §9 limitation notes (thin data: Level0, no stacks, one step…), for the UI's notes.
     pub limitations: Vec<String>,
+    /// The run's check of the rank number against the `distributedInfo` it read after the
+    /// trace events (formats.md §8), for the rank card: `(code of the inventory's note it
+    /// replaces, the check as `CODE: message`)`; `None` when the run checked nothing.
+    #[serde(default)]
+    pub rank_check: Option<(String, String)>,
 }
 
 /// One row of the step table: every §5.4 metric, §3.4 inventory, §4.5 perspectives and tags.
@@ -404,38 +411,6 @@ pub struct AnomalyOpsDto {
     pub aicpu: Vec<AicpuRowDto>,
     /// PMU verdicts `(op, verdict)`, `None` = "PMU judgement unavailable" (§5.15).
     pub pmu: Option<Vec<(String, String)>>,
-}
-
-/// One row of the cross-rank table (anomaly.md §13.4).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CrossRankRowDto {
-    /// Rank folder index.
-    pub rank: u32,
-    /// Rank id.
-    pub rank_id: Option<i64>,
-    /// Steps.
-    pub steps: u32,
-    /// Mean step service, ms.
-    pub service_ms_avg: f64,
-    /// Mean busy union, ms.
-    pub busy_union_ms_avg: f64,
-    /// Mean underfeed ratio.
-    pub underfeed_ratio_avg: f64,
-    /// Communication total, ms.
-    pub comm_total_ms: f64,
-    /// Elapse-weighted comm wait ratio.
-    pub comm_wait_ratio_weighted: Option<f64>,
-    /// Mean internal bubbles per step.
-    pub bubble_count_avg: f64,
-    /// Dominant idle pattern.
-    pub dominant_idle_pattern: String,
-    /// Robust z-score of `service_ms_avg`; `None` when MAD is 0 and the value is above the median.
-    pub robust_z: Option<f64>,
-    /// Slow rank: > 5 % above the median and robust z > 3.
-    pub slow: bool,
-    /// The role whose ranks the median and robust z were computed among, when the ranks hold
-    /// several roles (anomaly.md §13.4 grouped by role, Decision); `None` with one role.
-    pub group: Option<String>,
 }
 
 /// What the anomaly exports write.

@@ -173,7 +173,8 @@ fn Results() -> impl IntoView {
         Phase::Inventory => "Reading the folder listing…".into(),
         Phase::Running => {
             let done = state.finished.with(|s| s.len());
-            format!("Analysing… {done} analysis job(s) finished")
+            let running = state.running.get();
+            format!("Analysing… {running} analysis job(s) running, {done} finished")
         }
         Phase::Done { elapsed_ms } => {
             let n = state.finished.with(|s| s.len());

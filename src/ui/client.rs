@@ -96,8 +96,9 @@ struct Slot {
     queue: Vec<JsValue>,
     /// The jobs given to this worker.
     jobs: Vec<Job>,
-    /// `Run` requests posted and not yet answered by `RunDone`.
-    runs_pending: u32,
+    /// The `Run` requests posted and not yet answered by `RunDone`, as the jobs each runs, in
+    /// the order posted: the worker runs them in turn, so the first is the one running.
+    runs: std::collections::VecDeque<Vec<Job>>,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
     _on_error: Closure<dyn FnMut(web_sys::ErrorEvent)>,
 }
@@ -338,7 +339,10 @@ impl EngineClient {
                 }
                 if let Some(s) = inner.slots.get_mut(slot) {
                     s.jobs = jobs;
-                    s.runs_pending = work.len() as u32;
+                    s.runs = work
+                        .iter()
+                        .map(|w| w.analyses.iter().map(|&a| (a, w.target.index())).collect())
+                        .collect();
                 }
             }
             for w in work {
@@ -349,6 +353,7 @@ impl EngineClient {
                 self.post(slot, run, None);
             }
         }
+        self.count_running();
     }
 
     /// Stops everything now: terminates the workers; results so far stay visible.

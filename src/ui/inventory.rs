@@ -82,6 +82,14 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
             .anomaly
             .with_untracked(|m| crate::views::gpu::rank_card_facts(&card, m.get(&idx)))
     });
+    // The inventory's notes, the rank number's guess replaced by the run's check once known.
+    let card = rank.clone();
+    let notes = Memo::new(move |_| {
+        state.rank_ticks.track(idx);
+        state
+            .anomaly
+            .with_untracked(|m| crate::views::gpu::rank_card_notes(&card, m.get(&idx)))
+    });
     let analyses = rank.analyses.clone();
     let kineto = rank.kineto;
     // Memos, like the file rows': a finished target changes one card, not all of them.
@@ -142,15 +150,17 @@ fn RankCard(rank: RankFolderDto) -> impl IntoView {
                 }}
             </dl>
             <ul class="capabilities">{move || capabilities(found.get(), &analyses, kineto)}</ul>
-            {rank
-                .notes
-                .iter()
-                .map(|n| {
-                    // What no analysis reads (`DROP-003`) is information, not a warning.
-                    let class = if n.starts_with("DROP-003:") { "notice info" } else { "notice" };
-                    view! { <p class=class>{n.clone()}</p> }
-                })
-                .collect_view()}
+            {move || {
+                notes
+                    .get()
+                    .into_iter()
+                    .map(|n| {
+                        // What no analysis reads (`DROP-003`) is information, not a warning.
+                        let class = if n.starts_with("DROP-003:") { "notice info" } else { "notice" };
+                        view! { <p class=class data-testid="rank-note">{n}</p> }
+                    })
+                    .collect_view()
+            }}
             <table class="files">
                 <thead>
                     <tr><th>"file"</th><th>"kind"</th><th class="num">"size"</th><th>"read"</th></tr>

@@ -133,6 +133,9 @@ pub struct AppState {
     pub failures: RwSignal<BTreeMap<(AnalysisKind, u32), String>>,
     /// Every (analysis, target) that finished, done or failed (progress counts, worker deaths).
     pub finished: RwSignal<std::collections::BTreeSet<(AnalysisKind, u32)>>,
+    /// The analysis jobs the workers are running now (each live worker's current `Run`, less
+    /// the jobs it already answered): the status bar's count while a run goes on.
+    pub running: RwSignal<u32>,
     /// Problems of every worker, merged.
     pub problems: RwSignal<Vec<ProblemDto>>,
     /// Total problems counted (kept or not).
@@ -201,6 +204,7 @@ impl AppState {
             summaries: RwSignal::new(BTreeMap::new()),
             failures: RwSignal::new(BTreeMap::new()),
             finished: RwSignal::new(Default::default()),
+            running: RwSignal::new(0),
             problems: RwSignal::new(Vec::new()),
             problems_total: RwSignal::new(0),
             tab: RwSignal::new(Tab::Inventory),
@@ -231,6 +235,7 @@ impl AppState {
         self.summaries.set(BTreeMap::new());
         self.failures.set(BTreeMap::new());
         self.finished.set(Default::default());
+        self.running.set(0);
         self.problems.set(Vec::new());
         self.problems_total.set(0);
         self.tab.set(Tab::Inventory);

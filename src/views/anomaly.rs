@@ -183,6 +183,7 @@ pub fn summary(id: &RankIdentity, k: &KernelTable, r: &AnomalyResult) -> Anomaly
         comm_wait_ratio_weighted: row.comm_wait_ratio_weighted,
         streams,
         limitations: r.limitations.clone(),
+        rank_check: None,
     }
 }
 

@@ -26,7 +26,7 @@ pub fn cross_rank_table(summaries: &[AnomalySummaryDto]) -> Vec<CrossRankRowDto>
             comm_wait_ratio_weighted: s.comm_wait_ratio_weighted,
             bubble_count_avg: s.bubble_count_avg,
             dominant_idle_pattern: "",
-            robust_z: 0.0,
+            robust_z: None,
             slow: false,
             group: None,
         })
@@ -46,11 +46,22 @@ pub fn cross_rank_table(summaries: &[AnomalySummaryDto]) -> Vec<CrossRankRowDto>
             comm_wait_ratio_weighted: r.comm_wait_ratio_weighted,
             bubble_count_avg: r.bubble_count_avg,
             dominant_idle_pattern: s.dominant_idle_pattern.clone(),
-            robust_z: r.robust_z.is_finite().then_some(r.robust_z),
+            robust_z: r.robust_z.filter(|z| z.is_finite()),
+            compared: r.robust_z.is_some(),
             slow: r.slow,
             group: r.group.clone(),
         })
         .collect()
+}
+
+/// The robust z of `row` as the page shows it: two decimals, `∞` (MAD 0 above the median), or
+/// `—` when the rank was not compared (no peer in its role or run; the Markdown report's text).
+pub fn robust_z_text(row: &CrossRankRowDto) -> String {
+    match (row.compared, row.robust_z) {
+        (false, _) => "—".into(),
+        (true, Some(z)) => format!("{z:.2}"),
+        (true, None) => "∞".into(),
+    }
 }
 
 /// What the Compare tab's rank table reads of a rank of side A analysed by another worker
@@ -125,6 +136,7 @@ mod tests {
             comm_wait_ratio_weighted: None,
             streams: vec![],
             limitations: vec![],
+            rank_check: None,
         }
     }
 
@@ -164,7 +176,19 @@ mod tests {
         // 106 with MAD 0: > 5 % and z = +∞ → slow.
         let rows = cross_rank_table(&[s(0, 100.0), s(1, 100.0), s(2, 106.0)]);
         assert!(rows[2].slow);
-        // One rank: never slow.
-        assert!(!cross_rank_table(&[s(0, 500.0)])[0].slow);
+        assert_eq!(robust_z_text(&rows[2]), "∞");
+        assert_eq!(robust_z_text(&rows[0]), "0.00");
+        // One rank: not compared ("—", never 0.00), never slow.
+        let one = &cross_rank_table(&[s(0, 500.0)])[0];
+        assert!(!one.slow && !one.compared);
+        assert_eq!((one.robust_z, robust_z_text(one).as_str()), (None, "—"));
+        // A role of one rank beside a role of two: only the pair is compared.
+        let mut rows = [s(0, 500.0), s(1, 100.0), s(2, 102.0)];
+        rows[0].role = "ref".into();
+        for r in &mut rows[1..] {
+            r.role = "actor".into();
+        }
+        let text: Vec<String> = cross_rank_table(&rows).iter().map(robust_z_text).collect();
+        assert_eq!(text, ["—", "-0.67", "0.67"]);
     }
 }

@@ -74,6 +74,38 @@ pub fn rank_card_facts(
     .collect()
 }
 
+/// The notes of a rank card in the Inventory (`CODE: message`): the inventory's
+/// (`rank.notes`), with the run's check of the rank number (`read`: the rank's anomaly summary
+/// once its run is done, [`AnomalySummaryDto::rank_check`]) in place of the note it replaces —
+/// the rank guessed from the order of the traces (`GPU-DISC-001`) gives way to what the
+/// trace's own `distributedInfo` says (`GPU-DISC-005`, formats.md §8). The check leads when
+/// there was no such note (a rank numbered by its file name). The Problems tab keeps both.
+///
+/// [`AnomalySummaryDto::rank_check`]: crate::protocol::anomaly::AnomalySummaryDto::rank_check
+pub fn rank_card_notes(
+    rank: &crate::protocol::RankFolderDto,
+    read: Option<&crate::protocol::anomaly::AnomalySummaryDto>,
+) -> Vec<String> {
+    let Some((replaces, check)) = read.and_then(|s| s.rank_check.as_ref()) else {
+        return rank.notes.clone();
+    };
+    let prefix = format!("{replaces}: ");
+    let mut out: Vec<String> = Vec::with_capacity(rank.notes.len() + 1);
+    let mut placed = false;
+    for n in &rank.notes {
+        if !n.starts_with(&prefix) {
+            out.push(n.clone());
+        } else if !placed {
+            out.push(check.clone());
+            placed = true;
+        }
+    }
+    if !placed {
+        out.insert(0, check.clone());
+    }
+    out
+}
+
 /// The window HTA's breakdowns used, in words (gpu-traces.md §1).
 pub fn window_note(w: &HtaWindow) -> String {
     match w.last_step_start_us {

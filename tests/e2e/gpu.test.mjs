@@ -4,6 +4,7 @@
 //    with every rank, each a host-only trace with the reason.
 // 2. An HTA trace with kernels (nccl_parser_config): steps, a bubble selected, its panel says
 //    whether the next kernel's launch came late (host-bound) or early.
+// 3. A long run counts its running jobs; a trace numbered by order shows the run's check.
 // Screenshots go to test-output/.
 //
 // Run: scripts/build-release.sh, then `cd tests/e2e && node --test gpu.test.mjs`.
@@ -19,6 +20,7 @@ const NCCL = path.join(REPO, '../shared/fixtures/ascend/facebookresearch__Holist
 const TF = path.join(REPO, '../shared/fixtures/ascend/facebookresearch__HolisticTraceAnalysis/tests/data/trace_filter');
 const TB = path.join(REPO, '../shared/fixtures/ascend/xiaobingling93-pixel__Ascend-mstt/plugins/tensorboard-plugins/tb_plugin/samples/resnet50_num_workers_0');
 const H100 = path.join(REPO, '../shared/fixtures/real_world/AMD-AGI__TraceLens/tests/traces/h100');
+const HTA = path.join(REPO, '../shared/fixtures/ascend/facebookresearch__HolisticTraceAnalysis/tests/data');
 
 let server;
 let browser;
@@ -103,6 +105,54 @@ test('a real H100 trace whose deviceProperties follow the events: the card names
   await p.screenshot('gpu-05-h100-card');
   assert.deepEqual(p.consoleErrors, []);
   await p.page.context().close();
+});
+
+test('a long run: the status bar counts the analysis jobs running, not only those finished', async () => {
+  // The H100 trace (55.6 MB uncompressed) takes seconds: while it is read, the one job of
+  // its rank is running (before, the bar read "0 analysis job(s) finished" the whole time).
+  const context = await browser.newContext({ viewport: { width: 1500, height: 1000 } });
+  const p = new ProflensPage(await context.newPage(), server.url);
+  await p.open();
+  await p.openFolder(H100);
+  await p.page.waitForFunction(() => document.querySelector('[data-testid=run-status]')?.innerText === 'Analysing… 1 analysis job(s) running, 0 finished', null, { timeout: 60_000 });
+  await p.screenshot('gpu-05b-running-jobs');
+  assert.equal(await p.waitDone(), 'Done');
+  assert.match(await p.page.getByTestId('run-status').innerText(), /^Done: 1 analysis job\(s\) in /);
+  assert.deepEqual(p.consoleErrors, []);
+  await context.close();
+});
+
+test('a trace numbered by order: its card shows the run\'s check of the number; a lone rank is not compared', async () => {
+  // HTA's cupti_profiler trace writes distributedInfo (rank 0) after its events: the inventory
+  // numbers it by order (rank 1, GPU-DISC-001); the run reads the late rank and checks it
+  // (GPU-DISC-005, a warning naming both), which the card shows in place of the guess. The two
+  // files are copied into a temporary folder (the folder input does not follow links).
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proflens-e2e-check-'));
+  const run = path.join(dir, 'run');
+  fs.mkdirSync(run);
+  for (const f of ['cupti_profiler/benchmark_result_924719_1679055439_trace.json.gz', 'execution_trace/benchmark_simple_add_trace.json.gz']) {
+    fs.copyFileSync(path.join(HTA, f), path.join(run, path.basename(f)));
+  }
+  try {
+    const p = await openPage(run);
+    const page = p.page;
+    const card = page.locator('[data-testid=rank-card][data-rank="1"]');
+    await page.waitForFunction(() => /GPU-DISC-005/.test(document.querySelector('[data-testid=rank-card][data-rank="1"]')?.innerText || ''));
+    const trace = 'run/benchmark_result_924719_1679055439_trace.json.gz';
+    assert.deepEqual(await card.getByTestId('rank-note').allInnerTexts(), [
+      `GPU-DISC-005: ${trace} says distributedInfo.rank 0 after its trace events (past the head the inventory reads), but it was numbered rank 1 from the order of the traces (no distributedInfo in the head, no rank in the name) before the read: this run keeps rank 1; name the file with rank0 (rank0.pt.trace.json) to number it 0`,
+    ]);
+    await p.screenshot('gpu-05c-rank-check-card');
+    // The Steps tab compares the ranks with kernels: the simple-add trace only, not compared.
+    await page.getByTestId('tab-anomaly').click();
+    await page.getByTestId('anomaly-ranks').waitFor();
+    assert.deepEqual(await page.getByTestId('robust-z').allInnerTexts(), ['—']);
+    await p.screenshot('gpu-05d-lone-rank-robust-z');
+    assert.deepEqual(p.consoleErrors, []);
+    await page.context().close();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('HTA nccl trace: steps, a bubble selected with its next-kernel launch timing', async () => {

@@ -36,8 +36,9 @@ pub struct RankRow {
     pub bubble_count_avg: f64,
     /// Dominant idle pattern of `g0`.
     pub dominant_idle_pattern: &'static str,
-    /// `(x − median) / (1.4826 · MAD)`; `+∞` when MAD is 0 and x > median (Decision).
-    pub robust_z: f64,
+    /// `(x − median) / (1.4826 · MAD)`; `+∞` when MAD is 0 and x > median (Decision); `None`
+    /// when the rank was not compared: the only rank of its role, or of the table (Decision).
+    pub robust_z: Option<f64>,
     /// Slow-rank flag.
     pub slow: bool,
     /// The role whose ranks `robust_z` and `slow` were computed among ([`flag_slow_by_role`]);
@@ -52,7 +53,7 @@ pub fn compare(ranks: &[(i64, &AnomalyResult)], cfg: &AnomalyConfig) -> Vec<Rank
     rows
 }
 
-/// The row of one rank, before [`flag_slow`] (`robust_z` 0, `slow` false).
+/// The row of one rank, before [`flag_slow`] (`robust_z` `None`, `slow` false).
 pub fn row_of(id: i64, r: &AnomalyResult) -> RankRow {
     let n = r.steps.len().max(1) as f64;
     let sum = |f: &dyn Fn(&super::StepResult) -> f64| r.steps.iter().map(f).sum::<f64>() / n;
@@ -73,7 +74,7 @@ pub fn row_of(id: i64, r: &AnomalyResult) -> RankRow {
             .first()
             .map(|g| g.dominant_idle_pattern.as_str())
             .unwrap_or("none"),
-        robust_z: 0.0,
+        robust_z: None,
         slow: false,
         group: None,
     }
@@ -104,20 +105,22 @@ pub fn robust_z(xs: &[f64]) -> (f64, Vec<f64>) {
 }
 
 /// Sets `robust_z` and `slow` of every row (§13.4): [`robust_z`] of `service_ms_avg` over
-/// the rows; slow when > `slow_rank_excess` above the median and z > `slow_rank_z`. Needs ≥ 2 rows.
+/// the rows; slow when > `slow_rank_excess` above the median and z > `slow_rank_z`. Needs ≥ 2
+/// rows: one row has no peer, so it is not compared (`robust_z` `None`, never slow).
 pub fn flag_slow(rows: &mut [RankRow], cfg: &AnomalyConfig) {
+    if rows.len() < 2 {
+        for r in rows.iter_mut() {
+            r.robust_z = None;
+            r.slow = false;
+        }
+        return;
+    }
     let xs: Vec<f64> = rows.iter().map(|r| r.service_ms_avg).collect();
     let (med, z) = robust_z(&xs);
     for (r, z) in rows.iter_mut().zip(z) {
-        r.robust_z = z;
-        r.slow = rows_len_ok(xs.len())
-            && r.service_ms_avg > med * (1.0 + cfg.slow_rank_excess)
-            && r.robust_z > cfg.slow_rank_z;
+        r.robust_z = Some(z);
+        r.slow = r.service_ms_avg > med * (1.0 + cfg.slow_rank_excess) && z > cfg.slow_rank_z;
     }
-}
-
-fn rows_len_ok(n: usize) -> bool {
-    n >= 2
 }
 
 /// The role groups of `roles` (first-appearance order, row indices in order) when they hold
@@ -137,7 +140,7 @@ pub fn role_groups<S: AsRef<str>>(roles: &[S]) -> Option<Vec<(String, Vec<usize>
 
 /// [`flag_slow`] within each role when `roles` (one per row) hold more than one role
 /// ([`role_groups`]; each row's `group` says its role), else over every row (`group` `None`).
-/// A role with one rank is never slow (its z is 0).
+/// A role with one rank is not compared (its z is `None`) and never slow.
 pub fn flag_slow_by_role<S: AsRef<str>>(rows: &mut [RankRow], roles: &[S], cfg: &AnomalyConfig) {
     let Some(groups) = role_groups(&roles[..roles.len().min(rows.len())]) else {
         for r in rows.iter_mut() {
@@ -154,4 +157,42 @@ pub fn flag_slow_by_role<S: AsRef<str>>(rows: &mut [RankRow], roles: &[S], cfg: 
             rows[i] = r;
         }
     }
+}
+
+/// What names a rank's report scope besides its rank id: its report file suffix
+/// (`_<role>_rank<N>_<trace>`, anomaly.md §1.6) without `rank<N>`, which is also the scope its
+/// GPU collectives are matched in (communication.md §4.2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// The ranks hold several roles ([`role_groups`]): the rank's role is part of its scope.
+    pub role: bool,
+    /// Another rank of its role has its id (two traces of one rank, `GPU-DISC-002`): the
+    /// rank's trace or folder name is part of its scope.
+    pub trace: bool,
+}
+
+/// The [`Scope`] of each of `ranks` (its role, `""` when unknown, and its rank id), in order:
+/// the one rule of the report file names (`engine::export::anomaly::report_stem`) and of the
+/// GPU collectives' scope (`engine::export::comm::scoped_kernels`).
+pub fn scopes<S: AsRef<str>>(ranks: &[(S, i64)]) -> Vec<Scope> {
+    let roles: Vec<&str> = ranks.iter().map(|(r, _)| r.as_ref()).collect();
+    let role = role_groups(&roles).is_some();
+    let mut count: std::collections::BTreeMap<(&str, i64), usize> = Default::default();
+    for (r, id) in ranks {
+        *count.entry((r.as_ref(), *id)).or_default() += 1;
+    }
+    ranks
+        .iter()
+        .map(|(r, id)| Scope {
+            role,
+            trace: count.get(&(r.as_ref(), *id)).is_some_and(|&c| c > 1),
+        })
+        .collect()
+}
+
+/// The key [`scopes`] decides a cross-rank row's scope by: its group (`""` with one role)
+/// and its rank id. The rows are grouped exactly when the ranks hold several roles
+/// ([`flag_slow_by_role`]), so the rows' keys give the scopes their ranks' roles give.
+pub fn scope_key(row: &RankRow) -> (&str, i64) {
+    (row.group.as_deref().unwrap_or(""), row.rank_id)
 }

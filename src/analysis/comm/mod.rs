@@ -269,7 +269,7 @@ pub fn analyze(ranks: &[&RankComm], kernels: &[NcclKernel], opts: &CommOptions) 
         let of = || {
             kernels
                 .iter()
-                .filter(move |k| k.rank == r && k.scope == scope)
+                .filter(move |k| k.rank == r && &*k.scope == scope)
         };
         let (unnamed, other) = nccl::untabulated(of());
         if unnamed + other == 0 {
@@ -287,7 +287,7 @@ pub fn analyze(ranks: &[&RankComm], kernels: &[NcclKernel], opts: &CommOptions) 
             GPU_UNTABULATED,
             // The rank's trace file, as every GPU-* problem (a kernel list built without one:
             // the rank's number).
-            Position::file(match of().next().map(|k| k.trace.as_str()) {
+            Position::file(match of().next().map(|k| &*k.trace) {
                 Some(t) if !t.is_empty() => t.to_string(),
                 _ => format!("GPU rank {r}"),
             }),

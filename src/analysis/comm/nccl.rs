@@ -108,8 +108,8 @@ pub fn collectives(kernels: &[NcclKernel]) -> Vec<CollectiveRow> {
     let sc: Vec<usize> = kernels
         .iter()
         .map(|k| {
-            *scope_ix.entry(&k.scope).or_insert_with(|| {
-                scopes.push(&k.scope);
+            *scope_ix.entry(&*k.scope).or_insert_with(|| {
+                scopes.push(&*k.scope);
                 scopes.len() - 1
             })
         })

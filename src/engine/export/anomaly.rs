@@ -5,7 +5,7 @@
 use std::borrow::Borrow;
 
 use super::gpu_report;
-use crate::analysis::anomaly::cross_rank::RankRow;
+use crate::analysis::anomaly::cross_rank::{self, RankRow};
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::analysis::comm::rank_view::CrossRankComm;
 use crate::engine::read::RankAnalysis;
@@ -102,13 +102,12 @@ pub fn rank_reports_with<R: Borrow<RankAnalysis>>(
 /// `(<base>, <suffix>)` of rank `r`'s report file names ([`rank_reports`]): `<base>` is the
 /// dropped root folder (else the rank folder); the suffix is `_rank<N>` when `n` > 1, and
 /// `_<role>_rank<N>` (the role as a file name's part, [`file_part`]) when the analysed ranks hold
-/// several roles (`several_roles`: the grouping
-/// of `cross_rank::role_groups`), since two roles of an RL run hold the same rank ids and
-/// their reports would otherwise overwrite each other. Both come from `cross`, the cross-rank
-/// rows of every analysed rank in position order (`store::cross_rows`): several roles ⇔ the
-/// rows are grouped. When another rank of its group has the same id (two traces of one rank
-/// in a folder, `GPU-DISC-002`), the suffix adds the rank's own trace or folder name
-/// (`_rank0_eager_trace`), so no rank's files overwrite another's.
+/// several roles, since two roles of an RL run hold the same rank ids and their reports would
+/// otherwise overwrite each other. When another rank of its group has the same id (two traces
+/// of one rank in a folder, `GPU-DISC-002`), the suffix adds the rank's own trace or folder
+/// name (`_rank0_eager_trace`), so no rank's files overwrite another's. Both are decided by
+/// `cross_rank::scopes` (the GPU collectives' scope's rule too) over `cross`, the cross-rank
+/// rows of every analysed rank in position order (`store::cross_rows`).
 pub fn report_stem(
     inv: &Inventory,
     r: &RankAnalysis,
@@ -118,20 +117,15 @@ pub fn report_stem(
 ) -> (String, String) {
     let base = root_stem(inv).unwrap_or_else(|| r.dir_name.clone());
     let id = r.meta.rank_id.unwrap_or(position as i64);
-    let several_roles = cross.iter().any(|c| c.group.is_some());
+    let keys: Vec<(&str, i64)> = cross.iter().map(cross_rank::scope_key).collect();
+    let scopes = cross_rank::scopes(&keys);
+    let several_roles = scopes.first().is_some_and(|s| s.role);
     let mut suffix = match r.meta.role.as_deref() {
         Some(role) if several_roles && n > 1 => format!("_{}_rank{id}", file_part(role)),
         _ if n > 1 => format!("_rank{id}"),
         _ => String::new(),
     };
-    let shared = cross.get(position).is_some_and(|me| {
-        cross
-            .iter()
-            .filter(|c| c.rank_id == me.rank_id && c.group == me.group)
-            .count()
-            > 1
-    });
-    if shared && n > 1 {
+    if scopes.get(position).is_some_and(|s| s.trace) && n > 1 {
         suffix = format!("{suffix}_{}", r.dir_name);
     }
     (base, suffix)

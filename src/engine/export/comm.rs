@@ -3,6 +3,8 @@
 //! document and CSV tables of `report::comm`. One writer for `proflens comm` and the
 //! `comm.json` of `analyze --out-dir`.
 
+use std::sync::Arc;
+
 use crate::analysis::comm::{self, CommOptions, CommReport};
 use crate::base::Problems;
 use crate::engine::contract::Cancelled;
@@ -74,31 +76,28 @@ pub struct GpuRankKernels<'a> {
 
 /// The kernels of `ranks` (in the store's GPU rank order) with their rank, trace and scope
 /// (communication.md §4.2): the scope is the parts of the rank's report suffix that are not
-/// its rank id (`engine::export::anomaly::report_stem`): the role when the ranks hold several
-/// (`cross_rank::role_groups`), and the trace's name when another rank of its role has the
-/// same id (two traces of one rank, `GPU-DISC-002`), joined by `_`. So two traces of one rank
+/// its rank id, as `cross_rank::scopes` decides them for the report names too: the role when
+/// the ranks hold several, and the trace's name when another rank of its role has the same id
+/// (two traces of one rank, `GPU-DISC-002`), joined by `_`. So two traces of one rank
 /// each keep their own collectives. The CLI and the gathered page export both use it.
 pub fn scoped_kernels(ranks: &[GpuRankKernels<'_>]) -> Vec<NcclKernel> {
-    let roles: Vec<&str> = ranks.iter().map(|r| r.role).collect();
-    let several_roles = crate::analysis::anomaly::cross_rank::role_groups(&roles).is_some();
-    let mut count: std::collections::BTreeMap<(&str, i64), usize> = Default::default();
-    for r in ranks {
-        *count.entry((r.role, r.rank)).or_default() += 1;
-    }
+    let keys: Vec<(&str, i64)> = ranks.iter().map(|r| (r.role, r.rank)).collect();
+    let scopes = crate::analysis::anomaly::cross_rank::scopes(&keys);
     let mut out = Vec::new();
-    for r in ranks {
+    for (r, s) in ranks.iter().zip(scopes) {
         let mut parts: Vec<&str> = Vec::new();
-        if several_roles {
+        if s.role {
             parts.push(r.role);
         }
-        if count[&(r.role, r.rank)] > 1 {
+        if s.trace {
             parts.push(r.dir_name);
         }
-        let scope = parts.join("_");
+        let scope: Arc<str> = parts.join("_").into();
+        let trace: Arc<str> = r.trace.into();
         out.extend(r.kernels.iter().map(|k| NcclKernel {
             rank: r.rank,
-            scope: scope.clone(),
-            trace: r.trace.to_string(),
+            scope: Arc::clone(&scope),
+            trace: Arc::clone(&trace),
             ..k.clone()
         }));
     }

@@ -39,6 +39,19 @@ pub fn summary_of(index: u32, folder: &RankFolder, a: &RankAnalysis) -> AnomalyS
         s.gpu_runtime = runtime_text(&devices, t.facts.cuda_runtime_version, false, false);
         s.gpu_device = (!devices.is_empty()).then(|| devices.join(", "));
     }
+    // The run's check of a rank number the inventory took from the order of the traces or
+    // the file name: the more precise note, in place of the inventory's guess on the card.
+    s.rank_check = a
+        .problems
+        .kept()
+        .iter()
+        .find(|p| p.code == crate::engine::read::gpu::codes::LATE_RANK)
+        .map(|p| {
+            (
+                crate::ingest::inventory::RANK_FROM_ORDER.to_string(),
+                format!("{}: {}", p.code, p.message),
+            )
+        });
     s
 }
 

@@ -476,7 +476,7 @@ fn elsewhere_rank(e: &RankElsewhereDto) -> ElsewhereRank {
                 comm_wait_ratio_weighted: e.comm_wait_ratio_weighted,
                 bubble_count_avg: e.bubble_count_avg,
                 dominant_idle_pattern: "",
-                robust_z: 0.0,
+                robust_z: None,
                 slow: false,
                 group: None,
             },

@@ -64,8 +64,8 @@ impl KinetoBuilder {
             stream,
             ts_us: ts as f64 / 1000.0,
             dur_us: (end - ts) as f64 / 1000.0,
-            scope: String::new(),
-            trace: String::new(),
+            scope: Default::default(),
+            trace: Default::default(),
         });
         self.origins.tag(Table::Nccl, origin, &self.b.t);
     }

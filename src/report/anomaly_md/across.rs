@@ -25,7 +25,7 @@ pub fn write_across(o: &mut String, cross: &[RankRow]) {
         }
         let _ = writeln!(
             o,
-            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {:.1} | {} | {:.2} | {} |",
+            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {:.1} | {} | {} | {} |",
             c.rank_id,
             c.steps,
             c.service_ms_avg,
@@ -37,7 +37,10 @@ pub fn write_across(o: &mut String, cross: &[RankRow]) {
                 .unwrap_or_else(|| "—".into()),
             c.bubble_count_avg,
             c.dominant_idle_pattern,
-            c.robust_z,
+            // Not compared (no peer in its role): "—", as a one-rank collective's skew.
+            c.robust_z
+                .map(|z| format!("{z:.2}"))
+                .unwrap_or_else(|| "—".into()),
             if c.slow { "**slow**" } else { "" }
         );
     }

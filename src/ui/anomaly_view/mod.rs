@@ -22,7 +22,7 @@ use crate::protocol::anomaly::{
     AnomalyExportKind, AnomalyQuery, AnomalyReply, AnomalySummaryDto, CrossRankRowDto,
 };
 use crate::protocol::{AnalysisKind, ExportRequest, Query, Reply};
-use crate::views::cross_rank::cross_rank_table;
+use crate::views::cross_rank::{cross_rank_table, robust_z_text};
 use crate::views::format;
 
 /// Sends `q` to the worker that ran the anomaly analysis of its rank and waits for the reply.
@@ -143,7 +143,7 @@ fn CrossRank() -> impl IntoView {
                 <td>{r.dominant_idle_pattern.clone()}</td>
                 <td class="num">{ms(r.comm_total_ms)}</td>
                 <td class="num">{r.comm_wait_ratio_weighted.map(|w| format!("{w:.3}")).unwrap_or_else(|| "–".into())}</td>
-                <td class="num">{r.robust_z.map(|z| format!("{z:.2}")).unwrap_or_else(|| "∞".into())}</td>
+                <td class="num" data-testid="robust-z">{robust_z_text(&r)}</td>
                 <td data-testid="slow-flag">{if r.slow { "slow" } else { "" }}</td>
             </tr>
         }

@@ -120,7 +120,7 @@ impl EngineClient {
             ready: false,
             queue: Vec::new(),
             jobs: Vec::new(),
-            runs_pending: 0,
+            runs: Default::default(),
             _on_message: on_message,
             _on_error: on_error,
         })
@@ -153,7 +153,7 @@ impl EngineClient {
             let Some(s) = inner.slots.get_mut(idx) else {
                 return;
             };
-            s.runs_pending = 0;
+            s.runs.clear();
             s.alive = false;
             s.jobs.clone()
         };
@@ -172,6 +172,7 @@ impl EngineClient {
         for (_, target) in &jobs {
             state.rank_ticks.notify(*target);
         }
+        self.count_running();
         self.check_all_done();
     }
 }

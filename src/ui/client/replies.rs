@@ -11,11 +11,33 @@ use crate::protocol::{Envelope, Response, Summary};
 use crate::ui::state::{FileProgress, Phase};
 
 impl EngineClient {
+    /// Sets [`AppState::running`]: the jobs of each live worker's current `Run` (the first
+    /// not answered by `RunDone`) that have no result or failure yet.
+    ///
+    /// [`AppState::running`]: crate::ui::state::AppState::running
+    pub(super) fn count_running(&self) {
+        let state = self.state();
+        let n = {
+            let inner = self.inner.borrow();
+            state.finished.with_untracked(|done| {
+                inner
+                    .slots
+                    .iter()
+                    .filter(|s| s.alive)
+                    .filter_map(|s| s.runs.front())
+                    .flatten()
+                    .filter(|j| !done.contains(j))
+                    .count()
+            })
+        };
+        state.running.set(n as u32);
+    }
+
     pub(super) fn check_all_done(&self) {
         let state = self.state();
         let done = {
             let inner = self.inner.borrow();
-            inner.slots.iter().all(|s| s.runs_pending == 0)
+            inner.slots.iter().all(|s| s.runs.is_empty())
         };
         if done && state.phase.get_untracked() == Phase::Running {
             state.phase.set(Phase::Done {
@@ -98,6 +120,7 @@ impl EngineClient {
                 state.finished.update(|f| {
                     f.insert((summary.analysis(), target));
                 });
+                self.count_running();
                 // A rank this worker found beyond the targets it was given (the other ranks of
                 // a split merged trace, gpu-traces.md §6) is asked of this worker.
                 self.inner
@@ -140,6 +163,7 @@ impl EngineClient {
                 state.failures.update(|m| {
                     m.insert((analysis, target), message);
                 });
+                self.count_running();
                 state.rank_ticks.notify(target);
             }
             Response::Problems(p) => {
@@ -148,8 +172,9 @@ impl EngineClient {
             }
             Response::RunDone { .. } => {
                 if let Some(s) = self.inner.borrow_mut().slots.get_mut(idx) {
-                    s.runs_pending = s.runs_pending.saturating_sub(1);
+                    s.runs.pop_front();
                 }
+                self.count_running();
                 self.check_all_done();
             }
             Response::ExportChunk { .. } => {

@@ -277,7 +277,7 @@ fn cross_rank(ranks: &[RankSummary]) -> Vec<CrossRankRow> {
                     comm_wait_ratio_weighted: a.comm_wait_ratio_weighted,
                     bubble_count_avg: a.bubble_count_avg,
                     dominant_idle_pattern: "",
-                    robust_z: 0.0,
+                    robust_z: None,
                     slow: false,
                     group: None,
                 })
@@ -296,7 +296,7 @@ fn cross_rank(ranks: &[RankSummary]) -> Vec<CrossRankRow> {
                 comm_total_ms: r.comm_total_ms,
                 comm_wait_ratio_weighted: r.comm_wait_ratio_weighted,
                 bubble_count_avg: r.bubble_count_avg,
-                robust_z: r.robust_z.is_finite().then_some(r.robust_z),
+                robust_z: r.robust_z.filter(|z| z.is_finite()),
                 slow: r.slow,
             });
         }

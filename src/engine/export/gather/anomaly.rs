@@ -155,7 +155,7 @@ fn decode_facts(buf: &[u8], out: &mut Vec<Fact>) -> DecResult<()> {
                 comm_wait_ratio_weighted: wait,
                 bubble_count_avg: bubbles,
                 dominant_idle_pattern: pattern,
-                robust_z: 0.0,
+                robust_z: None,
                 slow: false,
                 group: None,
             },

@@ -271,8 +271,8 @@ fn dec_kernel(d: &mut Dec<'_>) -> DecResult<NcclKernel> {
         stream: d.i64()?,
         ts_us: d.f64()?,
         dur_us: d.f64()?,
-        scope: String::new(),
-        trace: String::new(),
+        scope: Default::default(),
+        trace: Default::default(),
     })
 }
 
