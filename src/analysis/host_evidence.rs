@@ -23,6 +23,8 @@ pub enum Label {
     PythonSerializationOrLock,
     /// Rule 6: nothing else applies.
     InsufficientEvidence,
+    /// Rule 0 (rulebook): the DataLoader's iteration spans cover the bubble.
+    InputPipelineWait,
 }
 
 impl Label {
@@ -35,6 +37,7 @@ impl Label {
             Label::HostLaunchLag => "possible_host_launch_lag",
             Label::PythonSerializationOrLock => "possible_python_serialization_or_lock",
             Label::InsufficientEvidence => "insufficient_evidence",
+            Label::InputPipelineWait => "possible_input_pipeline_wait",
         }
     }
 }
@@ -50,6 +53,8 @@ pub struct HostIndex<'a> {
     general: ClassIndex,
     sync: ClassIndex,
     comm: ClassIndex,
+    /// The DataLoader's iteration spans (`enumerate(DataLoader)#…`; rulebook only, §5.7.1).
+    input: ClassIndex,
     /// The table's flow points (`HostEventTable::h2d_flow_ends_ns`), borrowed.
     flows: &'a [i64],
     compat: Compat,
@@ -196,7 +201,7 @@ pub fn build_index<'a>(
         }
     }
     drop(by_thread);
-    let (mut g, mut s, mut c) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut g, mut s, mut c, mut d) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut extra_starts = Vec::new();
     let mut excluded = 0;
     for (i, e) in events.iter().enumerate() {
@@ -263,6 +268,9 @@ pub fn build_index<'a>(
             excluded += 1;
             continue;
         }
+        if rule && starts_with_ci(name, INPUT_PREFIX) {
+            d.push(i as u32);
+        }
         // GPU traces: a `cuda_sync` event is a synchronisation, an `nccl:*` user
         // annotation a collective (neither cat occurs in Ascend traces).
         let sync = is_sync || (rule && cat == "HostToDevice") || cat == "cuda_sync";
@@ -302,6 +310,7 @@ pub fn build_index<'a>(
         general: ClassIndex::finish(g, events),
         sync: ClassIndex::finish(s, events),
         comm: ClassIndex::finish(c, events),
+        input: ClassIndex::finish(d, events),
         events,
         leaf,
         flows: &host.h2d_flow_ends_ns,
@@ -336,6 +345,9 @@ pub struct Evidence {
     pub comm: Option<f64>,
     /// `host_parallelism_hint` (rulebook only; null without host events).
     pub hint: Option<f64>,
+    /// `input_overlap_ratio`: the share of the window under the DataLoader's iteration spans
+    /// (rulebook only; null in `script` mode and for a zero-length window).
+    pub input: Option<f64>,
     /// Flow points inside the window (`start ≤ ts < end`): `HostToDevice` / `torch_to_npu`
     /// flow ends on Ascend, device-op launch starts on GPU ranks
     /// (`model::trace_events::HostEventTable::h2d_flow_ends_ns`).
@@ -370,15 +382,32 @@ pub fn evidence(ix: &HostIndex<'_>, t: Interval, service_ns: i64, cfg: &AnomalyC
         sync: ratio(t, ix.sync.clipped(table, t, long, false)),
         comm: ratio(t, ix.comm.clipped(table, t, long, false)),
         hint,
+        // Kept whatever their length: a data-loading span is itself the evidence (§5.7.3).
+        input: if rule {
+            ratio(t, ix.input.clipped(table, t, None, false))
+        } else {
+            None
+        },
         h2d_flow_count: b.saturating_sub(a),
     }
 }
+
+/// The name prefix of the span PyTorch's DataLoader records around each `next()` on its
+/// iterator (`enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__`, …; §5.7.1).
+pub const INPUT_PREFIX: &str = "enumerate(DataLoader)#";
+
+/// Rule 0 of §5.8: the input overlap at or above which a window is labelled
+/// `possible_input_pipeline_wait`.
+pub const INPUT_OVERLAP_MIN: f64 = 0.5;
 
 /// Soft attribution (§5.8) in the spec's order. A null ratio counts as 0.
 /// `capture_boundary` windows have their host labels replaced by `insufficient_evidence`.
 pub fn labels(ev: &Evidence, capture_boundary: bool, cfg: &AnomalyConfig) -> Vec<Label> {
     let host = ev.host.unwrap_or(0.0);
     let mut out = Vec::new();
+    if ev.input.unwrap_or(0.0) >= INPUT_OVERLAP_MIN {
+        out.push(Label::InputPipelineWait);
+    }
     if ev.sync.unwrap_or(0.0) >= cfg.sync_overlap_min {
         out.push(Label::SyncOrH2d);
     }
@@ -511,6 +540,7 @@ mod tests {
             sync: Some(sync),
             comm: Some(comm),
             hint,
+            input: None,
             h2d_flow_count: 0,
         }
     }
@@ -538,6 +568,41 @@ mod tests {
         let z = Evidence::default();
         assert_eq!(labels(&z, false, &c), [Label::UntracedHostBlocking]);
         assert_eq!(labels(&z, true, &c), [Label::InsufficientEvidence]);
+    }
+
+    #[test]
+    fn input_pipeline_label_first_and_instead_of_the_host_fallbacks() {
+        let c = AnomalyConfig::spec_defaults();
+        let with_input = |input: f64, host: f64, sync: f64, hint: Option<f64>| Evidence {
+            input: Some(input),
+            ..ev(Some(host), sync, 0.0, hint)
+        };
+        // The DataLoader under 99% of the window, host 0.09 and one event at a time: before,
+        // `possible_python_serialization_or_lock` alone.
+        assert_eq!(
+            labels(&with_input(0.99, 0.09, 0.15, Some(1.0)), false, &c),
+            [Label::InputPipelineWait]
+        );
+        // With direct sync evidence too: both, input first.
+        assert_eq!(
+            labels(&with_input(0.5, 0.5, 0.3, None), false, &c),
+            [Label::InputPipelineWait, Label::SyncOrH2d]
+        );
+        // Below 0.5: the usual rules.
+        assert_eq!(
+            labels(&with_input(0.49, 0.09, 0.0, Some(1.0)), false, &c),
+            [Label::PythonSerializationOrLock]
+        );
+        // With rule 3 (the DataLoader's own work is untraced Python); at the capture boundary
+        // the host label gives way to `insufficient_evidence`, the direct evidence stays.
+        assert_eq!(
+            labels(&with_input(0.8, 0.01, 0.0, None), false, &c),
+            [Label::InputPipelineWait, Label::UntracedHostBlocking]
+        );
+        assert_eq!(
+            labels(&with_input(0.8, 0.01, 0.0, None), true, &c),
+            [Label::InputPipelineWait, Label::InsufficientEvidence]
+        );
     }
 
     #[test]

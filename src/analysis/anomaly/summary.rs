@@ -67,6 +67,7 @@ fn entries(
             let direct = match label {
                 Label::SyncOrH2d => wmean(&|b| b.evidence.sync.unwrap_or(0.0)) >= 0.5,
                 Label::CommWait => wmean(&|b| b.evidence.comm.unwrap_or(0.0)) >= 0.5,
+                Label::InputPipelineWait => wmean(&|b| b.evidence.input.unwrap_or(0.0)) >= 0.5,
                 _ => false,
             };
             let confidence = if matches!(
