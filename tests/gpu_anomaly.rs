@@ -502,6 +502,31 @@ fn a_step_waiting_on_the_dataloader_is_labelled_input_pipeline_wait() {
         })
         .collect();
     assert_eq!(rule, want);
+    // The summary quotes the input ratio of its evidence (anomaly.md §5.9).
+    let top = {
+        let (opener, files) = FsOpener::walk(&dir).unwrap();
+        let mut inv = Inventory::from_paths(&files);
+        read_side_files(&mut inv, &opener);
+        let ranks = engine_support::anomaly_run(
+            &inv,
+            &opener,
+            &AnomalyConfig::spec_defaults(),
+            &mut |_| ControlFlow::Continue(()),
+        )
+        .unwrap()
+        .0;
+        let e = ranks[0].result.soft_root_cause_summary[0].clone();
+        (e.label, e.confidence, e.evidence[0].clone())
+    };
+    assert_eq!(
+        top,
+        (
+            Label::InputPipelineWait,
+            "high",
+            "bubble ProfilerStep#0:prelaunch:0 sync=0.00 comm=0.00 host=0.16 input=0.92"
+                .to_string()
+        )
+    );
     let script = run(&AnomalyConfig {
         compat: Compat::Script,
         ..AnomalyConfig::spec_defaults()

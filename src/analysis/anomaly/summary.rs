@@ -91,8 +91,13 @@ fn entries(
                 .iter()
                 .take(3)
                 .map(|b| {
+                    // The input label quotes its own ratio (anomaly.md §5.9).
+                    let input = match label {
+                        Label::InputPipelineWait => format!(" input={}", f(b.evidence.input)),
+                        _ => String::new(),
+                    };
                     format!(
-                        "bubble {} sync={} comm={} host={}",
+                        "bubble {} sync={} comm={} host={}{input}",
                         b.window.bubble_id,
                         f(b.evidence.sync),
                         f(b.evidence.comm),
