@@ -334,3 +334,39 @@ fn the_output_folder_inside_the_input_is_not_read_again() {
     assert!(has(&second, &note), "{second:#?}");
     assert_eq!(list(&out), written);
 }
+
+/// `proflens snapshot mem.json --json mem.result.json` beside the snapshot, then `analyze` of
+/// the folder: the result document (first key `file`, a `segments` summary object) is a file
+/// not used (`DROP-001`), not a snapshot (torch-snapshot.md §2.6). Before, it was read as a
+/// JSON snapshot: `SNAP-LAYOUT` and `SNAP-EMPTY` warnings and `mem.result.json.json` outputs.
+#[test]
+fn a_snapshot_result_beside_its_snapshot_is_not_read_as_one() {
+    let d = temp_dir("snapresult");
+    let root = d.join("snaps");
+    let json = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/snapshot_json/memory_snapshot.json"
+    ))
+    .unwrap();
+    write(&root, "mem.json", &json);
+    let o = Command::new(env!("CARGO_BIN_EXE_proflens"))
+        .args(["snapshot", "mem.json", "--json", "mem.result.json"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (code, err) = analyze(&root, &d.join("out"));
+    assert_eq!(code, 0, "{err:#?}");
+    assert!(err.iter().all(|l| !l.contains("SNAP-")), "{err:#?}");
+    assert!(
+        err.iter()
+            .any(|l| l.starts_with("inventory: info DROP-001: snaps/mem.result.json: not used")),
+        "{err:#?}"
+    );
+    let (_, files) = FsOpener::walk(&d.join("out")).unwrap();
+    let names: Vec<String> = files.into_iter().map(|f| f.path).collect();
+    assert_eq!(
+        names,
+        vec!["out/snapshots/mem.json.json", "out/snapshots/mem.json.md"]
+    );
+}
