@@ -1,6 +1,7 @@
 //! Host evidence per bubble window (anomaly.md §5.7–5.8): the three host
-//! classes, hygiene (rulebook mode), the three overlap ratios, the
-//! parallelism hint, the `h2d_flow_count`, and the soft-attribution labels.
+//! classes (and the rulebook's input class, the DataLoader's spans), hygiene (rulebook
+//! mode), the overlap ratios, the parallelism hint, the `h2d_flow_count`, and the
+//! soft-attribution labels.
 
 use super::anomaly_config::{AnomalyConfig, Compat};
 use super::intervals::{merge, total_len, Interval};
