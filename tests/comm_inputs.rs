@@ -84,3 +84,33 @@ fn ascend_profiler_output_folders_given_directly_keep_their_rank_folders() {
         out(&[apo(1), apo(3)])["time_summary"]
     );
 }
+
+/// A GPU trace with kernels but no collective (a single-GPU run) given to `comm`: exit 2, and
+/// stderr says the trace was read and holds no collective kernel (communication.md §6).
+/// Before, it said "no communication file could be read", as if the trace had not been read.
+#[test]
+fn gpu_traces_without_collectives_say_so() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("comm_no_nccl_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("rank0.pt.trace.json"),
+        r#"{"deviceProperties": [{"id": 0, "name": "NVIDIA H100"}], "traceEvents": [
+ {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 10, "dur": 100},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 20, "dur": 5, "args": {"correlation": 7}},
+ {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 30, "dur": 40, "args": {"device": 0, "stream": 7, "correlation": 7}}]}"#,
+    )
+    .unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_proflens"))
+        .arg("comm")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "proflens comm: nothing to report: the 1 PyTorch profiler trace(s) read hold no collective kernel (a kernel whose name carries nccl, rccl or cross_device_reduce; communication.md §4.1), and no rank folder has communication.json or communication_matrix.json\n"
+    );
+    assert!(o.stdout.is_empty());
+}

@@ -433,3 +433,108 @@ fn merged_multi_rank_trace_is_split_into_its_ranks_with_a_warning() {
         .iter()
         .all(|p| p.code != "GPU-TV-020"));
 }
+
+/// Three steps of 1000 µs whose first 600 µs the DataLoader spends in `next()` (the span
+/// PyTorch records, `enumerate(DataLoader)#…`, enclosing one traced collate op), then one
+/// 300 µs kernel: each step's prelaunch bubble (650 µs) lies 600/650 under the DataLoader and
+/// is labelled `possible_input_pipeline_wait` (anomaly.md §5.7.1, §5.8 rule 0); the leaf-only
+/// host coverage is 105/650 (the collate op and the launch). In `script` mode there is no input class. Before, the window got
+/// `possible_host_launch_lag` (host ≥ 0.10), the real traces `possible_python_serialization_or_lock`.
+#[test]
+fn a_step_waiting_on_the_dataloader_is_labelled_input_pipeline_wait() {
+    use proflens::analysis::anomaly_config::Compat;
+    use proflens::analysis::host_evidence::Label;
+    let mut ev = Vec::new();
+    for s in 0..3u64 {
+        let t = 10_000 + s * 1000;
+        ev.push(format!(r#"{{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#{s}", "pid": 1, "tid": 1, "ts": {t}, "dur": 1000}}"#));
+        ev.push(format!(r#"{{"ph": "X", "cat": "user_annotation", "name": "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "pid": 1, "tid": 1, "ts": {}, "dur": 600}}"#, t + 1));
+        ev.push(format!(r#"{{"ph": "X", "cat": "cpu_op", "name": "aten::stack", "pid": 1, "tid": 1, "ts": {}, "dur": 100}}"#, t + 500));
+        ev.push(format!(r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {}, "dur": 5, "args": {{"correlation": {s}}}}}"#, t + 640));
+        ev.push(format!(r#"{{"ph": "X", "cat": "kernel", "name": "conv", "pid": 0, "tid": 7, "ts": {}, "dur": 300, "args": {{"device": 0, "stream": 7, "correlation": {s}}}}}"#, t + 650));
+    }
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("dataloader_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("rank0.pt.trace.json"),
+        format!(
+            r#"{{"deviceProperties": [{{"id": 0, "name": "NVIDIA H100"}}], "traceEvents": [{}]}}"#,
+            ev.join(",\n")
+        ),
+    )
+    .unwrap();
+    let run = |cfg: &AnomalyConfig| {
+        let (opener, files) = FsOpener::walk(&dir).unwrap();
+        let mut inv = Inventory::from_paths(&files);
+        read_side_files(&mut inv, &opener);
+        let ranks =
+            engine_support::anomaly_run(&inv, &opener, cfg, &mut |_| ControlFlow::Continue(()))
+                .unwrap()
+                .0;
+        ranks[0]
+            .result
+            .bubbles
+            .iter()
+            .filter(|b| b.window.bubble_id.ends_with(":prelaunch:0"))
+            .map(|b| {
+                (
+                    b.window.bubble_id.clone(),
+                    b.window.interval.len_ns(),
+                    b.evidence.input,
+                    b.evidence.host,
+                    b.labels.clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let rule = run(&AnomalyConfig::spec_defaults());
+    let want: Vec<_> = (0..3)
+        .map(|s| {
+            (
+                format!("ProfilerStep#{s}:prelaunch:0"),
+                650_000,
+                Some(600.0 / 650.0),
+                Some(105.0 / 650.0),
+                vec![Label::InputPipelineWait],
+            )
+        })
+        .collect();
+    assert_eq!(rule, want);
+    // The summary quotes the input ratio of its evidence (anomaly.md §5.9).
+    let top = {
+        let (opener, files) = FsOpener::walk(&dir).unwrap();
+        let mut inv = Inventory::from_paths(&files);
+        read_side_files(&mut inv, &opener);
+        let ranks = engine_support::anomaly_run(
+            &inv,
+            &opener,
+            &AnomalyConfig::spec_defaults(),
+            &mut |_| ControlFlow::Continue(()),
+        )
+        .unwrap()
+        .0;
+        let e = ranks[0].result.soft_root_cause_summary[0].clone();
+        (e.label, e.confidence, e.evidence[0].clone())
+    };
+    assert_eq!(
+        top,
+        (
+            Label::InputPipelineWait,
+            "high",
+            "bubble ProfilerStep#0:prelaunch:0 sync=0.00 comm=0.00 host=0.16 input=0.92"
+                .to_string()
+        )
+    );
+    let script = run(&AnomalyConfig {
+        compat: Compat::Script,
+        ..AnomalyConfig::spec_defaults()
+    });
+    assert!(
+        script
+            .iter()
+            .all(|b| b.2.is_none() && !b.4.contains(&Label::InputPipelineWait)),
+        "{script:?}"
+    );
+}

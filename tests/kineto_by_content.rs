@@ -463,3 +463,56 @@ fn only_files_that_are_not_traces_exit_with_nothing_analysed() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A trace with no `distributedInfo` and no rank in its name is rank 0 of its role. Alone in
+/// its role (a single-GPU run, the most common capture) nothing is guessed: an info note, so
+/// `--strict` passes. Among several traces of one role the order may not be the ranks': a
+/// warning, as before. Before, the lone trace got the warning too.
+#[test]
+fn a_lone_trace_without_a_rank_is_rank_0_with_an_info_note() {
+    let trace = format!(
+        r#"{{"schemaVersion": 1, "traceEvents": [{}, {}]}}"#,
+        x("cpu_op", "aten::add", 10, 5),
+        r#"{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 30, "dur": 20, "args": {"correlation": 7, "device": 0, "stream": 7}}"#
+    );
+    let mut o = MemOpener::new();
+    o.add("solo/worker0.pt.trace.json", trace.clone());
+    o.add("pair/a.pt.trace.json", trace.clone());
+    o.add("pair/b.pt.trace.json", trace);
+    let inv = Inventory::from_paths(&o.list());
+    let mut inv = inv;
+    let _ = read_side_files_keeping_heads(&mut inv, &o);
+    let notes: Vec<(String, Option<i64>, Severity, String)> = inv
+        .ranks
+        .iter()
+        .flat_map(|r| {
+            r.notes
+                .iter()
+                .filter(|n| n.code == "GPU-DISC-001")
+                .map(|n| (r.role.clone(), r.rank_id, n.severity, n.message.clone()))
+        })
+        .collect();
+    assert_eq!(
+        notes,
+        vec![
+            (
+                "pair".to_string(),
+                Some(0),
+                Severity::Warning,
+                "Rank 0 of pair/a.pt.trace.json taken from the order of the traces (no distributedInfo in the head, no rank in the name)".to_string()
+            ),
+            (
+                "pair".to_string(),
+                Some(1),
+                Severity::Warning,
+                "Rank 1 of pair/b.pt.trace.json taken from the order of the traces (no distributedInfo in the head, no rank in the name)".to_string()
+            ),
+            (
+                "solo".to_string(),
+                Some(0),
+                Severity::Info,
+                "Rank 0 of solo/worker0.pt.trace.json: the only trace of its role \"solo\", with no distributedInfo in the head and no rank in the name".to_string()
+            ),
+        ]
+    );
+}

@@ -1,5 +1,5 @@
 //! Nothing skipped in silence (formats.md §11.1): `proflens analyze` names on stderr every
-//! file and folder it does not use and why (`DROP-001`…`DROP-004`); "nothing to analyse"
+//! file and folder it does not use and why (`DROP-001`…`DROP-005`); "nothing to analyse"
 //! lists what was found; a host-only trace and a kernel table without intervals say so on
 //! stderr. And the real-world sets: every file in exactly one list of the inventory.
 
@@ -274,4 +274,99 @@ fn every_real_world_file_is_in_one_list() {
         + inv.ignored.len()
         + inv.summaries.len();
     assert_eq!(listed, files.len());
+}
+
+const GPU_TRACE: &str = r#"{"deviceProperties": [{"id": 0, "name": "NVIDIA H100"}], "traceEvents": [
+ {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 10, "dur": 100},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 20, "dur": 5, "args": {"correlation": 7}},
+ {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 30, "dur": 40, "args": {"device": 0, "stream": 7, "correlation": 7}}]}"#;
+
+/// `analyze run --out-dir run/out`, twice: the second run does not read the first run's
+/// outputs (`anomaly.json` as a trace, the snapshot JSON documents as snapshots); it says so
+/// once (`DROP-005`) and writes the same files. Before, it read them: a phantom rank `out`,
+/// GPU-FILE-002 and SNAP-LAYOUT problems, and `mem.json.json.json`-style outputs.
+#[test]
+fn the_output_folder_inside_the_input_is_not_read_again() {
+    let d = temp_dir("outdir");
+    let root = d.join("run");
+    write(&root, "rank0.pt.trace.json", GPU_TRACE);
+    let json = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/snapshot_json/memory_snapshot.json"
+    ))
+    .unwrap();
+    write(&root, "mem.json", &json);
+    let out = root.join("out");
+    let list = |dir: &Path| {
+        let (_, files) = FsOpener::walk(dir).unwrap();
+        files.into_iter().map(|f| f.path).collect::<Vec<_>>()
+    };
+    let (code, first) = analyze(&root, &out);
+    assert_eq!(code, 0, "{first:#?}");
+    assert!(first.iter().all(|l| !l.contains("DROP-005")), "{first:#?}");
+    let written = list(&out);
+    assert_eq!(
+        written,
+        vec![
+            "out/anomaly.json",
+            "out/reports/anomaly_report_run.md",
+            "out/reports/kernels_run.csv",
+            "out/reports/model_architecture_report_run.md",
+            "out/snapshots/mem.json.json",
+            "out/snapshots/mem.json.md",
+        ]
+    );
+    let (code, second) = analyze(&root, &out);
+    assert_eq!(code, 0, "{second:#?}");
+    let n = written.len();
+    let bytes: u64 = written
+        .iter()
+        .map(|p| std::fs::metadata(root.join(p)).unwrap().len())
+        .sum();
+    let note = format!(
+        "inventory: info DROP-005: {}: {n} file(s) ({}) under the output folder are not read as inputs: it lies inside the input, so they are outputs of an earlier run (first: run/out/anomaly.json)",
+        out.display(),
+        proflens::base::format::bytes(bytes as f64)
+    );
+    let without_note: Vec<&String> = second.iter().filter(|l| **l != note).collect();
+    let first_refs: Vec<&String> = first.iter().collect();
+    assert_eq!(without_note, first_refs, "{second:#?}");
+    assert!(has(&second, &note), "{second:#?}");
+    assert_eq!(list(&out), written);
+}
+
+/// `proflens snapshot mem.json --json mem.result.json` beside the snapshot, then `analyze` of
+/// the folder: the result document (first key `file`, a `segments` summary object) is a file
+/// not used (`DROP-001`), not a snapshot (torch-snapshot.md §2.6). Before, it was read as a
+/// JSON snapshot: `SNAP-LAYOUT` and `SNAP-EMPTY` warnings and `mem.result.json.json` outputs.
+#[test]
+fn a_snapshot_result_beside_its_snapshot_is_not_read_as_one() {
+    let d = temp_dir("snapresult");
+    let root = d.join("snaps");
+    let json = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/snapshot_json/memory_snapshot.json"
+    ))
+    .unwrap();
+    write(&root, "mem.json", &json);
+    let o = Command::new(env!("CARGO_BIN_EXE_proflens"))
+        .args(["snapshot", "mem.json", "--json", "mem.result.json"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (code, err) = analyze(&root, &d.join("out"));
+    assert_eq!(code, 0, "{err:#?}");
+    assert!(err.iter().all(|l| !l.contains("SNAP-")), "{err:#?}");
+    assert!(
+        err.iter()
+            .any(|l| l.starts_with("inventory: info DROP-001: snaps/mem.result.json: not used")),
+        "{err:#?}"
+    );
+    let (_, files) = FsOpener::walk(&d.join("out")).unwrap();
+    let names: Vec<String> = files.into_iter().map(|f| f.path).collect();
+    assert_eq!(
+        names,
+        vec!["out/snapshots/mem.json.json", "out/snapshots/mem.json.md"]
+    );
 }

@@ -220,3 +220,109 @@ fn k_frame_chains_and_project_root_override() {
     assert_eq!(lib.kind, SiteKind::Project);
     let _ = NO_STACK;
 }
+
+/// Stacks of C++ frames only (`stacks="all"`: the autograd engine's thread records no Python
+/// frame) are attributed to the autograd node, else the ATen operator, never to the caching
+/// allocator that every such stack starts with (torch-snapshot.md §7.5, stacks with no Python frame).
+#[test]
+fn native_only_stacks_go_to_the_autograd_node_or_the_aten_op() {
+    const MALLOC: (&str, u32, &str) = (
+        "CUDACachingAllocator.cpp",
+        0,
+        "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long, CUstream_st*)",
+    );
+    const ALLOCATE: (&str, u32, &str) = (
+        "",
+        0,
+        "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate(unsigned long)",
+    );
+    const EMPTY: (&str, u32, &str) = (
+        "??",
+        0,
+        "at::detail::empty_cuda(c10::ArrayRef<long>, c10::TensorOptions const&)",
+    );
+    const ENGINE: (&str, u32, &str) = (
+        "??",
+        0,
+        "torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)",
+    );
+    let mut b = SnapshotBuilder::new();
+    let unwind = ("??", 0, "torch::unwind::unwind()");
+    // Backward: div inside MeanBackward0 (the node wins over both ATen ops).
+    let mean_bw = b.stack(&[
+        unwind,
+        MALLOC,
+        ALLOCATE,
+        EMPTY,
+        ("??", 0, "at::_ops::div_Tensor::call(at::Tensor const&, at::Tensor const&)"),
+        ("??", 0, "at::_ops::div_Scalar::call(at::Tensor const&, c10::Scalar const&)"),
+        ("??", 0, "torch::autograd::generated::MeanBackward0::apply(std::vector<at::Tensor, std::allocator<at::Tensor> >&&)"),
+        ENGINE,
+    ]);
+    // No node: the innermost ATen operator.
+    let bmm = b.stack(&[
+        MALLOC,
+        ALLOCATE,
+        EMPTY,
+        (
+            "RegisterCUDA.cpp",
+            0,
+            "at::(anonymous namespace)::wrapper_CUDA_bmm(at::Tensor const&, at::Tensor const&)",
+        ),
+        (
+            "??",
+            0,
+            "at::_ops::bmm::call(at::Tensor const&, at::Tensor const&)",
+        ),
+        (
+            "??",
+            0,
+            "at::_ops::matmul::call(at::Tensor const&, at::Tensor const&)",
+        ),
+    ]);
+    // Neither: the first frame outside the allocator (the cuBLAS workspace).
+    let ws = b.stack(&[
+        MALLOC,
+        ALLOCATE,
+        ("", 0, "at::cuda::getNewWorkspace()"),
+        ENGINE,
+    ]);
+    // Only allocator frames: the first of them.
+    let bare = b.stack(&[MALLOC, ALLOCATE]);
+    b.alloc(0x100, 4000, mean_bw)
+        .alloc(0x200, 3000, bmm)
+        .alloc(0x300, 2000, ws)
+        .alloc(0x400, 1000, bare);
+    let snap = b.finish();
+    let a = analyze(&snap, &snap.devices[0], &AnalysisOptions::spec_defaults());
+    let g = &a.points[0];
+    assert_eq!(
+        (g.kind, g.live_bytes, g.live_tensors),
+        (PointKind::GlobalPeak, 10_000, 4)
+    );
+    let rows: Vec<(String, u64, SiteKind)> = g
+        .contributors
+        .iter()
+        .map(|c| {
+            let (_, _, name) = snap.pools.frame_text(c.site.unwrap());
+            (name.split('(').next().unwrap().to_string(), c.bytes, c.kind)
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            (
+                "torch::autograd::generated::MeanBackward0::apply".into(),
+                4000,
+                SiteKind::Named
+            ),
+            ("at::_ops::bmm::call".into(), 3000, SiteKind::Named),
+            ("at::cuda::getNewWorkspace".into(), 2000, SiteKind::Named),
+            (
+                "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc".into(),
+                1000,
+                SiteKind::Named
+            ),
+        ]
+    );
+}

@@ -1,6 +1,7 @@
 //! Host evidence per bubble window (anomaly.md §5.7–5.8): the three host
-//! classes, hygiene (rulebook mode), the three overlap ratios, the
-//! parallelism hint, the `h2d_flow_count`, and the soft-attribution labels.
+//! classes (and the rulebook's input class, the DataLoader's spans), hygiene (rulebook
+//! mode), the overlap ratios, the parallelism hint, the `h2d_flow_count`, and the
+//! soft-attribution labels.
 
 use super::anomaly_config::{AnomalyConfig, Compat};
 use super::intervals::{merge, total_len, Interval};
@@ -23,6 +24,8 @@ pub enum Label {
     PythonSerializationOrLock,
     /// Rule 6: nothing else applies.
     InsufficientEvidence,
+    /// Rule 0 (rulebook): the DataLoader's iteration spans cover the bubble.
+    InputPipelineWait,
 }
 
 impl Label {
@@ -35,6 +38,7 @@ impl Label {
             Label::HostLaunchLag => "possible_host_launch_lag",
             Label::PythonSerializationOrLock => "possible_python_serialization_or_lock",
             Label::InsufficientEvidence => "insufficient_evidence",
+            Label::InputPipelineWait => "possible_input_pipeline_wait",
         }
     }
 }
@@ -50,6 +54,8 @@ pub struct HostIndex<'a> {
     general: ClassIndex,
     sync: ClassIndex,
     comm: ClassIndex,
+    /// The DataLoader's iteration spans (`enumerate(DataLoader)#…`; rulebook only, §5.7.1).
+    input: ClassIndex,
     /// The table's flow points (`HostEventTable::h2d_flow_ends_ns`), borrowed.
     flows: &'a [i64],
     compat: Compat,
@@ -196,7 +202,7 @@ pub fn build_index<'a>(
         }
     }
     drop(by_thread);
-    let (mut g, mut s, mut c) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut g, mut s, mut c, mut d) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut extra_starts = Vec::new();
     let mut excluded = 0;
     for (i, e) in events.iter().enumerate() {
@@ -263,6 +269,9 @@ pub fn build_index<'a>(
             excluded += 1;
             continue;
         }
+        if rule && starts_with_ci(name, INPUT_PREFIX) {
+            d.push(i as u32);
+        }
         // GPU traces: a `cuda_sync` event is a synchronisation, an `nccl:*` user
         // annotation a collective (neither cat occurs in Ascend traces).
         let sync = is_sync || (rule && cat == "HostToDevice") || cat == "cuda_sync";
@@ -302,6 +311,7 @@ pub fn build_index<'a>(
         general: ClassIndex::finish(g, events),
         sync: ClassIndex::finish(s, events),
         comm: ClassIndex::finish(c, events),
+        input: ClassIndex::finish(d, events),
         events,
         leaf,
         flows: &host.h2d_flow_ends_ns,
@@ -336,6 +346,9 @@ pub struct Evidence {
     pub comm: Option<f64>,
     /// `host_parallelism_hint` (rulebook only; null without host events).
     pub hint: Option<f64>,
+    /// `input_overlap_ratio`: the share of the window under the DataLoader's iteration spans
+    /// (rulebook only; null in `script` mode and for a zero-length window).
+    pub input: Option<f64>,
     /// Flow points inside the window (`start ≤ ts < end`): `HostToDevice` / `torch_to_npu`
     /// flow ends on Ascend, device-op launch starts on GPU ranks
     /// (`model::trace_events::HostEventTable::h2d_flow_ends_ns`).
@@ -370,15 +383,32 @@ pub fn evidence(ix: &HostIndex<'_>, t: Interval, service_ns: i64, cfg: &AnomalyC
         sync: ratio(t, ix.sync.clipped(table, t, long, false)),
         comm: ratio(t, ix.comm.clipped(table, t, long, false)),
         hint,
+        // Kept whatever their length: a data-loading span is itself the evidence (§5.7.3).
+        input: if rule {
+            ratio(t, ix.input.clipped(table, t, None, false))
+        } else {
+            None
+        },
         h2d_flow_count: b.saturating_sub(a),
     }
 }
+
+/// The name prefix of the span PyTorch's DataLoader records around each `next()` on its
+/// iterator (`enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__`, …; §5.7.1).
+pub const INPUT_PREFIX: &str = "enumerate(DataLoader)#";
+
+/// Rule 0 of §5.8: the input overlap at or above which a window is labelled
+/// `possible_input_pipeline_wait`.
+pub const INPUT_OVERLAP_MIN: f64 = 0.5;
 
 /// Soft attribution (§5.8) in the spec's order. A null ratio counts as 0.
 /// `capture_boundary` windows have their host labels replaced by `insufficient_evidence`.
 pub fn labels(ev: &Evidence, capture_boundary: bool, cfg: &AnomalyConfig) -> Vec<Label> {
     let host = ev.host.unwrap_or(0.0);
     let mut out = Vec::new();
+    if ev.input.unwrap_or(0.0) >= INPUT_OVERLAP_MIN {
+        out.push(Label::InputPipelineWait);
+    }
     if ev.sync.unwrap_or(0.0) >= cfg.sync_overlap_min {
         out.push(Label::SyncOrH2d);
     }
@@ -417,157 +447,5 @@ pub fn labels(ev: &Evidence, capture_boundary: bool, cfg: &AnomalyConfig) -> Vec
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The class scan (one running max per block of events) and the density count (the
-    /// general class plus the other kept events) give what a scan of every event gives.
-    #[test]
-    fn class_scan_and_density_match_every_event() {
-        let mut t = HostEventTable::new();
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % m) as i64
-        };
-        for _ in 0..700 {
-            let long = next(10) == 0;
-            let start = next(100_000);
-            let dur = 1 + next(if long { 20_000 } else { 500 });
-            let cat = ["cpu_op", "python_function", "cuda_runtime", "Trace"][next(4) as usize];
-            let name = [
-                "aten::mm",
-                "aten::copy_",
-                "cudaLaunchKernel",
-                "c10d::allreduce",
-            ][next(4) as usize];
-            let lane = [Lane::Python, Lane::Cann, Lane::OtherHost][next(3) as usize];
-            t.push(name, cat, next(3) as u32, lane, start, dur);
-        }
-        t.finish();
-        for compat in [Compat::Rulebook, Compat::Script] {
-            let cfg = AnomalyConfig {
-                compat,
-                ..Default::default()
-            };
-            let ix = build_index(&t, &cfg, None);
-            let events = t.events();
-            let mut kept = 0;
-            for _ in 0..300 {
-                let from = next(110_000) - 5_000;
-                let w = Interval::new(from, from + 1 + next(3_000));
-                for (class, leaf_only) in
-                    [(&ix.general, true), (&ix.sync, false), (&ix.comm, false)]
-                {
-                    let long = Some(1_000);
-                    let mut got = class.clipped((events, ix.leaf.as_slice()), w, long, leaf_only);
-                    let mut want: Vec<Interval> = class
-                        .ev
-                        .iter()
-                        .map(|&i| i as usize)
-                        .filter(|&i| events[i].dur_ns <= 1_000 && (!leaf_only || ix.leaf[i]))
-                        .filter_map(|i| {
-                            Interval::new(events[i].start_ns, events[i].end_ns()).clip(w)
-                        })
-                        .collect();
-                    got.sort_unstable();
-                    want.sort_unstable();
-                    assert_eq!(got, want);
-                }
-                let want = events
-                    .iter()
-                    .filter(|e| {
-                        e.start_ns >= w.start_ns
-                            && e.start_ns < w.end_ns
-                            && kept_in_any(&ix, events, e)
-                    })
-                    .count();
-                assert_eq!(ix.events_starting_in(w), want);
-                kept += want;
-            }
-            assert!(kept > 0);
-            assert_eq!(
-                ix.kept_events,
-                events
-                    .iter()
-                    .filter(|e| kept_in_any(&ix, events, e))
-                    .count()
-            );
-        }
-    }
-
-    fn kept_in_any(ix: &HostIndex<'_>, events: &[HostEvent], e: &HostEvent) -> bool {
-        let i = events.iter().position(|x| std::ptr::eq(x, e)).unwrap() as u32;
-        [&ix.general, &ix.sync, &ix.comm]
-            .iter()
-            .any(|c| c.ev.contains(&i))
-    }
-
-    fn ev(host: Option<f64>, sync: f64, comm: f64, hint: Option<f64>) -> Evidence {
-        Evidence {
-            host,
-            sync: Some(sync),
-            comm: Some(comm),
-            hint,
-            h2d_flow_count: 0,
-        }
-    }
-
-    #[test]
-    fn spec_13_5_label_cases() {
-        let c = AnomalyConfig::spec_defaults();
-        assert_eq!(
-            labels(&ev(Some(0.01), 0.25, 0.3, None), false, &c),
-            [
-                Label::SyncOrH2d,
-                Label::CommWait,
-                Label::UntracedHostBlocking
-            ]
-        );
-        assert_eq!(
-            labels(&ev(Some(0.07), 0.0, 0.0, None), false, &c),
-            [Label::InsufficientEvidence]
-        );
-        assert_eq!(
-            labels(&ev(Some(0.07), 0.0, 0.0, Some(1.1)), false, &c),
-            [Label::PythonSerializationOrLock]
-        );
-        // Zero-length window: ratios null → counts as 0 → untraced.
-        let z = Evidence::default();
-        assert_eq!(labels(&z, false, &c), [Label::UntracedHostBlocking]);
-        assert_eq!(labels(&z, true, &c), [Label::InsufficientEvidence]);
-    }
-
-    #[test]
-    fn label_thresholds_below_at_above() {
-        let c = AnomalyConfig::spec_defaults();
-        // sync 0.19 / 0.20 / 0.21 with host 0.5
-        assert!(!labels(&ev(Some(0.5), 0.19, 0.0, None), false, &c).contains(&Label::SyncOrH2d));
-        assert!(labels(&ev(Some(0.5), 0.20, 0.0, None), false, &c).contains(&Label::SyncOrH2d));
-        assert!(labels(&ev(Some(0.5), 0.21, 0.0, None), false, &c).contains(&Label::SyncOrH2d));
-        // host 0.0499 / 0.05: untraced below only; 0.0999 / 0.10 launch lag at and above.
-        assert_eq!(
-            labels(&ev(Some(0.0499), 0.0, 0.0, None), false, &c),
-            [Label::UntracedHostBlocking]
-        );
-        assert_eq!(
-            labels(&ev(Some(0.05), 0.0, 0.0, None), false, &c),
-            [Label::InsufficientEvidence]
-        );
-        assert_eq!(
-            labels(&ev(Some(0.0999), 0.0, 0.0, None), false, &c),
-            [Label::InsufficientEvidence]
-        );
-        assert_eq!(
-            labels(&ev(Some(0.10), 0.0, 0.0, None), false, &c),
-            [Label::HostLaunchLag]
-        );
-        // hint 1.2 is not < 1.2
-        assert_eq!(
-            labels(&ev(Some(0.07), 0.0, 0.0, Some(1.2)), false, &c),
-            [Label::InsufficientEvidence]
-        );
-    }
-}
+#[path = "host_evidence_tests.rs"]
+mod tests;

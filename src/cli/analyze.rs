@@ -231,6 +231,7 @@ pub fn run(args: Args) -> i32 {
             return super::EXIT_NOTHING;
         }
     };
+    let (files, outputs) = split_outputs(&opener, files, &args.out_dir);
     let mut inv = Inventory::from_paths(&files);
     let heads = read_side_files_keeping_heads(&mut inv, &opener);
     let mut plan = Plan::defaults();
@@ -251,7 +252,8 @@ pub fn run(args: Args) -> i32 {
     if gpu || inv.ranks.iter().any(crate::engine::read::comm::usable) {
         plan.comm = Some(Default::default());
     }
-    let unused = not_used(&inv, &plan);
+    let mut unused = not_used(&inv, &plan);
+    unused.extend(outputs);
     if plan.memory.is_none()
         && plan.anomaly.is_none()
         && plan.snapshot.is_none()
@@ -309,6 +311,49 @@ pub fn run(args: Args) -> i32 {
         opener.walk_problems + n_unused + n,
         args.common.strict,
     )
+}
+
+/// Leaves out the files under the output folder when it lies inside an input folder
+/// (`analyze run --out-dir run/out`): they are an earlier run's outputs (`anomaly.json`, the
+/// snapshot JSON documents), not profiler outputs, and would otherwise be read as inputs. Returns
+/// the files kept and, when some were left out, one `DROP-005` info counting them
+/// (formats.md §11.1). An output folder that is an input folder itself, or holds one, leaves
+/// nothing out.
+pub fn split_outputs(
+    opener: &MultiOpener,
+    files: Vec<InputFile>,
+    out_dir: &Path,
+) -> (Vec<InputFile>, Option<crate::base::Problem>) {
+    use crate::ingest::inventory::unused_codes::OUTPUT;
+    let Ok(out) = out_dir.canonicalize() else {
+        return (files, None);
+    };
+    let mut kept = Vec::with_capacity(files.len());
+    let (mut n, mut total, mut first) = (0u64, 0u64, None);
+    for f in files {
+        let under = opener.root_of(&f.path).is_some_and(|o| {
+            o.root() != out && out.starts_with(o.root()) && o.disk_path(&f.path).starts_with(&out)
+        });
+        if under {
+            n += 1;
+            total += f.size;
+            first.get_or_insert_with(|| f.path.clone());
+        } else {
+            kept.push(f);
+        }
+    }
+    let note = first.map(|first| {
+        crate::base::Problem::new(
+            Severity::Info,
+            OUTPUT,
+            crate::base::Position::file(out_dir.display().to_string()),
+            format!(
+                "{n} file(s) ({}) under the output folder are not read as inputs: it lies inside the input, so they are outputs of an earlier run (first: {first})",
+                crate::base::format::bytes(total as f64)
+            ),
+        )
+    });
+    (kept, note)
 }
 
 /// What `analyze` does not use, and why (formats.md §11.1): the drop's notes, every rank

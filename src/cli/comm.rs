@@ -116,6 +116,20 @@ fn write_table(
     w.flush().map_err(|e| e.to_string())
 }
 
+/// Why `comm` has nothing to report (communication.md §6): GPU traces were read but hold no
+/// collective kernel (§4.1), or no communication file could be read.
+fn nothing_to_report(store: &crate::engine::Store) -> String {
+    let traces = store
+        .anomaly_ranks()
+        .map_or(0, |r| r.iter().filter(|r| r.gpu.is_some()).count());
+    if traces == 0 {
+        return "no communication file could be read".into();
+    }
+    format!(
+        "nothing to report: the {traces} PyTorch profiler trace(s) read hold no collective kernel (a kernel whose name carries nccl, rccl or cross_device_reduce; communication.md §4.1), and no rank folder has communication.json or communication_matrix.json"
+    )
+}
+
 /// Runs the subcommand; returns the exit code.
 pub fn run(args: Args) -> i32 {
     let (opener, files) = match MultiOpener::walk(&args.inputs) {
@@ -159,7 +173,7 @@ pub fn run(args: Args) -> i32 {
         }
     }
     if rep.ranks.is_empty() && rep.collectives.is_empty() && kernels.is_empty() {
-        eprintln!("proflens comm: no communication file could be read");
+        eprintln!("proflens comm: {}", nothing_to_report(&store));
         return super::EXIT_NOTHING;
     }
     if let Some(table) = args.table {

@@ -118,6 +118,12 @@ pub fn label_reasons(b: &BubbleResult, cfg: &AnomalyConfig) -> Vec<String> {
     let mut out: Vec<String> = b.labels
         .iter()
         .map(|l| match l {
+            Label::InputPipelineWait => format!(
+                "{}: DataLoader iteration (enumerate(DataLoader)#…) overlap {} ≥ {}",
+                l.as_str(),
+                fmt_ratio(e.input),
+                crate::analysis::host_evidence::INPUT_OVERLAP_MIN
+            ),
             Label::SyncOrH2d => format!(
                 "{}: sync/copy marker overlap {} ≥ {}",
                 l.as_str(),

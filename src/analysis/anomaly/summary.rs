@@ -67,6 +67,7 @@ fn entries(
             let direct = match label {
                 Label::SyncOrH2d => wmean(&|b| b.evidence.sync.unwrap_or(0.0)) >= 0.5,
                 Label::CommWait => wmean(&|b| b.evidence.comm.unwrap_or(0.0)) >= 0.5,
+                Label::InputPipelineWait => wmean(&|b| b.evidence.input.unwrap_or(0.0)) >= 0.5,
                 _ => false,
             };
             let confidence = if matches!(
@@ -90,8 +91,13 @@ fn entries(
                 .iter()
                 .take(3)
                 .map(|b| {
+                    // The input label quotes its own ratio (anomaly.md §5.9).
+                    let input = match label {
+                        Label::InputPipelineWait => format!(" input={}", f(b.evidence.input)),
+                        _ => String::new(),
+                    };
                     format!(
-                        "bubble {} sync={} comm={} host={}",
+                        "bubble {} sync={} comm={} host={}{input}",
                         b.window.bubble_id,
                         f(b.evidence.sync),
                         f(b.evidence.comm),

@@ -2,7 +2,9 @@
 //!
 //! The **site** of a record is the first frame of its stack (innermost first)
 //! that passes the MemoryViz filter, is a `.py` file and satisfies the project
-//! rule; fallbacks: the first Python frame, the first named frame, `<no stack>`.
+//! rule; fallbacks: the first Python frame, the named frame that names the operation
+//! (autograd node, then ATen operator, never the caching allocator's own frames when another
+//! is named), `<no stack>`.
 //! Sites are computed once per distinct stack (stacks are interned).
 
 use rustc_hash::FxHashMap;
@@ -10,7 +12,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use crate::model::snapshot::{FrameId, SnapPools, StackId, NO_STACK};
 
-use super::frame_filter::{is_python, memoryviz_hidden, ProjectRule};
+use super::frame_filter::{is_python, memoryviz_hidden, native_site_rank, ProjectRule};
 use super::lifetimes::{Lifetimes, StackKind};
 
 /// How a site was found.
@@ -20,7 +22,7 @@ pub enum SiteKind {
     Project,
     /// Fallback 1: the first Python frame.
     Python,
-    /// Fallback 2: the first named frame.
+    /// Fallback 2: a named frame (an autograd node, an ATen operator, then any frame; §7.5).
     Named,
     /// No usable frame.
     NoStack,
@@ -131,7 +133,8 @@ impl<'a> Attributor<'a> {
         } else if let Some(&f) = frames
             .iter()
             .filter(|f| visible(f))
-            .find(|f| !self.pools.frame_text(**f).2.is_empty())
+            .filter(|f| !self.pools.frame_text(**f).2.is_empty())
+            .min_by_key(|f| native_site_rank(self.pools.frame_text(**f).2))
         {
             SiteInfo {
                 site: Some(f),

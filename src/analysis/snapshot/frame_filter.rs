@@ -38,6 +38,22 @@ pub fn is_python(filename: &str) -> bool {
     b.len() >= 3 && b[b.len() - 3..].eq_ignore_ascii_case(b".py")
 }
 
+/// Preference of a named frame as the site of a stack with no Python frame (§7.5 fallback 2;
+/// lower is preferred): 0 an autograd node (`torch::autograd::generated::…::apply`), 1 an ATen
+/// operator entry (`at::_ops::…::call`), 2 any other frame, 3 the caching allocator's own frames
+/// (a name holding `CachingAllocator`: CUDA, ROCm and torch_npu).
+pub fn native_site_rank(name: &str) -> u8 {
+    if name.contains("torch::autograd::generated::") && name.contains("::apply") {
+        0
+    } else if name.contains("at::_ops::") && name.contains("::call") {
+        1
+    } else if name.contains("CachingAllocator") {
+        3
+    } else {
+        2
+    }
+}
+
 /// The project rule of §7.5: the Ascend user-frame rule (ascend-memory.md §6.3), one implementation.
 pub use crate::analysis::user_frame::UserFrameRule as ProjectRule;
 
@@ -73,6 +89,24 @@ mod tests {
         };
         assert!(inc.is_user_path("/opt/conda/lib/python3.11/site-packages/mylib/a.py"));
         assert!(!inc.is_user_path("/home/u/proj/vendor/b.py"));
+    }
+
+    #[test]
+    fn native_site_ranks() {
+        let node = "torch::autograd::generated::BmmBackward0::apply(std::vector<at::Tensor, std::allocator<at::Tensor> >&&)";
+        assert_eq!(native_site_rank(node), 0);
+        assert_eq!(
+            native_site_rank("at::_ops::bmm::call(at::Tensor const&, at::Tensor const&)"),
+            1
+        );
+        assert_eq!(
+            native_site_rank("at::_ops::bmm::redispatch(c10::DispatchKeySet)"),
+            2
+        );
+        assert_eq!(native_site_rank("at::cuda::getNewWorkspace()"), 2);
+        let cuda = "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long, CUstream_st*)";
+        assert_eq!(native_site_rank(cuda), 3);
+        assert_eq!(native_site_rank("c10_npu::NPUCachingAllocator::DeviceCachingAllocator::malloc(int, unsigned long, aclrtStream)"), 3);
     }
 
     #[test]

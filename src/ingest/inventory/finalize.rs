@@ -84,8 +84,14 @@ impl Inventory {
                     &label,
                     format!("Rank id of {label} unknown (no profiler_info_<N>.json, no rank_id in it, no rank<N> in the folder name, and the drop holds several captures): numbered by its position among the drop's captures"),
                 )),
+                // The only capture of the drop (a single-device run; torch_npu ≥ 2.10 names
+                // its profiler_info without a rank there) is rank 0 with nothing guessed.
                 (Some(id), s) if s != RankSource::InfoFileName => r.notes.push(Note::new(
-                    Severity::Warning,
+                    if s == RankSource::SingleFolder {
+                        Severity::Info
+                    } else {
+                        Severity::Warning
+                    },
                     "MEM-DISC-002",
                     &label,
                     format!("Rank id {id} taken from {} for {label}", s.describe()),
@@ -354,22 +360,42 @@ fn kineto_finalize(ranks: &mut [RankFolder]) {
             },
         ];
     }
-    for i in pending {
+    // Traces per role: the only trace of its role (a single-GPU run) is rank 0 with nothing
+    // guessed, an info note; among several, the order may not be the ranks' (formats.md §8).
+    let mut per_role: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in ranks.iter().filter(|r| r.kind == CaptureKind::Kineto) {
+        *per_role.entry(r.role.as_str()).or_default() += 1;
+    }
+    let alone: Vec<bool> = pending
+        .iter()
+        .map(|&i| per_role.get(ranks[i].role.as_str()) == Some(&1))
+        .collect();
+    for (i, alone) in pending.into_iter().zip(alone) {
         let r = &mut ranks[i];
         let taken = used.entry(r.role.clone()).or_default();
         let k = (0..).find(|k| !taken.contains(k)).unwrap_or(0);
         taken.push(k);
         r.rank_id = Some(k);
         let label = r.label().to_string();
-        r.notes.push(Note::new(
-            Severity::Warning,
-            super::RANK_FROM_ORDER,
-            &label,
-            format!(
-                "Rank {k} of {label} taken from {}",
-                RankSource::Order.describe()
-            ),
-        ));
+        let (severity, msg) = if alone {
+            (
+                Severity::Info,
+                format!(
+                    "Rank {k} of {label}: the only trace of its role {:?}, with no distributedInfo in the head and no rank in the name",
+                    r.role
+                ),
+            )
+        } else {
+            (
+                Severity::Warning,
+                format!(
+                    "Rank {k} of {label} taken from {}",
+                    RankSource::Order.describe()
+                ),
+            )
+        };
+        r.notes
+            .push(Note::new(severity, super::RANK_FROM_ORDER, &label, msg));
     }
     // Several traces of one rank (several files, steps or restarts): say so on each.
     let mut count: BTreeMap<(String, i64), usize> = BTreeMap::new();

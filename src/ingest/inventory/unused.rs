@@ -18,6 +18,9 @@ pub mod codes {
     /// A file the command does not read although the drop may hold it (info; e.g. a cluster
     /// summary given to `proflens analyze`).
     pub const COMMAND: &str = "DROP-004";
+    /// Files under `proflens analyze`'s output folder, inside the input: an earlier run's
+    /// outputs, not read (info; `cli::analyze::split_outputs`).
+    pub const OUTPUT: &str = "DROP-005";
 }
 
 /// The text-export kinds a rank with a DB export does not read (ascend-db.md §7).

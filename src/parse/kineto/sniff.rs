@@ -29,6 +29,15 @@ pub fn sniff<'a>(src: Box<dyn Read + 'a>, name: &str, size: Option<u64>) -> Kine
     sniff_within(src, name, size, SNIFF_BYTES)
 }
 
+/// The top-level keys of the snapshot dict (torch-snapshot.md §2.6): a JSON file whose first
+/// key is another one is not a snapshot.
+const SNAPSHOT_KEYS: [&[u8]; 4] = [
+    b"segments",
+    b"device_traces",
+    b"allocator_settings",
+    b"external_annotations",
+];
+
 /// What the head of a JSON file said so far (formats.md §8.1).
 #[derive(Default)]
 struct Marks {
@@ -42,6 +51,9 @@ struct Marks {
     /// A top-level `segments` / `device_traces` before `traceEvents`, or a first element
     /// shaped like a segment: a memory snapshot written as JSON (torch-snapshot.md §2.6).
     snapshot: bool,
+    /// A top-level key that is not one of the snapshot dict's came first (proflens' own
+    /// `snapshot --json` document begins with `file`): `segments` then is not a snapshot's.
+    foreign_first_key: bool,
     /// The read stopped at the byte bound before it could decide.
     bound: bool,
 }
@@ -117,10 +129,14 @@ pub fn sniff_within<'a>(
         &mut |k, _| {
             let mut m = marks.borrow_mut();
             m.trace_events_key |= k == b"traceEvents";
-            if !m.trace_events_key && (k == b"segments" || k == b"device_traces") {
+            if !m.trace_events_key
+                && !m.foreign_first_key
+                && (k == b"segments" || k == b"device_traces")
+            {
                 m.snapshot = true;
                 return ControlFlow::Break(());
             }
+            m.foreign_first_key |= !SNAPSHOT_KEYS.contains(&k);
             ControlFlow::Continue(())
         },
         &mut |k, v, _| {
