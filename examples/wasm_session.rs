@@ -62,7 +62,8 @@ pub extern "C" fn file(n: usize) -> *mut u8 {
     FILES.with(|f| {
         let mut f = f.borrow_mut();
         f.push((name, vec![0; n]));
-        f.last_mut().map_or(std::ptr::null_mut(), |(_, b)| b.as_mut_ptr())
+        f.last_mut()
+            .map_or(std::ptr::null_mut(), |(_, b)| b.as_mut_ptr())
     })
 }
 

@@ -24,8 +24,6 @@ pub enum Label {
     PythonSerializationOrLock,
     /// Rule 6: nothing else applies.
     InsufficientEvidence,
-    /// Rule 0 (rulebook): the DataLoader's iteration spans cover the bubble.
-    InputPipelineWait,
 }
 
 impl Label {
@@ -38,7 +36,6 @@ impl Label {
             Label::HostLaunchLag => "possible_host_launch_lag",
             Label::PythonSerializationOrLock => "possible_python_serialization_or_lock",
             Label::InsufficientEvidence => "insufficient_evidence",
-            Label::InputPipelineWait => "possible_input_pipeline_wait",
         }
     }
 }
@@ -397,8 +394,9 @@ pub fn evidence(ix: &HostIndex<'_>, t: Interval, service_ns: i64, cfg: &AnomalyC
 /// iterator (`enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__`, …; §5.7.1).
 pub const INPUT_PREFIX: &str = "enumerate(DataLoader)#";
 
-/// Rule 0 of §5.8: the input overlap at or above which a window is labelled
-/// `possible_input_pipeline_wait`.
+/// The input overlap at or above which a window's bubble detail and its soft root-cause
+/// evidence name the DataLoader (§5.7.1). The labels stay §5.8's: the input class adds a
+/// finding beside them, never a label.
 pub const INPUT_OVERLAP_MIN: f64 = 0.5;
 
 /// Soft attribution (§5.8) in the spec's order. A null ratio counts as 0.
@@ -406,9 +404,6 @@ pub const INPUT_OVERLAP_MIN: f64 = 0.5;
 pub fn labels(ev: &Evidence, capture_boundary: bool, cfg: &AnomalyConfig) -> Vec<Label> {
     let host = ev.host.unwrap_or(0.0);
     let mut out = Vec::new();
-    if ev.input.unwrap_or(0.0) >= INPUT_OVERLAP_MIN {
-        out.push(Label::InputPipelineWait);
-    }
     if ev.sync.unwrap_or(0.0) >= cfg.sync_overlap_min {
         out.push(Label::SyncOrH2d);
     }

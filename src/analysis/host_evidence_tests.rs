@@ -118,37 +118,30 @@ fn spec_13_5_label_cases() {
 }
 
 #[test]
-fn input_pipeline_label_first_and_instead_of_the_host_fallbacks() {
+fn the_input_class_adds_no_label() {
+    // §5.8's labels whatever the DataLoader's overlap: the input class is a finding beside
+    // them (the bubble detail, the summary's evidence), never a label.
     let c = AnomalyConfig::spec_defaults();
-    let with_input = |input: f64, host: f64, sync: f64, hint: Option<f64>| Evidence {
-        input: Some(input),
-        ..ev(Some(host), sync, 0.0, hint)
-    };
-    // The DataLoader under 99% of the window, host 0.09 and one event at a time: before,
-    // `possible_python_serialization_or_lock` alone.
+    for (host, sync, hint) in [(0.09, 0.15, Some(1.0)), (0.5, 0.3, None), (0.01, 0.0, None)] {
+        for boundary in [false, true] {
+            let plain = ev(Some(host), sync, 0.0, hint);
+            let under = Evidence {
+                input: Some(0.99),
+                ..plain.clone()
+            };
+            assert_eq!(labels(&under, boundary, &c), labels(&plain, boundary, &c));
+        }
+    }
     assert_eq!(
-        labels(&with_input(0.99, 0.09, 0.15, Some(1.0)), false, &c),
-        [Label::InputPipelineWait]
-    );
-    // With direct sync evidence too: both, input first.
-    assert_eq!(
-        labels(&with_input(0.5, 0.5, 0.3, None), false, &c),
-        [Label::InputPipelineWait, Label::SyncOrH2d]
-    );
-    // Below 0.5: the usual rules.
-    assert_eq!(
-        labels(&with_input(0.49, 0.09, 0.0, Some(1.0)), false, &c),
+        labels(
+            &Evidence {
+                input: Some(0.99),
+                ..ev(Some(0.09), 0.15, 0.0, Some(1.0))
+            },
+            false,
+            &c
+        ),
         [Label::PythonSerializationOrLock]
-    );
-    // With rule 3 (the DataLoader's own work is untraced Python); at the capture boundary
-    // the host label gives way to `insufficient_evidence`, the direct evidence stays.
-    assert_eq!(
-        labels(&with_input(0.8, 0.01, 0.0, None), false, &c),
-        [Label::InputPipelineWait, Label::UntracedHostBlocking]
-    );
-    assert_eq!(
-        labels(&with_input(0.8, 0.01, 0.0, None), true, &c),
-        [Label::InputPipelineWait, Label::InsufficientEvidence]
     );
 }
 

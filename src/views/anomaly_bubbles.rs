@@ -9,7 +9,7 @@ use super::anomaly::kernel;
 use super::table::{cmp_f64, order_rows, page};
 use crate::analysis::anomaly::{AnomalyResult, BubbleResult};
 use crate::analysis::anomaly_config::AnomalyConfig;
-use crate::analysis::host_evidence::Label;
+use crate::analysis::host_evidence::{Label, INPUT_OVERLAP_MIN};
 use crate::analysis::launch_timing::Timing;
 use crate::base::units::{ns_to_ms, ns_to_us};
 use crate::model::kernels::KernelTable;
@@ -118,12 +118,6 @@ pub fn label_reasons(b: &BubbleResult, cfg: &AnomalyConfig) -> Vec<String> {
     let mut out: Vec<String> = b.labels
         .iter()
         .map(|l| match l {
-            Label::InputPipelineWait => format!(
-                "{}: DataLoader iteration (enumerate(DataLoader)#…) overlap {} ≥ {}",
-                l.as_str(),
-                fmt_ratio(e.input),
-                crate::analysis::host_evidence::INPUT_OVERLAP_MIN
-            ),
             Label::SyncOrH2d => format!(
                 "{}: sync/copy marker overlap {} ≥ {}",
                 l.as_str(),
@@ -171,6 +165,13 @@ pub fn label_reasons(b: &BubbleResult, cfg: &AnomalyConfig) -> Vec<String> {
             ),
         })
         .collect();
+    // The input class's finding beside the labels (§5.7.1): not a label of its own.
+    if e.input.is_some_and(|x| x >= INPUT_OVERLAP_MIN) {
+        out.push(format!(
+            "input pipeline: the DataLoader's next() (enumerate(DataLoader)#…) covers {} of the window (≥ {INPUT_OVERLAP_MIN}): the step waited for its next batch",
+            fmt_ratio(e.input)
+        ));
+    }
     out.extend(launch);
     out
 }

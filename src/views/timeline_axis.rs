@@ -175,7 +175,6 @@ pub fn bubble_at(bubbles: &[BubbleMarkDto], t_ms: f64, slop_ms: f64) -> Option<u
 
 /// Colour of a bubble mark by its first soft label (anomaly.md §5.8), and the legend order.
 pub const LABEL_COLORS: &[(&str, &str)] = &[
-    ("possible_input_pipeline_wait", "#3b6fd6"),
     ("possible_sync_or_h2d", "#d6336c"),
     ("possible_comm_wait", "#9b4dca"),
     ("possible_untraced_host_blocking", "#e08a1e"),

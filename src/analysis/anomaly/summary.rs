@@ -9,7 +9,7 @@ use super::tags::Tag;
 use super::{AnomalyResult, BubbleResult, Capabilities, StepResult};
 use crate::analysis::anomaly_config::AnomalyConfig;
 use crate::analysis::bubbles::Scope;
-use crate::analysis::host_evidence::Label;
+use crate::analysis::host_evidence::{Label, INPUT_OVERLAP_MIN};
 use crate::analysis::steps::StepMethod;
 
 /// One entry of `soft_root_cause_summary` (§6.6).
@@ -67,7 +67,6 @@ fn entries(
             let direct = match label {
                 Label::SyncOrH2d => wmean(&|b| b.evidence.sync.unwrap_or(0.0)) >= 0.5,
                 Label::CommWait => wmean(&|b| b.evidence.comm.unwrap_or(0.0)) >= 0.5,
-                Label::InputPipelineWait => wmean(&|b| b.evidence.input.unwrap_or(0.0)) >= 0.5,
                 _ => false,
             };
             let confidence = if matches!(
@@ -91,9 +90,9 @@ fn entries(
                 .iter()
                 .take(3)
                 .map(|b| {
-                    // The input label quotes its own ratio (anomaly.md §5.9).
-                    let input = match label {
-                        Label::InputPipelineWait => format!(" input={}", f(b.evidence.input)),
+                    // A window under the DataLoader quotes its input ratio too (anomaly.md §5.9).
+                    let input = match b.evidence.input {
+                        Some(x) if x >= INPUT_OVERLAP_MIN => format!(" input={}", f(Some(x))),
                         _ => String::new(),
                     };
                     format!(
