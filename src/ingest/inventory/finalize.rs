@@ -84,14 +84,8 @@ impl Inventory {
                     &label,
                     format!("Rank id of {label} unknown (no profiler_info_<N>.json, no rank_id in it, no rank<N> in the folder name, and the drop holds several captures): numbered by its position among the drop's captures"),
                 )),
-                // The only capture of the drop (a single-device run; torch_npu ≥ 2.10 names
-                // its profiler_info without a rank there) is rank 0 with nothing guessed.
                 (Some(id), s) if s != RankSource::InfoFileName => r.notes.push(Note::new(
-                    if s == RankSource::SingleFolder {
-                        Severity::Info
-                    } else {
-                        Severity::Warning
-                    },
+                    Severity::Warning,
                     "MEM-DISC-002",
                     &label,
                     format!("Rank id {id} taken from {} for {label}", s.describe()),

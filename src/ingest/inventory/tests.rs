@@ -80,13 +80,7 @@ fn dropped_output_folder_and_loose_files() {
     assert_eq!(inv.ranks[0].kind, CaptureKind::LooseOutput);
     assert_eq!(inv.ranks[0].rank_id, Some(0));
     assert_eq!(inv.ranks[0].rank_source, RankSource::SingleFolder);
-    // The only capture: rank 0 with nothing guessed, an info note (ascend-memory.md §3.1).
-    let n = inv.ranks[0]
-        .notes
-        .iter()
-        .find(|n| n.code == "MEM-DISC-002")
-        .unwrap();
-    assert_eq!(n.severity, crate::base::Severity::Info);
+    assert!(inv.ranks[0].notes.iter().any(|n| n.code == "MEM-DISC-002"));
     assert_eq!(
         inv.ranks[0].file(FileKind::OperatorMemory).unwrap().path,
         "ASCEND_PROFILER_OUTPUT/operator_memory.csv"
