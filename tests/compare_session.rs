@@ -48,12 +48,24 @@ fn two_real_snapshots_show_the_clis_deltas_overlay_and_exports() {
         }
     }
     // This pair differs: device 0's global peak 3.03 GiB → 743.7 MiB, the end 30.3 → 499.5
-    // MiB, all 19 sites at the peak changed.
+    // MiB, all 20 sites at the peak changed. The backward pass's C++-only stacks are sited at
+    // their autograd nodes (torch-snapshot.md §7.5): `DivBackward0` 2 GiB and `BmmBackward0`
+    // 522.1 MiB, one allocator site of 2.51 GiB before.
     assert_eq!(devices.len(), 1);
     assert_eq!(v.facts[0].delta, CellDto::Int(-2_469_306_376));
     assert_eq!(v.facts[1].delta, CellDto::Int(492_092_412));
     let sites = table(&v, "dev0.sites_at_peak");
-    assert_eq!(sites.rows.len(), 19);
+    assert_eq!(sites.rows.len(), 20);
+    let site_a = |name: &str| {
+        sites
+            .rows
+            .iter()
+            .find(|r| matches!(&r[0], CellDto::Text(t) if t.contains(name)))
+            .map(|r| r[1].clone())
+    };
+    assert_eq!(site_a("DivBackward0::apply"), Some(CellDto::Int(2_147_483_648)));
+    assert_eq!(site_a("BmmBackward0::apply"), Some(CellDto::Int(547_487_744)));
+    assert_eq!(site_a("CachingAllocator"), None);
     assert!(sites
         .rows
         .iter()
