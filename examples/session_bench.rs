@@ -9,33 +9,10 @@
 use std::time::Instant;
 
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::session::{Session, Sink};
-use proflens::protocol::{AnalysisKind, Envelope, FileMeta, Request, Response, Target};
+use proflens::protocol::{AnalysisKind, FileMeta};
 
-struct Count {
-    ranks: u32,
-    snapshots: u32,
-    done: u32,
-    failed: Vec<String>,
-}
-
-impl Sink for Count {
-    fn send(&mut self, _seq: u32, response: Response) {
-        match response {
-            Response::Inventory(inv) => {
-                self.ranks = inv.ranks.len() as u32;
-                self.snapshots = inv.snapshots.len() as u32;
-            }
-            Response::TargetFailed { message, .. } => self.failed.push(message),
-            Response::RunDone { done, .. } => self.done = done,
-            _ => {}
-        }
-    }
-    // `Inventory` comes with the side-file bundle beside it.
-    fn send_bytes(&mut self, seq: u32, response: Response, _bytes: &[u8]) {
-        self.send(seq, response);
-    }
-}
+#[path = "common/drop.rs"]
+mod drop;
 
 fn peak_rss_mb() -> f64 {
     std::fs::read_to_string("/proc/self/status")
@@ -70,33 +47,7 @@ fn main() {
         })
         .collect();
     let t0 = Instant::now();
-    let mut session = Session::new();
-    let mut sink = Count {
-        ranks: 0,
-        snapshots: 0,
-        done: 0,
-        failed: Vec::new(),
-    };
-    session.handle(
-        Envelope {
-            seq: 1,
-            body: Request::Open { files: metas },
-        },
-        &opener,
-        &mut sink,
-    );
-    let targets: Vec<Target> = (0..sink.ranks)
-        .map(Target::Rank)
-        .chain((0..sink.snapshots).map(Target::Snapshot))
-        .collect();
-    session.handle(
-        Envelope {
-            seq: 2,
-            body: Request::Run { analyses, targets },
-        },
-        &opener,
-        &mut sink,
-    );
+    let sink = drop::run(&opener, metas, analyses);
     let s = t0.elapsed().as_secs_f64();
     let mb = bytes as f64 / 1048576.0;
     println!(

@@ -19,9 +19,11 @@
 
 use std::cell::RefCell;
 
-use proflens::engine::session::{Session, Sink};
 use proflens::ingest::MemOpener;
-use proflens::protocol::{AnalysisKind, Envelope, FileMeta, Request, Response, Target};
+use proflens::protocol::{AnalysisKind, FileMeta};
+
+#[path = "common/drop.rs"]
+mod drop;
 
 thread_local! {
     /// The dropped files: their paths and bytes.
@@ -67,32 +69,6 @@ pub extern "C" fn file(n: usize) -> *mut u8 {
     })
 }
 
-/// What the drop answered: targets found, analysed and failed.
-#[derive(Default)]
-struct Count {
-    ranks: u32,
-    snapshots: u32,
-    done: u32,
-    failed: Vec<String>,
-}
-
-impl Sink for Count {
-    fn send(&mut self, _seq: u32, response: Response) {
-        match response {
-            Response::Inventory(inv) => {
-                self.ranks = inv.ranks.len() as u32;
-                self.snapshots = inv.snapshots.len() as u32;
-            }
-            Response::TargetFailed { message, .. } => self.failed.push(message),
-            Response::RunDone { done, .. } => self.done = done,
-            _ => {}
-        }
-    }
-    fn send_bytes(&mut self, seq: u32, response: Response, _bytes: &[u8]) {
-        self.send(seq, response);
-    }
-}
-
 /// Opens the written files and runs every analysis over every target, as a drop does; the
 /// files are let go after. Returns `done × 1000 + failed` (targets analysed, targets failed).
 #[no_mangle]
@@ -109,31 +85,7 @@ pub extern "C" fn run() -> u32 {
     for (p, b) in files {
         opener.add(p, b);
     }
-    let mut session = Session::new();
-    let mut sink = Count::default();
-    session.handle(
-        Envelope {
-            seq: 1,
-            body: Request::Open { files: metas },
-        },
-        &opener,
-        &mut sink,
-    );
-    let targets: Vec<Target> = (0..sink.ranks)
-        .map(Target::Rank)
-        .chain((0..sink.snapshots).map(Target::Snapshot))
-        .collect();
-    session.handle(
-        Envelope {
-            seq: 2,
-            body: Request::Run {
-                analyses: AnalysisKind::ALL.to_vec(),
-                targets,
-            },
-        },
-        &opener,
-        &mut sink,
-    );
+    let sink = drop::run(&opener, metas, AnalysisKind::ALL.to_vec());
     FAILED.with(|f| *f.borrow_mut() = sink.failed.join("\n"));
     sink.done * 1000 + sink.failed.len() as u32
 }

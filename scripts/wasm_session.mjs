@@ -7,6 +7,7 @@
 // and tier-up, so compare the later ones. Build: see the example.
 import fs from 'node:fs';
 import path from 'node:path';
+import { instantiate, report } from './lib/wasm_node.mjs';
 
 const [wasmPath, dir, runsArg] = process.argv.slice(2);
 if (!wasmPath || !dir) {
@@ -28,13 +29,7 @@ const inputs = files.map((f) => ({ rel: path.relative(root, path.resolve(f)).spl
 const total = inputs.reduce((s, f) => s + f.bytes.length, 0);
 const mod = await WebAssembly.compile(fs.readFileSync(wasmPath));
 for (let r = 0; r < runs; r++) {
-  // The example imports nothing it calls; any import left in fails loudly if called.
-  const imports = {};
-  for (const i of WebAssembly.Module.imports(mod)) {
-    imports[i.module] ??= {};
-    imports[i.module][i.name] = () => { throw new Error(`import ${i.module}.${i.name} called`); };
-  }
-  const { exports } = await WebAssembly.instantiate(mod, imports);
+  const exports = await instantiate(mod);
   for (const f of inputs) {
     const name = Buffer.from(f.rel);
     // Each call may grow the memory (a new buffer): take the buffer after it.
@@ -46,15 +41,9 @@ for (let r = 0; r < runs; r++) {
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   const answer = exports.run();
-  const ms = performance.now() - t0;
-  const c = process.cpuUsage(c0);
+  report({ run: r, done: Math.floor(answer / 1000), failed: answer % 1000 }, total, t0, c0, exports);
   if (answer % 1000) {
     const at = exports.failed();
     console.error(Buffer.from(new Uint8Array(exports.memory.buffer, at, exports.failed_len())).toString());
   }
-  console.log(JSON.stringify({
-    run: r, done: Math.floor(answer / 1000), failed: answer % 1000, ms: +ms.toFixed(1),
-    cpu_ms: +((c.user + c.system) / 1000).toFixed(1), mb_s: +(total / 1e6 / (ms / 1000)).toFixed(1),
-    memory_mb: +(exports.memory.buffer.byteLength / 1e6).toFixed(1),
-  }));
 }

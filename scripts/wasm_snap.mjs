@@ -4,6 +4,7 @@
 // Every run instantiates the module afresh (new memory, as a worker does); the first run
 // includes V8's compilation and tier-up, so compare the later ones. Build: see the example.
 import fs from 'node:fs';
+import { instantiate, report } from './lib/wasm_node.mjs';
 
 const [wasmPath, file, runsArg, chunkArg, modeArg] = process.argv.slice(2);
 if (!wasmPath || !file) {
@@ -16,23 +17,11 @@ const mode = Number(modeArg || 0);
 const bytes = fs.readFileSync(file);
 const mod = await WebAssembly.compile(fs.readFileSync(wasmPath));
 for (let r = 0; r < runs; r++) {
-  // The example imports nothing it calls; any import left in fails loudly if called.
-  const imports = {};
-  for (const i of WebAssembly.Module.imports(mod)) {
-    imports[i.module] ??= {};
-    imports[i.module][i.name] = () => { throw new Error(`import ${i.module}.${i.name} called`); };
-  }
-  const { exports } = await WebAssembly.instantiate(mod, imports);
+  const exports = await instantiate(mod);
   const p = exports.buf(bytes.length);
   new Uint8Array(exports.memory.buffer, p, bytes.length).set(bytes);
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   const entries = exports.run(chunk, mode);
-  const ms = performance.now() - t0;
-  const c = process.cpuUsage(c0);
-  console.log(JSON.stringify({
-    run: r, entries, ms: +ms.toFixed(1), cpu_ms: +((c.user + c.system) / 1000).toFixed(1),
-    mb_s: +(bytes.length / 1e6 / (ms / 1000)).toFixed(1),
-    memory_mb: +(exports.memory.buffer.byteLength / 1e6).toFixed(1),
-  }));
+  report({ run: r, entries }, bytes.length, t0, c0, exports);
 }
