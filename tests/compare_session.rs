@@ -63,8 +63,14 @@ fn two_real_snapshots_show_the_clis_deltas_overlay_and_exports() {
             .find(|r| matches!(&r[0], CellDto::Text(t) if t.contains(name)))
             .map(|r| r[1].clone())
     };
-    assert_eq!(site_a("DivBackward0::apply"), Some(CellDto::Int(2_147_483_648)));
-    assert_eq!(site_a("BmmBackward0::apply"), Some(CellDto::Int(547_487_744)));
+    assert_eq!(
+        site_a("DivBackward0::apply"),
+        Some(CellDto::Int(2_147_483_648))
+    );
+    assert_eq!(
+        site_a("BmmBackward0::apply"),
+        Some(CellDto::Int(547_487_744))
+    );
     assert_eq!(site_a("CachingAllocator"), None);
     assert!(sites
         .rows
