@@ -25,6 +25,16 @@ fn write(root: &Path, rel: &str, text: &str) {
     std::fs::write(p, text).unwrap();
 }
 
+/// The project's small JSON snapshot written as `root/mem.json`.
+fn write_json_snapshot(root: &Path) {
+    let json = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/snapshot_json/memory_snapshot.json"
+    ))
+    .unwrap();
+    write(root, "mem.json", &json);
+}
+
 /// `proflens analyze DIR --out-dir OUT --quiet`: exit code and stderr lines.
 fn analyze(dir: &Path, out: &Path) -> (i32, Vec<String>) {
     let o = Command::new(env!("CARGO_BIN_EXE_proflens"))
@@ -134,12 +144,7 @@ fn nothing_to_analyse_lists_what_was_found() {
 fn a_json_snapshot_is_analysed_not_skipped() {
     let d = temp_dir("snap");
     let root = d.join("snaps");
-    let json = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/snapshot_json/memory_snapshot.json"
-    ))
-    .unwrap();
-    write(&root, "mem.json", &json);
+    write_json_snapshot(&root);
     let (code, err) = analyze(&root, &d.join("out"));
     assert_eq!(code, 0, "{err:#?}");
     assert!(err.iter().all(|l| !l.contains("DROP-")), "{err:#?}");
@@ -290,12 +295,7 @@ fn the_output_folder_inside_the_input_is_not_read_again() {
     let d = temp_dir("outdir");
     let root = d.join("run");
     write(&root, "rank0.pt.trace.json", GPU_TRACE);
-    let json = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/snapshot_json/memory_snapshot.json"
-    ))
-    .unwrap();
-    write(&root, "mem.json", &json);
+    write_json_snapshot(&root);
     let out = root.join("out");
     let list = |dir: &Path| {
         let (_, files) = FsOpener::walk(dir).unwrap();
@@ -343,12 +343,7 @@ fn the_output_folder_inside_the_input_is_not_read_again() {
 fn a_snapshot_result_beside_its_snapshot_is_not_read_as_one() {
     let d = temp_dir("snapresult");
     let root = d.join("snaps");
-    let json = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/snapshot_json/memory_snapshot.json"
-    ))
-    .unwrap();
-    write(&root, "mem.json", &json);
+    write_json_snapshot(&root);
     let o = Command::new(env!("CARGO_BIN_EXE_proflens"))
         .args(["snapshot", "mem.json", "--json", "mem.result.json"])
         .current_dir(&root)

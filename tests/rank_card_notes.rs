@@ -9,12 +9,11 @@
 #![cfg(unix)]
 
 use proflens::engine::session::Session;
-use proflens::protocol::anomaly::AnomalySummaryDto;
-use proflens::protocol::{AnalysisKind, Request, Response, Summary};
+use proflens::protocol::{AnalysisKind, Request, Response};
 use proflens::views::gpu::rank_card_notes;
 
 mod session_common;
-use session_common::{open_dir, send as ask};
+use session_common::{anomaly_summaries, open_dir, send as ask};
 
 const HTA: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -65,17 +64,7 @@ fn the_card_shows_the_runs_check_of_the_rank_number() {
         2,
         Request::run(AnalysisKind::Anomaly, vec![0u32, 1]),
     );
-    let done: Vec<AnomalySummaryDto> = out
-        .out
-        .iter()
-        .filter_map(|(_, r)| match r {
-            Response::Done {
-                summary: Summary::Anomaly(a),
-                ..
-            } => Some(a.clone()),
-            _ => None,
-        })
-        .collect();
+    let done = anomaly_summaries(&out);
     assert_eq!(done.iter().map(|a| a.rank).collect::<Vec<_>>(), [0, 1]);
     assert_eq!(done[0].rank_check, None);
     assert_eq!(

@@ -8,7 +8,7 @@ mod session_common;
 use std::path::Path;
 
 use proflens::engine::session::Session;
-use proflens::protocol::{AnalysisKind, Request, Response, Summary};
+use proflens::protocol::{AnalysisKind, Request, Response};
 
 const ROOT: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -59,17 +59,7 @@ fn unranked_captures_run_the_steps_analysis_in_the_page() {
         2,
         Request::run(AnalysisKind::Anomaly, targets),
     );
-    let done: Vec<_> = run
-        .out
-        .iter()
-        .filter_map(|(_, r)| match r {
-            Response::Done {
-                summary: Summary::Anomaly(d),
-                ..
-            } => Some(d.clone()),
-            _ => None,
-        })
-        .collect();
+    let done = session_common::anomaly_summaries(&run);
     assert_eq!(done.len(), 2, "{:?}", run.out);
     assert!(done.iter().all(|d| d.steps > 0), "{done:?}");
 }

@@ -10,7 +10,8 @@ use std::path::Path;
 use proflens::cli::fs_opener::FsOpener;
 use proflens::engine::session::{Collected, Session};
 use proflens::ingest::InputFile;
-use proflens::protocol::{Envelope, FileMeta, Request};
+use proflens::protocol::anomaly::AnomalySummaryDto;
+use proflens::protocol::{Envelope, FileMeta, Request, Response, Summary};
 
 /// The names and sizes the page sends in `Request::Open` for `files`, in their order.
 pub fn metas(files: &[InputFile]) -> Vec<FileMeta> {
@@ -42,4 +43,18 @@ pub fn open_dir(s: &mut Session, dir: &Path) -> (FsOpener, Collected) {
         },
     );
     (opener, out)
+}
+
+/// The anomaly summaries of the `Done` replies in `out`, in reply order.
+pub fn anomaly_summaries(out: &Collected) -> Vec<AnomalySummaryDto> {
+    out.out
+        .iter()
+        .filter_map(|(_, r)| match r {
+            Response::Done {
+                summary: Summary::Anomaly(a),
+                ..
+            } => Some(a.clone()),
+            _ => None,
+        })
+        .collect()
 }
