@@ -149,8 +149,10 @@ fn analyze_reads_memory_only_where_present() {
     let memory: Vec<&str> = err.lines().filter(|l| l.starts_with("memory: ")).collect();
     assert_eq!(
         memory,
-        ["memory: warning MEM-FILE-002: level2/rank_0_ascend_pt: No call stacks for rank 0: \
-          trace_view.json missing or recorded with with_stack=false"]
+        [
+            "memory: warning MEM-FILE-002: level2/rank_0_ascend_pt: No call stacks for rank 0: \
+          trace_view.json missing or recorded with with_stack=false"
+        ]
     );
     // rank 0's rows only: 3,103 rows and the header
     let csv = std::fs::read_to_string(dir.join("memory.csv")).unwrap();
