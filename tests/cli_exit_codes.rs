@@ -131,6 +131,48 @@ fn analyze_exit_codes() {
     both(&c, &empty, 2, 2);
 }
 
+/// A torch_npu 2.7.1 cluster capture where only rank 0 holds `operator_memory.csv`
+/// (ranks 1 and 3 hold only the communication files).
+const LEVEL2_ST: &str = "ascend/Ascend__msinsight/test/st/level2";
+
+/// `analyze` reads memory only where the rank folder holds memory events
+/// (docs/rules/ascend-memory.md §7): the communication-only ranks are no `MEM-FILE-001` error
+/// there, while `proflens memory` on the same folder still reports them.
+#[test]
+fn analyze_reads_memory_only_where_present() {
+    let out = temp("mem_where_present");
+    let dir = out.join("out");
+    let c = ["analyze", "--out-dir", s(&dir)];
+    let err = both(&c, &fixture(LEVEL2_ST), 0, 1);
+    assert!(!err.contains("MEM-FILE-001"), "{err}");
+    assert!(!err.contains("operator_memory.csv not found"), "{err}");
+    let memory: Vec<&str> = err.lines().filter(|l| l.starts_with("memory: ")).collect();
+    assert_eq!(
+        memory,
+        [
+            "memory: warning MEM-FILE-002: level2/rank_0_ascend_pt: No call stacks for rank 0: \
+          trace_view.json missing or recorded with with_stack=false"
+        ]
+    );
+    // rank 0's rows only: 3,103 rows and the header
+    let csv = std::fs::read_to_string(dir.join("memory.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3104);
+    let comm: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("comm.json")).unwrap()).unwrap();
+    assert_eq!(comm["ranks"], serde_json::json!([0, 1, 3]));
+    // `proflens memory` keeps the rule of every selected rank folder
+    let csv = out.join("rows.csv");
+    let err = both(&["memory", "--out", s(&csv)], &fixture(LEVEL2_ST), 0, 1);
+    let missing: Vec<&str> = err.lines().filter(|l| l.contains("MEM-FILE-001")).collect();
+    assert_eq!(
+        missing,
+        [
+            "error MEM-FILE-001: level2/rank_1_ascend_pt: operator_memory.csv not found in level2/rank_1_ascend_pt",
+            "error MEM-FILE-001: level2/rank_3_ascend_pt: operator_memory.csv not found in level2/rank_3_ascend_pt",
+        ]
+    );
+}
+
 #[test]
 fn help_states_the_contract() {
     for cmd in ["memory", "anomaly", "snapshot", "analyze"] {

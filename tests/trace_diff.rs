@@ -363,6 +363,24 @@ fn bad_requests_are_refused_in_words() {
     assert!(err.contains("no GPU trace and no rank folder"), "{err}");
 }
 
+/// Two rank folders of different ranks: the rank table pairs ranks by id, so it pairs none,
+/// and the summary line says so instead of an empty "changed most" list.
+#[test]
+fn two_ranks_of_one_run_say_the_rank_table_pairs_none() {
+    let r0 = fixture(&format!("{LEVEL1}/rank0_ascend_pt"));
+    let r1 = fixture(&format!("{LEVEL1}/rank1_ascend_pt"));
+    let (rc, _, err) = proflens(&["diff", r0.to_str().unwrap(), r1.to_str().unwrap()]);
+    assert_eq!(rc, 0, "{err}");
+    let line: Vec<&str> = err.lines().filter(|l| l.starts_with("ranks: ")).collect();
+    assert_eq!(
+        line,
+        [
+            "ranks: 2 (no rank id on both sides, so the rank table pairs none: A has 0, B has 1; \
+          the ops, steps and memory above compare A's rank 0 with B's rank 1)"
+        ]
+    );
+}
+
 /// A copy of level1 rank 0 whose `operator_memory.csv` has known changes: the never-released
 /// `aten::mm` row of 16000.5 KB (CSV line 56) grown by 1000 KB, a new never-released row
 /// `aten::brand_new` of 300 KB after it, and the peak row's (line 125) allocated total raised by

@@ -238,6 +238,9 @@ pub fn run(args: Args) -> i32 {
     if !inv.ranks.iter().any(|r| r.has_memory_events()) {
         plan.memory = None;
     }
+    // Every analysis the inputs allow: a rank folder without memory events is not a memory
+    // failure here, as one without kernels is not an anomaly failure.
+    plan.memory_where_present = true;
     if !inv.ranks.iter().any(crate::engine::read::anomaly::usable) {
         plan.anomaly = None;
     }

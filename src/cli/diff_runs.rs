@@ -157,11 +157,29 @@ pub fn run(args: &Args) -> i32 {
             .take(3)
             .map(|r| r.map_or("unknown".into(), |x| x.to_string()))
             .collect();
-        eprintln!(
-            "ranks: {} (changed most: {})",
-            j.ranks.len(),
-            most.join(", ")
-        );
+        let id = |r: &crate::report::run_diff::RankDiffJson| {
+            r.rank.map_or("unknown".to_string(), |x| x.to_string())
+        };
+        let side = |on: fn(&crate::report::run_diff::RankDiffJson) -> bool| {
+            let v: Vec<String> = j.ranks.iter().filter(|r| on(r)).map(id).collect();
+            v.join(", ")
+        };
+        match most.is_empty() {
+            false => eprintln!(
+                "ranks: {} (changed most: {})",
+                j.ranks.len(),
+                most.join(", ")
+            ),
+            // Ranks are paired by id: two folders of different ranks share none.
+            true => eprintln!(
+                "ranks: {} (no rank id on both sides, so the rank table pairs none: A has {}, B has {}; the ops, steps and memory above compare A's rank {} with B's rank {})",
+                j.ranks.len(),
+                side(|r| r.a.is_some()),
+                side(|r| r.b.is_some()),
+                j.a.rank.map_or("unknown".into(), |x| x.to_string()),
+                j.b.rank.map_or("unknown".into(), |x| x.to_string()),
+            ),
+        }
     }
     for n in &j.notes {
         eprintln!("{n}");

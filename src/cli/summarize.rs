@@ -52,6 +52,7 @@ pub fn run(args: Args) -> i32 {
     if !inv.ranks.iter().any(|r| r.has_memory_events()) {
         plan.memory = None;
     }
+    plan.memory_where_present = true;
     if inv.ranks.iter().any(crate::engine::read::comm::usable) {
         plan.comm = Some(Default::default());
     }

@@ -30,6 +30,13 @@ pub struct Plan {
     /// Communication across ranks: the per-rank tables of every folder with communication
     /// files (`engine::read::comm`); the cross-rank rules run on the store.
     pub comm: Option<CommOptions>,
+    /// Memory only on the rank folders that hold memory events (`operator_memory.csv` or the
+    /// DB export, [`RankFolder::has_memory_events`]): what `proflens analyze` and `proflens
+    /// summarize` run, where a rank folder without them is one the memory analysis does not
+    /// apply to, not a failure (docs/rules/ascend-memory.md §7). `false` (`proflens memory`,
+    /// the page): every selected rank folder, and a missing `operator_memory.csv` is
+    /// `MEM-FILE-001`.
+    pub memory_where_present: bool,
 }
 
 impl Plan {
@@ -46,17 +53,20 @@ impl Plan {
             anomaly: Some(AnomalyConfig::spec_defaults()),
             snapshot: Some(SnapshotOptions::spec_defaults()),
             comm: None,
+            memory_where_present: false,
         }
     }
 
     /// The analyses that run on rank folder `folder`: memory when planned and selected
-    /// ([`MemoryOptions::selects`]), anomaly when planned and [`anomaly::usable`].
+    /// ([`MemoryOptions::selects`]; with [`Plan::memory_where_present`], only when the folder
+    /// holds memory events), anomaly when planned and [`anomaly::usable`].
     pub fn for_rank(&self, folder: &RankFolder) -> RankPlan<'_> {
         RankPlan {
             memory: self
                 .memory
                 .as_ref()
-                .filter(|o| o.selects(folder) && folder.kind != CaptureKind::Kineto),
+                .filter(|o| o.selects(folder) && folder.kind != CaptureKind::Kineto)
+                .filter(|_| !self.memory_where_present || folder.has_memory_events()),
             anomaly: self.anomaly.as_ref().filter(|_| anomaly::usable(folder)),
             comm: self.comm.is_some() && super::comm::usable(folder),
         }
@@ -73,6 +83,7 @@ impl Plan {
                 .clone()
                 .filter(|_| has(AnalysisKind::Snapshot)),
             comm: self.comm.clone().filter(|_| has(AnalysisKind::Comm)),
+            memory_where_present: self.memory_where_present,
         }
     }
 

@@ -185,18 +185,15 @@ pub fn read<R: Read>(
             break;
         }
         let at = || t.position();
+        let cell = |i: usize| t.cell(i).unwrap_or("");
         if t.width() != width {
             problems.push(Problem::new(
                 Severity::Warning,
                 codes::ROW_WIDTH,
                 at(),
-                format!(
-                    "row has {} cells, header has {width}; missing cells are treated as absent",
-                    t.width()
-                ),
+                width_message(t.width(), h.names(), cell(start), cell(dur)),
             ));
         }
-        let cell = |i: usize| t.cell(i).unwrap_or("");
         let n = cell(name);
         let st = cell(start);
         let du = cell(dur);
@@ -321,9 +318,75 @@ pub fn read<R: Read>(
     Ok(info)
 }
 
+/// The `ANOM-KD-006` message of a row of `got` cells under `header`: cells are read by
+/// position, so a narrower row's last columns are absent, and a cell missing inside the row
+/// moves every value after it one column to the left (the start and duration as read let the
+/// reader check); a wider row's extra cells are ignored.
+fn width_message(got: usize, header: &[String], start: &str, dur: &str) -> String {
+    let width = header.len();
+    if got > width {
+        return format!(
+            "row has {got} cells, header has {width}: the {} cell(s) after the last column are ignored",
+            got - width
+        );
+    }
+    let absent = header[got.min(width)..].join(", ");
+    format!(
+        "row has {got} cells, header has {width}: cells are read by position, so the last {} \
+         column(s) ({absent}) are absent; if a cell is missing inside the row instead, the \
+         values after it are read one column to the left (read here: start {start:?}, duration {dur:?})",
+        width - got,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_row_of_another_width_says_what_was_read() {
+        // The shape of a real 2023 row with its `Duration(us)` cell left out: the wait time
+        // (1.8414) is read as the duration.
+        let text = "Name,Start Time(us),Duration(us),Wait Time(us),Block Dim\n\
+                    FlashAttentionScore,1695115378795017.5,1.8414,24\n\
+                    Cast,1695115378795100,5.5,0,33,9\n";
+        let mut builder = KernelTableBuilder::new();
+        let mut problems = Problems::default();
+        read(
+            text.as_bytes(),
+            "kernel_details.csv",
+            None,
+            &mut builder,
+            &mut problems,
+            &mut |_| ControlFlow::Continue(()),
+        )
+        .unwrap();
+        let said: Vec<(&str, Option<u64>, &str)> = problems
+            .kept()
+            .iter()
+            .filter(|p| p.code == codes::ROW_WIDTH)
+            .map(|p| (p.code, p.at.line, p.message.as_str()))
+            .collect();
+        assert_eq!(
+            said,
+            [
+                (
+                    codes::ROW_WIDTH,
+                    Some(2),
+                    "row has 4 cells, header has 5: cells are read by position, so the last 1 \
+                     column(s) (Block Dim) are absent; if a cell is missing inside the row \
+                     instead, the values after it are read one column to the left (read here: \
+                     start \"1695115378795017.5\", duration \"1.8414\")"
+                ),
+                (
+                    codes::ROW_WIDTH,
+                    Some(3),
+                    "row has 6 cells, header has 5: the 1 cell(s) after the last column are ignored"
+                ),
+            ]
+        );
+        assert_eq!(builder.finish().len(), 2);
+    }
 
     #[test]
     fn a_row_past_the_record_cap_stops_the_table_with_a_located_error() {
