@@ -3,7 +3,7 @@
 //! display helpers only the page needs (stack frame shortening).
 
 pub use crate::base::format::{
-    binary_step, bytes, bytes_i, duration_ms, duration_ns, fixed, kib, mib, nice_step,
+    binary_step, bytes, bytes_i, duration_ms, duration_ns, elapsed_ms, fixed, kib, mib, nice_step,
     offset_ms, percent, rate, thousands, StepRound,
 };
 
