@@ -38,7 +38,7 @@ pub fn site_link(label: String, link: Option<String>) -> AnyView {
     }
 }
 
-/// A call chain, outermost last, each frame linked.
+/// A call chain, outermost last, each frame linked and read short like a site ([`site_link`]).
 pub fn chain_view(chain: Vec<SnapFrameDto>) -> impl IntoView {
     let n = chain.len();
     chain
@@ -46,7 +46,7 @@ pub fn chain_view(chain: Vec<SnapFrameDto>) -> impl IntoView {
         .enumerate()
         .map(|(i, f)| {
             view! {
-                <span class="chain-frame">{frame_link(f.label, f.link)}</span>
+                <span class="chain-frame">{site_link(f.label, f.link)}</span>
                 {(i + 1 < n).then(|| view! { <span class="muted">" ← "</span> })}
             }
         })
