@@ -255,7 +255,9 @@ mod tests {
             "torch::autograd::generated::DivBackward0::apply(std::vector<at::Tensor, std::allocator<at::Tensor> >&&) @ ??:0".into(),
         );
         assert_eq!(text(&node, UnitDto::Site, false), "DivBackward0 (autograd)");
-        assert!(exact(&node).starts_with("torch::autograd::generated::DivBackward0::apply(std::vector"));
+        assert!(
+            exact(&node).starts_with("torch::autograd::generated::DivBackward0::apply(std::vector")
+        );
         assert_eq!(sign(&CellDto::Num(-0.5)), "down");
         assert_eq!(exact(&CellDto::Num(1.5)), "1.5");
     }
