@@ -8,6 +8,8 @@
 //!   of the unit, one decimal above (`1.50 KiB`, `486.6 MiB`, `1.16 GiB`); whole bytes below 1 KiB;
 //! * durations pick the unit by magnitude: `ns` below 1 µs, `µs` below 1 ms, `ms` below 1 s,
 //!   `s` below 10 min, then `min`; three significant decimals in ms and s (`12.346 ms`);
+//! * a wall-clock time taken reads like a stopwatch: `341 ms`, `2.4 s`, `3 min 05 s`
+//!   ([`elapsed_ms`]);
 //! * times shown in tables are offsets from the capture start (`+12.346 ms`), never raw epoch µs;
 //! * no number is ever printed as a negative zero (`-0.0`, `-0.000 ms`, `-0.0 %`): a value that
 //!   rounds to zero prints without its sign ([`fixed`]).
@@ -143,6 +145,24 @@ pub fn duration_ms(ms: f64) -> String {
         format!("{} s", fixed(ms / 1000.0, 3))
     } else {
         format!("{} min", fixed(ms / 60_000.0, 1))
+    }
+}
+
+/// A wall-clock time taken (the page's "Done … in", the CLI's timings) in ms, read the way a
+/// stopwatch is: whole `ms` below 1 s (`341 ms`), one decimal in `s` below 1 min (`2.4 s`), then
+/// whole minutes and seconds (`3 min 05 s`); `–` for NaN or a negative time. Measured durations
+/// of the profiled run keep [`duration_ms`]'s three decimals.
+pub fn elapsed_ms(ms: f64) -> String {
+    if ms.is_nan() || ms < 0.0 {
+        return "–".to_string();
+    }
+    if ms < 999.5 {
+        format!("{} ms", fixed(ms, 0))
+    } else if ms < 59_950.0 {
+        format!("{} s", fixed(ms / 1000.0, 1))
+    } else {
+        let s = (ms / 1000.0).round() as u64;
+        format!("{} min {:02} s", s / 60, s % 60)
     }
 }
 
@@ -285,6 +305,20 @@ mod tests {
         assert_eq!(duration_ms(900_000.0), "15.0 min");
         assert_eq!(duration_ns(17_903_000), "17.903 ms");
         assert_eq!(duration_ms(-1.5), "-1.500 ms");
+    }
+
+    #[test]
+    fn elapsed_times_read_like_a_stopwatch() {
+        assert_eq!(elapsed_ms(0.0), "0 ms");
+        assert_eq!(elapsed_ms(341.1), "341 ms");
+        assert_eq!(elapsed_ms(999.4), "999 ms");
+        assert_eq!(elapsed_ms(999.6), "1.0 s");
+        assert_eq!(elapsed_ms(2400.0), "2.4 s");
+        assert_eq!(elapsed_ms(59_949.0), "59.9 s");
+        assert_eq!(elapsed_ms(59_950.0), "1 min 00 s");
+        assert_eq!(elapsed_ms(185_000.0), "3 min 05 s");
+        assert_eq!(elapsed_ms(-1.0), "–");
+        assert_eq!(elapsed_ms(f64::NAN), "–");
     }
 
     #[test]

@@ -140,6 +140,9 @@ pub enum UnitDto {
     Count,
     /// A plain number (ratios, averages).
     Number,
+    /// A snapshot site label: text, shown short (`views::format::site_label`), the full label
+    /// in the cell's title.
+    Site,
 }
 
 /// One column.

@@ -186,7 +186,7 @@ fn Results() -> impl IntoView {
             };
             format!(
                 "Done: {n} analysis job(s){failed} in {}",
-                format::duration_ms(elapsed_ms)
+                format::elapsed_ms(elapsed_ms)
             )
         }
         Phase::Cancelled => "Cancelled: workers stopped. Results so far are kept.".into(),

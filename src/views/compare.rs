@@ -16,7 +16,7 @@ use crate::protocol::ProblemsDto;
 type Col = (&'static str, &'static str, UnitDto, bool);
 
 const SITES: &[Col] = &[
-    ("Site", "site", UnitDto::Text, false),
+    ("Site", "site", UnitDto::Site, false),
     ("A", "a_bytes", UnitDto::Bytes, false),
     ("B", "b_bytes", UnitDto::Bytes, false),
     ("Δ B − A", "delta_bytes", UnitDto::Bytes, true),

@@ -103,7 +103,7 @@ fn value(unit: UnitDto, v: f64) -> String {
         UnitDto::Mib => format::mib(v),
         UnitDto::Kib => format::kib(v),
         UnitDto::Count => format::thousands(v as i64),
-        UnitDto::Number | UnitDto::Text => format::fixed(v, 3),
+        UnitDto::Number | UnitDto::Text | UnitDto::Site => format::fixed(v, 3),
     }
 }
 
@@ -112,6 +112,7 @@ fn value(unit: UnitDto, v: f64) -> String {
 pub fn text(c: &CellDto, unit: UnitDto, delta: bool) -> String {
     let v = match c {
         CellDto::Null => return "–".into(),
+        CellDto::Text(s) if unit == UnitDto::Site => return crate::views::format::site_label(s),
         CellDto::Text(s) => return s.clone(),
         CellDto::Int(i) if unit == UnitDto::Bytes => {
             let s = format::bytes_i(i.unsigned_abs().min(i64::MAX as u64) as i64);
@@ -248,6 +249,14 @@ mod tests {
         assert_eq!(
             text(&CellDto::Text("new".into()), UnitDto::Text, false),
             "new"
+        );
+        // A site cell reads short; its exact text (the title, the exports) is the full label.
+        let node = CellDto::Text(
+            "torch::autograd::generated::DivBackward0::apply(std::vector<at::Tensor, std::allocator<at::Tensor> >&&) @ ??:0".into(),
+        );
+        assert_eq!(text(&node, UnitDto::Site, false), "DivBackward0 (autograd)");
+        assert!(
+            exact(&node).starts_with("torch::autograd::generated::DivBackward0::apply(std::vector")
         );
         assert_eq!(sign(&CellDto::Num(-0.5)), "down");
         assert_eq!(exact(&CellDto::Num(1.5)), "1.5");

@@ -229,3 +229,25 @@ test('units: binary sizes in the memory tab and filters; an empty filter says so
   await p.screenshot('polish-07-empty-filter');
   await p.page.context().close();
 });
+
+test('two rank cards side by side keep their file tables inside the card (the read column in view)', async () => {
+  // st/level2's file names (`ASCEND_PROFILER_OUTPUT/communication_matrix.json`) are long: as
+  // unbreakable words they pushed the read column past the card's edge, behind a scroll bar.
+  const p = await newPage({ viewport: { width: 1400, height: 1000 } });
+  await p.open();
+  await p.openFolder(path.join(MSI, 'test/st/level2'));
+  assert.equal(await p.waitDone(), 'Done');
+  const cards = p.page.getByTestId('rank-card');
+  assert.equal(await cards.count(), 3);
+  const fits = await cards.evaluateAll((cs) => cs.map((c) => {
+    const table = c.querySelector('table.files');
+    const card = c.getBoundingClientRect();
+    return { overflow: c.scrollWidth - c.clientWidth, tableRight: table.getBoundingClientRect().right - card.right };
+  }));
+  for (const f of fits) {
+    assert.ok(f.overflow <= 0, `card scrolls by ${f.overflow} px`);
+    assert.ok(f.tableRight <= 0, `table ends ${f.tableRight} px past the card`);
+  }
+  await p.screenshot('polish-rank-cards-fit');
+  await p.page.context().close();
+});

@@ -174,3 +174,37 @@ test('a segments-only snapshot and a bad file', async () => {
   assert.deepEqual(p.consoleErrors, []);
   await p.page.context().close();
 });
+
+test('C++-only sites read as their autograd node, the full label in the title', async () => {
+  // The silmont2000 training snapshot's backward pass records C++ frames only: its sites are
+  // autograd nodes (torch-snapshot.md §7.5), whose labels are whole C++ signatures. The page
+  // shows `DivBackward0 (autograd)`; the title keeps the label the exports carry.
+  const p = await newPage();
+  await p.open();
+  await p.page.getByTestId('open-files').setInputFiles(path.join(FIXTURES, 'silmont2000_assignment2-systems__mem_snapshot.pickle'));
+  assert.equal(await p.waitDone(), 'Done');
+  await p.page.getByTestId('snapshot-view').waitFor();
+  const live = p.page.getByTestId('snap-contributors');
+  await live.getByTestId('snap-contributor').first().waitFor();
+  const sites = await live.getByTestId('snap-contributor').locator('td.site [data-testid=snap-site]').evaluateAll(
+    (els) => els.map((e) => [e.innerText, e.title.split('\n')[0]]));
+  const div = sites.find(([text]) => text === 'DivBackward0 (autograd)');
+  assert.ok(div, `DivBackward0 among ${JSON.stringify(sites.map((s) => s[0]))}`);
+  assert.equal(div[1], 'torch::autograd::generated::DivBackward0::apply(std::vector<at::Tensor, std::allocator<at::Tensor> >&&) @ ??:0');
+  for (const [text] of sites) assert.doesNotMatch(text, /\(std::|@ \?\?:0/);
+  // Their call chains (C++ frames only) read the same way, each frame's label in its title.
+  const chains = await live.getByTestId('snap-contributor').locator('td.chain').allInnerTexts();
+  assert.ok(chains.some((c) => c.startsWith('DivBackward0 (autograd)')), JSON.stringify(chains.slice(0, 3)));
+  for (const c of chains) assert.doesNotMatch(c, /\(std::|@ \?\?:0/);
+  // The peaks table's largest site too.
+  const peakSites = await p.page.getByTestId('snap-peak-site').evaluateAll((els) => els.map((e) => [e.innerText, e.title]));
+  assert.ok(peakSites.length > 0);
+  for (const [text, title] of peakSites) {
+    assert.doesNotMatch(text, /\(std::|@ \?\?:0/);
+    if (title.includes('.py:')) assert.equal(text, title);
+  }
+  await p.page.waitForTimeout(400);
+  await p.screenshot('snapshot-05-cpp-sites');
+  assert.deepEqual(p.consoleErrors, []);
+  await p.page.context().close();
+});

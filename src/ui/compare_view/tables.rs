@@ -17,7 +17,7 @@ pub(super) fn cell_view(
 ) -> impl IntoView {
     let class = if delta {
         format!("num delta {}", sign(c))
-    } else if unit == UnitDto::Text {
+    } else if matches!(unit, UnitDto::Text | UnitDto::Site) {
         "text".to_string()
     } else {
         "num".to_string()
@@ -131,7 +131,7 @@ pub(super) fn DeltaTable(
                 };
                 sort.set(next.map(Sort::to_token));
             };
-            let class = if c.unit == UnitDto::Text { "text sortable" } else { "num sortable" };
+            let class = if matches!(c.unit, UnitDto::Text | UnitDto::Site) { "text sortable" } else { "num sortable" };
             view! {
                 <th class=class tabindex="0" data-testid="compare-th" on:click=click>{c.title.clone()}{arrow}</th>
             }

@@ -231,7 +231,7 @@ fn BlockInfo(
                             <dt>"size"</dt><dd>{format!("{size} ({} bytes), requested {} bytes", k.bytes, k.requested_bytes)}</dd>
                             <dt>"stream · pool"</dt><dd>{format!("{} · {}", k.stream, s.pool.map_or("unknown".into(), |p| format!("{p:?}")))}</dd>
                             <dt>"segment"</dt><dd>{format!("{} ({}) at offset {}", s.address, b(s.total_bytes), b(k.offset))}</dd>
-                            {k.site.clone().map(|site| view! { <dt>"site"</dt><dd>{site}</dd> })}
+                            {k.site.clone().map(|site| view! { <dt>"site"</dt><dd title=site.clone()>{format::site_label(&site)}</dd> })}
                         </dl>
                         {frames.map(|f| view! { <ul class="snap-frames">{f}</ul> })}
                     }.into_any()

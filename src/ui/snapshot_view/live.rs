@@ -25,7 +25,20 @@ pub fn frame_link(label: String, link: Option<String>) -> AnyView {
     }
 }
 
-/// A call chain, outermost last, each frame linked.
+/// A site label as [`frame_link`] shows a frame, but short ([`format::site_label`]: a C++-only
+/// site reads as its autograd node or ATen operator); the full label stays in the title.
+pub fn site_link(label: String, link: Option<String>) -> AnyView {
+    let short = format::site_label(&label);
+    match link {
+        Some(href) => {
+            let title = format!("{label}\nopen in your editor / repository");
+            view! { <a href=href target="_blank" rel="noopener noreferrer" class="src-link" title=title data-testid="snap-site">{short}</a> }.into_any()
+        }
+        None => view! { <span title=label data-testid="snap-site">{short}</span> }.into_any(),
+    }
+}
+
+/// A call chain, outermost last, each frame linked and read short like a site ([`site_link`]).
 pub fn chain_view(chain: Vec<SnapFrameDto>) -> impl IntoView {
     let n = chain.len();
     chain
@@ -33,7 +46,7 @@ pub fn chain_view(chain: Vec<SnapFrameDto>) -> impl IntoView {
         .enumerate()
         .map(|(i, f)| {
             view! {
-                <span class="chain-frame">{frame_link(f.label, f.link)}</span>
+                <span class="chain-frame">{site_link(f.label, f.link)}</span>
                 {(i + 1 < n).then(|| view! { <span class="muted">" ← "</span> })}
             }
         })
@@ -52,7 +65,7 @@ pub fn contributors_table(rows: Vec<SnapContributorDto>, testid: &'static str) -
                     <td class="num" title=format!("{} bytes", c.bytes)>{format::bytes(c.bytes as f64)}</td>
                     <td class="num">{format::percent(Some(c.percent / 100.0), 1)}</td>
                     <td class="num">{c.tensors}</td>
-                    <td class="site">{frame_link(c.site, c.link)}<span class=format!("kind {}", c.site_kind)>{format!(" {}", c.site_kind.replace('_', " "))}</span></td>
+                    <td class="site">{site_link(c.site, c.link)}<span class=format!("kind {}", c.site_kind)>{format!(" {}", c.site_kind.replace('_', " "))}</span></td>
                     <td class="chain">{chain_view(c.chain)}</td>
                 </tr>
             }
@@ -119,7 +132,7 @@ pub fn LivePanel(
                                 <td><code title=format!("MemoryViz name {}", t.memoryviz_name)>{t.addr.clone()}</code></td>
                                 <td class="num">{t.alloc_index.map(|i| i.to_string()).unwrap_or_else(|| "before".into())}</td>
                                 <td class="num">{t.alloc_time_ms.map(format::duration_ms).unwrap_or_default()}</td>
-                                <td class="site">{frame_link(t.site.clone(), t.link.clone())}</td>
+                                <td class="site">{site_link(t.site.clone(), t.link.clone())}</td>
                             </tr>
                         }
                     }).collect_view();

@@ -77,7 +77,7 @@ pub fn PeakList(d: SnapDeviceDto, selected: RwSignal<Option<Selected>>) -> impl 
                     <td class="num">{p.time_ms.map(format::duration_ms).unwrap_or_default()}</td>
                     <td class="num">{p.prominence_bytes.map(|b| format::bytes(b as f64)).unwrap_or_default()}</td>
                     <td class="num">{p.recurring.map(|k| format!("×{k}")).unwrap_or_default()}</td>
-                    <td>{p.top_site.clone().unwrap_or_default()}</td>
+                    <td title=p.top_site.clone().unwrap_or_default() data-testid="snap-peak-site">{p.top_site.as_deref().map(format::site_label).unwrap_or_default()}</td>
                     <td>{p.annotations.join(" › ")}</td>
                 </tr>
             }
