@@ -37,14 +37,7 @@ fn the_card_shows_the_runs_check_of_the_rank_number() {
     }
     let mut s = Session::new();
     let (opener, out) = open_dir(&mut s, &top);
-    let inv = out
-        .out
-        .iter()
-        .find_map(|(_, r)| match r {
-            Response::Inventory(i) => Some(i.clone()),
-            _ => None,
-        })
-        .expect("inventory");
+    let inv = session_common::inventory(&out);
     let trace = format!("{root}/run/benchmark_result_924719_1679055439_trace.json.gz");
     let guess = format!("GPU-DISC-001: Rank 1 of {trace} taken from the order of the traces (no distributedInfo in the head, no rank in the name)");
     let check = format!("GPU-DISC-005: {trace} says distributedInfo.rank 0 after its trace events (past the head the inventory reads), but it was numbered rank 1 from the order of the traces (no distributedInfo in the head, no rank in the name) before the read: this run keeps rank 1; name the file with rank0 (rank0.pt.trace.json) to number it 0");

@@ -8,7 +8,7 @@ mod session_common;
 use std::path::Path;
 
 use proflens::engine::session::Session;
-use proflens::protocol::{AnalysisKind, Request, Response};
+use proflens::protocol::{AnalysisKind, Request};
 
 const ROOT: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -19,14 +19,7 @@ const ROOT: &str = concat!(
 fn unranked_captures_run_the_steps_analysis_in_the_page() {
     let mut s = Session::new();
     let (opener, out) = session_common::open_dir(&mut s, Path::new(ROOT));
-    let inv = out
-        .out
-        .iter()
-        .find_map(|(_, r)| match r {
-            Response::Inventory(i) => Some(i.clone()),
-            _ => None,
-        })
-        .expect("an inventory");
+    let inv = session_common::inventory(&out);
     let ascend: Vec<_> = inv
         .ranks
         .iter()

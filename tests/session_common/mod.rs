@@ -11,6 +11,7 @@ use proflens::cli::fs_opener::FsOpener;
 use proflens::engine::session::{Collected, Session};
 use proflens::ingest::InputFile;
 use proflens::protocol::anomaly::AnomalySummaryDto;
+use proflens::protocol::InventoryDto;
 use proflens::protocol::{Envelope, FileMeta, Request, Response, Summary};
 
 /// The names and sizes the page sends in `Request::Open` for `files`, in their order.
@@ -57,4 +58,15 @@ pub fn anomaly_summaries(out: &Collected) -> Vec<AnomalySummaryDto> {
             _ => None,
         })
         .collect()
+}
+
+/// The inventory reply in `out` (the answer to `Request::Open`).
+pub fn inventory(out: &Collected) -> InventoryDto {
+    out.out
+        .iter()
+        .find_map(|(_, r)| match r {
+            Response::Inventory(i) => Some(i.clone()),
+            _ => None,
+        })
+        .expect("an inventory")
 }
