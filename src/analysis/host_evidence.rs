@@ -163,8 +163,8 @@ pub fn build_index<'a>(
 ) -> HostIndex<'a> {
     let rule = cfg.compat == Compat::Rulebook;
     let n_text = host.text_count();
-    // Per-name class flags, computed once per distinct name: (sync, comm, marker).
-    let mut name_flags: Vec<Option<(bool, bool, bool)>> = vec![None; n_text];
+    // Per-name class flags, computed once per distinct name: (sync, comm, marker, input).
+    let mut name_flags: Vec<Option<(bool, bool, bool, bool)>> = vec![None; n_text];
     // Event indices are held as `u32`, half a `usize` natively (wasm32's `usize` is one).
     // A table past 2^32 events would hold 96 GiB of them (`HostEvent` is 24 bytes), beyond
     // any memory this runs in: the index addresses the first 2^32 − 1, never a wrapped index
@@ -206,8 +206,8 @@ pub fn build_index<'a>(
         let name = host.text(e.name);
         let cat = host.text(host.cat_of(e));
         let lane = host.lane_of(e);
-        let (is_sync, is_comm_name, is_marker) =
-            *name_flags[e.name as usize].get_or_insert_with(|| {
+        let (is_sync, is_comm_name, is_marker, is_input) = *name_flags[e.name as usize]
+            .get_or_insert_with(|| {
                 let sync = if rule {
                     contains_ci(
                         name,
@@ -260,13 +260,18 @@ pub fn build_index<'a>(
                 };
                 let marker = is_step_marker_name(name, cfg)
                     || step_annotation.is_some_and(|f| annotation_family(name) == f);
-                (sync, comm, marker)
+                (
+                    sync,
+                    comm,
+                    marker,
+                    rule && starts_with_ci(name, INPUT_PREFIX),
+                )
             });
         if rule && is_marker {
             excluded += 1;
             continue;
         }
-        if rule && starts_with_ci(name, INPUT_PREFIX) {
+        if is_input {
             d.push(i as u32);
         }
         // GPU traces: a `cuda_sync` event is a synchronisation, an `nccl:*` user

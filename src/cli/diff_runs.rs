@@ -151,34 +151,39 @@ pub fn run(args: &Args) -> i32 {
         );
     }
     if j.ranks.len() > 1 {
+        // A rank id as the line prints it.
+        let id = |r: Option<i64>| r.map_or("unknown".to_string(), |x| x.to_string());
         let most: Vec<String> = j
             .ranks_changed_most
             .iter()
             .take(3)
-            .map(|r| r.map_or("unknown".into(), |x| x.to_string()))
+            .map(|&r| id(r))
             .collect();
-        let id = |r: &crate::report::run_diff::RankDiffJson| {
-            r.rank.map_or("unknown".to_string(), |x| x.to_string())
-        };
-        let side = |on: fn(&crate::report::run_diff::RankDiffJson) -> bool| {
-            let v: Vec<String> = j.ranks.iter().filter(|r| on(r)).map(id).collect();
-            v.join(", ")
-        };
-        match most.is_empty() {
-            false => eprintln!(
-                "ranks: {} (changed most: {})",
-                j.ranks.len(),
-                most.join(", ")
-            ),
+        if most.is_empty() {
             // Ranks are paired by id: two folders of different ranks share none.
-            true => eprintln!(
+            let side = |on: fn(&crate::report::run_diff::RankDiffJson) -> bool| {
+                let v: Vec<String> = j
+                    .ranks
+                    .iter()
+                    .filter(|r| on(r))
+                    .map(|r| id(r.rank))
+                    .collect();
+                v.join(", ")
+            };
+            eprintln!(
                 "ranks: {} (no rank id on both sides, so the rank table pairs none: A has {}, B has {}; the ops, steps and memory above compare A's rank {} with B's rank {})",
                 j.ranks.len(),
                 side(|r| r.a.is_some()),
                 side(|r| r.b.is_some()),
-                j.a.rank.map_or("unknown".into(), |x| x.to_string()),
-                j.b.rank.map_or("unknown".into(), |x| x.to_string()),
-            ),
+                id(j.a.rank),
+                id(j.b.rank),
+            );
+        } else {
+            eprintln!(
+                "ranks: {} (changed most: {})",
+                j.ranks.len(),
+                most.join(", ")
+            );
         }
     }
     for n in &j.notes {

@@ -2,6 +2,8 @@
 //! re-exported for the UI (whose allowlist names `views::format`, not `base`), plus the
 //! display helpers only the page needs (stack frame shortening).
 
+use crate::analysis::snapshot::frame_filter::{native_frame, NativeFrame};
+
 pub use crate::base::format::{
     binary_step, bytes, bytes_i, duration_ms, duration_ns, elapsed_ms, fixed, kib, mib, nice_step,
     offset_ms, percent, rate, thousands, StepRound,
@@ -59,18 +61,10 @@ pub fn site_label(label: &str) -> String {
         Some(i) if i > 0 => &func[..i],
         _ => func,
     };
-    let short = if let Some(node) = name
-        .strip_prefix("torch::autograd::generated::")
-        .and_then(|r| r.strip_suffix("::apply"))
-    {
-        format!("{node} (autograd)")
-    } else if let Some(op) = name
-        .strip_prefix("at::_ops::")
-        .and_then(|r| r.strip_suffix("::call"))
-    {
-        format!("at::_ops::{op}")
-    } else {
-        name.to_string()
+    let short = match native_frame(name) {
+        NativeFrame::AutogradNode(node) => format!("{node} (autograd)"),
+        NativeFrame::AtenOp(op) => format!("at::_ops::{op}"),
+        NativeFrame::Allocator | NativeFrame::Other => name.to_string(),
     };
     match place {
         // The location of a frame with no debug information says nothing.

@@ -38,19 +38,55 @@ pub fn is_python(filename: &str) -> bool {
     b.len() >= 3 && b[b.len() - 3..].eq_ignore_ascii_case(b".py")
 }
 
-/// Preference of a named frame as the site of a stack with no Python frame (§7.5 fallback 2;
-/// lower is preferred): 0 an autograd node (`torch::autograd::generated::…::apply`), 1 an ATen
-/// operator entry (`at::_ops::…::call`), 2 any other frame, 3 the caching allocator's own frames
-/// (a name holding `CachingAllocator`: CUDA, ROCm and torch_npu).
-pub fn native_site_rank(name: &str) -> u8 {
-    if name.contains("torch::autograd::generated::") && name.contains("::apply") {
-        0
-    } else if name.contains("at::_ops::") && name.contains("::call") {
-        1
-    } else if name.contains("CachingAllocator") {
-        3
+/// What a C++ frame's name says it is (§7.5), read from its function name (the text before
+/// its argument list): an autograd node (`torch::autograd::generated::<Node>::apply`), an ATen
+/// operator entry (`at::_ops::<op>::call`), the caching allocator's own code (a name holding
+/// `CachingAllocator`: CUDA, ROCm and torch_npu), or another frame. The one reading of these
+/// names, for the site's choice ([`native_site_rank`]) and its label (`views::format::site_label`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NativeFrame<'a> {
+    /// An autograd node: the backward of the forward op it names (`BmmBackward0`).
+    AutogradNode(&'a str),
+    /// An ATen operator entry (`sum_dim_IntList`).
+    AtenOp(&'a str),
+    /// The caching allocator's own frames.
+    Allocator,
+    /// Any other frame.
+    Other,
+}
+
+/// [`NativeFrame`] of the frame named `name` (with or without its argument list).
+pub fn native_frame(name: &str) -> NativeFrame<'_> {
+    let func = match name.find('(') {
+        Some(i) if i > 0 => &name[..i],
+        _ => name,
+    };
+    if let Some(node) = func
+        .strip_prefix("torch::autograd::generated::")
+        .and_then(|r| r.strip_suffix("::apply"))
+    {
+        NativeFrame::AutogradNode(node)
+    } else if let Some(op) = func
+        .strip_prefix("at::_ops::")
+        .and_then(|r| r.strip_suffix("::call"))
+    {
+        NativeFrame::AtenOp(op)
+    } else if func.contains("CachingAllocator") {
+        NativeFrame::Allocator
     } else {
-        2
+        NativeFrame::Other
+    }
+}
+
+/// Preference of a named frame as the site of a stack with no Python frame (§7.5 fallback 2;
+/// lower is preferred): 0 an autograd node, 1 an ATen operator entry, 2 any other frame, 3 the
+/// caching allocator's own frames ([`native_frame`]).
+pub fn native_site_rank(name: &str) -> u8 {
+    match native_frame(name) {
+        NativeFrame::AutogradNode(_) => 0,
+        NativeFrame::AtenOp(_) => 1,
+        NativeFrame::Other => 2,
+        NativeFrame::Allocator => 3,
     }
 }
 

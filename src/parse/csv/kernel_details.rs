@@ -343,17 +343,12 @@ fn width_message(got: usize, header: &[String], start: &str, dur: &str) -> Strin
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_row_of_another_width_says_what_was_read() {
-        // The shape of a real 2023 row with its `Duration(us)` cell left out: the wait time
-        // (1.8414) is read as the duration.
-        let text = "Name,Start Time(us),Duration(us),Wait Time(us),Block Dim\n\
-                    FlashAttentionScore,1695115378795017.5,1.8414,24\n\
-                    Cast,1695115378795100,5.5,0,33,9\n";
+    /// `text` read as `kernel_details.csv`: the builder, the problems and what was read.
+    fn read_text(text: &[u8]) -> (KernelTableBuilder, Problems, KernelCsvInfo) {
         let mut builder = KernelTableBuilder::new();
         let mut problems = Problems::default();
-        read(
-            text.as_bytes(),
+        let info = read(
+            text,
             "kernel_details.csv",
             None,
             &mut builder,
@@ -361,6 +356,17 @@ mod tests {
             &mut |_| ControlFlow::Continue(()),
         )
         .unwrap();
+        (builder, problems, info)
+    }
+
+    #[test]
+    fn a_row_of_another_width_says_what_was_read() {
+        // The shape of a real 2023 row with its `Duration(us)` cell left out: the wait time
+        // (1.8414) is read as the duration.
+        let text = "Name,Start Time(us),Duration(us),Wait Time(us),Block Dim\n\
+                    FlashAttentionScore,1695115378795017.5,1.8414,24\n\
+                    Cast,1695115378795100,5.5,0,33,9\n";
+        let (builder, problems, _) = read_text(text.as_bytes());
         let said: Vec<(&str, Option<u64>, &str)> = problems
             .kept()
             .iter()
@@ -394,17 +400,7 @@ mod tests {
         let head = "Name,Start Time(us),Duration(us)\nk1,\"100.0\",1.5\nk2,\"200\n";
         let mut text = head.as_bytes().to_vec();
         text.resize(text.len() + (17 << 20), b'9');
-        let mut builder = KernelTableBuilder::new();
-        let mut problems = Problems::default();
-        let info = read(
-            &text[..],
-            "kernel_details.csv",
-            None,
-            &mut builder,
-            &mut problems,
-            &mut |_| ControlFlow::Continue(()),
-        )
-        .unwrap();
+        let (builder, problems, info) = read_text(&text);
         assert_eq!(info.rows_read, 1);
         let p = problems.kept().last().unwrap();
         assert_eq!(
