@@ -53,7 +53,8 @@ fn pending_frees_are_active_not_allocated() {
         .find(|n| n.code == "SNAP-PENDING-FREE")
         .expect("a pending-free warning");
     assert!(
-        note.message.contains("9 block(s) holding 597000000 bytes"),
+        note.message
+            .contains("9 block(s) holding 569.3 MiB (597,000,000 bytes) requested"),
         "{}",
         note.message
     );

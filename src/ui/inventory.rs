@@ -21,6 +21,8 @@ pub fn InventoryView() -> impl IntoView {
                 let ranks = inv.ranks.clone();
                 let ignored = inv.ignored.clone();
                 let inv_problems = inv.problems.clone();
+                let nothing_found =
+                    ranks.is_empty() && inv.snapshots.is_empty() && inv.summaries.is_empty();
                 view! {
                     <p class="summary" data-testid="inventory-summary">
                         {format!(
@@ -45,7 +47,9 @@ pub fn InventoryView() -> impl IntoView {
                         let empty = ignored.is_empty();
                         move || !empty
                     }>
-                        <details class="ignored" data-testid="ignored-files">
+                        // Open when nothing else was found: each file's reason (an archive to
+                        // extract, a format not read) is then the whole answer to the drop.
+                        <details class="ignored" data-testid="ignored-files" open=nothing_found>
                             <summary>{format!("Ignored files ({})", ignored.len())}</summary>
                             <ul>
                                 {ignored

@@ -13,13 +13,14 @@ import { REPO, serveStatic, launch, ProflensPage } from './lib.mjs';
 const FIX = path.join(REPO, '../shared/fixtures');
 const RANK0 = path.join(FIX, 'ascend/Ascend__msinsight/test/data/pytorch/text/level1/rank0_ascend_pt');
 const GPU = path.join(FIX, 'ascend/facebookresearch__HolisticTraceAnalysis/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz');
+const ARCHIVE = path.join(FIX, 'real_world/facebookresearch__param/et_replay/tests/inputs/dlrm_kineto.tar.gz');
 
 let server;
 let browser;
 let tmp;
 
 before(async () => {
-  for (const f of [RANK0, GPU]) assert.ok(fs.existsSync(f), `fixture missing: ${f}`);
+  for (const f of [RANK0, GPU, ARCHIVE]) assert.ok(fs.existsSync(f), `fixture missing: ${f}`);
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'proflens-odd-'));
   const mixed = path.join(tmp, 'mixed');
   fs.cpSync(RANK0, path.join(mixed, 'rank0_ascend_pt'), { recursive: true });
@@ -30,6 +31,12 @@ before(async () => {
   fs.writeFileSync(path.join(broken, 'notjson.pt.trace.json'), 'this is not json at all\n');
   fs.writeFileSync(path.join(broken, 'notgzip.pt.trace.json.gz'), 'not gzip\n');
   fs.copyFileSync(GPU, path.join(broken, 'good.pt.trace.json.gz'));
+  const archived = path.join(tmp, 'archived');
+  fs.mkdirSync(archived);
+  fs.copyFileSync(ARCHIVE, path.join(archived, 'dlrm_kineto.tar.gz'));
+  const rankAndArchive = path.join(tmp, 'rank-and-archive');
+  fs.cpSync(RANK0, path.join(rankAndArchive, 'rank0_ascend_pt'), { recursive: true });
+  fs.copyFileSync(ARCHIVE, path.join(rankAndArchive, 'dlrm_kineto.tar.gz'));
   server = await serveStatic();
   browser = await launch();
 });
@@ -85,4 +92,23 @@ test('files named like traces that are not: each an error in Problems with why a
   await p.screenshot('odd-broken-problems');
   assert.deepEqual(p.consoleErrors, []);
   await p.page.context().close();
+});
+
+test('a folder holding only an archive: the inventory says why the file was not read, without a click', async () => {
+  const p = await newPage();
+  await p.openFolder(path.join(tmp, 'archived'));
+  assert.equal(await p.waitDone(), 'Done');
+  const ignored = p.page.getByTestId('ignored-files');
+  assert.equal(await ignored.evaluate((d) => d.open), true);
+  assert.match(await ignored.innerText(), /archived\/dlrm_kineto\.tar\.gz — .*archive: extract it/);
+  await p.screenshot('odd-archive-only');
+  assert.deepEqual(p.consoleErrors, []);
+  // Beside a rank folder the list stays folded: the rank is the answer to that drop.
+  const q = await newPage();
+  await q.openFolder(path.join(tmp, 'rank-and-archive'));
+  assert.equal(await q.waitDone(), 'Done');
+  assert.equal(await q.page.getByTestId('ignored-files').evaluate((d) => d.open), false);
+  assert.deepEqual(q.consoleErrors, []);
+  await p.page.context().close();
+  await q.page.context().close();
 });

@@ -98,11 +98,11 @@ pub fn checks(snap: &Snapshot, dev: &DeviceTrace, lt: &Lifetimes, curves: &Curve
         notes.push(Note {
             code: "SNAP-PENDING-FREE",
             message: format!(
-                "device {d}: {} block(s) holding {} bytes requested are active_pending_free at the end: freed by \
+                "device {d}: {} block(s) holding {} requested are active_pending_free at the end: freed by \
                  their tensors but waiting on other streams' events (record_stream); they count as active, not as \
                  allocated.",
                 pending.len(),
-                pending.iter().sum::<u64>()
+                crate::base::format::bytes_exact(pending.iter().sum::<u64>().min(i64::MAX as u64) as i64)
             ),
         });
     }

@@ -26,12 +26,15 @@ fn level(l: &crate::protocol::SnapLevelDto) -> String {
 /// Levels and counts of one device.
 #[component]
 pub fn DeviceFacts(d: SnapDeviceDto) -> impl IntoView {
-    let actions = d
-        .actions
-        .iter()
-        .map(|(a, n)| format!("{a} {n}"))
-        .collect::<Vec<_>>()
-        .join(" · ");
+    let actions = if d.actions.is_empty() {
+        "no history recorded".to_string()
+    } else {
+        d.actions
+            .iter()
+            .map(|(a, n)| format!("{a} {n}"))
+            .collect::<Vec<_>>()
+            .join(" · ")
+    };
     let (ba, bc, br) = d.baseline_bytes;
     view! {
         <dl class="facts" data-testid="snap-device-facts">
