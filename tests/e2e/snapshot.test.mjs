@@ -203,6 +203,23 @@ test('C++-only sites read as their autograd node, the full label in the title', 
     assert.doesNotMatch(text, /\(std::|@ \?\?:0/);
     if (title.includes('.py:')) assert.equal(text, title);
   }
+  // The stacked timeline's tooltip names a band's site the same way.
+  await p.page.getByTestId('bands-canvas').scrollIntoViewIfNeeded();
+  const box = await p.page.getByTestId('bands-canvas').boundingBox();
+  const tips = [];
+  sweep: for (const fx of [0.5, 0.6, 0.7, 0.8, 0.9, 0.4, 0.3]) {
+    for (let dy = 30; dy < box.height - 14; dy += 4) {
+      await p.page.mouse.move(box.x + 60 + (box.width - 72) * fx, box.y + box.height - dy);
+      const tip = p.page.getByTestId('band-tooltip');
+      if (await tip.count() === 0) continue;
+      const text = await tip.innerText();
+      if (!/\(\d+ bytes\)/.test(text)) continue;
+      tips.push(text);
+      if (text.includes('(autograd)')) break sweep;
+    }
+  }
+  assert.ok(tips.some((t) => t.includes('(autograd)')), `an autograd band among ${tips.length} tooltips`);
+  for (const t of tips) assert.doesNotMatch(t, /\(std::|@ \?\?:0/);
   await p.page.waitForTimeout(400);
   await p.screenshot('snapshot-05-cpp-sites');
   assert.deepEqual(p.consoleErrors, []);

@@ -362,7 +362,7 @@ pub fn ActiveTimeline(
                 },
                 "muted",
             ));
-            lines.push((b.site.clone(), "site"));
+            lines.push((format::site_label(&b.site), "site"));
             match stacks.with_value(|s| s.get(&b.record).cloned()) {
                 Some(s) => {
                     let py: Vec<_> = s.frames.iter().filter(|f| !f.native).collect();
