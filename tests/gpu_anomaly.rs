@@ -225,6 +225,60 @@ fn host_only_headline_names_the_gpu_reason() {
     assert!(!h.contains("ANOM-FILE-002"));
 }
 
+/// A trace whose host side launched kernels (CUPTI's own `cudaLaunchKernel` records, with
+/// their `ac2g` flow starts) but that holds no device record lost those records: the CUDA
+/// activities were on, so "profiled without CUDA/ROCm activities" would send the user to the
+/// wrong fix (formats.md §8.1). A real A100 trace shaped so (236 `cudaLaunchKernel`, 24
+/// `cuLaunchKernel`, 8 `cudaMemcpyAsync`, no kernel) was said to be profiled without CUDA.
+#[test]
+fn host_only_trace_with_launches_says_the_device_records_are_lost() {
+    let dir = std::env::temp_dir().join(format!("proflens_lost_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let launch = |name: &str, cat: &str, ts: u32, c: u32| {
+        format!(
+            r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":7,"tid":7,"ts":{ts},"dur":4,"args":{{"External id":{c},"correlation":{c}}}}},
+{{"ph":"s","id":{c},"pid":7,"tid":7,"ts":{ts},"cat":"ac2g","name":"ac2g"}},"#
+        )
+    };
+    let trace = format!(
+        r#"{{"schemaVersion":1,"deviceProperties":[{{"id":0,"name":"NVIDIA A100 80GB PCIe"}}],"traceEvents":[
+{{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":7,"tid":7,"ts":100,"dur":60,"args":{{"External id":1}}}},
+{}{}{}{}
+{{"ph":"X","cat":"cuda_runtime","name":"cudaStreamIsCapturing","pid":7,"tid":7,"ts":150,"dur":1,"args":{{"correlation":9}}}}
+]}}"#,
+        launch("cudaLaunchKernel", "cuda_runtime", 110, 2),
+        launch("cudaLaunchKernel", "cuda_runtime", 120, 3),
+        launch("cuLaunchKernel", "cuda_driver", 130, 4),
+        launch("cudaMemcpyAsync", "cuda_runtime", 140, 5),
+    );
+    std::fs::write(dir.join("worker.pt.trace.json"), trace).unwrap();
+    let ranks = analyse(dir.to_str().unwrap());
+    let r = &ranks[0];
+    let why = proflens::analysis::gpu_rank::no_device_events(&r.result.limitations)
+        .unwrap()
+        .1;
+    assert!(proflens::analysis::gpu_rank::device_records_lost(why));
+    assert_eq!(
+        why,
+        "host-only trace, device records lost: no device events (kernel, gpu_memcpy, \
+         gpu_memset), yet 4 runtime calls that enqueue device work were recorded \
+         (cudaLaunchKernel ×2, cuLaunchKernel ×1, cudaMemcpyAsync ×1) — the CUDA/ROCm \
+         activities were on (the tracer writes those calls itself), but the records of the \
+         device side are missing: the tracer lost or never delivered them (another profiler \
+         such as Nsight Systems attached, a CUPTI/roctracer error in the run's log, or the \
+         profile stopped before the GPU finished); 6 host events and 0 steps read, no busy \
+         union and no bubbles"
+    );
+    assert!(r.problems.kept().iter().any(|p| p.code == "GPU-RUN-001"));
+    // A trace without such calls keeps the capture advice.
+    let plain = analyse(&format!("{RLI}/actor_update"));
+    let why = proflens::analysis::gpu_rank::no_device_events(&plain[0].result.limitations)
+        .unwrap()
+        .1;
+    assert!(!proflens::analysis::gpu_rank::device_records_lost(why), "{why}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn cli_anomaly_on_a_gpu_folder_exits_0() {
     let out = std::env::temp_dir().join(format!("proflens_gpu_{}.json", std::process::id()));

@@ -259,12 +259,32 @@ fn analyse(
                 trace.host_ops.len(),
                 trace.steps.len()
             ),
-            None => format!(
-                "{}{of}: no device events (kernel, gpu_memcpy, gpu_memset) among its {} host events and {} steps — profiled without CUDA/ROCm activities or on a process that launched no GPU work; steps and host events only, no busy union and no bubbles",
-                gpu_rank::HOST_ONLY,
-                trace.host_ops.len(),
-                trace.steps.len()
-            ),
+            None => match gpu_rank::device_work_calls(&trace) {
+                // Launches recorded, their device records not: the activities were on
+                // (formats.md §8.1), so the capture advice would mislead.
+                calls if !calls.is_empty() => {
+                    let n: usize = calls.iter().map(|c| c.1).sum();
+                    let names: Vec<String> = calls
+                        .iter()
+                        .take(3)
+                        .map(|(name, k)| format!("{name} ×{k}"))
+                        .collect();
+                    let more = if calls.len() > 3 { ", …" } else { "" };
+                    format!(
+                        "{}{of}: no device events (kernel, gpu_memcpy, gpu_memset), yet {n} runtime calls that enqueue device work were recorded ({}{more}) — the CUDA/ROCm activities were on (the tracer writes those calls itself), but the records of the device side are missing: the tracer lost or never delivered them (another profiler such as Nsight Systems attached, a CUPTI/roctracer error in the run's log, or the profile stopped before the GPU finished); {} host events and {} steps read, no busy union and no bubbles",
+                        gpu_rank::DEVICE_RECORDS_LOST,
+                        names.join(", "),
+                        trace.host_ops.len(),
+                        trace.steps.len()
+                    )
+                }
+                _ => format!(
+                    "{}{of}: no device events (kernel, gpu_memcpy, gpu_memset) among its {} host events and {} steps — profiled without CUDA/ROCm activities or on a process that launched no GPU work; steps and host events only, no busy union and no bubbles",
+                    gpu_rank::HOST_ONLY,
+                    trace.host_ops.len(),
+                    trace.steps.len()
+                ),
+            },
         };
         problems.push(Problem::new(
             Severity::Info,
