@@ -279,6 +279,38 @@ fn host_only_trace_with_launches_says_the_device_records_are_lost() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A trace that holds its metadata and no event at all (a real 832-byte `*.pt.trace.json`
+/// written by `tensorboard_trace_handler`: two thread names and "Record Window End") was said
+/// to be "profiled without CUDA/ROCm activities" with "0 host events": the profiler recorded
+/// nothing, host side included.
+#[test]
+fn trace_without_any_event_says_nothing_was_recorded() {
+    let dir = std::env::temp_dir().join(format!("proflens_noevent_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("host_93917.1736417948403527000.pt.trace.json"),
+        r#"{"schemaVersion": 1, "traceEvents": [
+{"name": "thread_name", "ph": "M", "ts": 0, "pid": 93917, "tid": 3961819, "args": {"name": "thread 3961819 ()"}},
+{"name": "thread_sort_index", "ph": "M", "ts": 0, "pid": 93917, "tid": 3961819, "args": {"sort_index": 3961819}},
+{"name": "Record Window End", "ph": "i", "s": "g", "pid": "", "tid": "", "ts": 1736417948403182}
+], "traceName": "./log/host_93917.1736417948403527000.pt.trace.json"}"#,
+    )
+    .unwrap();
+    let ranks = analyse(dir.to_str().unwrap());
+    let why = proflens::analysis::gpu_rank::no_device_events(&ranks[0].result.limitations)
+        .unwrap()
+        .1;
+    assert_eq!(
+        why,
+        "host-only trace, no event recorded: the trace holds no event at all (no host op, no \
+         device op, no step; only its metadata) — the profiler recorded nothing in its window: \
+         with a schedule, the trace was written outside its active steps (prof.step() not \
+         called each step, or the profile ended during wait or warmup); nothing to analyse"
+    );
+    assert!(!proflens::analysis::gpu_rank::device_records_lost(why));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn cli_anomaly_on_a_gpu_folder_exits_0() {
     let out = std::env::temp_dir().join(format!("proflens_gpu_{}.json", std::process::id()));

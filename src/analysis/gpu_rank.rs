@@ -21,6 +21,10 @@ pub const CUT_BEFORE_DEVICE: &str = "cut trace";
 /// (formats.md §8.1). It starts with [`HOST_ONLY`], so it is a host-only trace too.
 pub const DEVICE_RECORDS_LOST: &str = "host-only trace, device records lost";
 
+/// The same for a whole trace with no event at all (no host op, no device op, no step): the
+/// profiler recorded nothing in its window. It starts with [`HOST_ONLY`] too.
+pub const NO_EVENT: &str = "host-only trace, no event recorded";
+
 /// True when `limitation` (the text [`no_device_events`] returns) says the trace's device
 /// records are missing although its host side launched device work: the capture advice
 /// (turn the CUDA activities on) does not apply.

@@ -259,6 +259,11 @@ fn analyse(
                 trace.host_ops.len(),
                 trace.steps.len()
             ),
+            // Not one event: the profiler's window recorded nothing (formats.md §8.1).
+            None if trace.host_ops.is_empty() && trace.steps.is_empty() => format!(
+                "{}{of}: the trace holds no event at all (no host op, no device op, no step; only its metadata) — the profiler recorded nothing in its window: with a schedule, the trace was written outside its active steps (prof.step() not called each step, or the profile ended during wait or warmup); nothing to analyse",
+                gpu_rank::NO_EVENT,
+            ),
             None => match gpu_rank::device_work_calls(&trace) {
                 // Launches recorded, their device records not: the activities were on
                 // (formats.md §8.1), so the capture advice would mislead.
