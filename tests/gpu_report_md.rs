@@ -560,7 +560,13 @@ fn bubble_first_answer_names_a_longer_idle_outside_the_steps() {
     let report = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("anomaly_report_"))
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("anomaly_report_")
+        })
         .unwrap();
     let md = read(&report);
     let q1 = md

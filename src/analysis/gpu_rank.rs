@@ -44,7 +44,10 @@ pub fn device_work_calls(t: &GpuTrace) -> Vec<(&str, usize)> {
             continue;
         }
         let name = t.text(h.name);
-        if ["Launch", "Memcpy", "Memset"].iter().any(|w| name.contains(w)) {
+        if ["Launch", "Memcpy", "Memset"]
+            .iter()
+            .any(|w| name.contains(w))
+        {
             *by_name.entry(name).or_default() += 1;
         }
     }

@@ -20,6 +20,7 @@ use crate::report::float::ns_to_us_text;
 mod across;
 mod comm;
 mod headline;
+mod outside;
 mod overruns;
 mod readings;
 
@@ -257,38 +258,7 @@ pub fn render_with(
     let _ = writeln!(o, "\n## Bubble-first Summary\n");
     let sig = top.len();
     let largest = top.first().map(|b| b.window.interval.len_ns()).unwrap_or(0);
-    // A global gap whose part outside every step window (anomaly.md §5.5: inter-step) is
-    // longer than every step's window: the answer names it too, so a capture idle mostly
-    // around its steps (a profile started long before its first step) is not answered from
-    // the steps alone.
-    let outside_ns = |w: crate::analysis::intervals::Interval| {
-        w.len_ns()
-            - r.steps
-                .iter()
-                .filter_map(|s| w.clip(s.window))
-                .map(|c| c.len_ns())
-                .sum::<i64>()
-    };
-    let outside = r
-        .bubbles
-        .iter()
-        .filter(|b| b.window.scope == Scope::Global)
-        .map(|b| (b, outside_ns(b.window.interval)))
-        .filter(|&(_, out)| out > largest)
-        .max_by_key(|&(_, out)| out)
-        .map(|(b, out)| {
-            let span = r.global.capture.len_ns();
-            let len = b.window.interval.len_ns();
-            format!(
-                " Outside the steps the device is idle longer: `{}` lasts {} ({:.1}% of the {} capture span), {} of it outside every step window.",
-                b.window.bubble_id,
-                ms(len),
-                if span > 0 { len as f64 * 100.0 / span as f64 } else { 0.0 },
-                ms(span),
-                ms(out)
-            )
-        })
-        .unwrap_or_default();
+    let outside = outside::longer_idle_outside_steps(r, largest);
     let _ = writeln!(
         o,
         "1. **Are there significant device idle bubbles?** {}{outside}",

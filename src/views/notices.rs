@@ -13,13 +13,14 @@
 
 use crate::base::format::bytes;
 
+/// Whether the limitation of [`no_device_events`] says the device records are missing although
+/// the host launched device work (`analysis::gpu_rank::device_records_lost`): no capture advice
+/// then.
+pub use crate::analysis::gpu_rank::device_records_lost;
 /// Whether a GPU rank without device events had its file cut before the first one, and the
 /// limitation that says so (`analysis::gpu_rank::no_device_events`): the page's rank card and
 /// Steps tab lead with the cut, never with capture advice.
 pub use crate::analysis::gpu_rank::no_device_events;
-/// Whether that limitation says the device records are missing although the host launched
-/// device work (`analysis::gpu_rank::device_records_lost`): no capture advice then.
-pub use crate::analysis::gpu_rank::device_records_lost;
 
 /// Input bytes of a job from which a trap is most likely out of memory: a GPU rank holds
 /// about its input's size in the worker (docs/perf), so 1 GiB of input is a quarter of the
