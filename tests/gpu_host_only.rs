@@ -117,3 +117,44 @@ fn trace_without_any_event_says_nothing_was_recorded() {
     assert!(!proflens::analysis::gpu_rank::device_records_lost(why));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A host-only trace whose `[memory]` samples lie on a GPU (device type 1; a real PyTorch 1.12
+/// trace on Windows: `aten::cudnn_convolution` ops and 22 CUDA `[memory]` samples, no kernel and
+/// no runtime call) was said to be "profiled without CUDA/ROCm activities or on a process that
+/// launched no GPU work": the process did use the GPU, so only the first cause remains.
+#[test]
+fn host_only_trace_with_gpu_memory_samples_says_the_gpu_was_used() {
+    let dir = std::env::temp_dir().join(format!("proflens_gpumem_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sample = |ts: u32, bytes: i64, total: i64| {
+        format!(
+            r#"{{"ph":"i","s":"t","name":"[memory]","pid":15616,"tid":22320,"ts":{ts},"args":{{"Device Type":1,"Device Id":0,"Addr":30113730048,"Bytes":{bytes},"Total Allocated":{total},"Total Reserved":4194304}}}}"#
+        )
+    };
+    std::fs::write(
+        dir.join("trace.json"),
+        format!(
+            r#"{{"schemaVersion":1,"traceEvents":[
+{},
+{},
+{{"ph":"X","cat":"cpu_op","name":"aten::cudnn_convolution","pid":15616,"tid":22320,"ts":100,"dur":172,"args":{{"External id":208}}}}
+]}}"#,
+            sample(110, 345600, 1761280),
+            sample(200, -345600, 1415680)
+        ),
+    )
+    .unwrap();
+    let ranks = analyse(dir.to_str().unwrap());
+    let why = proflens::analysis::gpu_rank::no_device_events(&ranks[0].result.limitations)
+        .unwrap()
+        .1;
+    assert_eq!(
+        why,
+        "host-only trace: no device events (kernel, gpu_memcpy, gpu_memset) among its 1 host \
+         events and 0 steps, yet 2 `[memory]` samples on a device show the process used the \
+         GPU — profiled without the CUDA/ROCm activities (ProfilerActivity.CUDA), or by a \
+         PyTorch whose profiler could not record them; steps and host events only, no busy \
+         union and no bubbles"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -283,12 +283,22 @@ fn analyse(
                         trace.steps.len()
                     )
                 }
-                _ => format!(
-                    "{}{of}: no device events (kernel, gpu_memcpy, gpu_memset) among its {} host events and {} steps — profiled without CUDA/ROCm activities or on a process that launched no GPU work; steps and host events only, no busy union and no bubbles",
-                    gpu_rank::HOST_ONLY,
-                    trace.host_ops.len(),
-                    trace.steps.len()
-                ),
+                // `[memory]` samples on a device (device type ≠ 0, the CPU): the process used
+                // the GPU, so only the missing activities can explain it (formats.md §8.1).
+                _ => match trace.memory.iter().filter(|m| m.device_type != 0).count() {
+                    0 => format!(
+                        "{}{of}: no device events (kernel, gpu_memcpy, gpu_memset) among its {} host events and {} steps — profiled without CUDA/ROCm activities or on a process that launched no GPU work; steps and host events only, no busy union and no bubbles",
+                        gpu_rank::HOST_ONLY,
+                        trace.host_ops.len(),
+                        trace.steps.len()
+                    ),
+                    on_device => format!(
+                        "{}{of}: no device events (kernel, gpu_memcpy, gpu_memset) among its {} host events and {} steps, yet {on_device} `[memory]` samples on a device show the process used the GPU — profiled without the CUDA/ROCm activities (ProfilerActivity.CUDA), or by a PyTorch whose profiler could not record them; steps and host events only, no busy union and no bubbles",
+                        gpu_rank::HOST_ONLY,
+                        trace.host_ops.len(),
+                        trace.steps.len()
+                    ),
+                },
             },
         };
         problems.push(Problem::new(
