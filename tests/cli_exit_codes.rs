@@ -96,6 +96,53 @@ fn anomaly_exit_codes() {
     both(&a, &empty, 2, 2);
 }
 
+/// A Chrome trace that is not a PyTorch profiler trace (a C program's own `B`/`E` events):
+/// `anomaly` and `comm` say which file was not used and why, as `analyze` does, instead of
+/// an empty file name (`  : No folder ending in "ascend_pt"…`) or nothing at all.
+#[test]
+fn anomaly_and_comm_say_why_a_chrome_trace_is_not_read() {
+    let dir = temp("chrome");
+    let file = dir.join("trace.json");
+    std::fs::write(
+        &file,
+        "[\n{\"name\": \"main\", \"ph\": \"B\", \"ts\": 343, \"pid\": 1, \"tid\": 1},\n\
+         {\"name\": \"main\", \"ph\": \"E\", \"ts\": 900, \"pid\": 1, \"tid\": 1}\n]\n",
+    )
+    .unwrap();
+    let name = dir.file_name().unwrap().to_str().unwrap();
+    let why = |label: &str| {
+        format!(
+            "  {label}: not used (123 B): not a trace: a Chrome trace without deviceProperties, \
+             distributedInfo or any PyTorch profiler category (cpu_op, python_function, \
+             user_annotation, kernel, …)\n"
+        )
+    };
+    let (code, out, err) = proflens(&["anomaly", s(&file)]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "proflens anomaly: no rank folder with kernel_details.csv, op_summary*.csv or \
+             trace_view.json and no PyTorch profiler trace under {}:\n  No folder ending in \
+             \"ascend_pt\" and no PyTorch profiler trace found under trace.json\n{}",
+            s(&file),
+            why("trace.json")
+        )
+    );
+    let (code, _, err) = proflens(&["comm", s(&dir)]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "proflens comm: no rank folder with communication.json or \
+             communication_matrix.json and no PyTorch profiler trace among the 1 file(s) \
+             found:\n  No folder ending in \"ascend_pt\" and no PyTorch profiler trace \
+             found under {name}\n{}",
+            why(&format!("{name}/trace.json"))
+        )
+    );
+}
+
 #[test]
 fn snapshot_exit_codes() {
     let out = temp("snap");

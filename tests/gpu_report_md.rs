@@ -525,3 +525,60 @@ fn trace_names_are_escaped_in_the_report_and_the_csv() {
     let _ = std::fs::remove_dir_all(&rep);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A capture whose device idles long outside its steps (the profiler started 10 ms before the
+/// first `ProfilerStep`, one kernel ran then): the Bubble-first answer to "significant device
+/// idle bubbles?" named only the in-step windows (a 0.050 ms tail) and never the 10 ms idle
+/// before the steps, 96.6% of the capture (10000 / 10350 µs). A real SGLang decode trace (MI300) read "the largest
+/// is 0.274 ms" with a 463.295 ms gap (97.8% of its capture) before its first step.
+#[test]
+fn bubble_first_answer_names_a_longer_idle_outside_the_steps() {
+    let dir = std::env::temp_dir().join(format!("proflens_outside_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut ev = vec![
+        r#"{"ph":"X","cat":"kernel","name":"warmup_kernel","pid":0,"tid":7,"ts":0,"dur":10,"args":{"device":0,"stream":7,"correlation":1}}"#.to_string(),
+    ];
+    for (n, s) in [(1, 10000), (2, 10200)] {
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{n}","pid":9,"tid":9,"ts":{s},"dur":200,"args":{{}}}}"#
+        ));
+        for (i, k) in [(10, "gemm"), (100, "relu")] {
+            ev.push(format!(
+                r#"{{"ph":"X","cat":"kernel","name":"{k}","pid":0,"tid":7,"ts":{},"dur":50,"args":{{"device":0,"stream":7,"correlation":{}}}}}"#,
+                s + i,
+                n * 10 + i
+            ));
+        }
+    }
+    let trace = format!(
+        r#"{{"schemaVersion":1,"deviceProperties":[{{"id":0,"name":"NVIDIA H100"}}],"traceEvents":[{}]}}"#,
+        ev.join(",\n")
+    );
+    std::fs::write(dir.join("w.pt.trace.json"), trace).unwrap();
+    let out = run_reports(&dir, "outside");
+    let report = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("anomaly_report_")
+        })
+        .unwrap();
+    let md = read(&report);
+    let q1 = md
+        .lines()
+        .find(|l| l.starts_with("1. **Are there significant device idle bubbles?**"))
+        .unwrap();
+    assert_eq!(
+        q1,
+        "1. **Are there significant device idle bubbles?** Yes: 3 significant window(s); the \
+         largest is 0.050 ms (`ProfilerStep#1:tail:0`). Outside the steps the device is idle \
+         longer: `global:global:0` lasts 10.000 ms (96.6% of the 10.350 ms capture span), \
+         9.990 ms of it outside every step window."
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -172,6 +172,41 @@ fn not_a_snapshot() {
         .ends_with("Top-level type: list."));
 }
 
+/// Chrome traces are not snapshots: a JSON list of events (a C profiler's `B`/`E` events,
+/// the Chrome trace's array form) was read as a list of 2 segments of 0 bytes with no error
+/// (exit 0); a PyTorch profiler trace (an object with `traceEvents`) names the command that
+/// reads it.
+#[test]
+fn chrome_traces_are_not_snapshots() {
+    let list = br#"[
+{"name": "main", "ph": "B", "ts": 343, "pid": 1, "tid": 1},
+{"name": "main", "ph": "E", "ts": 900, "pid": 1, "tid": 1}
+]"#;
+    let e = match decode_bytes("trace.json", list) {
+        Ok(d) => panic!("read as {} segments", d.snapshot.segments.len()),
+        Err(e) => e,
+    };
+    assert_eq!(
+        e.to_string(),
+        "trace.json: This JSON file does not look like a PyTorch memory snapshot (no \"segments\" \
+         or \"device_traces\"). Top-level type: array."
+    );
+    let kineto = br#"{"schemaVersion": 1, "traceEvents": [
+{"name": "thread_name", "ph": "M", "ts": 0, "pid": 9, "tid": 9, "args": {"name": "thread 9"}}
+], "traceName": "w.pt.trace.json"}"#;
+    let e = match decode_bytes("w.pt.trace.json", kineto) {
+        Ok(_) => panic!("read as a snapshot"),
+        Err(e) => e,
+    };
+    assert_eq!(
+        e.to_string(),
+        "w.pt.trace.json: This JSON file does not look like a PyTorch memory snapshot (no \
+         \"segments\" or \"device_traces\"). Top-level type: object. It is a Chrome trace (it has \
+         \"traceEvents\"): a PyTorch profiler trace is read by `proflens anomaly` or `proflens \
+         analyze`."
+    );
+}
+
 #[test]
 fn zero_entry_trace_is_usable_with_a_warning() {
     let d = ok(&snapshot_with(|_| {}));

@@ -16,6 +16,45 @@ pub const HOST_ONLY: &str = "host-only trace";
 /// The same for a trace whose file is cut (or whose read stopped) before its first device
 /// event: nothing is known of how it was captured.
 pub const CUT_BEFORE_DEVICE: &str = "cut trace";
+/// The same for a whole host-only trace whose runtime calls enqueued device work
+/// ([`device_work_calls`]): the device activities were on, their records are missing
+/// (formats.md §8.1). It starts with [`HOST_ONLY`], so it is a host-only trace too.
+pub const DEVICE_RECORDS_LOST: &str = "host-only trace, device records lost";
+
+/// The same for a whole trace with no event at all (no host op, no device op, no step): the
+/// profiler recorded nothing in its window. It starts with [`HOST_ONLY`] too.
+pub const NO_EVENT: &str = "host-only trace, no event recorded";
+
+/// True when `limitation` (the text [`no_device_events`] returns) says the trace's device
+/// records are missing although its host side launched device work: the capture advice
+/// (turn the CUDA activities on) does not apply.
+pub fn device_records_lost(limitation: &str) -> bool {
+    limitation.starts_with(DEVICE_RECORDS_LOST)
+}
+
+/// The runtime and driver calls of `t` that enqueue device work, counted per name, most first
+/// (ties by name): calls with a `correlation` whose name holds `Launch`, `Memcpy` or `Memset`
+/// (`cudaLaunchKernel`, `cuLaunchKernel`, `hipLaunchKernel`, `cudaGraphLaunch`,
+/// `cudaMemcpyAsync`, `hipMemsetAsync`…). The tracer writes these records itself, beside the
+/// device records they correlate with.
+pub fn device_work_calls(t: &GpuTrace) -> Vec<(&str, usize)> {
+    let mut by_name: std::collections::BTreeMap<&str, usize> = Default::default();
+    for h in &t.host_ops {
+        if !h.kind.is_runtime() || h.correlation < 0 {
+            continue;
+        }
+        let name = t.text(h.name);
+        if ["Launch", "Memcpy", "Memset"]
+            .iter()
+            .any(|w| name.contains(w))
+        {
+            *by_name.entry(name).or_default() += 1;
+        }
+    }
+    let mut v: Vec<(&str, usize)> = by_name.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    v
+}
 
 /// `(cut, text)` of the first of `limitations` saying a GPU rank has no device events
 /// ([`CUT_BEFORE_DEVICE`] or [`HOST_ONLY`]); `None` when none does. The terminal headline and

@@ -266,12 +266,7 @@ pub fn run(args: Args) -> i32 {
             "proflens analyze: nothing to analyse: no rank folder with operator_memory.csv, kernel_details.csv, op_summary*.csv, trace_view.json or ascend_pytorch_profiler_<rank>.db, no PyTorch profiler trace and no memory snapshot among the {} file(s) found:",
             files.len()
         );
-        for p in &unused {
-            match p.at.to_string() {
-                at if at.is_empty() => eprintln!("  {}", p.message),
-                at => eprintln!("  {at}: {}", p.message),
-            }
-        }
+        super::print_indented(&unused);
         return super::EXIT_NOTHING;
     }
     // Every file or folder not used, and why (formats.md §11.1); the inventory's own notes.

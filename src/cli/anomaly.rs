@@ -250,10 +250,8 @@ pub fn run(args: Args) -> i32 {
         return super::EXIT_NOTHING;
     };
     if ranks.is_empty() {
-        eprintln!("proflens anomaly: no rank folder with kernel_details.csv, op_summary*.csv or trace_view.json under {}", args.input.display());
-        for n in &inv.notes {
-            eprintln!("  {}: {}", n.file, n.message);
-        }
+        eprintln!("proflens anomaly: no rank folder with kernel_details.csv, op_summary*.csv or trace_view.json and no PyTorch profiler trace under {}:", args.input.display());
+        super::print_indented(&super::why_nothing(&inv));
         return super::EXIT_NOTHING;
     }
     // Streamed to the destination: the JSON of a 1M-kernel rank is hundreds of MB.

@@ -148,9 +148,10 @@ pub fn run(args: Args) -> i32 {
     let gpu = inv.ranks.iter().any(|r| r.kind == CaptureKind::Kineto);
     if !gpu && !inv.ranks.iter().any(crate::engine::read::comm::usable) {
         eprintln!(
-            "proflens comm: no rank folder with communication.json or communication_matrix.json and no PyTorch profiler trace among the {} file(s) found",
+            "proflens comm: no rank folder with communication.json or communication_matrix.json and no PyTorch profiler trace among the {} file(s) found:",
             files.len()
         );
+        super::print_indented(&super::why_nothing(&inv));
         return super::EXIT_NOTHING;
     }
     // GPU ranks: their NCCL kernels come from the one read of the trace (the GPU rank pass).

@@ -73,6 +73,26 @@ pub fn print_problems(problems: &crate::base::Problems) -> u64 {
     n + problems.total() - problems.kept().len() as u64
 }
 
+/// Prints `problems` indented under a command's "nothing to analyse" line, one a line:
+/// `  <file>: <message>`, or the message alone when it names no file.
+pub fn print_indented(problems: &[crate::base::Problem]) {
+    for p in problems {
+        match p.at.to_string() {
+            at if at.is_empty() => eprintln!("  {}", p.message),
+            at => eprintln!("  {at}: {}", p.message),
+        }
+    }
+}
+
+/// Why a command found nothing to read in `inv`: the inventory's notes and every file it did
+/// not use with the reason (formats.md §11.1: a Chrome trace that is not a PyTorch profiler
+/// trace, a file of no known kind…), as [`print_indented`] prints them.
+pub fn why_nothing(inv: &crate::ingest::inventory::Inventory) -> Vec<crate::base::Problem> {
+    let mut out: Vec<crate::base::Problem> = inv.notes.iter().map(|n| n.to_problem()).collect();
+    out.extend(inv.not_used().iter().map(|n| n.to_problem()));
+    out
+}
+
 /// `--threads N`: a whole number of at least 1 (0 threads would run nothing).
 pub fn threads_arg(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {

@@ -20,6 +20,7 @@ use crate::report::float::ns_to_us_text;
 mod across;
 mod comm;
 mod headline;
+mod outside;
 mod overruns;
 mod readings;
 
@@ -257,9 +258,10 @@ pub fn render_with(
     let _ = writeln!(o, "\n## Bubble-first Summary\n");
     let sig = top.len();
     let largest = top.first().map(|b| b.window.interval.len_ns()).unwrap_or(0);
+    let outside = outside::longer_idle_outside_steps(r, largest);
     let _ = writeln!(
         o,
-        "1. **Are there significant device idle bubbles?** {}",
+        "1. **Are there significant device idle bubbles?** {}{outside}",
         if sig > 0 {
             format!(
                 "Yes: {sig} significant window(s); the largest is {} (`{}`).",

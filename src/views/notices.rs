@@ -13,6 +13,10 @@
 
 use crate::base::format::bytes;
 
+/// Whether the limitation of [`no_device_events`] says the device records are missing although
+/// the host launched device work (`analysis::gpu_rank::device_records_lost`): no capture advice
+/// then.
+pub use crate::analysis::gpu_rank::device_records_lost;
 /// Whether a GPU rank without device events had its file cut before the first one, and the
 /// limitation that says so (`analysis::gpu_rank::no_device_events`): the page's rank card and
 /// Steps tab lead with the cut, never with capture advice.

@@ -33,6 +33,9 @@ pub enum PickleErrorKind {
         top_type: String,
         /// The file is JSON (torch-snapshot.md §2.6), not a pickle.
         json: bool,
+        /// Its top level has a `traceEvents` key: a Chrome trace (a PyTorch profiler trace is
+        /// read by `proflens anomaly` and `proflens analyze`).
+        chrome_trace: bool,
     },
     /// Not a pickle at all (or a wrapper we do not open).
     WrongFileType {
@@ -122,12 +125,26 @@ impl fmt::Display for PickleError {
                 "The file ends before the pickle is complete (byte {off} of {total}). \
                  It may have been cut off while being copied or written."
             ),
-            PickleErrorKind::NotSnapshot { top_type, json } => write!(
-                f,
-                "This {} does not look like a PyTorch memory snapshot (no \"segments\" or \"device_traces\"). \
-                 Top-level type: {top_type}.",
-                if *json { "JSON file" } else { "pickle" }
-            ),
+            PickleErrorKind::NotSnapshot {
+                top_type,
+                json,
+                chrome_trace,
+            } => {
+                write!(
+                    f,
+                    "This {} does not look like a PyTorch memory snapshot (no \"segments\" or \"device_traces\"). \
+                     Top-level type: {top_type}.",
+                    if *json { "JSON file" } else { "pickle" }
+                )?;
+                if *chrome_trace {
+                    write!(
+                        f,
+                        " It is a Chrome trace (it has \"traceEvents\"): a PyTorch profiler trace is read by \
+                         `proflens anomaly` or `proflens analyze`."
+                    )?;
+                }
+                Ok(())
+            }
             PickleErrorKind::WrongFileType { detected } => write!(
                 f,
                 "This is not a memory-snapshot pickle: {detected}. Expected a file written by \

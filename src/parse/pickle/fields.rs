@@ -217,6 +217,9 @@ pub(crate) struct SegmentObj {
     /// The first field that held no usable integer (`device`, `address`, a size): the
     /// segment is skipped with a `SNAP-FIELD` warning instead of being read as 0.
     pub unusable: Option<String>,
+    /// A segment's own key (`total_size` or `blocks`) was seen: a dict with neither is not a
+    /// segment (a Chrome trace's event list read as the list of segments).
+    pub shaped: bool,
 }
 
 impl SegmentObj {

@@ -231,6 +231,7 @@ fn finish(
                 PickleErrorKind::NotSnapshot {
                     top_type: type_name(&b, other, encoding).into(),
                     json: encoding == Encoding::Json,
+                    chrome_trace: false,
                 },
             ))
         }
@@ -246,6 +247,7 @@ fn finish(
             PickleErrorKind::NotSnapshot {
                 top_type: type_name(&b, result, encoding).into(),
                 json: encoding == Encoding::Json,
+                chrome_trace: false,
             },
         ));
     }
@@ -261,6 +263,7 @@ fn finish(
             PickleErrorKind::NotSnapshot {
                 top_type: type_name(&b, result, encoding).into(),
                 json: encoding == Encoding::Json,
+                chrome_trace: b.top_keys.iter().any(|k| k == "traceEvents"),
             },
         ));
     }

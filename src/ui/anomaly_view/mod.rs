@@ -266,6 +266,19 @@ fn NoKernels(s: AnomalySummaryDto) -> impl IntoView {
             }
             .into_any();
         }
+        if crate::views::notices::device_records_lost(&why) {
+            // Launches recorded, device records missing: the activities were on, so no capture
+            // advice; what to check instead (formats.md §8.1).
+            return view! {
+                <section class="notice warning anom-empty" data-testid="anomaly-no-kernels">
+                    <h3>"The GPU kernels' records are missing from this trace"</h3>
+                    <p>{format!("{}: {why}", s.dir)}</p>
+                    <p>"The GPU was not idle: its records never reached the file. Profile again without another profiler attached (Nsight Systems, DCGM profiling), read the run's log for CUPTI or roctracer errors, and call torch.cuda.synchronize() before the profile stops."</p>
+                    <p class="muted">"The Problems tab lists this as GPU-RUN-001."</p>
+                </section>
+            }
+            .into_any();
+        }
         // A PyTorch profiler trace without device events: a host-only trace.
         return view! {
             <section class="notice warning anom-empty" data-testid="anomaly-no-kernels">

@@ -150,7 +150,9 @@ impl Builder {
             self.segment(o)?.stack = s;
         } else if key == k.blocks {
             let b = self.take_block_list(v, memo)?;
-            self.segment(o)?.blocks = b;
+            let s = self.segment(o)?;
+            s.blocks = b;
+            s.shaped = true;
         } else if key == k.segment_pool_id {
             let pool = self.pair(v, bigs);
             self.segment(o)?.pool_id = pool;
@@ -186,7 +188,10 @@ impl Builder {
                     }
                 },
                 _ if key == ka => s.address = u64_field("address"),
-                _ if key == kt => s.total_size = u64_field("total_size"),
+                _ if key == kt => {
+                    s.total_size = u64_field("total_size");
+                    s.shaped = true;
+                }
                 _ if key == kal => s.allocated_size = u64_field("allocated_size"),
                 _ if key == kac => s.active_size = u64_field("active_size"),
                 _ if key == kr => s.requested_size = u64_of(v, bigs),

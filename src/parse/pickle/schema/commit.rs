@@ -277,6 +277,14 @@ impl Builder {
         let seg = std::mem::take(&mut s.val);
         Self::consumed(memo, m, Val::Tomb);
         self.defer(Role::Segment, o.slot);
+        if !seg.shaped {
+            let n = self.out_segments.len();
+            self.warn(
+                "SNAP-LAYOUT",
+                format!("segment {n} has neither total_size nor blocks: not a segment; skipped"),
+            );
+            return Ok(());
+        }
         if let Some(why) = &seg.unusable {
             let n = self.out_segments.len();
             self.warn(
