@@ -5,6 +5,7 @@
 pub mod arith;
 pub mod format;
 pub mod par;
+pub mod side_labels;
 pub mod position;
 pub mod problem;
 pub mod pyfloat;

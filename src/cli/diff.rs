@@ -111,6 +111,36 @@ pub fn write_table(
         .map_err(|e| format!("cannot write the table: {e}"))
 }
 
+/// `path` made absolute (the sides' paths that tell two equal file names apart); as given
+/// when it cannot be resolved.
+pub fn full_path(path: &std::path::Path) -> String {
+    path.canonicalize()
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string()
+}
+
+/// Before each side's problems, when both sides' files or folders have the same name: which
+/// side the lines that follow are about (`A: run1/trace.json`), named as the documents name
+/// it ([`crate::base::side_labels::side_labels`]). Nothing when the names differ.
+pub fn side_heading(args: &Args, side_a: bool) {
+    let name = |p: &std::path::Path| {
+        p.file_name()
+            .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+    };
+    let (na, nb) = (name(&args.a), name(&args.b));
+    let (pa, pb) = (full_path(&args.a), full_path(&args.b));
+    if na != nb || pa == pb {
+        return;
+    }
+    let (la, lb) = crate::base::side_labels::side_labels(&na, &pa, &nb, &pb);
+    if side_a {
+        eprintln!("A: {la}");
+    } else {
+        eprintln!("B: {lb}");
+    }
+}
+
 /// Reads and analyses one side; prints its problems. `Err` is the message for stderr.
 fn side(path: &PathBuf, opts: &SnapshotOptions, problems: &mut u64) -> Result<SnapshotRun, String> {
     let (opener, files) =
@@ -242,6 +272,7 @@ pub fn run(args: Args) -> i32 {
         }),
     };
     let mut problems = 0;
+    side_heading(&args, true);
     let a = match side(&args.a, &opts, &mut problems) {
         Ok(r) => r,
         Err(e) => return fail(e),
@@ -255,6 +286,7 @@ pub fn run(args: Args) -> i32 {
     let b = if same {
         &a
     } else {
+        side_heading(&args, false);
         b_run = match side(&args.b, &opts, &mut problems) {
             Ok(r) => r,
             Err(e) => return fail(e),
@@ -278,7 +310,15 @@ pub fn run(args: Args) -> i32 {
         snapshot_side(&a, args.a_device),
         snapshot_side(b, args.b_device),
     );
-    let mut j = snapshot_diff(&a, b, (args.a_device, args.b_device), curve, &opts.report);
+    let (pa, pb) = (full_path(&args.a), full_path(&args.b));
+    let mut j = snapshot_diff(
+        &a,
+        b,
+        (&pa, &pb),
+        (args.a_device, args.b_device),
+        curve,
+        &opts.report,
+    );
     if let Some(o) = &overlay {
         if let Err(e) = add_overlays(&mut j, &va, &vb, o) {
             return fail(e);

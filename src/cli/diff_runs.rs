@@ -84,6 +84,7 @@ pub fn run(args: &Args) -> i32 {
         (false, None) => StepChoice::Nth(0),
     };
     let mut problems = 0;
+    super::diff::side_heading(args, true);
     let a = match load(&args.a, &mut problems) {
         Ok(s) => s,
         Err(e) => return fail(e),
@@ -93,6 +94,7 @@ pub fn run(args: &Args) -> i32 {
     let b = if same {
         &a
     } else {
+        super::diff::side_heading(args, false);
         b_own = match load(&args.b, &mut problems) {
             Ok(s) => s,
             Err(e) => return fail(e),

@@ -18,6 +18,7 @@ use crate::analysis::compare::ranks::{
 use crate::analysis::compare::{compare_ranks, RankSide};
 use crate::analysis::memory_result::RankMemory;
 use crate::analysis::snapshot::links::LinkOptions;
+use crate::base::side_labels::side_labels;
 use crate::engine::read::snapshot::SnapshotRun;
 use crate::engine::read::Plan;
 use crate::engine::read::RankAnalysis;
@@ -219,17 +220,28 @@ pub fn snapshot_side(r: &SnapshotRun, device: Option<u32>) -> DiffSide<'_> {
 }
 
 /// The snapshot comparison document of two analysed runs (`proflens diff A.pickle B.pickle`)
-/// on peak curve `curve`, without the overlay.
+/// on peak curve `curve`, without the overlay. `paths`: where each side's file lies (the CLI:
+/// its full path; the page: the dropped name); when both files have the same name, each side
+/// is named by the shortest trailing part of its path that differs
+/// ([`crate::base::side_labels::side_labels`]).
 pub fn snapshot_diff(
     a: &SnapshotRun,
     b: &SnapshotRun,
+    paths: (&str, &str),
     devices: (Option<u32>, Option<u32>),
     curve: &'static str,
     opts: &ReportOptions,
 ) -> DiffJson {
+    let (na, nb) = side_labels(&a.file.path, paths.0, &b.file.path, paths.1);
     build_snapshot(
-        &snapshot_side(a, devices.0),
-        &snapshot_side(b, devices.1),
+        &DiffSide {
+            file: &na,
+            ..snapshot_side(a, devices.0)
+        },
+        &DiffSide {
+            file: &nb,
+            ..snapshot_side(b, devices.1)
+        },
         curve,
         opts,
     )

@@ -291,7 +291,9 @@ fn snapshot_documents(
         _ => "active",
     };
     let devices = (options.a_device, options.b_device);
-    let mut j = snapshot_diff(ra, rb, devices, curve, &opts.report);
+    // The page knows each side by its dropped path only.
+    let paths = (ra.file.path.as_str(), rb.file.path.as_str());
+    let mut j = snapshot_diff(ra, rb, paths, devices, curve, &opts.report);
     let json = pretty(&j)?;
     let md = snapshot_md(&j, MD_TOP);
     let overlay = OverlayOptions {
