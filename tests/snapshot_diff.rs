@@ -430,7 +430,10 @@ fn same_file_names_in_two_folders_are_told_apart() {
     // From the parent folder, and by absolute paths: the same names.
     let abs = |r: &str| root.join(r).join("snapshot.pickle").display().to_string();
     for (a, b) in [
-        ("run1/snapshot.pickle".to_string(), "run2/snapshot.pickle".to_string()),
+        (
+            "run1/snapshot.pickle".to_string(),
+            "run2/snapshot.pickle".to_string(),
+        ),
         (abs("run1"), abs("run2")),
     ] {
         let (rc, json, err) = proflens_in(&root, &["diff", &a, &b, "--json", "-"]);
@@ -442,7 +445,12 @@ fn same_file_names_in_two_folders_are_told_apart() {
         assert_eq!(lines[0], "A: run1/snapshot.pickle", "{err}");
         let b_at = lines.iter().position(|l| *l == "B: run2/snapshot.pickle");
         assert!(b_at.is_some_and(|i| i > 0), "{err}");
-        assert!(lines[1..b_at.unwrap()].iter().all(|l| l.contains(" snapshot.pickle: ")), "{err}");
+        assert!(
+            lines[1..b_at.unwrap()]
+                .iter()
+                .all(|l| l.contains(" snapshot.pickle: ")),
+            "{err}"
+        );
         let (rc, md, err) = proflens_in(&root, &["diff", &a, &b, "--md", "-"]);
         assert_eq!(rc, 0, "{err}");
         let head: Vec<&str> = md.lines().take(4).collect();
@@ -460,11 +468,24 @@ fn same_file_names_in_two_folders_are_told_apart() {
     // One file with itself: its own name, no side lines.
     let (rc, json, err) = proflens_in(
         &root,
-        &["diff", "run1/snapshot.pickle", "run1/snapshot.pickle", "--json", "-"],
+        &[
+            "diff",
+            "run1/snapshot.pickle",
+            "run1/snapshot.pickle",
+            "--json",
+            "-",
+        ],
     );
     assert_eq!(rc, 0, "{err}");
     let j: Value = serde_json::from_str(&json).unwrap();
-    assert_eq!((&j["a"]["file"], &j["b"]["file"]), (&"snapshot.pickle".into(), &"snapshot.pickle".into()));
-    assert!(!err.lines().any(|l| l.starts_with("A: ") || l.starts_with("B: ")), "{err}");
+    assert_eq!(
+        (&j["a"]["file"], &j["b"]["file"]),
+        (&"snapshot.pickle".into(), &"snapshot.pickle".into())
+    );
+    assert!(
+        !err.lines()
+            .any(|l| l.starts_with("A: ") || l.starts_with("B: ")),
+        "{err}"
+    );
     std::fs::remove_dir_all(&root).unwrap();
 }

@@ -590,9 +590,17 @@ fn same_file_names_in_two_folders_are_told_apart() {
         "{md}"
     );
     // Different names: no side lines.
-    std::fs::rename(root.join("run2/trace.json.gz"), root.join("run2/other.json.gz")).unwrap();
+    std::fs::rename(
+        root.join("run2/trace.json.gz"),
+        root.join("run2/other.json.gz"),
+    )
+    .unwrap();
     let (rc, _, err) = proflens_in(&root, &["diff", "run1/trace.json.gz", "run2/other.json.gz"]);
     assert_eq!(rc, 0, "{err}");
-    assert!(!err.lines().any(|l| l.starts_with("A: ") || l.starts_with("B: ")), "{err}");
+    assert!(
+        !err.lines()
+            .any(|l| l.starts_with("A: ") || l.starts_with("B: ")),
+        "{err}"
+    );
     std::fs::remove_dir_all(&root).unwrap();
 }

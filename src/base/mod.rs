@@ -5,10 +5,10 @@
 pub mod arith;
 pub mod format;
 pub mod par;
-pub mod side_labels;
 pub mod position;
 pub mod problem;
 pub mod pyfloat;
+pub mod side_labels;
 pub mod sort;
 pub mod top_n;
 pub mod units;

@@ -44,7 +44,12 @@ mod tests {
     #[test]
     fn equal_names_take_the_shortest_differing_tail() {
         assert_eq!(
-            l("trace.json", "/x/run1/trace.json", "trace.json", "/x/run2/trace.json"),
+            l(
+                "trace.json",
+                "/x/run1/trace.json",
+                "trace.json",
+                "/x/run2/trace.json"
+            ),
             ("run1/trace.json".into(), "run2/trace.json".into())
         );
         assert_eq!(

@@ -125,8 +125,10 @@ pub fn full_path(path: &std::path::Path) -> String {
 /// it ([`crate::base::side_labels::side_labels`]). Nothing when the names differ.
 pub fn side_heading(args: &Args, side_a: bool) {
     let name = |p: &std::path::Path| {
-        p.file_name()
-            .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+        p.file_name().map_or_else(
+            || p.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
     };
     let (na, nb) = (name(&args.a), name(&args.b));
     let (pa, pb) = (full_path(&args.a), full_path(&args.b));
