@@ -6,6 +6,8 @@
 
 mod engine_support;
 
+use engine_support::anomaly_of_folder as analyse;
+
 use std::ops::ControlFlow;
 use std::path::Path;
 use std::process::Command;
@@ -13,7 +15,6 @@ use std::process::Command;
 use proflens::analysis::anomaly_config::AnomalyConfig;
 use proflens::analysis::launch_timing::Timing;
 use proflens::cli::fs_opener::FsOpener;
-use proflens::engine::read::RankAnalysis;
 use proflens::ingest::inventory::Inventory;
 use proflens::parse::metadata::read_side_files;
 use serde_json::Value;
@@ -26,17 +27,6 @@ const RLI: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../shared/fixtures/rl_insight/data/recipe/torch_data/torch_profile"
 );
-
-fn analyse(dir: &str) -> Vec<RankAnalysis> {
-    let (opener, files) = FsOpener::walk(Path::new(dir)).unwrap();
-    let mut inv = Inventory::from_paths(&files);
-    read_side_files(&mut inv, &opener);
-    engine_support::anomaly_run(&inv, &opener, &AnomalyConfig::spec_defaults(), &mut |_| {
-        ControlFlow::Continue(())
-    })
-    .unwrap()
-    .0
-}
 
 /// The JSON that `tests/reference/<script>` prints for the trace at `path`.
 fn python_reading(script: &str, path: &str) -> Value {

@@ -4,30 +4,20 @@
 
 mod engine_support;
 
-use std::ops::ControlFlow;
-use std::path::Path;
-
-use proflens::analysis::anomaly_config::AnomalyConfig;
-use proflens::cli::fs_opener::FsOpener;
+use engine_support::anomaly_of_folder as analyse;
 use proflens::engine::read::RankAnalysis;
-use proflens::ingest::inventory::Inventory;
-use proflens::parse::metadata::read_side_files;
+
+/// What rank `r`'s limitations say about its missing device events.
+fn no_device_why(r: &RankAnalysis) -> &str {
+    proflens::analysis::gpu_rank::no_device_events(&r.result.limitations)
+        .unwrap()
+        .1
+}
 
 const RLI: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../shared/fixtures/rl_insight/data/recipe/torch_data/torch_profile"
 );
-
-fn analyse(dir: &str) -> Vec<RankAnalysis> {
-    let (opener, files) = FsOpener::walk(Path::new(dir)).unwrap();
-    let mut inv = Inventory::from_paths(&files);
-    read_side_files(&mut inv, &opener);
-    engine_support::anomaly_run(&inv, &opener, &AnomalyConfig::spec_defaults(), &mut |_| {
-        ControlFlow::Continue(())
-    })
-    .unwrap()
-    .0
-}
 
 /// A trace whose host side launched kernels (CUPTI's own `cudaLaunchKernel` records, with
 /// their `ac2g` flow starts) but that holds no device record lost those records: the CUDA
@@ -58,9 +48,7 @@ fn host_only_trace_with_launches_says_the_device_records_are_lost() {
     std::fs::write(dir.join("worker.pt.trace.json"), trace).unwrap();
     let ranks = analyse(dir.to_str().unwrap());
     let r = &ranks[0];
-    let why = proflens::analysis::gpu_rank::no_device_events(&r.result.limitations)
-        .unwrap()
-        .1;
+    let why = no_device_why(r);
     assert!(proflens::analysis::gpu_rank::device_records_lost(why));
     assert_eq!(
         why,
@@ -76,9 +64,7 @@ fn host_only_trace_with_launches_says_the_device_records_are_lost() {
     assert!(r.problems.kept().iter().any(|p| p.code == "GPU-RUN-001"));
     // A trace without such calls keeps the capture advice.
     let plain = analyse(&format!("{RLI}/actor_update"));
-    let why = proflens::analysis::gpu_rank::no_device_events(&plain[0].result.limitations)
-        .unwrap()
-        .1;
+    let why = no_device_why(&plain[0]);
     assert!(
         !proflens::analysis::gpu_rank::device_records_lost(why),
         "{why}"
@@ -104,9 +90,7 @@ fn trace_without_any_event_says_nothing_was_recorded() {
     )
     .unwrap();
     let ranks = analyse(dir.to_str().unwrap());
-    let why = proflens::analysis::gpu_rank::no_device_events(&ranks[0].result.limitations)
-        .unwrap()
-        .1;
+    let why = no_device_why(&ranks[0]);
     assert_eq!(
         why,
         "host-only trace, no event recorded: the trace holds no event at all (no host op, no \
@@ -145,9 +129,7 @@ fn host_only_trace_with_gpu_memory_samples_says_the_gpu_was_used() {
     )
     .unwrap();
     let ranks = analyse(dir.to_str().unwrap());
-    let why = proflens::analysis::gpu_rank::no_device_events(&ranks[0].result.limitations)
-        .unwrap()
-        .1;
+    let why = no_device_why(&ranks[0]);
     assert_eq!(
         why,
         "host-only trace: no device events (kernel, gpu_memcpy, gpu_memset) among its 1 host \

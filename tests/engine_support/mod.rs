@@ -7,11 +7,13 @@ use proflens::analysis::anomaly::cross_rank::RankRow;
 use proflens::analysis::anomaly_config::AnomalyConfig;
 use proflens::analysis::memory_result::MemoryRun;
 use proflens::base::Problems;
+use proflens::cli::fs_opener::FsOpener;
 use proflens::engine::contract::{Cancelled, OnProgress, Target};
 use proflens::engine::read::{MemoryOptions, RankAnalysis};
 use proflens::engine::{run, Plan, Store};
 use proflens::ingest::inventory::Inventory;
 use proflens::ingest::Opener;
+use proflens::parse::metadata::read_side_files;
 
 /// The memory analysis of every selected rank folder of `inv`, merged (§9.0 order), and the
 /// drop-level problems.
@@ -61,4 +63,17 @@ pub fn anomaly_rank(
     });
     store.run_target(inv, Target::Rank(i), opener, on_progress);
     store.take_anomaly()?.pop().ok_or(Cancelled)
+}
+
+/// The anomaly analysis (spec defaults) of every rank of the folder `dir` as the CLI reads it:
+/// the walk, the side files, then [`anomaly_run`]. Panics when `dir` cannot be walked.
+pub fn anomaly_of_folder(dir: &str) -> Vec<RankAnalysis> {
+    let (opener, files) = FsOpener::walk(std::path::Path::new(dir)).unwrap();
+    let mut inv = Inventory::from_paths(&files);
+    read_side_files(&mut inv, &opener);
+    anomaly_run(&inv, &opener, &AnomalyConfig::spec_defaults(), &mut |_| {
+        std::ops::ControlFlow::Continue(())
+    })
+    .unwrap()
+    .0
 }
