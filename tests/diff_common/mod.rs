@@ -7,15 +7,7 @@ use serde_json::Value;
 
 /// Runs the built `proflens` with `args`: `(exit code, stdout, stderr)`.
 pub fn proflens(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_proflens"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    proflens_in(Path::new("."), args)
 }
 
 /// `proflens diff A B --json - EXTRA…`, which must exit 0: the JSON document.
