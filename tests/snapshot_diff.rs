@@ -8,7 +8,7 @@ mod snapshot_common;
 
 use std::path::{Path, PathBuf};
 
-use diff_common::{diff_json, proflens, proflens_in, same_name_runs};
+use diff_common::{diff_json, proflens};
 use serde_json::Value;
 use snapshot_common::{fixture_dir, fixture_names, python, repickled_dir};
 
@@ -412,80 +412,4 @@ fn overlaid_curves_align_at_an_annotation_with_exact_columns() {
         assert_eq!(rc, 2, "{extra:?}");
         assert!(err.contains(want), "{extra:?}: {err}");
     }
-}
-
-/// Two runs' snapshots of the same name (`run1/snapshot.pickle`, `run2/snapshot.pickle`): each
-/// side is named by the shortest trailing path that differs, in the JSON, the Markdown and
-/// the lines on stderr before each side's problems (docs/compare.md, "Side names"); one file
-/// compared with itself keeps its name.
-#[test]
-fn same_file_names_in_two_folders_are_told_apart() {
-    let f = fixture_dir();
-    let root = same_name_runs(
-        "snapshot_same_name",
-        &f.join("jogregoire_How-Diffusion-Models-Work__my_snapshot.pickle"),
-        &f.join("shreyansh26_MLSys-Experiments__model_memory_usage_profile_grad.pkl"),
-        "snapshot.pickle",
-    );
-    // From the parent folder, and by absolute paths: the same names.
-    let abs = |r: &str| root.join(r).join("snapshot.pickle").display().to_string();
-    for (a, b) in [
-        (
-            "run1/snapshot.pickle".to_string(),
-            "run2/snapshot.pickle".to_string(),
-        ),
-        (abs("run1"), abs("run2")),
-    ] {
-        let (rc, json, err) = proflens_in(&root, &["diff", &a, &b, "--json", "-"]);
-        assert_eq!(rc, 0, "{err}");
-        let j: Value = serde_json::from_str(&json).unwrap();
-        assert_eq!(j["a"]["file"], "run1/snapshot.pickle");
-        assert_eq!(j["b"]["file"], "run2/snapshot.pickle");
-        let lines: Vec<&str> = err.lines().collect();
-        assert_eq!(lines[0], "A: run1/snapshot.pickle", "{err}");
-        let b_at = lines.iter().position(|l| *l == "B: run2/snapshot.pickle");
-        assert!(b_at.is_some_and(|i| i > 0), "{err}");
-        assert!(
-            lines[1..b_at.unwrap()]
-                .iter()
-                .all(|l| l.contains(" snapshot.pickle: ")),
-            "{err}"
-        );
-        let (rc, md, err) = proflens_in(&root, &["diff", &a, &b, "--md", "-"]);
-        assert_eq!(rc, 0, "{err}");
-        let head: Vec<&str> = md.lines().take(4).collect();
-        assert_eq!(
-            head,
-            [
-                "# Snapshot comparison",
-                "",
-                "A: run1/snapshot.pickle (12.3 KiB)  ",
-                "B: run2/snapshot.pickle (21.9 KiB)  "
-            ],
-            "{md}"
-        );
-    }
-    // One file with itself: its own name, no side lines.
-    let (rc, json, err) = proflens_in(
-        &root,
-        &[
-            "diff",
-            "run1/snapshot.pickle",
-            "run1/snapshot.pickle",
-            "--json",
-            "-",
-        ],
-    );
-    assert_eq!(rc, 0, "{err}");
-    let j: Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(
-        (&j["a"]["file"], &j["b"]["file"]),
-        (&"snapshot.pickle".into(), &"snapshot.pickle".into())
-    );
-    assert!(
-        !err.lines()
-            .any(|l| l.starts_with("A: ") || l.starts_with("B: ")),
-        "{err}"
-    );
-    std::fs::remove_dir_all(&root).unwrap();
 }

@@ -10,7 +10,7 @@ mod diff_common;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use diff_common::{diff_json, proflens, proflens_in, same_name_runs};
+use diff_common::{diff_json, proflens};
 
 use proflens::analysis::compare::ops::StepChoice;
 use proflens::analysis::compare::{compare_ranks, RankComparison, RankSide};
@@ -552,55 +552,4 @@ fn two_runs_give_a_rank_by_rank_table_and_the_ranks_that_changed_most() {
     );
     assert_eq!(j1["steps"][0]["a_service_ms"], 119.522398);
     assert_eq!(j1["steps"][0]["b_service_ms"], 152.345805);
-}
-
-/// Two runs' traces of the same name (`run1/trace.json.gz`, `run2/trace.json.gz`): the
-/// documents name them by the paths as given, and the lines on stderr say which side each
-/// side's problems are about (docs/compare.md, "Side names").
-#[test]
-fn same_file_names_in_two_folders_are_told_apart() {
-    let from = fixture(
-        "../shared/fixtures/rl_insight/data/recipe/torch_data/torch_profile/agent_loop_rollout_replica_0",
-    );
-    let root = same_name_runs(
-        "trace_same_name",
-        &from.join("huawei_372640.1771730291744166997.pt.trace.json.gz"),
-        &from.join("huawei_372640.1771730370159969000.pt.trace.json.gz"),
-        "trace.json.gz",
-    );
-    let args = ["diff", "run1/trace.json.gz", "run2/trace.json.gz"];
-    let (rc, json, err) = proflens_in(&root, &[&args[..], &["--json", "-"]].concat());
-    assert_eq!(rc, 0, "{err}");
-    let j: Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(j["a"]["path"], "run1/trace.json.gz");
-    assert_eq!(j["b"]["path"], "run2/trace.json.gz");
-    let lines: Vec<&str> = err.lines().collect();
-    let at = |l: &str| lines.iter().position(|x| *x == l);
-    let (a, b) = (at("A: run1/trace.json.gz"), at("B: run2/trace.json.gz"));
-    assert_eq!((a, b), (Some(0), Some(2)), "{err}");
-    assert!(lines[1].starts_with("anomaly: info GPU-RUN-001: trace.json.gz: host-only trace"));
-    assert!(lines[3].starts_with("anomaly: info GPU-RUN-001: trace.json.gz: host-only trace"));
-    let (rc, md, err) = proflens_in(&root, &[&args[..], &["--md", "-"]].concat());
-    assert_eq!(rc, 0, "{err}");
-    assert!(
-        md.starts_with(
-            "# Trace comparison\n\nA: run1/trace.json.gz (kineto, 1 rank; compared: rank 0)  \n\
-             B: run2/trace.json.gz (kineto, 1 rank; compared: rank 1)  \n"
-        ),
-        "{md}"
-    );
-    // Different names: no side lines.
-    std::fs::rename(
-        root.join("run2/trace.json.gz"),
-        root.join("run2/other.json.gz"),
-    )
-    .unwrap();
-    let (rc, _, err) = proflens_in(&root, &["diff", "run1/trace.json.gz", "run2/other.json.gz"]);
-    assert_eq!(rc, 0, "{err}");
-    assert!(
-        !err.lines()
-            .any(|l| l.starts_with("A: ") || l.starts_with("B: ")),
-        "{err}"
-    );
-    std::fs::remove_dir_all(&root).unwrap();
 }

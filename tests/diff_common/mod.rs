@@ -1,4 +1,5 @@
 //! Running `proflens diff` as a process, shared by the diff tests.
+#![allow(dead_code)]
 
 use std::path::Path;
 use std::process::Command;
