@@ -7,17 +7,16 @@
 /// from the other's: `run1/trace.json` and `run2/trace.json` for `/x/run1/trace.json` and
 /// `/x/run2/trace.json` both named `trace.json`.
 pub fn side_labels(a_name: &str, a_path: &str, b_name: &str, b_path: &str) -> (String, String) {
-    let parts = |p: &str| -> Vec<String> {
+    fn parts(p: &str) -> Vec<&str> {
         p.split(['/', '\\'])
             .filter(|c| !c.is_empty() && *c != ".")
-            .map(str::to_string)
             .collect()
-    };
+    }
     let (pa, pb) = (parts(a_path), parts(b_path));
     if a_name != b_name || pa == pb {
         return (a_name.to_string(), b_name.to_string());
     }
-    let tail = |p: &[String], k: usize| p[p.len().saturating_sub(k)..].join("/");
+    let tail = |p: &[&str], k: usize| p[p.len().saturating_sub(k)..].join("/");
     let longest = pa.len().max(pb.len());
     (1..=longest)
         .map(|k| (tail(&pa, k), tail(&pb, k)))

@@ -111,35 +111,54 @@ pub fn write_table(
         .map_err(|e| format!("cannot write the table: {e}"))
 }
 
-/// `path` made absolute (the sides' paths that tell two equal file names apart); as given
-/// when it cannot be resolved.
-pub fn full_path(path: &std::path::Path) -> String {
-    path.canonicalize()
-        .unwrap_or_else(|_| path.to_path_buf())
-        .display()
-        .to_string()
+/// The two sides of `proflens diff`, resolved once before either is read: each path made
+/// absolute (as given when it cannot be resolved), whether both are one file (read once then),
+/// and, when the two files or folders have the same name, each side's name as the documents
+/// name it ([`crate::base::side_labels::side_labels`]) for the line before its problems.
+pub struct Sides {
+    /// Side A's full path.
+    pub a: String,
+    /// Side B's full path.
+    pub b: String,
+    /// Both paths resolve to one file.
+    pub same_file: bool,
+    names: Option<(String, String)>,
 }
 
-/// Before each side's problems, when both sides' files or folders have the same name: which
-/// side the lines that follow are about (`A: run1/trace.json`), named as the documents name
-/// it ([`crate::base::side_labels::side_labels`]). Nothing when the names differ.
-pub fn side_heading(args: &Args, side_a: bool) {
-    let name = |p: &std::path::Path| {
-        p.file_name().map_or_else(
-            || p.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        )
-    };
-    let (na, nb) = (name(&args.a), name(&args.b));
-    let (pa, pb) = (full_path(&args.a), full_path(&args.b));
-    if na != nb || pa == pb {
-        return;
+impl Sides {
+    /// The sides `a` and `b` as given on the command line.
+    pub fn of(a: &std::path::Path, b: &std::path::Path) -> Sides {
+        let (ca, cb) = (a.canonicalize().ok(), b.canonicalize().ok());
+        let same_file = matches!((&ca, &cb), (Some(x), Some(y)) if x == y);
+        let full = |c: Option<PathBuf>, p: &std::path::Path| {
+            c.unwrap_or_else(|| p.to_path_buf()).display().to_string()
+        };
+        let (pa, pb) = (full(ca, a), full(cb, b));
+        let name = |p: &std::path::Path| {
+            p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+        };
+        let (na, nb) = (name(a), name(b));
+        let names = (na == nb && pa != pb)
+            .then(|| crate::base::side_labels::side_labels(&na, &pa, &nb, &pb));
+        Sides {
+            a: pa,
+            b: pb,
+            same_file,
+            names,
+        }
     }
-    let (la, lb) = crate::base::side_labels::side_labels(&na, &pa, &nb, &pb);
-    if side_a {
-        eprintln!("A: {la}");
-    } else {
-        eprintln!("B: {lb}");
+
+    /// Before side A's (`side_a`) or B's problems: `A: run1/trace.json`, when both files have
+    /// the same name; nothing when the names differ.
+    pub fn heading(&self, side_a: bool) {
+        match &self.names {
+            Some((la, _)) if side_a => eprintln!("A: {la}"),
+            Some((_, lb)) => eprintln!("B: {lb}"),
+            None => {}
+        }
     }
 }
 
@@ -274,21 +293,18 @@ pub fn run(args: Args) -> i32 {
         }),
     };
     let mut problems = 0;
-    side_heading(&args, true);
+    let sides = Sides::of(&args.a, &args.b);
+    sides.heading(true);
     let a = match side(&args.a, &opts, &mut problems) {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
     // The same file on both sides (two of its devices) is read and analysed once.
-    let same = match (args.a.canonicalize(), args.b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    };
     let b_run;
-    let b = if same {
+    let b = if sides.same_file {
         &a
     } else {
-        side_heading(&args, false);
+        sides.heading(false);
         b_run = match side(&args.b, &opts, &mut problems) {
             Ok(r) => r,
             Err(e) => return fail(e),
@@ -312,11 +328,10 @@ pub fn run(args: Args) -> i32 {
         snapshot_side(&a, args.a_device),
         snapshot_side(b, args.b_device),
     );
-    let (pa, pb) = (full_path(&args.a), full_path(&args.b));
     let mut j = snapshot_diff(
         &a,
         b,
-        (&pa, &pb),
+        (&sides.a, &sides.b),
         (args.a_device, args.b_device),
         curve,
         &opts.report,

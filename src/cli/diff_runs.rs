@@ -84,17 +84,17 @@ pub fn run(args: &Args) -> i32 {
         (false, None) => StepChoice::Nth(0),
     };
     let mut problems = 0;
-    super::diff::side_heading(args, true);
+    let sides = super::diff::Sides::of(&args.a, &args.b);
+    sides.heading(true);
     let a = match load(&args.a, &mut problems) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    let same = matches!((args.a.canonicalize(), args.b.canonicalize()), (Ok(x), Ok(y)) if x == y);
     let b_own;
-    let b = if same {
+    let b = if sides.same_file {
         &a
     } else {
-        super::diff::side_heading(args, false);
+        sides.heading(false);
         b_own = match load(&args.b, &mut problems) {
             Ok(s) => s,
             Err(e) => return fail(e),

@@ -2,7 +2,7 @@
 //! re-exported for the UI (whose allowlist names `views::format`, not `base`), plus the
 //! display helpers only the page needs (stack frame shortening).
 
-use crate::analysis::snapshot::frame_filter::{native_frame, NativeFrame};
+use crate::analysis::snapshot::frame_filter::{function_name, native_frame, NativeFrame};
 
 pub use crate::base::format::{
     binary_step, bytes, bytes_i, duration_ms, duration_ns, elapsed_ms, fixed, kib, mib, nice_step,
@@ -57,10 +57,7 @@ pub fn site_label(label: &str) -> String {
     if !(func.contains("::") || func.contains('(')) || func.starts_with('<') {
         return label.to_string();
     }
-    let name = match func.find('(') {
-        Some(i) if i > 0 => &func[..i],
-        _ => func,
-    };
+    let name = function_name(func);
     let short = match native_frame(name) {
         NativeFrame::AutogradNode(node) => format!("{node} (autograd)"),
         NativeFrame::AtenOp(op) => format!("at::_ops::{op}"),

@@ -55,12 +55,18 @@ pub enum NativeFrame<'a> {
     Other,
 }
 
-/// [`NativeFrame`] of the frame named `name` (with or without its argument list).
-pub fn native_frame(name: &str) -> NativeFrame<'_> {
-    let func = match name.find('(') {
+/// The function name of a C++ frame `name`: the text before its argument list (`name` itself
+/// when it has none, or when it starts with `(`).
+pub fn function_name(name: &str) -> &str {
+    match name.find('(') {
         Some(i) if i > 0 => &name[..i],
         _ => name,
-    };
+    }
+}
+
+/// [`NativeFrame`] of the frame named `name` (with or without its argument list).
+pub fn native_frame(name: &str) -> NativeFrame<'_> {
+    let func = function_name(name);
     if let Some(node) = func
         .strip_prefix("torch::autograd::generated::")
         .and_then(|r| r.strip_suffix("::apply"))

@@ -259,47 +259,7 @@ fn analyse(
                 trace.host_ops.len(),
                 trace.steps.len()
             ),
-            // Not one event: the profiler's window recorded nothing (formats.md §8.1).
-            None if trace.host_ops.is_empty() && trace.steps.is_empty() => format!(
-                "{}{of}: the trace holds no event at all (no host op, no device op, no step; only its metadata) — the profiler recorded nothing in its window: with a schedule, the trace was written outside its active steps (prof.step() not called each step, or the profile ended during wait or warmup); nothing to analyse",
-                gpu_rank::NO_EVENT,
-            ),
-            None => match gpu_rank::device_work_calls(&trace) {
-                // Launches recorded, their device records not: the activities were on
-                // (formats.md §8.1), so the capture advice would mislead.
-                calls if !calls.is_empty() => {
-                    let n: usize = calls.iter().map(|c| c.1).sum();
-                    let names: Vec<String> = calls
-                        .iter()
-                        .take(3)
-                        .map(|(name, k)| format!("{name} ×{k}"))
-                        .collect();
-                    let more = if calls.len() > 3 { ", …" } else { "" };
-                    format!(
-                        "{}{of}: no device events (kernel, gpu_memcpy, gpu_memset), yet {n} runtime calls that enqueue device work were recorded ({}{more}) — the CUDA/ROCm activities were on (the tracer writes those calls itself), but the records of the device side are missing: the tracer lost or never delivered them (another profiler such as Nsight Systems attached, a CUPTI/roctracer error in the run's log, or the profile stopped before the GPU finished); {} host events and {} steps read, no busy union and no bubbles",
-                        gpu_rank::DEVICE_RECORDS_LOST,
-                        names.join(", "),
-                        trace.host_ops.len(),
-                        trace.steps.len()
-                    )
-                }
-                // `[memory]` samples on a device (device type ≠ 0, the CPU): the process used
-                // the GPU, so only the missing activities can explain it (formats.md §8.1).
-                _ => match trace.memory.iter().filter(|m| m.device_type != 0).count() {
-                    0 => format!(
-                        "{}{of}: no device events (kernel, gpu_memcpy, gpu_memset) among its {} host events and {} steps — profiled without CUDA/ROCm activities or on a process that launched no GPU work; steps and host events only, no busy union and no bubbles",
-                        gpu_rank::HOST_ONLY,
-                        trace.host_ops.len(),
-                        trace.steps.len()
-                    ),
-                    on_device => format!(
-                        "{}{of}: no device events (kernel, gpu_memcpy, gpu_memset) among its {} host events and {} steps, yet {on_device} `[memory]` samples on a device show the process used the GPU — profiled without the CUDA/ROCm activities (ProfilerActivity.CUDA), or by a PyTorch whose profiler could not record them; steps and host events only, no busy union and no bubbles",
-                        gpu_rank::HOST_ONLY,
-                        trace.host_ops.len(),
-                        trace.steps.len()
-                    ),
-                },
-            },
+            None => no_device_text(&trace, &of),
         };
         problems.push(Problem::new(
             Severity::Info,
@@ -374,4 +334,48 @@ fn anomaly_tables(
     };
     let result = analysis::analyse_on(&input, cfg, threads);
     (kernels, host, result)
+}
+
+/// Why the whole trace `t` (rank suffix `of`) has no device event, when no cut explains it
+/// (formats.md §8.1): it holds no event at all; its runtime calls enqueued device work whose
+/// records are missing ([`gpu_rank::device_work_calls`]); its `[memory]` samples lie on a GPU;
+/// else it was profiled without the device activities or launched no GPU work.
+fn no_device_text(t: &GpuTrace, of: &str) -> String {
+    let (hosts, steps) = (t.host_ops.len(), t.steps.len());
+    // Not one event: the profiler's window recorded nothing.
+    if hosts == 0 && steps == 0 {
+        return format!(
+            "{}{of}: the trace holds no event at all (no host op, no device op, no step; only its metadata) — the profiler recorded nothing in its window: with a schedule, the trace was written outside its active steps (prof.step() not called each step, or the profile ended during wait or warmup); nothing to analyse",
+            gpu_rank::NO_EVENT,
+        );
+    }
+    // Launches recorded, their device records not: the activities were on, so the capture
+    // advice would mislead.
+    let calls = gpu_rank::device_work_calls(t);
+    if !calls.is_empty() {
+        let n: usize = calls.iter().map(|c| c.1).sum();
+        let names: Vec<String> = calls
+            .iter()
+            .take(3)
+            .map(|(name, k)| format!("{name} ×{k}"))
+            .collect();
+        let more = if calls.len() > 3 { ", …" } else { "" };
+        return format!(
+            "{}{of}: no device events (kernel, gpu_memcpy, gpu_memset), yet {n} runtime calls that enqueue device work were recorded ({}{more}) — the CUDA/ROCm activities were on (the tracer writes those calls itself), but the records of the device side are missing: the tracer lost or never delivered them (another profiler such as Nsight Systems attached, a CUPTI/roctracer error in the run's log, or the profile stopped before the GPU finished); {hosts} host events and {steps} steps read, no busy union and no bubbles",
+            gpu_rank::DEVICE_RECORDS_LOST,
+            names.join(", "),
+        );
+    }
+    // `[memory]` samples on a device (device type ≠ 0, the CPU): the process used the GPU, so
+    // only the missing activities can explain it.
+    match t.memory.iter().filter(|m| m.device_type != 0).count() {
+        0 => format!(
+            "{}{of}: no device events (kernel, gpu_memcpy, gpu_memset) among its {hosts} host events and {steps} steps — profiled without CUDA/ROCm activities or on a process that launched no GPU work; steps and host events only, no busy union and no bubbles",
+            gpu_rank::HOST_ONLY,
+        ),
+        on_device => format!(
+            "{}{of}: no device events (kernel, gpu_memcpy, gpu_memset) among its {hosts} host events and {steps} steps, yet {on_device} `[memory]` samples on a device show the process used the GPU — profiled without the CUDA/ROCm activities (ProfilerActivity.CUDA), or by a PyTorch whose profiler could not record them; steps and host events only, no busy union and no bubbles",
+            gpu_rank::HOST_ONLY,
+        ),
+    }
 }
